@@ -1,0 +1,111 @@
+"""``dreamtui`` entry point: global options, error handling, and the sub-commands.
+
+Each sub-command lives in its own module below ``dreamtui.cli`` and registers itself on :data:`cli`.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dreamtui import __version__
+from dreamtui.core.config import Config, load_config
+from dreamtui.core.errors import DreamError
+
+
+class DreamGroup(click.Group):
+    """A group that turns :class:`DreamError` into one clear line on stderr, never a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except DreamError as exc:
+            click.echo(f"dreamtui: {exc}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=DreamGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--transcripts", type=click.Path(path_type=Path), default=None,
+              help="Transcript folder (default ~/.claude/projects; env DREAMTUI_TRANSCRIPTS).")
+@click.option("--memory", type=click.Path(path_type=Path), default=None,
+              help="Memory git repository (default ~/.claude/memory; env DREAMTUI_MEMORY).")
+@click.option("--state", type=click.Path(path_type=Path), default=None,
+              help="State folder for the ledger and lock (default: the user state dir; env DREAMTUI_STATE).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
+              help="TOML config file (default: the user config dir; env DREAMTUI_CONFIG).")
+@click.option("--extractor", type=click.Choice(["auto", "heuristic", "anthropic", "command"]), default=None,
+              help="Which extractor proposes lessons (auto: anthropic when ANTHROPIC_API_KEY is set).")
+@click.option("--model", default=None, help="Claude model for the anthropic extractor.")
+@click.option("--demo", is_flag=True, help="Open the app on bundled demo transcripts in a temporary memory repo.")
+@click.version_option(__version__, prog_name="dreamtui")
+@click.pass_context
+def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state: Path | None,
+        config_file: Path | None, extractor: str | None, model: str | None, demo: bool) -> None:
+    """dreamtui: dream over agent transcripts, propose memories, prove each one, let a person decide.
+
+    With no sub-command, opens the review app on the configured folders.
+    """
+    ctx.obj = load_config(config_file, transcripts=transcripts, memory=memory, state=state,
+                          extractor=extractor, model=model)
+    if ctx.invoked_subcommand is None:
+        from dreamtui.cli.app_cmd import run_app
+
+        run_app(ctx.obj, demo=demo)
+
+
+def config_of(ctx: click.Context) -> Config:
+    """The Config built by the group for this invocation."""
+    obj = ctx.find_root().obj
+    assert isinstance(obj, Config)
+    return obj
+
+
+def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a sub-command: it accepts ``--transcripts/--memory/--state`` after its name too,
+    and receives the resulting :class:`Config` as its first argument."""
+
+    @click.option("--transcripts", "opt_transcripts", type=click.Path(path_type=Path), default=None,
+                  help="Transcript folder (overrides the global option).")
+    @click.option("--memory", "opt_memory", type=click.Path(path_type=Path), default=None,
+                  help="Memory git repository (overrides the global option).")
+    @click.option("--state", "opt_state", type=click.Path(path_type=Path), default=None,
+                  help="State folder (overrides the global option).")
+    @click.pass_context
+    @functools.wraps(func)
+    def wrapper(ctx: click.Context, *args: Any, opt_transcripts: Path | None = None,
+                opt_memory: Path | None = None, opt_state: Path | None = None, **kwargs: Any) -> Any:
+        cfg = config_of(ctx)
+        changes = {k: v for k, v in
+                   (("transcripts", opt_transcripts), ("memory", opt_memory), ("state", opt_state)) if v}
+        if changes:
+            cfg = replace(cfg, **changes)
+        return func(cfg, *args, **kwargs)
+
+    return wrapper
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli(prog_name="dreamtui")
+    except DreamError as exc:  # raised while building the config, before a sub-command runs
+        click.echo(f"dreamtui: {exc}", err=True)
+        sys.exit(2)
+
+
+# Sub-commands register themselves on ``cli`` when imported.
+from dreamtui.cli import (  # noqa: E402,F401
+    digest_cmd,
+    dream_cmd,
+    extract_cmd,
+    memory_cmd,
+    promote_cmd,
+    verify_cmd,
+)

@@ -1,0 +1,1 @@
+"""The pipeline, headless. Nothing in this package imports Textual."""

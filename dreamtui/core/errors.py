@@ -1,0 +1,31 @@
+"""Errors a person may see. Each carries a one-line message; the CLI prints it without a traceback."""
+
+from __future__ import annotations
+
+
+class DreamError(Exception):
+    """Base class: an expected failure with a clear one-line message for the person."""
+
+
+class ConfigError(DreamError):
+    """Bad configuration: a flag, an environment variable or the TOML file."""
+
+
+class LedgerError(DreamError):
+    """The ledger cannot be opened or written."""
+
+
+class TranscriptError(DreamError):
+    """A transcript cannot be read at all (missing, a directory, unreadable)."""
+
+
+class MemoryRepoError(DreamError):
+    """The memory repository refuses a write (detached HEAD, merge in progress, ceiling, unsafe path)."""
+
+
+class ExtractorError(DreamError):
+    """An extractor failed (bad key, rate limit, overload, network, bad output)."""
+
+
+class CycleBusy(DreamError):
+    """Another dream cycle holds the lock or already ran for this project and date."""

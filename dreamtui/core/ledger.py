@@ -1,0 +1,347 @@
+"""The SQLite ledger: offsets, candidates, decisions, cycles, batches, promotion.
+
+WAL mode; every write runs inside ``BEGIN IMMEDIATE`` through :meth:`Ledger.write`. One connection
+per thread (SQLite connections must not be shared across threads). The schema lives here; the
+functions that read and write each table live in the module of the step that owns it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dreamtui.core.errors import LedgerError
+from dreamtui.core.models import Candidate, Match
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+-- One row per transcript file: how far it has been read, and how it is known.
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    project TEXT NOT NULL,
+    session TEXT NOT NULL,
+    dev INTEGER, ino INTEGER, size INTEGER,
+    head_hash TEXT,
+    offset INTEGER NOT NULL DEFAULT 0,     -- bytes read (up to the last complete line)
+    lines INTEGER NOT NULL DEFAULT 0,      -- complete lines read
+    dreamed_offset INTEGER NOT NULL DEFAULT 0,  -- bytes already extracted by a cycle
+    dreamed_lines INTEGER NOT NULL DEFAULT 0,
+    skipped INTEGER NOT NULL DEFAULT 0,
+    resets INTEGER NOT NULL DEFAULT 0,      -- truncations / replacements seen
+    mtime REAL,
+    updated_at TEXT
+);
+CREATE INDEX IF NOT EXISTS files_session ON files(session);
+CREATE INDEX IF NOT EXISTS files_project ON files(project);
+-- Assistant (message.id, block) keys already digested, so rewritten blocks are not kept twice.
+CREATE TABLE IF NOT EXISTS seen_blocks (
+    path TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (path, key)
+) WITHOUT ROWID;
+-- Each extraction of a range of a session's content: content is extracted once.
+CREATE TABLE IF NOT EXISTS extractions (
+    id INTEGER PRIMARY KEY,
+    session TEXT NOT NULL,
+    project TEXT NOT NULL,
+    path TEXT NOT NULL,
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    extractor TEXT NOT NULL,
+    model TEXT,
+    cycle_id INTEGER,
+    calls INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    candidates INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (path, start_offset, end_offset)
+);
+CREATE TABLE IF NOT EXISTS candidates (
+    id TEXT PRIMARY KEY,
+    session TEXT NOT NULL,
+    project TEXT NOT NULL,
+    transcript TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    why TEXT NOT NULL DEFAULT '',
+    how_to_apply TEXT NOT NULL DEFAULT '',
+    type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    quote TEXT NOT NULL,
+    extractor TEXT NOT NULL,
+    model TEXT,
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'accepted', 'rejected', 'dropped')),
+    provenance TEXT,
+    matches TEXT NOT NULL DEFAULT '[]',    -- JSON list of Match
+    duplicate_of TEXT,
+    duplicate_kind TEXT,
+    duplicate_score REAL,
+    secrets TEXT NOT NULL DEFAULT '[]',    -- JSON list of rule names (never the secret)
+    corroborated INTEGER NOT NULL DEFAULT 0,
+    drop_reason TEXT,
+    cycle_id INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS candidates_status ON candidates(status);
+CREATE INDEX IF NOT EXISTS candidates_session ON candidates(session);
+CREATE INDEX IF NOT EXISTS candidates_project ON candidates(project);
+CREATE TABLE IF NOT EXISTS decisions (
+    id INTEGER PRIMARY KEY,
+    candidate_id TEXT NOT NULL REFERENCES candidates(id),
+    action TEXT NOT NULL CHECK (action IN ('accept', 'reject', 'skip', 'undo')),
+    decided_by TEXT NOT NULL DEFAULT 'person' CHECK (decided_by IN ('person', 'auto')),
+    category TEXT,
+    reason TEXT,
+    commit_sha TEXT,
+    memory_path TEXT,
+    extractor TEXT,
+    model TEXT,
+    type TEXT,
+    undone INTEGER NOT NULL DEFAULT 0,
+    decided_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_candidate ON decisions(candidate_id);
+CREATE TABLE IF NOT EXISTS dream_cycles (
+    id INTEGER PRIMARY KEY,
+    chat_id TEXT NOT NULL,
+    date TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed')),
+    started_at TEXT NOT NULL,
+    completed_at TEXT,
+    error_message TEXT,
+    trigger TEXT NOT NULL DEFAULT 'manual',
+    depth TEXT,
+    phases TEXT NOT NULL DEFAULT '[]',
+    stats TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (chat_id, date)
+);
+CREATE TABLE IF NOT EXISTS batches (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    requests TEXT NOT NULL DEFAULT '{}',   -- JSON custom_id -> {session, path, start, end}
+    model TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS promotions (
+    id INTEGER PRIMARY KEY,
+    extractor TEXT NOT NULL,
+    model TEXT,
+    status TEXT NOT NULL CHECK (status IN ('approved', 'revoked', 'demoted')),
+    evidence TEXT NOT NULL DEFAULT '{}',
+    approved_at TEXT NOT NULL,
+    ended_at TEXT,
+    end_reason TEXT,
+    commit_sha TEXT
+);
+"""
+
+
+class Ledger:
+    """The ledger database in the state directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(f"cannot create state directory {self.path.parent}: {exc.strerror}") from exc
+        conn = self.conn
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"ledger {self.path} is not a usable SQLite database: {exc}") from exc
+
+    @classmethod
+    def open(cls, state_dir: Path) -> Ledger:
+        """Open (creating when missing) the ledger in ``state_dir``."""
+        return cls(Path(state_dir) / "ledger.sqlite3")
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit; writes go through :meth:`write`)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None,
+                                       check_same_thread=False)
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot open ledger {self.path}: {exc}") from exc
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def _migrate(self) -> None:
+        with self.write() as c:
+            _exec_script(c, SCHEMA)
+            c.execute(
+                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+                "ON CONFLICT(key) DO NOTHING",
+                (str(SCHEMA_VERSION),),
+            )
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error).
+
+        Nested calls join the outer transaction.
+        """
+        conn = self.conn
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield conn
+            finally:
+                self._local.depth -= 1
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        self._local.depth = 1
+        try:
+            yield conn
+        except BaseException:
+            self._local.depth = 0
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            self._local.depth = 0
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return every row."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def integrity_ok(self) -> bool:
+        """``PRAGMA integrity_check`` says ok."""
+        row = self.conn.execute("PRAGMA integrity_check").fetchone()
+        return bool(row) and row[0] == "ok"
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- candidates: shared row <-> dataclass mapping ------------------------------------------
+
+    def get_candidate(self, cid: str) -> Candidate | None:
+        """One candidate by id."""
+        row = self.conn.execute("SELECT * FROM candidates WHERE id = ?", (cid,)).fetchone()
+        return row_to_candidate(row) if row else None
+
+    def list_candidates(self, status: str | None = None, project: str | None = None) -> list[Candidate]:
+        """Candidates, newest first, optionally filtered by status and project."""
+        sql = "SELECT * FROM candidates"
+        where, params = [], []
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if project:
+            where.append("project = ?")
+            params.append(project)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at DESC, id"
+        return [row_to_candidate(r) for r in self.conn.execute(sql, params)]
+
+    def put_candidate(self, cand: Candidate) -> None:
+        """Insert or replace a candidate row (call inside :meth:`write`)."""
+        data = candidate_to_row(cand)
+        cols = ", ".join(data)
+        marks = ", ".join("?" for _ in data)
+        updates = ", ".join(f"{k} = excluded.{k}" for k in data if k != "id")
+        with self.write() as c:
+            c.execute(
+                f"INSERT INTO candidates ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}",
+                tuple(data.values()),
+            )
+
+
+def _exec_script(conn: sqlite3.Connection, script: str) -> None:
+    """Run each statement of ``script`` inside the current transaction (executescript would commit)."""
+    for stmt in script.split(";"):
+        body = "\n".join(line for line in stmt.splitlines() if not line.strip().startswith("--")).strip()
+        if body:
+            conn.execute(body)
+
+
+def candidate_to_row(cand: Candidate) -> dict[str, Any]:
+    """A Candidate as a ``candidates`` row."""
+    return {
+        "id": cand.id,
+        "session": cand.session,
+        "project": cand.project,
+        "transcript": cand.transcript,
+        "claim": cand.claim,
+        "why": cand.why,
+        "how_to_apply": cand.how_to_apply,
+        "type": cand.type,
+        "scope": cand.scope,
+        "quote": cand.quote,
+        "extractor": cand.extractor,
+        "model": cand.model,
+        "status": cand.status,
+        "provenance": cand.provenance,
+        "matches": json.dumps([m.to_json() for m in cand.matches], ensure_ascii=False),
+        "duplicate_of": cand.duplicate_of,
+        "duplicate_kind": cand.duplicate_kind,
+        "duplicate_score": cand.duplicate_score,
+        "secrets": json.dumps(cand.secrets),
+        "corroborated": cand.corroborated,
+        "drop_reason": cand.drop_reason,
+        "cycle_id": cand.cycle_id,
+        "created_at": cand.created_at or "",
+        "updated_at": cand.updated_at or cand.created_at or "",
+    }
+
+
+def row_to_candidate(row: sqlite3.Row) -> Candidate:
+    """A ``candidates`` row as a Candidate."""
+    matches = [Match(**m) for m in json.loads(row["matches"] or "[]")]
+    return Candidate(
+        id=row["id"],
+        session=row["session"],
+        project=row["project"],
+        transcript=row["transcript"],
+        claim=row["claim"],
+        why=row["why"],
+        how_to_apply=row["how_to_apply"],
+        type=row["type"],
+        scope=row["scope"],
+        quote=row["quote"],
+        extractor=row["extractor"],
+        model=row["model"],
+        status=row["status"],
+        provenance=row["provenance"],
+        matches=matches,
+        duplicate_of=row["duplicate_of"],
+        duplicate_kind=row["duplicate_kind"],
+        duplicate_score=row["duplicate_score"],
+        secrets=json.loads(row["secrets"] or "[]"),
+        corroborated=row["corroborated"],
+        drop_reason=row["drop_reason"],
+        cycle_id=row["cycle_id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )

@@ -1,0 +1,54 @@
+"""Shared fixtures. Tests that read ../shared skip cleanly when it is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "projects"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test ever touches the real ~/.claude, the user's state dir, or a real API key."""
+    for name in list(os.environ):
+        if name.startswith("DREAMTUI_") or name in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DREAMTUI_CONFIG", str(tmp_path / "no-config.toml"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The real transcripts in ../shared/corpus/projects (skips when absent)."""
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is not present")
+    return CORPUS
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    """A Config whose transcripts, memory and state live in a temporary folder."""
+    (tmp_path / "transcripts").mkdir()
+    return Config(
+        transcripts=tmp_path / "transcripts",
+        memory=tmp_path / "memory",
+        state=tmp_path / "state",
+        extractor="heuristic",
+    )
+
+
+@pytest.fixture
+def ledger(config: Config) -> Ledger:
+    """A fresh ledger in the temporary state folder."""
+    led = Ledger.open(config.state)
+    yield led
+    led.close()
