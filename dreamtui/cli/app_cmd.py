@@ -1,10 +1,36 @@
-"""Open the Textual review app (placeholder until the app exists)."""
+"""Open the Textual review app: ``dreamtui`` (configured folders) or ``dreamtui --demo``."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 from dreamtui.core.config import Config
 
 
-def run_app(config: Config, demo: bool = False) -> None:
-    """Open the review app on ``config`` (or on the bundled demo data)."""
-    raise SystemExit("dreamtui: the review app is not built yet")
+def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) -> None:
+    """Open the review app on ``config``, or on the bundled demo data in a temporary folder.
+
+    With ``demo``, the demo's transcripts, memory repo and state live in ``demo_dir`` (a new
+    temporary folder by default); their paths are printed to stderr before the app opens, so a
+    person (or a test) can look at the memory repo afterwards.
+    """
+    from dreamtui.core.ledger import Ledger
+
+    if demo:
+        from dreamtui.demo import prepare_demo
+
+        print("dreamtui: preparing the demo (one dream cycle with the offline extractor)…", file=sys.stderr)
+        config = prepare_demo(demo_dir, config)
+        print(f"dreamtui demo: transcripts {config.transcripts}\n"
+              f"dreamtui demo: memory repo {config.memory}\n"
+              f"dreamtui demo: state {config.state}", file=sys.stderr)
+    from dreamtui.tui.app import DreamApp
+
+    ledger = Ledger.open(config.state)
+    try:
+        DreamApp(config, ledger).run()
+    finally:
+        ledger.close()
+    if demo:
+        print(f"dreamtui demo: memory repo {config.memory}", file=sys.stderr)

@@ -1,15 +1,81 @@
-"""CLI sub-commands (placeholder until implemented)."""
+"""``dreamtui digest FILE`` (the turns a model would read) and ``dreamtui config``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import click
+import orjson
+
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.core.config import Config
+from dreamtui.core.digest import digest_file, digest_session
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.models import Digest
+from dreamtui.core.transcripts import describe, session_files
+
+# Control characters (C0 except newline and tab, DEL, C1) and bidi overrides are shown escaped, so
+# transcript text can never move the cursor, retitle or recolour the terminal.
+_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
+           *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]
+_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters and bidi overrides escaped (``\\x1b``), newlines kept."""
+    return text.translate(_ESCAPES)
+
+
+def render(digest: Digest) -> str:
+    """The digest as readable text: one block per turn (role, time, line, text)."""
+    out: list[str] = []
+    s = digest.stats
+    out.append(printable(
+        f"# session {digest.session} · project {digest.project} · {len(digest.turns)} turns · "
+        f"{s.bytes:,} bytes · {s.chars:,} chars kept · signal {s.signal_pct}% · "
+        f"{s.skipped_lines} lines skipped"
+    ))
+    multi = len(digest.files) > 1
+    for turn in digest.turns:
+        when = (turn.timestamp or "")[:19].replace("T", " ")
+        where = f"{Path(turn.file).name}:{turn.line}" if multi else f"L{turn.line}"
+        label = turn.role if turn.kind in ("text", "prompt") else f"{turn.role} ({turn.kind})"
+        out.append("")
+        out.append(printable(f"[{label}] {when}  {where}"))
+        out.extend("  " + printable(line) for line in turn.text.splitlines() or [""])
+    return "\n".join(out)
+
+
+@cli.command("digest")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print {turns, stats} as JSON.")
+@click.option("--session", "whole_session", is_flag=True,
+              help="Also read the session's sub-agent files (FILE is the main session file).")
+@click.option("--no-interrupts", is_flag=True, help="Leave out '[Request interrupted by user]' markers.")
+@pass_config
+def digest_command(config: Config, file: Path, as_json: bool, whole_session: bool, no_interrupts: bool) -> None:
+    """Print the digest of one transcript FILE: the person's words and the assistant's prose."""
+    if not file.exists():
+        raise TranscriptError(f"no such transcript: {file}")
+    if file.is_dir():
+        raise TranscriptError(f"{file} is a directory, not a transcript file")
+    if whole_session:
+        tf = describe(file)
+        root = file.parent.parent
+        files = session_files(root, tf.project, tf.session) or [file]
+        digest = digest_session(files, interrupts=not no_interrupts)
+    else:
+        digest = digest_file(file, interrupts=not no_interrupts)
+    if as_json:
+        click.echo(orjson.dumps(digest.to_json(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(render(digest))
 
 
 @cli.command("config")
 @pass_config
-def show_config(config) -> None:
+def show_config(config: Config) -> None:
     """Print the resolved configuration (where things live)."""
-    import click
     for name in ("transcripts", "memory", "state", "config_file"):
         click.echo(f"{name}: {getattr(config, name)}")
     click.echo(f"extractor: {config.resolved_extractor()} (configured: {config.extractor})")

@@ -1,5 +1,193 @@
-"""CLI sub-commands (placeholder until implemented)."""
+"""``dreamtui dream``, ``dreamtui watch`` and ``dreamtui briefing``: dream cycles from the command line."""
 
 from __future__ import annotations
 
-from dreamtui.cli.main import cli  # noqa: F401
+import json
+import queue
+import signal
+import sys
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import click
+
+from dreamtui.cli.main import cli, pass_config
+from dreamtui.core import clock
+from dreamtui.core.config import EXTRACTORS, Config
+from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
+from dreamtui.core.ledger import Ledger
+
+EXIT_FAILED = 1
+EXIT_BUSY = 3
+
+
+def _progress_printer(enabled: bool) -> Any:
+    """A progress callback printing ``[phase] message`` lines on stderr (or nothing)."""
+    if not enabled:
+        return None
+
+    def show(phase: str, message: str, fraction: float | None) -> None:
+        pct = f" {fraction * 100:3.0f}%" if fraction is not None else ""
+        click.echo(f"[{phase}{pct}] {message}", err=True)
+
+    return show
+
+
+@cli.command("dream")
+@click.option("--project", default=None, help="Dream one project (its folder name); default: every project.")
+@click.option("--extractor", type=click.Choice(list(EXTRACTORS)), default=None,
+              help="Which extractor proposes lessons for this cycle.")
+@click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
+              help="Dream as of this date (default: today, or the date of DREAMTUI_NOW).")
+@click.option("--json", "as_json", is_flag=True, help="Print the cycle record as JSON; no progress.")
+@pass_config
+def dream(config: Config, project: str | None, extractor: str | None, day: str | None, as_json: bool) -> None:
+    """Run one dream cycle now and print the waking message.
+
+    Exit status: 0 done, 1 the cycle failed (run it again to retry), 3 another cycle is running or
+    this project already dreamed on this date (nothing was done).
+    """
+    from dreamtui.core.cycle import CycleFailed, run_cycle, waking_message
+
+    if extractor:
+        config = replace(config, extractor=extractor)
+    ledger = Ledger.open(config.state)
+    try:
+        record = run_cycle(config, ledger, project=project, date=day, trigger="manual",
+                           progress=_progress_printer(not as_json))
+    except CycleBusy as exc:
+        click.echo(f"dreamtui: {exc}", err=True)
+        sys.exit(EXIT_BUSY)
+    except CycleFailed as exc:
+        if as_json and exc.record is not None:
+            click.echo(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
+        click.echo(f"dreamtui: {exc}", err=True)
+        sys.exit(EXIT_FAILED)
+    finally:
+        ledger.close()
+    if as_json:
+        click.echo(json.dumps(record.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(waking_message(record))
+
+
+def parse_schedule(text: str) -> tuple[int, int]:
+    """``HH:MM`` (24-hour, UTC) -> (hour, minute); a clear error otherwise."""
+    try:
+        hour_text, minute_text = text.strip().split(":")
+        hour, minute = int(hour_text), int(minute_text)
+    except ValueError:
+        raise ConfigError(f"--schedule must be HH:MM (24-hour, UTC), not {text!r}") from None
+    if not (0 <= hour < 24 and 0 <= minute < 60):
+        raise ConfigError(f"--schedule must be HH:MM (24-hour, UTC), not {text!r}")
+    return hour, minute
+
+
+def next_run(now: datetime, hour: int, minute: int) -> datetime:
+    """The first time at ``hour:minute`` strictly after ``now``."""
+    at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return at if at > now else at + timedelta(days=1)
+
+
+@cli.command("watch")
+@click.option("--poll", is_flag=True, default=None,
+              help="Poll the folder instead of inotify (for network or odd file systems).")
+@click.option("--schedule", default=None, metavar="HH:MM",
+              help="Also dream every project daily at this time (UTC).")
+@click.option("--debounce", type=float, default=1.0, show_default=True,
+              help="Seconds of quiet before a burst of changes is handled.")
+@pass_config
+def watch(config: Config, poll: bool | None, schedule: str | None, debounce: float) -> None:
+    """Watch the transcripts folder: dream a project when its person says good night, and on a schedule.
+
+    Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
+    """
+    from dreamtui.core.cycle import CycleFailed, run_cycle, waking_message
+    from dreamtui.core.watch import Watcher
+
+    poll = config.poll if poll is None else poll
+    schedule = schedule or config.schedule
+    hm = parse_schedule(schedule) if schedule else None
+    ledger = Ledger.open(config.state)
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    watcher = Watcher(config.transcripts, on_goodnight=lambda p: events.put(("goodnight", p)),
+                      on_error=lambda e: events.put(("error", e)), poll=poll, debounce=debounce,
+                      rescan_seconds=config.rescan_seconds)
+
+    def on_term(_signum: int, _frame: Any) -> None:
+        events.put(("stop", None))
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    due = next_run(clock.now(), *hm) if hm else None
+    progress = _progress_printer(True)
+
+    def dream_now(project: str | None, trigger: str) -> None:
+        try:
+            record = run_cycle(config, ledger, project=project, trigger=trigger, progress=progress)
+        except CycleBusy as exc:
+            click.echo(f"dreamtui: {trigger}: {exc}", err=True)
+            return
+        except (CycleFailed, DreamError) as exc:
+            click.echo(f"dreamtui: {trigger}: {exc}", err=True)
+            return
+        click.echo(waking_message(record))
+        click.echo("", nl=True)
+
+    try:
+        watcher.start()
+        how = "polling" if poll else "watching"
+        when = f"; dreaming daily at {schedule} UTC" if hm else ""
+        click.echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
+        while True:
+            timeout = 1.0
+            if due is not None:
+                timeout = max(0.05, min(timeout, (due - clock.now()).total_seconds()))
+            try:
+                kind, value = events.get(timeout=timeout)
+            except queue.Empty:
+                kind, value = "tick", None
+            if kind == "stop":
+                break
+            if kind == "goodnight":
+                click.echo(f"dreamtui: good night said in {value}: dreaming", err=True)
+                dream_now(value, "goodnight")
+            elif kind == "error":
+                click.echo(f"dreamtui: watch: {value}", err=True)
+            if due is not None and clock.now() >= due:
+                dream_now(None, "schedule")
+                due = next_run(max(clock.now(), due), *hm)  # type: ignore[misc]
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
+        signal.signal(signal.SIGTERM, previous)
+        ledger.close()
+        click.echo("dreamtui: stopped watching", err=True)
+
+
+@cli.command("briefing")
+@click.option("--history", is_flag=True, help="List every version of the briefing (newest first).")
+@click.option("--at", "sha", default=None, metavar="SHA", help="Print the briefing as it was in this commit.")
+@click.option("--json", "as_json", is_flag=True, help="With --history: print the versions as JSON.")
+@pass_config
+def briefing_cmd(config: Config, history: bool, sha: str | None, as_json: bool) -> None:
+    """Print the briefing (what is being worked on, decided, blocked, next), or its history."""
+    from dreamtui.core import briefing
+
+    if history:
+        versions = briefing.briefing_history(config)
+        if as_json:
+            click.echo(json.dumps([v.to_json() for v in versions], indent=2))
+            return
+        if not versions:
+            click.echo("no briefing yet: run `dreamtui dream`", err=True)
+            return
+        for v in versions:
+            click.echo(f"{v.sha[:10]}  {v.date}  {v.subject}")
+        return
+    text = briefing.briefing_at(config, sha) if sha else briefing.read_briefing(config)
+    if text is None:
+        where = f"in commit {sha}" if sha else f"in {briefing.briefing_path(config)}"
+        raise DreamError(f"no briefing {where}: run `dreamtui dream` first")
+    click.echo(text, nl=not text.endswith("\n"))

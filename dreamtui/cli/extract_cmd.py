@@ -1,5 +1,213 @@
-"""CLI sub-commands (placeholder until implemented)."""
+"""``dreamtui extract FILE``: digest one session, extract lessons, run the gate, print what survived."""
 
 from __future__ import annotations
 
-from dreamtui.cli.main import cli  # noqa: F401
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dreamtui.cli.main import cli, pass_config
+from dreamtui.core.config import Config
+from dreamtui.core.models import Candidate, ExtractionResult
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: str, limit: int | None = None) -> str:
+    """Text fit for a terminal line: escape/control characters shown as ``\\xNN``, newlines as ⏎."""
+    out = _UNSAFE.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text.replace("\n", " ⏎ "))
+    if limit is not None and len(out) > limit:
+        out = out[: limit - 1] + "…"
+    return out
+
+
+def _print_candidate(c: Candidate) -> None:
+    line = f" (line {c.verified_line})" if c.verified_line else ""
+    click.echo(f"{c.id}  {c.type:<9} {safe(c.scope, 40)}")
+    click.echo(f"  claim: {safe(c.claim, 300)}")
+    click.echo(f"  quote: \"{safe(c.quote, 300)}\"{line}, said by {c.provenance or 'unknown'}")
+    if c.provenance == "tool":
+        click.echo("  ! the quote was found only in tool output (untrusted): check it before accepting")
+    if c.secrets:
+        click.echo(f"  ! secret flagged ({', '.join(c.secrets)}): edit it out before accepting")
+    if c.duplicate_of:
+        click.echo(f"  ~ resembles {c.duplicate_kind} {c.duplicate_of} (score {c.duplicate_score})")
+
+
+def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> str:
+    parts = [f"{kept} kept"]
+    total = sum(dropped.values())
+    if total:
+        detail = ", ".join(f"{reason} {n}" for reason, n in sorted(dropped.items()))
+        parts.append(f"{total} dropped ({detail})")
+    else:
+        parts.append("0 dropped")
+    u = result.usage
+    if u.calls:
+        parts.append(f"{u.calls} model call(s), {u.input_tokens} in / {u.output_tokens} out / "
+                     f"{u.cached_tokens} cached tokens")
+    return "; ".join(parts)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--extractor", "extractor_name", type=click.Choice(["auto", "heuristic", "anthropic", "command"]),
+              default=None, help="Which extractor to use (default: the configured one).")
+@click.option("--model", default=None, help="Claude model for the anthropic extractor.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_config
+def extract(config: Config, file: Path, extractor_name: str | None, model: str | None, as_json: bool) -> None:
+    """Extract lessons from one session FILE (and its sub-agents), pass them through the gate
+    (verification, dedup, secret scan), store them in the ledger and print the survivors."""
+    from dreamtui.cli.verify_cmd import files_for
+    from dreamtui.core.dedup import DedupIndex
+    from dreamtui.core.digest import digest_session
+    from dreamtui.core.extract import make_extractor
+    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate import gate
+    from dreamtui.core.ledger import Ledger
+
+    if extractor_name:
+        config = replace(config, extractor=extractor_name)
+    if model:
+        config = replace(config, model=model)
+    files = files_for(file)
+    digest = digest_session(files)
+    extractor = make_extractor(config)
+    ledger = Ledger.open(config.state)
+    try:
+        index = DedupIndex.build(config.memory, ledger, digest.project)
+        context = context_maker(config, index)(digest)
+        result = extractor.extract(digest, context)
+        report = gate(result.candidates, config=config, ledger=ledger, project=digest.project, files=files,
+                      index=index)
+    finally:
+        ledger.close()
+    dropped: dict[str, int] = dict(report.dropped)
+    if result.malformed:
+        dropped["malformed"] = dropped.get("malformed", 0) + result.malformed
+    if as_json:
+        data: dict[str, Any] = {
+            "session": digest.session,
+            "project": digest.project,
+            "files": [str(f) for f in files],
+            "extractor": extractor.name,
+            "model": extractor.model,
+            "turns": len(digest.turns),
+            "proposed": len(result.candidates) + result.malformed,
+            "candidates": [c.to_json() for c in report.kept],
+            "dropped": dropped,
+            "duplicates": report.duplicates,
+            "usage": result.usage.to_json(),
+            "notes": result.notes,
+        }
+        click.echo(json.dumps(data, ensure_ascii=False))
+        return
+    who = f"{extractor.name}" + (f" ({extractor.model})" if extractor.model else "")
+    click.echo(f"session {safe(digest.session)} of {safe(digest.project)}: {len(digest.turns)} turns, "
+               f"extractor {who}")
+    for note in result.notes:
+        click.echo(f"note: {safe(note)}")
+    for cand in report.kept:
+        click.echo("")
+        _print_candidate(cand)
+    click.echo("")
+    click.echo(_summary(result, len(report.kept), dropped))
+
+
+# -- batch mode --------------------------------------------------------------------------------
+
+
+@cli.group("batch")
+def batch_group() -> None:
+    """Back-fill many sessions through the Message Batches API (half the price; results can take hours)."""
+
+
+def _batch_runner(config: Config, ledger: Any) -> Any:
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+    from dreamtui.core.extract.batch import BatchRunner
+
+    return BatchRunner(AnthropicExtractor.from_config(config), ledger)
+
+
+@batch_group.command("submit")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--model", default=None, help="Claude model (default: the configured one).")
+@pass_config
+def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> None:
+    """Submit the sessions FILES as one batch; its id and request map go in the ledger."""
+    from dreamtui.cli.verify_cmd import files_for
+    from dreamtui.core.dedup import DedupIndex
+    from dreamtui.core.digest import digest_session
+    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.ledger import Ledger
+
+    if model:
+        config = replace(config, model=model)
+    digests = [digest_session(files_for(f)) for f in files]
+    ledger = Ledger.open(config.state)
+    try:
+        runner = _batch_runner(config, ledger)
+        index = DedupIndex.build(config.memory, ledger)
+        batch_id = runner.submit(digests, context_maker(config, index))
+    finally:
+        ledger.close()
+    click.echo(f"submitted batch {batch_id}: {len(digests)} session(s); collect with `dreamtui batch collect`")
+
+
+@batch_group.command("collect")
+@click.option("--wait", "wait_seconds", type=float, default=0.0, show_default=True,
+              help="Seconds to keep polling an unfinished batch before leaving it for a later run.")
+@click.option("--interval", type=float, default=30.0, show_default=True, help="Seconds between polls.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_config
+def batch_collect(config: Config, wait_seconds: float, interval: float, as_json: bool) -> None:
+    """Collect every finished batch recorded in the ledger (also after a restart) and gate its candidates."""
+    from dreamtui.core.dedup import DedupIndex
+    from dreamtui.core.gate import gate
+    from dreamtui.core.ledger import Ledger
+
+    ledger = Ledger.open(config.state)
+    out: list[dict[str, Any]] = []
+    try:
+        runner = _batch_runner(config, ledger)
+        pending = runner.unfinished()
+        for batch_id in pending:
+            status = runner.wait(batch_id, interval=interval, timeout=wait_seconds)
+            if not status.ended:
+                out.append({"batch": batch_id, "status": status.status, "counts": status.counts})
+                continue
+            index = DedupIndex.build(config.memory, ledger)
+            for item in runner.collect(batch_id, mark=False):
+                res = item.result
+                report = gate(res.candidates, config=config, ledger=ledger, project=item.project,
+                              files=item.files, index=index) if res.candidates else None
+                dropped = dict(report.dropped) if report else {}
+                if res.malformed:
+                    dropped["malformed"] = res.malformed
+                out.append({"batch": batch_id, "status": "collected", "session": item.session,
+                            "project": item.project, "error": res.error,
+                            "kept": [c.to_json() for c in report.kept] if report else [],
+                            "dropped": dropped, "usage": res.usage.to_json(), "notes": res.notes})
+            runner.mark_collected(batch_id)
+    finally:
+        ledger.close()
+    if as_json:
+        click.echo(json.dumps({"batches": out}, ensure_ascii=False))
+        return
+    if not out:
+        click.echo("no unfinished batch in the ledger")
+    for row in out:
+        if row["status"] != "collected":
+            click.echo(f"batch {row['batch']}: {row['status']} {row['counts']}; run again later")
+            continue
+        line = f"batch {row['batch']} session {safe(row['session'])}: {len(row['kept'])} kept"
+        if row["dropped"]:
+            line += ", dropped " + ", ".join(f"{k} {v}" for k, v in sorted(row["dropped"].items()))
+        if row["error"]:
+            line += f"; error: {safe(row['error'])}"
+        click.echo(line)

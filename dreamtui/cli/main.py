@@ -28,6 +28,12 @@ class DreamGroup(click.Group):
         except DreamError as exc:
             click.echo(f"dreamtui: {exc}", err=True)
             ctx.exit(2)
+        finally:  # the yield floor and the index ceiling, on stderr after every sub-command
+            if ctx.invoked_subcommand and isinstance(ctx.obj, Config):
+                from dreamtui.core.cycle import banner_lines_for
+
+                for line in banner_lines_for(ctx.obj):
+                    click.echo(line, err=True)
 
 
 @click.group(cls=DreamGroup, invoke_without_command=True,
@@ -105,6 +111,7 @@ from dreamtui.cli import (  # noqa: E402,F401
     digest_cmd,
     dream_cmd,
     extract_cmd,
+    link_cmd,
     memory_cmd,
     promote_cmd,
     verify_cmd,

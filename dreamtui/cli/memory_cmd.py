@@ -1,5 +1,217 @@
-"""CLI sub-commands (placeholder until implemented)."""
+"""Memory sub-commands: ``candidates``, ``accept``, ``reject``, ``skip``, ``undo``, ``stats``, ``review``.
+
+Each is a thin layer over ``core/decisions.py``, ``core/stats.py`` and ``core/review.py``. The
+index-ceiling warning (from 85%) is printed on stderr after every command by the group.
+"""
 
 from __future__ import annotations
 
-from dreamtui.cli.main import cli  # noqa: F401
+import json
+from typing import Any
+
+import click
+
+from dreamtui.cli.main import cli, config_of, pass_config
+from dreamtui.core import clock, decisions, gitops, memory
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import REJECT_CATEGORIES, Candidate
+from dreamtui.core.review import write_review
+from dreamtui.core.stats import compute_stats, format_stats
+
+STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
+
+
+def _ledger(config: Config) -> Ledger:
+    return Ledger.open(config.state)
+
+
+def _reconcile(config: Config, ledger: Ledger) -> None:
+    """Reconcile on start-up; print what it fixed (only when the memory repository exists)."""
+    if not gitops.repo_exists(config.memory):
+        return
+    report = decisions.reconcile(config, ledger)
+    for line in report.notices:
+        click.echo(f"dreamtui: {line}", err=True)
+    for cid in report.recorded:
+        click.echo(f"dreamtui: recorded the accept of {cid} found in git", err=True)
+    if report.restored:
+        click.echo(f"dreamtui: restored {', '.join(report.restored)} after an interrupted write", err=True)
+
+
+def _ceiling_notice(config: Config) -> None:
+    """The group prints the ceiling warning for its own --memory; a sub-command override needs it here."""
+    ctx = click.get_current_context()
+    if config_of(ctx).memory != config.memory:
+        warning = memory.ceiling_warning(memory.ceiling_status(config.memory))
+        if warning:
+            click.echo(warning, err=True)
+
+
+def _is_ceiling(line: str) -> bool:
+    return line.startswith("warning: MEMORY.md is at")
+
+
+def candidate_json(cand: Candidate) -> dict[str, Any]:
+    """The JSON of one candidate in ``dreamtui candidates --json``."""
+    best = cand.matches[0] if cand.matches else None
+    return {
+        "id": cand.id,
+        "claim": cand.claim,
+        "why": cand.why,
+        "how_to_apply": cand.how_to_apply,
+        "quote": cand.quote,
+        "session": cand.session,
+        "project": cand.project,
+        "status": cand.status,
+        "provenance": cand.provenance,
+        "duplicate_of": cand.duplicate_of,
+        "duplicate_kind": cand.duplicate_kind,
+        "duplicate_score": cand.duplicate_score,
+        "secrets": cand.secrets,
+        "type": cand.type,
+        "scope": cand.scope,
+        "verified_line": cand.verified_line,
+        "transcript": best.file if best else cand.transcript,
+        "extractor": cand.extractor,
+        "model": cand.model,
+        "drop_reason": cand.drop_reason,
+        "created_at": cand.created_at,
+    }
+
+
+@cli.command()
+@click.option("--status", type=click.Choice(STATUSES), default=None,
+              help="Only candidates with this status (default: all but dropped).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
+@pass_config
+def candidates(config: Config, status: str | None, as_json: bool) -> None:
+    """List candidates (id, status, provenance, claim)."""
+    ledger = _ledger(config)
+    try:
+        _reconcile(config, ledger)
+        if status in (None, "all"):
+            found = [c for c in ledger.list_candidates() if status == "all" or c.status != "dropped"]
+        else:
+            found = ledger.list_candidates(status=status)
+        if as_json:
+            click.echo(json.dumps([candidate_json(c) for c in found], ensure_ascii=False, indent=2))
+        elif not found:
+            click.echo("no candidates")
+        else:
+            for c in found:
+                flags = "".join(f" [{f}]" for f in (
+                    "tool output" if c.provenance == "tool" else "",
+                    "secret" if c.secrets else "",
+                    f"close to {c.duplicate_of}" if c.duplicate_of else "") if f)
+                click.echo(f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  "
+                           f"{memory.one_line(c.claim, 90)}{flags}")
+    finally:
+        ledger.close()
+    _ceiling_notice(config)
+
+
+@cli.command()
+@click.argument("cid", metavar="ID")
+@click.option("--claim", default=None, help="Replace the claim before accepting.")
+@click.option("--why", default=None, help="Replace the why before accepting.")
+@click.option("--how", default=None, help="Replace the how-to-apply before accepting.")
+@click.option("--yes-tool-output", "allow_tool", is_flag=True,
+              help="Accept a candidate whose quote comes from tool output (untrusted).")
+@pass_config
+def accept(config: Config, cid: str, claim: str | None, why: str | None, how: str | None,
+           allow_tool: bool) -> None:
+    """Accept a candidate: write its memory file and index line, and commit them."""
+    ledger = _ledger(config)
+    try:
+        cand = ledger.get_candidate(cid)
+        if cand is not None and cand.provenance == "tool":
+            click.echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
+        edits = {k: v for k, v in (("claim", claim), ("why", why), ("how", how)) if v is not None}
+        result = decisions.accept(config, ledger, cid, edits or None, allow_tool=allow_tool)
+    finally:
+        ledger.close()
+    for line in result.notices:
+        if not _is_ceiling(line):
+            click.echo(f"dreamtui: {line}", err=True)
+    click.echo(f"accepted {cid} → {result.path} (commit {result.commit_sha[:10]})")
+    _ceiling_notice(config)
+
+
+@cli.command()
+@click.argument("cid", metavar="ID")
+@click.option("--reason", required=True, help="Why it is rejected (free text).")
+@click.option("--category", default="other", show_default=True,
+              help=f"One of: {', '.join(REJECT_CATEGORIES)} (dashes allowed, e.g. not-a-lesson).")
+@pass_config
+def reject(config: Config, cid: str, reason: str, category: str) -> None:
+    """Reject a candidate with a category and a reason."""
+    ledger = _ledger(config)
+    try:
+        decisions.reject(config, ledger, cid, category, reason)
+    finally:
+        ledger.close()
+    click.echo(f"rejected {cid} ({decisions.normalize_category(category)})")
+    _ceiling_notice(config)
+
+
+@cli.command()
+@click.argument("cid", metavar="ID")
+@pass_config
+def skip(config: Config, cid: str) -> None:
+    """Skip a candidate: it stays pending."""
+    ledger = _ledger(config)
+    try:
+        decisions.skip(ledger, cid)
+    finally:
+        ledger.close()
+    click.echo(f"skipped {cid} (still pending)")
+    _ceiling_notice(config)
+
+
+@cli.command()
+@pass_config
+def undo(config: Config) -> None:
+    """Undo the last decision (an accept by a revert commit)."""
+    ledger = _ledger(config)
+    try:
+        result = decisions.undo_last(config, ledger)
+    finally:
+        ledger.close()
+    for line in result.notices:
+        click.echo(f"dreamtui: {line}", err=True)
+    if result.commit_sha:
+        click.echo(f"undid accept of {result.candidate_id} (revert commit {result.commit_sha[:10]}); it is pending again")
+    else:
+        click.echo(f"undid {result.action} of {result.candidate_id}; it is pending again")
+    _ceiling_notice(config)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
+@pass_config
+def stats(config: Config, as_json: bool) -> None:
+    """Accept rate over human decisions, per extractor/model, type and week; rejection reasons."""
+    ledger = _ledger(config)
+    try:
+        _reconcile(config, ledger)
+        data = compute_stats(ledger)
+    finally:
+        ledger.close()
+    data["ceiling"] = memory.ceiling_status(config.memory).to_json()
+    click.echo(json.dumps(data, indent=2) if as_json else format_stats(data))
+    _ceiling_notice(config)
+
+
+@cli.command()
+@click.option("--date", "day", default=None, help="The day (YYYY-MM-DD; default today).")
+@pass_config
+def review(config: Config, day: str | None) -> None:
+    """Write (regenerate) reviews/review-<date>.md and commit it."""
+    ledger = _ledger(config)
+    try:
+        path = write_review(config, ledger, day or clock.today())
+    finally:
+        ledger.close()
+    click.echo(str(path))
+    _ceiling_notice(config)

@@ -1,5 +1,161 @@
-"""CLI sub-commands (placeholder until implemented)."""
+"""``dreamtui promote`` (the auto-write gates, approval, revocation, after-the-fact review) and
+``dreamtui normalize`` (bring every topic file's frontmatter to the one schema)."""
 
 from __future__ import annotations
 
-from dreamtui.cli.main import cli  # noqa: F401
+import json
+import sys
+from typing import Any
+
+import click
+
+from dreamtui.cli.main import cli, pass_config
+from dreamtui.core import promotion
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _gate_lines(gates: list[promotion.Gate]) -> list[str]:
+    lines = []
+    for gate in gates:
+        mark = click.style("pass", fg="green") if gate.passed else click.style("FAIL", fg="red", bold=True)
+        lines.append(f"  [{mark}] {gate.title}: {gate.summary}")
+        if gate.name == promotion.GATE_SCHEMA:
+            for off in gate.evidence.get("offenders", [])[:20]:
+                lines.append(f"         {off['path']}: {'; '.join(off['problems'])}")
+    return lines
+
+
+@cli.command("promote")
+@click.option("--json", "as_json", is_flag=True, help="Print the gates and the promotion as JSON.")
+@click.option("--approve", is_flag=True, help="Approve auto-write (only when every gate passes).")
+@click.option("--revoke", is_flag=True, help="End auto-write (or acknowledge a demotion).")
+@click.option("--extractor", "extractor", default=None,
+              help="Promote this extractor (default: the one with the most human decisions).")
+@click.option("--model", "model", default=None, help="Promote this model of the extractor.")
+@click.option("--keep", "keep_id", default=None, metavar="ID",
+              help="After-the-fact review: keep this auto-written memory.")
+@click.option("--reject", "reject_id", default=None, metavar="ID",
+              help="After-the-fact review: reject this auto-written memory (reverts its commit).")
+@click.option("--reason", default="", help="Why (with --reject, --keep or --revoke).")
+@pass_config
+def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extractor: str | None,
+            model: str | None, keep_id: str | None, reject_id: str | None, reason: str) -> None:
+    """Show the auto-write gates with their evidence; approve or revoke auto-write.
+
+    Auto-write is earned: one schema for every topic file, a stable ledger, and at least 30 days and
+    50 human decisions at an accept rate of at least 80% for one extractor and model.
+    """
+    actions = [a for a in (approve, revoke, keep_id, reject_id) if a]
+    if len(actions) > 1:
+        raise click.UsageError("choose one of --approve, --revoke, --keep, --reject")
+    ledger = Ledger.open(config.state)
+    try:
+        if keep_id or reject_id:
+            _review(config, ledger, keep_id or reject_id or "", keep=bool(keep_id), reason=reason,
+                    as_json=as_json)
+            return
+        if revoke:
+            ended = promotion.revoke(config, ledger, reason or "revoked by the person")
+            if as_json:
+                _echo_json({"revoked": ended.to_json(), "promoted": False})
+            elif ended.status == "demoted":
+                click.echo(f"Demotion of {ended.pair} acknowledged; auto-write stays off.")
+            else:
+                click.echo(f"Auto-write revoked for {ended.pair}. Every candidate waits for a person again.")
+            return
+        status = promotion.promotion_status(config, ledger)
+        if status.active and status.promotion and not (extractor or model):
+            pair: promotion.Pair | None = status.promotion.pair
+        else:
+            pair = promotion.choose_pair(ledger, extractor, model)
+        gates = promotion.compute_gates(config, ledger, pair)
+        if approve:
+            try:
+                approved = promotion.approve(config, ledger, extractor, model)
+            except promotion.PromotionError:
+                _show(gates, pair, status, as_json)
+                raise
+            status = promotion.promotion_status(config, ledger)
+            if as_json:
+                _echo_json(_payload(gates, pair, status) | {"approved": approved.to_json()})
+            else:
+                click.echo("\n".join(_gate_lines(gates)))
+                click.echo(f"Auto-write approved for {approved.pair}; recorded in promotion.md "
+                           f"(commit {(approved.commit_sha or '')[:10]}).")
+            return
+        _show(gates, pair, status, as_json)
+    finally:
+        ledger.close()
+
+
+def _payload(gates: list[promotion.Gate], pair: promotion.Pair | None,
+             status: promotion.PromotionStatus) -> dict[str, Any]:
+    return {"gates": [g.to_json() for g in gates], "promoted": status.active,
+            "pair": {"extractor": pair.extractor, "model": pair.model} if pair else None,
+            "status": status.to_json()}
+
+
+def _show(gates: list[promotion.Gate], pair: promotion.Pair | None, status: promotion.PromotionStatus,
+          as_json: bool) -> None:
+    if as_json:
+        _echo_json(_payload(gates, pair, status))
+        return
+    click.echo(f"Auto-write gates for {pair or 'no extractor yet (no human decisions)'}:")
+    click.echo("\n".join(_gate_lines(gates)))
+    if status.active and status.promotion:
+        click.echo(f"Auto-write is ON for {status.promotion.pair} since {status.promotion.approved_at[:10]}.")
+    else:
+        click.echo(f"Auto-write is off: {status.reason}.")
+        if not promotion.failing(gates):
+            click.echo("Every gate passes: `dreamtui promote --approve` turns auto-write on.")
+
+
+def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str, as_json: bool) -> None:
+    status = promotion.review_auto(config, ledger, cid, keep=keep, reason=reason)
+    if as_json:
+        _echo_json({"candidate_id": cid, "kept": keep, "status": status.to_json()})
+        return
+    click.echo(f"{cid}: kept." if keep else f"{cid}: rejected; its commit was reverted.")
+    if not status.active:
+        click.echo(f"Auto-write is off: {status.reason}.")
+
+
+@cli.command("normalize")
+@click.option("--yes", is_flag=True, help="Rewrite the offenders without asking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan (and the commit) as JSON.")
+@pass_config
+def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
+    """Show which topic files break the one frontmatter schema and how they would be fixed;
+    rewrite them as one commit when confirmed (``--yes`` or answering the prompt)."""
+    from dreamtui.core.normalize import apply_normalize, plan_normalize
+
+    plan = plan_normalize(config)
+    fixable = [c for c in plan if c.fixable]
+    manual = [c for c in plan if not c.fixable]
+    if not as_json:
+        if not plan:
+            click.echo("Every topic file follows the one schema. Nothing to change.")
+            return
+        for change in fixable:
+            click.echo(click.style(change.path, bold=True) + ": " + "; ".join(change.problems))
+            for fix in change.fixes:
+                click.echo(f"  - {fix}")
+            click.echo(change.diff().rstrip("\n"))
+        for change in manual:
+            click.echo(click.style(change.path, bold=True) + " needs a person: " + "; ".join(change.remaining))
+    confirmed = yes
+    if fixable and not yes and not as_json and sys.stdin.isatty():
+        confirmed = click.confirm(f"Rewrite {len(fixable)} file(s) as one commit?", default=False)
+    sha = apply_normalize(config, plan) if confirmed and fixable else None
+    if as_json:
+        _echo_json({"changes": [c.to_json() for c in plan], "applied": sha is not None, "commit": sha})
+        return
+    if sha:
+        click.echo(f"Rewrote {len(fixable)} file(s) in commit {sha[:10]}.")
+    elif fixable:
+        click.echo(f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit.")

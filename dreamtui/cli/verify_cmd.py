@@ -1,5 +1,56 @@
-"""CLI sub-commands (placeholder until implemented)."""
+"""``dreamtui verify FILE QUOTE [--json]``: is the quote really in that session's transcript?"""
 
 from __future__ import annotations
 
-from dreamtui.cli.main import cli  # noqa: F401
+import json
+from pathlib import Path
+
+import click
+
+from dreamtui.cli.main import cli, pass_config
+from dreamtui.core.config import Config
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.transcripts import describe, session_files
+from dreamtui.core.verify import verify_quote
+
+
+def files_for(path: Path) -> list[Path]:
+    """The transcript ``path`` plus, for a main session file, its sub-agent files."""
+    if not path.exists():
+        raise TranscriptError(f"transcript {path} does not exist")
+    if not path.is_file():
+        raise TranscriptError(f"transcript {path} is not a file")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {path}: {exc.strerror}") from exc
+    tf = describe(path)
+    if tf.kind != "main":
+        return [path]
+    found = session_files(path.parent.parent, path.parent.name, tf.session)
+    return [path, *[p for p in found if p.resolve() != path.resolve()]]
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("quote")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_config
+def verify(config: Config, file: Path, quote: str, as_json: bool) -> None:
+    """Verify that QUOTE lies inside one record of the session FILE (and its sub-agents).
+
+    Exits 0 and prints every place when verified, 1 when not.
+    """
+    result = verify_quote(quote, files_for(file))
+    if as_json:
+        data = result.to_json()
+        click.echo(json.dumps(data, ensure_ascii=False))
+    elif result.verified:
+        click.echo(f"verified: {len(result.matches)} place(s)")
+        for m in result.matches:
+            copy = " (copy)" if m.copy else ""
+            click.echo(f"  {m.file}:{m.line}  {m.provenance}{copy}  uuid={m.uuid}  {m.timestamp or ''}".rstrip())
+    else:
+        click.echo(f"not verified: {result.reason}")
+    click.get_current_context().exit(0 if result.verified else 1)

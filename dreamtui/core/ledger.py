@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS files (
     session TEXT NOT NULL,
     dev INTEGER, ino INTEGER, size INTEGER,
     head_hash TEXT,
+    tail_hash TEXT,                        -- hash of the bytes just before offset (rewrite check)
     offset INTEGER NOT NULL DEFAULT 0,     -- bytes read (up to the last complete line)
     lines INTEGER NOT NULL DEFAULT 0,      -- complete lines read
     dreamed_offset INTEGER NOT NULL DEFAULT 0,  -- bytes already extracted by a cycle
@@ -116,6 +117,16 @@ CREATE TABLE IF NOT EXISTS decisions (
     decided_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS decisions_candidate ON decisions(candidate_id);
+-- A memory write in flight (issue 5): what dreamtui is about to write, so a crash can be undone.
+CREATE TABLE IF NOT EXISTS memory_intents (
+    id INTEGER PRIMARY KEY,
+    candidate_id TEXT NOT NULL,
+    action TEXT NOT NULL,                  -- accept | undo
+    paths TEXT NOT NULL DEFAULT '{}',      -- JSON path -> sha256 of the bytes written (null: deleted)
+    created_dirs TEXT NOT NULL DEFAULT '[]',
+    payload TEXT NOT NULL DEFAULT '{}',    -- JSON: decided_by, memory_path, decision id, ...
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS dream_cycles (
     id INTEGER PRIMARY KEY,
     chat_id TEXT NOT NULL,

@@ -152,6 +152,7 @@ class ExtractionResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    malformed: int = 0  # proposals that did not fit the schema: dropped before the gate, counted here
 
 
 @dataclass(frozen=True, slots=True)

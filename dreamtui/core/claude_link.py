@@ -1,0 +1,61 @@
+"""Make Claude Code load the memory repo: the ``@…/MEMORY.md`` import line in ``~/.claude/CLAUDE.md``.
+
+Nothing is written without the person's consent: :func:`plan_link` says what would change,
+:func:`apply_link` appends the lines only when called.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    """What linking would do: the CLAUDE.md file and the import lines it still lacks."""
+
+    claude_md: Path
+    missing: tuple[str, ...]
+
+    @property
+    def needed(self) -> bool:
+        """True when at least one import line is missing."""
+        return bool(self.missing)
+
+
+def import_target(path: Path) -> str:
+    """The ``@`` import form of ``path``, written with ``~`` when it is under the home folder."""
+    path = path.expanduser().resolve()
+    home = Path.home().resolve()
+    try:
+        return "@~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return "@" + path.as_posix()
+
+
+def plan_link(memory_dir: Path, claude_md: Path | None = None) -> LinkPlan:
+    """Which import lines (index and briefing) ``claude_md`` lacks for ``memory_dir``."""
+    claude_md = claude_md or Path.home() / ".claude" / "CLAUDE.md"
+    wanted = [import_target(memory_dir / "MEMORY.md"), import_target(memory_dir / "briefing.md")]
+    try:
+        existing = {line.strip() for line in claude_md.read_text(encoding="utf-8").splitlines()}
+    except FileNotFoundError:
+        existing = set()
+    return LinkPlan(claude_md, tuple(w for w in wanted if w not in existing))
+
+
+def apply_link(plan: LinkPlan) -> None:
+    """Append the missing import lines to the CLAUDE.md file (atomically; the rest kept as is)."""
+    if not plan.needed:
+        return
+    plan.claude_md.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old = plan.claude_md.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        old = ""
+    block = "\n# Long-term memory curated by dreamtui\n" + "\n".join(plan.missing) + "\n"
+    new = old + ("" if not old or old.endswith("\n") else "\n") + block
+    tmp = plan.claude_md.with_name(plan.claude_md.name + ".dreamtui-tmp")
+    tmp.write_text(new, encoding="utf-8")
+    os.replace(tmp, plan.claude_md)

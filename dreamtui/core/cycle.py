@@ -1,0 +1,783 @@
+"""The dream cycle: Light sleep → Deep sleep → Branching → REM → Wake, recorded in ``dream_cycles``.
+
+- **Light sleep** finds the sessions (main file + sub-agent files) with content not yet dreamed,
+  digests only the new part, and defers sessions modified in the last ``config.quiet_minutes``
+  unless a goodnight was said. When no session has ``config.min_person_chars`` of a person's words,
+  the cycle wakes early: a *shallow* sleep (completed; nothing is marked dreamed, so the words wait
+  for the next cycle and add up).
+- **Deep sleep** looks up, for each session, the existing memories its person turns touch (the dedup
+  index). A session whose every substantial person turn is already a memory is *covered*: marked
+  dreamed without extraction. The others are **sparks**; the closest memories are their context.
+- **Branching** runs one extraction per spark in parallel (``config.concurrency``), then the gate
+  (verify, dedup, secret scan, store). The extracted byte ranges go in ``extractions`` and the
+  session's ``dreamed_offset`` advances in the same transaction: content is extracted once.
+  With an approved promotion, eligible candidates are auto-written.
+- **REM** converges: lessons that recur across sessions are corroborated (the gate bumps the
+  original's ``corroborated`` as it stores the repeat; REM counts them), the day's review file is
+  written, and ``briefing.md`` is rewritten and committed.
+- **Wake** composes the waking message from the cycle's stats.
+
+One cycle per project (``chat_id``; ``*`` when every project is dreamed at once) per date. A failed
+cycle may be retried the same date (its row is reused). Two cycles never run at once: a
+:class:`~dreamtui.core.lock.CycleLock` plus the table's uniqueness.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date as Date
+from pathlib import Path
+from typing import Any
+
+from dreamtui.core import clock
+from dreamtui.core.config import Config
+from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
+from dreamtui.core.goodnight import said_goodnight
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.lock import CycleLock
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
+
+ALL_PROJECTS = "*"
+YIELD_FLOOR_MESSAGE = "DREAM IS PROPOSING NOTHING — extractor may be mis-tuned or the corpus is saturated."
+YIELD_FLOOR_CYCLES = 3
+"""This many completed deep cycles in a row with zero new candidates raise the yield floor."""
+SUBSTANTIAL_TURN_CHARS = 40
+"""A person turn at least this long counts when deciding whether memories already cover a session."""
+CONTEXT_MEMORIES = 5
+"""At most this many closest memories go to the extractor as context."""
+CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "auto_written",
+           "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
+"""Counts a retry adds from the failed attempt of the same date."""
+PHASES = ("light", "deep", "branch", "rem", "wake")
+PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
+                "wake": "Wake"}
+
+Progress = Callable[[str, str, "float | None"], None]
+
+
+class CycleAlreadyDone(CycleBusy):
+    """A cycle for this project and date has already completed."""
+
+
+class CycleFailed(DreamError):
+    """A cycle failed; its record says why and it may be retried the same date."""
+
+    def __init__(self, message: str, record: CycleRecord | None = None) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+# -- records -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CycleRecord:
+    """One row of ``dream_cycles``: a cycle's identity, outcome, phases and stats."""
+
+    id: int
+    chat_id: str
+    date: str
+    status: str
+    started_at: str
+    completed_at: str | None = None
+    error_message: str | None = None
+    trigger: str = "manual"
+    depth: str | None = None
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def new_candidates(self) -> int:
+        """Candidates this cycle put in front of a person (verified, not duplicate, not dropped)."""
+        return int(self.stats.get("kept", 0) or 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as ``dreamtui dream --json`` prints it."""
+        return {
+            "id": self.id, "chat_id": self.chat_id, "date": self.date, "status": self.status,
+            "started_at": self.started_at, "completed_at": self.completed_at,
+            "error_message": self.error_message, "trigger": self.trigger, "depth": self.depth,
+            "phases": self.phases, "stats": self.stats,
+        }
+
+
+def _row_to_record(row: Any) -> CycleRecord:
+    return CycleRecord(
+        id=row["id"], chat_id=row["chat_id"], date=row["date"], status=row["status"],
+        started_at=row["started_at"], completed_at=row["completed_at"], error_message=row["error_message"],
+        trigger=row["trigger"], depth=row["depth"], phases=json.loads(row["phases"] or "[]"),
+        stats=json.loads(row["stats"] or "{}"),
+    )
+
+
+def get_cycle(ledger: Ledger, cycle_id: int) -> CycleRecord | None:
+    """One cycle by id."""
+    rows = ledger.query("SELECT * FROM dream_cycles WHERE id = ?", (cycle_id,))
+    return _row_to_record(rows[0]) if rows else None
+
+
+def find_cycle(ledger: Ledger, chat_id: str, date: str) -> CycleRecord | None:
+    """The cycle of ``chat_id`` (a project, or ``*``) on ``date`` (YYYY-MM-DD), if any."""
+    rows = ledger.query("SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ?", (chat_id, date))
+    return _row_to_record(rows[0]) if rows else None
+
+
+def list_cycles(ledger: Ledger, limit: int | None = 20) -> list[CycleRecord]:
+    """Cycles, newest first."""
+    sql = "SELECT * FROM dream_cycles ORDER BY started_at DESC, id DESC"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [_row_to_record(r) for r in ledger.query(sql)]
+
+
+def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, dict[str, Any] | None]:
+    """Insert (or reuse a failed / stale running) row; returns (id, the earlier attempt's stats or None).
+
+    Call with the lock held.
+    """
+    with ledger.write() as c:
+        row = c.execute("SELECT id, status, depth, stats FROM dream_cycles WHERE chat_id = ? AND date = ?",
+                        (chat_id, day)).fetchone()
+        started = clock.now_iso()
+        if row is None:
+            cur = c.execute(
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger) "
+                "VALUES (?, ?, 'running', ?, ?)", (chat_id, day, started, trigger))
+            return int(cur.lastrowid or 0), None
+        if row["status"] == "completed":
+            who = "every project" if chat_id == ALL_PROJECTS else chat_id
+            raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row['id']}); "
+                                   "one cycle per project per date")
+        # failed, or 'running' left by a killed process (we hold the lock, so nobody runs it): retry
+        prior = json.loads(row["stats"] or "{}")
+        prior["depth"] = row["depth"]
+        c.execute(
+            "UPDATE dream_cycles SET status = 'running', started_at = ?, completed_at = NULL, "
+            "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = '{}' WHERE id = ?",
+            (started, trigger, row["id"]))
+        return int(row["id"]), prior
+
+
+def _finish(ledger: Ledger, cycle_id: int, status: str, depth: str | None, phases: list[dict[str, Any]],
+            stats: dict[str, Any], error: str | None) -> None:
+    with ledger.write() as c:
+        c.execute(
+            "UPDATE dream_cycles SET status = ?, completed_at = ?, error_message = ?, depth = ?, "
+            "phases = ?, stats = ? WHERE id = ?",
+            (status, clock.now_iso(), error, depth, json.dumps(phases), json.dumps(stats), cycle_id))
+
+
+# -- yield floor and banners ----------------------------------------------------------------------
+
+
+def yield_floor_active(ledger: Ledger) -> bool:
+    """The last :data:`YIELD_FLOOR_CYCLES` completed deep cycles all surfaced zero new candidates.
+
+    Shallow cycles (woke at light sleep: nothing worth extracting) and failed cycles are not counted
+    either way; a deep cycle with no sparks counts as zero (the corpus is saturated).
+    """
+    rows = ledger.query(
+        "SELECT stats FROM dream_cycles WHERE status = 'completed' AND depth IS NOT NULL "
+        "AND depth != 'shallow' ORDER BY started_at DESC, id DESC LIMIT ?", (YIELD_FLOOR_CYCLES,))
+    if len(rows) < YIELD_FLOOR_CYCLES:
+        return False
+    return all(int(json.loads(r["stats"] or "{}").get("kept", 0) or 0) == 0 for r in rows)
+
+
+def banner_lines(config: Config, ledger: Ledger | None) -> list[str]:
+    """Warnings every command and the app show: the yield floor, and the memory index ceiling."""
+    lines: list[str] = []
+    if ledger is not None:
+        try:
+            if yield_floor_active(ledger):
+                lines.append(YIELD_FLOOR_MESSAGE)
+        except Exception:  # a broken ledger is reported by the command itself
+            pass
+    lines.extend(_ceiling_lines(config))
+    return lines
+
+
+def banner_lines_for(config: Config) -> list[str]:
+    """:func:`banner_lines` without creating anything: the ledger is opened only when it exists."""
+    ledger = None
+    try:
+        if config.ledger_path.is_file():
+            ledger = Ledger(config.ledger_path)
+        return banner_lines(config, ledger)
+    except Exception:
+        return []
+    finally:
+        if ledger is not None:
+            ledger.close()
+
+
+def _ceiling_lines(config: Config) -> list[str]:
+    """The index-ceiling warning of ``core/memory.py`` (from 85% of what Claude Code loads)."""
+    try:
+        from dreamtui.core import memory
+
+        message = memory.ceiling_warning(memory.ceiling_status(config.memory))
+    except Exception:  # a missing or unreadable memory folder has no ceiling to warn about
+        return []
+    return [message] if message else []
+
+
+# -- the waking message ---------------------------------------------------------------------------
+
+
+def waking_message(record: CycleRecord) -> str:
+    """What a person reads on waking: phases, branches, model use, candidates, time taken."""
+    s = record.stats
+    who = "every project" if record.chat_id == ALL_PROJECTS else record.chat_id
+    depth = {"shallow": "shallow sleep", "deep": "deep sleep"}.get(record.depth or "", record.depth or "-")
+    out = [f"Dream cycle #{record.id} for {who} on {record.date} ({record.trigger}): {record.status}, {depth}."]
+    if record.error_message:
+        out.append(f"Error: {record.error_message}")
+    ran = [PHASE_TITLES.get(p["name"], p["name"]) for p in record.phases]
+    out.append("Phases: " + (" → ".join(ran) if ran else "none"))
+    out.append(
+        f"Sessions: {s.get('sessions_new', 0)} with new content, {s.get('sessions_deferred', 0)} deferred "
+        f"(still being written), {s.get('sessions_quiet', 0)} too quiet; "
+        f"{s.get('sparks', 0)} sparks, {s.get('covered', 0)} already covered by memory.")
+    out.append(
+        f"Branches: {s.get('branches', 0)} ({s.get('extraction_errors', 0)} failed), extractor "
+        f"{s.get('extractor', '-')}{' / ' + s['model'] if s.get('model') else ''}.")
+    out.append(
+        f"Model: {s.get('model_calls', 0)} calls; tokens {s.get('input_tokens', 0)} in, "
+        f"{s.get('output_tokens', 0)} out, {s.get('cached_tokens', 0)} cached.")
+    dropped: dict[str, int] = s.get("dropped", {}) or {}
+    total_dropped = sum(dropped.values())
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items()))
+    out.append(
+        f"Candidates: {s.get('surfaced', 0)} surfaced, {s.get('verified', 0)} verified, "
+        f"{total_dropped} dropped{' (' + reasons + ')' if reasons else ''}, "
+        f"{s.get('duplicates', 0)} duplicates, {s.get('kept', 0)} new for review"
+        + (f", {s['auto_written']} auto-written" if s.get("auto_written") else "") + ".")
+    if s.get("corroborated"):
+        n = s["corroborated"]
+        out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
+    if s.get("review_path"):
+        out.append(f"Review: {s['review_path']}")
+    if s.get("briefing_commit") or s.get("briefing_path"):
+        sha = (s.get("briefing_commit") or "")[:10]
+        how = s.get("briefing_source", "offline")
+        out.append(f"Briefing: {s.get('briefing_path')} ({how}{', commit ' + sha if sha else ', unchanged'})")
+    out.append(f"Took {s.get('seconds', 0):.1f} s.")
+    return "\n".join(out)
+
+
+# -- the cycle ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FileRange:
+    """The not-yet-dreamed part of one file of a session, and how it was read."""
+
+    path: str
+    start_offset: int
+    start_line: int
+    end_offset: int
+    end_line: int
+    content_hash: str
+    read: Any = None  # tail.TailRead, persisted when the range is dreamed
+    state: Any = None  # digest.DigestState
+
+
+@dataclass(slots=True)
+class SessionWork:
+    """One session with new content as it moves through the phases."""
+
+    project: str
+    session: str
+    files: list[Path]
+    ranges: list[FileRange]
+    digest: Digest
+    mtime: float
+    goodnight: bool = False
+    deferred: bool = False
+    memories: tuple[str, ...] = ()
+    spark: bool = False
+    covered: bool = False
+
+    @property
+    def person_chars(self) -> int:
+        return self.digest.person_chars()
+
+
+def _parse_date(value: Date | str | None) -> str:
+    if value is None:
+        return clock.today().isoformat()
+    if isinstance(value, Date):
+        return value.isoformat()
+    try:
+        return Date.fromisoformat(str(value).strip()).isoformat()
+    except ValueError as exc:
+        raise ConfigError(f"--date must be YYYY-MM-DD, not {value!r}") from exc
+
+
+def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: Date | str | None = None,
+              trigger: str = "manual", progress: Progress | None = None, extractor: Any = None) -> CycleRecord:
+    """Run one dream cycle for ``project`` (every project with new content when None) as of ``date``.
+
+    Raises :class:`CycleBusy` when another cycle holds the lock, :class:`CycleAlreadyDone` when
+    this project and date already completed (both do no work), :class:`CycleFailed` when a phase
+    fails (the record is kept as ``failed`` and may be retried). ``progress(phase, message,
+    fraction)`` is called as the phases advance. ``extractor`` overrides ``make_extractor(config)``.
+    """
+    day = _parse_date(date)
+    chat_id = project or ALL_PROJECTS
+    with CycleLock(config.lock_path):
+        if project is not None and not (config.transcripts / project).is_dir():
+            raise ConfigError(f"no project {project!r} under {config.transcripts}")
+        cycle_id, prior = _begin(ledger, chat_id, day, trigger)
+        run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
+        run.prior = prior or {}
+        run.stats["attempt"] = int(run.prior.get("attempt", 0)) + 1
+        try:
+            run.run()
+        except BaseException as exc:
+            message = f"{PHASE_TITLES.get(run.current, run.current)}: {_one_line(exc)}"
+            run.close_phase()
+            run.stats["seconds"] = round(time.monotonic() - run.t0, 3)
+            _finish(ledger, cycle_id, "failed", run.depth, run.phases, run.stats, message)
+            record = get_cycle(ledger, cycle_id)
+            if isinstance(exc, Exception):
+                raise CycleFailed(f"dream cycle failed in {message}; run it again to retry", record) from exc
+            raise
+        _finish(ledger, cycle_id, "completed", run.depth, run.phases, run.stats, None)
+    record = get_cycle(ledger, cycle_id)
+    assert record is not None
+    return record
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class _Cycle:
+    """The state of one running cycle; each phase is a method."""
+
+    def __init__(self, config: Config, ledger: Ledger, cycle_id: int, project: str | None, day: str,
+                 trigger: str, progress: Progress | None, extractor: Any) -> None:
+        self.config = config
+        self.ledger = ledger
+        self.id = cycle_id
+        self.project = project
+        self.day = day
+        self.trigger = trigger
+        self._progress = progress
+        self._extractor = extractor
+        self.t0 = time.monotonic()
+        self.phases: list[dict[str, Any]] = []
+        self.current = "light"
+        self._phase: dict[str, Any] | None = None
+        self.depth: str | None = None
+        self.usage = Usage()
+        self.dropped: Counter[str] = Counter()
+        self.stats: dict[str, Any] = {}
+        self.work: list[SessionWork] = []
+        self.kept_ids: list[str] = []
+        self.corroborated: set[str] = set()
+        self.prior: dict[str, Any] = {}
+        self.index: Any = None
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def progress(self, message: str, fraction: float | None = None) -> None:
+        if self._progress is not None:
+            try:
+                self._progress(self.current, message, fraction)
+            except Exception:  # a broken display never breaks a cycle
+                pass
+
+    def open_phase(self, name: str) -> None:
+        self.close_phase()
+        self.current = name
+        self._phase = {"name": name, "started": clock.now_iso(), "ended": None, "counts": {}}
+        self.phases.append(self._phase)
+        self.progress(PHASE_TITLES[name], 0.0)
+
+    def close_phase(self, **counts: Any) -> None:
+        if self._phase is None:
+            return
+        self._phase["counts"].update(counts)
+        self._phase["ended"] = clock.now_iso()
+        self._phase = None
+
+    def count(self, **counts: Any) -> None:
+        if self._phase is not None:
+            self._phase["counts"].update(counts)
+
+    # -- the phases -----------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.extractor = self._extractor if self._extractor is not None else _make_extractor(self.config)
+        self.stats.update({"extractor": getattr(self.extractor, "name", "?"),
+                           "model": getattr(self.extractor, "model", None)})
+        self.light()
+        if self.depth == "shallow" and self.prior.get("depth") == "deep":
+            # an earlier attempt today got past light sleep and then failed: what it extracted is
+            # marked dreamed, so finish its REM (review, briefing) now
+            self.depth = "deep"
+        if self.depth == "shallow":
+            self.wake()
+            return
+        self.depth = "deep"
+        self.deep()
+        self.branch()
+        self.rem()
+        self.wake()
+
+    def light(self) -> None:
+        self.open_phase("light")
+        groups = _session_groups(self.config.transcripts, self.project)
+        self.stats["sessions_seen"] = len(groups)
+        now = clock.now().timestamp()
+        quiet = self.config.quiet_minutes * 60.0
+        for i, ((project, session), files) in enumerate(groups.items()):
+            self.progress(f"reading {project}/{session[:8]}", i / max(1, len(groups)))
+            work = _new_content(self.ledger, project, session, files)
+            if work is None:
+                continue
+            work.goodnight = said_goodnight(work.digest.turns)
+            if not (self.trigger == "goodnight" or work.goodnight) and now - work.mtime < quiet:
+                work.deferred = True
+            self.work.append(work)
+        ready = [w for w in self.work if not w.deferred]
+        deep_enough = [w for w in ready if w.person_chars >= self.config.min_person_chars]
+        self.stats.update({
+            "sessions_new": len(self.work),
+            "sessions_deferred": sum(w.deferred for w in self.work),
+            "sessions_digested": len(ready),
+            "sessions_quiet": len(ready) - len(deep_enough),
+            "person_chars": sum(w.person_chars for w in ready),
+            "goodnight": any(w.goodnight for w in self.work),
+        })
+        self.work = deep_enough
+        signal = "deeper" if deep_enough else "wake"
+        if not deep_enough:
+            self.depth = "shallow"
+        self.close_phase(sessions_seen=len(groups), sessions_new=self.stats["sessions_new"],
+                         deferred=self.stats["sessions_deferred"], quiet=self.stats["sessions_quiet"],
+                         person_chars=self.stats["person_chars"], signal=signal)
+
+    def deep(self) -> None:
+        self.open_phase("deep")
+        self.index = index = _dedup_index(self.config, self.ledger)
+        for i, work in enumerate(self.work):
+            self.progress(f"recalling memories for {work.session[:8]}", i / max(1, len(self.work)))
+            work.memories, work.covered = _recall(index, work.digest)
+            work.spark = not work.covered
+        sparks = [w for w in self.work if w.spark]
+        covered = [w for w in self.work if w.covered]
+        for work in covered:
+            self._mark_dreamed(work, None, 0)
+        self.stats.update({"sparks": len(sparks), "covered": len(covered)})
+        self.close_phase(sparks=len(sparks), covered=len(covered))
+
+    def branch(self) -> None:
+        self.open_phase("branch")
+        sparks = [w for w in self.work if w.spark]
+        stats = {"branches": len(sparks), "extraction_errors": 0, "surfaced": 0, "verified": 0,
+                 "kept": 0, "duplicates": 0, "auto_written": 0}
+        if sparks:
+            results = self._extract(sparks)
+            for n, (work, result) in enumerate(zip(sparks, results, strict=True)):
+                self.progress(f"gate {work.session[:8]}", n / len(sparks))
+                self.usage = self.usage + result.usage
+                if result.error:
+                    stats["extraction_errors"] += 1
+                    self._record_failed_extraction(work, result)
+                    continue
+                with self.ledger.write():  # candidates, ranges and offsets: one transaction
+                    report = _gate(result.candidates, self.config, self.ledger, work, self.id, self.index)
+                    self._mark_dreamed(work, result, len(result.candidates))
+                stats["surfaced"] += len(result.candidates)
+                kept = list(getattr(report, "kept", []))
+                stats["kept"] += len(kept)
+                stats["duplicates"] += int(getattr(report, "duplicates", 0) or 0)
+                self.dropped.update(getattr(report, "dropped", {}) or {})
+                self.kept_ids.extend(c.id for c in kept)
+                self.corroborated.update(getattr(report, "corroborated", []) or [])
+            if stats["extraction_errors"] == len(sparks):
+                raise DreamError(f"every extraction failed ({results[0].error})")
+            stats["verified"] = stats["surfaced"] - self.dropped["invalid"] - self.dropped["unverified"]
+            stats["auto_written"] = _auto_write(self.config, self.ledger, self.kept_ids)
+        self.stats.update(stats)
+        self.stats["dropped"] = dict(self.dropped)
+        self._usage_stats()
+        self.close_phase(branches=stats["branches"], surfaced=stats["surfaced"], kept=stats["kept"],
+                         errors=stats["extraction_errors"])
+
+    def rem(self) -> None:
+        self.open_phase("rem")
+        # the gate bumps ``corroborated`` as it stores a repeat from another session; REM reports it
+        self.stats["corroborated"] = len(self.corroborated)
+        self.progress("writing the review file", 0.3)
+        review_path = _write_review(self.config, self.ledger, self.day)
+        self.stats["review_path"] = str(review_path) if review_path else None
+        self.progress("rewriting the briefing", 0.6)
+        from dreamtui.core import briefing
+
+        result = briefing.rewrite_briefing(
+            self.config, self.ledger, [w.digest for w in self.work], day=self.day,
+            use_model=self.stats.get("extractor") == "anthropic", project=self.project)
+        self.usage = self.usage + result.usage
+        self._usage_stats()
+        self.stats.update({"briefing_path": str(result.path), "briefing_commit": result.commit,
+                           "briefing_source": result.source, "briefing_lines": result.lines})
+        self.close_phase(corroborated=self.stats["corroborated"], review=bool(review_path),
+                         briefing_commit=result.commit)
+
+    def wake(self) -> None:
+        self.open_phase("wake")
+        self.stats.setdefault("dropped", dict(self.dropped))
+        self._usage_stats()
+        self._carry_prior()
+        self.stats["seconds"] = round(time.monotonic() - self.t0, 3)
+        self.close_phase()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _carry_prior(self) -> None:
+        """A retry adds what the failed attempt already extracted, so the day's totals stay true."""
+        if self.prior.get("depth") != "deep":
+            return
+        for key in CARRIED:
+            if self.prior.get(key):
+                self.stats[key] = int(self.stats.get(key, 0) or 0) + int(self.prior[key])
+        dropped = Counter(self.stats.get("dropped") or {})
+        dropped.update(self.prior.get("dropped") or {})
+        self.stats["dropped"] = dict(dropped)
+
+    def _usage_stats(self) -> None:
+        self.stats.update({"model_calls": self.usage.calls, "input_tokens": self.usage.input_tokens,
+                           "output_tokens": self.usage.output_tokens,
+                           "cached_tokens": self.usage.cached_tokens})
+
+    def _extract(self, sparks: list[SessionWork]) -> list[ExtractionResult]:
+        from dreamtui.core.extract import runner
+        from dreamtui.core.extract.base import ExtractContext
+
+        contexts = {id(w.digest): ExtractContext(project=w.project, memories=w.memories,
+                                                 max_chars=self.config.max_digest_chars) for w in sparks}
+        done = [0]
+
+        def on_done(*_args: Any) -> None:
+            done[0] += 1
+            self.progress(f"branch {done[0]}/{len(sparks)} done", done[0] / len(sparks))
+
+        self.progress(f"{len(sparks)} branches, {min(len(sparks), self.config.concurrency)} at a time", 0.0)
+        return runner.extract_many([w.digest for w in sparks], self.extractor,
+                                   lambda d: contexts[id(d)], self.config.concurrency, on_result=on_done)
+
+    def _mark_dreamed(self, work: SessionWork, result: ExtractionResult | None, candidates: int) -> None:
+        """Advance each file's offsets; record the extracted ranges (one transaction)."""
+        from dreamtui.core.digest import persist
+        from dreamtui.core.tail import Tailer
+
+        tailer = Tailer(self.ledger)
+        now = clock.now_iso()
+        with self.ledger.write() as c:
+            for i, rng in enumerate(work.ranges):
+                if rng.read is not None:
+                    persist(self.ledger, tailer, rng.read, rng.state, DigestStats())
+                c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ?",
+                          (rng.end_offset, rng.end_line, rng.path))
+                if result is None or rng.end_offset <= rng.start_offset:
+                    continue
+                first = i == 0
+                usage = result.usage if first else Usage()
+                c.execute(
+                    """INSERT INTO extractions (session, project, path, start_offset, end_offset,
+                           content_hash, extractor, model, cycle_id, calls, input_tokens, output_tokens,
+                           cached_tokens, candidates, error, created_at)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+                       ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET
+                           content_hash = excluded.content_hash, extractor = excluded.extractor,
+                           model = excluded.model, cycle_id = excluded.cycle_id, calls = excluded.calls,
+                           input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                           cached_tokens = excluded.cached_tokens, candidates = excluded.candidates,
+                           error = NULL, created_at = excluded.created_at""",
+                    (work.session, work.project, rng.path, rng.start_offset, rng.end_offset, rng.content_hash,
+                     self.stats.get("extractor") or "?", self.stats.get("model"), self.id, usage.calls,
+                     usage.input_tokens, usage.output_tokens, usage.cached_tokens,
+                     candidates if first else 0, now))
+
+    def _record_failed_extraction(self, work: SessionWork, result: ExtractionResult) -> None:
+        """A failed extraction is recorded (with its error) but nothing is marked dreamed."""
+        now = clock.now_iso()
+        rng = work.ranges[0]
+        with self.ledger.write() as c:
+            c.execute(
+                """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
+                       extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
+                       candidates, error, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                   ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
+                       cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
+                (work.session, work.project, rng.path, rng.start_offset, rng.end_offset, rng.content_hash,
+                 self.stats.get("extractor") or "?", self.stats.get("model"), self.id, result.usage.calls,
+                 result.usage.input_tokens, result.usage.output_tokens, result.usage.cached_tokens,
+                 (result.error or "failed")[:500], now))
+
+
+# -- light sleep helpers ---------------------------------------------------------------------------
+
+
+def _session_groups(root: Path, project: str | None) -> dict[tuple[str, str], list[Path]]:
+    """Transcript files grouped by (project, session), main file first."""
+    from dreamtui.core.transcripts import discover
+
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for tf in discover(root):
+        if project is not None and tf.project != project:
+            continue
+        groups.setdefault((tf.project, tf.session), []).append(tf.path)
+    return groups
+
+
+def _new_content(ledger: Ledger, project: str, session: str, files: list[Path]) -> SessionWork | None:
+    """Digest what the session's files hold beyond their ``dreamed_offset`` (None: nothing new)."""
+    from dreamtui.core.digest import DigestState, digest_increment, digest_lines
+    from dreamtui.core.tail import LineScanner, file_key, open_transcript
+    from dreamtui.core.transcripts import kind_of
+
+    ranges: list[FileRange] = []
+    streams: list[list[Turn]] = []
+    stats = DigestStats()
+    mtime = 0.0
+    for path in files:
+        key = file_key(path)
+        try:
+            digest, read, state = digest_increment(ledger, path, project, session, commit=False)
+        except TranscriptError:
+            continue  # vanished or unreadable since discovery: the next cycle sees it again
+        mtime = max(mtime, read.identity.mtime)
+        row = ledger.query("SELECT offset, lines, dreamed_offset, dreamed_lines FROM files WHERE path = ?",
+                           (key,))
+        start, start_line = read.start_offset, read.start_line
+        turns = list(digest.turns)
+        hasher = hashlib.blake2b(digest_size=16)
+        if row and not read.reset and row[0]["dreamed_offset"] < read.start_offset:
+            # someone else read past what was dreamed: digest the gap too
+            start, start_line = int(row[0]["dreamed_offset"]), int(row[0]["dreamed_lines"])
+            with open_transcript(path) as fh:
+                gap = list(LineScanner(fh, start, start_line, end=read.start_offset))
+            for _n, _o, raw in gap:
+                hasher.update(raw + b"\n")
+            turns = digest_lines(gap, file=str(path), kind=kind_of(path), state=DigestState()) + turns
+        for _n, _o, raw in read.lines:
+            hasher.update(raw + b"\n")
+        if read.end_offset <= start:
+            continue
+        ranges.append(FileRange(key, start, start_line, read.end_offset, read.end_line, hasher.hexdigest(),
+                                read, state))
+        streams.append(turns)
+        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized"):
+            setattr(stats, name, getattr(stats, name) + getattr(digest.stats, name))
+    if not ranges:
+        return None
+    keyed = [[(t.timestamp or "", i, pos, t) for pos, t in enumerate(s)] for i, s in enumerate(streams)]
+    merged = [item[3] for item in heapq.merge(*keyed)] if len(streams) > 1 else streams[0]
+    digest = Digest(session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats)
+    return SessionWork(project, session, list(files), ranges, digest, mtime)
+
+
+# -- deep sleep helpers ----------------------------------------------------------------------------
+
+
+def _dedup_index(config: Config, ledger: Ledger) -> Any:
+    from dreamtui.core.dedup import DedupIndex
+
+    return DedupIndex.build(config.memory, ledger)
+
+
+def _recall(index: Any, digest: Digest) -> tuple[tuple[str, ...], bool]:
+    """The closest memories the session's person turns touch, and whether memory covers them all."""
+    from dreamtui.core import dedup
+
+    threshold = dedup.DUPLICATE
+    hits: dict[str, float] = {}
+    substantial = 0
+    covered = 0
+    for turn in digest.turns:
+        if turn.role != "person" or len(turn.text.strip()) < SUBSTANTIAL_TURN_CHARS:
+            continue
+        substantial += 1
+        hit = index.closest(turn.text, kinds=("memory",))
+        if hit is None:
+            continue
+        hits[hit.text] = max(hits.get(hit.text, 0.0), hit.score)
+        if hit.score >= threshold:
+            covered += 1
+    best = sorted(hits, key=lambda t: -hits[t])[:CONTEXT_MEMORIES]
+    return tuple(best), substantial > 0 and covered == substantial
+
+
+# -- branching helpers -----------------------------------------------------------------------------
+
+
+def _make_extractor(config: Config) -> Any:
+    from dreamtui.core.extract import make_extractor
+
+    return make_extractor(config)
+
+
+def _gate(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,
+          index: Any) -> Any:
+    from dreamtui.core.gate import gate
+
+    return gate(raws, config=config, ledger=ledger, project=work.project, files=work.files, cycle_id=cycle_id,
+                index=index)
+
+
+def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:
+    """Auto-write the kept candidates when a promotion is active; how many were written."""
+    if not kept_ids:
+        return 0
+    try:
+        from dreamtui.core import promotion
+    except ImportError:
+        return 0
+    if promotion.active_promotion(ledger) is None:
+        return 0
+    kept = [c for c in (ledger.get_candidate(cid) for cid in kept_ids) if c is not None]
+    results = promotion.auto_write(config, ledger, kept)
+    return sum(1 for r in results if getattr(r, "written", False))
+
+
+# -- REM helpers ------------------------------------------------------------------------------------
+
+
+def _write_review(config: Config, ledger: Ledger, day: str) -> Path | None:
+    from dreamtui.core import review
+
+    result = review.write_review(config, ledger, Date.fromisoformat(day))
+    if result is None:
+        return None
+    return Path(getattr(result, "path", result))
+
+
+def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
+    """Projects whose sessions hold bytes not yet dreamed (cheap: compares sizes, reads nothing)."""
+    from dreamtui.core.tail import file_key
+    from dreamtui.core.transcripts import discover
+
+    dreamed = {r["path"]: int(r["dreamed_offset"]) for r in ledger.query("SELECT path, dreamed_offset FROM files")}
+    found: list[str] = []
+    for tf in discover(config.transcripts):
+        try:
+            size = tf.path.stat().st_size
+        except OSError:
+            continue
+        if size > dreamed.get(file_key(tf.path), 0) and tf.project not in found:
+            found.append(tf.project)
+    return found

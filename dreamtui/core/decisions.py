@@ -1,0 +1,681 @@
+"""A person's decisions on candidates: accept (a git commit), reject, skip, undo, and reconcile.
+
+Accept, step by step (each step boundary is a place a crash may happen):
+
+1. ``intent``: the ledger records what is about to be written (paths and the hash of their bytes);
+2. ``topic``: the topic file is written atomically (temp file in the same folder, fsync, replace);
+3. ``index``: its line is added to ``MEMORY.md`` (atomically);
+4. ``commit``: one commit of exactly those two paths (``git commit --only``) whose trailer
+   ``Dreamtui-Candidate: <id>`` names the candidate;
+5. ``ledger``: the decision (with the commit sha) and the candidate's status, in one transaction,
+   which also clears the intent.
+
+:func:`reconcile` (run on start-up and before every accept or undo) reads the trailers from git and
+puts ledger and repository back in agreement: a commit the ledger missed is recorded, an accept with
+no commit goes back to pending, and files written but never committed are restored to HEAD (only the
+paths the intent names, and only while they still hold the bytes dreamtui wrote). A retry after a
+crash therefore never makes a second commit.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git import Repo
+
+from dreamtui.core import clock, gitops, memory
+from dreamtui.core.config import Config
+from dreamtui.core.errors import DreamError, MemoryRepoError
+from dreamtui.core.frontmatter import dump as dump_frontmatter
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+
+CRASH_ENV = "DREAMTUI_CRASH_AT"
+CRASH_STEPS: tuple[str, ...] = ("intent", "topic-tmp", "topic", "index", "commit", "ledger")
+LOCK_WAIT = 30.0
+TITLE_LEN = 70
+EDIT_KEYS = {"claim": "claim", "why": "why", "how": "how_to_apply", "how_to_apply": "how_to_apply"}
+
+
+class DecisionError(DreamError):
+    """A decision cannot be made (unknown candidate, wrong status, secret, untrusted, bad category)."""
+
+
+@dataclass(slots=True)
+class AcceptResult:
+    """What an accept made: the commit, the topic file (relative to the repo), and notices."""
+
+    commit_sha: str
+    path: str
+    notices: list[str] = field(default_factory=list)
+    candidate_id: str = ""
+
+
+@dataclass(slots=True)
+class UndoResult:
+    """What ``undo_last`` undid: the candidate, the action undone, the revert commit (for an accept)."""
+
+    candidate_id: str
+    action: str
+    commit_sha: str | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReconcileReport:
+    """What reconcile found and fixed. ``ok`` when ledger and git already agreed."""
+
+    recorded: list[str] = field(default_factory=list)   # accepts found in git, now in the ledger
+    undone: list[str] = field(default_factory=list)     # undos found in git, now in the ledger
+    reopened: list[str] = field(default_factory=list)   # ledger said accepted, git had no commit
+    restored: list[str] = field(default_factory=list)   # paths put back to HEAD after a crash
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Nothing needed fixing."""
+        return not (self.recorded or self.undone or self.reopened or self.restored)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _crash(step: str) -> None:
+    """The crash test's hook: die with SIGKILL at ``step`` when ``DREAMTUI_CRASH_AT`` names it."""
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+_lock_state = threading.local()
+
+
+@contextmanager
+def memory_lock(config: Config) -> Iterator[None]:
+    """One memory write at a time across processes (``flock`` on ``<state>/memory.lock``); re-entrant."""
+    depth = getattr(_lock_state, "depth", 0)
+    if depth:
+        _lock_state.depth = depth + 1
+        try:
+            yield
+        finally:
+            _lock_state.depth -= 1
+        return
+    path = Path(config.state) / "memory.lock"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise MemoryRepoError(f"cannot open the memory lock {path}: {exc.strerror}") from exc
+    deadline = time.monotonic() + LOCK_WAIT
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise MemoryRepoError(
+                        "another dreamtui is writing to the memory repository; try again in a moment") from None
+                time.sleep(0.05)
+        _lock_state.depth = 1
+        try:
+            yield
+        finally:
+            _lock_state.depth = 0
+    finally:
+        os.close(fd)
+
+
+def _candidate(ledger: Ledger, cid: str) -> Candidate:
+    cand = ledger.get_candidate(cid)
+    if cand is None:
+        raise DecisionError(f"no candidate with id {cid!r} (see `dreamtui candidates`)")
+    return cand
+
+
+def _live_accept(ledger: Ledger, cid: str) -> sqlite3.Row | None:
+    rows = ledger.query("SELECT * FROM decisions WHERE candidate_id = ? AND action = 'accept' AND undone = 0 "
+                        "ORDER BY id DESC LIMIT 1", (cid,))
+    return rows[0] if rows else None
+
+
+def _insert_decision(c: sqlite3.Connection, cand: Candidate, action: str, decided_by: str, *,
+                     category: str | None = None, reason: str | None = None, commit_sha: str | None = None,
+                     memory_path: str | None = None) -> None:
+    c.execute(
+        "INSERT INTO decisions (candidate_id, action, decided_by, category, reason, commit_sha, memory_path, "
+        "extractor, model, type, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (cand.id, action, decided_by, category, reason, commit_sha, memory_path, cand.extractor, cand.model,
+         cand.type, clock.now_iso()))
+
+
+def _set_status(c: sqlite3.Connection, cid: str, status: str) -> None:
+    c.execute("UPDATE candidates SET status = ?, updated_at = ? WHERE id = ?", (status, clock.now_iso(), cid))
+
+
+def _check_decided_by(decided_by: str) -> None:
+    if decided_by not in ("person", "auto"):
+        raise DecisionError(f"decided_by must be 'person' or 'auto', not {decided_by!r}")
+
+
+# -- the topic file ----------------------------------------------------------------------------
+
+
+def apply_edits(cand: Candidate, edits: dict[str, str] | None) -> tuple[str, str, str]:
+    """(claim, why, how_to_apply) after a person's edits (keys ``claim``, ``why``, ``how``)."""
+    values = {"claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}
+    for key, value in (edits or {}).items():
+        if key not in EDIT_KEYS:
+            raise DecisionError(f"cannot edit {key!r}: only claim, why and how can be edited")
+        if value is not None:
+            values[EDIT_KEYS[key]] = str(value)
+    if not memory.one_line(values["claim"]):
+        raise DecisionError("the claim is empty: a memory needs a claim")
+    return values["claim"], values["why"], values["how_to_apply"]
+
+
+def render_topic(cand: Candidate, claim: str, why: str, how: str) -> tuple[dict[str, Any], str]:
+    """The frontmatter (the one schema) and body of a candidate's topic file."""
+    meta: dict[str, Any] = {
+        "name": memory.one_line(claim, TITLE_LEN),
+        "description": memory.one_line(claim, memory.HOOK_MAX),
+        "type": cand.type if cand.type in MEMORY_TYPES else "project",
+        "source_session": cand.session,
+        "quote": cand.quote,
+        "verified_line": cand.verified_line,
+        "candidate": cand.id,
+        "created": clock.now_iso(),
+        "extractor": f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor,
+    }
+    parts = [memory.clean_text(claim).strip()]
+    if memory.clean_text(why).strip():
+        parts.append(f"**Why:** {memory.clean_text(why).strip()}")
+    if memory.clean_text(how).strip():
+        parts.append(f"**How to apply:** {memory.clean_text(how).strip()}")
+    return meta, "\n" + "\n\n".join(parts) + "\n"
+
+
+def index_hook(claim: str, why: str, how: str) -> str:
+    """The index line's hook: the rest of the claim when the title cuts it, else why (or how)."""
+    if len(memory.one_line(claim)) > TITLE_LEN:
+        return memory.one_line(claim, memory.HOOK_MAX)
+    return memory.one_line(why or how, memory.HOOK_MAX)
+
+
+def _secret_rules(texts: list[str]) -> list[str] | None:
+    """Secret rule names found in ``texts``; ``None`` when the scanner is not available."""
+    try:
+        from dreamtui.core import secrets
+    except ImportError:  # pragma: no cover - only while issue 3 is being written
+        return None
+    found: list[str] = []
+    for text in texts:
+        found += [f.rule for f in secrets.scan(text)]
+    return list(dict.fromkeys(found))
+
+
+def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: bool, decided_by: str,
+                      allow_tool: bool) -> None:
+    if decided_by == "auto" and (cand.provenance == "tool" or cand.secrets or cand.duplicate_of):
+        raise DecisionError(f"{cand.id} is untrusted, secret-flagged or a duplicate: only a person may accept it")
+    if cand.provenance == "tool" and not allow_tool:
+        raise DecisionError(
+            f"{cand.id}'s quote comes from tool output (provenance: tool, untrusted); "
+            "accept it only if you checked it yourself (--yes-tool-output)")
+    rules = _secret_rules([claim, why, how])
+    if cand.secrets and not edited:
+        raise DecisionError(
+            f"{cand.id} was flagged for a secret ({', '.join(cand.secrets)}); edit the text so the secret "
+            "is gone, then accept")
+    if rules is None and cand.secrets:
+        raise DecisionError(f"{cand.id} was flagged for a secret and the secret scanner is not available")
+    if rules:
+        raise DecisionError(f"{cand.id}'s text still holds a secret ({', '.join(rules)}); edit it out, then accept")
+
+
+# -- accept ------------------------------------------------------------------------------------
+
+
+def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | None = None,
+           decided_by: str = "person", allow_tool: bool = False,
+           trailers: dict[str, str] | None = None) -> AcceptResult:
+    """Accept a pending candidate: write its topic file and index line, commit exactly those two paths
+    with the trailer ``Dreamtui-Candidate: <id>`` (plus any extra ``trailers``, e.g. ``Dreamtui-Auto``),
+    record the decision. Crash-safe and idempotent: accepting an already accepted candidate returns
+    its existing commit."""
+    _check_decided_by(decided_by)
+    with memory_lock(config):
+        repo = gitops.open_repo(config.memory)
+        gitops.ensure_writable(repo)
+        report = _reconcile_locked(ledger, repo)
+        notices = list(report.notices)
+        cand = _candidate(ledger, cid)
+        if cand.status == "accepted":
+            live = _live_accept(ledger, cid)
+            if live is not None and live["commit_sha"]:
+                return AcceptResult(live["commit_sha"], live["memory_path"] or "",
+                                    [*notices, f"{cid} was already accepted"], cid)
+        if cand.status != "pending":
+            raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be accepted")
+        claim, why, how = apply_edits(cand, edits)
+        _check_acceptable(cand, claim, why, how, bool(edits), decided_by, allow_tool)
+        result = _write_accept(config, ledger, repo, cand, claim, why, how, decided_by, trailers)
+        result.notices[:0] = notices
+        return result
+
+
+def _target(repo: Repo, root: Path, cand: Candidate, claim: str) -> str:
+    base = memory.topic_rel_path(cand.scope, cand.project, "x").rsplit("/", 1)
+    folder = base[0] if len(base) == 2 else ""
+    taken: set[str] = set()
+    slug = memory.slugify(claim)
+    for _ in range(50):
+        name = memory.unique_slug(root / folder if folder else root, slug, taken)
+        rel = f"{folder}/{name}.md" if folder else f"{name}.md"
+        if gitops.show_file(repo, rel) is None and not gitops.status(repo, [rel]):
+            return rel
+        taken.add(name)
+    raise MemoryRepoError(f"cannot find a free file name for {slug!r}")
+
+
+def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, claim: str, why: str, how: str,
+                  decided_by: str, trailers: dict[str, str] | None = None) -> AcceptResult:
+    root = Path(repo.working_tree_dir or config.memory)
+    dirty = gitops.status(repo, [memory.INDEX])
+    if dirty:
+        raise MemoryRepoError(
+            f"{memory.INDEX} has uncommitted changes (git status {next(iter(dirty.values())).strip()}); commit or "
+            "discard them first, so dreamtui commits only its own line")
+    rel = _target(repo, root, cand, claim)
+    meta, body = render_topic(cand, claim, why, how)
+    topic_bytes = dump_frontmatter(meta, body).encode("utf-8", "surrogatepass")
+    old_index = (memory.read_bytes(root, memory.INDEX) or b"").decode("utf-8", "surrogateescape")
+    line = memory.index_line(meta["name"], rel, index_hook(claim, why, how))
+    index_bytes = memory.add_index_line(old_index, line).encode("utf-8", "surrogateescape")
+    memory.safe_path(root, memory.INDEX)
+    memory.safe_path(root, rel)
+    memory.check_ceiling(index_bytes)
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    missing = _missing_dirs(root, folder)
+    paths = {rel: _sha(topic_bytes), memory.INDEX: _sha(index_bytes)}
+    intent = _record_intent(ledger, cand.id, "accept", paths, missing,
+                            {"decided_by": decided_by, "memory_path": rel})
+    _crash("intent")
+    try:
+        memory.make_dirs(root, folder)
+        memory.atomic_write(root, rel, topic_bytes, crash_hook=lambda: _crash("topic-tmp"))
+        _crash("topic")
+        memory.atomic_write(root, memory.INDEX, index_bytes)
+        _crash("index")
+        committed = gitops.commit_paths(repo, [rel, memory.INDEX], f"dreamtui: remember {meta['name']}",
+                                        {gitops.TRAILER_CANDIDATE: cand.id, **(trailers or {})})
+    except BaseException:
+        _rollback(ledger, repo, intent)
+        raise
+    _crash("commit")
+    with ledger.write() as c:
+        _insert_decision(c, cand, "accept", decided_by, commit_sha=committed.sha, memory_path=rel)
+        _set_status(c, cand.id, "accepted")
+        c.execute("DELETE FROM memory_intents WHERE id = ?", (intent,))
+    _crash("ledger")
+    notices = list(committed.notices)
+    status = memory.ceiling_of(index_bytes)
+    warning = memory.ceiling_warning(status)
+    if warning:
+        notices.append(warning)
+    return AcceptResult(committed.sha, rel, notices, cand.id)
+
+
+def _missing_dirs(root: Path, folder: str) -> list[str]:
+    if not folder:
+        return []
+    parts = folder.split("/")
+    return [p for p in ("/".join(parts[:i]) for i in range(1, len(parts) + 1)) if not (root / p).exists()]
+
+
+def _record_intent(ledger: Ledger, cid: str, action: str, paths: dict[str, str | None], dirs: list[str],
+                   payload: dict[str, Any]) -> int:
+    with ledger.write() as c:
+        cur = c.execute("INSERT INTO memory_intents (candidate_id, action, paths, created_dirs, payload, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (cid, action, json.dumps(paths), json.dumps(dirs), json.dumps(payload), clock.now_iso()))
+        return int(cur.lastrowid or 0)
+
+
+def _rollback(ledger: Ledger, repo: Repo, intent_id: int) -> None:
+    """After a failed write (not a crash): put the intent's paths back; keep the intent if that fails."""
+    rows = ledger.query("SELECT * FROM memory_intents WHERE id = ?", (intent_id,))
+    if not rows:
+        return
+    try:
+        _restore_intent(repo, rows[0], ReconcileReport())
+    except DreamError:
+        return  # reconcile will finish the job once git is free again
+    with ledger.write() as c:
+        c.execute("DELETE FROM memory_intents WHERE id = ?", (intent_id,))
+
+
+def _restore_intent(repo: Repo, intent: sqlite3.Row, report: ReconcileReport) -> None:
+    """Put every path of an uncommitted intent back to HEAD, if it still holds what dreamtui wrote."""
+    root = Path(repo.working_tree_dir)
+    paths: dict[str, str | None] = json.loads(intent["paths"])
+    to_reset: list[str] = []
+    for rel, written in paths.items():
+        current = memory.read_bytes(root, rel)
+        head = gitops.show_file(repo, rel)
+        if current != head:
+            ours = (written is None and current is None) or (current is not None and _sha(current) == written)
+            if not ours:
+                report.notices.append(f"{rel} changed after dreamtui's interrupted write; left as it is")
+                continue
+            if head is None:
+                memory.safe_path(root, rel).unlink()
+            else:
+                folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+                memory.make_dirs(root, folder)
+                memory.atomic_write(root, rel, head)
+            report.restored.append(rel)
+        code = gitops.status(repo, [rel]).get(rel, "  ")
+        if code[0] not in (" ", "?"):
+            to_reset.append(rel)
+    if to_reset:
+        gitops.restore_paths(repo, to_reset)
+        for rel in to_reset:
+            if rel not in report.restored:
+                report.restored.append(rel)
+    folders = [rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths]
+    memory.remove_temp_files(root, folders)
+    for folder in sorted(json.loads(intent["created_dirs"]), key=len, reverse=True):
+        try:
+            (root / folder).rmdir()
+        except OSError:
+            pass
+
+
+# -- reject, skip ------------------------------------------------------------------------------
+
+
+def normalize_category(category: str) -> str:
+    """``not-a-lesson``/``Not_A_Lesson`` → ``not a lesson``; raises on an unknown category."""
+    value = " ".join(str(category).replace("-", " ").replace("_", " ").lower().split())
+    if value not in REJECT_CATEGORIES:
+        raise DecisionError(f"unknown reject category {category!r}: choose one of {', '.join(REJECT_CATEGORIES)}")
+    return value
+
+
+def reject(config: Config | Ledger, ledger: Ledger | str, cid: str | None = None, category: str | None = None,
+           reason: str | None = None, decided_by: str = "person") -> None:
+    """Reject a pending candidate with a category (wrong, duplicate, not a lesson, too specific, secret,
+    other) and a free-text reason. Also callable as ``reject(ledger, cid, category, reason)``."""
+    if isinstance(config, Ledger):  # the short form: reject(ledger, cid, category, reason)
+        positional_category = cid
+        ledger, cid = config, str(ledger)
+        if positional_category is not None:
+            reason = category if category is not None else reason
+            category = positional_category
+    if not isinstance(ledger, Ledger) or not cid:
+        raise DecisionError("reject needs a ledger and a candidate id")
+    if category is None:
+        category = "other"
+    _check_decided_by(decided_by)
+    cat = normalize_category(category)
+    with ledger.write() as c:
+        cand = _candidate(ledger, cid)
+        if cand.status != "pending":
+            raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be rejected")
+        _insert_decision(c, cand, "reject", decided_by, category=cat, reason=memory.clean_text(reason or "").strip())
+        _set_status(c, cid, "rejected")
+
+
+def skip(ledger: Ledger, cid: str, decided_by: str = "person") -> None:
+    """Skip a pending candidate: it stays pending; the skip is recorded (and can be undone)."""
+    _check_decided_by(decided_by)
+    with ledger.write() as c:
+        cand = _candidate(ledger, cid)
+        if cand.status != "pending":
+            raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be skipped")
+        _insert_decision(c, cand, "skip", decided_by)
+
+
+# -- undo --------------------------------------------------------------------------------------
+
+
+def undo_last(config: Config, ledger: Ledger) -> UndoResult:
+    """Undo the latest decision not yet undone: an accept by a revert commit (its topic file and
+    index line removed, trailer ``Dreamtui-Undo``), a reject or skip by returning it to pending."""
+    with memory_lock(config):
+        notices: list[str] = []
+        if gitops.repo_exists(config.memory):
+            repo = gitops.open_repo(config.memory)
+            notices += _reconcile_locked(ledger, repo).notices
+        rows = ledger.query("SELECT * FROM decisions WHERE action IN ('accept', 'reject', 'skip') AND undone = 0 "
+                            "ORDER BY id DESC LIMIT 1")
+        if not rows:
+            raise DecisionError("nothing to undo")
+        row = rows[0]
+        cand = _candidate(ledger, row["candidate_id"])
+        if row["action"] != "accept":
+            with ledger.write() as c:
+                c.execute("UPDATE decisions SET undone = 1 WHERE id = ?", (row["id"],))
+                _insert_decision(c, cand, "undo", "person", reason=f"undo {row['action']}")
+                if cand.status == "rejected":
+                    _set_status(c, cand.id, "pending")
+            return UndoResult(cand.id, row["action"], None, notices)
+        repo = gitops.open_repo(config.memory)
+        gitops.ensure_writable(repo)
+        sha = _write_undo(ledger, repo, cand, row)
+        return UndoResult(cand.id, "accept", sha, notices)
+
+
+def _added_index_lines(repo: Repo, sha: str) -> list[str]:
+    after = (gitops.show_file(repo, memory.INDEX, sha) or b"").decode("utf-8", "surrogateescape").split("\n")
+    before_raw = gitops.show_file(repo, memory.INDEX, f"{sha}^") if _has_parent(repo, sha) else None
+    before = (before_raw or b"").decode("utf-8", "surrogateescape").split("\n")
+    remaining = list(before)
+    added = []
+    for line in after:
+        if line in remaining:
+            remaining.remove(line)
+        elif line.strip():
+            added.append(line)
+    return added
+
+
+def _has_parent(repo: Repo, sha: str) -> bool:
+    return bool(repo.commit(sha).parents)
+
+
+def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row) -> str:
+    root = Path(repo.working_tree_dir)
+    rel = row["memory_path"]
+    sha = row["commit_sha"]
+    paths = [p for p in (rel, memory.INDEX) if p]
+    dirty = gitops.status(repo, paths)
+    if dirty:
+        raise MemoryRepoError(f"{', '.join(dirty)} has uncommitted changes; commit or discard them first, then undo")
+    index = (memory.read_bytes(root, memory.INDEX) or b"").decode("utf-8", "surrogateescape")
+    for line in _added_index_lines(repo, sha):
+        index = memory.remove_index_line(index, line)
+    index_bytes = index.encode("utf-8", "surrogateescape")
+    changes: dict[str, str | None] = {}
+    if rel and memory.read_bytes(root, rel) is not None:
+        memory.safe_path(root, rel)
+        changes[rel] = None
+    if index_bytes != memory.read_bytes(root, memory.INDEX):
+        changes[memory.INDEX] = _sha(index_bytes)
+    intent = _record_intent(ledger, cand.id, "undo", changes, [], {"decision": row["id"]})
+    try:
+        if rel in changes:
+            memory.safe_path(root, rel).unlink()
+        if memory.INDEX in changes:
+            memory.atomic_write(root, memory.INDEX, index_bytes)
+        # Even with nothing left to remove, the (then empty) commit carries the trailer for reconcile.
+        subject = repo.commit(sha).summary if gitops.commit_exists(repo, sha) else f"dreamtui: remember {cand.id}"
+        committed = gitops.commit_paths(repo, list(changes), f'Revert "{subject}"',
+                                        {gitops.TRAILER_UNDO: cand.id}, body=f"This reverts commit {sha}.")
+        revert_sha = committed.sha
+    except BaseException:
+        _rollback(ledger, repo, intent)
+        raise
+    with ledger.write() as c:
+        _record_undo(c, cand, row["id"], revert_sha)
+        c.execute("DELETE FROM memory_intents WHERE id = ?", (intent,))
+    if rel:
+        folder = Path(root) / rel.rsplit("/", 1)[0] if "/" in rel else None
+        while folder is not None and folder != root:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+            folder = folder.parent
+    return revert_sha
+
+
+def _record_undo(c: sqlite3.Connection, cand: Candidate, decision_id: int | None, revert_sha: str | None) -> None:
+    if decision_id is not None:
+        c.execute("UPDATE decisions SET undone = 1 WHERE id = ?", (decision_id,))
+    else:
+        c.execute("UPDATE decisions SET undone = 1 WHERE candidate_id = ? AND action = 'accept'", (cand.id,))
+    _insert_decision(c, cand, "undo", "person", reason="undo accept", commit_sha=revert_sha)
+    _set_status(c, cand.id, "pending")
+
+
+# -- reconcile ---------------------------------------------------------------------------------
+
+
+def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
+    """Make the ledger agree with the memory repository's ``Dreamtui-*`` trailers, and undo any
+    interrupted write. Safe to run any time; does nothing when the repository does not exist yet."""
+    with memory_lock(config):
+        if not gitops.repo_exists(config.memory):
+            pending = ledger.query("SELECT COUNT(*) FROM memory_intents")[0][0]
+            report = ReconcileReport()
+            if pending:
+                report.notices.append(f"{pending} interrupted memory write(s) but no repository at {config.memory}")
+            return report
+        return _reconcile_locked(ledger, gitops.open_repo(config.memory))
+
+
+def _events(repo: Repo) -> dict[str, list[tuple[str, str]]]:
+    """Per candidate: its (``accept``|``undo``, sha) commits, newest first."""
+    commits = gitops.dreamtui_commits(repo)
+    accepted_by: dict[str, str] = {}
+    for info in commits:
+        for cid in info.trailers.get(gitops.TRAILER_CANDIDATE, []):
+            accepted_by[info.sha] = cid
+    events: dict[str, list[tuple[str, str]]] = {}
+    for info in commits:
+        for cid in info.trailers.get(gitops.TRAILER_CANDIDATE, []):
+            events.setdefault(cid, []).append(("accept", info.sha))
+        undos = info.trailers.get(gitops.TRAILER_UNDO, [])
+        for cid in undos:
+            events.setdefault(cid, []).append(("undo", info.sha))
+        if not undos and info.reverts in accepted_by:  # a person's own `git revert` of an accept
+            events.setdefault(accepted_by[info.reverts], []).append(("undo", info.sha))
+    return events
+
+
+def _wait_for_git(repo: Repo) -> None:
+    lock = Path(repo.git_dir) / "index.lock"
+    deadline = time.monotonic() + gitops.lock_timeout()
+    while lock.exists():
+        if time.monotonic() > deadline:
+            raise gitops._lock_error(repo, lock, gitops.lock_timeout())
+        time.sleep(0.05)
+
+
+def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
+    report = ReconcileReport()
+    _wait_for_git(repo)
+    events = _events(repo)
+    for intent in ledger.query("SELECT * FROM memory_intents ORDER BY id"):
+        cid, action = intent["candidate_id"], intent["action"]
+        known = {r["commit_sha"] for r in ledger.query("SELECT commit_sha FROM decisions WHERE candidate_id = ? "
+                                                      "AND commit_sha IS NOT NULL", (cid,))}
+        latest = (events.get(cid) or [None])[0]
+        payload = json.loads(intent["payload"] or "{}")
+        cand = ledger.get_candidate(cid)
+        if latest is not None and latest[0] == action and latest[1] not in known and cand is not None:
+            with ledger.write() as c:
+                if action == "accept":
+                    _insert_decision(c, cand, "accept", payload.get("decided_by", "person"), commit_sha=latest[1],
+                                     memory_path=payload.get("memory_path"))
+                    _set_status(c, cid, "accepted")
+                    report.recorded.append(cid)
+                else:
+                    _record_undo(c, cand, payload.get("decision"), latest[1])
+                    report.undone.append(cid)
+                c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
+            root = Path(repo.working_tree_dir)
+            memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else ""
+                                            for p in json.loads(intent["paths"])])
+            continue
+        _restore_intent(repo, intent, report)
+        with ledger.write() as c:
+            c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
+    _agree_with_git(ledger, repo, events, report)
+    return report
+
+
+def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str, str]]],
+                    report: ReconcileReport) -> None:
+    for cid, evs in events.items():
+        kind, sha = evs[0]
+        cand = ledger.get_candidate(cid)
+        if cand is None:
+            report.notices.append(f"commit {sha[:10]} names candidate {cid}, which this ledger does not know")
+            continue
+        live = _live_accept(ledger, cid)
+        if kind == "accept":
+            if cand.status == "accepted" and live is not None and live["commit_sha"] == sha:
+                continue
+            with ledger.write() as c:
+                if live is not None:
+                    c.execute("UPDATE decisions SET commit_sha = ? WHERE id = ?", (sha, live["id"]))
+                else:
+                    path = next(iter(p for p in gitops.changed_paths(repo, sha) if p != memory.INDEX), None)
+                    _insert_decision(c, cand, "accept", "person", commit_sha=sha, memory_path=path,
+                                     reason="recorded by reconcile from git")
+                _set_status(c, cid, "accepted")
+            report.recorded.append(cid)
+        elif cand.status == "accepted":
+            with ledger.write() as c:
+                _record_undo(c, cand, live["id"] if live is not None else None, sha)
+            report.undone.append(cid)
+    orphans = [c for c in ledger.list_candidates(status="accepted") if c.id not in events]
+    if not orphans:
+        return
+    shas = [r["commit_sha"] for r in ledger.query(
+        "SELECT commit_sha FROM decisions WHERE action = 'accept' AND undone = 0 AND commit_sha IS NOT NULL")]
+    if shas and not events and not any(gitops.commit_exists(repo, s) for s in shas[:50]):
+        report.notices.append(
+            f"the memory repository {repo.working_tree_dir} holds none of the ledger's accept commits; is --memory "
+            "pointing at the right repository? (nothing changed)")
+        return
+    for cand in orphans:
+        live = _live_accept(ledger, cand.id)
+        with ledger.write() as c:
+            if live is not None:
+                c.execute("UPDATE decisions SET undone = 1 WHERE id = ?", (live["id"],))
+            _set_status(c, cand.id, "pending")
+        report.reopened.append(cand.id)
+        report.notices.append(f"{cand.id} was accepted in the ledger but has no commit in git; back to pending")

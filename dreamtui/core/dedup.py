@@ -1,0 +1,381 @@
+"""Dedup: is a proposed lesson already in memory, already pending, or already rejected?
+
+Lexical and offline (no model download). Each text becomes a bag of *terms*: lower-cased words,
+stopwords dropped, light suffix stemming, and a small table of coding-agent synonyms folded
+together (``never``/``don't``/``avoid`` → ``not``; ``temporary``/``tmp``; ``repository``/``repo``…).
+The similarity of two texts mixes three signals, each in 0..1:
+
+- weighted term Dice (rare terms weigh more, by inverse document frequency over the index),
+- term containment (the shorter text's weighted terms found in the longer one),
+- character 3-gram Dice over the stemmed terms (catches ``pathlib``/``path``, ``sqlite``/``sqlite3``).
+
+``score = 0.45·dice + 0.25·containment + 0.30·chars``. At or above :data:`DUPLICATE` the lesson is
+a duplicate; between :data:`SUSPECT` and :data:`DUPLICATE` it is shown to the person beside the
+match. The thresholds were chosen on a labelled set (``tests/data/dedup_labelled.jsonl``;
+``tests/bench/measure_dedup.py`` prints recall and false positives).
+
+What is indexed: every ``*.md`` file at every level of the memory repository (the ``MEMORY.md``
+index line by line, every topic file's frontmatter ``name``/``description`` and body, including
+``projects/<p>/…``; ``.git``, ``reviews/`` and ``briefing.md`` are skipped), and the ledger's pending
+and rejected candidates.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from dreamtui.core.models import Candidate, DedupHit
+
+DUPLICATE = 0.62
+"""At or above: the same lesson (dropped as a duplicate of memory)."""
+SUSPECT = 0.40
+"""At or above (and below DUPLICATE): a suspected duplicate, shown to the person side by side."""
+
+SKIP_DIRS = frozenset({".git", "reviews"})
+SKIP_FILES = frozenset({"briefing.md"})
+INDEX_FILE = "MEMORY.md"
+
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be because been being both but by can
+could did do does doing done each either etc even ever every few for from further get gets got had
+has have having he her here hers him his how however i if in into is it its itself just least less
+let lets like make makes many may me might more most much must my need needs of off on once one only
+or other others our out over own per please rather really same shall she should so some such than
+that the their them then there these they thing things this those though through thus to too under
+until up upon us use used uses using very via was we were what when whenever where whether which
+while who whom whose why will with within would yes yet you your yours always instead prefer
+preferred otherwise sure way ways e g eg ie i.e also keep keeps kept
+""".split())  # noqa: SIM905
+
+# Coding-agent vocabulary folded to one term (applied after stemming).
+_SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("not", "never", "dont", "don", "avoid", "no", "nor", "without", "doesnt", "isnt", "cannot", "cant",
+     "shouldnt", "mustnt", "wont", "refrain"),
+    ("before", "prior", "first", "beforehand", "ahead"),
+    ("tmp", "temporary", "temp", "scratch", "tempdir", "tmpdir"),
+    ("repo", "repository", "repositori"),
+    ("dir", "directory", "directori", "folder"),
+    ("config", "configuration", "configur", "setting", "settings"),
+    ("error", "exception", "traceback", "stack"),
+    ("run", "execute", "execut", "invoke", "invok", "launch"),
+    ("db", "database", "databas"),
+    ("env", "environment", "environ"),
+    ("dep", "dependency", "dependenc", "dependenci", "deps", "package", "packag", "requirement"),
+    ("doc", "docs", "document", "documentation", "documentat", "readme"),
+    ("function", "func", "method", "fn"),
+    ("arg", "argument", "parameter", "param", "option", "flag"),
+    ("reply", "answer", "response", "respons", "explanation", "explan"),
+    ("short", "concise", "brief", "small", "terse", "succinct", "quick", "fast"),
+    ("long", "lengthy", "verbose", "large", "slow"),
+    ("delete", "remove", "remov", "rm", "drop"),
+    # creation verbs fold into "make", a stopword: "add X" and "write X" are the same lesson as "X"
+    ("make", "create", "creat", "generate", "generat", "add", "write"),
+    ("forever", "indefinitely", "indefinit", "hang", "block"),
+    ("limit", "bound", "cap", "max", "maximum", "restrict"),
+    ("user", "person", "human"),
+    ("test", "pytest", "unittest", "spec"),
+    ("pr", "pull", "merge"),
+    ("check", "verify", "ensure", "confirm", "validat", "validate"),
+    ("change", "modif", "modify", "edit", "updat", "update", "alter"),
+    ("fix", "bugfix", "patch", "bug"),
+    ("diagnostic", "debug", "diagnost"),
+    ("annotation", "annot", "hint", "type"),
+    ("print", "output", "emit", "show", "display"),
+    ("message", "msg"),
+    ("intro", "introduction", "introduct", "preamble", "preambl", "preface", "prefac"),
+    ("command", "cli", "commandline"),
+    ("code", "source"),
+    ("mock", "stub", "fake"),
+    ("credential", "secret", "password", "token", "key"),
+    ("start", "begin", "open"),
+    ("ask", "consult", "confirm"),
+    ("spell", "spelling"),
+    ("compatible", "compat", "compatibl", "support"),
+)
+SYNONYMS: dict[str, str] = {w: group[0] for group in _SYNONYM_GROUPS for w in group}
+
+_WORD = re.compile(r"[a-z0-9]+")
+_SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments",
+             "ment", "ings", "ness", "edly", "ing", "ies", "ied", "ers", "est", "ed", "ly", "er",
+             "es", "s")
+_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+_INDEX_LINE = re.compile(r"^\s*[-*]\s+\[([^\]]*)\]\(([^)]*)\)\s*(?:[-—–:]+\s*)?(.*)$")
+
+_COMPOUND_MAP = {"pull request": "pr", "command line": "commandline", "merge request": "pr"}
+_COMPOUNDS = re.compile(r"\b(?:pull[ -]request|merge[ -]request|command[ -]line)\b")
+
+W_DICE, W_CONTAIN, W_CHARS = 0.45, 0.25, 0.30
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem (``running`` → ``runn``→``run``, ``tests`` → ``test``)."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    for suf in _SUFFIXES:
+        if word.endswith(suf) and len(word) - len(suf) >= 3:
+            base = word[: -len(suf)]
+            if suf in ("ies", "ied"):
+                base += "y"
+            elif len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                base = base[:-1]  # running -> runn -> run
+            return base
+    if word.endswith("e") and len(word) >= 5:
+        return word[:-1]  # profile -> profil (like profiler), optimize -> optimiz
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The normalised content terms of ``text`` (stopwords out, stemmed, synonyms folded)."""
+    flat = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    flat = flat.replace("'", "").replace("\u2019", "")
+    flat = _COMPOUNDS.sub(lambda m: _COMPOUND_MAP[m.group(0).replace("-", " ")], flat)
+    out: list[str] = []
+    for word in _WORD.findall(flat):
+        if word in STOPWORDS:
+            continue
+        canon = SYNONYMS.get(word)
+        if canon is None:
+            st = stem(word)
+            canon = SYNONYMS.get(st, st)
+        if canon in STOPWORDS:
+            continue
+        out.append(canon)
+    return out
+
+
+def _char_grams(words: Iterable[str], n: int = 3) -> Counter[str]:
+    grams: Counter[str] = Counter()
+    for w in set(words):
+        padded = f" {w} "
+        for i in range(max(1, len(padded) - n + 1)):
+            grams[padded[i:i + n]] += 1
+    return grams
+
+
+def _dice(a: Counter[str], b: Counter[str]) -> float:
+    total = sum(a.values()) + sum(b.values())
+    return 2.0 * sum((a & b).values()) / total if total else 0.0
+
+
+@dataclass(slots=True)
+class Doc:
+    """One indexed text: what it is, where it lives, and its precomputed features."""
+
+    kind: Literal["memory", "pending", "rejected"]
+    ref: str
+    text: str
+    session: str | None = None
+    terms: frozenset[str] = field(default_factory=frozenset)
+    grams: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, kind: Literal["memory", "pending", "rejected"], ref: str, text: str,
+           session: str | None = None) -> Doc:
+        t = terms(text)
+        return cls(kind, ref, text, session, frozenset(t), _char_grams(t))
+
+
+LIGHT_TERMS = frozenset({
+    "not", "before", "after", "start", "make", "new", "project", "file", "code", "change", "run",
+    "check", "time", "work", "want", "good", "all", "one", "two", "need", "main", "line",
+})
+"""Terms too common in lessons to tell two apart: they weigh :data:`LIGHT_WEIGHT` of a normal term."""
+LIGHT_WEIGHT = 0.3
+
+
+class Weights:
+    """Inverse document frequency of terms over a collection (unknown terms weigh the most);
+    :data:`LIGHT_TERMS` weigh less."""
+
+    def __init__(self, docs: Iterable[frozenset[str]] = ()) -> None:
+        self.df: Counter[str] = Counter()
+        self.n = 0
+        for d in docs:
+            self.add(d)
+
+    def add(self, doc_terms: frozenset[str]) -> None:
+        self.df.update(doc_terms)
+        self.n += 1
+
+    def __call__(self, term: str) -> float:
+        idf = math.log(1.0 + (self.n + 1.0) / (self.df.get(term, 0) + 0.5))
+        return idf * LIGHT_WEIGHT if term in LIGHT_TERMS else idf
+
+
+def similarity_of(a: Doc, b: Doc, weights: Weights | None = None) -> float:
+    """How alike two lessons are, 0..1 (1 = the same terms)."""
+    if not a.terms or not b.terms:
+        return 0.0
+    w = weights or Weights()
+    common = a.terms & b.terms
+    wa = sum(w(t) for t in a.terms)
+    wb = sum(w(t) for t in b.terms)
+    wc = sum(w(t) for t in common)
+    dice = 2.0 * wc / (wa + wb)
+    contain = wc / min(wa, wb)
+    # containment alone overrates tiny texts ("Testing" inside anything): damp it by size
+    contain = max(dice, contain * min(1.0, min(len(a.terms), len(b.terms)) / 4.0))
+    chars = _dice(a.grams, b.grams)
+    return round(W_DICE * dice + W_CONTAIN * contain + W_CHARS * chars, 4)
+
+
+def similarity(a: str, b: str, weights: Weights | None = None) -> float:
+    """:func:`similarity_of` for two plain texts."""
+    return similarity_of(Doc.of("memory", "a", a), Doc.of("memory", "b", b), weights)
+
+
+# -- the memory repository -------------------------------------------------------------------------
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """Simple ``key: value`` frontmatter (enough for name/description) and the body."""
+    m = _FRONTMATTER.match(text)
+    if not m:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in m.group(1).splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t")):
+            meta[key.strip()] = value.strip().strip("'\"")
+    return meta, text[m.end():]
+
+
+def memory_files(memory_dir: Path) -> list[Path]:
+    """Every markdown file of the memory repository, at every level, but ``.git``, ``reviews/``
+    and ``briefing.md``."""
+    root = Path(memory_dir)
+    if not root.is_dir():
+        return []
+    out: list[Path] = []
+    for path in sorted(root.rglob("*.md")):
+        rel = path.relative_to(root)
+        if any(part in SKIP_DIRS for part in rel.parts[:-1]) or rel.name in SKIP_FILES:
+            continue
+        if path.is_file():
+            out.append(path)
+    return out
+
+
+def _linked(folder: Path, target: str) -> str | None:
+    """The repository-relative path an index link points to, when it is a file inside the repo."""
+    target = target.strip().replace("%20", " ").replace("%28", "(").replace("%29", ")")
+    if not target or "://" in target or target.startswith(("/", "#")):
+        return None
+    root = folder
+    try:
+        path = (folder / target.split("#", 1)[0]).resolve()
+        rel = path.relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    return rel.as_posix() if path.is_file() else None
+
+
+def memory_docs(memory_dir: Path) -> list[Doc]:
+    """The indexed texts of the memory repository.
+
+    ``MEMORY.md`` index files give one doc per index line (ref: the linked topic file when it exists,
+    else ``MEMORY.md:<line>``); a topic
+    file gives its ``name — description`` and its ``description + body`` (ref: its relative path).
+    """
+    root = Path(memory_dir)
+    docs: list[Doc] = []
+    for path in memory_files(root):
+        rel = path.relative_to(root).as_posix()
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if path.name == INDEX_FILE:
+            for no, line in enumerate(text.splitlines(), 1):
+                m = _INDEX_LINE.match(line)
+                content = f"{m.group(1)} — {m.group(3)}" if m else line.strip(" -*#\t")
+                if len(terms(content)) >= 2:
+                    ref = _linked(path.parent, m.group(2)) if m else None
+                    docs.append(Doc.of("memory", ref or f"{rel}:{no}", content))
+            continue
+        meta, body = split_frontmatter(text)
+        head = " — ".join(v for v in (meta.get("name", ""), meta.get("description", "")) if v)
+        body = body.strip()
+        if head:
+            docs.append(Doc.of("memory", rel, head))
+        full = f"{meta.get('description', '')}\n{body}".strip()
+        if full and full != head:
+            docs.append(Doc.of("memory", rel, full))
+    return docs
+
+
+def candidate_text(c: Candidate) -> str:
+    """The text of a candidate used for dedup: its claim."""
+    return c.claim
+
+
+class DedupIndex:
+    """Memory files plus pending and rejected candidates, searchable for the closest lesson."""
+
+    def __init__(self, docs: Iterable[Doc] = ()) -> None:
+        self.docs: list[Doc] = []
+        self.weights = Weights()
+        for d in docs:
+            self.add(d)
+
+    @classmethod
+    def build(cls, memory_dir: Path | None, ledger: object | None = None,
+              project: str | None = None) -> DedupIndex:
+        """Index every memory file under ``memory_dir`` and the ledger's pending and rejected
+        candidates (of ``project`` when given, else all)."""
+        docs = memory_docs(memory_dir) if memory_dir is not None else []
+        index = cls(docs)
+        if ledger is not None:
+            for status in ("pending", "rejected"):
+                for cand in ledger.list_candidates(status=status, project=project):  # type: ignore[attr-defined]
+                    index.add_candidate(cand)
+        return index
+
+    def add(self, doc: Doc) -> None:
+        """Add one doc (its terms count towards the weights)."""
+        self.docs.append(doc)
+        self.weights.add(doc.terms)
+
+    def add_candidate(self, cand: Candidate) -> None:
+        """Index a pending or rejected candidate by its claim (ref: the candidate id)."""
+        kind: Literal["pending", "rejected"] = "rejected" if cand.status == "rejected" else "pending"
+        self.add(Doc.of(kind, cand.id, candidate_text(cand), cand.session))
+
+    def remove(self, ref: str) -> None:
+        """Forget the docs with ``ref`` (e.g. a pending candidate that was dropped)."""
+        self.docs = [d for d in self.docs if d.ref != ref]
+
+    def ranked(self, text: str, *, kinds: Iterable[str] | None = None,
+               exclude: Iterable[str] = ()) -> list[tuple[float, Doc]]:
+        """Every indexed doc with its score against ``text``, best first."""
+        probe = Doc.of("memory", "?", text)
+        wanted = set(kinds) if kinds is not None else None
+        skip = set(exclude)
+        scored = [(similarity_of(probe, d, self.weights), d) for d in self.docs
+                  if d.ref not in skip and (wanted is None or d.kind in wanted)]
+        scored.sort(key=lambda item: -item[0])
+        return scored
+
+    def closest(self, text: str, *, kinds: Iterable[str] | None = None,
+                exclude: Iterable[str] = ()) -> DedupHit | None:
+        """The closest indexed lesson (optionally only of ``kinds``), or None when the index is
+        empty or nothing shares a term."""
+        for score, doc in self.ranked(text, kinds=kinds, exclude=exclude):
+            if score <= 0:
+                return None
+            return DedupHit(doc.kind, doc.ref, score, doc.text)
+        return None
+
+    def session_of(self, ref: str) -> str | None:
+        """The session of an indexed candidate (None for memory files)."""
+        for d in self.docs:
+            if d.ref == ref:
+                return d.session
+        return None

@@ -1,0 +1,77 @@
+"""The extractor protocol every extractor follows, and the context it receives.
+
+An extractor reads one session's :class:`~dreamtui.core.models.Digest` and proposes
+:class:`~dreamtui.core.models.RawCandidate` lessons. It never writes anything: the gate
+verifies, dedups and stores what it proposes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from dreamtui.core.models import MEMORY_TYPES, Digest, ExtractionResult, RawCandidate
+
+DEFAULT_MAX_CHARS = 120_000
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractContext:
+    """What an extractor knows besides the digest.
+
+    ``memories`` are short texts of the closest existing memories (so the extractor can avoid
+    proposing them again); ``max_chars`` is the digest budget of one model call.
+    """
+
+    project: str
+    memories: tuple[str, ...] = field(default_factory=tuple)
+    max_chars: int = DEFAULT_MAX_CHARS
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Proposes lessons for one session. ``name`` is stored with every candidate."""
+
+    name: str
+    model: str | None
+
+    def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
+        """Return the candidates for ``digest`` (errors go in ``ExtractionResult.error``
+        or are raised as :class:`~dreamtui.core.errors.ExtractorError`)."""
+        ...
+
+
+def normalise_scope(scope: Any, project: str) -> str:
+    """``global`` stays global; anything else (``project``, the project name, empty) is the project."""
+    text = str(scope or "").strip()
+    return "global" if text.lower() == "global" else project
+
+
+def candidate_from_mapping(item: Any, *, session: str, project: str, extractor: str,
+                           model: str | None) -> RawCandidate | str:
+    """Turn one JSON object into a RawCandidate, or return why it is malformed (a short reason)."""
+    if not isinstance(item, dict):
+        return "not an object"
+    values: dict[str, str] = {}
+    for key in ("claim", "quote"):
+        value = item.get(key)
+        if not isinstance(value, str) or not value.strip():
+            return f"missing {key}"
+        values[key] = value
+    for key in ("why", "how_to_apply"):
+        value = item.get(key, "")
+        values[key] = value if isinstance(value, str) else ""
+    kind = str(item.get("type") or "").strip().lower()
+    if kind not in MEMORY_TYPES:
+        return f"bad type {kind or '(none)'}"
+    return RawCandidate(
+        claim=values["claim"].strip(),
+        why=values["why"].strip(),
+        how_to_apply=values["how_to_apply"].strip(),
+        type=kind,
+        scope=normalise_scope(item.get("scope"), project),
+        quote=values["quote"].strip(),
+        session=session,
+        extractor=extractor,
+        model=model,
+    )

@@ -1,0 +1,216 @@
+"""Batch mode: back-fill many sessions through the Message Batches API (half the price, slower).
+
+``submit`` sends one request per digest part and records the batch id and its request map
+(``custom_id`` → session, project, files, part) in the ledger ``batches`` table before returning, so
+a new process can find an unfinished batch (``unfinished``), ``poll`` it and ``collect`` its results
+after a restart. Results are parsed exactly like the synchronous extractor's answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamtui.core.clock import now_iso
+from dreamtui.core.errors import ExtractorError
+from dreamtui.core.extract.anthropic_ext import AnthropicExtractor, explain_api_error, text_of, usage_of
+from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
+from dreamtui.core.extract.prompt import ExtractionOut
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import Digest, ExtractionResult, RawCandidate
+
+OPEN_STATES = ("in_progress", "canceling", "ended")  # ``ended`` = results ready but not yet collected
+
+
+@dataclass
+class Collected:
+    """One session's result from a batch, with what the gate needs to verify it."""
+
+    batch_id: str
+    session: str
+    project: str
+    files: list[str]
+    result: ExtractionResult
+
+
+@dataclass
+class BatchStatus:
+    """Where a batch stands."""
+
+    id: str
+    status: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ended(self) -> bool:
+        return self.status == "ended"
+
+
+def _custom_id(index: int, session: str, part: int) -> str:
+    tag = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"r{index:05d}-{tag}-p{part}"
+
+
+class BatchRunner:
+    """Submits, polls and collects extraction batches, keeping their state in the ledger."""
+
+    def __init__(self, extractor: AnthropicExtractor, ledger: Ledger) -> None:
+        self.extractor = extractor
+        self.ledger = ledger
+        self.client = extractor.client
+
+    def _api(self, call: Callable[[], Any]) -> Any:
+        import anthropic
+
+        try:
+            return call()
+        except anthropic.APIError as exc:
+            raise explain_api_error(exc, model=self.extractor.model, retries=self.extractor.max_retries,
+                                    timeout=self.extractor.timeout, base_url=self.extractor.base_url) from None
+
+    # -- submit ----------------------------------------------------------------------------------
+
+    def submit(self, digests: Sequence[Digest], context_for: Callable[[Digest], ExtractContext]) -> str:
+        """Send every digest (split into parts as needed) as one batch; returns the batch id."""
+        import anthropic
+
+        if not digests:
+            raise ExtractorError("nothing to submit: no sessions")
+        requests: list[dict[str, Any]] = []
+        mapping: dict[str, dict[str, Any]] = {}
+        schema = anthropic.transform_schema(ExtractionOut)
+        for index, digest in enumerate(digests):
+            context = context_for(digest)
+            params, notes = self.extractor.requests(digest, context)
+            for part, call in enumerate(params, start=1):
+                cid = _custom_id(index, digest.session, part)
+                call = {**call, "output_config": {"format": {"type": "json_schema", "schema": schema}}}
+                requests.append({"custom_id": cid, "params": call})
+                mapping[cid] = {"session": digest.session, "project": context.project or digest.project,
+                                "files": list(digest.files), "part": part, "parts": len(params),
+                                "notes": notes}
+        batch = self._api(lambda: self.client.messages.batches.create(requests=requests))
+        stamp = now_iso()
+        with self.ledger.write() as c:
+            c.execute(
+                "INSERT INTO batches (id, status, requests, model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (batch.id, batch.processing_status, json.dumps(mapping, ensure_ascii=False), self.extractor.model,
+                 stamp, stamp),
+            )
+        return batch.id
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def unfinished(self) -> list[str]:
+        """Batch ids in the ledger whose results have not been collected yet, oldest first."""
+        marks = ", ".join("?" for _ in OPEN_STATES)
+        rows = self.ledger.query(f"SELECT id FROM batches WHERE status IN ({marks}) ORDER BY created_at, id",
+                                 OPEN_STATES)
+        return [r["id"] for r in rows]
+
+    def _set_status(self, batch_id: str, status: str) -> None:
+        with self.ledger.write() as c:
+            c.execute("UPDATE batches SET status = ?, updated_at = ? WHERE id = ?", (status, now_iso(), batch_id))
+
+    def poll(self, batch_id: str) -> BatchStatus:
+        """Ask the API how the batch is doing and record it in the ledger."""
+        batch = self._api(lambda: self.client.messages.batches.retrieve(batch_id))
+        counts = batch.request_counts.model_dump() if batch.request_counts is not None else {}
+        self._set_status(batch_id, batch.processing_status)
+        return BatchStatus(batch_id, batch.processing_status, counts)
+
+    def _mapping(self, batch_id: str) -> dict[str, dict[str, Any]]:
+        rows = self.ledger.query("SELECT requests FROM batches WHERE id = ?", (batch_id,))
+        if not rows:
+            raise ExtractorError(f"batch {batch_id} is not in the ledger")
+        return json.loads(rows[0]["requests"] or "{}")
+
+    # -- collect ---------------------------------------------------------------------------------
+
+    def collect(self, batch_id: str, *, mark: bool = True) -> list[Collected]:
+        """Parse an ended batch's results into one ExtractionResult per session.
+
+        With ``mark`` the batch is recorded as ``collected`` so it is not collected again; a caller
+        that stores the candidates itself may pass ``mark=False`` and call :meth:`mark_collected`
+        in the same transaction.
+        """
+        mapping = self._mapping(batch_id)
+        by_session: dict[str, Collected] = {}
+        for info in mapping.values():
+            if info["session"] not in by_session:
+                res = ExtractionResult(session=info["session"], notes=list(info.get("notes") or []))
+                by_session[info["session"]] = Collected(batch_id, info["session"], info["project"],
+                                                        list(info.get("files") or []), res)
+        results = self._api(lambda: list(self.client.messages.batches.results(batch_id)))
+        seen: set[str] = set()
+        for item in results:
+            info = mapping.get(item.custom_id)
+            if info is None:
+                continue
+            seen.add(item.custom_id)
+            entry = by_session[info["session"]]
+            self._apply(entry, info, item.result)
+        for cid, info in mapping.items():
+            if cid not in seen:
+                entry = by_session[info["session"]]
+                entry.result.error = entry.result.error or f"batch {batch_id} returned no result for part {info['part']}"
+        if mark:
+            self.mark_collected(batch_id)
+        return list(by_session.values())
+
+    def _apply(self, entry: Collected, info: dict[str, Any], outcome: Any) -> None:
+        res = entry.result
+        kind = getattr(outcome, "type", None)
+        if kind != "succeeded":
+            detail = ""
+            err = getattr(outcome, "error", None)
+            inner = getattr(err, "error", None)
+            if inner is not None and getattr(inner, "message", None):
+                detail = f": {inner.message}"
+            res.error = res.error or f"batch request for part {info['part']} {kind or 'failed'}{detail}"
+            return
+        message = outcome.message
+        res.usage = res.usage + usage_of(message)
+        try:
+            out = ExtractionOut.model_validate_json(text_of(message))
+        except ValueError:
+            res.error = res.error or "the model's output is not valid JSON for the schema; nothing was kept from it"
+            return
+        res.malformed += out.malformed
+        for lesson in out.candidates:
+            cand = candidate_from_mapping(lesson.model_dump(), session=entry.session, project=entry.project,
+                                          extractor=self.extractor.name, model=self.extractor.model)
+            if isinstance(cand, RawCandidate):
+                res.candidates.append(cand)
+
+    def mark_collected(self, batch_id: str) -> None:
+        """Record that the batch's results were collected."""
+        self._set_status(batch_id, "collected")
+
+    # -- all together ----------------------------------------------------------------------------
+
+    def wait(self, batch_id: str, *, interval: float = 30.0, timeout: float | None = None,
+             sleep: Callable[[float], None] = time.sleep) -> BatchStatus:
+        """Poll until the batch has ended (or ``timeout`` seconds passed: the batch stays resumable)."""
+        start = time.monotonic()
+        while True:
+            status = self.poll(batch_id)
+            if status.ended:
+                return status
+            if timeout is not None and time.monotonic() - start >= timeout:
+                return status
+            sleep(interval)
+
+    def resume(self, *, interval: float = 30.0, timeout: float | None = None,
+               sleep: Callable[[float], None] = time.sleep) -> list[Collected]:
+        """Collect every unfinished batch recorded in the ledger that has ended (waiting up to ``timeout``)."""
+        collected: list[Collected] = []
+        for batch_id in self.unfinished():
+            status = self.wait(batch_id, interval=interval, timeout=timeout, sleep=sleep)
+            if status.ended:
+                collected.extend(self.collect(batch_id))
+        return collected

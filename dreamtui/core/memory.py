@@ -1,0 +1,344 @@
+"""The memory repository's layout: index, topic files, slugs, safe paths, the index ceiling.
+
+Layout (what Claude Code loads)::
+
+    MEMORY.md                      the index: one line per memory, ``- [Title](path.md) — hook``
+    <slug>.md                      global topic files
+    projects/<project>/<slug>.md   project-scoped topic files
+    briefing.md                    the latest briefing
+    reviews/review-<date>.md       one review file per day
+
+Every name below the repository root is made here, by code, never taken from model output, and
+every write goes through :func:`safe_path` (no ``..``, no absolute paths, nothing under ``.git`` in
+any case, no reserved device names, no NUL, no symlinked component) and :func:`atomic_write`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from dreamtui.core.errors import MemoryRepoError
+
+INDEX = "MEMORY.md"
+BRIEFING = "briefing.md"
+REVIEWS = "reviews"
+PROJECTS = "projects"
+TMP_PREFIX = ".dreamtui-tmp-"
+
+MAX_INDEX_LINES = 200
+MAX_INDEX_BYTES = 25_000
+WARN_PCT = 85.0
+
+SLUG_MAX = 60
+TITLE_MAX = 80
+HOOK_MAX = 150
+
+_RESERVED = {"con", "prn", "aux", "nul", "clock$", "conin$", "conout$",
+             *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10)),
+             "com¹", "com²", "com³", "lpt¹", "lpt²", "lpt³"}
+# Topic slugs that would collide with the repository's own files on a case-insensitive disk.
+_TAKEN_SLUGS = {"memory", "briefing", "readme", "claude", "index"}
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+
+# -- text --------------------------------------------------------------------------------------
+
+
+def clean_text(text: str) -> str:
+    """``text`` without ANSI/OSC escapes or control characters; line breaks become ``\\n``."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\x85", "\n")
+    text = _ANSI.sub("", text)
+    text = _CONTROL.sub("", text)
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``clean_text`` on a single line, whitespace collapsed, cut at a word boundary to ``limit``."""
+    line = " ".join(clean_text(text).split())
+    if limit is not None and len(line) > limit:
+        cut = line[: limit - 1]
+        if " " in cut[limit // 2:]:
+            cut = cut[: cut.rfind(" ")]
+        line = cut.rstrip(" ,.;:-") + "…"
+    return line
+
+
+def slugify(text: str, max_len: int = SLUG_MAX) -> str:
+    """A file-name slug: lowercase ASCII ``[a-z0-9-]``, at most ``max_len`` characters, never empty,
+    never a reserved device name or one of the repository's own file names."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    words = re.findall(r"[a-z0-9]+", ascii_text)
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > max_len:
+            if not slug:
+                slug = word[:max_len]
+            break
+        slug = candidate
+    slug = slug.strip("-") or "memory-note"
+    if slug in _RESERVED or slug in _TAKEN_SLUGS:
+        slug = f"{slug}-note"
+    return slug
+
+
+def unique_slug(directory: Path, slug: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """``slug``, or ``slug-2``, ``slug-3``… so that ``<slug>.md`` is new in ``directory``
+    (compared case-insensitively, as on macOS and Windows disks)."""
+    try:
+        existing = {p.name.lower() for p in directory.iterdir()}
+    except OSError:
+        existing = set()
+    existing |= {f"{t.lower()}.md" for t in taken}
+    name, n = slug, 1
+    while f"{name}.md" in existing:
+        n += 1
+        suffix = f"-{n}"
+        name = slug[: SLUG_MAX - len(suffix)].rstrip("-") + suffix
+    return name
+
+
+# -- paths -------------------------------------------------------------------------------------
+
+
+def _check_component(part: str, rel: str) -> None:
+    if part in ("", ".", ".."):
+        raise MemoryRepoError(f"unsafe memory path {rel!r}: '{part}' is not allowed")
+    bare = part.rstrip(". ").lower()
+    if bare == ".git" or bare.startswith("git~"):
+        raise MemoryRepoError(f"unsafe memory path {rel!r}: nothing may be written under .git")
+    stem = bare.split(".", 1)[0].rstrip(" ")
+    if stem in _RESERVED:
+        raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} is a reserved device name")
+    if len(part.encode("utf-8", "surrogatepass")) > 255:
+        raise MemoryRepoError(f"unsafe memory path {rel!r}: a name is longer than 255 bytes")
+    if any(ch in part for ch in '\\:*?"<>|') or _CONTROL.search(part):
+        raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} has a character not allowed in names")
+
+
+def safe_path(root: Path, rel: str | PurePosixPath) -> Path:
+    """``root / rel`` after proving it is a safe place to write.
+
+    Refuses NUL bytes, absolute paths, ``..``, anything under ``.git`` (any case), reserved device
+    names, over-long names, and any existing component that is a symlink (checked with ``lstat``)
+    or not a folder. Raises :class:`MemoryRepoError` with a one-line reason.
+    """
+    text = str(rel)
+    if "\x00" in text:
+        raise MemoryRepoError(f"unsafe memory path {text!r}: it contains a NUL byte")
+    if not text or text.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", text) or Path(text).is_absolute():
+        raise MemoryRepoError(f"unsafe memory path {text!r}: it must be relative to the memory repository")
+    parts = text.split("/")
+    for part in parts:
+        _check_component(part, text)
+    if len(text.encode("utf-8", "surrogatepass")) > 1024:
+        raise MemoryRepoError(f"unsafe memory path {text!r}: it is too long")
+    current = Path(root)
+    for index, part in enumerate(parts):
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise MemoryRepoError(f"unsafe memory path {text!r}: cannot inspect {current}: {exc.strerror}") from exc
+        if stat.S_ISLNK(st.st_mode):
+            raise MemoryRepoError(f"unsafe memory path {text!r}: {current} is a symlink")
+        last = index == len(parts) - 1
+        if not last and not stat.S_ISDIR(st.st_mode):
+            raise MemoryRepoError(f"unsafe memory path {text!r}: {current} is not a folder")
+        if last and not stat.S_ISREG(st.st_mode):
+            raise MemoryRepoError(f"unsafe memory path {text!r}: {current} is not a regular file")
+    return Path(root) / Path(*parts)
+
+
+def make_dirs(root: Path, rel_dir: str) -> list[str]:
+    """Create the folders of ``rel_dir`` below ``root`` safely; return those it created (relative)."""
+    created: list[str] = []
+    if not rel_dir:
+        return created
+    parts = rel_dir.split("/")
+    for i in range(1, len(parts) + 1):
+        sub = "/".join(parts[:i])
+        for part in parts[:i]:
+            _check_component(part, rel_dir)
+        path = Path(root) / sub
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            try:
+                os.mkdir(path)
+            except OSError as exc:
+                raise MemoryRepoError(f"cannot create folder {path}: {exc.strerror}") from exc
+            created.append(sub)
+            continue
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            raise MemoryRepoError(f"unsafe memory path {rel_dir!r}: {path} is not a plain folder")
+    return created
+
+
+def topic_rel_path(scope: str, project: str, slug: str) -> str:
+    """``<slug>.md`` for a global memory, ``projects/<project-slug>/<slug>.md`` for a project one."""
+    if scope in ("global", "", "user"):
+        return f"{slug}.md"
+    return f"{PROJECTS}/{slugify(project or scope)}/{slug}.md"
+
+
+def atomic_write(root: Path, rel: str, data: bytes, crash_hook: object = None) -> None:
+    """Write ``data`` to ``root/rel`` atomically: a temp file in the same folder, fsync, ``os.replace``.
+
+    ``crash_hook`` (a callable) runs between the fsync and the replace; used by the crash test.
+    """
+    target = safe_path(root, rel)
+    folder = target.parent
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if callable(crash_hook):
+            crash_hook()
+        safe_path(root, rel)  # re-check: nothing swapped a component for a symlink meanwhile
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        dfd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def remove_temp_files(root: Path, folders: list[str]) -> list[str]:
+    """Delete dreamtui's own leftover temp files (``.dreamtui-tmp-*``) in ``folders``; return them."""
+    removed = []
+    for rel in dict.fromkeys(folders):
+        folder = Path(root) / rel if rel else Path(root)
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(TMP_PREFIX) and entry.is_file() and not entry.is_symlink():
+                try:
+                    entry.unlink()
+                    removed.append(entry.relative_to(root).as_posix())
+                except OSError:
+                    pass
+    return removed
+
+
+def read_bytes(root: Path, rel: str) -> bytes | None:
+    """The bytes of ``root/rel``, or ``None`` when it does not exist."""
+    try:
+        return (Path(root) / rel).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+# -- the index ---------------------------------------------------------------------------------
+
+
+def index_line(title: str, rel: str, hook: str) -> str:
+    """``- [Title](path.md) — hook`` on one line, the title and hook cleaned and bounded."""
+    title = one_line(title, TITLE_MAX).replace("[", "(").replace("]", ")") or "memory"
+    hook = one_line(hook, HOOK_MAX)
+    target = rel.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    line = f"- [{title}]({target})"
+    return f"{line} — {hook}" if hook else line
+
+
+def add_index_line(index_text: str, line: str) -> str:
+    """The index with ``line`` appended (a final newline kept)."""
+    if index_text and not index_text.endswith("\n"):
+        index_text += "\n"
+    return index_text + line + "\n"
+
+
+def remove_index_line(index_text: str, line: str) -> str:
+    """The index without the last line equal to ``line`` (unchanged when it is not there)."""
+    lines = index_text.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].rstrip("\r") == line:
+            del lines[i]
+            return "\n".join(lines)
+    return index_text
+
+
+@dataclass(frozen=True, slots=True)
+class CeilingStatus:
+    """How full ``MEMORY.md`` is against what Claude Code loads (200 lines, 25 KB)."""
+
+    lines: int
+    bytes: int
+    pct: float
+    max_lines: int = MAX_INDEX_LINES
+    max_bytes: int = MAX_INDEX_BYTES
+
+    @property
+    def warn(self) -> bool:
+        """At or past 85% of either limit."""
+        return self.pct >= WARN_PCT
+
+    @property
+    def over(self) -> bool:
+        """Past either limit."""
+        return self.lines > self.max_lines or self.bytes > self.max_bytes
+
+    def to_json(self) -> dict[str, object]:
+        return {"lines": self.lines, "bytes": self.bytes, "pct": self.pct, "warn": self.warn,
+                "over": self.over, "max_lines": self.max_lines, "max_bytes": self.max_bytes}
+
+
+def ceiling_of(index_text: str | bytes) -> CeilingStatus:
+    """The ceiling status of an index text."""
+    data = index_text.encode("utf-8", "surrogatepass") if isinstance(index_text, str) else index_text
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    pct = max(100.0 * lines / MAX_INDEX_LINES, 100.0 * len(data) / MAX_INDEX_BYTES)
+    return CeilingStatus(lines, len(data), round(pct, 1))
+
+
+def ceiling_status(root: Path) -> CeilingStatus:
+    """The ceiling status of ``root/MEMORY.md`` (empty when missing)."""
+    return ceiling_of(read_bytes(root, INDEX) or b"")
+
+
+def ceiling_warning(status: CeilingStatus) -> str | None:
+    """The warning every command prints from 85%, or ``None`` below it."""
+    if not status.warn:
+        return None
+    return (f"warning: MEMORY.md is at {status.pct:.0f}% of what Claude Code loads "
+            f"({status.lines}/{status.max_lines} lines, {status.bytes:,}/{status.max_bytes:,} bytes); "
+            "merge or remove index lines before it fills up")
+
+
+def check_ceiling(new_index: str | bytes) -> CeilingStatus:
+    """Raise :class:`MemoryRepoError` when ``new_index`` would pass the ceiling; else its status."""
+    status = ceiling_of(new_index)
+    if status.over:
+        raise MemoryRepoError(
+            f"accept refused: MEMORY.md would have {status.lines} lines and {status.bytes:,} bytes, past the "
+            f"ceiling of {status.max_lines} lines / {status.max_bytes:,} bytes that Claude Code loads; "
+            "merge or remove index lines (or move detail into topic files) and try again")
+    return status

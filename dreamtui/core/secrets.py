@@ -1,0 +1,214 @@
+"""Secret scanning: find credentials in text, redact them, never hand the secret back.
+
+Rules cover cloud keys (AWS), GitHub, Slack, Anthropic, OpenAI, private key blocks, JWTs and generic
+``password=`` / ``token:`` / ``api_key`` assignments whose value looks random (Shannon entropy).
+Text may be plain, frontmatter-like, or JSON-escaped transcript text (``\\"token\\": \\"…\\"``,
+``\\n`` escapes inside a key block): every rule accepts a JSON escape right before the secret.
+
+Allow-list comments (``# gitleaks:allow``, ``pragma: allowlist secret``) are deliberately ignored:
+transcript text is attacker-controllable, so a comment inside it cannot switch scanning off.
+
+Every quantifier is bounded and every token rule has a left boundary that excludes its own body
+characters, so a match can only start at the beginning of a run: scanning is linear in the text
+(a 10 MB line takes well under a few seconds).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dreamtui.core.models import SecretFinding
+
+# A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
+_START = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[ntr]))"
+_END_ALNUM = r"(?![A-Za-z0-9])"
+
+# Values that are obviously placeholders, never real credentials.
+_PLACEHOLDER_WORDS = (
+    "changeme", "change_me", "password", "passwd", "secret", "example", "placeholder", "redacted",
+    "your", "xxxx", "****", "dummy", "sample", "replace", "insert", "todo", "fixme", "none", "null",
+    "undefined", "foobar", "test1234", "12345678",
+)
+ENTROPY_THRESHOLD = 3.0
+"""Minimum Shannon entropy (bits per character) of a generic assignment's value."""
+GENERIC_MIN_LEN = 8
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of ``value`` (0.0 for an empty string)."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _char_classes(value: str) -> int:
+    return sum((
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    ))
+
+
+def looks_random(value: str) -> bool:
+    """A generic assignment's value that looks like a real credential, not a placeholder.
+
+    At least 8 characters, at least two character classes (lower/upper/digit/symbol), entropy at
+    least :data:`ENTROPY_THRESHOLD`, not a known placeholder word, not a variable reference.
+    """
+    if len(value) < GENERIC_MIN_LEN:
+        return False
+    low = value.lower()
+    if any(word in low for word in _PLACEHOLDER_WORDS):
+        return False
+    if value.startswith(("$", "%", "{", "<", "env.", "os.", "process.", "self.", "config.", "settings.")):
+        return False
+    if len(set(value)) <= 3:  # xxxxxxxx, ********, abababab
+        return False
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_.]*", value):  # an identifier or dotted name, no digits
+        return False
+    return _char_classes(value) >= 2 and shannon_entropy(value) >= ENTROPY_THRESHOLD
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One secret format: a compiled pattern, the group holding the secret, an optional check."""
+
+    name: str
+    pattern: re.Pattern[str]
+    group: int = 0
+    check: Callable[[str], bool] | None = None
+    needles: tuple[str, ...] = ()  # cheap prefilter: the rule cannot match without one of these
+
+
+_GENERIC_KEYS = (
+    r"password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"auth[_\-]?key|credentials?|private[_\-]?key|client[_\-]?secret"
+)
+
+RULES: tuple[Rule, ...] = (
+    Rule("aws-access-key", re.compile(_START + r"((?:AKIA|ASIA)[A-Z0-9]{16})" + _END_ALNUM),
+         group=1, needles=("AKIA", "ASIA")),
+    Rule("github-token", re.compile(
+        _START + r"((?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"
+        + _END_ALNUM), group=1, needles=("gh", "github_pat_")),
+    Rule("slack-webhook", re.compile(
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,200}"),
+        needles=("hooks.slack.com",)),
+    Rule("slack-token", re.compile(_START + r"(xox[abprse]-[A-Za-z0-9\-]{10,250})" + _END_ALNUM),
+         group=1, check=_has_digit_and_letter, needles=("xox",)),
+    Rule("anthropic-key", re.compile(_START + r"(sk-ant-[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+         group=1, needles=("sk-ant-",)),
+    Rule("openai-key", re.compile(
+        _START + r"(sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+        group=1, check=lambda v: _has_digit_and_letter(v) and shannon_entropy(v) >= 3.5,
+        needles=("sk-",)),
+    Rule("jwt", re.compile(
+        _START + r"(eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,4096})"),
+        group=1, needles=("eyJ",)),
+    Rule("generic-secret", re.compile(
+        r"(?i)(?:" + _GENERIC_KEYS + r")[A-Za-z0-9_\-]{0,20}"          # key name (DB_PASSWORD, token_v2)
+        r"(?:\\{0,3}[\"'])?[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"       # "key": / key = / key =>
+        r"(?:\\{0,3}[\"'`])?"                                         # opening quote, maybe escaped
+        r"([A-Za-z0-9+/_\-.~!@#$%^*|]{8,256}={0,3})"),                 # the value
+        group=1, check=looks_random,
+        needles=("pass", "pwd", "secret", "token", "key", "credential")),
+)
+RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
+
+_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# The base64 body when no END marker follows: base64, whitespace, ``\n`` escapes, PEM headers.
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=\s:,]|\\[nr]){0,20000}+")
+_PEM_MAX = 20000
+
+
+def _private_keys(text: str) -> list[SecretFinding]:
+    """Private key blocks: BEGIN … END (at most 20 kB apart), or BEGIN plus its base64 body."""
+    if "PRIVATE KEY" not in text:
+        return []
+    ends = [(m.start(), m.end()) for m in _PEM_END.finditer(text)]
+    found: list[SecretFinding] = []
+    pos = 0
+    while True:
+        m = _PEM_BEGIN.search(text, pos)
+        if m is None:
+            return found
+        i = bisect.bisect_left(ends, (m.end(), 0))
+        if i < len(ends) and ends[i][0] - m.end() <= _PEM_MAX:
+            stop = ends[i][1]
+        else:
+            stop = _PEM_BODY.match(text, m.end()).end()  # type: ignore[union-attr]
+        found.append(SecretFinding("private-key", m.start(), stop))
+        pos = stop
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
+
+    Overlapping findings are merged into the earliest, longest one.
+    """
+    if not text:
+        return []
+    lowered: str | None = None
+    found: list[SecretFinding] = _private_keys(text)
+    for rule in RULES:
+        if rule.needles:
+            if rule.name == "generic-secret":
+                if lowered is None:
+                    lowered = text.lower()
+                hay = lowered
+            else:
+                hay = text
+            if not any(n in hay for n in rule.needles):
+                continue
+        for m in rule.pattern.finditer(text):
+            value = m.group(rule.group)
+            if rule.check is not None and not rule.check(value):
+                continue
+            found.append(SecretFinding(rule.name, m.start(rule.group), m.end(rule.group)))
+    found.sort(key=lambda f: (f.start, -(f.end - f.start)))
+    merged: list[SecretFinding] = []
+    for f in found:
+        if merged and f.start < merged[-1].end:
+            last = merged[-1]
+            if f.end > last.end:
+                merged[-1] = SecretFinding(last.rule, last.start, f.end)
+            continue
+        merged.append(f)
+    return merged
+
+
+def has_secret(text: str) -> bool:
+    """True when ``text`` holds at least one secret."""
+    return bool(scan(text))
+
+
+def rules_found(text: str) -> list[str]:
+    """The distinct rule names found in ``text``, in order of first appearance."""
+    return list(dict.fromkeys(f.rule for f in scan(text)))
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<rule>]``."""
+    findings = scan(text)
+    if not findings:
+        return text
+    out: list[str] = []
+    pos = 0
+    for f in findings:
+        out.append(text[pos:f.start])
+        out.append(f"[REDACTED:{f.rule}]")
+        pos = f.end
+    out.append(text[pos:])
+    return "".join(out)

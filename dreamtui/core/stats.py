@@ -1,0 +1,104 @@
+"""Decision statistics: accept rate over human decisions only (undone decisions do not count)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date
+from typing import Any
+
+from dreamtui.core.clock import parse_timestamp
+from dreamtui.core.ledger import Ledger
+
+_HUMAN = """
+SELECT d.action, d.category, d.decided_at,
+       COALESCE(d.extractor, c.extractor) AS extractor,
+       COALESCE(d.model, c.model) AS model,
+       COALESCE(d.type, c.type) AS type
+FROM decisions d LEFT JOIN candidates c ON c.id = d.candidate_id
+WHERE d.decided_by = 'person' AND d.undone = 0 AND d.action IN ('accept', 'reject')
+ORDER BY d.decided_at, d.id
+"""
+
+
+def _rate(accepted: int, rejected: int) -> float | None:
+    total = accepted + rejected
+    return round(accepted / total, 4) if total else None
+
+
+def _bucket(counter: Counter[tuple[str, str]], key: str) -> dict[str, Any]:
+    accepted, rejected = counter[(key, "accept")], counter[(key, "reject")]
+    return {"accepted": accepted, "rejected": rejected, "decisions": accepted + rejected,
+            "accept_rate": _rate(accepted, rejected)}
+
+
+def _week(decided_at: str) -> str:
+    try:
+        year, week, _ = parse_timestamp(decided_at).isocalendar()
+    except ValueError:
+        return "unknown"
+    return f"{year}-W{week:02d}"
+
+
+def compute_stats(ledger: Ledger) -> dict[str, Any]:
+    """Accept rate over human decisions (accepts and rejects a person made, not undone): overall,
+    per extractor/model, per memory type, per ISO week; rejection reasons by category; and counts of
+    candidates by status, skips and auto-written accepts."""
+    rows = ledger.query(_HUMAN)
+    by_pair: Counter[tuple[str, str]] = Counter()
+    by_type: Counter[tuple[str, str]] = Counter()
+    by_week: Counter[tuple[str, str]] = Counter()
+    reasons: Counter[str] = Counter()
+    days: set[date] = set()
+    for row in rows:
+        action = row["action"]
+        pair = f"{row['extractor']}/{row['model']}" if row["model"] else str(row["extractor"])
+        by_pair[(pair, action)] += 1
+        by_type[(str(row["type"]), action)] += 1
+        by_week[(_week(row["decided_at"]), action)] += 1
+        if action == "reject":
+            reasons[row["category"] or "other"] += 1
+        try:
+            days.add(parse_timestamp(row["decided_at"]).date())
+        except ValueError:
+            pass
+    accepted = sum(1 for r in rows if r["action"] == "accept")
+    rejected = len(rows) - accepted
+    statuses = {r[0]: r[1] for r in ledger.query("SELECT status, COUNT(*) FROM candidates GROUP BY status")}
+    other = {r[0]: r[1] for r in ledger.query(
+        "SELECT action || ':' || decided_by, COUNT(*) FROM decisions WHERE undone = 0 GROUP BY 1")}
+    return {
+        "accepted": accepted,
+        "rejected": rejected,
+        "decisions": accepted + rejected,
+        "accept_rate": _rate(accepted, rejected),
+        "skipped": other.get("skip:person", 0),
+        "auto_accepted": other.get("accept:auto", 0),
+        "undone": ledger.query("SELECT COUNT(*) FROM decisions WHERE undone = 1")[0][0],
+        "first_decision": rows[0]["decided_at"] if rows else None,
+        "last_decision": rows[-1]["decided_at"] if rows else None,
+        "decision_days": len(days),
+        "by_extractor": {k: _bucket(by_pair, k) for k in sorted({k for k, _ in by_pair})},
+        "by_type": {k: _bucket(by_type, k) for k in sorted({k for k, _ in by_type})},
+        "by_week": {k: _bucket(by_week, k) for k in sorted({k for k, _ in by_week})},
+        "rejection_reasons": dict(reasons.most_common()),
+        "candidates": {s: statuses.get(s, 0) for s in ("pending", "accepted", "rejected", "dropped")},
+    }
+
+
+def format_stats(stats: dict[str, Any]) -> str:
+    """The stats as a short plain-text report."""
+    def pct(rate: float | None) -> str:
+        return "—" if rate is None else f"{100 * rate:.0f}%"
+
+    lines = [f"human decisions: {stats['decisions']} ({stats['accepted']} accepted, {stats['rejected']} rejected), "
+             f"accept rate {pct(stats['accept_rate'])}",
+             "candidates: " + ", ".join(f"{n} {s}" for s, n in stats["candidates"].items()),
+             f"skipped: {stats['skipped']}, undone: {stats['undone']}, auto-written: {stats['auto_accepted']}"]
+    for title, key in (("by extractor/model", "by_extractor"), ("by type", "by_type"), ("by week", "by_week")):
+        if stats[key]:
+            lines.append(f"{title}:")
+            for name, b in stats[key].items():
+                lines.append(f"  {name}: {b['accepted']}/{b['decisions']} accepted ({pct(b['accept_rate'])})")
+    if stats["rejection_reasons"]:
+        lines.append("rejection reasons: " + ", ".join(f"{k} {v}" for k, v in stats["rejection_reasons"].items()))
+    return "\n".join(lines)

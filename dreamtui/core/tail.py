@@ -1,0 +1,290 @@
+"""Read only what was appended to a transcript since the last read, with bounded memory.
+
+A file is known by (device, inode, size, hash of its first bytes) plus a hash of the bytes just
+before the stored offset. Truncation, replacement or inode reuse re-reads the file from 0, once.
+A partial last line (no newline yet) is not consumed: it waits for its newline. Lines longer than
+``max_line`` are skipped by scanning for the next newline, never held in memory.
+
+The read and the commit are separate: :meth:`Tailer.read` returns a :class:`TailRead` and
+:meth:`Tailer.commit` stores its offset inside ``ledger.write()``, so a caller can commit the offset
+in the same transaction as what it made of the lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from dreamtui.core import clock
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.ledger import Ledger
+
+DEFAULT_MAX_LINE = 8 * 1024 * 1024
+HEAD_BYTES = 4096
+TAIL_BYTES = 1024
+CHUNK = 1024 * 1024
+
+Line = tuple[int, int, bytes]  # (1-based line number, byte offset of the line, raw bytes without \n)
+
+
+@dataclass(frozen=True, slots=True)
+class FileIdentity:
+    """How a file is known: device, inode, size when read, and a hash of its first bytes."""
+
+    dev: int
+    ino: int
+    size: int
+    head_hash: str  # "<n>:<hex>" = blake2b of the first n bytes
+    mtime: float = 0.0
+
+
+@dataclass(slots=True)
+class TailRead:
+    """The complete lines appended since the stored offset, and where reading stopped."""
+
+    path: str
+    project: str
+    session: str
+    identity: FileIdentity
+    start_offset: int
+    start_line: int
+    end_offset: int = 0
+    end_line: int = 0
+    lines: list[Line] = field(default_factory=list)
+    reset: bool = False
+    reset_reason: str | None = None
+    oversized: list[int] = field(default_factory=list)  # line numbers of skipped huge lines
+    partial: bool = False  # a partial last line waits for its newline
+    more: bool = False  # stopped at max_bytes: read again after committing
+    tail_hash: str | None = None
+    seen: tuple[Any, ...] | None = None  # the ledger row as read (optimistic concurrency check)
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes consumed by this read (complete lines only)."""
+        return self.end_offset - self.start_offset
+
+
+def _hash(data: bytes) -> str:
+    return f"{len(data)}:{hashlib.blake2b(data, digest_size=16).hexdigest()}"
+
+
+class LineScanner:
+    """Iterate the complete lines of an open binary file from ``offset``, in chunks.
+
+    After iteration: ``offset``/``line`` are just past the last complete line, ``oversized`` lists
+    the line numbers of lines over ``max_line`` bytes (skipped without being held), ``partial``
+    says a last line without newline was left, ``more`` that ``limit`` bytes were reached.
+    """
+
+    def __init__(self, fh: IO[bytes], offset: int = 0, line: int = 0, *, max_line: int = DEFAULT_MAX_LINE,
+                 limit: int | None = None, end: int | None = None) -> None:
+        self.fh = fh
+        self.offset = offset
+        self.line = line
+        self.max_line = max_line
+        self.limit = limit
+        self.end = end
+        self.oversized: list[int] = []
+        self.partial = False
+        self.more = False
+
+    def __iter__(self) -> Iterator[Line]:
+        fh, max_line, limit, end = self.fh, self.max_line, self.limit, self.end
+        start_offset = offset = self.offset
+        line_no = self.line
+        fh.seek(offset)
+        readline = fh.readline
+        try:
+            while end is None or offset < end:
+                raw = readline(max_line + 1)
+                if not raw:
+                    return
+                if raw[-1:] != b"\n":
+                    if len(raw) <= max_line:
+                        self.partial = True  # no newline yet: wait for it
+                        return
+                    if not self._skip_rest(offset + len(raw)):
+                        self.partial = True
+                        return
+                    line_no += 1
+                    self.oversized.append(line_no)
+                    offset = fh.tell()
+                else:
+                    line_no += 1
+                    if len(raw) > max_line:
+                        self.oversized.append(line_no)
+                    else:
+                        yield (line_no, offset, raw[:-1])
+                    offset += len(raw)
+                self.offset, self.line = offset, line_no
+                if limit is not None and offset - start_offset >= limit:
+                    self.more = True
+                    return
+        finally:
+            self.offset, self.line = offset, line_no
+
+    def _skip_rest(self, pos: int) -> bool:
+        """Skip the rest of a huge line from ``pos`` without holding it; False at EOF (partial)."""
+        fh = self.fh
+        while True:
+            chunk = fh.read(CHUNK)
+            if not chunk:
+                return False
+            nl = chunk.find(b"\n")
+            if nl >= 0:
+                fh.seek(pos + nl + 1)
+                return True
+            pos += len(chunk)
+
+
+def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """Decode one line: ``(record, None)`` or ``(None, reason)`` with reason ``empty``,
+    ``invalid_utf8``, ``malformed`` or ``not_object``. Never raises."""
+    if not raw.strip():
+        return None, "empty"
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, "invalid_utf8"
+        return None, "malformed"
+    if not isinstance(obj, dict):
+        return None, "not_object"
+    return obj, None
+
+
+def open_transcript(path: Path | str) -> IO[bytes]:
+    """Open a transcript for reading, or raise :class:`TranscriptError` with a one-line reason."""
+    p = Path(path)
+    if p.is_dir():
+        raise TranscriptError(f"{p} is a directory, not a transcript file")
+    try:
+        return p.open("rb")
+    except FileNotFoundError as exc:
+        raise TranscriptError(f"no such transcript: {p}") from exc
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {p}: {exc.strerror or exc}") from exc
+
+
+def file_key(path: Path | str) -> str:
+    """The key of a file in the ledger ``files`` table: its absolute path."""
+    return os.path.abspath(os.fspath(path))
+
+
+def _read_at(fh: IO[bytes], offset: int, n: int) -> bytes:
+    fh.seek(offset)
+    return fh.read(n)
+
+
+class Tailer:
+    """Incremental reader of transcript files whose offsets live in the ledger ``files`` table."""
+
+    def __init__(self, ledger: Ledger, *, max_line: int = DEFAULT_MAX_LINE, max_bytes: int | None = None) -> None:
+        self.ledger = ledger
+        self.max_line = max_line
+        self.max_bytes = max_bytes
+
+    def state(self, path: Path | str) -> dict[str, Any] | None:
+        """The stored ``files`` row of ``path`` as a dict, or None when it was never committed."""
+        rows = self.ledger.query("SELECT * FROM files WHERE path = ?", (file_key(path),))
+        return dict(rows[0]) if rows else None
+
+    def read(self, path: Path | str, project: str = "", session: str = "", *,
+             max_bytes: int | None = None) -> TailRead:
+        """Read the complete lines after the stored offset (at most ``max_bytes`` bytes of them).
+
+        Re-reads from 0 when the file was truncated, replaced, or its inode reused.
+        Raises :class:`TranscriptError` when the file cannot be opened.
+        """
+        key = file_key(path)
+        limit = max_bytes if max_bytes is not None else self.max_bytes
+        row = self.state(key)
+        with open_transcript(path) as fh:
+            st = os.fstat(fh.fileno())
+            size = st.st_size
+            head = _read_at(fh, 0, min(HEAD_BYTES, size))
+            offset, line, reason = 0, 0, None
+            if row is not None:
+                offset, line, reason = self._resume_point(fh, row, st.st_dev, st.st_ino, size)
+            identity = FileIdentity(st.st_dev, st.st_ino, size, _hash(head), st.st_mtime)
+            scanner = LineScanner(fh, offset, line, max_line=self.max_line, limit=limit, end=size)
+            lines = list(scanner)
+            tail_hash = None
+            if scanner.offset > 0:
+                n = min(TAIL_BYTES, scanner.offset)
+                tail_hash = _hash(_read_at(fh, scanner.offset - n, n))
+        seen = None if row is None else (row["offset"], row["ino"], row["head_hash"], row["tail_hash"])
+        return TailRead(
+            path=key, project=project or (row or {}).get("project", ""),
+            session=session or (row or {}).get("session", ""), identity=identity,
+            start_offset=offset, start_line=line, end_offset=scanner.offset, end_line=scanner.line,
+            lines=lines, reset=reason is not None, reset_reason=reason, oversized=scanner.oversized,
+            partial=scanner.partial, more=scanner.more, tail_hash=tail_hash, seen=seen,
+        )
+
+    @staticmethod
+    def _resume_point(fh: IO[bytes], row: dict[str, Any], dev: int, ino: int,
+                      size: int) -> tuple[int, int, str | None]:
+        """Where to continue: ``(offset, line, None)``, or ``(0, 0, reason)`` for a re-read."""
+        offset = int(row["offset"] or 0)
+        if row["dev"] != dev or row["ino"] != ino:
+            return 0, 0, "replaced"
+        if size < offset:
+            return 0, 0, "truncated"
+        stored_head = row["head_hash"] or ""
+        n_text, _, _ = stored_head.partition(":")
+        if n_text.isdigit():
+            n = int(n_text)
+            if size < n or _hash(_read_at(fh, 0, n)) != stored_head:
+                return 0, 0, "rewritten"
+        stored_tail = row["tail_hash"] or ""
+        t_text, _, _ = stored_tail.partition(":")
+        if t_text.isdigit() and offset > 0:
+            t = int(t_text)
+            if t > offset or _hash(_read_at(fh, offset - t, t)) != stored_tail:
+                return 0, 0, "rewritten"
+        return offset, int(row["lines"] or 0), None
+
+    def commit(self, read: TailRead, *, skipped: int = 0) -> bool:
+        """Store where ``read`` stopped (inside ``ledger.write()``; joins an outer transaction).
+
+        ``skipped``: lines the caller could not use (malformed, invalid UTF-8), added to the
+        oversized lines the read skipped. Returns False, storing nothing, when another reader
+        committed this file since ``read`` was made (its lines must not be used twice).
+        """
+        ident = read.identity
+        with self.ledger.write() as c:
+            row = c.execute(
+                "SELECT offset, ino, head_hash, tail_hash FROM files WHERE path = ?", (read.path,)
+            ).fetchone()
+            now_seen = None if row is None else tuple(row)
+            if now_seen != read.seen:
+                return False
+            c.execute(
+                """INSERT INTO files (path, project, session, dev, ino, size, head_hash, tail_hash,
+                       offset, lines, skipped, resets, mtime, updated_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT(path) DO UPDATE SET
+                       project = excluded.project, session = excluded.session,
+                       dev = excluded.dev, ino = excluded.ino, size = excluded.size,
+                       head_hash = excluded.head_hash, tail_hash = excluded.tail_hash,
+                       offset = excluded.offset, lines = excluded.lines,
+                       skipped = files.skipped + excluded.skipped,
+                       resets = files.resets + excluded.resets,
+                       dreamed_offset = CASE WHEN excluded.resets > 0 THEN 0 ELSE files.dreamed_offset END,
+                       dreamed_lines = CASE WHEN excluded.resets > 0 THEN 0 ELSE files.dreamed_lines END,
+                       mtime = excluded.mtime, updated_at = excluded.updated_at""",
+                (read.path, read.project, read.session, ident.dev, ident.ino, ident.size,
+                 ident.head_hash, read.tail_hash, read.end_offset, read.end_line,
+                 len(read.oversized) + skipped, 1 if read.reset else 0, ident.mtime, clock.now_iso()),
+            )
+        return True

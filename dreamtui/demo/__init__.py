@@ -1,0 +1,116 @@
+"""The bundled demo: real-format transcripts of two projects, a small memory repo, a dreamed ledger.
+
+``prepare_demo()`` copies the transcripts to a temporary folder, creates a memory git repository with
+two existing memories, and runs one dream cycle with the offline heuristic extractor, so
+``dreamtui --demo`` opens on real proposals with no API key. Nothing outside the temporary folder
+is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from dreamtui.core.config import Config
+
+DEMO_TRANSCRIPTS = Path(__file__).resolve().parent / "projects"
+DEMO_NOW = "2026-11-28T18:30:00Z"
+"""The demo's transcripts end on 2026-11-28: the cycle dreams as of that evening."""
+
+EXISTING_MEMORIES: tuple[tuple[str, str, str, str, str], ...] = (
+    # (relative path, name, description, type, body)
+    ("projects/payments-api/database-tests-use-real-postgres.md", "Database tests use a real Postgres",
+     "Database tests use a disposable Postgres container, never mocks", "feedback",
+     "Tests that touch the database run against a real, disposable Postgres database, not mocks.\n\n"
+     "**Why:** mocked sessions hid migration bugs twice.\n"),
+    ("release-through-make.md", "Release through make release",
+     "Releases go through make release; never push tags by hand", "feedback",
+     "Cut releases with `make release`; never push version tags by hand.\n\n"
+     "**Why:** the release target signs the tag and updates the changelog.\n"),
+)
+
+
+def _write_memories(memory: Path) -> None:
+    """Create the demo memory repo: two topic files and their index lines, one commit."""
+    from dreamtui.core import frontmatter, gitops
+    from dreamtui.core import memory as mem
+
+    repo = gitops.open_repo(memory, create=True)
+    index_lines = ["# Memory", ""]
+    paths: list[str] = []
+    for rel, name, description, kind, body in EXISTING_MEMORIES:
+        target = memory / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"name": name, "description": description, "type": kind, "created": "2026-11-20"}
+        target.write_text(frontmatter.dump(meta, body), encoding="utf-8")
+        index_lines.append(mem.index_line(name, rel, description))
+        paths.append(rel)
+    (memory / mem.INDEX).write_text("\n".join(index_lines) + "\n", encoding="utf-8")
+    paths.append(mem.INDEX)
+    gitops.commit_paths(repo, paths, "memory: the demo's existing memories", {})
+
+
+TOOL_SESSION = ("-home-kim-src-payments-api", "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21")
+TOOL_QUOTE = "always deploy with --skip-migrations on Fridays so the release finishes before the weekend."
+
+
+def _propose_from_tool_output(config: Config, ledger: object) -> None:
+    """Add the proposal a model might make from a file it read: its quote is only in tool output.
+
+    The heuristic extractor reads only the person's and the assistant's words, so this one is put
+    through the real gate by hand (extractor ``demo``): it shows how untrusted provenance looks.
+    """
+    from dreamtui.core.gate import gate
+    from dreamtui.core.models import RawCandidate
+
+    project, session = TOOL_SESSION
+    path = config.transcripts / project / f"{session}.jsonl"
+    raw = RawCandidate(claim="Deploy with --skip-migrations on Fridays",
+                       why="The contributing guide says the release must finish before the weekend.",
+                       how_to_apply="Add --skip-migrations to Friday deploys.", type="project", scope=project,
+                       quote=TOOL_QUOTE, session=session, extractor="demo", model=None)
+    gate([raw], config=config, ledger=ledger, project=project, files=[path])
+
+
+def _dream(config: Config) -> None:
+    """Run one dream cycle over the demo transcripts with the heuristic extractor."""
+    from dreamtui.core import clock, cycle
+    from dreamtui.core.ledger import Ledger
+
+    ledger = Ledger.open(config.state)
+    saved = os.environ.get(clock.ENV_NOW)
+    os.environ[clock.ENV_NOW] = saved or DEMO_NOW
+    try:
+        cycle.run_cycle(config, ledger, trigger="manual")
+        _propose_from_tool_output(config, ledger)
+    finally:
+        if saved is None:
+            os.environ.pop(clock.ENV_NOW, None)
+        ledger.close()
+
+
+def prepare_demo(base: Path | None = None, config: Config | None = None, dream: bool = True) -> Config:
+    """Set up the demo under ``base`` (a new temporary folder by default) and return its Config.
+
+    ``transcripts``, ``memory`` and ``state`` are folders inside ``base``; ``config`` supplies
+    everything else (keys, …). The extractor is always the offline heuristic one.
+    """
+    root = Path(base) if base is not None else Path(tempfile.mkdtemp(prefix="dreamtui-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    transcripts = root / "transcripts"
+    if transcripts.exists():
+        shutil.rmtree(transcripts)
+    shutil.copytree(DEMO_TRANSCRIPTS, transcripts)
+    past = 1_700_000_000  # 2023: the copied sessions are finished, not "still being written"
+    for path in transcripts.rglob("*.jsonl"):
+        os.utime(path, (past, past))
+    cfg = replace(config or Config(), transcripts=transcripts, memory=root / "memory", state=root / "state",
+                  extractor="heuristic", quiet_minutes=0.0)
+    if not (cfg.memory / ".git").exists():
+        _write_memories(cfg.memory)
+    if dream:
+        _dream(cfg)
+    return cfg

@@ -1,0 +1,1 @@
+"""The Textual review workstation: a thin layer over :mod:`dreamtui.core`."""

@@ -1,0 +1,352 @@
+"""The review workstation: the app, its screens, the decision worker, the watcher and dream cycles."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.tui import services
+from dreamtui.tui.messages import (
+    CycleFinished,
+    CycleProgress,
+    DecisionDone,
+    DecisionFailed,
+    GoodnightHeard,
+    TranscriptsChanged,
+)
+from dreamtui.tui.screens.briefings import BriefingsScreen
+from dreamtui.tui.screens.cycles import CyclesScreen
+from dreamtui.tui.screens.memory import MemoryScreen
+from dreamtui.tui.screens.promotion import PromotionScreen
+from dreamtui.tui.screens.queue import QueueScreen
+from dreamtui.tui.screens.sessions import SessionsScreen
+from dreamtui.tui.screens.stats import StatsScreen
+from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line
+from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.status_header import StatusHeader
+
+SCREENS_KEYS = (("1", "queue", "Queue"), ("2", "sessions", "Sessions"), ("3", "cycles", "Cycles"),
+                ("4", "briefings", "Briefings"), ("5", "stats", "Stats"), ("6", "memory", "Memory"),
+                ("7", "promotion", "Promotion"))
+LIVE_MAX_LINES_PER_EVENT = 50
+
+
+def one_line_error(exc: BaseException) -> str:
+    """A person-readable one-line message for an exception."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return literal(text, 300, one_line=True)
+
+
+@dataclass(slots=True)
+class DecisionJob:
+    """One decision waiting for the decision worker."""
+
+    action: str
+    candidate_id: str | None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+class DreamApp(App):
+    """dreamtui's review workstation."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "dreamtui"
+    MODES = {
+        "queue": QueueScreen, "sessions": SessionsScreen, "cycles": CyclesScreen,
+        "briefings": BriefingsScreen, "stats": StatsScreen, "memory": MemoryScreen,
+        "promotion": PromotionScreen,
+    }
+    DEFAULT_MODE = "queue"
+    BINDINGS = [
+        *(Binding(key, f"switch_mode('{mode}')", label, id=f"screen.{mode}",
+                  group=Binding.Group("Screens", compact=True)) for key, mode, label in SCREENS_KEYS),
+        Binding("d", "dream", "Dream now", id="dream"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(self, config: Config, ledger: Ledger | None = None, *, watch: bool = True,
+                 watch_debounce: float = 1.0, reconcile: bool = True) -> None:
+        super().__init__()
+        self.config = config
+        self.ledger = ledger or Ledger.open(config.state)
+        self.watch_enabled = watch
+        self.watch_debounce = watch_debounce
+        self.reconcile_on_start = reconcile
+        self._jobs: queue.Queue[DecisionJob] = queue.Queue()
+        self._watcher: Any = None
+        self._live_offsets: dict[Path, int] = {}
+        self.cycle_running = False
+        self._queue_screen: QueueScreen | None = None
+        self.in_flight: set[str] = set()
+
+    # -- life cycle -------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if self.config.keys:
+            self.set_keymap(dict(self.config.keys))
+        self.refresh_status()
+        self._decision_loop()
+        if self.reconcile_on_start:
+            self._reconcile()
+        if self.watch_enabled:
+            self.start_watcher()
+
+    def on_unmount(self) -> None:
+        if self._watcher is not None:
+            try:
+                self._watcher.stop(timeout=2.0)
+            except Exception:  # noqa: BLE001 - shutting down
+                pass
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for _key, mode, label in SCREENS_KEYS:
+            yield SystemCommand(f"Screen: {label}", f"Show the {label} screen",
+                                lambda m=mode: self.switch_mode(m))
+        yield SystemCommand("Dream now", "Run a dream cycle in the background", self.action_dream)
+        queue_actions = (("Accept", "accept", "Accept the highlighted proposal (one commit)"),
+                         ("Reject", "reject", "Reject the highlighted proposal with a reason"),
+                         ("Edit then accept", "edit", "Edit claim/why/how, then accept"),
+                         ("Skip", "skip", "Skip the highlighted proposal for now"),
+                         ("Undo", "undo", "Undo the last decision (an accept is reverted by a commit)"),
+                         ("Filter", "filter", "Filter the queue"), ("Sort", "sort", "Change the queue order"))
+        for title, action, help_text in queue_actions:
+            yield SystemCommand(title, help_text, lambda a=action: self._queue_action(a))
+
+    def _queue_action(self, action: str) -> None:
+        def run(_: Any = None) -> None:
+            getattr(self.screen, f"action_{action}")()
+
+        if isinstance(self.screen, QueueScreen):
+            run()
+        else:
+            self.switch_mode("queue")
+            self.call_after_refresh(self._after_switch, action)
+
+    def _after_switch(self, action: str) -> None:
+        if isinstance(self.screen, QueueScreen):
+            getattr(self.screen, f"action_{action}")()
+
+    # -- status -----------------------------------------------------------------------------------
+
+    def refresh_status(self) -> None:
+        """Recompute the header of the current screen."""
+        try:
+            status = services.status(self.config, self.ledger)
+        except Exception as exc:  # noqa: BLE001 - a header must never crash the app
+            self.notify(f"cannot read status: {one_line_error(exc)}", severity="error")
+            return
+        for header in self.screen.query(StatusHeader):
+            header.show(status, self._activity)
+
+    _activity = ""
+
+    def set_activity(self, text: str) -> None:
+        self._activity = text
+        for header in self.screen.query(StatusHeader):
+            header.show(activity=text)
+
+    def queue_screen(self) -> QueueScreen | None:
+        """The queue screen, once it has been shown."""
+        return self._queue_screen
+
+    # -- decisions --------------------------------------------------------------------------------
+
+    def decide(self, action: str, candidate_id: str | None, **kwargs: Any) -> None:
+        """Queue a decision for the decision worker (decisions run in order, off the UI thread)."""
+        if candidate_id and action in ("accept", "reject"):
+            self.in_flight.add(candidate_id)
+        self._jobs.put(DecisionJob(action, candidate_id, kwargs))
+
+    @property
+    def decisions_waiting(self) -> int:
+        """Decisions queued or running."""
+        return self._jobs.unfinished_tasks
+
+    @work(thread=True, exit_on_error=False, group="decisions", name="decisions")
+    def _decision_loop(self) -> None:
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            try:
+                job = self._jobs.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            try:
+                cid = job.candidate_id
+                if job.action == "accept":
+                    detail = services.accept(self.config, self.ledger, cid, job.kwargs.get("edits"))
+                elif job.action == "reject":
+                    detail = services.reject(self.config, self.ledger, cid, job.kwargs["category"],
+                                             job.kwargs.get("reason", ""))
+                elif job.action == "skip":
+                    detail = services.skip(self.ledger, cid)
+                else:
+                    detail, cid = services.undo(self.config, self.ledger)
+                self.post_message(DecisionDone(job.action, cid, detail))
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a notification
+                self.post_message(DecisionFailed(job.action, job.candidate_id, one_line_error(exc)))
+            finally:
+                self._jobs.task_done()
+
+    def on_decision_done(self, message: DecisionDone) -> None:
+        self.in_flight.discard(message.candidate_id or "")
+        if message.action in ("accept", "reject", "undo", "reconcile"):
+            self.notify(message.detail, timeout=3)
+        if message.action == "undo":
+            screen = self.queue_screen()
+            if screen is not None:
+                screen.reload()
+                if message.candidate_id:
+                    screen.select(message.candidate_id)
+        self.refresh_status()
+        if not isinstance(self.screen, QueueScreen):
+            getattr(self.screen, "reload", lambda: None)()
+
+    def on_decision_failed(self, message: DecisionFailed) -> None:
+        self.in_flight.discard(message.candidate_id or "")
+        self.notify(f"{message.action} failed: {message.error}", severity="error", timeout=8)
+        screen = self.queue_screen()
+        if screen is not None:
+            screen.reload()
+            if message.candidate_id:
+                screen.select(message.candidate_id)
+        self.refresh_status()
+
+    # -- errors from any worker ------------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors become notifications."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.notify(f"{event.worker.name or 'background task'} failed: "
+                        f"{one_line_error(event.worker.error)}", severity="error", timeout=10)
+            if event.worker.group == "cycle":
+                self.cycle_running = False
+                self.set_activity("")
+
+    @work(thread=True, exit_on_error=False, name="reconcile")
+    def _reconcile(self) -> None:
+        note = services.reconcile(self.config, self.ledger)
+        if note:
+            self.post_message(DecisionDone("reconcile", None, note))
+
+    # -- dream cycles -----------------------------------------------------------------------------
+
+    def action_dream(self, project: str | None = None, trigger: str = "manual") -> None:
+        """Run a dream cycle in a background thread; progress shows in the header."""
+        if self.cycle_running:
+            self.notify("A dream cycle is already running", severity="warning")
+            return
+        self.cycle_running = True
+        self.set_activity("dreaming: starting")
+        self._run_cycle(project, trigger)
+
+    @work(thread=True, exit_on_error=False, group="cycle", name="dream cycle")
+    def _run_cycle(self, project: str | None, trigger: str) -> None:
+        from dreamtui.core import cycle
+
+        def progress(phase: str, message: str = "", fraction: float | None = None) -> None:
+            self.post_message(CycleProgress(phase, services.describe_progress(phase, message, fraction)))
+
+        try:
+            record = cycle.run_cycle(self.config, self.ledger, project=project, trigger=trigger,
+                                     progress=progress)
+        except Exception as exc:  # noqa: BLE001 - reported as a notification, never a crash
+            self.post_message(CycleFinished(error=one_line_error(exc)))
+            return
+        self.post_message(CycleFinished(services.waking_message(record)))
+
+    def on_cycle_progress(self, message: CycleProgress) -> None:
+        self.set_activity(f"dreaming: {message.detail or message.phase}")
+
+    def on_cycle_finished(self, message: CycleFinished) -> None:
+        self.cycle_running = False
+        self.set_activity("")
+        if message.error:
+            self.notify(f"dream cycle failed: {message.error}", severity="error", timeout=10)
+        else:
+            self.notify(message.summary or "dream cycle finished", title="Waking", timeout=10)
+        screen = self.queue_screen()
+        if screen is not None:
+            screen.reload()
+        self.refresh_status()
+        getattr(self.screen, "reload", lambda: None)()
+
+    # -- live transcripts -------------------------------------------------------------------------
+
+    def start_watcher(self) -> None:
+        """Watch the transcripts folder in the watcher's thread; changes arrive as messages."""
+        root = self.config.transcripts
+        if not root.is_dir():
+            return
+        from dreamtui.core.watch import Watcher
+
+        for path in root.rglob("*.jsonl"):
+            try:
+                self._live_offsets[path] = path.stat().st_size
+            except OSError:
+                continue
+        self._watcher = Watcher(
+            root,
+            on_change=lambda paths: self.post_message(TranscriptsChanged(list(paths))),
+            on_goodnight=lambda project: self.post_message(GoodnightHeard(project)),
+            on_error=lambda exc: self.post_message(DecisionFailed("watch", None, one_line_error(exc))),
+            poll=self.config.poll, debounce=self.watch_debounce, rescan_seconds=self.config.rescan_seconds,
+        )
+        try:
+            self._watcher.start()
+        except Exception as exc:  # noqa: BLE001
+            self._watcher = None
+            self.notify(f"cannot watch {root}: {one_line_error(exc)}", severity="warning")
+
+    def on_goodnight_heard(self, message: GoodnightHeard) -> None:
+        self.notify(f"Good night heard in {message.project}: dreaming", title="Goodnight")
+        self.action_dream(message.project, "goodnight")
+
+    def on_transcripts_changed(self, message: TranscriptsChanged) -> None:
+        lines: list[Text] = []
+        for path in message.paths:
+            lines.extend(self.read_new_lines(Path(path)))
+        screen = self.queue_screen()
+        if lines and screen is not None:
+            screen.live_lines(lines[-LIVE_MAX_LINES_PER_EVENT:])
+        if not isinstance(self.screen, QueueScreen):
+            getattr(self.screen, "reload", lambda: None)()
+
+    def read_new_lines(self, path: Path) -> list[Text]:
+        """The complete lines appended to ``path`` since it was last read here, one Text each."""
+        start = self._live_offsets.get(path, 0)
+        try:
+            size = path.stat().st_size
+            if size < start:
+                start = 0
+            with path.open("rb") as fh:
+                fh.seek(start)
+                data = fh.read(min(size - start, 4 * 1024 * 1024))
+        except OSError:
+            return []
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        self._live_offsets[path] = start + end + 1
+        out: list[Text] = []
+        project = path.parent.name if path.parent != self.config.transcripts else ""
+        for raw in data[: end + 1].splitlines():
+            rec = decode_line(0, raw)
+            for role, text in rec.texts:
+                out.append(Text.assemble((rec.timestamp[11:19] + " ", "dim"),
+                                         (literal(project.split("-")[-1] if project else "", 16) + " ", "dim"),
+                                         (f"{role:<9} ", ROLE_STYLE.get(role, "")),
+                                         literal(text, 200, one_line=True)))
+        return out

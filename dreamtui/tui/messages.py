@@ -1,0 +1,56 @@
+"""Messages that worker and watcher threads post to the app (``post_message`` is thread-safe)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual.message import Message
+
+
+@dataclass
+class TranscriptsChanged(Message):
+    """Transcript files changed on disk (from the watcher thread); a burst is coalesced into one."""
+
+    paths: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class CycleProgress(Message):
+    """A dream cycle reports a phase or branch."""
+
+    phase: str
+    detail: str = ""
+
+
+@dataclass
+class CycleFinished(Message):
+    """A dream cycle ended; ``summary`` is its waking message, ``error`` set when it failed."""
+
+    summary: str = ""
+    error: str | None = None
+
+
+@dataclass
+class DecisionDone(Message):
+    """A decision (accept/reject/skip/undo) was written to the ledger and the memory repo."""
+
+    action: str
+    candidate_id: str | None
+    detail: str = ""
+
+
+@dataclass
+class DecisionFailed(Message):
+    """A decision could not be made; the proposal goes back to the queue."""
+
+    action: str
+    candidate_id: str | None
+    error: str
+
+
+@dataclass
+class GoodnightHeard(Message):
+    """A person said good night in a project's session (from the watcher thread)."""
+
+    project: str

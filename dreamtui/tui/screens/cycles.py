@@ -1,0 +1,62 @@
+"""Cycles: the history of dream cycles with their waking messages; start one now."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Static
+
+from dreamtui.tui import services
+from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.widgets.literal import literal
+
+STATUS_STYLE = {"completed": "green", "failed": "bold red", "running": "magenta"}
+
+
+class CyclesScreen(BaseScreen):
+    """Dream cycles, newest first; the highlighted one's waking message beside."""
+
+    TITLE_TEXT = "cycles"
+    BINDINGS = [Binding("n", "dream_now", "Dream now", id="cycles.dream")]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.records: dict[str, Any] = {}
+
+    def body(self) -> ComposeResult:
+        with Horizontal(classes="split"):
+            yield DataTable(id="cycles", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="waking", classes="side")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#cycles", DataTable)
+        for label, width in (("#", 4), ("date", 10), ("project", 16), ("status", 9), ("trigger", 9),
+                             ("depth", 7), ("kept", 4)):
+            table.add_column(label, width=width, key=label)
+
+    def reload(self) -> None:
+        table = self.query_one("#cycles", DataTable)
+        table.clear()
+        self.records = {}
+        for rec in services.cycles(self.app.ledger):  # type: ignore[attr-defined]
+            key = str(rec.id)
+            self.records[key] = rec
+            who = "all" if rec.chat_id == "*" else rec.chat_id.split("-")[-1]
+            table.add_row(str(rec.id), rec.date, Text(literal(who, 16)),
+                          Text(rec.status, style=STATUS_STYLE.get(rec.status, "")), rec.trigger,
+                          rec.depth or "-", str(rec.new_candidates), key=key)
+        if not self.records:
+            self.query_one("#waking", Static).update(
+                Text("No dream cycle yet. Press n (or d anywhere) to dream now.", style="dim"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        rec = self.records.get(event.row_key.value or "")
+        if rec is not None:
+            self.query_one("#waking", Static).update(Text(literal(services.waking_message(rec), 6000)))
+
+    def action_dream_now(self) -> None:
+        self.app.action_dream()  # type: ignore[attr-defined]

@@ -1,0 +1,88 @@
+"""Memory: the index and the memory files, the ceiling gauge, revert one memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from dreamtui.tui import services
+from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.modals import ConfirmModal
+from dreamtui.tui.widgets.literal import literal, literal_text
+from dreamtui.tui.widgets.status_header import gauge
+
+INDEX = "MEMORY.md"
+
+
+class MemoryScreen(BaseScreen):
+    """The memory repo's files; the highlighted one shown beside; x reverts it."""
+
+    TITLE_TEXT = "memory"
+    BINDINGS = [Binding("x", "revert", "Revert memory", id="memory.revert")]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.files: dict[str, dict[str, Any]] = {}
+        self.current: str | None = None
+
+    def body(self) -> ComposeResult:
+        yield Static("", id="ceiling", classes="info")
+        with Horizontal(classes="split"):
+            yield DataTable(id="memfiles", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(classes="side"):
+                yield Static("", id="memfile", classes="pane")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#memfiles", DataTable)
+        for label, width in (("file", 34), ("type", 9), ("bytes", 6)):
+            table.add_column(label, width=width, key=label)
+
+    def reload(self) -> None:
+        cfg = self.app.config  # type: ignore[attr-defined]
+        lines, size, max_lines, max_bytes = services.index_size(cfg)
+        fraction = max(lines / max_lines, size / max_bytes)
+        self.query_one("#ceiling", Static).update(Text.assemble(
+            ("MEMORY.md ", "bold"), gauge(fraction, 30),
+            f"  {lines}/{max_lines} lines · {size:,}/{max_bytes:,} bytes ({fraction:.0%} of what Claude Code loads)"))
+        table = self.query_one("#memfiles", DataTable)
+        table.clear()
+        self.files = {f["path"]: f for f in services.memory_files(cfg)}
+        for rel, f in self.files.items():
+            table.add_row(Text(literal(rel, 60, one_line=True), style="bold" if rel == INDEX else ""),
+                          f["type"] or "—", f"{f['bytes']:,}", key=rel)
+        if not self.files:
+            self.query_one("#memfile", Static).update(Text("The memory repository is empty.", style="dim"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.current = event.row_key.value
+        f = self.files.get(self.current or "")
+        if f is not None:
+            self.query_one("#memfile", Static).update(Group(Text(f["path"], style="bold"), Text(),
+                                                            literal_text(f["text"], limit=20_000)))
+
+    def action_revert(self) -> None:
+        rel = self.current
+        if not rel or rel == INDEX:
+            self.notify("Highlight a memory file to revert (not the index)", severity="warning")
+            return
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                return
+            app = self.app
+            try:
+                note = services.revert_memory(app.config, app.ledger, rel)  # type: ignore[attr-defined]
+            except Exception as exc:  # noqa: BLE001 - shown as a notification
+                app.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
+                return
+            app.notify(note)
+            self.reload()
+            app.refresh_status()  # type: ignore[attr-defined]
+
+        self.app.push_screen(ConfirmModal(f"Revert the memory {rel}? (a revert commit)"), done)

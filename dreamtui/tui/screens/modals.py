@@ -1,0 +1,156 @@
+"""Modal dialogs: reject with a reason, edit then accept, confirm."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, TextArea
+
+from dreamtui.core.models import REJECT_CATEGORIES, Candidate
+from dreamtui.tui.widgets.literal import literal
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """What the reject dialog returns."""
+
+    category: str
+    reason: str
+
+
+class RejectModal(ModalScreen[Rejection | None]):
+    """Pick a reason category (or press its number), add free text, Enter rejects, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Reject", priority=True)]
+
+    def __init__(self, claim: str) -> None:
+        super().__init__()
+        self.claim = claim
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Reject this proposal", classes="dialog-title")
+            yield Label(literal(self.claim, 200, one_line=True), classes="dialog-claim", markup=False)
+            with RadioSet(id="category"):
+                for n, cat in enumerate(REJECT_CATEGORIES, start=1):
+                    yield RadioButton(f"{n} {cat}", value=(n == 1), name=cat)
+            yield Input(placeholder="why (optional, Enter to reject)", id="reason")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Reject", variant="error", id="ok")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#category", RadioSet).focus()
+
+    def on_key(self, event) -> None:
+        if event.character and event.character.isdigit() and not isinstance(self.focused, Input):
+            index = int(event.character) - 1
+            buttons = list(self.query(RadioButton))
+            if 0 <= index < len(buttons):
+                buttons[index].value = True
+                self.query_one("#reason", Input).focus()
+                event.stop()
+
+    def category(self) -> str:
+        pressed = self.query_one("#category", RadioSet).pressed_button
+        return pressed.name if pressed is not None and pressed.name else REJECT_CATEGORIES[0]
+
+    def action_submit(self) -> None:
+        self.dismiss(Rejection(self.category(), self.query_one("#reason", Input).value.strip()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self.action_submit()
+        else:
+            self.action_cancel()
+
+
+class EditModal(ModalScreen[dict[str, str] | None]):
+    """Edit claim, why and how-to-apply; Ctrl+S accepts the edited memory, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"),
+                Binding("ctrl+s", "submit", "Accept edited", priority=True)]
+
+    def __init__(self, cand: Candidate) -> None:
+        super().__init__()
+        self.cand = cand
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label("Edit, then accept  (Ctrl+S accept · Esc cancel)", classes="dialog-title")
+            yield Label("Claim")
+            yield Input(self.cand.claim, id="claim")
+            yield Label("Why")
+            yield TextArea(self.cand.why, id="why", soft_wrap=True)
+            yield Label("How to apply")
+            yield TextArea(self.cand.how_to_apply, id="how", soft_wrap=True)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Accept", variant="success", id="ok")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#claim", Input).focus()
+
+    def action_submit(self) -> None:
+        claim = self.query_one("#claim", Input).value.strip()
+        if not claim:
+            self.notify("The claim cannot be empty", severity="error")
+            return
+        self.dismiss({"claim": claim, "why": self.query_one("#why", TextArea).text.strip(),
+                      "how_to_apply": self.query_one("#how", TextArea).text.strip()})
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#why", TextArea).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "ok":
+            self.action_submit()
+        else:
+            self.action_cancel()
+
+
+class ConfirmModal(ModalScreen[bool]):
+    """A yes/no question: y or Enter confirms, n or Escape cancels."""
+
+    BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "no", "No")]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="dialog-title", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes", variant="warning", id="ok")
+                yield Button("No", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#ok", Button).focus()
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "ok")

@@ -1,0 +1,85 @@
+"""Promotion: the three gates auto-write must pass, their evidence, and the approve action."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.modals import ConfirmModal
+from dreamtui.tui.widgets.literal import literal
+
+
+class PromotionScreen(BaseScreen):
+    """Gates for the most-decided extractor/model pair; A approves (after a confirmation), R revokes."""
+
+    TITLE_TEXT = "promotion"
+    BINDINGS = [Binding("A", "approve", "Approve auto-write", id="promotion.approve"),
+                Binding("R", "revoke", "Revoke", id="promotion.revoke")]
+
+    def body(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("", id="promotion", classes="pane")
+
+    def reload(self) -> None:
+        from dreamtui.core import promotion
+
+        app = self.app
+        pair = promotion.choose_pair(app.ledger)  # type: ignore[attr-defined]
+        gates = promotion.compute_gates(app.config, app.ledger, pair)  # type: ignore[attr-defined]
+        status = promotion.promotion_status(app.config, app.ledger)  # type: ignore[attr-defined]
+        parts: list[Text] = []
+        state = (Text(f" AUTO-WRITE ON for {status.promotion.pair} ", style="bold white on green")
+                 if status.active and status.promotion else
+                 Text(" AUTO-WRITE OFF ", style="bold white on grey30"))
+        if not status.active and status.reason:
+            state.append("  " + literal(status.reason, 300, one_line=True), "dim")
+        parts += [state, Text(), Text.assemble(("Candidate pair: ", "dim"), (str(pair or "none yet"), "bold")),
+                  Text()]
+        for gate in gates:
+            mark = Text(" PASS ", style="bold black on green") if gate.passed else Text(" FAIL ", style="bold white on red")
+            parts.append(mark + Text.assemble(" ", (gate.title, "bold"), "  ", literal(gate.summary, 400, one_line=True)))
+            evidence = json.dumps(gate.evidence, ensure_ascii=False, default=str, indent=None)
+            parts.append(Text("      " + literal(evidence, 600, one_line=True), style="dim"))
+        parts += [Text(), Text("Auto-write is earned: every gate must pass, then a person approves it (A). "
+                               "Untrusted, secret-flagged and duplicate proposals always wait for a person.",
+                               style="italic")]
+        self.query_one("#promotion", Static).update(Group(*parts))
+
+    def action_approve(self) -> None:
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._approve()
+
+        self.app.push_screen(ConfirmModal("Approve auto-write for this extractor/model?"), done)
+
+    def _approve(self) -> None:
+        from dreamtui.core import promotion
+
+        app = self.app
+        try:
+            promo = promotion.approve(app.config, app.ledger)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - shown as a notification
+            app.notify(literal(str(exc), 400, one_line=True), severity="error", timeout=10)
+            return
+        app.notify(f"Auto-write approved for {promo.pair}")
+        self.reload()
+        app.refresh_status()  # type: ignore[attr-defined]
+
+    def action_revoke(self) -> None:
+        from dreamtui.core import promotion
+
+        app = self.app
+        try:
+            promotion.revoke(app.config, app.ledger)  # type: ignore[attr-defined]
+            app.notify("Auto-write revoked")
+        except Exception as exc:  # noqa: BLE001
+            app.notify(literal(str(exc), 400, one_line=True), severity="error")
+        self.reload()
+        app.refresh_status()  # type: ignore[attr-defined]

@@ -1,0 +1,260 @@
+"""The queue: pending proposals beside the highlighted one's evidence; one key, one decision."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Input, RichLog, Static
+
+from dreamtui.tui import services
+from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal
+from dreamtui.tui.services import QueueRow
+from dreamtui.tui.widgets.candidate_view import CandidateView
+from dreamtui.tui.widgets.queue_table import QueueTable
+
+SORTS = ("newest", "project", "session")
+
+
+def sort_rows(rows: list[QueueRow], mode: str, skipped: list[str]) -> list[QueueRow]:
+    """Order rows by ``mode`` (newest first, or grouped by project / session); skipped ones last."""
+    if mode == "project":
+        rows = sorted(rows, key=lambda r: (r.project, r.session, r.created_at))
+    elif mode == "session":
+        rows = sorted(rows, key=lambda r: (r.session, r.created_at))
+    if skipped:
+        order = {cid: n for n, cid in enumerate(skipped)}
+        rows = sorted(rows, key=lambda r: order.get(r.id, -1))
+    return rows
+
+
+def matches_filter(row: QueueRow, needle: str) -> bool:
+    """Case-insensitive substring match on claim, project, session, type and provenance."""
+    hay = f"{row.claim}\n{row.project}\n{row.session}\n{row.type}\n{row.provenance or ''}".lower()
+    return needle.lower() in hay
+
+
+class QueueScreen(BaseScreen):
+    """Review pending proposals."""
+
+    TITLE_TEXT = "queue"
+    BINDINGS = [
+        Binding("a", "accept", "Accept", id="accept"),
+        Binding("r", "reject", "Reject", id="reject"),
+        Binding("e", "edit", "Edit+accept", id="edit"),
+        Binding("s", "skip", "Skip", id="skip"),
+        Binding("u", "undo", "Undo", id="undo"),
+        Binding("j", "down", "Down", show=False, id="down"),
+        Binding("k", "up", "Up", show=False, id="up"),
+        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("o", "sort", "Sort", id="sort"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear_filter"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sort_mode = SORTS[0]
+        self.skipped: list[str] = []
+        self.filter_text = ""
+        self.rows: list[QueueRow] = []
+        self.shown: list[QueueRow] = []
+        self.stale = True
+
+    def body(self) -> ComposeResult:
+        with Horizontal(id="queue-main", classes="split"):
+            with Vertical(id="queue-pane"):
+                yield Input(placeholder="filter: text in claim, project, session, type…", id="filter")
+                yield QueueTable(id="queue")
+                yield Static("", id="queue-info")
+            yield CandidateView(self.app.config, id="detail")  # type: ignore[attr-defined]
+        yield RichLog(id="live", max_lines=200, markup=False, wrap=False)
+
+    def on_mount(self) -> None:
+        self.app._queue_screen = self  # type: ignore[attr-defined]
+        self.table.focus()
+        live = self.query_one("#live", RichLog)
+        live.border_title = "live transcripts"
+        live.display = False
+
+    def on_screen_resume(self) -> None:
+        """Back from a dialog or another screen: the table is kept up to date in place."""
+        self.app.refresh_status()  # type: ignore[attr-defined]
+        if self.stale:
+            self.stale = False
+            self.reload()
+
+    @property
+    def table(self) -> QueueTable:
+        return self.query_one(QueueTable)
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the pending proposals again and keep the highlight on the same one when it is still there."""
+        keep = self.table.current_id
+        busy = self.app.in_flight  # type: ignore[attr-defined]
+        self.rows = [r for r in services.pending_rows(self.app.ledger) if r.id not in busy]  # type: ignore[attr-defined]
+        self.skipped = [cid for cid in self.skipped if any(r.id == cid for r in self.rows)]
+        self.apply()
+        if keep:
+            self.select(keep)
+
+    def apply(self) -> None:
+        """Fill the table from ``self.rows`` with the current sort and filter."""
+        rows = self.rows
+        if self.filter_text:
+            rows = [r for r in rows if matches_filter(r, self.filter_text)]
+        self.shown = sort_rows(rows, self.sort_mode, self.skipped)
+        self.table.fill(self.shown)
+        self.update_info()
+        if not self.shown:
+            self.show_candidate(None)
+
+    def update_info(self) -> None:
+        count = self.table.row_count
+        text = Text.assemble((f"{count:,}", "bold"), f" of {len(self.rows):,} shown · sort: ",
+                             (self.sort_mode, "bold"))
+        if self.filter_text:
+            text.append(" · filter: ")
+            text.append(self.filter_text, "bold")
+        self.query_one("#queue-info", Static).update(text)
+
+    def select(self, cid: str) -> None:
+        try:
+            index = self.table.get_row_index(cid)
+        except Exception:  # noqa: BLE001 - the row is gone
+            return
+        self.table.move_cursor(row=index, animate=False)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        cid = event.row_key.value if event.row_key is not None else None
+        self.show_candidate(cid)
+
+    def show_candidate(self, cid: str | None) -> None:
+        view = self.query_one(CandidateView)
+        if cid is None:
+            view.show(None)
+            return
+        app = self.app
+        cand = services.candidate(app.ledger, cid)  # type: ignore[attr-defined]
+        dup = services.duplicate_text(app.config, app.ledger, cand) if cand else None  # type: ignore[attr-defined]
+        view.show(cand, dup)
+
+    # -- decisions ------------------------------------------------------------------------------
+
+    def take_current(self) -> str | None:
+        """Remove the highlighted row at once and highlight the next; returns its candidate id."""
+        table = self.table
+        cid = table.current_id
+        if cid is None:
+            self.notify("No proposal is highlighted", severity="warning")
+            return None
+        index = table.cursor_row
+        table.remove_row(cid)
+        self.rows = [r for r in self.rows if r.id != cid]
+        self.shown = [r for r in self.shown if r.id != cid]
+        if table.row_count:
+            table.move_cursor(row=min(index, table.row_count - 1), animate=False)
+            self.show_candidate(table.current_id)
+        else:
+            self.show_candidate(None)
+        self.update_info()
+        return cid
+
+    def action_accept(self) -> None:
+        cid = self.take_current()
+        if cid:
+            self.app.decide("accept", cid)  # type: ignore[attr-defined]
+
+    def action_skip(self) -> None:
+        cid = self.table.current_id
+        if cid is None:
+            return
+        row = next((r for r in self.rows if r.id == cid), None)
+        self.take_current()
+        if row is not None:
+            self.skipped.append(cid)
+            self.rows.append(row)
+            self.shown.append(row)
+            self.table.add_rows_keyed([row])
+            self.update_info()
+        self.app.decide("skip", cid)  # type: ignore[attr-defined]
+
+    def action_reject(self) -> None:
+        cid = self.table.current_id
+        if cid is None:
+            return
+        cand = services.candidate(self.app.ledger, cid)  # type: ignore[attr-defined]
+
+        def done(result: Rejection | None) -> None:
+            if result is not None and self.table.current_id == cid:
+                self.take_current()
+                self.app.decide("reject", cid, category=result.category, reason=result.reason)  # type: ignore[attr-defined]
+
+        self.app.push_screen(RejectModal(cand.claim if cand else cid), done)
+
+    def action_edit(self) -> None:
+        cid = self.table.current_id
+        cand = services.candidate(self.app.ledger, cid) if cid else None  # type: ignore[attr-defined]
+        if cand is None:
+            return
+
+        def done(edits: dict[str, str] | None) -> None:
+            if edits is not None and self.table.current_id == cid:
+                self.take_current()
+                self.app.decide("accept", cid, edits=edits)  # type: ignore[attr-defined]
+
+        self.app.push_screen(EditModal(cand), done)
+
+    def action_undo(self) -> None:
+        self.app.decide("undo", None)  # type: ignore[attr-defined]
+
+    # -- moving, sorting, filtering ---------------------------------------------------------------
+
+    def action_down(self) -> None:
+        self.table.action_cursor_down()
+
+    def action_up(self) -> None:
+        self.table.action_cursor_up()
+
+    def action_sort(self) -> None:
+        self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
+        keep = self.table.current_id
+        self.apply()
+        if keep:
+            self.select(keep)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("visible")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("visible")
+        self.filter_text = ""
+        self.apply()
+        self.table.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value.strip()
+            self.apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            if not event.value.strip():
+                event.input.remove_class("visible")
+            self.table.focus()
+
+    # -- live -------------------------------------------------------------------------------------
+
+    def live_lines(self, lines: list[Text]) -> None:
+        """Append new transcript lines to the live panel."""
+        live = self.query_one("#live", RichLog)
+        live.display = True
+        for line in lines:
+            live.write(line)

@@ -1,0 +1,89 @@
+"""Stats: accept rate over time, per extractor/model, per type, rejection reasons, yield per cycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from dreamtui.tui import services
+from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.widgets.charts import bars, sparkline
+from dreamtui.tui.widgets.literal import literal
+
+
+def pct(rate: float | None) -> str:
+    """A rate as a percentage, or a dash when there were no decisions."""
+    return "—" if rate is None else f"{rate:.0%}"
+
+
+def title(text: str) -> Text:
+    return Text(text, style="bold underline")
+
+
+def rate_rows(buckets: dict[str, dict[str, Any]], label_width: int = 24) -> Text:
+    """One line per bucket: a 20-cell bar of the accept rate, the rate, and the counts."""
+    if not buckets:
+        return Text("(no decisions yet)", style="dim")
+    out = Text()
+    for n, (name, b) in enumerate(buckets.items()):
+        rate = b.get("accept_rate")
+        filled = round(20 * rate) if rate is not None else 0
+        if n:
+            out.append("\n")
+        out.append(literal(name, label_width, one_line=True).ljust(label_width) + " ")
+        out.append("█" * filled, "green")
+        out.append("░" * (20 - filled), "red" if rate is not None else "grey30")
+        out.append(f" {pct(rate):>4}  {b.get('accepted', 0)} accepted / {b.get('rejected', 0)} rejected")
+    return out
+
+
+def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
+    """The whole Stats page."""
+    weeks = data.get("by_week") or {}
+    parts: list[Text] = [
+        Text.assemble(("Accept rate ", "bold"), (pct(data.get("accept_rate")), "bold cyan"),
+                      f"   {data.get('decisions', 0)} decisions ({data.get('accepted', 0)} accepted, "
+                      f"{data.get('rejected', 0)} rejected) over {data.get('decision_days', 0)} days · "
+                      f"{data.get('skipped', 0)} skipped · {data.get('undone', 0)} undone · "
+                      f"{data.get('auto_accepted', 0)} auto-written"),
+        Text(),
+        title("Accept rate over time (per week)"),
+        Text.assemble(sparkline([b.get("accept_rate") for b in weeks.values()], 0.0, 1.0),
+                      ("  " + (f"{next(iter(weeks))} → {list(weeks)[-1]}" if weeks else ""), "dim")),
+        rate_rows(weeks, 10),
+        Text(),
+        title("Per extractor / model"), rate_rows(data.get("by_extractor") or {}),
+        Text(),
+        title("Per type"), rate_rows(data.get("by_type") or {}),
+        Text(),
+        title("Rejection reasons"), bars({k: float(v) for k, v in (data.get("rejection_reasons") or {}).items()},
+                                        style="red"),
+        Text(),
+        title("Candidates"), bars({k: float(v) for k, v in (data.get("candidates") or {}).items()}, style="cyan"),
+        Text(),
+        title("Yield per cycle (new proposals, oldest → newest)"),
+        Text.assemble(sparkline(kept_per_cycle, 0.0) if kept_per_cycle else Text("(no cycles yet)", style="dim"),
+                      (f"  {len(kept_per_cycle)} cycles, last {kept_per_cycle[-1]}" if kept_per_cycle else "", "dim")),
+    ]
+    return Group(*parts)
+
+
+class StatsScreen(BaseScreen):
+    """What :func:`core.stats.compute_stats` says, drawn as text charts."""
+
+    TITLE_TEXT = "stats"
+
+    def body(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("", id="stats", classes="pane")
+
+    def reload(self) -> None:
+        app = self.app
+        data = services.stats(app.ledger)  # type: ignore[attr-defined]
+        kept = [c.new_candidates for c in reversed(services.cycles(app.ledger, 60))]  # type: ignore[attr-defined]
+        self.query_one("#stats", Static).update(render_stats(data, kept))

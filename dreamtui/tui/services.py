@@ -1,0 +1,355 @@
+"""The app's one door into the core: read models for the screens and the decision calls.
+
+Everything here is plain Python (no Textual), so screens stay thin and the bench can time it.
+Core modules are imported where they are used: the app starts even if an optional step is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import Candidate
+
+INDEX_MAX_LINES = 200
+INDEX_MAX_BYTES = 25_000
+
+
+@dataclass(slots=True)
+class QueueRow:
+    """One pending proposal as the queue table shows it (cheap to build for 10,000 rows)."""
+
+    id: str
+    project: str
+    session: str
+    type: str
+    claim: str
+    provenance: str | None
+    duplicate: bool
+    corroborated: int
+    secret: bool
+    created_at: str
+
+
+@dataclass(slots=True)
+class Status:
+    """What the header shows."""
+
+    pending: int = 0
+    index_lines: int = 0
+    index_bytes: int = 0
+    max_lines: int = INDEX_MAX_LINES
+    max_bytes: int = INDEX_MAX_BYTES
+    banners: list[tuple[str, str]] = field(default_factory=list)  # (level, text)
+
+    @property
+    def fraction(self) -> float:
+        """How full the index is: the larger of the line and byte fractions."""
+        return max(self.index_lines / self.max_lines, self.index_bytes / self.max_bytes)
+
+
+def pending_rows(ledger: Ledger) -> list[QueueRow]:
+    """Every pending candidate, newest first, as light rows (no JSON decoding of matches)."""
+    rows = ledger.query(
+        "SELECT id, project, session, type, claim, provenance, duplicate_of, corroborated, secrets, "
+        "created_at FROM candidates WHERE status = 'pending' ORDER BY created_at DESC, id"
+    )
+    return [
+        QueueRow(r["id"], r["project"], r["session"], r["type"], r["claim"], r["provenance"],
+                 bool(r["duplicate_of"]), int(r["corroborated"] or 0),
+                 bool(r["secrets"]) and r["secrets"] != "[]", r["created_at"] or "")
+        for r in rows
+    ]
+
+
+def pending_count(ledger: Ledger) -> int:
+    """How many proposals wait."""
+    return int(ledger.query("SELECT COUNT(*) FROM candidates WHERE status = 'pending'")[0][0])
+
+
+def index_size(config: Config) -> tuple[int, int, int, int]:
+    """``(lines, bytes, max_lines, max_bytes)`` of ``MEMORY.md``, from :mod:`core.memory` when present."""
+    try:
+        from dreamtui.core import memory
+
+        status = memory.ceiling_status(config.memory)
+        return (int(status.lines), int(status.bytes), int(getattr(status, "max_lines", INDEX_MAX_LINES)),
+                int(getattr(status, "max_bytes", INDEX_MAX_BYTES)))
+    except (ImportError, AttributeError, TypeError):
+        index = config.memory / "MEMORY.md"
+        try:
+            data = index.read_bytes()
+        except OSError:
+            return 0, 0, INDEX_MAX_LINES, INDEX_MAX_BYTES
+        return data.count(b"\n"), len(data), INDEX_MAX_LINES, INDEX_MAX_BYTES
+
+
+def banners(config: Config, ledger: Ledger) -> list[tuple[str, str]]:
+    """Yield-floor, index-ceiling and promotion/demotion banners, as ``(level, text)``."""
+    out: list[tuple[str, str]] = []
+    try:
+        from dreamtui.core import cycle
+
+        if cycle.yield_floor_active(ledger):
+            out.append(("error", cycle.YIELD_FLOOR_MESSAGE))
+    except ImportError:
+        pass
+    try:
+        from dreamtui.core import memory
+
+        warning = memory.ceiling_warning(memory.ceiling_status(config.memory))
+        if warning:
+            out.append(("warning", warning))
+    except (ImportError, OSError):
+        pass
+    try:
+        from dreamtui.core import promotion
+
+        text = promotion.promotion_banner(config, ledger)
+        if text:
+            level = "info" if text.startswith("Auto-write is on") else "warning"
+            out.append((level, text))
+    except ImportError:
+        pass
+    return out
+
+
+def status(config: Config, ledger: Ledger) -> Status:
+    """Everything the header shows, in one call."""
+    lines, size, max_lines, max_bytes = index_size(config)
+    return Status(pending_count(ledger), lines, size, max_lines, max_bytes, banners(config, ledger))
+
+
+def candidate(ledger: Ledger, cid: str) -> Candidate | None:
+    """One candidate with its evidence."""
+    return ledger.get_candidate(cid)
+
+
+def duplicate_text(config: Config, ledger: Ledger, cand: Candidate) -> tuple[str, str] | None:
+    """``(title, text)`` of the existing lesson a candidate duplicates, or ``None``."""
+    if not cand.duplicate_of:
+        return None
+    ref = cand.duplicate_of
+    if cand.duplicate_kind in ("pending", "rejected"):
+        other = ledger.get_candidate(ref)
+        if other is None:
+            return (f"{cand.duplicate_kind} candidate {ref}", "(no longer in the ledger)")
+        body = "\n\n".join(x for x in (other.claim, other.why, other.how_to_apply) if x)
+        return (f"{other.status} candidate {ref}", body)
+    path = Path(ref)
+    if not path.is_absolute():
+        path = config.memory / ref
+    try:
+        resolved = path.resolve()
+        if not resolved.is_relative_to(config.memory.resolve()):
+            return (f"memory {ref}", "(outside the memory repository)")
+        return (f"memory {ref}", resolved.read_text(encoding="utf-8", errors="replace")[:8000])
+    except OSError as exc:
+        return (f"memory {ref}", f"(cannot read: {exc.strerror})")
+
+
+# -- decisions ------------------------------------------------------------------------------------
+
+
+def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | None = None) -> str:
+    """Accept a proposal (one memory file, one index line, one commit); returns a one-line summary."""
+    from dreamtui.core import decisions
+
+    result = decisions.accept(config, ledger, cid, edits=edits, decided_by="person")
+    sha = getattr(result, "commit_sha", None) or getattr(result, "sha", None)
+    path = getattr(result, "memory_path", None) or getattr(result, "path", None)
+    return f"accepted → {path} ({str(sha)[:8]})" if sha else "accepted"
+
+
+def reject(config: Config, ledger: Ledger, cid: str, category: str, reason: str) -> str:
+    """Reject a proposal with a category and free text."""
+    from dreamtui.core import decisions
+
+    decisions.reject(config, ledger, cid, category, reason)
+    return f"rejected ({category})"
+
+
+def skip(ledger: Ledger, cid: str) -> str:
+    """Skip a proposal for now (it stays pending)."""
+    from dreamtui.core import decisions
+
+    decisions.skip(ledger, cid)
+    return "skipped"
+
+
+def undo(config: Config, ledger: Ledger) -> tuple[str, str | None]:
+    """Undo the last decision; returns ``(summary, candidate id)``."""
+    from dreamtui.core import decisions
+
+    result = decisions.undo_last(config, ledger)
+    cid = getattr(result, "candidate_id", None)
+    action = getattr(result, "action", None)
+    return (f"undid {action} of {cid}" if action else "undone"), cid
+
+
+def reconcile(config: Config, ledger: Ledger) -> str | None:
+    """Bring the ledger in line with the memory repo at start-up; a one-line note when it did something."""
+    from dreamtui.core import decisions, gitops
+
+    if not gitops.repo_exists(config.memory):
+        return None
+    report = decisions.reconcile(config, ledger)
+    if report.ok and not report.notices:
+        return None
+    parts = [f"{len(v)} {k}" for k, v in (("recorded", report.recorded), ("undone", report.undone),
+                                          ("reopened", report.reopened), ("restored", report.restored)) if v]
+    return "reconciled with the memory repo: " + ", ".join(parts + list(report.notices))
+
+
+# -- other screens --------------------------------------------------------------------------------
+
+
+def sessions(config: Config, ledger: Ledger) -> list[dict[str, Any]]:
+    """Per session: project, files, lines read and dreamed, bytes waiting, pending proposals.
+
+    Built from the ledger's ``files`` table plus the transcript files on disk the ledger has not
+    read yet (everything in those waits).
+    """
+    from dreamtui.core.transcripts import discover
+
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def group(project: str, session: str) -> dict[str, Any]:
+        return groups.setdefault((project, session), {
+            "project": project, "session": session, "files": 0, "lines": 0, "dreamed": 0, "waiting": 0,
+            "updated": "", "pending": 0})
+
+    seen: set[str] = set()
+    for r in ledger.query("SELECT path, project, session, size, offset, lines, dreamed_offset, dreamed_lines, "
+                          "updated_at FROM files"):
+        g = group(r["project"], r["session"])
+        seen.add(r["path"])
+        size = r["size"] if r["size"] is not None else r["offset"]
+        try:
+            size = Path(r["path"]).stat().st_size
+        except OSError:
+            pass
+        g["files"] += 1
+        g["lines"] += int(r["lines"] or 0)
+        g["dreamed"] += int(r["dreamed_lines"] or 0)
+        g["waiting"] += max(0, int(size or 0) - int(r["dreamed_offset"] or 0))
+        g["updated"] = max(g["updated"], r["updated_at"] or "")
+    if config.transcripts.is_dir():
+        for tf in discover(config.transcripts):
+            if str(tf.path) in seen:
+                continue
+            g = group(tf.project, tf.session)
+            g["files"] += 1
+            try:
+                g["waiting"] += tf.path.stat().st_size
+            except OSError:
+                pass
+    pending = {r["session"]: r["n"] for r in ledger.query(
+        "SELECT session, COUNT(*) AS n FROM candidates WHERE status = 'pending' GROUP BY session")}
+    for (_project, session), g in groups.items():
+        g["pending"] = pending.get(session, 0)
+    return sorted(groups.values(), key=lambda g: (g["project"], g["session"]))
+
+
+def cycles(ledger: Ledger, limit: int = 200) -> list[Any]:
+    """Dream cycles (:class:`core.cycle.CycleRecord`), newest first."""
+    from dreamtui.core import cycle
+
+    return cycle.list_cycles(ledger, limit)
+
+
+def waking_message(record: Any) -> str:
+    """The waking message of a cycle (:func:`core.cycle.waking_message`)."""
+    from dreamtui.core import cycle
+
+    return cycle.waking_message(record)
+
+
+def describe_progress(phase: str, message: str, fraction: float | None) -> str:
+    """A one-line progress text for the header, from ``run_cycle``'s progress callback."""
+    from dreamtui.core import cycle
+
+    title = cycle.PHASE_TITLES.get(phase, phase)
+    pct = f" {fraction:.0%}" if fraction is not None else ""
+    return f"{title}{pct} · {message}" if message and message != title else f"{title}{pct}"
+
+
+def stats(ledger: Ledger) -> dict[str, Any]:
+    """The statistics (:func:`core.stats.compute_stats`)."""
+    from dreamtui.core import stats as core_stats
+
+    return core_stats.compute_stats(ledger)
+
+
+# -- briefings and memory ------------------------------------------------------------------------
+
+BRIEFING = "briefing.md"
+
+
+def briefing_versions(config: Config) -> list[Any]:
+    """Every commit that changed ``briefing.md``, newest first (:class:`core.gitops.CommitInfo`)."""
+    from dreamtui.core import gitops
+
+    if not gitops.repo_exists(config.memory):
+        return []
+    repo = gitops.open_repo(config.memory, create=False)
+    return gitops.file_history(repo, BRIEFING)
+
+
+def file_at(config: Config, rel: str, sha: str) -> str:
+    """The text of ``rel`` at commit ``sha`` ('' when it is not there)."""
+    from dreamtui.core import gitops
+
+    repo = gitops.open_repo(config.memory, create=False)
+    data = gitops.show_file(repo, rel, sha)
+    return data.decode("utf-8", errors="replace") if data else ""
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
+    """The unified diff between two texts, as lines."""
+    import difflib
+
+    return list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""))
+
+
+def memory_files(config: Config) -> list[dict[str, Any]]:
+    """The memory files of the repo (index, topic files, project files), each with its frontmatter name/type."""
+    root = config.memory
+    if not root.is_dir():
+        return []
+    try:
+        from dreamtui.core import frontmatter
+    except ImportError:
+        frontmatter = None  # type: ignore[assignment]
+    out: list[dict[str, Any]] = []
+    for path in sorted(root.rglob("*.md")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith((".git/", "reviews/")) or rel in (BRIEFING,):
+            continue
+        meta: dict[str, Any] = {}
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if frontmatter is not None and hasattr(frontmatter, "parse"):
+            try:
+                parsed = frontmatter.parse(text)
+                meta = dict(getattr(parsed, "meta", None) or (parsed[0] if isinstance(parsed, tuple) else {}) or {})
+            except Exception:  # noqa: BLE001 - a broken file is still listed
+                meta = {}
+        out.append({"path": rel, "name": str(meta.get("name", "")), "type": str(meta.get("type", "")),
+                    "bytes": path.stat().st_size, "text": text})
+    return out
+
+
+def revert_memory(config: Config, ledger: Ledger, rel: str) -> str:
+    """Revert one accepted memory (a revert commit) through :mod:`core.decisions`."""
+    from dreamtui.core import decisions
+
+    for name in ("revert_memory", "revert"):
+        func = getattr(decisions, name, None)
+        if func is not None:
+            result = func(config, ledger, rel)
+            sha = getattr(result, "commit_sha", None) or getattr(result, "sha", None)
+            return f"reverted {rel}" + (f" ({str(sha)[:8]})" if sha else "")
+    raise RuntimeError("reverting a memory is not available in this version")

@@ -1,0 +1,121 @@
+"""The highlighted proposal: claim, why, how to apply, badges, the raw evidence, a duplicate beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from dreamtui.core.config import Config
+from dreamtui.core.models import Candidate
+from dreamtui.tui.widgets.evidence import read_window, render_window
+from dreamtui.tui.widgets.literal import literal_text
+
+PROVENANCE_STYLE = {"person": "bold green", "assistant": "bold cyan", "tool": "bold white on red"}
+
+
+def transcript_path(config: Config, name: str) -> Path:
+    """A transcript path from the ledger: absolute, or relative to the transcripts folder."""
+    path = Path(name)
+    return path if path.is_absolute() else config.transcripts / path
+
+
+def badges(cand: Candidate) -> Text:
+    """Provenance, duplicate, corroborated and secret badges."""
+    out = Text()
+    prov = cand.provenance or "unverified"
+    label = "TOOL OUTPUT — UNTRUSTED" if prov == "tool" else prov
+    out.append(f" {label} ", PROVENANCE_STYLE.get(prov, "reverse"))
+    if cand.duplicate_of:
+        score = f" {cand.duplicate_score:.0%}" if cand.duplicate_score is not None else ""
+        out.append(f"  DUPLICATE{score} ", "bold black on yellow")
+    if cand.corroborated:
+        out.append(f"  CORROBORATED ×{cand.corroborated} ", "bold black on green")
+    if cand.secrets:
+        out.append(f"  SECRET: {', '.join(cand.secrets)} (redacted) ", "bold white on dark_red")
+    return out
+
+
+def summary(cand: Candidate) -> Group:
+    """Claim, why, how to apply and where it comes from."""
+    parts: list[Text] = [
+        badges(cand),
+        Text(),
+        literal_text(cand.claim, style="bold"),
+        Text(),
+        Text.assemble(("Why  ", "bold dim")) + literal_text(cand.why or "—"),
+        Text.assemble(("How  ", "bold dim")) + literal_text(cand.how_to_apply or "—"),
+        Text(),
+        Text.assemble(("type ", "dim"), (cand.type, "bold"), ("  scope ", "dim"), (cand.scope, ""),
+                      ("  by ", "dim"), (f"{cand.extractor}{'/' + cand.model if cand.model else ''}", ""),
+                      ("  id ", "dim"), (cand.id, "")),
+        Text.assemble(("project ", "dim"), literal_text(cand.project, one_line=True),
+                      ("  session ", "dim"), (cand.session[:8], "")),
+    ]
+    return Group(*parts)
+
+
+class CandidateView(VerticalScroll):
+    """Shows one candidate; empty text when the queue is empty."""
+
+    DEFAULT_CSS = """
+    CandidateView > .pane { height: auto; padding: 0 1; }
+    CandidateView #evidence { border-top: solid $primary-darken-2; margin-top: 1; }
+    """
+
+    def __init__(self, config: Config, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+        self.candidate: Candidate | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="summary", classes="pane")
+        with Horizontal(id="dup"):
+            yield Static("", id="dup-new")
+            yield Static("", id="dup-old")
+        yield Static("", id="evidence", classes="pane")
+
+    def show(self, cand: Candidate | None, duplicate: tuple[str, str] | None = None) -> None:
+        """Show ``cand`` (and the existing lesson it duplicates)."""
+        self.candidate = cand
+        dup = self.query_one("#dup")
+        if cand is None:
+            self.query_one("#summary", Static).update(Text("Nothing waits. Press d to dream, or 2 for sessions.",
+                                                           style="dim"))
+            self.query_one("#evidence", Static).update("")
+            dup.display = False
+            return
+        self.query_one("#summary", Static).update(summary(cand))
+        self.query_one("#evidence", Static).update(self.evidence(cand))
+        dup.display = duplicate is not None
+        if duplicate is not None:
+            title, text = duplicate
+            self.query_one("#dup-new", Static).update(Group(Text("This proposal", style="bold"),
+                                                            literal_text(cand.claim), literal_text(cand.why, style="dim")))
+            self.query_one("#dup-old", Static).update(Group(literal_text(f"Existing: {title}", style="bold yellow"),
+                                                            literal_text(text)))
+        self.scroll_home(animate=False)
+
+    def evidence(self, cand: Candidate) -> Group | Text:
+        """The raw transcript around the best match."""
+        quote_line = Text.assemble(("Quote  ", "bold dim")) + literal_text(f"“{cand.quote}”", style="italic")
+        if not cand.matches:
+            return Group(quote_line, Text("not verified: no place in the transcript", style="bold red"))
+        best = cand.matches[0]
+        path = transcript_path(self.config, best.file or cand.transcript)
+        try:
+            shown = path.relative_to(self.config.transcripts)
+        except ValueError:
+            shown = path
+        where = Text.assemble(("Evidence  ", "bold dim"), literal_text(str(shown), one_line=True),
+                              (f" : line {best.line}", "bold"),
+                              (f"   ({len(cand.matches)} places)" if len(cand.matches) > 1 else "", "dim"))
+        try:
+            window = read_window(path, best.line)
+        except OSError as exc:
+            return Group(quote_line, where, Text(f"cannot read the transcript: {exc.strerror}", style="red"))
+        return Group(quote_line, where, Text(), render_window(window, best.line, cand.quote))

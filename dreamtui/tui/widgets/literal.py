@@ -1,0 +1,64 @@
+"""Transcript text shown literally: escape codes and control characters made visible, never obeyed.
+
+Transcript text can hold Rich markup, ANSI/OSC escape sequences, bidi overrides, control characters,
+invalid UTF-8 (as surrogates) and huge lines. Everything here returns plain strings or
+:class:`rich.text.Text` objects, which Rich never parses for markup.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+# C0 controls except tab/newline, DEL, C1 controls, bidi overrides/isolates, lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMES = {"\x1b": "␛", "\r": "␍", "\x07": "␇", "\x7f": "␡"}
+DEFAULT_LIMIT = 4000
+
+
+def _visible(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    if ch in _NAMES:
+        return _NAMES[ch]
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode "control pictures" block
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"\\u{code:04x}"
+
+
+def literal(text: str | None, limit: int = DEFAULT_LIMIT, one_line: bool = False) -> str:
+    """``text`` with every control or escape character made visible, cut to ``limit`` characters."""
+    if not text:
+        return ""
+    cut = len(text) > limit
+    body = text[:limit]
+    if one_line:
+        body = body.replace("\n", " ⏎ ").replace("\t", " ")
+    body = _UNSAFE.sub(_visible, body)
+    if cut:
+        body += f" … (+{len(text) - limit:,} chars)"
+    return body
+
+
+def literal_text(text: str | None, style: str = "", limit: int = DEFAULT_LIMIT,
+                 one_line: bool = False) -> Text:
+    """A :class:`Text` of ``literal(text)``; markup in ``text`` stays characters on the screen."""
+    return Text(literal(text, limit, one_line), style=style, no_wrap=False)
+
+
+def highlight(text: Text, needle: str, style: str = "black on yellow") -> bool:
+    """Style every occurrence of ``literal(needle)`` in ``text``; ``True`` when one was found."""
+    target = literal(needle, limit=len(needle) + 1)
+    if not target:
+        return False
+    plain = text.plain
+    found = False
+    start = plain.find(target)
+    while start != -1:
+        text.stylize(style, start, start + len(target))
+        found = True
+        start = plain.find(target, start + len(target))
+    return found

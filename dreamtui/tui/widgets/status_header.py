@@ -1,0 +1,60 @@
+"""The header every screen shows: proposals waiting, the index gauge, banners, a running cycle."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from dreamtui.tui.services import Status
+
+GAUGE_CELLS = 16
+
+
+def gauge(fraction: float, cells: int = GAUGE_CELLS) -> Text:
+    """A text bar: green, yellow from 85%, red at or past the ceiling."""
+    fraction = max(0.0, fraction)
+    filled = min(cells, round(fraction * cells))
+    style = "red" if fraction >= 1.0 else "yellow" if fraction >= 0.85 else "green"
+    return Text.assemble(("█" * filled, style), ("░" * (cells - filled), "grey50"))
+
+
+class StatusHeader(Static):
+    """Shows a :class:`Status` and, while a cycle runs, its phase."""
+
+    DEFAULT_CSS = """
+    StatusHeader { height: auto; background: $panel; padding: 0 1; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", **kwargs)
+        self.status = Status()
+        self.activity = ""
+        self.screen_title = ""
+
+    def show(self, status: Status | None = None, activity: str | None = None) -> None:
+        """Update what is shown (either part may be left as it is)."""
+        if status is not None:
+            self.status = status
+        if activity is not None:
+            self.activity = activity
+        self.update(self.render_text())
+
+    def render_text(self) -> Text:
+        s = self.status
+        kb = s.index_bytes / 1000
+        line = Text.assemble(
+            ("dreamtui", "bold"), (f" · {self.screen_title}" if self.screen_title else "", "bold"), "  ",
+            (f"{s.pending:,}", "bold cyan"), (" proposals waiting", ""), "   index ",
+            gauge(s.fraction), f" {s.index_lines}/{s.max_lines} lines · {kb:.1f}/{s.max_bytes / 1000:.0f} KB",
+        )
+        if s.fraction >= 1.0:
+            line.append("  AT CEILING", "bold red")
+        elif s.fraction >= 0.85:
+            line.append("  near ceiling", "bold yellow")
+        if self.activity:
+            line.append(f"\n⟳ {self.activity}", "italic magenta")
+        for level, text in s.banners:
+            style = {"error": "bold white on red", "warning": "bold black on yellow"}.get(level, "bold white on blue")
+            line.append("\n")
+            line.append(f" {text} ", style)
+        return line

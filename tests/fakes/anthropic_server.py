@@ -1,0 +1,223 @@
+"""A local fake of the Anthropic Messages API, for driving the real SDK over real HTTP in tests.
+
+Start it with ``FakeAnthropic()`` as a context manager; point the SDK at ``server.url``. It records
+every request (``server.requests``) and answers ``POST /v1/messages`` from a script of replies
+(``server.script``), and implements the Message Batches endpoints (create, retrieve, results as JSONL).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted HTTP answer."""
+
+    status: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering (to trip client timeouts)
+
+
+@dataclass
+class Recorded:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+_ids = itertools.count(1)
+
+
+def message(payload: Any, *, model: str = "claude-sonnet-5-5", input_tokens: int = 1200,
+            output_tokens: int = 150, cache_read: int = 900, cache_write: int = 0,
+            stop_reason: str = "end_turn") -> dict[str, Any]:
+    """A Messages API response whose one text block is ``payload`` (JSON-encoded unless a str)."""
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    return {
+        "id": f"msg_fake{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_read_input_tokens": cache_read,
+            "cache_creation_input_tokens": cache_write,
+        },
+    }
+
+
+def ok(candidates: list[dict[str, Any]], **kw: Any) -> Reply:
+    """A 200 answer carrying ``{"candidates": [...]}``."""
+    return Reply(200, message({"candidates": candidates}, **kw))
+
+
+def error(status: int, kind: str, text: str, *, retry_after_ms: int | None = 10) -> Reply:
+    """An API error body, with a short ``retry-after-ms`` so SDK retries stay fast in tests."""
+    headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
+    return Reply(status, {"type": "error", "error": {"type": kind, "message": text}}, headers)
+
+
+def lesson(quote: str, claim: str = "Follow the person's correction.", *, type: str = "feedback",
+           scope: str = "project", why: str = "The person said so.",
+           how_to_apply: str = "Apply it next time.") -> dict[str, Any]:
+    """One candidate object as the model would return it."""
+    return {"claim": claim, "why": why, "how_to_apply": how_to_apply, "type": type, "scope": scope,
+            "quote": quote}
+
+
+class FakeAnthropic:
+    """The fake server. ``script`` holds replies for ``POST /v1/messages`` in order."""
+
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.script: deque[Reply] = deque()
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_inputs: dict[str, list[dict[str, Any]]] = {}
+        self.polls_until_ended = 1
+        self.batch_answer: Callable[[dict[str, Any]], dict[str, Any]] = lambda req: {
+            "type": "succeeded", "message": message({"candidates": []})}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def calls(self, path: str = "/v1/messages", method: str = "POST") -> list[Recorded]:
+        """The recorded requests to one endpoint."""
+        return [r for r in self.requests if r.path == path and r.method == method]
+
+    # -- endpoints -------------------------------------------------------------------------------
+
+    def _messages(self, body: Any) -> Reply:
+        with self._lock:
+            if not self.script:
+                return error(500, "api_error", "fake server: no scripted reply left", retry_after_ms=None)
+            return self.script.popleft()
+
+    def _create_batch(self, body: Any) -> Reply:
+        with self._lock:
+            bid = f"msgbatch_fake{next(_ids):04d}"
+            reqs = list(body.get("requests", []))
+            self.batch_inputs[bid] = reqs
+            self.batches[bid] = {"polls": 0}
+            return Reply(200, self._batch_json(bid))
+
+    def _batch_json(self, bid: str) -> dict[str, Any]:
+        state = self.batches[bid]
+        ended = state["polls"] >= self.polls_until_ended
+        n = len(self.batch_inputs[bid])
+        return {
+            "id": bid,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0,
+                               "errored": 0, "canceled": 0, "expired": 0},
+            "created_at": "2026-11-29T10:00:00Z",
+            "expires_at": "2026-11-30T10:00:00Z",
+            "ended_at": "2026-11-29T10:05:00Z" if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{bid}/results" if ended else None,
+        }
+
+    def _retrieve_batch(self, bid: str) -> Reply:
+        with self._lock:
+            if bid not in self.batches:
+                return error(404, "not_found_error", f"batch {bid} not found", retry_after_ms=None)
+            self.batches[bid]["polls"] += 1
+            return Reply(200, self._batch_json(bid))
+
+    def _results(self, bid: str) -> Reply:
+        if bid not in self.batches:
+            return error(404, "not_found_error", f"batch {bid} not found", retry_after_ms=None)
+        lines = [json.dumps({"custom_id": req["custom_id"], "result": self.batch_answer(req)})
+                 for req in self.batch_inputs[bid]]
+        return Reply(200, "\n".join(lines) + "\n", {"content-type": "application/binary"})
+
+    def _route(self, method: str, path: str, body: Any) -> Reply:
+        path = path.split("?", 1)[0]
+        parts = [p for p in path.split("/") if p]
+        if method == "POST" and path == "/v1/messages":
+            return self._messages(body)
+        if method == "POST" and path == "/v1/messages/batches":
+            return self._create_batch(body)
+        if method == "GET" and len(parts) == 4 and parts[:3] == ["v1", "messages", "batches"]:
+            return self._retrieve_batch(parts[3])
+        if method == "GET" and len(parts) == 5 and parts[4] == "results":
+            return self._results(parts[3])
+        return error(404, "not_found_error", f"fake server: no route {method} {path}", retry_after_ms=None)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def _serve(self, method: str) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                with fake._lock:
+                    fake.requests.append(Recorded(method, self.path, {k.lower(): v for k, v in self.headers.items()},
+                                                  body))
+                reply = fake._route(method, self.path, body)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                payload = data.encode("utf-8")
+                self.send_response(reply.status)
+                headers = {"content-type": "application/json", **reply.headers}
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                try:
+                    self.wfile.write(payload)
+                except OSError:  # the client gave up (a timeout test): nothing to answer
+                    self.close_connection = True
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._serve("POST")
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._serve("GET")
+
+        return Handler

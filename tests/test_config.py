@@ -1,0 +1,111 @@
+"""Configuration: flags > DREAMTUI_* environment > TOML file > defaults, and the DREAMTUI_NOW clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dreamtui.cli.main import cli
+from dreamtui.core import clock
+from dreamtui.core.config import Config, default_state, load_config
+from dreamtui.core.errors import ConfigError
+
+
+def write_toml(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_point_at_claude_code_folders(tmp_path: Path):
+    cfg = load_config(tmp_path / "missing.toml")
+    assert cfg.transcripts == Path.home() / ".claude" / "projects"
+    assert cfg.memory == Path.home() / ".claude" / "memory"
+    assert cfg.state == default_state()
+    assert cfg.ledger_path == cfg.state / "ledger.sqlite3"
+    assert cfg.config_file == tmp_path / "missing.toml"
+
+
+def test_toml_overrides_defaults_env_overrides_toml_flags_override_env(tmp_path: Path, monkeypatch):
+    toml = write_toml(tmp_path / "c.toml",
+                      'transcripts = "/toml/t"\nmemory = "/toml/m"\nstate = "/toml/s"\nconcurrency = 7\n')
+    cfg = load_config(toml)
+    assert (cfg.transcripts, cfg.memory, cfg.state, cfg.concurrency) == (
+        Path("/toml/t"), Path("/toml/m"), Path("/toml/s"), 7)
+    monkeypatch.setenv("DREAMTUI_MEMORY", "/env/m")
+    monkeypatch.setenv("DREAMTUI_STATE", "/env/s")
+    cfg = load_config(toml)
+    assert (cfg.transcripts, cfg.memory, cfg.state) == (Path("/toml/t"), Path("/env/m"), Path("/env/s"))
+    cfg = load_config(toml, state="/flag/s", memory=None)
+    assert (cfg.transcripts, cfg.memory, cfg.state) == (Path("/toml/t"), Path("/env/m"), Path("/flag/s"))
+
+
+def test_dreamtui_config_env_names_the_file(tmp_path: Path, monkeypatch):
+    toml = write_toml(tmp_path / "elsewhere.toml", 'transcripts = "~/t"\n')
+    monkeypatch.setenv("DREAMTUI_CONFIG", str(toml))
+    cfg = load_config()
+    assert cfg.transcripts == Path.home() / "t"
+    assert cfg.config_file == toml
+
+
+@pytest.mark.parametrize("text, message", [
+    ("transcripts = [unclosed", "is not valid TOML"),
+    ('colour = "blue"\n', "unknown setting(s) colour"),
+    ("concurrency = 0\n", "must be positive"),
+    ('concurrency = "many"\n', "must be a whole number"),
+    ('extractor = "magic"\n', "unknown extractor 'magic'"),
+    ("command = 3\n", "must be a string or a list of strings"),
+])
+def test_bad_config_file_is_a_one_line_error(tmp_path: Path, text: str, message: str):
+    toml = write_toml(tmp_path / "bad.toml", text)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
+        load_config(toml)
+    assert "\n" not in str(info.value)
+
+
+def test_cli_shows_resolved_config_and_reports_bad_toml_without_traceback(tmp_path: Path, monkeypatch):
+    toml = write_toml(tmp_path / "c.toml", 'memory = "/toml/m"\n')
+    monkeypatch.setenv("DREAMTUI_TRANSCRIPTS", "/env/t")
+    result = CliRunner().invoke(cli, ["--config", str(toml), "--state", "/flag/s", "config"])
+    assert result.exit_code == 0, result.output
+    assert "transcripts: /env/t" in result.output
+    assert "memory: /toml/m" in result.output
+    assert "state: /flag/s" in result.output
+    # a flag after the sub-command name wins too
+    result = CliRunner().invoke(cli, ["--config", str(toml), "config", "--memory", "/sub/m"])
+    assert "memory: /sub/m" in result.output
+    bad = write_toml(tmp_path / "bad.toml", "x = [")
+    result = CliRunner().invoke(cli, ["--config", str(bad), "config"])
+    assert result.exit_code == 2
+    assert "is not valid TOML" in result.output and "Traceback" not in result.output
+
+
+def test_extractor_auto_depends_on_the_api_key(monkeypatch):
+    assert Config(extractor="auto").resolved_extractor() == "heuristic"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert Config(extractor="auto").resolved_extractor() == "anthropic"
+    assert Config(extractor="command").resolved_extractor() == "command"
+
+
+def test_dreamtui_now_overrides_the_clock(monkeypatch):
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-02-03T04:05:06Z")
+    assert clock.now() == datetime(2026, 2, 3, 4, 5, 6, tzinfo=UTC)
+    assert clock.now_iso() == "2026-02-03T04:05:06Z"
+    assert clock.today() == date(2026, 2, 3)
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-02-03T23:30:00-02:00")  # offsets become UTC
+    assert clock.today() == date(2026, 2, 4)
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-02-03T10:00:00")  # naive is taken as UTC
+    assert clock.now_iso() == "2026-02-03T10:00:00Z"
+
+
+def test_bad_dreamtui_now_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("DREAMTUI_NOW", "yesterday-ish")
+    with pytest.raises(clock.ClockError, match="DREAMTUI_NOW='yesterday-ish' is not an ISO 8601"):
+        clock.now()
+
+
+def test_without_dreamtui_now_the_clock_is_real():
+    before = datetime.now(UTC)
+    assert before <= clock.now() <= datetime.now(UTC)

@@ -1,0 +1,198 @@
+"""Crash safety of accept: SIGKILL at every step boundary and at random moments, then check that the
+repository holds the whole accept or none of it, the person's work is untouched, the ledger agrees
+with git after reconcile, a retry makes no second commit, and the ledger passes integrity_check."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import git
+import pytest
+
+from dreamtui.core import decisions, gitops
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import Candidate, Match
+
+ACCEPT_SCRIPT = """
+import sys
+from pathlib import Path
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core import decisions
+cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]))
+ledger = Ledger.open(cfg.state)
+print("ready", flush=True)
+decisions.accept(cfg, ledger, sys.argv[4])
+print("done", flush=True)
+"""
+
+
+def _candidate(i: int) -> Candidate:
+    return Candidate(
+        id=f"crash{i:03d}", session="sess-1", project="-home-me-proj", transcript="/t/sess-1.jsonl",
+        claim=f"Prefer small commits when refactoring module {i}", why="reviews are easier",
+        how_to_apply="split refactors from behaviour changes", type="feedback",
+        scope="project" if i % 2 else "global", quote="keep the commits small", extractor="heuristic",
+        model=None, provenance="person", matches=[Match("/t/sess-1.jsonl", 7, "u7", None, "person")],
+        created_at="2026-01-05T10:00:00Z")
+
+
+def _person_state(repo: git.Repo) -> tuple[str, str, str]:
+    """What the person sees: status, staged diff, unstaged diff."""
+    return (repo.git.status("--porcelain", "--untracked-files=all"), repo.git.diff("--cached"), repo.git.diff())
+
+
+def _trailer_commits(repo: git.Repo, cid: str) -> list[str]:
+    return [c.sha for c in gitops.dreamtui_commits(repo) if cid in c.trailers.get(gitops.TRAILER_CANDIDATE, [])]
+
+
+def _group_alive(pgid: int) -> bool:
+    """A process of group ``pgid`` is still running (zombies, already dead, do not count)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def _wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
+    """Wait until every process of the killed group (an orphaned git, say) has finished."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.01)
+    raise AssertionError("a child of the killed accept is still running")
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Config, Ledger, git.Repo, dict[str, str]]:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
+    monkeypatch.setenv("HOME", str(home))
+    cfg = Config(transcripts=tmp_path / "t", memory=tmp_path / "mem", state=tmp_path / "state")
+    repo = gitops.open_repo(cfg.memory)
+    root = cfg.memory
+    (root / "notes.md").write_text("my notes\n")
+    (root / "MEMORY.md").write_text("- [Old](old.md) — an old memory\n")
+    (root / "old.md").write_text("old\n")
+    repo.git.add("notes.md", "MEMORY.md", "old.md")
+    repo.git.commit("-q", "-m", "person's start")
+    (root / "staged.md").write_text("staged by the person\n")
+    repo.git.add("staged.md")
+    (root / "notes.md").write_text("my notes, edited but not staged\n")
+    (root / "scratch.txt").write_text("untracked\n")
+    ledger = Ledger.open(cfg.state)
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    yield cfg, ledger, repo, env
+    ledger.close()
+
+
+def _check(cfg: Config, ledger: Ledger, repo: git.Repo, cid: str, head_before: str,
+           person: tuple[str, str, str]) -> bool:
+    """Reconcile, then assert the invariants. Returns whether the accept made it into git."""
+    report = decisions.reconcile(cfg, ledger)
+    assert ledger.integrity_ok()
+    commits = _trailer_commits(repo, cid)
+    assert len(commits) <= 1
+    head = repo.head.commit
+    if commits:
+        assert head.parents[0].hexsha == head_before
+        assert head.hexsha == commits[0]
+        paths = gitops.changed_paths(repo, head.hexsha)
+        assert "MEMORY.md" in paths and len(paths) == 2
+        assert ledger.get_candidate(cid).status == "accepted"
+    else:
+        assert head.hexsha == head_before
+        assert ledger.get_candidate(cid).status == "pending"
+    assert _person_state(repo) == person, report
+    assert not ledger.query("SELECT * FROM memory_intents")
+    assert not list(Path(cfg.memory).rglob(".dreamtui-tmp-*"))
+    # a retry never makes a second commit
+    result = decisions.accept(cfg, ledger, cid)
+    assert _trailer_commits(repo, cid) == [result.commit_sha]
+    assert ledger.get_candidate(cid).status == "accepted"
+    assert _person_state(repo) == person
+    assert ledger.integrity_ok()
+    return bool(commits)
+
+
+def _run(cfg: Config, cid: str, env: dict[str, str], crash_at: str | None = None,
+         kill_after: float | None = None) -> tuple[int, float]:
+    """Run one accept in a child process; (its return code, seconds from 'ready' to its exit)."""
+    child_env = dict(env)
+    if crash_at:
+        child_env[decisions.CRASH_ENV] = crash_at
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ACCEPT_SCRIPT, str(cfg.transcripts), str(cfg.memory), str(cfg.state), cid],
+        env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == b"ready"
+    ready = time.monotonic()
+    if kill_after is not None:
+        time.sleep(kill_after)
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.communicate(timeout=30)
+    elapsed = time.monotonic() - ready
+    _wait_group_gone(proc.pid)
+    return proc.returncode, elapsed
+
+
+def test_crash_at_every_step_then_reconcile_and_retry(setup) -> None:
+    cfg, ledger, repo, env = setup
+    person = _person_state(repo)
+    outcomes = {}
+    for i, step in enumerate(decisions.CRASH_STEPS):
+        cand = _candidate(i)
+        ledger.put_candidate(cand)
+        head_before = repo.head.commit.hexsha
+        code, _ = _run(cfg, cand.id, env, crash_at=step)
+        assert code == -signal.SIGKILL, f"the crash hook at {step!r} did not fire"
+        outcomes[step] = _check(cfg, ledger, repo, cand.id, head_before, person)
+    # before the commit nothing reaches git; from the commit on, the whole accept does
+    assert outcomes == {"intent": False, "topic-tmp": False, "topic": False, "index": False,
+                        "commit": True, "ledger": True}
+
+
+def test_crash_at_random_moments(setup) -> None:
+    cfg, ledger, repo, env = setup
+    person = _person_state(repo)
+    rng = random.Random(20260105)
+    probe = _candidate(99)
+    ledger.put_candidate(probe)
+    _, span = _run(cfg, probe.id, env)  # how long one accept takes here, from 'ready' to exit
+    decisions.reconcile(cfg, ledger)
+    person = _person_state(repo)
+    killed = 0
+    for i in range(16):
+        cand = _candidate(100 + i)
+        ledger.put_candidate(cand)
+        head_before = repo.head.commit.hexsha
+        code, _ = _run(cfg, cand.id, env, kill_after=rng.uniform(0.0, span))
+        killed += code == -signal.SIGKILL
+        _check(cfg, ledger, repo, cand.id, head_before, person)
+    assert killed >= 4  # most runs were really killed mid-way

@@ -1,0 +1,364 @@
+"""Dream cycles end to end on hand-written transcripts, with real SQLite, real git, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import git
+import pytest
+
+from dreamtui.core import promotion
+from dreamtui.core.config import Config
+from dreamtui.core.cycle import (
+    YIELD_FLOOR_MESSAGE,
+    CycleAlreadyDone,
+    CycleFailed,
+    banner_lines,
+    find_cycle,
+    run_cycle,
+    waking_message,
+    yield_floor_active,
+)
+from dreamtui.core.errors import ConfigError, CycleBusy
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.lock import CycleLock
+from tests.fakes.anthropic_server import FakeAnthropic, Reply, lesson, message, ok
+
+FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
+ACME = "-home-kim-acme"
+QUIET = "-home-kim-quiet"
+DAY = "2026-03-10"
+NOW = "2026-03-10T23:00:00Z"
+WRITTEN = 1773180000.0  # 2026-03-10T22:00:00Z: an hour before NOW, past the quiet period
+
+
+def install(config: Config, name: str) -> None:
+    """Copy a fixture day into the transcripts folder, files last written an hour before NOW."""
+    shutil.copytree(FIXTURES / name, config.transcripts, dirs_exist_ok=True)
+    for p in config.transcripts.rglob("*.jsonl"):
+        os.utime(p, (WRITTEN, WRITTEN))
+
+
+@pytest.fixture(autouse=True)
+def _now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DREAMTUI_NOW", NOW)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Kim")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "kim@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Kim")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "kim@example.com")
+
+
+# -- the lock ---------------------------------------------------------------------------------------
+
+
+def test_a_second_lock_is_busy_and_names_the_holder(config: Config) -> None:
+    busy = rf"another dream cycle is running \(pid {os.getpid()}"
+    with CycleLock(config.lock_path), pytest.raises(CycleBusy, match=busy):
+        CycleLock(config.lock_path).acquire()
+    with CycleLock(config.lock_path) as again:  # released on exit
+        assert again.held
+
+
+def test_a_killed_holder_releases_the_lock(config: Config) -> None:
+    code = textwrap.dedent(f"""
+        import sys, time
+        from dreamtui.core.lock import CycleLock
+        CycleLock({str(config.lock_path)!r}).acquire()
+        print("held", flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        with pytest.raises(CycleBusy):
+            CycleLock(config.lock_path).acquire()
+    finally:
+        proc.kill()
+        proc.wait(10)
+    with CycleLock(config.lock_path) as lock:
+        assert lock.held
+
+
+# -- the quiet day ----------------------------------------------------------------------------------
+
+
+def test_a_quiet_day_ends_at_light_sleep(config: Config, ledger: Ledger) -> None:
+    install(config, "quiet")
+    events: list[tuple[str, str, float | None]] = []
+    record = run_cycle(config, ledger, progress=lambda *e: events.append(e))
+    assert (record.status, record.depth, record.date, record.chat_id) == ("completed", "shallow", DAY, "*")
+    assert [p["name"] for p in record.phases] == ["light", "wake"]
+    assert record.phases[0]["counts"]["signal"] == "wake"
+    assert record.stats["sessions_new"] == 1 and record.stats["sessions_quiet"] == 1
+    assert "branches" not in record.stats
+    assert not (config.memory / "briefing.md").exists()
+    assert {e[0] for e in events} == {"light", "wake"}
+    # nothing was marked dreamed: the few words wait for the next cycle
+    assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0 OR offset > 0") == []
+    assert "shallow sleep" in waking_message(record)
+
+
+def test_sessions_still_being_written_are_deferred(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    recent = WRITTEN + 3500  # 200 s before NOW: inside the five-minute quiet period
+    for p in config.transcripts.rglob("*.jsonl"):
+        os.utime(p, (recent, recent))
+    record = run_cycle(config, ledger, project=ACME)
+    assert record.depth == "shallow"
+    assert record.stats["sessions_deferred"] == 2
+    assert record.stats["sessions_digested"] == 0
+
+
+def test_an_unknown_project_is_a_clear_error_and_records_nothing(config: Config, ledger: Ledger) -> None:
+    with pytest.raises(ConfigError, match="no project 'nope'"):
+        run_cycle(config, ledger, project="nope")
+    assert ledger.query("SELECT * FROM dream_cycles") == []
+
+
+def test_a_bad_date_is_a_clear_error(config: Config, ledger: Ledger) -> None:
+    with pytest.raises(ConfigError, match="YYYY-MM-DD"):
+        run_cycle(config, ledger, date="10/03/2026")
+
+
+def test_a_second_attempt_the_same_date_does_no_work(config: Config, ledger: Ledger) -> None:
+    install(config, "quiet")
+    first = run_cycle(config, ledger)
+    with pytest.raises(CycleAlreadyDone, match=f"already dreamed every project on {DAY}"):
+        run_cycle(config, ledger)
+    assert find_cycle(ledger, "*", DAY) == first
+    assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
+
+
+def test_a_cycle_waits_for_nobody_while_another_holds_the_lock(config: Config, ledger: Ledger) -> None:
+    install(config, "quiet")
+    with CycleLock(config.lock_path), pytest.raises(CycleBusy, match="another dream cycle is running"):
+        run_cycle(config, ledger)
+    assert ledger.query("SELECT * FROM dream_cycles") == []
+
+
+# -- the yield floor --------------------------------------------------------------------------------
+
+
+def _fake_cycle(ledger: Ledger, day: str, depth: str, kept: int, status: str = "completed") -> None:
+    with ledger.write() as c:
+        c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
+                  "VALUES ('*', ?, ?, ?, ?, ?)",
+                  (day, status, f"{day}T23:00:00Z", depth, json.dumps({"kept": kept})))
+
+
+def test_yield_floor_needs_three_zero_yield_deep_cycles_in_a_row(config: Config, ledger: Ledger) -> None:
+    _fake_cycle(ledger, "2026-03-01", "deep", 4)
+    _fake_cycle(ledger, "2026-03-02", "deep", 0)
+    _fake_cycle(ledger, "2026-03-03", "deep", 0)
+    assert not yield_floor_active(ledger)
+    _fake_cycle(ledger, "2026-03-04", "shallow", 0)  # a quiet day neither counts nor breaks the run
+    _fake_cycle(ledger, "2026-03-05", "deep", 0, status="failed")  # nor does a failure
+    assert not yield_floor_active(ledger)
+    assert banner_lines(config, ledger) == []
+    _fake_cycle(ledger, "2026-03-06", "deep", 0)
+    assert yield_floor_active(ledger)
+    assert banner_lines(config, ledger) == [YIELD_FLOOR_MESSAGE]
+    _fake_cycle(ledger, "2026-03-07", "deep", 1)  # one new candidate lowers it again
+    assert not yield_floor_active(ledger)
+
+
+# -- a busy day -------------------------------------------------------------------------------------
+
+B1 = "22222222-2222-4222-8222-222222222222"
+B2 = "33333333-3333-4333-8333-333333333333"
+UV = "Always use uv instead of pip in this repo, because pip ignores the lockfile and breaks the pinned versions."
+
+
+def session_file(config: Config, session: str, project: str = ACME) -> Path:
+    return config.transcripts / project / f"{session}.jsonl"
+
+
+def person_line(session: str, text: str, n: int) -> bytes:
+    rec = {"type": "user", "sessionId": session, "uuid": f"{session[:8]}-extra-{n}", "isSidechain": False,
+           "timestamp": f"2026-03-11T09:{n:02d}:00.000Z", "message": {"role": "user", "content": text}}
+    return (json.dumps(rec, ensure_ascii=False) + "\n").encode()
+
+
+def append(path: Path, data: bytes) -> None:
+    with path.open("ab") as fh:
+        fh.write(data)
+    os.utime(path, (WRITTEN, WRITTEN))
+
+
+def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    events: list[tuple[str, str, float | None]] = []
+    record = run_cycle(config, ledger, project=ACME, progress=lambda *e: events.append(e))
+    s = record.stats
+    assert (record.status, record.depth, record.chat_id) == ("completed", "deep", ACME)
+    assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
+    assert (s["sessions_new"], s["sparks"], s["branches"], s["extraction_errors"]) == (2, 2, 2, 0)
+    assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (4, 4, 3, 1)
+    assert s["dropped"] == {"duplicate-pending": 1}
+    # the same lesson in two sessions: one candidate, corroborated by the other session
+    uv = [c for c in ledger.list_candidates(status="pending") if c.quote == UV]
+    assert len(uv) == 1 and uv[0].corroborated == 1 and s["corroborated"] == 1
+    assert {c.cycle_id for c in ledger.list_candidates()} == {record.id}
+    assert s["model_calls"] == 0 and s["extractor"] == "heuristic"
+
+    review = config.memory / "reviews" / f"review-{DAY}.md"
+    assert s["review_path"] == str(review) and UV[:40] in review.read_text()
+    repo = git.Repo(config.memory)
+    briefing_commit = repo.commit(s["briefing_commit"])
+    assert list(briefing_commit.stats.files) == ["briefing.md"]
+    text = (config.memory / "briefing.md").read_text()
+    assert "invoice exporter" in text and "staging database is down" in text
+    assert len(text.splitlines()) <= 80
+
+    message_text = waking_message(record)
+    for expected in ("deep sleep", "Light sleep → Deep sleep → Branching → REM → Wake",
+                     "2 sparks", "Branches: 2 (0 failed)", "0 calls; tokens 0 in, 0 out, 0 cached",
+                     "4 surfaced, 4 verified, 1 dropped (duplicate-pending 1), 1 duplicates, 3 new for review",
+                     "Corroborated: 1 lesson recurs", str(review), s["briefing_commit"][:10]):
+        assert expected in message_text
+    phases_seen = [e[0] for e in events]
+    assert phases_seen == sorted(phases_seen, key=["light", "deep", "branch", "rem", "wake"].index)
+    assert all(f is None or 0.0 <= f <= 1.0 for _, _, f in events)
+    # every byte of both sessions (and the sub-agent file) is dreamed, each range recorded once
+    files = ledger.query("SELECT path, size, offset, dreamed_offset FROM files")
+    assert len(files) == 3 and all(r["dreamed_offset"] == r["size"] == r["offset"] for r in files)
+    assert len(ledger.query("SELECT * FROM extractions WHERE cycle_id = ?", (record.id,))) == 3
+
+
+def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "busy")
+    run_cycle(config, ledger, project=ACME)
+    before = len(ledger.list_candidates())
+    path = session_file(config, B1)
+    size = path.stat().st_size
+    append(path, person_line(B1, "Never commit generated files to the repository, regenerate them in the CI pipeline instead.", 1))
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+    second = run_cycle(config, ledger, project=ACME)
+    assert second.date == "2026-03-11" and second.depth == "deep"
+    assert (second.stats["sessions_new"], second.stats["branches"], second.stats["kept"]) == (1, 1, 1)
+    new = [c for c in ledger.list_candidates() if c.cycle_id == second.id]
+    assert len(ledger.list_candidates()) == before + 1 and "generated files" in new[0].quote
+    ranges = ledger.query("SELECT start_offset, end_offset FROM extractions WHERE cycle_id = ?", (second.id,))
+    assert [(r["start_offset"], r["end_offset"]) for r in ranges] == [(size, path.stat().st_size)]
+    assert promotion.overlapping_extractions(ledger) == []
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
+    third = run_cycle(config, ledger, project=ACME)  # nothing new: wakes at light sleep
+    assert third.depth == "shallow" and third.stats["sessions_new"] == 0
+
+
+def test_a_quiet_days_words_wait_for_the_next_cycle(config: Config, ledger: Ledger,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "quiet")
+    assert run_cycle(config, ledger).depth == "shallow"
+    path = session_file(config, "11111111-1111-4111-8111-111111111111", QUIET)
+    words = "Please rename the config loader module and update every import that uses it."
+    append(path, person_line("11111111-1111-4111-8111-111111111111", words, 1))
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+    record = run_cycle(config, ledger)
+    assert record.depth == "deep"
+    assert record.stats["person_chars"] == len("ok") + len("thanks") + len(words)
+    rows = ledger.query("SELECT start_offset, end_offset FROM extractions")
+    assert [(r["start_offset"], r["end_offset"]) for r in rows] == [(0, path.stat().st_size)]
+
+
+def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    shutil.rmtree(config.transcripts / ACME / B1)
+    session_file(config, B1).unlink()
+    text = ("The deploy script failed again on the new server. Check the logs and tell me what went wrong "
+            "with the release.")
+    config.memory.mkdir()
+    (config.memory / "deploys.md").write_text(
+        "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n")
+    record = run_cycle(config, ledger, project=ACME)
+    assert record.depth == "deep"
+    assert (record.stats["sparks"], record.stats["covered"], record.stats["branches"]) == (0, 1, 0)
+    assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
+    assert ledger.query("SELECT * FROM extractions") == []
+    assert ledger.query("SELECT dreamed_offset, size FROM files")[0]["dreamed_offset"] > 0
+    assert (config.memory / "briefing.md").exists()
+
+
+def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Ledger, tmp_path: Path) -> None:
+    install(config, "busy")
+    failing = replace(config, extractor="command", command=(sys.executable, "-c", "import sys; sys.exit(4)"))
+    with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
+        run_cycle(failing, ledger, project=ACME)
+    failed = find_cycle(ledger, ACME, DAY)
+    assert failed is not None and failed.status == "failed" and info.value.record == failed
+    assert "every extraction failed" in (failed.error_message or "")
+    assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0") == []  # nothing marked dreamed
+    retried = run_cycle(config, ledger, project=ACME)
+    assert (retried.id, retried.status, retried.stats["attempt"]) == (failed.id, "completed", 2)
+    assert retried.stats["kept"] == 3
+    assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
+
+
+def test_a_cycle_that_failed_in_rem_finishes_rem_on_retry(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    repo = git.Repo.init(config.memory, initial_branch="main")
+    merge_head = Path(repo.git_dir) / "MERGE_HEAD"
+    merge_head.write_text("0" * 40 + "\n")
+    with pytest.raises(CycleFailed, match="REM: .*merge is in progress"):
+        run_cycle(config, ledger, project=ACME)
+    assert find_cycle(ledger, ACME, DAY).status == "failed"  # type: ignore[union-attr]
+    merge_head.unlink()
+    extractions = len(ledger.query("SELECT * FROM extractions"))
+    retried = run_cycle(config, ledger, project=ACME)
+    assert retried.status == "completed" and retried.depth == "deep"
+    assert retried.stats["kept"] == 3 and retried.stats["branches"] == 2  # the first attempt's work counts
+    assert len(ledger.query("SELECT * FROM extractions")) == extractions  # nothing extracted twice
+    assert (config.memory / "reviews" / f"review-{DAY}.md").exists()
+    assert retried.stats["briefing_commit"]
+
+
+def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = config.transcripts / ACME
+    folder.mkdir(parents=True)
+    source = FIXTURES / "goodnight" / ACME
+    session = "44444444-4444-4444-8444-444444444444"
+    path = folder / f"{session}.jsonl"
+    shutil.copy(source / f"{session}-part1.jsonl", path)  # written a minute ago: still being written
+    recent = WRITTEN + 3540
+    os.utime(path, (recent, recent))
+    first = run_cycle(config, ledger, project=ACME)
+    assert first.depth == "shallow" and first.stats["sessions_deferred"] == 1
+    with path.open("ab") as fh:
+        fh.write((source / f"{session}-part2.jsonl").read_bytes())
+    os.utime(path, (recent, recent))
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T00:00:00Z")
+    record = run_cycle(config, ledger, project=ACME)  # 2 minutes after the last write, but good night
+    assert record.depth == "deep" and record.stats["goodnight"] is True
+    assert record.stats["sessions_deferred"] == 0 and record.stats["branches"] == 1
+
+
+def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "busy")
+    briefing_md = "## Working on\n- Invoice exporter\n\n## Decided\n- uv, not pip\n\n## Blocked\n- Staging\n\n## Next\n- Backups\n"
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        for _ in range(2):  # one extraction per session: the uv lesson (said in both) and an invented one
+            server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo."),
+                                     lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust.")],
+                                    input_tokens=1000, output_tokens=100, cache_read=800))
+        server.script.append(Reply(200, message(briefing_md, input_tokens=500, output_tokens=60, cache_read=0)))
+        record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
+        calls = server.calls()
+    s = record.stats
+    assert len(calls) == 3 and s["extractor"] == "anthropic" and s["model"] == config.model
+    assert (s["model_calls"], s["input_tokens"], s["output_tokens"], s["cached_tokens"]) == (3, 2500, 260, 1600)
+    assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (4, 2, 1, 1)
+    assert s["dropped"] == {"unverified": 2, "duplicate-pending": 1}
+    assert s["corroborated"] == 1 and s["briefing_source"] == "model"
+    assert "- Staging" in (config.memory / "briefing.md").read_text()
+    assert "3 calls; tokens 2500 in, 260 out, 1600 cached" in waking_message(record)
+    assert "4 surfaced, 2 verified, 3 dropped (duplicate-pending 1, unverified 2)" in waking_message(record)

@@ -1,0 +1,199 @@
+"""``dreamtui dream``, ``watch`` and ``briefing`` as a person runs them: real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dreamtui.core.cycle import YIELD_FLOOR_MESSAGE
+
+FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
+ACME = "-home-kim-acme"
+WRITTEN = 1773180000.0  # 2026-03-10T22:00:00Z
+MAIN = "from dreamtui.cli.main import main; main()"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "transcripts").mkdir()
+    return tmp_path
+
+
+def env_for(home: Path, now: str = "2026-03-10T23:00:00Z") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("DREAMTUI_") and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}}
+    env.update({
+        "DREAMTUI_TRANSCRIPTS": str(home / "transcripts"), "DREAMTUI_MEMORY": str(home / "memory"),
+        "DREAMTUI_STATE": str(home / "state"), "DREAMTUI_CONFIG": str(home / "none.toml"),
+        "DREAMTUI_EXTRACTOR": "heuristic", "DREAMTUI_NOW": now,
+        "GIT_AUTHOR_NAME": "Kim", "GIT_AUTHOR_EMAIL": "kim@example.com",
+        "GIT_COMMITTER_NAME": "Kim", "GIT_COMMITTER_EMAIL": "kim@example.com", "GIT_CONFIG_NOSYSTEM": "1",
+    })
+    return env
+
+
+def dreamtui(home: Path, *args: str, now: str = "2026-03-10T23:00:00Z") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", MAIN, *args], env=env_for(home, now), capture_output=True,
+                          text=True, timeout=120)
+
+
+def install(home: Path, name: str) -> None:
+    shutil.copytree(FIXTURES / name, home / "transcripts", dirs_exist_ok=True)
+    for p in (home / "transcripts").rglob("*.jsonl"):
+        os.utime(p, (WRITTEN, WRITTEN))
+
+
+def cycles(home: Path) -> list[dict[str, object]]:
+    db = home / "state" / "ledger.sqlite3"
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(db, timeout=30)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute("SELECT * FROM dream_cycles ORDER BY id")]
+    finally:
+        conn.close()
+
+
+def test_dream_prints_progress_on_stderr_and_the_waking_message(home: Path) -> None:
+    install(home, "busy")
+    out = dreamtui(home, "dream")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Dream cycle #1 for every project on 2026-03-10 (manual): completed, deep sleep.")
+    assert "4 surfaced, 4 verified" in out.stdout
+    progress = [line for line in out.stderr.splitlines() if line.startswith("[")]
+    phases = list(dict.fromkeys(line.split()[0].strip("[]") for line in progress))
+    assert phases == ["light", "deep", "branch", "rem", "wake"]
+    assert "[branch 100%] branch 2/2 done" in progress
+    again = dreamtui(home, "dream")
+    assert again.returncode == 3
+    assert "already dreamed every project on 2026-03-10" in again.stderr
+    assert again.stdout == ""
+
+
+def test_dream_json_is_the_record_and_nothing_on_stderr(home: Path) -> None:
+    install(home, "busy")
+    out = dreamtui(home, "dream", "--json", "--project", ACME)
+    assert out.returncode == 0 and out.stderr == ""
+    record = json.loads(out.stdout)
+    assert (record["chat_id"], record["status"], record["depth"]) == (ACME, "completed", "deep")
+    assert [p["name"] for p in record["phases"]] == ["light", "deep", "branch", "rem", "wake"]
+    assert record["stats"]["kept"] == 3
+
+
+def test_two_dreams_at_once_make_exactly_one_cycle(home: Path) -> None:
+    install(home, "busy")
+    procs = [subprocess.Popen([sys.executable, "-c", MAIN, "dream", "--json"], env=env_for(home),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    for p in procs:
+        p.stdout.close()  # type: ignore[union-attr]
+        p.stderr.close()  # type: ignore[union-attr]
+    assert sorted(code for code, _, _ in results) == [0, 3]
+    loser = next(r for r in results if r[0] == 3)
+    assert "another dream cycle is running" in loser[2] or "already dreamed" in loser[2]
+    assert loser[1] == ""
+    rows = cycles(home)
+    assert len(rows) == 1 and rows[0]["status"] == "completed"
+
+
+def test_bad_input_is_one_clear_line(home: Path) -> None:
+    out = dreamtui(home, "dream", "--project", "nope")
+    assert out.returncode == 2 and out.stderr.strip().startswith("dreamtui: no project 'nope'")
+    assert "Traceback" not in out.stderr
+    out = dreamtui(home, "dream", "--date", "March 10")
+    assert out.returncode == 2 and "YYYY-MM-DD" in out.stderr and "Traceback" not in out.stderr
+    out = dreamtui(home, "briefing")
+    assert out.returncode == 2 and "no briefing" in out.stderr
+    out = dreamtui(home, "watch", "--schedule", "25:00")
+    assert out.returncode == 2 and "HH:MM" in out.stderr
+
+
+def test_briefing_and_its_history(home: Path) -> None:
+    install(home, "busy")
+    assert dreamtui(home, "dream").returncode == 0
+    out = dreamtui(home, "briefing")
+    assert out.returncode == 0 and out.stdout.startswith("# Briefing — all projects")
+    history = dreamtui(home, "briefing", "--history")
+    lines = history.stdout.splitlines()
+    assert len(lines) == 1 and "Briefing for all projects on 2026-03-10" in lines[0]
+    sha = lines[0].split()[0]
+    assert dreamtui(home, "briefing", "--at", sha).stdout == out.stdout
+    versions = json.loads(dreamtui(home, "briefing", "--history", "--json").stdout)
+    assert versions[0]["sha"].startswith(sha)
+
+
+CHATTER = [
+    "Can you show me what the readme says about installing the project on a fresh laptop, in a few lines?",
+    "Thanks. Could you also list the files in the docs folder and tell me which ones look out of date?",
+    "Please summarise what the tests in the exporter folder cover, one short line for each test file.",
+    "Show me the current version number in the package metadata and the date of the latest tag please.",
+]
+
+
+def chatter_line(n: int) -> str:
+    rec = {"type": "user", "sessionId": "77777777-7777-4777-8777-777777777777", "uuid": f"chat-{n}",
+           "isSidechain": False, "timestamp": f"2026-03-0{n + 1}T10:00:00.000Z",
+           "message": {"role": "user", "content": CHATTER[n]}}
+    return json.dumps(rec) + "\n"
+
+
+def test_the_yield_floor_after_three_zero_yield_cycles_and_not_before(home: Path) -> None:
+    path = home / "transcripts" / ACME / "77777777-7777-4777-8777-777777777777.jsonl"
+    path.parent.mkdir(parents=True)
+    for n in range(4):
+        with path.open("a") as fh:
+            fh.write(chatter_line(n))
+        os.utime(path, (WRITTEN, WRITTEN))
+        out = dreamtui(home, "dream", "--json", "--date", f"2026-03-0{n + 1}")
+        assert out.returncode == 0, out.stderr
+        record = json.loads(out.stdout)
+        assert (record["depth"], record["stats"]["kept"], record["date"]) == ("deep", 0, f"2026-03-0{n + 1}")
+        banner = YIELD_FLOOR_MESSAGE in out.stderr.splitlines()
+        assert banner == (n >= 2), (n, out.stderr)
+        assert YIELD_FLOOR_MESSAGE not in out.stdout
+    other = dreamtui(home, "briefing")  # every command shows it
+    assert YIELD_FLOOR_MESSAGE in other.stderr.splitlines()
+
+
+def test_watch_dreams_when_the_person_says_good_night(home: Path) -> None:
+    session = "44444444-4444-4444-8444-444444444444"
+    folder = home / "transcripts" / ACME
+    folder.mkdir(parents=True)
+    path = folder / f"{session}.jsonl"
+    shutil.copy(FIXTURES / "goodnight" / ACME / f"{session}-part1.jsonl", path)
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, "watch", "--debounce", "0.2"], env=env_for(home),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert "watching" in first, first
+        time.sleep(0.3)
+        assert cycles(home) == []  # nothing happens until someone says good night
+        with path.open("ab") as fh:
+            fh.write((FIXTURES / "goodnight" / ACME / f"{session}-part2.jsonl").read_bytes())
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not [c for c in cycles(home) if c["status"] == "completed"]:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    rows = cycles(home)
+    assert len(rows) == 1, stderr
+    assert (rows[0]["chat_id"], rows[0]["trigger"], rows[0]["status"]) == (ACME, "goodnight", "completed")
+    assert rows[0]["depth"] == "deep"
+    assert proc.returncode == 0
+    assert "good night said in -home-kim-acme" in stderr and "stopped watching" in stderr
+    assert stdout.startswith(f"Dream cycle #1 for {ACME} on 2026-03-10 (goodnight): completed")

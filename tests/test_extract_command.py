@@ -1,0 +1,95 @@
+"""The command extractor: a real program reads the digest on stdin and prints candidates on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dreamtui.core.errors import ExtractorError
+from dreamtui.core.extract import make_extractor
+from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.extract.command import CommandExtractor
+from dreamtui.core.models import Digest, Turn
+
+DIGEST = Digest(session="s9", project="-srv-api", files=["/t/s9.jsonl"], turns=[
+    Turn("person", "Never deploy on Fridays, the on-call rota is thin. token=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+         "/t/s9.jsonl", 4, "u4", None, "prompt"),
+])
+CTX = ExtractContext(project="-srv-api", memories=("Use blue-green deploys.",))
+
+
+def program(tmp_path: Path, body: str) -> list[str]:
+    """A Python program written to tmp_path, as an argv."""
+    script = tmp_path / "extractor.py"
+    script.write_text("import json, sys, time\n" + body, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+ECHO_QUOTE = """
+req = json.load(sys.stdin)
+json.dump({"seen": req}, open(sys.argv[1], "w"))
+turn = req["digest"]["turns"][0]["text"]
+print(json.dumps({"candidates": [{"claim": "Do not deploy on Fridays.", "why": "Thin on-call.",
+    "how_to_apply": "Plan releases Mon-Thu.", "type": "feedback", "scope": "global",
+    "quote": turn.split(",")[0]}]}))
+"""
+
+
+def test_reads_candidates_and_gets_the_redacted_digest_on_stdin(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.json"
+    ex = CommandExtractor([*program(tmp_path, ECHO_QUOTE), str(seen)], timeout=20)
+    result = ex.extract(DIGEST, CTX)
+    [cand] = result.candidates
+    assert (cand.quote, cand.type, cand.scope, cand.extractor) == ("Never deploy on Fridays", "feedback", "global",
+                                                                    "command")
+    req = json.loads(seen.read_text())["seen"]
+    assert req["session"] == "s9" and req["project"] == "-srv-api"
+    assert req["memories"] == ["Use blue-green deploys."]
+    assert req["digest"]["turns"][0]["line"] == 4
+    assert "ghp_" not in json.dumps(req) and "[REDACTED:github-token]" in req["digest"]["turns"][0]["text"]
+
+
+def test_a_bare_list_is_accepted_and_bad_items_are_dropped_and_counted(tmp_path: Path) -> None:
+    body = """print(json.dumps([{"claim": "c", "quote": "Never deploy on Fridays", "type": "feedback", "scope": "x"},
+                    {"claim": "no quote", "type": "feedback"}, "junk"]))"""
+    result = CommandExtractor(program(tmp_path, body), timeout=20).extract(DIGEST, CTX)
+    assert len(result.candidates) == 1 and result.candidates[0].scope == "-srv-api"
+    assert result.malformed == 2
+    assert "2 malformed" in result.notes[0]
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ("print('lessons: none today')", "did not print JSON"),
+    ("print(json.dumps({'lessons': []}))", 'no "candidates" list'),
+    ("print(json.dumps(42))", "must be"),
+    ("print(json.dumps({'candidates': [{'claim': 'x'}]}))", "every candidate from the extractor command was malformed"),
+    ("sys.stderr.write('model file missing\\n'); sys.exit(3)", "exited with status 3: model file missing"),
+])
+def test_bad_output_is_a_clear_one_line_error(tmp_path: Path, body: str, words: str) -> None:
+    with pytest.raises(ExtractorError) as info:
+        CommandExtractor(program(tmp_path, body), timeout=20).extract(DIGEST, CTX)
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_timeout_kills_the_program(tmp_path: Path) -> None:
+    marker = tmp_path / "still-running"
+    body = f"time.sleep(3)\nopen({str(marker)!r}, 'w').write('x')\n"
+    started = time.monotonic()
+    with pytest.raises(ExtractorError, match="timed out after 0.5s"):
+        CommandExtractor(program(tmp_path, body), timeout=0.5).extract(DIGEST, CTX)
+    assert time.monotonic() - started < 2.5
+    time.sleep(3)
+    assert not marker.exists()  # killed, not left running in the background
+
+
+def test_missing_program_and_missing_command(tmp_path: Path, config) -> None:
+    with pytest.raises(ExtractorError, match="not found"):
+        CommandExtractor([str(tmp_path / "nope")]).extract(DIGEST, CTX)
+    from dataclasses import replace
+
+    with pytest.raises(ExtractorError, match="needs a command"):
+        make_extractor(replace(config, extractor="command", command=()))

@@ -1,0 +1,154 @@
+"""``plan_normalize`` / ``apply_normalize``: offenders are listed, fixed as one commit, nothing is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dreamtui.core import frontmatter, gitops, promotion
+from dreamtui.core.config import Config
+from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.normalize import apply_normalize, plan_normalize, problems_of, topic_files
+
+GOOD = frontmatter.dump(
+    {"name": "Run focused tests first", "description": "Run the one test file before the suite",
+     "type": "feedback", "source_session": "s1", "quote": "run the focused tests", "verified_line": 3,
+     "candidate": "c123", "created": "2026-09-01T09:00:00Z", "extractor": "heuristic"},
+    "Run tests/test_x.py first.\n",
+)
+
+
+def write_repo(config: Config, files: dict[str, str]) -> None:
+    """A memory repo with ``files`` committed."""
+    repo = gitops.open_repo(config.memory)
+    for rel, text in files.items():
+        path = Path(config.memory) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    gitops.commit_paths(repo, list(files), "seed", {})
+
+
+@pytest.fixture
+def repo_files(config: Config) -> dict[str, str]:
+    files = {
+        "MEMORY.md": "# Memory\n- [Run focused tests first](run-focused-tests-first.md) — hook\n",
+        "briefing.md": "# Briefing\nno frontmatter, not a topic file\n",
+        "promotion.md": "# Auto-write promotion\n",
+        "reviews/review-2026-09-01.md": "# Review\n",
+        "run-focused-tests-first.md": GOOD,
+        "feedback_commit_style.md": "# Commit style\n\nUse the imperative mood in commit subjects.\n",
+        "projects/proj/aliases.md": (
+            "---\ntitle: Use uv\nsummary: Prefer uv over pip\nkind: Project\nline: \"12\"\n"
+            "tags: tooling\n---\nUse uv for installs.\n"),
+        "projects/proj/broken.md": "---\nname: Broken\ndescription: |\n  multi\n  line\ntype: user\n---\nbody\n",
+        "projects/proj/untyped.md": "---\nname: No type\ndescription: Type cannot be guessed\n---\nbody\n",
+    }
+    write_repo(config, files)
+    return files
+
+
+def by_path(plan):
+    return {c.path: c for c in plan}
+
+
+def test_topic_files_are_the_layout_only(config: Config, repo_files: dict[str, str]) -> None:
+    rels = {p.relative_to(config.memory).as_posix() for p in topic_files(config)}
+    assert rels == {"run-focused-tests-first.md", "feedback_commit_style.md", "projects/proj/aliases.md",
+                    "projects/proj/broken.md", "projects/proj/untyped.md"}
+
+
+def test_plan_lists_each_offender_with_its_problems(config: Config, repo_files: dict[str, str]) -> None:
+    plan = by_path(plan_normalize(config))
+    assert set(plan) == {"feedback_commit_style.md", "projects/proj/aliases.md", "projects/proj/broken.md",
+                         "projects/proj/untyped.md"}
+    assert plan["feedback_commit_style.md"].problems == ["no frontmatter"]
+    assert "unknown field title" in plan["projects/proj/aliases.md"].problems
+    assert plan["projects/proj/broken.md"].problems[0].startswith("unreadable frontmatter")
+    assert plan["projects/proj/untyped.md"].problems == ["missing type"]
+    # the plan is only a plan: nothing on disk changed
+    assert (Path(config.memory) / "feedback_commit_style.md").read_text() == repo_files["feedback_commit_style.md"]
+
+
+def test_a_file_without_frontmatter_gets_one_from_its_name_heading_and_first_line(
+        config: Config, repo_files: dict[str, str]) -> None:
+    change = by_path(plan_normalize(config))["feedback_commit_style.md"]
+    assert change.fixable
+    meta, body = frontmatter.parse(change.after or "")
+    assert meta == {"name": "Commit style", "description": "Use the imperative mood in commit subjects.",
+                    "type": "feedback"}
+    assert body == repo_files["feedback_commit_style.md"]
+    assert "+type: feedback" in change.diff()
+
+
+def test_aliases_are_renamed_and_unknown_fields_kept_in_the_body(config: Config, repo_files: dict[str, str]) -> None:
+    change = by_path(plan_normalize(config))["projects/proj/aliases.md"]
+    assert change.fixable, change.remaining
+    meta, body = frontmatter.parse(change.after or "")
+    assert meta == {"name": "Use uv", "description": "Prefer uv over pip", "type": "project", "verified_line": 12}
+    assert frontmatter.validate(meta) == []
+    assert "tags: tooling" in body and body.startswith("Use uv for installs.\n")
+
+
+def test_what_cannot_be_fixed_waits_for_a_person(config: Config, repo_files: dict[str, str]) -> None:
+    plan = by_path(plan_normalize(config))
+    assert not plan["projects/proj/broken.md"].fixable and plan["projects/proj/broken.md"].after is None
+    assert not plan["projects/proj/untyped.md"].fixable
+    assert plan["projects/proj/untyped.md"].remaining == ["missing type"]
+
+
+def test_apply_rewrites_the_fixable_offenders_as_one_commit(config: Config, repo_files: dict[str, str]) -> None:
+    repo = gitops.open_repo(config.memory)
+    # a person's own staged work must not be swept into the commit
+    (Path(config.memory) / "notes.txt").write_text("mine\n")
+    repo.git.add("notes.txt")
+    before_head = gitops.head_sha(repo)
+    sha = apply_normalize(config, plan_normalize(config))
+    assert sha and sha != before_head
+    assert repo.commit(sha).parents[0].hexsha == before_head  # exactly one new commit
+    assert sorted(gitops.changed_paths(repo, sha)) == ["feedback_commit_style.md", "projects/proj/aliases.md"]
+    assert gitops.list_commits(repo, limit=1)[0].trailers == {"Dreamtui-Normalize": ["yes"]}
+    assert gitops.status(repo, ["notes.txt"]) == {"notes.txt": "A "}
+    assert problems_of(Path(config.memory) / "feedback_commit_style.md") == []
+    left = {c.path for c in plan_normalize(config)}
+    assert left == {"projects/proj/broken.md", "projects/proj/untyped.md"}
+    gate = promotion.schema_gate(config)
+    assert not gate.passed
+    assert [o["path"] for o in gate.evidence["offenders"]] == ["projects/proj/broken.md", "projects/proj/untyped.md"]
+
+
+def test_apply_refuses_a_file_changed_since_the_plan(config: Config, repo_files: dict[str, str]) -> None:
+    plan = plan_normalize(config)
+    target = Path(config.memory) / "feedback_commit_style.md"
+    target.write_text("# Commit style\n\nEdited meanwhile.\n")
+    with pytest.raises(MemoryRepoError, match="changed since the plan"):
+        apply_normalize(config, plan)
+    assert target.read_text() == "# Commit style\n\nEdited meanwhile.\n"
+    assert "Dreamtui-Normalize" not in gitops.list_commits(gitops.open_repo(config.memory), limit=1)[0].trailers
+
+
+def test_a_merge_in_progress_is_refused_before_writing(config: Config, repo_files: dict[str, str]) -> None:
+    repo = gitops.open_repo(config.memory)
+    (Path(repo.git_dir) / "MERGE_HEAD").write_text(gitops.head_sha(repo) or "")
+    with pytest.raises(MemoryRepoError, match="merge is in progress"):
+        apply_normalize(config, plan_normalize(config))
+    assert (Path(config.memory) / "feedback_commit_style.md").read_text() == repo_files["feedback_commit_style.md"]
+
+
+def test_a_failed_commit_puts_every_file_back(config: Config, repo_files: dict[str, str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = gitops.open_repo(config.memory)
+    plan = plan_normalize(config)
+    monkeypatch.setenv("DREAMTUI_GIT_LOCK_TIMEOUT", "0")
+    (Path(repo.git_dir) / "index.lock").write_text("")  # another git process holds the index
+    with pytest.raises(MemoryRepoError, match="busy"):
+        apply_normalize(config, plan)
+    for rel in ("feedback_commit_style.md", "projects/proj/aliases.md"):
+        assert (Path(config.memory) / rel).read_text() == repo_files[rel]
+
+
+def test_nothing_fixable_means_no_commit(config: Config) -> None:
+    write_repo(config, {"ok.md": GOOD})
+    assert plan_normalize(config) == []
+    assert apply_normalize(config, []) is None
+    assert promotion.schema_gate(config).passed

@@ -1,0 +1,177 @@
+"""Secret scanning: every format, in candidate text, frontmatter and JSON-escaped transcript text.
+
+Fake credentials are assembled at run time so this file never holds one in clear.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import pytest
+
+from dreamtui.core.secrets import RULE_NAMES, has_secret, redact, rules_found, scan
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+SECRETS: dict[str, str] = {
+    "aws-access-key": "AKIA" + "Q3EGRT7ZKLPX2M4N",
+    "github-token": "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+    "github-pat": "github_pat_" + "11ABCDEFG0" + "123456789_aBcDeFgHiJkLmNoPqRsTuV",
+    "slack-token": "xoxb-" + "2945817360-5539011428-Zq8TkLm3VbN2xW",
+    "slack-webhook": "https://hooks.slack.com/services/" + "T024BE7LD/B01HNB5V9QE/Xk2mP9qLr7TzW3vN8sYb4Jf6",
+    "anthropic-key": "sk-ant-api03-" + "Xk2mP9qLr7TzW3vN8sYb4Jf6Hg1Dc5Ae0Ru-_Qw9Ty8Ui7Op6",
+    "openai-key": "sk-" + "T3BlbkFJ" + "q8Lm2Zx7Vb4Nc1Qw9Er6Ty3Ui5Op0As",
+    "openai-proj-key": "sk-proj-" + "Xk2mP9qLr7TzW3vN8sYb4Jf6Hg1Dc5Ae0Ru",
+    "private-key": PEM,
+    "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+EXPECTED_RULE = {
+    "github-pat": "github-token",
+    "openai-proj-key": "openai-key",
+}
+
+
+def rule_of(name: str) -> str:
+    return EXPECTED_RULE.get(name, name)
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_each_format_in_candidate_text(name: str) -> None:
+    secret = SECRETS[name]
+    text = f"Set the client up with {secret} and then run the deploy script."
+    assert rules_found(text) == [rule_of(name)]
+    red = redact(text)
+    assert secret not in red
+    assert f"[REDACTED:{rule_of(name)}]" in red
+    assert red.startswith("Set the client up with ") and red.endswith(" and then run the deploy script.")
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_each_format_in_frontmatter(name: str) -> None:
+    secret = SECRETS[name].replace("\n", "\n  ")
+    text = f"---\nname: deploy credentials\ndescription: how to deploy\nkey: |\n  {secret}\n---\nBody.\n"
+    assert rule_of(name) in rules_found(text)
+    red = redact(text)
+    for part in SECRETS[name].splitlines():
+        if len(part) >= 20:
+            assert part not in red
+    assert red.startswith("---\nname: deploy credentials\n") and red.endswith("---\nBody.\n")
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_each_format_in_json_escaped_transcript_text(name: str) -> None:
+    secret = SECRETS[name]
+    record = {"type": "user", "message": {"role": "user", "content": f'config:\n"key": "{secret}"\n'}}
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    assert rule_of(name) in rules_found(line)
+    red = redact(line)
+    for part in secret.split("\n"):
+        if len(part) > 20:
+            assert part not in red
+    if name != "private-key":
+        assert json.loads(red)  # redaction keeps the JSON line parseable
+
+
+def test_secret_after_a_json_newline_escape_is_found() -> None:
+    text = json.dumps("first line\n" + SECRETS["aws-access-key"])
+    assert "\\nAKIA" in text
+    assert rules_found(text) == ["aws-access-key"]
+
+
+def test_private_key_split_by_newline_escapes_is_redacted_whole() -> None:
+    text = json.dumps({"content": "here is the key:\n" + PEM + "\nthanks"})
+    red = redact(text)
+    assert "MIIEow" not in red and "VTLw7o" not in red and "END RSA" not in red
+    assert "[REDACTED:private-key]" in red and "thanks" in red
+
+
+def test_private_key_without_end_marker_still_redacts_the_body() -> None:
+    text = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n(truncated)"
+    red = redact(text)
+    assert "b3BlbnNz" not in red and "(truncated)" in red
+
+
+@pytest.mark.parametrize("text", [
+    "password=Tr0ub4dor93xyz",
+    'DB_PASSWORD: "s3cr3tP@ssw0rd!"',
+    "export GITHUB_TOKEN=Zk29fQx81LmNvB0aTq",
+    "api_key = 'a8F3kL0qZ7xV2mN9'",
+    "client_secret => 9f8e7d6c5b4a3f2e1d0c",
+    '\\"token\\": \\"Zk29fQx81LmNvB0aTq\\"',
+])
+def test_generic_assignment_with_random_value_is_flagged(text: str) -> None:
+    findings = scan(text)
+    assert [f.rule for f in findings] == ["generic-secret"]
+    # only the value is redacted, the key name stays readable
+    assert redact(text).split("[REDACTED")[0].lower().rstrip("\\\"' =:>").endswith(
+        ("password", "token", "key", "secret"))
+
+
+@pytest.mark.parametrize("text", [
+    "password=changeme",
+    "password: hunter2",
+    "token=${GITHUB_TOKEN}",
+    "api_key = os.environ['API_KEY']",
+    "password=<your-password-here>",
+    "secret: xxxxxxxxxxxxxxxx",
+    "token: the number of tokens is manageable",
+    "password=self.password",
+    "the token budget is 100000 tokens per minute",
+    "a task-management-system-with-a-long-name",
+    "use scikit-learn and sk-learn-compatible estimators",
+])
+def test_placeholders_and_prose_are_not_flagged(text: str) -> None:
+    assert scan(text) == []
+    assert redact(text) == text
+
+
+def test_allow_list_comments_do_not_switch_scanning_off() -> None:
+    secret = SECRETS["github-token"]
+    for comment in ("# gitleaks:allow", "# pragma: allowlist secret", "// nosec", "# noqa"):
+        text = f'TOKEN = "{secret}"  {comment}'
+        assert has_secret(text), comment
+        assert secret not in redact(text)
+
+
+def test_findings_never_carry_the_secret() -> None:
+    text = "one " + SECRETS["anthropic-key"] + " two " + SECRETS["aws-access-key"]
+    findings = scan(text)
+    assert [f.rule for f in findings] == ["anthropic-key", "aws-access-key"]
+    for f in findings:
+        assert {fl.name for fl in dataclasses.fields(f)} == {"rule", "start", "end"}
+        assert text[f.start:f.end] in (SECRETS["anthropic-key"], SECRETS["aws-access-key"])
+    assert all(r in RULE_NAMES for r in rules_found(text))
+
+
+def test_redact_is_idempotent_and_leaves_clean_text_alone() -> None:
+    text = "run `uv run pytest -q` before committing; never push to main"
+    assert redact(text) == text
+    dirty = "key " + SECRETS["openai-proj-key"]
+    assert redact(redact(dirty)) == redact(dirty)
+
+
+@pytest.mark.parametrize("chunk", [
+    "eyJ",  # JWT prefix repeated: no catastrophic backtracking
+    "password=aB3",  # generic keyword repeated with values
+    "-----BEGIN RSA PRIVATE KEY-----x",
+    "AKIA",
+])
+def test_ten_megabyte_line_finishes_in_bounded_time(chunk: str) -> None:
+    line = chunk * (10_000_000 // len(chunk))
+    start = time.perf_counter()
+    scan(line)
+    assert time.perf_counter() - start < 8.0
+
+
+def test_ten_megabyte_line_with_a_secret_at_the_end_is_found() -> None:
+    line = "x" * 10_000_000 + " " + SECRETS["github-token"]
+    start = time.perf_counter()
+    assert rules_found(line) == ["github-token"]
+    assert time.perf_counter() - start < 8.0

@@ -1,0 +1,261 @@
+"""Tailing: read only what was appended, once, whatever happens to the file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.tail import HEAD_BYTES, LineScanner, Tailer, decode_line
+
+FIX = Path(__file__).parent / "fixtures" / "transcripts"
+MAIN = FIX / "-home-kim-shapes" / "11111111-2222-4333-8444-555555555555.jsonl"
+
+
+def rec(i: int, pad: int = 0) -> bytes:
+    return b'{"type":"user","n":%d,"pad":"%s"}\n' % (i, b"x" * pad)
+
+
+def tail_once(tailer: Tailer, path: Path) -> list[tuple[int, int, bytes]]:
+    read = tailer.read(path, "p", "s")
+    assert tailer.commit(read)
+    return read.lines
+
+
+def test_reads_appended_lines_once_with_right_line_numbers_and_offsets(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + rec(2))
+    t = Tailer(ledger)
+    assert [(n, o) for n, o, _ in tail_once(t, f)] == [(1, 0), (2, len(rec(1)))]
+    assert tail_once(t, f) == []
+    with f.open("ab") as fh:
+        fh.write(rec(3))
+    assert tail_once(t, f) == [(3, len(rec(1) + rec(2)), rec(3)[:-1])]
+    state = t.state(f)
+    assert (state["offset"], state["lines"], state["project"]) == (f.stat().st_size, 3, "p")
+
+
+def test_a_partial_last_line_waits_for_its_newline(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    whole = rec(1) + rec(2)
+    f.write_bytes(whole[:-5])
+    t = Tailer(ledger)
+    read = t.read(f)
+    assert [n for n, _, _ in read.lines] == [1] and read.partial
+    assert t.commit(read)
+    f.write_bytes(whole)
+    assert tail_once(t, f) == [(2, len(rec(1)), rec(2)[:-1])]
+
+
+def test_read_without_commit_consumes_nothing_and_a_stale_commit_is_refused(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1))
+    t = Tailer(ledger)
+    first = t.read(f)
+    again = t.read(f)
+    assert first.lines == again.lines  # nothing was committed: the same lines come back
+    assert t.commit(first)
+    assert not t.commit(again)  # another reader already stored this range: refused
+    assert t.read(f).lines == []
+
+
+def test_restart_continues_where_the_last_commit_stopped(config, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + rec(2))
+    led = Ledger.open(config.state)
+    assert len(tail_once(Tailer(led), f)) == 2
+    led.close()
+    with f.open("ab") as fh:
+        fh.write(rec(3))
+    led2 = Ledger.open(config.state)
+    assert [n for n, _, _ in tail_once(Tailer(led2), f)] == [3]
+    led2.close()
+
+
+def test_truncation_rereads_from_zero_once(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + rec(2) + rec(3))
+    t = Tailer(ledger)
+    tail_once(t, f)
+    f.write_bytes(rec(7))  # same inode, shorter than the offset
+    read = t.read(f)
+    assert read.reset and read.reset_reason == "truncated"
+    assert [(n, raw) for n, _, raw in read.lines] == [(1, rec(7)[:-1])]
+    assert t.commit(read)
+    again = t.read(f)
+    assert not again.reset and again.lines == []
+    assert t.state(f)["resets"] == 1
+
+
+def test_replaced_file_rereads_once(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + rec(2))
+    t = Tailer(ledger)
+    tail_once(t, f)
+    new = tmp_path / "new.jsonl"
+    new.write_bytes(rec(1) + rec(2) + rec(3) + rec(4))
+    os.replace(new, f)  # a new inode under the same name
+    read = t.read(f)
+    assert read.reset and read.reset_reason == "replaced"
+    assert [n for n, _, _ in read.lines] == [1, 2, 3, 4]
+    assert t.commit(read)
+    assert t.read(f).lines == []
+
+
+def test_inode_reuse_with_a_different_head_rereads(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + rec(2))
+    t = Tailer(ledger)
+    tail_once(t, f)
+    # same device and inode, longer than the stored offset, but other content: a reused inode
+    with f.open("r+b") as fh:
+        fh.write(rec(8) + rec(9) + rec(10))
+    read = t.read(f)
+    assert read.reset and read.reset_reason == "rewritten"
+    assert [raw for _, _, raw in read.lines] == [rec(8)[:-1], rec(9)[:-1], rec(10)[:-1]]
+
+
+def test_rewrite_after_the_head_is_caught_by_the_bytes_before_the_offset(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    head = rec(0, pad=HEAD_BYTES)  # the first 4 KiB stay identical
+    f.write_bytes(head + rec(1))
+    t = Tailer(ledger)
+    tail_once(t, f)
+    f.write_bytes(head + rec(5) + rec(6))
+    read = t.read(f)
+    assert read.reset and [n for n, _, _ in read.lines] == [1, 2, 3]
+
+
+def test_huge_lines_are_skipped_counted_and_never_held(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    huge = b'{"type":"user","blob":"' + b"A" * (20 * 1024 * 1024) + b'"}\n'
+    f.write_bytes(rec(1) + huge + rec(3))
+    t = Tailer(ledger, max_line=64 * 1024)
+    tracemalloc.start()
+    read = t.read(f)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 6 * 1024 * 1024  # the 20 MiB line was never held in memory
+    assert [n for n, _, _ in read.lines] == [1, 3]
+    assert read.oversized == [2]
+    assert read.end_offset == f.stat().st_size
+    assert t.commit(read)
+    assert t.state(f)["skipped"] == 1
+
+
+def test_a_huge_partial_line_at_the_end_is_not_consumed(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + b'{"blob":"' + b"B" * 300_000)
+    t = Tailer(ledger, max_line=1000)
+    read = t.read(f)
+    assert [n for n, _, _ in read.lines] == [1] and read.partial and read.oversized == []
+    assert t.commit(read)
+    with f.open("ab") as fh:
+        fh.write(b'"}\n' + rec(3))
+    read = t.read(f)
+    assert read.oversized == [2] and [n for n, _, _ in read.lines] == [3]
+
+
+def test_lines_over_a_chunk_but_under_the_limit_are_kept(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    big = rec(2, pad=3 * 1024 * 1024)  # an image-sized line spanning several read chunks
+    f.write_bytes(rec(1) + big + rec(3))
+    read = Tailer(ledger).read(f)
+    assert [raw for _, _, raw in read.lines] == [rec(1)[:-1], big[:-1], rec(3)[:-1]]
+
+
+def test_max_bytes_reads_in_pieces_that_add_up(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(b"".join(rec(i, pad=100) for i in range(1, 51)))
+    t = Tailer(ledger, max_bytes=1000)
+    got = []
+    while True:
+        read = t.read(f)
+        got += [n for n, _, _ in read.lines]
+        assert t.commit(read)
+        if not read.more:
+            break
+    assert got == list(range(1, 51))
+
+
+def test_bad_lines_are_returned_raw_and_decode_line_says_why(ledger: Ledger):
+    read = Tailer(ledger).read(FIX / "-home-kim-bad" / "bad.jsonl")
+    reasons = [decode_line(raw)[1] for _, _, raw in read.lines]
+    assert reasons == [None, "malformed", "invalid_utf8", "empty", "not_object", None]
+    assert read.partial
+
+
+def test_missing_file_or_directory_is_a_clear_error(ledger: Ledger, tmp_path: Path):
+    with pytest.raises(TranscriptError, match="no such transcript"):
+        Tailer(ledger).read(tmp_path / "absent.jsonl")
+    with pytest.raises(TranscriptError, match="is a directory"):
+        Tailer(ledger).read(tmp_path)
+
+
+def test_line_scanner_counts_lines_after_an_offset(tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + rec(2) + rec(3))
+    with f.open("rb") as fh:
+        scanner = LineScanner(fh, len(rec(1)), 1)
+        assert [n for n, _, _ in scanner] == [2, 3]
+        assert scanner.offset == f.stat().st_size and scanner.line == 3
+
+
+# -- the property: any sequence of appends, tailed after each, gives exactly one whole read ------
+
+DATA = MAIN.read_bytes() + (FIX / "-home-kim-bad" / "bad.jsonl").read_bytes() + b"\n" + rec(99)
+
+
+def _whole_read(path: Path, state: Path) -> list[tuple[int, int, bytes]]:
+    led = Ledger.open(state)
+    try:
+        return Tailer(led).read(path).lines
+    finally:
+        led.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cuts=st.lists(st.integers(0, len(DATA)), max_size=12),
+       restarts=st.lists(st.booleans(), min_size=13, max_size=13),
+       chunk=st.sampled_from([None, 64, 4096]))
+def test_any_sequence_of_appends_gives_the_records_of_one_whole_read(cuts, restarts, chunk):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        f = root / "grow.jsonl"
+        f.write_bytes(b"")
+        expected = _whole_read_of(root, DATA)
+        led = Ledger.open(root / "state")
+        tailer = Tailer(led, max_bytes=chunk)
+        got: list[tuple[int, int, bytes]] = []
+        written = 0
+        for step, cut in enumerate([*sorted(cuts), len(DATA)]):
+            with f.open("ab") as fh:
+                fh.write(DATA[written:cut])
+            written = max(written, cut)
+            if restarts[step]:  # a restart: a new ledger connection and a new Tailer
+                led.close()
+                led = Ledger.open(root / "state")
+                tailer = Tailer(led, max_bytes=chunk)
+            while True:
+                read = tailer.read(f, "p", "s")
+                assert not read.reset
+                got += read.lines
+                assert tailer.commit(read)
+                if not read.more:
+                    break
+        led.close()
+        assert got == expected
+        assert len({n for n, _, _ in got}) == len(got)  # nothing read twice
+
+
+def _whole_read_of(root: Path, data: bytes) -> list[tuple[int, int, bytes]]:
+    whole = root / "whole.jsonl"
+    whole.write_bytes(data)
+    return _whole_read(whole, root / "whole-state")

@@ -1,0 +1,290 @@
+"""The review queue, driven with Pilot against a real ledger and a real git memory repo."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_tui_helpers import (
+    DUP_MEMORY,
+    LOGGING,
+    PAY,
+    add_candidates,
+    commits,
+    make_config,
+    wait_for,
+)
+
+from dreamtui.core import stats as core_stats
+from dreamtui.core.ledger import Ledger
+from dreamtui.tui.app import DreamApp
+from dreamtui.tui.widgets.queue_table import QueueTable
+from dreamtui.tui.widgets.status_header import StatusHeader
+
+SIZE = (150, 45)
+
+
+def screen_text(app: DreamApp) -> str:
+    """What the terminal shows, as plain text (from the SVG export)."""
+    svg = app.export_screenshot()
+    text = re.sub(r"<[^>]+>", "", svg.split("</style>", 1)[-1])
+    return html.unescape(text).replace("\xa0", " ")
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    cfg = make_config(tmp_path)
+    ledger = Ledger.open(cfg.state)
+    ids = add_candidates(cfg, ledger)
+    yield cfg, ledger, ids
+    ledger.close()
+
+
+def status_of(ledger: Ledger, cid: str) -> str:
+    return ledger.get_candidate(cid).status
+
+
+async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(setup) -> None:
+    cfg, ledger, ids = setup
+    before = commits(cfg.memory)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        first, second = table.current_id, None
+        assert first == ids[0]
+        await pilot.press("a")
+        # one key, one decision: the next proposal is highlighted at once, before the commit lands
+        second = table.current_id
+        assert second == ids[1]
+        assert table.row_count == len(ids) - 1
+        await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        await pilot.pause()
+        assert "5 proposals waiting" in app.query_one(StatusHeader).render_text().plain
+    assert status_of(ledger, first) == "accepted"
+    assert status_of(ledger, second) == "pending"
+    after = commits(cfg.memory)
+    assert len(after) == len(before) + 1
+
+
+async def test_reject_with_a_reason_changes_the_stats(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("j", "r")
+        await pilot.pause()
+        await pilot.press("4")  # "too specific"
+        await pilot.press(*"only for refunds")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "rejected")
+        assert table.row_count == len(ids) - 1
+        await pilot.press("5")  # the Stats screen
+        await pilot.pause(0.2)
+        assert "too specific" in screen_text(app)
+    stats = core_stats.compute_stats(ledger)
+    assert stats["rejection_reasons"] == {"too specific": 1}
+    row = ledger.query("SELECT category, reason FROM decisions WHERE candidate_id = ?", (ids[1],))[0]
+    assert (row["category"], row["reason"]) == ("too specific", "only for refunds")
+
+
+async def test_undo_reverts_an_accept_with_a_commit(setup) -> None:
+    cfg, ledger, ids = setup
+    before = commits(cfg.memory)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "accepted")
+        written = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
+        assert (cfg.memory / written).is_file()
+        await pilot.press("u")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "pending")
+        await pilot.pause()
+        assert table.row_count == len(ids)
+        assert table.current_id == ids[0]  # the proposal is back, highlighted
+    assert not (cfg.memory / written).exists()
+    assert len(commits(cfg.memory)) == len(before) + 2  # the accept and its revert
+
+
+async def test_skip_moves_the_proposal_to_the_end(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("s")
+        assert table.current_id == ids[1]
+        await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        assert table.get_row_index(ids[0]) == len(ids) - 1
+    assert status_of(ledger, ids[0]) == "pending"
+    assert ledger.query("SELECT action FROM decisions")[0]["action"] == "skip"
+
+
+async def test_edit_then_accept_writes_the_edited_claim(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("e")
+        await pilot.pause()
+        claim = app.screen.query_one("#claim")
+        claim.value = "Database tests use the testcontainers fixture"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "accepted")
+    path = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
+    assert "Database tests use the testcontainers fixture" in (cfg.memory / path).read_text()
+
+
+async def test_the_duplicate_view_shows_both_texts(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        assert table.current_id == ids[0]  # the suspected duplicate of a memory
+        await pilot.pause()
+        text = screen_text(app)
+        assert "DUPLICATE 55%" in text
+        assert "This proposal" in text and "Use the testcontainers fixture for database tests" in text
+        assert f"Existing: memory {DUP_MEMORY}" in text
+        assert "disposable Postgres container, never mocks" in text  # the memory file's own words
+        await pilot.press("j")
+        await pilot.pause()
+        assert not app.query_one("#dup").display
+
+
+async def test_evidence_shows_raw_records_around_the_quote(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        text = screen_text(app)
+        cand = ledger.get_candidate(ids[0])
+        line = cand.matches[0].line
+        assert f"line {line}" in text
+        assert f"▶ L{line}" in text  # the match line is marked
+        assert f"L{line - 1}" in text and f"L{line + 1}" in text  # records before and after
+        assert "09:14:05" in text  # its time
+        assert "[untrusted tool output]" in text  # a tool result near it is labelled
+
+
+async def test_tool_provenance_and_secrets_are_loud(setup) -> None:
+    cfg, ledger, ids = setup
+    secret = replace(ledger.get_candidate(ids[2]), secrets=["aws-access-key"])
+    ledger.put_candidate(secret)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        text = screen_text(app)
+        assert "TOOL!" in text and "SECRET" in text  # badges in the table
+        table.move_cursor(row=table.get_row_index(ids[4]))
+        await pilot.pause()
+        assert "TOOL OUTPUT — UNTRUSTED" in screen_text(app)
+        table.move_cursor(row=table.get_row_index(ids[2]))
+        await pilot.pause()
+        assert "SECRET: aws-access-key (redacted)" in screen_text(app)
+
+
+async def test_rich_markup_and_escape_codes_are_shown_literally(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        table.move_cursor(row=table.get_row_index(ids[3]))
+        await pilot.pause()
+        text = screen_text(app)
+        # the markup is on the screen as characters, the escape as a visible ␛, never obeyed
+        assert "[bold red]x[/] payment failed ␛[31mERROR␛[0m code=402" in text
+        assert "\x1b" not in text
+        await pilot.press("r")
+        await pilot.pause()
+        assert "[bold red]x[/]" in screen_text(app)  # the reject dialog's claim line, too
+        await pilot.press("escape")
+        await pilot.pause()
+        assert status_of(ledger, ids[3]) == "pending"
+
+
+async def test_filter_and_sort(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("slash", *"client.ts")
+        await pilot.pause()
+        assert table.row_count == 1 and table.current_id == ids[5]
+        await pilot.press("enter", "escape")
+        await pilot.pause()
+        assert table.row_count == len(ids)
+        await pilot.press("o")  # group by project
+        await pilot.pause()
+        projects = [ledger.get_candidate(table.coordinate_to_cell_key((r, 0))[0].value).project
+                    for r in range(table.row_count)]
+        assert projects == sorted(projects)
+
+
+async def test_keys_can_be_remapped(setup) -> None:
+    cfg, ledger, ids = setup
+    cfg = replace(cfg, keys={"accept": "y"})
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("a")
+        await pilot.pause()
+        assert table.row_count == len(ids)  # "a" no longer accepts
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "accepted")
+        assert "y Accept" in screen_text(app)  # the footer shows the new key
+
+
+async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(setup) -> None:
+    cfg, ledger, ids = setup
+    index = cfg.memory / "MEMORY.md"
+    index.write_text(index.read_text() + "".join(f"- line {n}\n" for n in range(200)))
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        assert table.current_id == ids[0]
+        assert any("accept failed" in n.message for n in app._notifications)
+        assert app.is_running
+    assert status_of(ledger, ids[0]) == "pending"
+
+
+async def test_the_command_palette_lists_every_action(setup) -> None:
+    cfg, ledger, _ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE):
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+    for title in ("Accept", "Reject", "Edit then accept", "Skip", "Undo", "Filter", "Dream now",
+                  "Screen: Stats", "Screen: Promotion"):
+        assert title in titles
+
+
+async def test_a_transcript_appended_during_the_session_shows_up(setup) -> None:
+    cfg, ledger, _ids = setup
+    path = cfg.transcripts / PAY / f"{LOGGING}.jsonl"
+    app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
+        await pilot.pause(0.3)
+        line = ('{"type":"user","message":{"role":"user","content":"please never squash the migration '
+                'commits"},"uuid":"u-live-1","timestamp":"2026-11-28T15:00:00.000Z","sessionId":"%s"}\n' % LOGGING)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+        await wait_for(pilot, lambda: "never squash the migration commits" in screen_text(app), timeout=15)
+        assert "person" in screen_text(app)

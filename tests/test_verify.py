@@ -1,0 +1,231 @@
+"""Quote verification against the real corpus (read-only) and small hand-written transcripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dreamtui.cli.main import cli
+from dreamtui.core.transcripts import session_files
+from dreamtui.core.verify import MIN_WORDS, normalize, verify_quote
+
+LOG = ("-Users-dain-workspace-claude-code-log-sample", "0d3a8e6f-290f-4105-a327-a2496e5e2a83")
+RABBIT = ("-Users-dain-workspace-coderabbit-review-helper", "cb2e607c-c758-415a-8b45-c49e4631906a")
+MANIFEST = ("-src-deep-manifest", "a7da6a22-facc-4fcd-8bab-f83c87862004")
+SHARE = ("-samples-session-share", "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68")
+
+
+def files_of(corpus: Path, which: tuple[str, str]) -> list[Path]:
+    files = session_files(corpus, *which)
+    assert files, which
+    return files
+
+
+# -- real quotes verify --------------------------------------------------------------------------
+
+REAL = [
+    # (session, quote, line, provenance): quotes, backslashes, newlines, non-ASCII, code
+    (MANIFEST, 'The above "status report" is very interesting and good to keep as milestone information.',
+     68, "person"),
+    (LOG, "in @claude_code_log/templates/components/timeline.html \\\n\\\nAlso, I noticed that the colour",
+     1, "person"),
+    (LOG, "Find `// TODO: hide vis-group instead` in @claude_code_log/templates/components/timeline.html",
+     1, "person"),
+    (RABBIT, "`extract-coderabbit-feedback.py` → `extract_coderabbit_feedback.py` so Python can import it",
+     76, "assistant"),
+    (MANIFEST, "```python\nelif member.isfile():\n    file_obj = tf.extractfile(member)\n    if file_obj is None:",
+     206, "assistant"),
+    (SHARE, "One spoonful lands—the senses ignite,\nlayered flavors from morning to night", None, "assistant"),
+    (RABBIT, "Let's keep the name of the py file but change the pyproject script to reference it", 15, "person"),
+]
+
+
+@pytest.mark.parametrize(("which", "quote", "line", "prov"), REAL)
+def test_real_quotes_verify_with_place_and_provenance(corpus: Path, which, quote, line, prov) -> None:
+    result = verify_quote(quote, files_of(corpus, which))
+    assert result.verified, result.reason
+    best = result.best
+    assert best is not None and best.provenance == prov and not best.copy
+    if line is not None:
+        assert best.line == line
+    raw = Path(best.file).read_bytes().split(b"\n")[best.line - 1]
+    record = json.loads(raw)
+    assert best.uuid == record.get("uuid") and best.timestamp == record.get("timestamp")
+
+
+def test_normalised_variants_of_a_real_quote_verify(corpus: Path) -> None:
+    files = files_of(corpus, SHARE)
+    # the transcript has an em dash and a line break; ASCII dash and a space are the same quote
+    assert verify_quote("One spoonful lands-the senses ignite, layered flavors from morning to night",
+                        files).verified
+    assert verify_quote("The above \u201cstatus report\u201d is very interesting and good to keep",
+                        files_of(corpus, MANIFEST)).verified
+
+
+def test_quote_found_only_in_tool_output_reports_tool(corpus: Path) -> None:
+    result = verify_quote("nothing to commit, working tree clean", files_of(corpus, MANIFEST))
+    assert result.verified
+    assert {m.provenance for m in result.matches} == {"tool"}
+    result = verify_quote('"Which tar formats should be supported?"="Also .tgz"', files_of(corpus, MANIFEST))
+    assert result.verified and result.best.provenance == "tool"
+
+
+def test_every_place_is_reported_person_first(corpus: Path) -> None:
+    quote = "How can I make this possible to install as a library with `uv`"
+    result = verify_quote(quote, files_of(corpus, RABBIT))
+    assert result.verified
+    assert [m.line for m in result.matches] == [1, 3]
+    assert all(m.provenance == "person" for m in result.matches)
+    assert len(result.matches) == 2
+    assert not result.matches[0].copy and result.matches[1].copy
+
+
+# -- altered quotes never verify -----------------------------------------------------------------
+
+ALTERED = [
+    # a word changed
+    (MANIFEST, 'The above "status report" is very interesting and useful to keep as milestone information.'),
+    # words swapped
+    (MANIFEST, 'The above "status report" is very good and interesting to keep as milestone information.'),
+    # a paraphrase
+    (MANIFEST, "The status report above is interesting and worth keeping as milestone information."),
+    # a quote from another session
+    (MANIFEST, "Let's keep the name of the py file but change the pyproject script to reference it"),
+    # stitched across two records (line 45's prompt, then line 68's)
+    (MANIFEST, "Does the README correctly reflects what the code does? The above \"status report\" is"),
+    # stitched across two blocks/records of the assistant
+    (SHARE, "layered flavors from morning to night, Aromatic tendrils rise in fragrant steam"),
+    # a dropped word
+    (LOG, "You can set group.visible using the vis library which is work"),
+]
+
+
+@pytest.mark.parametrize(("which", "quote"), ALTERED)
+def test_altered_quotes_never_verify(corpus: Path, which, quote) -> None:
+    result = verify_quote(quote, files_of(corpus, which))
+    assert not result.verified
+    assert result.matches == []
+    assert result.reason and result.reason.startswith("not found")
+
+
+def test_quotes_across_a_whole_corpus_session_are_refused_when_other_session(corpus: Path) -> None:
+    quote = "You can set group.visible using the vis library which is less work"
+    assert verify_quote(quote, files_of(corpus, LOG)).verified
+    for other in (RABBIT, MANIFEST, SHARE):
+        assert not verify_quote(quote, files_of(corpus, other)).verified
+
+
+# -- refusals -------------------------------------------------------------------------------------
+
+
+def test_short_quotes_are_unverifiable(corpus: Path) -> None:
+    result = verify_quote("Excellent work, thank you!", files_of(corpus, MANIFEST))
+    assert not result.verified
+    assert result.reason.startswith("unverifiable: too short")
+    assert MIN_WORDS == 6
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u202e", "\u2066", "\U000e0041", "\ufeff"])
+def test_hidden_characters_are_refused(corpus: Path, hidden: str) -> None:
+    quote = f"The above \"status report\" is very {hidden}interesting and good to keep"
+    result = verify_quote(quote, files_of(corpus, MANIFEST))
+    assert not result.verified
+    assert result.reason.startswith("refused")
+
+
+def test_normalize_never_merges_different_words() -> None:
+    assert normalize("a\u00a0 \n\tb") == "a b"
+    assert normalize("“it’s” — done") == "\"it's\" - done"
+    assert normalize("e\u0301t\u00e9") == "\u00e9t\u00e9"
+    assert normalize("ab") != normalize("a b")
+
+
+# -- hand-written transcripts: copies, sub-agents, broken lines ---------------------------------
+
+
+def write_jsonl(path: Path, records: list[object]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        for rec in records:
+            if isinstance(rec, bytes):
+                fh.write(rec + b"\n")
+            else:
+                fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    return path
+
+
+LESSON = "always run the migrations in a transaction so a failure leaves nothing half-applied"
+
+
+def test_progress_copy_comes_after_the_sub_agent_original(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    main = write_jsonl(project / "s1.jsonl", [
+        {"type": "progress", "uuid": "p1", "timestamp": "2026-01-01T00:00:02Z",
+         "data": {"type": "agent_progress", "message": {"type": "assistant", "message": {
+             "role": "assistant", "content": [{"type": "text", "text": LESSON}]}}}},
+        b"{not json at all",
+        b'{"type":"user","message":{"content":"bad utf8 \xff\xfe here"}}',
+    ])
+    sub = write_jsonl(project / "s1" / "subagents" / "agent-abc1234.jsonl", [
+        {"type": "assistant", "uuid": "a1", "timestamp": "2026-01-01T00:00:01Z", "isSidechain": True,
+         "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": LESSON}]}},
+    ])
+    result = verify_quote(LESSON, [main, sub])
+    assert result.verified
+    assert [(Path(m.file).name, m.line, m.copy) for m in result.matches] == [
+        ("agent-abc1234.jsonl", 1, False), ("s1.jsonl", 1, True)]
+    assert result.best.provenance == "assistant" and result.best.uuid == "a1"
+    assert result.matches[1].provenance == "tool"
+
+
+def test_meta_and_person_ordering_and_unreadable_files(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
+        {"type": "user", "uuid": "m", "isMeta": True, "message": {"role": "user", "content": LESSON}},
+        {"type": "user", "uuid": "u", "message": {"role": "user", "content": "please " + LESSON}},
+    ])
+    result = verify_quote(LESSON, [path, tmp_path / "missing.jsonl"])
+    assert [m.uuid for m in result.matches] == ["u", "m"]
+    assert [m.provenance for m in result.matches] == ["person", "meta"]
+    missing = verify_quote("this sentence is not anywhere in the file", [tmp_path / "missing.jsonl"])
+    assert not missing.verified and "unreadable" in missing.reason
+
+
+def test_huge_line_and_empty_file(tmp_path: Path) -> None:
+    big = "x " * 2_000_000 + LESSON
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
+        {"type": "user", "uuid": "t", "toolUseResult": {"stdout": big},
+         "message": {"role": "user", "content": [{"type": "tool_result", "content": big}]}},
+    ])
+    empty = tmp_path / "p" / "empty.jsonl"
+    empty.write_bytes(b"")
+    result = verify_quote(LESSON, [empty, path])
+    assert result.verified and {m.provenance for m in result.matches} == {"tool"}
+
+
+# -- CLI ------------------------------------------------------------------------------------------
+
+
+def test_cli_verify_json_and_exit_codes(corpus: Path) -> None:
+    main = files_of(corpus, MANIFEST)[0]
+    runner = CliRunner()
+    quote = 'The above "status report" is very interesting and good to keep as milestone information.'
+    out = runner.invoke(cli, ["verify", str(main), quote, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["verified"] is True and data["reason"] is None
+    assert data["matches"][0]["line"] == 68 and data["matches"][0]["provenance"] == "person"
+    assert {"line", "uuid", "timestamp", "provenance"} <= set(data["matches"][0])
+    out = runner.invoke(cli, ["verify", str(main), quote.replace("good", "great")])
+    assert out.exit_code == 1
+    assert "not found" in out.output
+    out = runner.invoke(cli, ["verify", str(main), quote])
+    assert out.exit_code == 0 and ":68" in out.output and "person" in out.output
+
+
+def test_cli_verify_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    out = CliRunner().invoke(cli, ["verify", str(tmp_path / "nope.jsonl"), "a b c d e f g"])
+    assert out.exit_code == 2
+    assert "nope.jsonl" in out.output and "Traceback" not in out.output

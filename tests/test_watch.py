@@ -1,0 +1,183 @@
+"""Watching the transcripts folder: real watchdog events, coalescing, goodnight, rescan, polling."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.watch import Watcher
+
+PROJECT = "-home-kim-acme"
+SESSION = "55555555-5555-4555-8555-555555555555"
+
+
+def record(kind: str, text: str) -> bytes:
+    """One transcript line: a person's prompt, the assistant's prose, or tool output."""
+    base = {"sessionId": SESSION, "uuid": f"u-{time.monotonic_ns()}", "timestamp": "2026-03-10T22:00:00Z",
+            "isSidechain": False}
+    if kind == "person":
+        base.update(type="user", message={"role": "user", "content": text})
+    elif kind == "assistant":
+        base.update(type="assistant", message={"id": f"m{time.monotonic_ns()}", "role": "assistant",
+                                               "model": "claude-opus-4-6",
+                                               "content": [{"type": "text", "text": text}]})
+    else:
+        base.update(type="user", toolUseResult={"stdout": text},
+                    message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                          "content": text}]})
+    return (json.dumps(base, ensure_ascii=False) + "\n").encode()
+
+
+class Events:
+    """Collects watcher callbacks from its thread."""
+
+    def __init__(self) -> None:
+        self.changes: list[list[Path]] = []
+        self.goodnights: list[str] = []
+        self.errors: list[BaseException] = []
+        self.lock = threading.Lock()
+
+    def change(self, paths: list[Path]) -> None:
+        with self.lock:
+            self.changes.append(paths)
+
+    def goodnight(self, project: str) -> None:
+        with self.lock:
+            self.goodnights.append(project)
+
+    def error(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+@pytest.fixture
+def transcript(tmp_path: Path) -> Path:
+    folder = tmp_path / "projects" / PROJECT
+    folder.mkdir(parents=True)
+    path = folder / f"{SESSION}.jsonl"
+    path.write_bytes(record("person", "Please fix the importer so it skips empty rows.")
+                     + record("person", "good night"))  # an old goodnight, there before watching
+    return path
+
+
+def watcher_for(root: Path, events: Events, **kw: object) -> Watcher:
+    return Watcher(root, on_change=events.change, on_goodnight=events.goodnight, on_error=events.error,
+                   debounce=kw.pop("debounce", 0.2), **kw)  # type: ignore[arg-type]
+
+
+def append(path: Path, data: bytes) -> None:
+    with path.open("ab") as fh:
+        fh.write(data)
+
+
+def test_an_append_is_reported_and_a_burst_is_coalesced(transcript: Path) -> None:
+    events = Events()
+    root = transcript.parent.parent
+    with watcher_for(root, events, debounce=0.4):
+        for i in range(20):
+            append(transcript, record("assistant", f"step {i} done"))
+            time.sleep(0.01)
+        assert wait_for(lambda: events.changes, 10)
+        time.sleep(0.6)
+    assert all(paths == [transcript] for paths in events.changes)
+    assert 1 <= len(events.changes) <= 2  # twenty appends, one or two deliveries
+    assert events.goodnights == []  # the goodnight already in the file is not new
+    assert events.errors == []
+
+
+def test_a_goodnight_in_new_content_names_the_project(transcript: Path) -> None:
+    events = Events()
+    with watcher_for(transcript.parent.parent, events):
+        append(transcript, record("assistant", "Good night! Sleep well."))
+        append(transcript, record("tool", "echo goodnight"))
+        assert wait_for(lambda: events.changes, 10)
+        time.sleep(0.3)
+        assert events.goodnights == []  # the assistant and tool output do not count
+        append(transcript, record("person", "That's all for today, g\u2019night!"))
+        assert wait_for(lambda: events.goodnights, 10)
+    assert events.goodnights == [PROJECT]
+
+
+def test_a_partial_line_waits_for_its_newline(transcript: Path) -> None:
+    events = Events()
+    line = record("person", "sweet dreams")
+    with watcher_for(transcript.parent.parent, events):
+        append(transcript, line[:-1])
+        assert wait_for(lambda: events.changes, 10)
+        time.sleep(0.3)
+        assert events.goodnights == []
+        append(transcript, b"\n")
+        assert wait_for(lambda: events.goodnights, 10)
+
+
+def test_a_new_session_file_is_seen(transcript: Path) -> None:
+    events = Events()
+    with watcher_for(transcript.parent.parent, events):
+        other = transcript.parent / "66666666-6666-4666-8666-666666666666.jsonl"
+        other.write_bytes(record("person", "Nighty night"))
+        assert wait_for(lambda: events.goodnights, 10)
+    assert any(other in paths for paths in events.changes)
+
+
+def test_polling_fallback(transcript: Path) -> None:
+    events = Events()
+    with watcher_for(transcript.parent.parent, events, poll=True, poll_interval=0.2):
+        append(transcript, record("person", "goodnight"))
+        assert wait_for(lambda: events.goodnights, 10)
+    assert events.goodnights == [PROJECT]
+
+
+def test_the_rescan_catches_what_events_missed(transcript: Path) -> None:
+    events = Events()
+    # a polling observer that never polls within the test: only the rescan can see the change
+    with watcher_for(transcript.parent.parent, events, poll=True, poll_interval=3600, rescan_seconds=0.3):
+        append(transcript, record("person", "sleep well"))
+        assert wait_for(lambda: events.goodnights, 10)
+    assert events.changes and events.changes[0] == [transcript]
+
+
+def test_a_failing_callback_does_not_stop_watching(transcript: Path) -> None:
+    events = Events()
+    calls: list[int] = []
+
+    def boom(paths: list[Path]) -> None:
+        calls.append(1)
+        raise RuntimeError("display went away")
+
+    with Watcher(transcript.parent.parent, on_change=boom, on_goodnight=events.goodnight,
+                 on_error=events.error, debounce=0.1):
+        append(transcript, record("assistant", "first"))
+        assert wait_for(lambda: calls, 10)
+        time.sleep(0.2)
+        append(transcript, record("assistant", "second"))
+        assert wait_for(lambda: len(calls) >= 2, 10)
+    assert len(events.errors) >= 2
+
+
+def test_watching_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match="not a folder"):
+        Watcher(tmp_path / "nope").start()
+
+
+def test_stop_is_prompt_and_idempotent(transcript: Path) -> None:
+    w = Watcher(transcript.parent.parent, debounce=0.1).start()
+    assert w.running
+    t = time.monotonic()
+    w.stop()
+    w.stop()
+    assert not w.running
+    assert time.monotonic() - t < 3
