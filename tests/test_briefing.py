@@ -107,7 +107,7 @@ def test_the_model_writes_the_briefing_when_configured(config: Config, ledger: L
     assert result.source == "model"
     assert (result.usage.calls, result.usage.input_tokens, result.usage.output_tokens) == (1, 900, 80)
     assert parse_sections(result.text)["Blocked"] == ["Staging is down"]
-    assert result.text.startswith("# Briefing — acme")
+    assert result.text.startswith("# Briefing\n\n_Rewritten by the dream cycle of 2026-03-10 for acme (")
     assert "invoice exporter" in sent["messages"][0]["content"]
     assert sent["model"] == config.model
 

@@ -187,12 +187,53 @@ def test_crash_at_random_moments(setup) -> None:
     _, span = _run(cfg, probe.id, env)  # how long one accept takes here, from 'ready' to exit
     decisions.reconcile(cfg, ledger)
     person = _person_state(repo)
-    killed = 0
+    killed = committed = 0
     for i in range(16):
         cand = _candidate(100 + i)
         ledger.put_candidate(cand)
         head_before = repo.head.commit.hexsha
         code, _ = _run(cfg, cand.id, env, kill_after=rng.uniform(0.0, span))
         killed += code == -signal.SIGKILL
-        _check(cfg, ledger, repo, cand.id, head_before, person)
+        committed += _check(cfg, ledger, repo, cand.id, head_before, person)
+    print(f"accept span {span:.3f}s: {killed}/16 killed, {committed}/16 had committed before the kill")
     assert killed >= 4  # most runs were really killed mid-way
+
+
+UNDO_SCRIPT = """
+import sys
+from pathlib import Path
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core import decisions
+cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]))
+ledger = Ledger.open(cfg.state)
+decisions.undo_last(cfg, ledger)
+"""
+
+
+def test_crash_during_undo(setup) -> None:
+    cfg, ledger, repo, env = setup
+    person = _person_state(repo)
+    for i, step in enumerate(decisions.UNDO_CRASH_STEPS):
+        cand = _candidate(200 + i)
+        ledger.put_candidate(cand)
+        accepted = decisions.accept(cfg, ledger, cand.id)
+        head_before = repo.head.commit.hexsha
+        proc = subprocess.run(
+            [sys.executable, "-c", UNDO_SCRIPT, str(cfg.transcripts), str(cfg.memory), str(cfg.state)],
+            env={**env, decisions.CRASH_ENV: step}, capture_output=True, timeout=60)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr
+        decisions.reconcile(cfg, ledger)
+        assert ledger.integrity_ok()
+        reverted = repo.head.commit.hexsha != head_before
+        assert reverted == (step == "undo-commit")
+        status = ledger.get_candidate(cand.id).status
+        assert status == ("pending" if reverted else "accepted")
+        assert (Path(cfg.memory) / accepted.path).exists() == (not reverted)
+        assert _person_state(repo) == person
+        if not reverted:  # a retry finishes the undo with exactly one revert commit
+            decisions.undo_last(cfg, ledger)
+        undos = [c for c in gitops.dreamtui_commits(repo) if cand.id in c.trailers.get(gitops.TRAILER_UNDO, [])]
+        assert len(undos) == 1
+        assert ledger.get_candidate(cand.id).status == "pending"
+        assert _person_state(repo) == person

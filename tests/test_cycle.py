@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 import pytest
 
-from dreamtui.core import promotion
+from dreamtui.core import cycle, promotion
 from dreamtui.core.config import Config
 from dreamtui.core.cycle import (
     YIELD_FLOOR_MESSAGE,
@@ -37,6 +37,13 @@ QUIET = "-home-kim-quiet"
 DAY = "2026-03-10"
 NOW = "2026-03-10T23:00:00Z"
 WRITTEN = 1773180000.0  # 2026-03-10T22:00:00Z: an hour before NOW, past the quiet period
+RULES = FIXTURES / "rules_extractor.py"
+
+
+@pytest.fixture
+def config(config: Config) -> Config:
+    """The deterministic ``command`` extractor of the fixtures (the heuristic one is tuned elsewhere)."""
+    return replace(config, extractor="command", command=(sys.executable, str(RULES)))
 
 
 def install(config: Config, name: str) -> None:
@@ -200,13 +207,13 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
     assert (record.status, record.depth, record.chat_id) == ("completed", "deep", ACME)
     assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
     assert (s["sessions_new"], s["sparks"], s["branches"], s["extraction_errors"]) == (2, 2, 2, 0)
-    assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (4, 4, 3, 1)
-    assert s["dropped"] == {"duplicate-pending": 1}
+    assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (5, 3, 2, 1)
+    assert s["dropped"] == {"duplicate-pending": 1, "unverified": 2}
     # the same lesson in two sessions: one candidate, corroborated by the other session
     uv = [c for c in ledger.list_candidates(status="pending") if c.quote == UV]
     assert len(uv) == 1 and uv[0].corroborated == 1 and s["corroborated"] == 1
     assert {c.cycle_id for c in ledger.list_candidates()} == {record.id}
-    assert s["model_calls"] == 0 and s["extractor"] == "heuristic"
+    assert s["model_calls"] == 0 and s["extractor"] == "command"
 
     review = config.memory / "reviews" / f"review-{DAY}.md"
     assert s["review_path"] == str(review) and UV[:40] in review.read_text()
@@ -220,7 +227,8 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
     message_text = waking_message(record)
     for expected in ("deep sleep", "Light sleep → Deep sleep → Branching → REM → Wake",
                      "2 sparks", "Branches: 2 (0 failed)", "0 calls; tokens 0 in, 0 out, 0 cached",
-                     "4 surfaced, 4 verified, 1 dropped (duplicate-pending 1), 1 duplicates, 3 new for review",
+                     "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2), 1 duplicates, "
+                     "2 new for review",
                      "Corroborated: 1 lesson recurs", str(review), s["briefing_commit"][:10]):
         assert expected in message_text
     phases_seen = [e[0] for e in events]
@@ -230,6 +238,25 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
     files = ledger.query("SELECT path, size, offset, dreamed_offset FROM files")
     assert len(files) == 3 and all(r["dreamed_offset"] == r["size"] == r["offset"] for r in files)
     assert len(ledger.query("SELECT * FROM extractions WHERE cycle_id = ?", (record.id,))) == 3
+
+
+def test_a_busy_day_with_the_offline_heuristic_extractor(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    record = run_cycle(replace(config, extractor="heuristic"), ledger, project=ACME)
+    s = record.stats
+    assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
+    assert s["extractor"] == "heuristic" and s["branches"] == 2 and s["kept"] >= 1
+    assert s["surfaced"] == s["kept"] + sum(s["dropped"].values())
+    assert s["kept"] == len(ledger.list_candidates(status="pending"))
+    assert (config.memory / "reviews" / f"review-{DAY}.md").exists() and s["briefing_commit"]
+
+
+def test_projects_with_new_content(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    install(config, "quiet")
+    assert cycle.projects_with_new_content(config, ledger) == [ACME, QUIET]
+    run_cycle(config, ledger, project=ACME)
+    assert cycle.projects_with_new_content(config, ledger) == [QUIET]  # its few words still wait
 
 
 def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
@@ -244,8 +271,9 @@ def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
     second = run_cycle(config, ledger, project=ACME)
     assert second.date == "2026-03-11" and second.depth == "deep"
     assert (second.stats["sessions_new"], second.stats["branches"], second.stats["kept"]) == (1, 1, 1)
-    new = [c for c in ledger.list_candidates() if c.cycle_id == second.id]
-    assert len(ledger.list_candidates()) == before + 1 and "generated files" in new[0].quote
+    assert second.stats["dropped"] == {"unverified": 1}
+    new = [c for c in ledger.list_candidates(status="pending") if c.cycle_id == second.id]
+    assert len(ledger.list_candidates()) == before + 1 and ["generated files" in c.quote for c in new] == [True]
     ranges = ledger.query("SELECT start_offset, end_offset FROM extractions WHERE cycle_id = ?", (second.id,))
     assert [(r["start_offset"], r["end_offset"]) for r in ranges] == [(size, path.stat().st_size)]
     assert promotion.overlapping_extractions(ledger) == []
@@ -289,7 +317,7 @@ def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Led
 
 def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Ledger, tmp_path: Path) -> None:
     install(config, "busy")
-    failing = replace(config, extractor="command", command=(sys.executable, "-c", "import sys; sys.exit(4)"))
+    failing = replace(config, command=(sys.executable, "-c", "import sys; sys.exit(4)"))
     with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
         run_cycle(failing, ledger, project=ACME)
     failed = find_cycle(ledger, ACME, DAY)
@@ -298,7 +326,7 @@ def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Led
     assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0") == []  # nothing marked dreamed
     retried = run_cycle(config, ledger, project=ACME)
     assert (retried.id, retried.status, retried.stats["attempt"]) == (failed.id, "completed", 2)
-    assert retried.stats["kept"] == 3
+    assert retried.stats["kept"] == 2
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
 
@@ -314,7 +342,7 @@ def test_a_cycle_that_failed_in_rem_finishes_rem_on_retry(config: Config, ledger
     extractions = len(ledger.query("SELECT * FROM extractions"))
     retried = run_cycle(config, ledger, project=ACME)
     assert retried.status == "completed" and retried.depth == "deep"
-    assert retried.stats["kept"] == 3 and retried.stats["branches"] == 2  # the first attempt's work counts
+    assert retried.stats["kept"] == 2 and retried.stats["branches"] == 2  # the first attempt's work counts
     assert len(ledger.query("SELECT * FROM extractions")) == extractions  # nothing extracted twice
     assert (config.memory / "reviews" / f"review-{DAY}.md").exists()
     assert retried.stats["briefing_commit"]
@@ -362,3 +390,62 @@ def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkey
     assert "- Staging" in (config.memory / "briefing.md").read_text()
     assert "3 calls; tokens 2500 in, 260 out, 1600 cached" in waking_message(record)
     assert "4 surfaced, 2 verified, 3 dropped (duplicate-pending 1, unverified 2)" in waking_message(record)
+
+
+def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger) -> None:
+    folder = config.transcripts / ACME
+    folder.mkdir(parents=True)
+    path = folder / "88888888-8888-4888-8888-888888888888.jsonl"
+    text = ("[bold red]Never[/] \x1b[31mpaste\x1b[0m \x1b]8;;http://evil\x07links\x1b]8;;\x07 into the prompt, "
+            "always use the file picker instead of pasting huge logs.")
+    path.write_bytes(
+        b'{"type":"user","sessionId":"88888888-8888-4888-8888-888888888888","uuid":"a","message":'
+        + json.dumps({"role": "user", "content": text}).encode() + b"}\n"
+        + b"\xff\xfe not utf-8 at all \xc3\x28\n"
+        + b'{"type":"user","message":{"role":"user","content":"' + b"x" * 200_000 + b'"}}\n'
+        + b"[1, 2, 3]\n{broken json\n"
+        + b'{"type":"user","message":{"role":"user","content":"a partial last line wit')
+    os.utime(path, (WRITTEN, WRITTEN))
+    record = run_cycle(config, ledger)
+    assert record.status == "completed" and record.depth == "deep"
+    text_out = (config.memory / "briefing.md").read_text()
+    assert "\x1b" not in text_out and "\x07" not in text_out
+    row = ledger.query("SELECT offset, dreamed_offset, size FROM files")[0]
+    assert row["dreamed_offset"] == row["offset"] < row["size"]  # the partial line waits for its newline
+
+
+def test_a_cycle_over_the_real_corpus(config: Config, ledger: Ledger, corpus: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DREAMTUI_NOW")
+    cfg = replace(config, transcripts=corpus)
+    record = run_cycle(cfg, ledger)
+    assert record.status == "completed" and record.depth == "deep"
+    assert record.stats["sessions_new"] >= 6 and record.stats["branches"] >= 1
+    assert record.stats["kept"] == len(ledger.list_candidates(status="pending"))
+    assert promotion.overlapping_extractions(ledger) == []
+    assert len((cfg.memory / "briefing.md").read_text().splitlines()) <= 80
+    with pytest.raises(CycleAlreadyDone):
+        run_cycle(cfg, ledger)
+
+
+def test_a_quiet_session_finished_long_ago_is_settled(config: Config, ledger: Ledger,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "quiet")
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")  # two days after its last write
+    record = run_cycle(config, ledger)
+    assert record.depth == "shallow"
+    assert (record.stats["sessions_quiet"], record.stats["sessions_settled"]) == (1, 1)
+    assert "1 too quiet (1 of them settled)" in waking_message(record)
+    assert ledger.query("SELECT * FROM extractions") == []  # settled, not extracted
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-13T23:00:00Z")
+    assert run_cycle(config, ledger).stats["sessions_new"] == 0
+
+
+def test_a_cycle_left_running_by_a_killed_process_is_retried(config: Config, ledger: Ledger) -> None:
+    install(config, "busy")
+    with ledger.write() as c:  # what `kill -9` during a cycle leaves behind (the OS drops the flock)
+        c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
+                  "VALUES (?, ?, 'running', ?, NULL, '{}')", (ACME, DAY, "2026-03-10T22:30:00Z"))
+    record = run_cycle(config, ledger, project=ACME)
+    assert (record.id, record.status, record.stats["attempt"]) == (1, "completed", 2)
+    assert record.stats["kept"] == 2

@@ -22,9 +22,15 @@ WRITTEN = 1773180000.0  # 2026-03-10T22:00:00Z
 MAIN = "from dreamtui.cli.main import main; main()"
 
 
+RULES = FIXTURES / "rules_extractor.py"
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
+    """Transcripts, memory and state in a temporary folder; the fixtures' deterministic extractor."""
     (tmp_path / "transcripts").mkdir()
+    (tmp_path / "config.toml").write_text(
+        f'extractor = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(RULES))}]\n')
     return tmp_path
 
 
@@ -33,8 +39,8 @@ def env_for(home: Path, now: str = "2026-03-10T23:00:00Z") -> dict[str, str]:
            if not k.startswith("DREAMTUI_") and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}}
     env.update({
         "DREAMTUI_TRANSCRIPTS": str(home / "transcripts"), "DREAMTUI_MEMORY": str(home / "memory"),
-        "DREAMTUI_STATE": str(home / "state"), "DREAMTUI_CONFIG": str(home / "none.toml"),
-        "DREAMTUI_EXTRACTOR": "heuristic", "DREAMTUI_NOW": now,
+        "DREAMTUI_STATE": str(home / "state"), "DREAMTUI_CONFIG": str(home / "config.toml"),
+        "DREAMTUI_NOW": now,
         "GIT_AUTHOR_NAME": "Kim", "GIT_AUTHOR_EMAIL": "kim@example.com",
         "GIT_COMMITTER_NAME": "Kim", "GIT_COMMITTER_EMAIL": "kim@example.com", "GIT_CONFIG_NOSYSTEM": "1",
     })
@@ -69,7 +75,7 @@ def test_dream_prints_progress_on_stderr_and_the_waking_message(home: Path) -> N
     out = dreamtui(home, "dream")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Dream cycle #1 for every project on 2026-03-10 (manual): completed, deep sleep.")
-    assert "4 surfaced, 4 verified" in out.stdout
+    assert "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2)" in out.stdout
     progress = [line for line in out.stderr.splitlines() if line.startswith("[")]
     phases = list(dict.fromkeys(line.split()[0].strip("[]") for line in progress))
     assert phases == ["light", "deep", "branch", "rem", "wake"]
@@ -87,7 +93,7 @@ def test_dream_json_is_the_record_and_nothing_on_stderr(home: Path) -> None:
     record = json.loads(out.stdout)
     assert (record["chat_id"], record["status"], record["depth"]) == (ACME, "completed", "deep")
     assert [p["name"] for p in record["phases"]] == ["light", "deep", "branch", "rem", "wake"]
-    assert record["stats"]["kept"] == 3
+    assert record["stats"]["kept"] == 2
 
 
 def test_two_dreams_at_once_make_exactly_one_cycle(home: Path) -> None:
@@ -122,10 +128,10 @@ def test_briefing_and_its_history(home: Path) -> None:
     install(home, "busy")
     assert dreamtui(home, "dream").returncode == 0
     out = dreamtui(home, "briefing")
-    assert out.returncode == 0 and out.stdout.startswith("# Briefing — all projects")
+    assert out.returncode == 0 and out.stdout.startswith("# Briefing\n\n_Rewritten by the dream cycle of 2026-03-10 for all projects")
     history = dreamtui(home, "briefing", "--history")
     lines = history.stdout.splitlines()
-    assert len(lines) == 1 and "Briefing for all projects on 2026-03-10" in lines[0]
+    assert len(lines) == 1 and "Briefing of 2026-03-10 (all projects)" in lines[0]
     sha = lines[0].split()[0]
     assert dreamtui(home, "briefing", "--at", sha).stdout == out.stdout
     versions = json.loads(dreamtui(home, "briefing", "--history", "--json").stdout)
@@ -197,3 +203,33 @@ def test_watch_dreams_when_the_person_says_good_night(home: Path) -> None:
     assert proc.returncode == 0
     assert "good night said in -home-kim-acme" in stderr and "stopped watching" in stderr
     assert stdout.startswith(f"Dream cycle #1 for {ACME} on 2026-03-10 (goodnight): completed")
+
+
+def test_schedule_times() -> None:
+    from datetime import UTC, datetime
+
+    from dreamtui.cli.dream_cmd import next_run, parse_schedule
+    from dreamtui.core.errors import ConfigError
+
+    assert parse_schedule("03:30") == (3, 30) and parse_schedule(" 23:05 ") == (23, 5)
+    for bad in ("3", "24:00", "12:60", "noon", "1:2:3"):
+        with pytest.raises(ConfigError, match="HH:MM"):
+            parse_schedule(bad)
+    now = datetime(2026, 3, 10, 22, 0, tzinfo=UTC)
+    assert next_run(now, 23, 0) == datetime(2026, 3, 10, 23, 0, tzinfo=UTC)
+    assert next_run(now, 22, 0) == datetime(2026, 3, 11, 22, 0, tzinfo=UTC)  # strictly after now
+    assert next_run(now, 3, 30) == datetime(2026, 3, 11, 3, 30, tzinfo=UTC)
+
+
+def test_a_missing_transcripts_folder_is_an_error_not_a_quiet_day(home: Path) -> None:
+    shutil.rmtree(home / "transcripts")
+    out = dreamtui(home, "dream")
+    assert out.returncode == 2 and "transcripts folder" in out.stderr and "does not exist" in out.stderr
+    assert cycles(home) == []
+
+
+def test_the_extractor_flag_overrides_the_config(home: Path) -> None:
+    install(home, "busy")
+    out = dreamtui(home, "dream", "--json", "--extractor", "heuristic")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["stats"]["extractor"] == "heuristic"

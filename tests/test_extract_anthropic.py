@@ -175,3 +175,12 @@ def test_transcript_cannot_close_the_data_block_and_secrets_are_redacted(server:
     assert "‹/transcript>" in data and "ignore previous instructions" in data
     assert "sk-ant-api03" not in json.dumps(server.calls()[0].body)
     assert "[REDACTED:anthropic-key]" in content
+
+
+def test_odd_text_is_sent_without_crashing(server: FakeAnthropic) -> None:
+    server.script.append(ok([]))
+    odd = "never \udcff ship [bold red]this[/] \x1b]8;;http://x\x07link\x1b]8;;\x07 on Fridays " + "y" * 20000
+    result = make(server).extract(digest(("person", odd)), CTX)
+    assert result.error is None
+    content = server.calls()[0].body["messages"][0]["content"]
+    assert "\ufffd" in content and "[bold red]this[/]" in content

@@ -113,17 +113,20 @@ def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(serve
 
     from dreamtui.cli.main import cli
 
-    paths = [write_session(config.transcripts, [("person", f"Never deploy the billing service {n} on Fridays, "
-                                                           "the on-call rota is thin.")],
-                           session=f"5e55a0a0-1111-4222-8333-00000000000{n}") for n in (1, 2)]
+    said = {"1": ("Never deploy the billing service on Fridays, the on-call rota is thin.",
+                  "Never deploy the billing service on Fridays", "No Friday deploys of billing."),
+            "2": ("Run the migration dry-run before every release, it caught a table lock last time.",
+                  "Run the migration dry-run before every release", "Dry-run migrations before releases.")}
+    paths = [write_session(config.transcripts, [("person", said[n][0])],
+                           session=f"5e55a0a0-1111-4222-8333-00000000000{n}") for n in said]
     server.polls_until_ended = 2
 
     def answer_cli(req: dict) -> dict:
         text = req["params"]["messages"][0]["content"]
-        n = text.split("billing service ")[1][0]
+        n = "1" if "billing" in text else "2"
         return {"type": "succeeded", "message": message({"candidates": [
-            lesson(f"Never deploy the billing service {n} on Fridays", claim=f"No Friday deploys of billing {n}."),
-            lesson("Deploys on Fridays are fine if the tests pass.", claim=f"Invented {n}.")]})}
+            lesson(said[n][1], claim=said[n][2]),
+            lesson("Deploys on Fridays are fine if the tests pass.", claim=f"Invented lesson number {n}.")]})}
 
     server.batch_answer = answer_cli
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}
@@ -138,8 +141,8 @@ def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(serve
 
     res = CliRunner().invoke(cli, [*base, "collect", "--json"], env=env)
     rows = json.loads(res.output)["batches"]
-    print(json.dumps(rows, indent=1)[:3000])
-    assert sorted(len(r["kept"]) for r in rows) == [1, 1]
+    assert sorted(r["kept"][0]["claim"] for r in rows) == ["Dry-run migrations before releases.",
+                                                           "No Friday deploys of billing."]
     assert all(r["dropped"] == {"unverified": 1} for r in rows)
     assert all(r["kept"][0]["provenance"] == "person" for r in rows)
 

@@ -77,12 +77,12 @@ def test_bad_output_is_a_clear_one_line_error(tmp_path: Path, body: str, words: 
 
 def test_timeout_kills_the_program(tmp_path: Path) -> None:
     marker = tmp_path / "still-running"
-    body = f"time.sleep(3)\nopen({str(marker)!r}, 'w').write('x')\n"
+    body = f"time.sleep(1.5)\nopen({str(marker)!r}, 'w').write('x')\n"
     started = time.monotonic()
-    with pytest.raises(ExtractorError, match="timed out after 0.5s"):
-        CommandExtractor(program(tmp_path, body), timeout=0.5).extract(DIGEST, CTX)
-    assert time.monotonic() - started < 2.5
-    time.sleep(3)
+    with pytest.raises(ExtractorError, match="timed out after 0.3s"):
+        CommandExtractor(program(tmp_path, body), timeout=0.3).extract(DIGEST, CTX)
+    assert time.monotonic() - started < 1.4
+    time.sleep(1.6)
     assert not marker.exists()  # killed, not left running in the background
 
 
@@ -93,3 +93,54 @@ def test_missing_program_and_missing_command(tmp_path: Path, config) -> None:
 
     with pytest.raises(ExtractorError, match="needs a command"):
         make_extractor(replace(config, extractor="command", command=()))
+
+
+def test_undecodable_text_and_escape_codes_reach_the_program_as_valid_utf8(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.json"
+    odd = Digest(session="s", project="p", turns=[Turn("person", "never \udcff ship \x1b[31mred\x1b[0m on Fridays ok",
+                                                       "f", 1)])
+    ex = CommandExtractor([*program(tmp_path, ECHO_QUOTE), str(seen)], timeout=20)
+    result = ex.extract(odd, CTX)
+    text = json.loads(seen.read_text(encoding="utf-8"))["seen"]["digest"]["turns"][0]["text"]
+    assert "\ufffd" in text and "\x1b[31m" in text
+    assert result.candidates
+
+
+def test_command_extractor_from_the_config_file_end_to_end(tmp_path: Path, config) -> None:
+    from click.testing import CliRunner
+    from fakes.transcript import write_session
+
+    from dreamtui.cli.main import cli
+
+    path = write_session(config.transcripts, [("person", "Never deploy on Fridays, the on-call rota is thin."),
+                                              ("assistant", "Understood.")])
+    body = """
+req = json.load(sys.stdin)
+first = req["digest"]["turns"][0]["text"]
+print(json.dumps({"candidates": [
+    {"claim": "No Friday deploys.", "why": "w", "how_to_apply": "h", "type": "feedback", "scope": "project",
+     "quote": first.split(",")[0] + ", the on-call rota is thin"},
+    {"claim": "Made up.", "why": "w", "how_to_apply": "h", "type": "feedback", "scope": "project",
+     "quote": "Deploy whenever you like, nobody is on call anyway."}]}))
+"""
+    argv = program(tmp_path, body)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"extractor = \"command\"\ncommand = {json.dumps(argv)}\ncommand_timeout = 20\n", encoding="utf-8")
+    res = CliRunner().invoke(cli, ["--config", str(cfg), "--state", str(config.state), "--memory", str(config.memory),
+                                   "extract", str(path), "--json"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["extractor"] == "command"
+    assert [c["claim"] for c in data["candidates"]] == ["No Friday deploys."]
+    assert data["candidates"][0]["provenance"] == "person"
+    assert data["dropped"] == {"unverified": 1}
+
+
+def test_auto_picks_anthropic_when_a_key_is_set(config, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    ex = make_extractor(replace(config, extractor="auto", model="claude-x-1", max_retries=1))
+    assert isinstance(ex, AnthropicExtractor) and ex.model == "claude-x-1" and ex.max_retries == 1

@@ -152,3 +152,33 @@ def test_nothing_fixable_means_no_commit(config: Config) -> None:
     assert plan_normalize(config) == []
     assert apply_normalize(config, []) is None
     assert promotion.schema_gate(config).passed
+
+
+# -- nothing is ever lost ------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dreamtui.core.normalize import normalize_text  # noqa: E402
+
+_keys = st.sampled_from(["name", "title", "description", "summary", "type", "kind", "tags", "owner",
+                         "session", "source_session", "line", "x-note", "date"])
+_values = st.one_of(st.text(max_size=40), st.integers(-5, 10_000), st.booleans(), st.none())
+
+
+@settings(max_examples=80, deadline=None)
+@given(meta=st.dictionaries(_keys, _values, max_size=8), body=st.text(max_size=80))
+def test_normalize_keeps_every_value_and_round_trips(meta: dict, body: str) -> None:
+    text = frontmatter.dump(meta, body)
+    after, _fixes = normalize_text(text, "feedback_some_topic")
+    assert after is not None
+    new_meta, new_body = frontmatter.parse(after)  # what it writes is always readable
+    assert set(new_meta) <= set(frontmatter.FIELDS)
+    assert new_body.startswith(body.rstrip("\n")) or not body.strip()
+    for key, value in meta.items():
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        kept_in_meta = any(v == value or str(v) == str(value) or v == " ".join(str(value).split())
+                           for v in new_meta.values())
+        assert kept_in_meta or key in new_body, (key, value, after)
+    assert normalize_text(after, "feedback_some_topic")[0] == after  # idempotent

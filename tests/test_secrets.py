@@ -30,6 +30,7 @@ SECRETS: dict[str, str] = {
     "openai-key": "sk-" + "T3BlbkFJ" + "q8Lm2Zx7Vb4Nc1Qw9Er6Ty3Ui5Op0As",
     "openai-proj-key": "sk-proj-" + "Xk2mP9qLr7TzW3vN8sYb4Jf6Hg1Dc5Ae0Ru",
     "private-key": PEM,
+    "url-credentials": "postgres://app:" + "Zx81kLm2Qp" + "@db.internal:5432/billing",
     "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
 }
 EXPECTED_RULE = {
@@ -126,6 +127,9 @@ def test_generic_assignment_with_random_value_is_flagged(text: str) -> None:
     "the token budget is 100000 tokens per minute",
     "a task-management-system-with-a-long-name",
     "use scikit-learn and sk-learn-compatible estimators",
+    "redis://:${REDIS_PASSWORD}@cache:6379/0",
+    "git clone git@github.com:org/repo.git",
+    "open https://user:password@example.com/docs",
 ])
 def test_placeholders_and_prose_are_not_flagged(text: str) -> None:
     assert scan(text) == []
@@ -162,6 +166,7 @@ def test_redact_is_idempotent_and_leaves_clean_text_alone() -> None:
     "password=aB3",  # generic keyword repeated with values
     "-----BEGIN RSA PRIVATE KEY-----x",
     "AKIA",
+    "a://b:",  # URL scheme and user repeated
 ])
 def test_ten_megabyte_line_finishes_in_bounded_time(chunk: str) -> None:
     line = chunk * (10_000_000 // len(chunk))

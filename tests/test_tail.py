@@ -6,11 +6,13 @@ import os
 import tempfile
 import tracemalloc
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dreamtui.core import tail as tail_module
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.tail import HEAD_BYTES, LineScanner, Tailer, decode_line
@@ -221,7 +223,7 @@ def _whole_read(path: Path, state: Path) -> list[tuple[int, int, bytes]]:
         led.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cuts=st.lists(st.integers(0, len(DATA)), max_size=12),
        restarts=st.lists(st.booleans(), min_size=13, max_size=13),
        chunk=st.sampled_from([None, 64, 4096]))
@@ -239,9 +241,8 @@ def test_any_sequence_of_appends_gives_the_records_of_one_whole_read(cuts, resta
             with f.open("ab") as fh:
                 fh.write(DATA[written:cut])
             written = max(written, cut)
-            if restarts[step]:  # a restart: a new ledger connection and a new Tailer
+            if restarts[step]:  # a restart: a new database connection and a new Tailer
                 led.close()
-                led = Ledger.open(root / "state")
                 tailer = Tailer(led, max_bytes=chunk)
             while True:
                 read = tailer.read(f, "p", "s")
@@ -253,9 +254,58 @@ def test_any_sequence_of_appends_gives_the_records_of_one_whole_read(cuts, resta
         led.close()
         assert got == expected
         assert len({n for n, _, _ in got}) == len(got)  # nothing read twice
+        reopened = Ledger.open(root / "state")  # after a full restart, nothing is left to read
+        assert Tailer(reopened).read(f).lines == []
+        reopened.close()
 
 
 def _whole_read_of(root: Path, data: bytes) -> list[tuple[int, int, bytes]]:
     whole = root / "whole.jsonl"
     whole.write_bytes(data)
     return _whole_read(whole, root / "whole-state")
+
+
+def test_a_keep_filter_returns_only_wanted_lines_but_consumes_all(ledger: Ledger, tmp_path: Path):
+    f = tmp_path / "t.jsonl"
+    f.write_bytes(rec(1) + b'{"type":"progress"}\n' + rec(3))
+    t = Tailer(ledger)
+    read = t.read(f, keep=lambda buf, start, end: buf.startswith(b'{"type":"user"', start, end))
+    assert [n for n, _, _ in read.lines] == [1, 3]
+    assert read.end_offset == f.stat().st_size and read.end_line == 3
+    assert t.commit(read)
+    assert t.read(f).lines == []
+
+
+def _reference(data: bytes, max_line: int):
+    """Lines of ``data`` as a plain split would give them: kept lines, oversized line numbers."""
+    kept, oversized, offset = [], [], 0
+    parts = data.split(b"\n")
+    for n, raw in enumerate(parts[:-1], 1):
+        (oversized.append(n) if len(raw) > max_line else kept.append((n, offset, raw)))
+        offset += len(raw) + 1
+    return kept, oversized, offset, len(parts) - 1
+
+
+@settings(max_examples=120, deadline=None)
+@given(lines=st.lists(st.integers(0, 300), max_size=30), tail=st.integers(0, 400),
+       max_line=st.integers(1, 200), chunk=st.integers(1, 64), limit=st.none() | st.integers(1, 500))
+def test_line_scanner_matches_a_plain_split_whatever_the_chunk_and_limit(lines, tail, max_line, chunk, limit):
+    data = b"".join(b"x" * n + b"\n" for n in lines) + b"y" * tail
+    kept, oversized, end_offset, end_line = _reference(data, max_line)
+    got, got_over = [], []
+    offset = line = 0
+    with tempfile.TemporaryDirectory() as tmp, patch.object(tail_module, "CHUNK", chunk):
+        f = Path(tmp) / "t.jsonl"
+        f.write_bytes(data)
+        with f.open("rb") as fh:
+            for _ in range(len(data) + 2):
+                scanner = LineScanner(fh, offset, line, max_line=max_line, limit=limit)
+                got += list(scanner)
+                got_over += scanner.oversized
+                offset, line = scanner.offset, scanner.line
+                if not scanner.more:
+                    break
+    assert got == kept
+    assert got_over == oversized
+    assert (offset, line) == (end_offset, end_line)
+    assert scanner.partial == (tail > 0)

@@ -43,6 +43,18 @@ def setup(tmp_path: Path):
     ledger.close()
 
 
+def texts(renderable) -> list:
+    """Every Text inside a renderable (Groups flattened)."""
+    if hasattr(renderable, "renderables"):
+        return [t for r in renderable.renderables for t in texts(r)]
+    return [renderable]
+
+
+def plain(app: DreamApp, selector: str) -> str:
+    """The plain text of a Static (a Text or a Group of Texts)."""
+    return "\n".join(getattr(t, "plain", str(t)) for t in texts(app.query_one(selector).content))
+
+
 def status_of(ledger: Ledger, cid: str) -> str:
     return ledger.get_candidate(cid).status
 
@@ -150,11 +162,12 @@ async def test_the_duplicate_view_shows_both_texts(setup) -> None:
         await wait_for(pilot, lambda: table.row_count == len(ids))
         assert table.current_id == ids[0]  # the suspected duplicate of a memory
         await pilot.pause()
-        text = screen_text(app)
-        assert "DUPLICATE 55%" in text
-        assert "This proposal" in text and "Use the testcontainers fixture for database tests" in text
-        assert f"Existing: memory {DUP_MEMORY}" in text
-        assert "disposable Postgres container, never mocks" in text  # the memory file's own words
+        assert "DUPLICATE 55%" in screen_text(app)
+        assert app.query_one("#dup").display
+        new, old = plain(app, "#dup-new"), plain(app, "#dup-old")
+        assert "This proposal" in new and "Use the testcontainers fixture for database tests" in new
+        assert f"Existing: memory {DUP_MEMORY}" in old
+        assert "disposable Postgres container, never mocks" in old  # the memory file's own words
         await pilot.press("j")
         await pilot.pause()
         assert not app.query_one("#dup").display
@@ -166,14 +179,18 @@ async def test_evidence_shows_raw_records_around_the_quote(setup) -> None:
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == len(ids))
-        text = screen_text(app)
+        text = plain(app, "#evidence")
         cand = ledger.get_candidate(ids[0])
         line = cand.matches[0].line
-        assert f"line {line}" in text
+        assert f"{PAY}/{cand.session}.jsonl : line {line}" in text  # its file and line
         assert f"▶ L{line}" in text  # the match line is marked
-        assert f"L{line - 1}" in text and f"L{line + 1}" in text  # records before and after
-        assert "09:14:05" in text  # its time
+        for n in range(line - 4, line + 5):  # several records before and after
+            assert f"L{n} " in text
+        assert "person    09:14:05" in text  # role and time
         assert "[untrusted tool output]" in text  # a tool result near it is labelled
+        marked = next(t for t in texts(app.query_one("#evidence").content) if t.plain.startswith("▶"))
+        spans = [marked.plain[s.start:s.end] for s in marked.spans if "yellow" in str(s.style)]
+        assert cand.quote in spans  # the quote is highlighted where it stands
 
 
 async def test_tool_provenance_and_secrets_are_loud(setup) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,17 @@ def test_cli_verify_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["verify", str(tmp_path / "nope.jsonl"), "a b c d e f g"])
     assert out.exit_code == 2
     assert "nope.jsonl" in out.output and "Traceback" not in out.output
+
+
+def test_non_ascii_in_decomposed_or_ascii_escaped_files_still_verifies(tmp_path: Path) -> None:
+    text = "le café crème est servi après la réunion de l\u2019équipe à midi"
+    nfd = unicodedata.normalize("NFD", text)
+    escaped = tmp_path / "p" / "ascii.jsonl"
+    escaped.parent.mkdir(parents=True)
+    escaped.write_text(json.dumps({"type": "user", "uuid": "a", "message": {"content": text}}) + "\n")
+    assert b"\\u00e9" in escaped.read_bytes()
+    decomposed = write_jsonl(tmp_path / "p" / "nfd.jsonl", [{"type": "user", "uuid": "d", "message": {"content": nfd}}])
+    quote = "café crème est servi après la réunion de l'équipe"
+    assert [m.uuid for m in verify_quote(quote, [escaped]).matches] == ["a"]
+    assert [m.uuid for m in verify_quote(quote, [decomposed]).matches] == ["d"]
+    assert not verify_quote(quote.replace("crème", "creme"), [escaped, decomposed]).verified

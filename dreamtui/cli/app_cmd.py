@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,20 +12,23 @@ from dreamtui.core.config import Config
 def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) -> None:
     """Open the review app on ``config``, or on the bundled demo data in a temporary folder.
 
-    With ``demo``, the demo's transcripts, memory repo and state live in ``demo_dir`` (a new
-    temporary folder by default); their paths are printed to stderr before the app opens, so a
-    person (or a test) can look at the memory repo afterwards.
+    With ``demo``, the demo's transcripts, memory repo and state live in ``demo_dir`` (else
+    ``$DREAMTUI_DEMO_DIR``, else a new temporary folder); their paths are printed before the app opens
+    and again when it closes, so a person can look at the memory repo afterwards. (Do not redirect
+    stdout: Textual measures the terminal through it. Set ``DREAMTUI_DEMO_DIR`` to choose the folder.)
     """
     from dreamtui.core.ledger import Ledger
 
     if demo:
         from dreamtui.demo import prepare_demo
 
+        if demo_dir is None and os.environ.get("DREAMTUI_DEMO_DIR"):
+            demo_dir = Path(os.environ["DREAMTUI_DEMO_DIR"])
         print("dreamtui: preparing the demo (one dream cycle with the offline extractor)…", file=sys.stderr)
         config = prepare_demo(demo_dir, config)
         print(f"dreamtui demo: transcripts {config.transcripts}\n"
               f"dreamtui demo: memory repo {config.memory}\n"
-              f"dreamtui demo: state {config.state}", file=sys.stderr)
+              f"dreamtui demo: state {config.state}", flush=True)
     from dreamtui.tui.app import DreamApp
 
     ledger = Ledger.open(config.state)
@@ -33,4 +37,4 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     finally:
         ledger.close()
     if demo:
-        print(f"dreamtui demo: memory repo {config.memory}", file=sys.stderr)
+        print(f"dreamtui demo: memory repo {config.memory}")

@@ -6,6 +6,7 @@ import json
 import queue
 import signal
 import sys
+import time
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,14 +21,27 @@ from dreamtui.core.ledger import Ledger
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
+PROGRESS_EVERY = 0.5
+BUSY_RETRY_SECONDS = 30.0
+BUSY_RETRIES = 10
 
 
-def _progress_printer(enabled: bool) -> Any:
-    """A progress callback printing ``[phase] message`` lines on stderr (or nothing)."""
+def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
+    """A progress callback printing ``[phase NN%] message`` lines on stderr (or nothing).
+
+    Each phase's start and end are always printed; the events in between at most every ``every``
+    seconds, so a cycle over thousands of sessions prints a few lines, not thousands.
+    """
     if not enabled:
         return None
+    last = {"phase": "", "at": 0.0}
 
     def show(phase: str, message: str, fraction: float | None) -> None:
+        now = time.monotonic()
+        new_phase = phase != last["phase"]
+        if not (new_phase or fraction in (0.0, 1.0) or now - float(last["at"]) >= every):
+            return
+        last.update(phase=phase, at=now)
         pct = f" {fraction * 100:3.0f}%" if fraction is not None else ""
         click.echo(f"[{phase}{pct}] {message}", err=True)
 
@@ -103,7 +117,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 
     Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
     """
-    from dreamtui.core.cycle import CycleFailed, run_cycle, waking_message
+    from dreamtui.core.cycle import CycleAlreadyDone, CycleFailed, run_cycle, waking_message
     from dreamtui.core.watch import Watcher
 
     poll = config.poll if poll is None else poll
@@ -122,11 +136,21 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
     due = next_run(clock.now(), *hm) if hm else None
     progress = _progress_printer(True)
 
-    def dream_now(project: str | None, trigger: str) -> None:
+    retries: dict[str | None, tuple[float, int, str]] = {}  # project -> (when, tries, trigger)
+
+    def dream_now(project: str | None, trigger: str, tries: int = 0) -> None:
+        retries.pop(project, None)
         try:
             record = run_cycle(config, ledger, project=project, trigger=trigger, progress=progress)
-        except CycleBusy as exc:
+        except CycleAlreadyDone as exc:
             click.echo(f"dreamtui: {trigger}: {exc}", err=True)
+            return
+        except CycleBusy as exc:  # another cycle holds the lock: try again a little later
+            if tries < BUSY_RETRIES:
+                retries[project] = (time.monotonic() + BUSY_RETRY_SECONDS, tries + 1, trigger)
+                click.echo(f"dreamtui: {trigger}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s", err=True)
+            else:
+                click.echo(f"dreamtui: {trigger}: {exc}; giving up", err=True)
             return
         except (CycleFailed, DreamError) as exc:
             click.echo(f"dreamtui: {trigger}: {exc}", err=True)
@@ -154,6 +178,9 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
                 dream_now(value, "goodnight")
             elif kind == "error":
                 click.echo(f"dreamtui: watch: {value}", err=True)
+            for project, (when, tries, trigger) in list(retries.items()):
+                if time.monotonic() >= when:
+                    dream_now(project, trigger, tries)
             if due is not None and clock.now() >= due:
                 dream_now(None, "schedule")
                 due = next_run(max(clock.now(), due), *hm)  # type: ignore[misc]

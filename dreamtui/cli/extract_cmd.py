@@ -6,13 +6,17 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.core.config import Config
 from dreamtui.core.models import Candidate, ExtractionResult
+
+if TYPE_CHECKING:
+    from dreamtui.core.extract.batch import BatchRunner
+    from dreamtui.core.ledger import Ledger
 
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -127,7 +131,8 @@ def batch_group() -> None:
     """Back-fill many sessions through the Message Batches API (half the price; results can take hours)."""
 
 
-def _batch_runner(config: Config, ledger: Any) -> Any:
+def _batch_runner(config: Config, ledger: Ledger) -> BatchRunner:
+    """A batch runner over the configured model (key from ANTHROPIC_API_KEY)."""
     from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
     from dreamtui.core.extract.batch import BatchRunner
 

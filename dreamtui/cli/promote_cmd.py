@@ -88,22 +88,22 @@ def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extracto
                 click.echo(f"Auto-write approved for {approved.pair}; recorded in promotion.md "
                            f"(commit {(approved.commit_sha or '')[:10]}).")
             return
-        _show(gates, pair, status, as_json)
+        _show(gates, pair, status, as_json, promotion.auto_written(ledger, unreviewed_only=True))
     finally:
         ledger.close()
 
 
 def _payload(gates: list[promotion.Gate], pair: promotion.Pair | None,
-             status: promotion.PromotionStatus) -> dict[str, Any]:
+             status: promotion.PromotionStatus, waiting: list[promotion.AutoWritten] | None = None) -> dict[str, Any]:
     return {"gates": [g.to_json() for g in gates], "promoted": status.active,
             "pair": {"extractor": pair.extractor, "model": pair.model} if pair else None,
-            "status": status.to_json()}
+            "status": status.to_json(), "awaiting_review": [a.to_json() for a in waiting or []]}
 
 
 def _show(gates: list[promotion.Gate], pair: promotion.Pair | None, status: promotion.PromotionStatus,
-          as_json: bool) -> None:
+          as_json: bool, waiting: list[promotion.AutoWritten] | None = None) -> None:
     if as_json:
-        _echo_json(_payload(gates, pair, status))
+        _echo_json(_payload(gates, pair, status, waiting))
         return
     click.echo(f"Auto-write gates for {pair or 'no extractor yet (no human decisions)'}:")
     click.echo("\n".join(_gate_lines(gates)))
@@ -113,6 +113,11 @@ def _show(gates: list[promotion.Gate], pair: promotion.Pair | None, status: prom
         click.echo(f"Auto-write is off: {status.reason}.")
         if not promotion.failing(gates):
             click.echo("Every gate passes: `dreamtui promote --approve` turns auto-write on.")
+    if waiting:
+        click.echo(f"{len(waiting)} auto-written memor{'y' if len(waiting) == 1 else 'ies'} await review "
+                   "(`dreamtui promote --keep ID` or `--reject ID --reason ...`):")
+        for item in waiting[:20]:
+            click.echo(f"  {item.candidate_id}  {item.decided_at[:10]}  {item.memory_path}")
 
 
 def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str, as_json: bool) -> None:
@@ -140,6 +145,7 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
     if not as_json:
         if not plan:
             click.echo("Every topic file follows the one schema. Nothing to change.")
+            _echo_banner(config)
             return
         for change in fixable:
             click.echo(click.style(change.path, bold=True) + ": " + "; ".join(change.problems))
@@ -159,3 +165,15 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
         click.echo(f"Rewrote {len(fixable)} file(s) in commit {sha[:10]}.")
     elif fixable:
         click.echo(f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit.")
+    _echo_banner(config)
+
+
+def _echo_banner(config: Config) -> None:
+    """Say why auto-write stopped (or that it is on), on stderr, when there is a promotion at all."""
+    ledger = Ledger.open(config.state)
+    try:
+        banner = promotion.promotion_banner(config, ledger)
+    finally:
+        ledger.close()
+    if banner:
+        click.echo(banner, err=True)

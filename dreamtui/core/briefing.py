@@ -33,14 +33,16 @@ _LABELS = {"decided": "Decided", "decision": "Decided", "blocked": "Blocked", "b
 _LABEL = re.compile(r"^\s*(decided|decision|blocked|blocker|next steps?|next|todo)\s*:", re.I)
 _CUES = {
     "Blocked": re.compile(
-        r"\b(?:blocked|blocker|cannot|can't|unable to|stuck|waiting (?:on|for)|is down|fails?|failing|"
-        r"broken|doesn'?t work)\b", re.I),
+        r"\b(?:blocked|blocker|stuck|waiting (?:on|for)|is down|can't|cannot|unable to|still fail\w*|"
+        r"keeps? failing|fails? again|failed again|doesn'?t work|is broken)\b", re.I),
     "Next": re.compile(
-        r"\b(?:next step|todo|follow[- ]up|tomorrow|still need|remaining|then we|next we|later we)\b", re.I),
+        r"\b(?:next step|follow[- ]up|tomorrow|still need|then we|next we|later we|left to do)\b", re.I),
     "Decided": re.compile(
-        r"\b(?:decided|decision|we(?:'ll| will) (?:go with|use|keep|write|switch)|going with|chose|agreed|"
-        r"settled on|from now on|always|never|prefer)\b", re.I),
+        r"\b(?:decided|decision|we(?:'ll| will) (?:go with|use|keep|write|switch)|going with|we chose|agreed|"
+        r"settled on|from now on)\b", re.I),
 }
+_PERSON_RULE = re.compile(r"^(?:please\s+)?(?:always|never|don'?t|do not|prefer|make sure)\b", re.I)
+_NARRATION = re.compile(r"^(?:let me|let's see|first,? i'll|now,? let|if |when |for example|e\.g\.)", re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
@@ -131,11 +133,19 @@ def parse_sections(text: str) -> dict[str, list[str]]:
     return found
 
 
-def section_of(sentence: str) -> str | None:
-    """Which section a sentence belongs to: its label (``Next: …``) first, then its cue words."""
+def section_of(sentence: str, role: str = "assistant") -> str | None:
+    """Which section a sentence belongs to: its label (``Next: …``) first, then its cue words.
+
+    A person's rule ("always…", "never…", "prefer…") is a decision; the assistant's narration
+    ("Let me…", "If …") and lead-ins ending in a colon are no section at all.
+    """
     m = _LABEL.match(sentence)
     if m:
-        return _LABELS[m.group(1).lower()]
+        return _LABELS[m.group(1).lower()] if len(sentence[m.end():].split()) >= 2 else None
+    if sentence.rstrip().endswith(":") or _NARRATION.match(sentence):
+        return None
+    if role == "person" and _PERSON_RULE.match(sentence):
+        return "Decided"
     for name, cue in _CUES.items():
         if cue.search(sentence):
             return name
@@ -163,12 +173,18 @@ def offline_briefing(digests: Sequence[Digest], memories: Iterable[str], previou
             lead = sentences(first.text)
             if lead:
                 _add(buckets["Working on"], f"{lead[0]} ({digest.session[:8]})", SECTION_LIMITS["Working on"])
+    found: dict[str, list[str]] = {name: [] for name in SECTIONS}
     for digest in digests:
         for turn in digest.turns:
-            for s in sentences(turn.text):
-                name = section_of(s)
+            for sentence in sentences(turn.text):
+                name = section_of(sentence, turn.role)
                 if name is not None:
-                    _add(buckets[name], s, SECTION_LIMITS[name])
+                    found[name].append(sentence)
+    for name in ("Decided", "Blocked", "Next"):
+        # what is blocked and what comes next: the latest words say it best
+        items = found[name] if name == "Decided" else list(reversed(found[name]))
+        for item in items:
+            _add(buckets[name], item, SECTION_LIMITS[name])
     for claim in memories:
         _add(buckets["Decided"], clean(claim), SECTION_LIMITS["Decided"])
     if previous:
@@ -176,8 +192,7 @@ def offline_briefing(digests: Sequence[Digest], memories: Iterable[str], previou
             if name in buckets:
                 for item in items:
                     _add(buckets[name], clean(item), SECTION_LIMITS[name])
-    lines = [f"# Briefing — {clean(title, 120)}", "",
-             f"_Rewritten by the dream cycle of {day} (offline synthesis)._"]
+    lines = ["# Briefing", "", f"_Rewritten by the dream cycle of {day} for {clean(title, 120)} (offline synthesis)._"]
     for name in SECTIONS:
         lines += ["", f"## {name}"]
         lines += [f"- {item}" for item in buckets[name]] or ["- (nothing recorded)"]
@@ -237,7 +252,7 @@ def model_briefing(config: Config, digests: Sequence[Digest], memories: Sequence
     if not text.strip():
         raise ValueError("the model returned an empty briefing")
     body = "\n".join(_CONTROL.sub("", _ANSI.sub("", line)).rstrip() for line in text.strip().splitlines())
-    header = f"# Briefing — {clean(title, 120)}\n\n_Rewritten by the dream cycle of {day} ({config.model})._\n\n"
+    header = f"# Briefing\n\n_Rewritten by the dream cycle of {day} for {clean(title, 120)} ({config.model})._\n\n"
     if body.startswith("# "):
         body = body.split("\n", 1)[1].lstrip("\n") if "\n" in body else ""
     return _fit(header + body), usage
@@ -297,7 +312,7 @@ def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], 
         if previous != text:
             memory.atomic_write(config.memory, BRIEFING_FILE, text.encode("utf-8"))
         if gitops.status(repo, [BRIEFING_FILE]):
-            result = gitops.commit_paths(repo, [BRIEFING_FILE], f"Briefing for {title} on {day}",
+            result = gitops.commit_paths(repo, [BRIEFING_FILE], f"Briefing of {day} ({title})",
                                          dict([TRAILER]))
             commit = result.sha
     return BriefingResult(path, text, commit, source, usage)

@@ -3,8 +3,9 @@
 - **Light sleep** finds the sessions (main file + sub-agent files) with content not yet dreamed,
   digests only the new part, and defers sessions modified in the last ``config.quiet_minutes``
   unless a goodnight was said. When no session has ``config.min_person_chars`` of a person's words,
-  the cycle wakes early: a *shallow* sleep (completed; nothing is marked dreamed, so the words wait
-  for the next cycle and add up).
+  the cycle wakes early: a *shallow* sleep (completed). A quiet session's words wait for the next
+  cycle and add up, unless the session was last written more than a day ago (it is *settled*: marked
+  dreamed without extraction).
 - **Deep sleep** looks up, for each session, the existing memories its person turns touch (the dedup
   index). A session whose every substantial person turn is already a memory is *covered*: marked
   dreamed without extraction. The others are **sparks**; the closest memories are their context.
@@ -47,8 +48,12 @@ ALL_PROJECTS = "*"
 YIELD_FLOOR_MESSAGE = "DREAM IS PROPOSING NOTHING — extractor may be mis-tuned or the corpus is saturated."
 YIELD_FLOOR_CYCLES = 3
 """This many completed deep cycles in a row with zero new candidates raise the yield floor."""
+SETTLED_SECONDS = 24 * 3600
+"""A quiet session not written to for this long is marked dreamed: its few words will not add up."""
 SUBSTANTIAL_TURN_CHARS = 40
 """A person turn at least this long counts when deciding whether memories already cover a session."""
+RECALL_TURNS = 60
+"""At most this many person turns are looked up in the dedup index per session (bounded cost)."""
 CONTEXT_MEMORIES = 5
 """At most this many closest memories go to the extractor as context."""
 CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "auto_written",
@@ -136,8 +141,8 @@ def list_cycles(ledger: Ledger, limit: int | None = 20) -> list[CycleRecord]:
     return [_row_to_record(r) for r in ledger.query(sql)]
 
 
-def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, dict[str, Any] | None]:
-    """Insert (or reuse a failed / stale running) row; returns (id, the earlier attempt's stats or None).
+def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, dict[str, Any]]:
+    """Insert (or reuse a failed / stale running) row; returns (id, the earlier attempt's stats).
 
     Call with the lock held.
     """
@@ -147,9 +152,9 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         started = clock.now_iso()
         if row is None:
             cur = c.execute(
-                "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger) "
-                "VALUES (?, ?, 'running', ?, ?)", (chat_id, day, started, trigger))
-            return int(cur.lastrowid or 0), None
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats) "
+                "VALUES (?, ?, 'running', ?, ?, ?)", (chat_id, day, started, trigger, json.dumps({"attempt": 1})))
+            return int(cur.lastrowid or 0), {"attempt": 1}
         if row["status"] == "completed":
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
             raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row['id']}); "
@@ -157,10 +162,12 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         # failed, or 'running' left by a killed process (we hold the lock, so nobody runs it): retry
         prior = json.loads(row["stats"] or "{}")
         prior["depth"] = row["depth"]
+        attempt = int(prior.get("attempt", 1) or 1) + 1
         c.execute(
             "UPDATE dream_cycles SET status = 'running', started_at = ?, completed_at = NULL, "
-            "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = '{}' WHERE id = ?",
-            (started, trigger, row["id"]))
+            "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = ? WHERE id = ?",
+            (started, trigger, json.dumps({"attempt": attempt}), row["id"]))
+        prior["next_attempt"] = attempt
         return int(row["id"]), prior
 
 
@@ -243,7 +250,8 @@ def waking_message(record: CycleRecord) -> str:
     out.append("Phases: " + (" → ".join(ran) if ran else "none"))
     out.append(
         f"Sessions: {s.get('sessions_new', 0)} with new content, {s.get('sessions_deferred', 0)} deferred "
-        f"(still being written), {s.get('sessions_quiet', 0)} too quiet; "
+        f"(still being written), {s.get('sessions_quiet', 0)} too quiet "
+        f"({s.get('sessions_settled', 0)} of them settled); "
         f"{s.get('sparks', 0)} sparks, {s.get('covered', 0)} already covered by memory.")
     out.append(
         f"Branches: {s.get('branches', 0)} ({s.get('extraction_errors', 0)} failed), extractor "
@@ -332,13 +340,15 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     """
     day = _parse_date(date)
     chat_id = project or ALL_PROJECTS
+    if not config.transcripts.is_dir():
+        raise TranscriptError(f"transcripts folder {config.transcripts} does not exist (see --transcripts)")
     with CycleLock(config.lock_path):
         if project is not None and not (config.transcripts / project).is_dir():
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
         cycle_id, prior = _begin(ledger, chat_id, day, trigger)
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
-        run.prior = prior or {}
-        run.stats["attempt"] = int(run.prior.get("attempt", 0)) + 1
+        run.prior = prior if prior.get("next_attempt") else {}
+        run.stats["attempt"] = int(prior.get("next_attempt", 1))
         try:
             run.run()
         except BaseException as exc:
@@ -452,11 +462,15 @@ class _Cycle:
             self.work.append(work)
         ready = [w for w in self.work if not w.deferred]
         deep_enough = [w for w in ready if w.person_chars >= self.config.min_person_chars]
+        settled = [w for w in ready if w not in deep_enough and now - w.mtime >= SETTLED_SECONDS]
+        for work in settled:  # finished long ago and still too quiet: no words will be added to it
+            self._mark_dreamed(work, None, 0)
         self.stats.update({
             "sessions_new": len(self.work),
             "sessions_deferred": sum(w.deferred for w in self.work),
             "sessions_digested": len(ready),
             "sessions_quiet": len(ready) - len(deep_enough),
+            "sessions_settled": len(settled),
             "person_chars": sum(w.person_chars for w in ready),
             "goodnight": any(w.goodnight for w in self.work),
         })
@@ -712,6 +726,8 @@ def _recall(index: Any, digest: Digest) -> tuple[tuple[str, ...], bool]:
         if turn.role != "person" or len(turn.text.strip()) < SUBSTANTIAL_TURN_CHARS:
             continue
         substantial += 1
+        if substantial > RECALL_TURNS:  # a long session is a spark; its first turns give the context
+            return tuple(sorted(hits, key=lambda t: -hits[t])[:CONTEXT_MEMORIES]), False
         hit = index.closest(turn.text, kinds=("memory",))
         if hit is None:
             continue

@@ -44,6 +44,7 @@ from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
 
 CRASH_ENV = "DREAMTUI_CRASH_AT"
 CRASH_STEPS: tuple[str, ...] = ("intent", "topic-tmp", "topic", "index", "commit", "ledger")
+UNDO_CRASH_STEPS: tuple[str, ...] = ("undo-intent", "undo-write", "undo-commit")
 LOCK_WAIT = 30.0
 TITLE_LEN = 70
 EDIT_KEYS = {"claim": "claim", "why": "why", "how": "how_to_apply", "how_to_apply": "how_to_apply"}
@@ -249,7 +250,7 @@ def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: b
     if rules is None and cand.secrets:
         raise DecisionError(f"{cand.id} was flagged for a secret and the secret scanner is not available")
     if rules:
-        raise DecisionError(f"{cand.id}'s text still holds a secret ({', '.join(rules)}); edit it out, then accept")
+        raise DecisionError(f"{cand.id}'s text holds a secret ({', '.join(rules)}); edit it out, then accept")
 
 
 # -- accept ------------------------------------------------------------------------------------
@@ -486,6 +487,22 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
         return UndoResult(cand.id, "accept", sha, notices)
 
 
+def revert_memory(config: Config, ledger: Ledger, ref: str) -> UndoResult:
+    """Revert one accepted memory, named by its path in the repo or its candidate id, by a revert
+    commit (as :func:`undo_last` does for the latest accept); the candidate goes back to pending."""
+    with memory_lock(config):
+        repo = gitops.open_repo(config.memory, create=False)
+        gitops.ensure_writable(repo)
+        notices = _reconcile_locked(ledger, repo).notices
+        rows = ledger.query("SELECT * FROM decisions WHERE action = 'accept' AND undone = 0 "
+                            "AND (memory_path = ? OR candidate_id = ?) ORDER BY id DESC LIMIT 1", (ref, ref))
+        if not rows:
+            raise DecisionError(f"no accepted memory {ref!r} to revert")
+        cand = _candidate(ledger, rows[0]["candidate_id"])
+        sha = _write_undo(ledger, repo, cand, rows[0])
+        return UndoResult(cand.id, "accept", sha, list(notices))
+
+
 def _added_index_lines(repo: Repo, sha: str) -> list[str]:
     after = (gitops.show_file(repo, memory.INDEX, sha) or b"").decode("utf-8", "surrogateescape").split("\n")
     before_raw = gitops.show_file(repo, memory.INDEX, f"{sha}^") if _has_parent(repo, sha) else None
@@ -523,11 +540,13 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row) -
     if index_bytes != memory.read_bytes(root, memory.INDEX):
         changes[memory.INDEX] = _sha(index_bytes)
     intent = _record_intent(ledger, cand.id, "undo", changes, [], {"decision": row["id"]})
+    _crash("undo-intent")
     try:
         if rel in changes:
             memory.safe_path(root, rel).unlink()
         if memory.INDEX in changes:
             memory.atomic_write(root, memory.INDEX, index_bytes)
+        _crash("undo-write")
         # Even with nothing left to remove, the (then empty) commit carries the trailer for reconcile.
         subject = repo.commit(sha).summary if gitops.commit_exists(repo, sha) else f"dreamtui: remember {cand.id}"
         committed = gitops.commit_paths(repo, list(changes), f'Revert "{subject}"',
@@ -536,6 +555,7 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row) -
     except BaseException:
         _rollback(ledger, repo, intent)
         raise
+    _crash("undo-commit")
     with ledger.write() as c:
         _record_undo(c, cand, row["id"], revert_sha)
         c.execute("DELETE FROM memory_intents WHERE id = ?", (intent,))

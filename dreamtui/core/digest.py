@@ -4,10 +4,11 @@ Keeps the person's words (prompts, slash commands, rejection reasons, text typed
 was busy, interrupt markers) and the assistant's prose. Drops tool calls and results, thinking,
 system reminders, IDE context and metadata records.
 
-Cheap first: a line is decoded in full only when a byte-substring test says it can hold kept text
-(``"type":"user"`` without a tool result, ``"type":"assistant"`` with a text block,
-``"type":"queue-operation"``). Progress, snapshots, tool results and tool-use-only lines are never
-decoded, so the digest runs faster than ``orjson.loads`` over every line.
+Cheap first: :func:`needed` looks at the first few hundred bytes of each line, in the read buffer and
+without copying it, and only lines that can hold kept text are decoded (a user line that is not a
+tool result, an assistant line with a text block, a queue operation). Progress, snapshots, tool
+results and tool-use-only lines are never decoded, and base64 image data is blanked before decoding,
+so the digest runs faster than ``orjson.loads`` over every line.
 
 Duplicates: assistant blocks are kept once per ``(message.id, block)``; a person's record rewritten
 with a new uuid (same timestamp and text) is kept once; text typed while the agent was busy is kept
@@ -51,30 +52,37 @@ _SKIP_TYPES = frozenset({
     b"custom-title", b"ai-title", b"tag", b"agent-name", b"pr-link",
 })
 _DATA = b'"data":"'
+_ASSISTANT_HEAD = b'message","role":"assistant","content":'
+_USER_HEAD = b'user","message":{"role":"user","content":'
+_ATTACHMENT = b'"attachment":{'
 _BIG_STRING = 4096
 
 
-def _user_needed(raw: bytes, at: int) -> bool:
+def _tool_result_needed(buf: bytes, start: int, stop: int) -> bool:
+    """A user line whose content starts at ``start`` with a tool result: needed only for a
+    rejection, a short error result whose flag or words sit near the start."""
+    if buf.find(b'"tool_result"', start, stop) < 0 and buf.find(b'"tool_use_id"', start, stop) < 0:
+        return True
+    return buf.find(b'"is_error":true', start, stop) >= 0 or buf.find(b"The user doesn't want to", start, stop) >= 0
+
+
+def _user_needed(buf: bytes, at: int, end: int) -> bool:
     """A user line: skip it when its content starts with a tool result that is no rejection."""
-    c = raw.find(_CONTENT, at)
+    c = buf.find(_CONTENT, at, end)
     if c < 0:
         return True
-    window = raw[c:c + _WINDOW]
-    if b'"tool_result"' not in window and b'"tool_use_id"' not in window:
-        return True
-    # a rejection is a short error result: its is_error flag or its words sit near the start
-    return b'"is_error":true' in window or b"The user doesn't want to" in window
+    return _tool_result_needed(buf, c, min(c + _WINDOW, end))
 
 
-def _assistant_needed(raw: bytes, at: int) -> bool:
+def _assistant_needed(buf: bytes, at: int, end: int) -> bool:
     """An assistant line: needed when its content is a string or has a text block."""
-    c = raw.find(_CONTENT, at)
+    c = buf.find(_CONTENT, at, end)
     if c < 0:
         return True
-    value = raw[c + len(_CONTENT):c + len(_CONTENT) + 64]
-    if not value.startswith(b"["):
+    c += len(_CONTENT)
+    if not buf.startswith(b"[", c, end):
         return True
-    return _TEXT_BLOCK in value or _TEXT_BLOCK in raw
+    return buf.find(_TEXT_BLOCK, c, end) >= 0
 
 
 def _slow_needed(raw: bytes) -> bool:
@@ -86,26 +94,44 @@ def _slow_needed(raw: bytes) -> bool:
     return _SPACED in raw  # not Claude Code's compact writer: decode to be safe
 
 
-def needs_decode(raw: bytes) -> bool:
-    """Whether a raw line may hold text the digest keeps: a cheap, conservative byte test that
-    mostly looks at the first few hundred bytes of the line."""
-    at = raw.find(_TYPE)
+def needed(buf: bytes, start: int, end: int) -> bool:
+    """Whether the line ``buf[start:end]`` may hold text the digest keeps: a cheap, conservative
+    byte test that mostly looks at the first few hundred bytes, without copying the line.
+
+    Claude Code writes an assistant line as ``…"message":{…"type":"message","role":"assistant",
+    "content":[…`` and a user line as ``…"type":"user","message":{"role":"user","content":…``; other
+    records put their own ``type`` first. Lines of any other shape take a slower, safe path.
+    """
+    at = buf.find(_TYPE, start, end)
     if at < 0:
-        return _SPACED in raw
-    end = raw.find(b'"', at + 8, at + 72)
-    first = raw[at + 8:end] if end > 0 else b""
-    if first in _SKIP_TYPES:
+        return True  # empty, broken or spaced JSON: decode it and see
+    p = at + 8
+    if buf.startswith(_ASSISTANT_HEAD, p, end):
+        q = p + len(_ASSISTANT_HEAD)
+        return not buf.startswith(b"[", q, end) or buf.find(_TEXT_BLOCK, q, end) >= 0
+    if buf.startswith(_USER_HEAD, p, end):
+        q = p + len(_USER_HEAD)
+        return not buf.startswith(b"[", q, end) or _tool_result_needed(buf, q, min(q + _WINDOW, end))
+    close = buf.find(b'"', p, min(p + 64, end))
+    first = buf[p:close] if close > 0 else b""
+    if first in _SKIP_TYPES or (at - start >= len(_ATTACHMENT)
+                                and buf.startswith(_ATTACHMENT, at - len(_ATTACHMENT), end)):
         return False
-    if first == b"user":
-        return _user_needed(raw, at)
     if first == b"queue-operation":
         return True
+    if first == b"user":
+        return _user_needed(buf, at, end)
     if first in (b"message", b"assistant"):
-        r = raw.find(_ROLE, at, at + _WINDOW)
-        if r >= 0 and raw.startswith(b"user", r + len(_ROLE)):
-            return _user_needed(raw, at)
-        return _assistant_needed(raw, at)
-    return _slow_needed(raw)
+        r = buf.find(_ROLE, at, min(at + _WINDOW, end))
+        if r >= 0 and buf.startswith(b"user", r + len(_ROLE), end):
+            return _user_needed(buf, at, end)
+        return _assistant_needed(buf, at, end)
+    return _slow_needed(buf[start:end])
+
+
+def needs_decode(raw: bytes) -> bool:
+    """:func:`needed` for one whole line."""
+    return needed(raw, 0, len(raw))
 
 
 def drop_big_strings(raw: bytes) -> bytes:
@@ -333,8 +359,9 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
     tf = describe(path)
     stats = DigestStats()
     with open_transcript(path) as fh:
-        scanner = LineScanner(fh, max_line=max_line)
-        digester = _Digester(str(path), kind or tf.kind, state or DigestState(), stats, interrupts, cheap)
+        scanner = LineScanner(fh, max_line=max_line, keep=needed if cheap else None)
+        # the scanner applies the cheap test itself, so the digester decodes every line it gets
+        digester = _Digester(str(path), kind or tf.kind, state or DigestState(), stats, interrupts, cheap=False)
         turns = digester.lines(scanner)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
     return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats)
@@ -417,11 +444,11 @@ def digest_increment(ledger: Ledger, path: Path | str, project: str = "", sessio
     """
     tailer = tailer or Tailer(ledger)
     tf = describe(Path(path))
-    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes)
+    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=needed)
     state = DigestState(lookup=_ledger_lookup(ledger, read.path))
     stats = DigestStats()
-    turns = digest_lines(read.lines, file=str(path), kind=kind or tf.kind, state=state, stats=stats,
-                         interrupts=interrupts)
+    digester = _Digester(str(path), kind or tf.kind, state, stats, interrupts, cheap=False)
+    turns = digester.lines(read.lines)
     _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)

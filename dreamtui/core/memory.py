@@ -73,7 +73,7 @@ def one_line(text: str, limit: int | None = None) -> str:
 def slugify(text: str, max_len: int = SLUG_MAX) -> str:
     """A file-name slug: lowercase ASCII ``[a-z0-9-]``, at most ``max_len`` characters, never empty,
     never a reserved device name or one of the repository's own file names."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    ascii_text = unicodedata.normalize("NFKD", clean_text(text)).encode("ascii", "ignore").decode("ascii").lower()
     words = re.findall(r"[a-z0-9]+", ascii_text)
     slug = ""
     for word in words:
@@ -117,7 +117,11 @@ def _check_component(part: str, rel: str) -> None:
     stem = bare.split(".", 1)[0].rstrip(" ")
     if stem in _RESERVED:
         raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} is a reserved device name")
-    if len(part.encode("utf-8", "surrogatepass")) > 255:
+    try:
+        encoded = os.fsencode(part)
+    except UnicodeError:
+        raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} cannot be a file name here") from None
+    if len(encoded) > 255:
         raise MemoryRepoError(f"unsafe memory path {rel!r}: a name is longer than 255 bytes")
     if any(ch in part for ch in '\\:*?"<>|') or _CONTROL.search(part):
         raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} has a character not allowed in names")

@@ -113,6 +113,7 @@ def _humanize(stem: str) -> str:
 
 
 def _heading(body: str) -> str | None:
+    body = re.sub(r"<!--.*?(-->|\Z)", "", body, flags=re.S)
     for line in body.splitlines():
         if line.startswith("#"):
             text = line.lstrip("#").strip()
@@ -122,6 +123,7 @@ def _heading(body: str) -> str | None:
 
 
 def _first_sentence(body: str) -> str | None:
+    body = re.sub(r"<!--.*?(-->|\Z)", "", body, flags=re.S)
     for line in body.splitlines():
         text = line.strip()
         if text and not text.startswith(("#", "<!--", "---", "```")):
@@ -132,13 +134,17 @@ def _first_sentence(body: str) -> str | None:
 
 
 def _type_from(value: Any, stem: str) -> str | None:
+    """The schema type for ``value`` (case, plurals, aliases); from the file-name prefix only when the
+    file names no type at all (a type it does name but we cannot map is left for a person)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        prefix = re.split(r"[_\-]", stem.lower(), maxsplit=1)[0]
+        return prefix if prefix in MEMORY_TYPES else None
     if isinstance(value, str):
         kind = value.strip().lower()
         kind = TYPE_ALIASES.get(kind, kind)
         if kind in MEMORY_TYPES:
             return kind
-    prefix = re.split(r"[_\-]", stem.lower(), maxsplit=1)[0]
-    return prefix if prefix in MEMORY_TYPES else None
+    return None
 
 
 def _created(value: Any) -> str | None:
@@ -170,7 +176,7 @@ def normalize_text(text: str, stem: str) -> tuple[str | None, list[str]]:
         fixes.append("added frontmatter")
     for key, value in meta.items():
         target = key if key in frontmatter.FIELDS else ALIASES.get(key.lower().replace("-", "_"))
-        if target is None or target in meta and target != key or target in out:
+        if target is None or (target in meta and target != key) or target in out:
             moved[key] = value
             continue
         if target != key:
@@ -211,8 +217,7 @@ def normalize_text(text: str, stem: str) -> tuple[str | None, list[str]]:
             out["created"] = fixed
             fixes.append(f"created {created!r} -> {fixed}")
     if moved:
-        note = "\n".join(f"{k}: {frontmatter._scalar(v) if isinstance(v, (str, int, bool, type(None))) else v}"
-                         for k, v in moved.items())
+        note = "\n".join(frontmatter.dump(moved).split("\n")[1:-2]).replace("-->", "-- >")
         body = body.rstrip("\n") + ("\n\n" if body.strip() else "") + f"<!-- {MOVED_NOTE}\n{note}\n-->\n"
         fixes.append("moved " + ", ".join(moved) + " into the body")
     ordered = {k: out[k] for k in frontmatter.FIELDS if k in out}

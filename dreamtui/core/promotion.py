@@ -17,12 +17,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import clock
+from dreamtui.core import clock, normalize
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate
-from dreamtui.core.normalize import PROMOTION_FILE
 
 MIN_DAYS = 30
 """Days between the first and the latest human decision."""
@@ -40,6 +39,7 @@ GATE_LEDGER = "stable_ledger"
 GATE_EVIDENCE = "evidence"
 GATE_TITLES = {GATE_SCHEMA: "one schema", GATE_LEDGER: "stable ledger", GATE_EVIDENCE: "evidence"}
 
+PROMOTION_FILE = normalize.PROMOTION_FILE
 AUTO_TRAILER = ("Dreamtui-Auto", "yes")
 TRUSTED_PROVENANCE = ("person", "assistant")
 
@@ -209,6 +209,15 @@ def _rate(accepted: int, total: int) -> float | None:
     return round(accepted / total, 4) if total else None
 
 
+def _pct(part: int, whole: int = 1000) -> str:
+    """``part/whole`` as a percentage rounded *down* to 0.1 (so a rate below 80% never shows as 80%)."""
+    tenths = part * 1000 // whole
+    return f"{tenths // 10}%" if tenths % 10 == 0 else f"{tenths // 10}.{tenths % 10}%"
+
+
+MIN_RATE_TEXT = _pct(int(MIN_RATE * 1000))
+
+
 def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
     """*Evidence*: ≥30 days between the first and latest human decision, ≥50 of them, accept rate ≥80%."""
     base = {"min_days": MIN_DAYS, "min_decisions": MIN_DECISIONS, "min_rate": MIN_RATE}
@@ -227,13 +236,13 @@ def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
         failures.append(f"{days:g} days of decisions, need {MIN_DAYS}")
     if total < MIN_DECISIONS:
         failures.append(f"{total} human decisions, need {MIN_DECISIONS}")
-    if rate is None or rate < MIN_RATE:
-        shown = "no" if rate is None else f"{rate:.0%}"
-        failures.append(f"accept rate {shown}, need {MIN_RATE:.0%}")
+    if total == 0 or accepted / total < MIN_RATE:
+        shown = "no" if rate is None else _pct(accepted, total)
+        failures.append(f"accept rate {shown}, need {MIN_RATE_TEXT}")
     evidence = {**base, "extractor": pair.extractor, "model": pair.model, "decisions": total,
                 "accepted": accepted, "rejected": total - accepted, "accept_rate": rate,
                 "first": first, "latest": latest, "days": days, "failures": failures}
-    rate_text = "n/a" if rate is None else f"{rate:.0%}"
+    rate_text = "n/a" if rate is None else _pct(accepted, total)
     summary = (f"{pair}: {total} human decisions over {days:g} days, accept rate {rate_text}")
     if failures:
         summary += " — " + "; ".join(failures)
@@ -273,36 +282,21 @@ def last_cycles(ledger: Ledger, n: int = CYCLES_CHECKED) -> list[dict[str, Any]]
     return [dict(r) for r in rows]
 
 
+RECONCILE_FAILURE = "reconcile finds ledger and git out of agreement"
+
+
 def _reconcile(config: Config, ledger: Ledger) -> tuple[bool, dict[str, Any]]:
-    """Run ``decisions.reconcile``: (ledger and git agree, what it found)."""
-    try:
-        from dreamtui.core import decisions
-    except ImportError:  # pragma: no cover - only while issue 5 is being written
-        return False, {"error": "reconcile is not available"}
+    """Run ``decisions.reconcile``: (ledger and git agreed, what it found and repaired).
+
+    They agree when reconcile had nothing to repair and nothing to warn about.
+    """
+    from dreamtui.core import decisions
+
     try:
         report = decisions.reconcile(config, ledger)
     except DreamError as exc:
         return False, {"error": str(exc)}
-    return _report_ok(report), _report_json(report)
-
-
-def _report_ok(report: Any) -> bool:
-    for attr in ("ok", "in_agreement", "agrees", "clean"):
-        if hasattr(report, attr):
-            value = getattr(report, attr)
-            return bool(value() if callable(value) else value)
-    return not any(_report_json(report).values())
-
-
-def _report_json(report: Any) -> dict[str, Any]:
-    if hasattr(report, "to_json"):
-        return dict(report.to_json())
-    if hasattr(report, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        return {k: (v if isinstance(v, (int, float, str, bool, type(None))) else json.loads(json.dumps(v, default=str)))
-                for k, v in asdict(report).items()}
-    return {"report": str(report)}
+    return report.ok and not report.notices, report.to_json()
 
 
 def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
@@ -314,7 +308,7 @@ def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
         failures.append("PRAGMA integrity_check is not ok")
     agrees, recon = _reconcile(config, ledger)
     if not agrees:
-        failures.append("reconcile finds ledger and git out of agreement")
+        failures.append(RECONCILE_FAILURE)
     overlaps = overlapping_extractions(ledger)
     if overlaps:
         failures.append(f"{len(overlaps)} overlapping extraction(s): session content extracted twice")
@@ -340,8 +334,6 @@ def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
 
 def schema_offenders(config: Config) -> tuple[int, list[dict[str, Any]]]:
     """(topic files checked, offenders as ``{"path", "problems"}``) for the memory repo."""
-    from dreamtui.core import normalize
-
     files = normalize.topic_files(config)
     offenders = []
     for path in files:
@@ -462,7 +454,8 @@ def _auto_decision(ledger: Ledger, cid: str) -> sqlite3.Row:
     return rows[0]
 
 
-def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: str = "") -> PromotionStatus:
+def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: str = "",
+                category: str = "wrong") -> PromotionStatus:
     """A person's after-the-fact review of an auto-written memory.
 
     Keeping it records a human accept. Rejecting it reverts its commit (the memory file and its index
@@ -470,6 +463,9 @@ def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: st
     a human reject, which counts against the accept rate. Either way the promotion is re-checked
     (a rejection can demote it); the returned status says whether auto-write is still on.
     """
+    from dreamtui.core.decisions import normalize_category
+
+    category = normalize_category(category)
     row = _auto_decision(ledger, cid)
     if row["review"] is not None:
         done = "kept" if row["review"] == "accept" else "rejected"
@@ -485,7 +481,7 @@ def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: st
         revert_sha = _revert_accept(config, ledger, cid)
         with ledger.write() as c:
             _record_review(ledger, cand, "reject", reason or "rejected after auto-write", revert_sha,
-                           row["memory_path"], clock.now_iso(), category="wrong")
+                           row["memory_path"], clock.now_iso(), category=category)
             c.execute("UPDATE candidates SET status = 'rejected', updated_at = ? WHERE id = ?", (now, cid))
     return promotion_status(config, ledger)
 
@@ -545,8 +541,10 @@ def demotion_reason(config: Config, ledger: Ledger, promo: Promotion) -> str | N
     total = kept + rejected
     if total >= MIN_REVIEWS and kept / total < MIN_RATE:
         return (f"after-the-fact reviews keep {kept} of {total} auto-written memories "
-                f"({kept / total:.0%}), below {MIN_RATE:.0%}")
+                f"({_pct(kept, total)}), below {MIN_RATE_TEXT}")
     broken = failing(compute_gates(config, ledger, promo.pair))
+    if broken and all(g.name == GATE_LEDGER and g.evidence["failures"] == [RECONCILE_FAILURE] for g in broken):
+        broken = failing(compute_gates(config, ledger, promo.pair))  # reconcile repaired it: judge again
     if broken:
         return "gate " + "; gate ".join(f"{g.title} stopped holding: {g.summary}" for g in broken)
     return None
@@ -561,15 +559,20 @@ def demote(config: Config, ledger: Ledger, promo: Promotion, reason: str) -> Non
         pass  # the ledger holds the demotion; the file catches up on the next approval or revocation
 
 
-def promotion_banner(config: Config, ledger: Ledger) -> str | None:
+def promotion_banner(config: Config, ledger: Ledger, check: bool = True) -> str | None:
     """One line for every command and the app: why auto-write stopped, or that it is on.
 
     ``None`` when there is nothing to say (never approved, revoked on purpose, or a demotion the
-    person has acknowledged with ``dreamtui promote --revoke``).
+    person has acknowledged with ``dreamtui promote --revoke``). With ``check=False`` only the
+    ledger is read (no gate is computed, nothing is demoted): cheap enough for every command.
     """
     if latest_promotion(ledger) is None:
         return None
-    status = promotion_status(config, ledger)
+    if check:
+        status = promotion_status(config, ledger)
+    else:
+        active = active_promotion(ledger)
+        status = PromotionStatus(active is not None, active or latest_promotion(ledger))
     promo = status.promotion
     if status.active and promo is not None:
         waiting = len(auto_written(ledger, since=promo.approved_at, unreviewed_only=True))
@@ -594,26 +597,28 @@ def approve(config: Config, ledger: Ledger, extractor: str | None = None, model:
     Records the approval with its evidence in the ``promotions`` table and as a committed
     ``promotion.md`` in the memory repo. Raises :class:`PromotionError` naming the failing gates.
     """
-    current = active_promotion(ledger)
-    if current is not None:
-        raise PromotionError(f"auto-write is already approved for {current.pair} since "
-                             f"{current.approved_at[:10]}: revoke it first")
-    pair = choose_pair(ledger, extractor, model)
-    gates = compute_gates(config, ledger, pair)
-    broken = failing(gates)
-    if broken or pair is None:
-        names = ", ".join(f"{g.title} ({g.summary})" for g in broken)
-        raise PromotionError(f"cannot approve auto-write for {pair or 'any extractor'}: failing gates: {names}")
-    evidence = {"gates": [g.to_json() for g in gates]}
-    now = clock.now_iso()
-    with ledger.write() as c:
-        cur = c.execute(
-            "INSERT INTO promotions (extractor, model, status, evidence, approved_at) VALUES (?, ?, 'approved', ?, ?)",
-            (pair.extractor, pair.model, json.dumps(evidence, ensure_ascii=False, default=str), now),
-        )
-        pid = cur.lastrowid
-        sha = _commit_promotion_file(config, ledger, f"dreamtui: approve auto-write for {pair}", "approved")
-        c.execute("UPDATE promotions SET commit_sha = ? WHERE id = ?", (sha, pid))
+    from dreamtui.core.decisions import memory_lock
+
+    with memory_lock(config):
+        current = active_promotion(ledger)
+        if current is not None:
+            raise PromotionError(f"auto-write is already approved for {current.pair} since "
+                                 f"{current.approved_at[:10]}: revoke it first")
+        pair = choose_pair(ledger, extractor, model)
+        gates = compute_gates(config, ledger, pair)
+        broken = failing(gates)
+        if broken or pair is None:
+            names = ", ".join(f"{g.title} ({g.summary})" for g in broken)
+            raise PromotionError(f"cannot approve auto-write for {pair or 'any extractor'}: failing gates: {names}")
+        evidence = {"gates": [g.to_json() for g in gates]}
+        with ledger.write() as c:
+            cur = c.execute(
+                "INSERT INTO promotions (extractor, model, status, evidence, approved_at) "
+                "VALUES (?, ?, 'approved', ?, ?)",
+                (pair.extractor, pair.model, json.dumps(evidence, ensure_ascii=False, default=str), clock.now_iso()),
+            )
+            sha = _commit_promotion_file(config, ledger, f"dreamtui: approve auto-write for {pair}", "approved")
+            c.execute("UPDATE promotions SET commit_sha = ? WHERE id = ?", (sha, cur.lastrowid))
     promo = latest_promotion(ledger)
     assert promo is not None
     return promo
@@ -648,9 +653,11 @@ def why_waits(cand: Candidate, pair: Pair) -> str | None:
         return f"candidate is {cand.status}, not pending"
     if cand.extractor != pair.extractor or cand.model != pair.model:
         return f"proposed by {Pair(cand.extractor, cand.model)}, not the promoted {pair}"
-    provenance = cand.provenance or (cand.matches[0].provenance if cand.matches else None)
-    if not cand.matches or provenance not in TRUSTED_PROVENANCE:
-        return f"quote is not verified from a person's or the assistant's words (provenance: {provenance or 'none'})"
+    if not cand.matches:
+        return "quote is not verified in the transcript"
+    provenance = cand.provenance or cand.matches[0].provenance
+    if provenance not in TRUSTED_PROVENANCE:
+        return f"quote is not from a person's or the assistant's words (provenance: {provenance})"
     if cand.duplicate_of:
         return f"may duplicate {cand.duplicate_of}"
     if cand.secrets or any(secrets.has_secret(t) for t in (cand.claim, cand.why, cand.how_to_apply, cand.quote)):
@@ -717,8 +724,19 @@ def render_promotion_file(ledger: Ledger) -> str:
 def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: str) -> str | None:
     """Write ``promotion.md`` from the ledger and commit only that path; the commit sha."""
     from dreamtui.core import gitops, memory
+    from dreamtui.core.decisions import memory_lock
 
-    repo = gitops.open_repo(Path(config.memory))
-    gitops.ensure_writable(repo)
-    memory.atomic_write(Path(config.memory), PROMOTION_FILE, render_promotion_file(ledger).encode("utf-8"))
-    return gitops.commit_paths(repo, [PROMOTION_FILE], message, {"Dreamtui-Promotion": event}).sha
+    root = Path(config.memory)
+    with memory_lock(config):
+        repo = gitops.open_repo(root, create=event == "approved")
+        gitops.ensure_writable(repo)
+        before = memory.read_bytes(root, normalize.PROMOTION_FILE)
+        memory.atomic_write(root, normalize.PROMOTION_FILE, render_promotion_file(ledger).encode("utf-8"))
+        try:
+            return gitops.commit_paths(repo, [normalize.PROMOTION_FILE], message, {"Dreamtui-Promotion": event}).sha
+        except BaseException:
+            if before is None:
+                memory.safe_path(root, normalize.PROMOTION_FILE).unlink(missing_ok=True)
+            else:
+                memory.atomic_write(root, normalize.PROMOTION_FILE, before)
+            raise

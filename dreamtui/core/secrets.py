@@ -1,6 +1,7 @@
 """Secret scanning: find credentials in text, redact them, never hand the secret back.
 
-Rules cover cloud keys (AWS), GitHub, Slack, Anthropic, OpenAI, private key blocks, JWTs and generic
+Rules cover cloud keys (AWS), GitHub, Slack, Anthropic, OpenAI, private key blocks, JWTs, passwords
+inside URLs (``postgres://user:pw@host``) and generic
 ``password=`` / ``token:`` / ``api_key`` assignments whose value looks random (Shannon entropy).
 Text may be plain, frontmatter-like, or JSON-escaped transcript text (``\\"token\\": \\"…\\"``,
 ``\\n`` escapes inside a key block): every rule accepts a JSON escape right before the secret.
@@ -21,11 +22,11 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from dreamtui.core.models import SecretFinding
 
 # A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
-_START = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[ntr]))"
 _END_ALNUM = r"(?![A-Za-z0-9])"
 
 # Values that are obviously placeholders, never real credentials.
@@ -56,18 +57,21 @@ def _char_classes(value: str) -> int:
     ))
 
 
+def _is_placeholder(value: str) -> bool:
+    """A known placeholder word inside, or a variable reference (``$X``, ``${X}``, ``<x>``, ``os.…``)."""
+    low = value.lower()
+    if any(word in low for word in _PLACEHOLDER_WORDS):
+        return True
+    return value.startswith(("$", "%", "{", "<", "env.", "os.", "process.", "self.", "config.", "settings."))
+
+
 def looks_random(value: str) -> bool:
     """A generic assignment's value that looks like a real credential, not a placeholder.
 
     At least 8 characters, at least two character classes (lower/upper/digit/symbol), entropy at
     least :data:`ENTROPY_THRESHOLD`, not a known placeholder word, not a variable reference.
     """
-    if len(value) < GENERIC_MIN_LEN:
-        return False
-    low = value.lower()
-    if any(word in low for word in _PLACEHOLDER_WORDS):
-        return False
-    if value.startswith(("$", "%", "{", "<", "env.", "os.", "process.", "self.", "config.", "settings.")):
+    if len(value) < GENERIC_MIN_LEN or _is_placeholder(value):
         return False
     if len(set(value)) <= 3:  # xxxxxxxx, ********, abababab
         return False
@@ -89,6 +93,7 @@ class Rule:
     group: int = 0
     check: Callable[[str], bool] | None = None
     needles: tuple[str, ...] = ()  # cheap prefilter: the rule cannot match without one of these
+    lower: bool = False  # the pattern is lower-case and runs on the lower-cased text
 
 
 _GENERIC_KEYS = (
@@ -96,34 +101,49 @@ _GENERIC_KEYS = (
     r"auth[_\-]?key|credentials?|private[_\-]?key|client[_\-]?secret"
 )
 
+def _lit(literal: str) -> str:
+    """``literal`` that starts a token, followed by a check that it is the start of its run: the
+    character before it is not a token character, unless it ends a JSON escape (``\\n`` …).
+
+    The literal comes first so the regex engine can search for it fast; the fixed-width lookbehind
+    after it keeps matches at run starts only (so scanning stays linear)."""
+    return (literal + r"(?:(?<![A-Za-z0-9_\-]" + literal + r")|(?<=\\[ntr]" + literal + r"))")
+
+
 RULES: tuple[Rule, ...] = (
-    Rule("aws-access-key", re.compile(_START + r"((?:AKIA|ASIA)[A-Z0-9]{16})" + _END_ALNUM),
+    Rule("aws-access-key", re.compile(r"(" + _lit("A[KS]IA") + r"[A-Z0-9]{16})" + _END_ALNUM),
          group=1, needles=("AKIA", "ASIA")),
     Rule("github-token", re.compile(
-        _START + r"((?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"
+        r"(" + _lit("gh") + r"[pousr]_[A-Za-z0-9]{36,255}|" + _lit("github_pat_") + r"[A-Za-z0-9_]{22,255})"
         + _END_ALNUM), group=1, needles=("gh", "github_pat_")),
     Rule("slack-webhook", re.compile(
         r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,200}"),
         needles=("hooks.slack.com",)),
-    Rule("slack-token", re.compile(_START + r"(xox[abprse]-[A-Za-z0-9\-]{10,250})" + _END_ALNUM),
+    Rule("slack-token", re.compile(r"(" + _lit("xox") + r"[abprse]-[A-Za-z0-9\-]{10,250})" + _END_ALNUM),
          group=1, check=_has_digit_and_letter, needles=("xox",)),
-    Rule("anthropic-key", re.compile(_START + r"(sk-ant-[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+    Rule("anthropic-key", re.compile(r"(" + _lit("sk-") + r"ant-[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
          group=1, needles=("sk-ant-",)),
     Rule("openai-key", re.compile(
-        _START + r"(sk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+        r"(" + _lit("sk-") + r"(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
         group=1, check=lambda v: _has_digit_and_letter(v) and shannon_entropy(v) >= 3.5,
         needles=("sk-",)),
     Rule("jwt", re.compile(
-        _START + r"(eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,4096})"),
+        r"(" + _lit("eyJ") + r"[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,4096})"),
         group=1, needles=("eyJ",)),
+    Rule("url-credentials", re.compile(
+        r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'\\]{0,64}:([^\s/@\"'\\]{6,128})@"),
+        group=1, check=lambda v: not _is_placeholder(v), needles=("://",)),
+    # Run on the lower-cased text (same length, same offsets): much faster than IGNORECASE.
     Rule("generic-secret", re.compile(
-        r"(?i)(?:" + _GENERIC_KEYS + r")[A-Za-z0-9_\-]{0,20}"          # key name (DB_PASSWORD, token_v2)
-        r"(?:\\{0,3}[\"'])?[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"       # "key": / key = / key =>
-        r"(?:\\{0,3}[\"'`])?"                                         # opening quote, maybe escaped
-        r"([A-Za-z0-9+/_\-.~!@#$%^*|]{8,256}={0,3})"),                 # the value
-        group=1, check=looks_random,
-        needles=("pass", "pwd", "secret", "token", "key", "credential")),
+        r"(?:" + _GENERIC_KEYS + r")[a-z0-9_\-]{0,20}"               # key name (db_password, token_v2)
+        r"(?:\\{0,3}[\"'])?[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"      # "key": / key = / key =>
+        r"(?:\\{0,3}[\"'`])?"                                        # opening quote, maybe escaped
+        r"([a-z0-9+/_\-.~!@#$%^*|]{8,256}={0,3})"),                    # the value
+        group=1, check=looks_random, lower=True,
+        needles=("pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "access_key", "access-key",
+                 "auth_key", "auth-key", "credential", "private_key", "private-key")),
 )
+_GENERIC_IGNORECASE = re.compile(RULES[-1].pattern.pattern.replace("[a-z0-9", "[A-Za-z0-9"), re.IGNORECASE)
 RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -133,60 +153,57 @@ _PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=\s:,]|\\[nr]){0,20000}+")
 _PEM_MAX = 20000
 
 
-def _private_keys(text: str) -> list[SecretFinding]:
+def _private_keys(text: str) -> list[tuple[int, int, str]]:
     """Private key blocks: BEGIN … END (at most 20 kB apart), or BEGIN plus its base64 body."""
     if "PRIVATE KEY" not in text:
         return []
-    ends = [(m.start(), m.end()) for m in _PEM_END.finditer(text)]
-    found: list[SecretFinding] = []
+    ends = [m.start() for m in _PEM_END.finditer(text)]
+    end_stops = [m.end() for m in _PEM_END.finditer(text)] if ends else []
+    found: list[tuple[int, int, str]] = []
     pos = 0
-    while True:
-        m = _PEM_BEGIN.search(text, pos)
-        if m is None:
-            return found
-        i = bisect.bisect_left(ends, (m.end(), 0))
-        if i < len(ends) and ends[i][0] - m.end() <= _PEM_MAX:
-            stop = ends[i][1]
+    for m in _PEM_BEGIN.finditer(text):
+        if m.start() < pos:
+            continue
+        i = bisect.bisect_left(ends, m.end())
+        if i < len(ends) and ends[i] - m.end() <= _PEM_MAX:
+            stop = end_stops[i]
         else:
             stop = _PEM_BODY.match(text, m.end()).end()  # type: ignore[union-attr]
-        found.append(SecretFinding("private-key", m.start(), stop))
+        found.append((m.start(), stop, "private-key"))
         pos = stop
+    return found
 
 
 def scan(text: str) -> list[SecretFinding]:
     """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
 
-    Overlapping findings are merged into the earliest, longest one.
+    Overlapping or touching findings are merged into the earliest, longest one.
     """
     if not text:
         return []
-    lowered: str | None = None
-    found: list[SecretFinding] = _private_keys(text)
+    lowered = text.lower()
+    found = _private_keys(text)
     for rule in RULES:
-        if rule.needles:
-            if rule.name == "generic-secret":
-                if lowered is None:
-                    lowered = text.lower()
-                hay = lowered
-            else:
-                hay = text
-            if not any(n in hay for n in rule.needles):
-                continue
-        for m in rule.pattern.finditer(text):
-            value = m.group(rule.group)
-            if rule.check is not None and not rule.check(value):
-                continue
-            found.append(SecretFinding(rule.name, m.start(rule.group), m.end(rule.group)))
-    found.sort(key=lambda f: (f.start, -(f.end - f.start)))
-    merged: list[SecretFinding] = []
-    for f in found:
-        if merged and f.start < merged[-1].end:
-            last = merged[-1]
-            if f.end > last.end:
-                merged[-1] = SecretFinding(last.rule, last.start, f.end)
+        hay = lowered if rule.lower else text
+        if rule.needles and not any(n in hay for n in rule.needles):
             continue
-        merged.append(f)
-    return merged
+        pattern = rule.pattern
+        if rule.lower and len(lowered) != len(text):  # rare: lower() changed the length (e.g. "İ")
+            pattern, hay = _GENERIC_IGNORECASE, text
+        for m in pattern.finditer(hay):
+            start, stop = m.span(rule.group)
+            if rule.check is not None and not rule.check(text[start:stop]):
+                continue
+            found.append((start, stop, rule.name))
+    found.sort(key=lambda f: (f[0], -f[1]))
+    merged: list[list[Any]] = []
+    for start, stop, rule in found:
+        if merged and start <= merged[-1][1]:
+            if stop > merged[-1][1]:
+                merged[-1][1] = stop
+            continue
+        merged.append([start, stop, rule])
+    return [SecretFinding(rule, start, stop) for start, stop, rule in merged]
 
 
 def has_secret(text: str) -> bool:

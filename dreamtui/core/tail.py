@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -81,10 +81,13 @@ class LineScanner:
     After iteration: ``offset``/``line`` are just past the last complete line, ``oversized`` lists
     the line numbers of lines over ``max_line`` bytes (skipped without being held), ``partial``
     says a last line without newline was left, ``more`` that ``limit`` bytes were reached.
+    ``keep`` (optional) filters the lines yielded (the others are still counted and consumed).
     """
 
     def __init__(self, fh: IO[bytes], offset: int = 0, line: int = 0, *, max_line: int = DEFAULT_MAX_LINE,
-                 limit: int | None = None, end: int | None = None) -> None:
+                 limit: int | None = None, end: int | None = None,
+                 keep: Callable[[bytes, int, int], bool] | None = None) -> None:
+        self.keep = keep
         self.fh = fh
         self.offset = offset
         self.line = line
@@ -95,53 +98,73 @@ class LineScanner:
         self.partial = False
         self.more = False
 
+    def _read(self, filepos: int) -> bytes:
+        want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
+        return self.fh.read(want) if want > 0 else b""
+
     def __iter__(self) -> Iterator[Line]:
-        fh, max_line, limit, end = self.fh, self.max_line, self.limit, self.end
-        start_offset = offset = self.offset
+        max_line, limit, keep = self.max_line, self.limit, self.keep
+        start_offset = base = self.offset  # base: the file offset of buf[0]
         line_no = self.line
-        fh.seek(offset)
-        readline = fh.readline
+        self.fh.seek(base)
+        filepos = base  # the file offset just past the bytes read so far
+        buf = b""
+        pos = 0  # buf[:pos] is consumed
+        handed_out = False  # a line was yielded and the consumer has not come back yet
         try:
-            while end is None or offset < end:
-                raw = readline(max_line + 1)
-                if not raw:
+            while True:
+                chunk = self._read(filepos)
+                if not chunk:
+                    self.partial = bool(buf)
                     return
-                if raw[-1:] != b"\n":
-                    if len(raw) <= max_line:
-                        self.partial = True  # no newline yet: wait for it
+                filepos += len(chunk)
+                buf = buf + chunk if buf else chunk
+                find = buf.find
+                while True:
+                    nl = find(b"\n", pos)
+                    if nl < 0:
+                        break
+                    line_no += 1
+                    if nl - pos > max_line:
+                        self.oversized.append(line_no)
+                    elif keep is None or keep(buf, pos, nl):
+                        handed_out = True
+                        yield (line_no, base + pos, buf[pos:nl])
+                        handed_out = False
+                    pos = nl + 1
+                    if limit is not None and base + pos - start_offset >= limit:
+                        self.more = True
                         return
-                    if not self._skip_rest(offset + len(raw)):
+                base += pos
+                buf = buf[pos:] if pos else buf
+                pos = 0
+                if len(buf) > max_line:  # a huge line: read on to its newline without holding it
+                    rest = self._skip_rest(filepos)
+                    if rest is None:
                         self.partial = True
                         return
                     line_no += 1
                     self.oversized.append(line_no)
-                    offset = fh.tell()
-                else:
-                    line_no += 1
-                    if len(raw) > max_line:
-                        self.oversized.append(line_no)
-                    else:
-                        yield (line_no, offset, raw[:-1])
-                    offset += len(raw)
-                self.offset, self.line = offset, line_no
-                if limit is not None and offset - start_offset >= limit:
-                    self.more = True
-                    return
+                    base = filepos = self.fh.tell() - len(rest)
+                    self.fh.seek(base)  # re-read what followed the newline
+                    buf = b""
+                    if limit is not None and base - start_offset >= limit:
+                        self.more = True
+                        return
         finally:
-            self.offset, self.line = offset, line_no
+            self.offset = base + pos
+            self.line = line_no - 1 if handed_out else line_no
 
-    def _skip_rest(self, pos: int) -> bool:
-        """Skip the rest of a huge line from ``pos`` without holding it; False at EOF (partial)."""
-        fh = self.fh
+    def _skip_rest(self, filepos: int) -> bytes | None:
+        """Read on to the end of a huge line; return the bytes after its newline (None at EOF)."""
         while True:
-            chunk = fh.read(CHUNK)
+            chunk = self._read(filepos)
             if not chunk:
-                return False
+                return None
+            filepos += len(chunk)
             nl = chunk.find(b"\n")
             if nl >= 0:
-                fh.seek(pos + nl + 1)
-                return True
-            pos += len(chunk)
+                return chunk[nl + 1:]
 
 
 def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -199,11 +222,13 @@ class Tailer:
         return dict(rows[0]) if rows else None
 
     def read(self, path: Path | str, project: str = "", session: str = "", *,
-             max_bytes: int | None = None) -> TailRead:
+             max_bytes: int | None = None, keep: Callable[[bytes, int, int], bool] | None = None) -> TailRead:
         """Read the complete lines after the stored offset (at most ``max_bytes`` bytes of them).
 
-        Re-reads from 0 when the file was truncated, replaced, or its inode reused.
-        Raises :class:`TranscriptError` when the file cannot be opened.
+        ``keep(buf, start, end)`` (optional) says which lines to return; the others are consumed
+        without being copied (e.g. :func:`dreamtui.core.digest.needed`). Re-reads from 0 when the
+        file was truncated, replaced, or its inode reused. Raises :class:`TranscriptError` when the
+        file cannot be opened.
         """
         key = file_key(path)
         limit = max_bytes if max_bytes is not None else self.max_bytes
@@ -216,7 +241,7 @@ class Tailer:
             if row is not None:
                 offset, line, reason = self._resume_point(fh, row, st.st_dev, st.st_ino, size)
             identity = FileIdentity(st.st_dev, st.st_ino, size, _hash(head), st.st_mtime)
-            scanner = LineScanner(fh, offset, line, max_line=self.max_line, limit=limit, end=size)
+            scanner = LineScanner(fh, offset, line, max_line=self.max_line, limit=limit, end=size, keep=keep)
             lines = list(scanner)
             tail_hash = None
             if scanner.offset > 0:

@@ -71,17 +71,11 @@ def _json_escaped(text: str) -> bytes:
     return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
 
 
-def _rarity(run: str) -> int:
-    """How unlikely a run is to occur by chance: its length, with bonus for non-lowercase characters
-    (identifiers, punctuation, digits are rarer than plain words)."""
-    return len(run.encode("utf-8")) + 2 * sum(1 for c in run if not c.islower())
-
-
 def needles(norm_quote: str) -> list[list[bytes]]:
     """What a raw line holding the quote must contain: for every run of the normalised quote that
     normalisation cannot have produced (no spaces, quotes, dashes), its JSON-escaped bytes in NFC
-    or (when different) NFD form. Rarest run first; at least one form of every run must occur."""
-    runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=_rarity, reverse=True)
+    or (when different) NFD form. Longest run first; at least one form of every run must occur."""
+    runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
     groups: list[list[bytes]] = []
     for run in runs:
         forms = [run]

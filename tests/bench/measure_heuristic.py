@@ -2,8 +2,9 @@
 
 Run from the repository root: ``python3 tests/bench/measure_heuristic.py [--verbose]``.
 
-Quality: the labelled fixtures (``tests/fixtures/heuristic``: the set the rules were tuned on, and a
-held-out set written after tuning), and the hand-labelled lessons of ``../shared/corpus`` when present.
+Quality: the labelled fixtures (``tests/fixtures/heuristic``: the sets the rules were tuned on, and the
+held-out set written after the last tuning round), and the hand-labelled lessons of ``../shared/corpus``
+when present.
 Speed: characters of digest per second, printed as a ratio against a baseline measured in the same
 run on the same text (a plain regex sentence split: the least any sentence-level extractor must do),
 because the machine is shared and absolute numbers drift.
@@ -19,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/, for fakes.labels
 
-from fakes.labels import FIXTURE_DIR, Score, load_fixture, load_fixtures, score, score_corpus  # noqa: E402
+from fakes.labels import HOLDOUT_DIR, TUNED_DIRS, Score, load_fixtures, score, score_corpus  # noqa: E402
 
 from dreamtui.core.extract.base import ExtractContext  # noqa: E402
 from dreamtui.core.extract.heuristic import HeuristicExtractor  # noqa: E402
@@ -47,17 +48,22 @@ def corpus_digests() -> list[Digest]:
     return [digest_session(session_files(CORPUS, p, s)) for p, s in sessions]
 
 
-def best_of(fn, rounds: int = 5) -> float:
-    times = []
+def interleaved(a, b, rounds: int = 9) -> tuple[float, float]:
+    """Best time of ``a`` and of ``b``, run alternately so load changes hit both alike."""
+    best_a = best_b = float("inf")
     for _ in range(rounds):
         t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        a()
+        best_a = min(best_a, time.perf_counter() - t)
+        t = time.perf_counter()
+        b()
+        best_b = min(best_b, time.perf_counter() - t)
+    return best_a, best_b
 
 
-def speed(digests: list[Digest]) -> None:
+def speed(digests: list[Digest], repeat: int = 10) -> None:
     ex = HeuristicExtractor()
+    digests = digests * repeat  # long enough that timer and scheduler noise stay small
     chars = sum(len(t.text) for d in digests for t in d.turns)
 
     def baseline() -> None:
@@ -70,8 +76,7 @@ def speed(digests: list[Digest]) -> None:
         for d in digests:
             ex.extract(d, ExtractContext(project=d.project))
 
-    base = best_of(baseline)
-    heur = best_of(heuristic)
+    base, heur = interleaved(baseline, heuristic)
     print(f"speed: {chars} chars of digest; heuristic {chars / heur / 1e6:.1f} M chars/s, "
           f"baseline split {chars / base / 1e6:.1f} M chars/s; heuristic costs {heur / base:.1f}x the baseline")
 
@@ -79,10 +84,14 @@ def speed(digests: list[Digest]) -> None:
 def main() -> None:
     verbose = "--verbose" in sys.argv or "-v" in sys.argv
     ex = HeuristicExtractor()
-    tuned = load_fixtures()
-    held = [load_fixture(p) for p in sorted((FIXTURE_DIR / "holdout").glob("*.json"))]
-    report("fixtures (tuned on)", score(ex, tuned), verbose)
-    report("fixtures (held out)", score(ex, held), verbose)
+    tuned = []
+    for folder in TUNED_DIRS:
+        items = load_fixtures(folder)
+        tuned += items
+        report(f"tuned on: {folder or 'fixtures'}", score(ex, items), verbose)
+    report("tuned on: all", score(ex, tuned), verbose)
+    held = load_fixtures(HOLDOUT_DIR)
+    report("held out (never tuned on)", score(ex, held), verbose)
     digests = [i.digest for i in tuned + held]
     if CORPUS.is_dir():
         report("../shared corpus", score_corpus(ex, CORPUS), verbose)

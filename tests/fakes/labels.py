@@ -56,9 +56,20 @@ def load_fixture(path: Path) -> Labelled:
     return Labelled(digest, labels)
 
 
-def load_fixtures() -> list[Labelled]:
-    """Every ``tests/fixtures/heuristic/*.json``."""
-    return [load_fixture(p) for p in sorted(FIXTURE_DIR.glob("*.json"))]
+TUNED_DIRS = ("", "round1_holdout", "round2_holdout")
+"""Fixture folders the rules were tuned on (the two ``round*`` sets were held out in their round, then used)."""
+HOLDOUT_DIR = "holdout"
+"""Written after the last tuning round and never tuned on: the honest figure."""
+
+
+def load_fixtures(folder: str = "") -> list[Labelled]:
+    """Every ``tests/fixtures/heuristic/<folder>/*.json``."""
+    return [load_fixture(p) for p in sorted((FIXTURE_DIR / folder).glob("*.json"))]
+
+
+def tuned_fixtures() -> list[Labelled]:
+    """Every fixture the rules were tuned on."""
+    return [item for folder in TUNED_DIRS for item in load_fixtures(folder)]
 
 
 def locate(digest: Digest, cand: RawCandidate) -> tuple[int, int, int] | None:

@@ -24,10 +24,10 @@ MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
 
 def _redacted_digest(digest: Digest) -> dict[str, Any]:
-    from dreamtui.core.secrets import redact
+    from dreamtui.core.extract.prompt import sendable
 
     data = digest.to_json()
-    data["turns"] = [Turn(t.role, redact(t.text), t.file, t.line, t.uuid, t.timestamp, t.kind).to_json()
+    data["turns"] = [Turn(t.role, sendable(t.text), t.file, t.line, t.uuid, t.timestamp, t.kind).to_json()
                      for t in digest.turns]
     return data
 
@@ -82,7 +82,7 @@ class CommandExtractor:
             "max_chars": context.max_chars,
             "digest": _redacted_digest(digest),
         }
-        payload = json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        payload = json.dumps(request, ensure_ascii=False).encode("utf-8", "replace")
         code, out, err = self._run(payload)
         if code != 0:
             why = _tail(err.decode("utf-8", "replace")) or "no message on stderr"

@@ -85,6 +85,26 @@ _PERSON_RULES: list[tuple[re.Pattern[str], str]] = [
      "correction"),
     (re.compile(r"\bwe\s+(?:use|don'?t use|never use|always use|only use)\b", _I), "fact"),
     (re.compile(r"\b(?:is|are)\s+[\w ./`-]{1,40},\s+not\s+", _I), "fact"),
+    # third round: general shapes of a stated rule (imperative + scope or reason; "any/every X ...")
+    (re.compile(r"^(?:only\s+)?(?:use|run|put|keep|add|set|write|report|send|ship|route|pin|name|tag|"
+                r"store|test|check|ask|wait|resend|retry|deploy|commit|merge|open|prefer|stick)\b[^?]*"
+                r"(?:\b(?:any|anything|every|everything|all|always|whenever|each)\b|,\s*(?:the|that's|that is|"
+                r"it|they|we|otherwise|because|since|so)\b)", _I), "preference"),
+    (re.compile(r"^(?:any|every|all|no)\s+\w+(?:\s+\w+){0,6}\s+(?:is|are|go|goes|must|should|has|have|"
+                r"need|needs|get|gets|belong|belongs)\b", _I), "preference"),
+    (re.compile(r"\b\w+\s+(?:go|goes|belong|belongs|live|lives)\s+(?:in|to|through|under)\s+[^,.!?]{1,40},"
+                r"\s+not\s+", _I), "fact"),
+    (re.compile(r",\s+always\b", _I), "preference"),
+    # second round (general forms, added after the first held-out measurement; see docs/extractors.md)
+    (re.compile(r"\b(?:we|we're|we are|it's|it is|they're|they are)\s+[\w ./`-]{1,40},\s+not\s+", _I), "fact"),
+    (re.compile(r"\b(?:has|have|needs?)\s+to\s+(?!be able)\w+", _I), "preference"),
+    (re.compile(r"\bleave\s+(?:it|them|that|this|those)\s+alone\b|\bkeep\s+it\s+that\s+way\b|"
+                r"\bdon'?t\s+touch\b", _I), "correction"),
+    (re.compile(r"[,;]\s*otherwise\b", _I), "preference"),
+    (re.compile(r"\bwe\s+(?:always\s+|never\s+|only\s+)?(?:write|name|keep|put|store|deploy|tag|format|"
+                r"release|ship|pin|version|document)\b", _I), "fact"),
+    (re.compile(r"^(?!.*\b(?:I'm|I am|I was)\s+asking\b)[^?]*\b\w+\s+(?:\w+\s+){0,6}because\s+(?:of\s+)?"
+                r"(?:the|a|an|it|they|we|our|this|that)\b", _I), "fact"),
     (re.compile(r"\b(?:the|our|this)\s+[\w`./-]+(?:\s+[\w`./-]+){0,3}\s+is\s+`?[\w./-]+`?,\s+not\s+`?[\w./-]+", _I),
      "fact"),
 ]
@@ -101,6 +121,7 @@ _ASSISTANT_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:was|is|were|are)\s+caused\s+by\b", _I), "cause"),
     (re.compile(r"\bthe reason\s+(?:was|is)\s+that\b", _I), "cause"),
     (re.compile(r"\bthat(?:'s| is| was)\s+why\b", _I), "cause"),
+    (re.compile(r"\b(?:is|was)\s+the\s+(?:bug|problem|issue|culprit|cause)\b", _I), "cause"),
     (re.compile(r"^(?:interesting|aha|ah|oh)[!.,]", _I), "finding"),
     (re.compile(r"\blesson(?:s)? learned\b|\bnote to self\b|\bin the future,? (?:I|we) should\b", _I), "cause"),
 ]
@@ -248,8 +269,8 @@ class HeuristicExtractor:
             spans = _framing(text, spans)
         used_until = -1
         for i, span in enumerate(spans):
-            if span.start < used_until:
-                continue
+            if span.start < used_until or span.end - span.start > MAX_QUOTE_CHARS:
+                continue  # a sentence too long to be a quote is never read
             sentence = text[span.start:span.end]
             kind = self._match(sentence, rules, turn.role)
             if kind is None:

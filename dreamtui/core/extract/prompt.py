@@ -105,16 +105,20 @@ def neutralise(text: str) -> str:
     return _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
 
 
-def _redact(text: str) -> str:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(text: str) -> str:
+    """Secrets redacted, lone surrogates (undecodable bytes) as U+FFFD so the text can be sent as UTF-8."""
     from dreamtui.core.secrets import redact
 
-    return redact(text)
+    return redact(_SURROGATE.sub("\ufffd", text))
 
 
 def render_turn(turn: Turn) -> str:
     """One turn as the model sees it: ``[person line 12] text`` (redacted, tags neutralised)."""
     role = turn.role if turn.kind in ("text", "prompt") else f"{turn.role} {turn.kind}"
-    return f"[{role} line {turn.line}] {neutralise(_redact(turn.text))}"
+    return f"[{role} line {turn.line}] {neutralise(sendable(turn.text))}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +161,7 @@ def split_digest(digest: Digest, max_chars: int) -> list[Part]:
 
 def user_message(digest: Digest, context: ExtractContext, part: Part) -> str:
     """The user turn for one part: project, existing memories, then the delimited transcript."""
-    memories = [neutralise(_redact(" ".join(m.split())))[:MAX_MEMORY_CHARS]
+    memories = [neutralise(sendable(" ".join(m.split())))[:MAX_MEMORY_CHARS]
                 for m in context.memories[:MAX_MEMORIES] if m and m.strip()]
     mem_text = "\n".join(f"- {m}" for m in memories) if memories else "(none)"
     of = f" part=\"{part.index}/{part.total}\"" if part.total > 1 else ""

@@ -56,7 +56,9 @@ class CyclesScreen(BaseScreen):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rec = self.records.get(event.row_key.value or "")
         if rec is not None:
-            self.query_one("#waking", Static).update(Text(literal(services.waking_message(rec), 6000)))
+            message = services.waking_message(rec)
+            message = message.replace(f"{self.app.config.memory}/", "")  # type: ignore[attr-defined]
+            self.query_one("#waking", Static).update(Text(literal(message, 6000)))
 
     def action_dream_now(self) -> None:
         self.app.action_dream()  # type: ignore[attr-defined]

@@ -16,6 +16,9 @@ from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.queue_table import QueueTable
 
 SORTS = ("newest", "project", "session")
+PAGE = 200
+"""Rows loaded into the table at a time (the rest stay in memory until the cursor nears them)."""
+MARGIN = 40
 
 
 def sort_rows(rows: list[QueueRow], mode: str, skipped: list[str]) -> list[QueueRow]:
@@ -102,35 +105,56 @@ class QueueScreen(BaseScreen):
             self.select(keep)
 
     def apply(self) -> None:
-        """Fill the table from ``self.rows`` with the current sort and filter."""
+        """Fill the table from ``self.rows`` with the current sort and filter (the first page of it)."""
         rows = self.rows
         if self.filter_text:
             rows = [r for r in rows if matches_filter(r, self.filter_text)]
         self.shown = sort_rows(rows, self.sort_mode, self.skipped)
-        self.table.fill(self.shown)
+        self.table.fill(self.shown[:PAGE])
         self.update_info()
         if not self.shown:
             self.show_candidate(None)
 
+    def top_up(self, upto: int | None = None) -> None:
+        """Load more of ``self.shown`` into the table when the cursor nears the end of what is loaded.
+
+        The table always holds a prefix of ``self.shown``; with 10,000 proposals only the first pages
+        are in it, so every table operation stays cheap.
+        """
+        table = self.table
+        loaded = table.row_count
+        want = upto + 1 if upto is not None else loaded
+        if upto is None and loaded - table.cursor_row > MARGIN:
+            return
+        target = min(len(self.shown), max(want, loaded + PAGE) if upto is None else max(want, loaded))
+        if target > loaded:
+            table.add_rows_keyed(self.shown[loaded:target])
+            self.update_info()
+
     def update_info(self) -> None:
-        count = self.table.row_count
-        text = Text.assemble((f"{count:,}", "bold"), f" of {len(self.rows):,} shown · sort: ",
-                             (self.sort_mode, "bold"))
+        loaded = self.table.row_count
+        text = Text.assemble((f"{len(self.shown):,}", "bold"), f" of {len(self.rows):,} shown")
+        if loaded < len(self.shown):
+            text.append(f" ({loaded:,} loaded)", "dim")
+        text.append(" · sort: ")
+        text.append(self.sort_mode, "bold")
         if self.filter_text:
             text.append(" · filter: ")
             text.append(self.filter_text, "bold")
         self.query_one("#queue-info", Static).update(text)
 
     def select(self, cid: str) -> None:
-        try:
-            index = self.table.get_row_index(cid)
-        except Exception:  # noqa: BLE001 - the row is gone
+        """Highlight the proposal ``cid`` (loading the table up to it when needed)."""
+        index = next((n for n, r in enumerate(self.shown) if r.id == cid), None)
+        if index is None:
             return
+        self.top_up(upto=index)
         self.table.move_cursor(row=index, animate=False)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         cid = event.row_key.value if event.row_key is not None else None
         self.show_candidate(cid)
+        self.top_up()
 
     def show_candidate(self, cid: str | None) -> None:
         view = self.query_one(CandidateView)
@@ -155,6 +179,8 @@ class QueueScreen(BaseScreen):
         table.remove_row(cid)
         self.rows = [r for r in self.rows if r.id != cid]
         self.shown = [r for r in self.shown if r.id != cid]
+        if table.row_count < len(self.shown) and table.row_count - index <= MARGIN:
+            self.top_up(upto=min(len(self.shown) - 1, table.row_count + PAGE - 1))
         if table.row_count:
             table.move_cursor(row=min(index, table.row_count - 1), animate=False)
             self.show_candidate(table.current_id)
@@ -178,7 +204,8 @@ class QueueScreen(BaseScreen):
             self.skipped.append(cid)
             self.rows.append(row)
             self.shown.append(row)
-            self.table.add_rows_keyed([row])
+            if self.table.row_count == len(self.shown) - 1:  # everything is loaded: show it at the end
+                self.table.add_rows_keyed([row])
             self.update_info()
         self.app.decide("skip", cid)  # type: ignore[attr-defined]
 

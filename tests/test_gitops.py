@@ -1,0 +1,174 @@
+"""Git operations: commit exactly our paths, wait on index.lock, fallback identity, refuse bad states."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import git
+import pytest
+
+from dreamtui.core import gitops
+from dreamtui.core.errors import MemoryRepoError
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME with a git identity (and no other git config)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path, home: Path) -> git.Repo:
+    repo = gitops.open_repo(tmp_path / "mem")
+    root = Path(repo.working_tree_dir)
+    (root / "mine.md").write_text("v1\n")
+    repo.git.add("mine.md")
+    repo.git.commit("-q", "-m", "person")
+    return repo
+
+
+def _state(repo: git.Repo) -> tuple[str, str, str]:
+    return repo.git.status("--porcelain", "--untracked-files=all"), repo.git.diff("--cached"), repo.git.diff()
+
+
+def test_open_repo_creates_main_branch_repo(tmp_path: Path, home: Path) -> None:
+    repo = gitops.open_repo(tmp_path / "a" / "b")
+    assert (tmp_path / "a" / "b" / ".git").is_dir()
+    assert repo.active_branch.name == "main"
+    assert gitops.head_sha(repo) is None
+    assert gitops.list_commits(repo) == []
+    with pytest.raises(MemoryRepoError, match="does not exist"):
+        gitops.open_repo(tmp_path / "nope", create=False)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(MemoryRepoError, match="not a folder"):
+        gitops.open_repo(tmp_path / "file")
+
+
+def test_commit_only_our_paths_leaves_the_persons_work_alone(repo: git.Repo) -> None:
+    root = Path(repo.working_tree_dir)
+    (root / "staged.md").write_text("staged\n")
+    repo.git.add("staged.md")
+    (root / "mine.md").write_text("v2 unstaged\n")
+    (root / "untracked.txt").write_text("u\n")
+    before = _state(repo)
+    (root / "topic.md").write_text("topic\n")
+    (root / "MEMORY.md").write_text("- [T](topic.md)\n")
+    result = gitops.commit_paths(repo, ["topic.md", "MEMORY.md"], "dreamtui: remember T",
+                                 {gitops.TRAILER_CANDIDATE: "c1"})
+    assert result.notices == []
+    assert sorted(gitops.changed_paths(repo, result.sha)) == ["MEMORY.md", "topic.md"]
+    assert _state(repo) == before
+    info = gitops.list_commits(repo, limit=1)[0]
+    assert info.trailers == {gitops.TRAILER_CANDIDATE: ["c1"]}
+    assert info.author == "Person <person@example.com>"
+
+
+def test_commit_in_a_repo_with_no_commits(tmp_path: Path, home: Path) -> None:
+    repo = gitops.open_repo(tmp_path / "fresh")
+    root = Path(repo.working_tree_dir)
+    (root / "a.md").write_text("a\n")
+    (root / "other.md").write_text("not ours\n")
+    repo.git.add("other.md")
+    sha = gitops.commit_paths(repo, ["a.md"], "first", {gitops.TRAILER_CANDIDATE: "c1"}).sha
+    assert gitops.changed_paths(repo, sha) == ["a.md"]
+    assert repo.git.status("--porcelain") == "A  other.md"
+
+
+def test_commit_a_deletion_and_an_empty_commit(repo: git.Repo) -> None:
+    root = Path(repo.working_tree_dir)
+    (root / "mine.md").unlink()
+    sha = gitops.commit_paths(repo, ["mine.md"], "remove", {gitops.TRAILER_UNDO: "c1"}).sha
+    assert gitops.show_file(repo, "mine.md") is None
+    assert gitops.show_file(repo, "mine.md", f"{sha}^") == b"v1\n"
+    (root / "staged.md").write_text("s\n")
+    repo.git.add("staged.md")
+    empty = gitops.commit_paths(repo, [], "marker", {gitops.TRAILER_UNDO: "c2"}).sha
+    assert gitops.changed_paths(repo, empty) == []
+    assert repo.git.status("--porcelain") == "A  staged.md"
+
+
+def test_a_held_index_lock_is_waited_on_then_the_commit_succeeds(repo: git.Repo, monkeypatch) -> None:
+    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "10")
+    lock = Path(repo.git_dir) / "index.lock"
+    lock.write_text("")
+    root = Path(repo.working_tree_dir)
+    (root / "t.md").write_text("t\n")
+    timer = threading.Timer(0.4, lock.unlink)
+    timer.start()
+    started = time.monotonic()
+    sha = gitops.commit_paths(repo, ["t.md"], "t", {gitops.TRAILER_CANDIDATE: "c1"}).sha
+    timer.join()
+    assert time.monotonic() - started >= 0.35
+    assert gitops.changed_paths(repo, sha) == ["t.md"]
+
+
+def test_a_lock_never_released_times_out_clearly_and_is_not_deleted(repo: git.Repo, monkeypatch) -> None:
+    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.3")
+    lock = Path(repo.git_dir) / "index.lock"
+    lock.write_text("held by someone")
+    (Path(repo.working_tree_dir) / "t.md").write_text("t\n")
+    with pytest.raises(MemoryRepoError, match=r"index.lock is held by another git process \(waited 0.3s\)"):
+        gitops.commit_paths(repo, ["t.md"], "t", {})
+    assert lock.read_text() == "held by someone"
+
+
+def test_missing_identity_gets_a_fallback_and_a_notice(tmp_path: Path, monkeypatch) -> None:
+    empty_home = tmp_path / "empty-home"
+    empty_home.mkdir()
+    monkeypatch.setenv("HOME", str(empty_home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL",
+                 "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    repo = gitops.open_repo(tmp_path / "mem")
+    (Path(repo.working_tree_dir) / "a.md").write_text("a\n")
+    result = gitops.commit_paths(repo, ["a.md"], "a", {})
+    assert result.notices and "dreamtui <dreamtui@localhost>" in result.notices[0]
+    assert gitops.list_commits(repo)[0].author == "dreamtui <dreamtui@localhost>"
+    with pytest.raises(git.GitCommandError):  # the fallback was for that commit only
+        repo.git.config("--get", "user.name")
+
+
+def test_detached_head_is_refused(repo: git.Repo) -> None:
+    repo.git.checkout("-q", "--detach")
+    (Path(repo.working_tree_dir) / "t.md").write_text("t\n")
+    with pytest.raises(MemoryRepoError, match="detached HEAD.*git switch main"):
+        gitops.commit_paths(repo, ["t.md"], "t", {})
+
+
+def test_merge_in_progress_is_refused(repo: git.Repo) -> None:
+    root = Path(repo.working_tree_dir)
+    repo.git.checkout("-q", "-b", "side")
+    (root / "mine.md").write_text("side\n")
+    repo.git.commit("-q", "-am", "side")
+    repo.git.checkout("-q", "main")
+    (root / "mine.md").write_text("main\n")
+    repo.git.commit("-q", "-am", "main")
+    with pytest.raises(git.GitCommandError):
+        repo.git.merge("side")
+    (root / "t.md").write_text("t\n")
+    with pytest.raises(MemoryRepoError, match="a merge is in progress.*merge --abort"):
+        gitops.commit_paths(repo, ["t.md"], "t", {})
+
+
+def test_history_and_trailers(repo: git.Repo) -> None:
+    root = Path(repo.working_tree_dir)
+    for i in range(3):
+        (root / "briefing.md").write_text(f"v{i}\n")
+        gitops.commit_paths(repo, ["briefing.md"], f"briefing {i}", {"Dreamtui-Briefing": str(i)})
+    history = gitops.file_history(repo, "briefing.md")
+    assert [c.subject for c in history] == ["briefing 2", "briefing 1", "briefing 0"]
+    assert history[0].trailers == {"Dreamtui-Briefing": ["2"]}
+    assert gitops.is_ancestor(repo, history[2].sha)
+    assert gitops.commit_exists(repo, history[0].sha)
+    assert not gitops.commit_exists(repo, "0" * 40)
+    repo.git.revert("--no-edit", history[0].sha)
+    assert gitops.dreamtui_commits(repo)[0].reverts == history[0].sha

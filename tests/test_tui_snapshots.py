@@ -1,0 +1,78 @@
+"""SVG snapshots of every screen on the demo data (``pytest --snapshot-update`` to accept changes).
+
+Deterministic: a fixed ``DREAMTUI_NOW``, fixed git identity and dates (so commit ids are stable), a fixed
+terminal size, no clock widgets, and the one timing in the ledger (a cycle's seconds) pinned.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dreamtui.core.ledger import Ledger
+from dreamtui.demo import prepare_demo
+from dreamtui.tui.app import DreamApp
+
+SIZE = (150, 45)
+FIXED = "2026-11-28T18:30:00Z"
+
+
+@pytest.fixture
+def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The app on a freshly prepared demo, everything pinned."""
+    monkeypatch.setenv("DREAMTUI_NOW", FIXED)
+    for who in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{who}_NAME", "Demo Person")
+        monkeypatch.setenv(f"GIT_{who}_EMAIL", "demo@example.com")
+        monkeypatch.setenv(f"GIT_{who}_DATE", "2026-11-28T18:30:00+00:00")
+    cfg = prepare_demo(tmp_path / "demo")
+    ledger = Ledger.open(cfg.state)
+    with ledger.write() as c:
+        c.execute("UPDATE dream_cycles SET stats = json_set(stats, '$.seconds', 0.42)")
+    yield DreamApp(cfg, ledger, watch=False)
+    ledger.close()
+
+
+def test_queue(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, terminal_size=SIZE)
+
+
+def test_queue_duplicate_side_by_side(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["j"] * 5, terminal_size=SIZE)
+
+
+def test_queue_untrusted_tool_output(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["end"], terminal_size=SIZE)
+
+
+def test_reject_dialog(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["r"], terminal_size=SIZE)
+
+
+def test_edit_dialog(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["e"], terminal_size=SIZE)
+
+
+def test_sessions(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["2"], terminal_size=SIZE)
+
+
+def test_cycles(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["3"], terminal_size=SIZE)
+
+
+def test_briefings(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["4"], terminal_size=SIZE)
+
+
+def test_stats(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["5"], terminal_size=SIZE)
+
+
+def test_memory(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["6"], terminal_size=SIZE)
+
+
+def test_promotion(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["7"], terminal_size=SIZE)
