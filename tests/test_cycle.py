@@ -449,3 +449,17 @@ def test_a_cycle_left_running_by_a_killed_process_is_retried(config: Config, led
     record = run_cycle(config, ledger, project=ACME)
     assert (record.id, record.status, record.stats["attempt"]) == (1, "completed", 2)
     assert record.stats["kept"] == 2
+
+
+def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, ledger: Ledger,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "busy")
+    run_cycle(config, ledger, project=ACME)
+    path = session_file(config, B2)
+    path.write_bytes(person_line(B2, "Never deploy on a Friday afternoon, nobody is around to fix what breaks.", 1))
+    os.utime(path, (WRITTEN, WRITTEN))
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+    record = run_cycle(config, ledger, project=ACME)
+    assert (record.depth, record.stats["branches"], record.stats["kept"]) == ("deep", 1, 1)
+    row = ledger.query("SELECT offset, dreamed_offset, resets FROM files WHERE path = ?", (str(path),))[0]
+    assert row["dreamed_offset"] == row["offset"] == path.stat().st_size and row["resets"] == 1

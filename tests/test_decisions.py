@@ -156,6 +156,8 @@ def test_secret_flagged_needs_an_edit_that_removes_it(config: Config, ledger: Le
     cand = make(ledger, secrets=["aws-access-key"], claim="Use key [REDACTED:aws-access-key] for staging")
     with pytest.raises(decisions.DecisionError, match="flagged for a secret"):
         decisions.accept(config, ledger, cand.id)
+    with pytest.raises(decisions.DecisionError, match="still shows where a secret was"):
+        decisions.accept(config, ledger, cand.id, edits={"why": "edited something else"})
     leaky = {"claim": "Use key AKIAIOSFODNN7EXAMPLF for staging"}
     with pytest.raises(decisions.DecisionError, match="text holds a secret"):
         decisions.accept(config, ledger, cand.id, edits=leaky)
@@ -351,3 +353,14 @@ def test_accept_in_a_repo_with_no_commits_keeps_staged_files(config: Config, led
     assert len(gitops.list_commits(repo)) == 1
     assert sorted(gitops.changed_paths(repo, result.commit_sha)) == ["MEMORY.md", result.path]
     assert repo.git.status("--porcelain") == "A  draft.md"
+
+
+def test_an_index_with_invalid_utf8_keeps_its_bytes(config: Config, ledger: Ledger) -> None:
+    repo = gitops.open_repo(config.memory)
+    raw = b"- [Caf\xe9](cafe.md) \xff\xfe odd bytes\r\n"
+    (config.memory / "MEMORY.md").write_bytes(raw)
+    repo.git.add("MEMORY.md")
+    repo.git.commit("-q", "-m", "latin-1 index")
+    result = decisions.accept(config, ledger, make(ledger).id)
+    data = (config.memory / "MEMORY.md").read_bytes()
+    assert data.startswith(raw) and data.count(b"\n") == 2 and result.path.encode() in data

@@ -233,3 +233,19 @@ def test_the_extractor_flag_overrides_the_config(home: Path) -> None:
     out = dreamtui(home, "dream", "--json", "--extractor", "heuristic")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["stats"]["extractor"] == "heuristic"
+
+
+def test_watch_stops_cleanly_on_ctrl_c(home: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", MAIN, "watch", "--schedule", "03:00"], env=env_for(home),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert "dreaming daily at 03:00 UTC" in first, first
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "stopped watching" in stderr and "Traceback" not in stderr

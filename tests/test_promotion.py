@@ -329,6 +329,30 @@ def test_too_few_cycles_keep_the_stable_ledger_gate_shut(world) -> None:
     assert not gate.passed and "only 6 finished cycle(s), need 7 completed" in gate.summary
 
 
+def test_content_extracted_twice_keeps_the_stable_ledger_gate_shut(world) -> None:
+    cfg, led = world
+
+    def extraction(path: str, start: int, end: int) -> None:
+        with led.write() as c:
+            c.execute("INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,"
+                      " extractor, created_at) VALUES ('s', 'p', ?, ?, ?, 'h', 'heuristic', ?)",
+                      (path, start, end, iso(APPROVE_AT)))
+
+    extraction("/t/replaced.jsonl", 0, 500)
+    extraction("/t/replaced.jsonl", 0, 300)  # the file was replaced: re-read once, by design
+    with led.write() as c:
+        c.execute("INSERT INTO files (path, project, session, resets) VALUES ('/t/replaced.jsonl', 'p', 's', 1)")
+    gate = promotion.stable_ledger_gate(cfg, led)
+    assert gate.passed, gate.summary
+    assert len(gate.evidence["rereads_after_reset"]) == 1
+    extraction("/t/a.jsonl", 0, 400)
+    extraction("/t/a.jsonl", 350, 900)
+    gate = promotion.stable_ledger_gate(cfg, led)
+    assert not gate.passed
+    assert "1 overlapping extraction(s): session content extracted twice" in gate.summary
+    assert gate.evidence["overlapping_extractions"][0]["second_range"] == [350, 900]
+
+
 def test_ledger_and_git_out_of_agreement_keeps_the_gate_shut(world) -> None:
     cfg, led = world
     # the ledger says accepted, but git never saw a commit for it

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from datetime import UTC, date, datetime
 
+from dreamtui.core.errors import DreamError
+
 ENV_NOW = "DREAMTUI_NOW"
 
 
-class ClockError(ValueError):
+class ClockError(DreamError, ValueError):
     """``DREAMTUI_NOW`` is set but is not an ISO 8601 timestamp."""
 
 

@@ -247,6 +247,9 @@ def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: b
         raise DecisionError(
             f"{cand.id} was flagged for a secret ({', '.join(cand.secrets)}); edit the text so the secret "
             "is gone, then accept")
+    if cand.secrets and any("[REDACTED:" in text for text in (claim, why, how)):
+        raise DecisionError(
+            f"{cand.id}'s text still shows where a secret was ([REDACTED:…]); rewrite that part, then accept")
     if rules is None and cand.secrets:
         raise DecisionError(f"{cand.id} was flagged for a secret and the secret scanner is not available")
     if rules:

@@ -320,8 +320,13 @@ class DedupIndex:
     """Memory files plus pending and rejected candidates, searchable for the closest lesson."""
 
     def __init__(self, docs: Iterable[Doc] = ()) -> None:
+        self._reset(docs)
+
+    def _reset(self, docs: Iterable[Doc]) -> None:
         self.docs: list[Doc] = []
         self.weights = Weights()
+        self._postings: dict[str, list[int]] = {}
+        self._sessions: dict[str, str | None] = {}
         for d in docs:
             self.add(d)
 
@@ -340,8 +345,12 @@ class DedupIndex:
 
     def add(self, doc: Doc) -> None:
         """Add one doc (its terms count towards the weights)."""
+        pos = len(self.docs)
         self.docs.append(doc)
         self.weights.add(doc.terms)
+        for term in doc.terms:
+            self._postings.setdefault(term, []).append(pos)
+        self._sessions.setdefault(doc.ref, doc.session)
 
     def add_candidate(self, cand: Candidate) -> None:
         """Index a pending or rejected candidate by its claim (ref: the candidate id)."""
@@ -350,15 +359,16 @@ class DedupIndex:
 
     def remove(self, ref: str) -> None:
         """Forget the docs with ``ref`` (e.g. a pending candidate that was dropped)."""
-        self.docs = [d for d in self.docs if d.ref != ref]
+        self._reset([d for d in self.docs if d.ref != ref])
 
     def ranked(self, text: str, *, kinds: Iterable[str] | None = None,
                exclude: Iterable[str] = ()) -> list[tuple[float, Doc]]:
-        """Every indexed doc with its score against ``text``, best first."""
+        """The indexed docs that share a term with ``text``, with their scores, best first."""
         probe = Doc.of("memory", "?", text)
         wanted = set(kinds) if kinds is not None else None
         skip = set(exclude)
-        scored = [(similarity_of(probe, d, self.weights), d) for d in self.docs
+        positions = sorted({i for t in probe.terms for i in self._postings.get(t, ())})
+        scored = [(similarity_of(probe, d, self.weights), d) for d in (self.docs[i] for i in positions)
                   if d.ref not in skip and (wanted is None or d.kind in wanted)]
         scored.sort(key=lambda item: -item[0])
         return scored
@@ -375,7 +385,4 @@ class DedupIndex:
 
     def session_of(self, ref: str) -> str | None:
         """The session of an indexed candidate (None for memory files)."""
-        for d in self.docs:
-            if d.ref == ref:
-                return d.session
-        return None
+        return self._sessions.get(ref)

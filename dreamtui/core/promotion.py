@@ -309,7 +309,10 @@ def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
     agrees, recon = _reconcile(config, ledger)
     if not agrees:
         failures.append(RECONCILE_FAILURE)
-    overlaps = overlapping_extractions(ledger)
+    found = overlapping_extractions(ledger)
+    reset_paths = {r["path"] for r in ledger.query("SELECT path FROM files WHERE resets > 0")}
+    overlaps = [o for o in found if o["path"] not in reset_paths]
+    rereads = [o for o in found if o["path"] in reset_paths]
     if overlaps:
         failures.append(f"{len(overlaps)} overlapping extraction(s): session content extracted twice")
     cycles = last_cycles(ledger)
@@ -321,6 +324,7 @@ def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
         failures.append(f"only {len(cycles)} finished cycle(s), need {CYCLES_CHECKED} completed")
     evidence = {"integrity_ok": integrity, "reconcile": recon, "reconcile_agrees": agrees,
                 "overlapping_extractions": overlaps[:20], "overlap_count": len(overlaps),
+                "rereads_after_reset": rereads[:20],
                 "last_cycles": cycles, "failures": failures}
     if failures:
         summary = "; ".join(failures)
@@ -353,6 +357,8 @@ def schema_gate(config: Config) -> Gate:
     if offenders:
         names = ", ".join(o["path"] for o in offenders[:5]) + (" …" if len(offenders) > 5 else "")
         summary = f"{len(offenders)} of {count} topic files break the schema: {names} (run `dreamtui normalize`)"
+    elif count == 0:
+        summary = "no topic files yet"
     else:
         summary = f"all {count} topic files follow the schema"
     return Gate(GATE_SCHEMA, not offenders, summary, evidence)

@@ -6,7 +6,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
@@ -21,7 +20,6 @@ class CyclesScreen(BaseScreen):
     """Dream cycles, newest first; the highlighted one's waking message beside."""
 
     TITLE_TEXT = "cycles"
-    BINDINGS = [Binding("n", "dream_now", "Dream now", id="cycles.dream")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -34,7 +32,7 @@ class CyclesScreen(BaseScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#cycles", DataTable)
-        for label, width in (("#", 4), ("date", 10), ("project", 16), ("status", 9), ("trigger", 9),
+        for label, width in (("#", 3), ("date", 10), ("project", 12), ("status", 9), ("trigger", 9),
                              ("depth", 7), ("kept", 4)):
             table.add_column(label, width=width, key=label)
 
@@ -46,12 +44,12 @@ class CyclesScreen(BaseScreen):
             key = str(rec.id)
             self.records[key] = rec
             who = "all" if rec.chat_id == "*" else rec.chat_id.split("-")[-1]
-            table.add_row(str(rec.id), rec.date, Text(literal(who, 16)),
+            table.add_row(str(rec.id), rec.date, Text(literal(who, 12)),
                           Text(rec.status, style=STATUS_STYLE.get(rec.status, "")), rec.trigger,
                           rec.depth or "-", str(rec.new_candidates), key=key)
         if not self.records:
             self.query_one("#waking", Static).update(
-                Text("No dream cycle yet. Press n (or d anywhere) to dream now.", style="dim"))
+                Text("No dream cycle yet. Press d to dream now.", style="dim"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rec = self.records.get(event.row_key.value or "")
@@ -59,6 +57,3 @@ class CyclesScreen(BaseScreen):
             message = services.waking_message(rec)
             message = message.replace(f"{self.app.config.memory}/", "")  # type: ignore[attr-defined]
             self.query_one("#waking", Static).update(Text(literal(message, 6000)))
-
-    def action_dream_now(self) -> None:
-        self.app.action_dream()  # type: ignore[attr-defined]

@@ -33,7 +33,7 @@ class SessionsScreen(BaseScreen):
         table.clear()
         last_project = None
         for r in rows:
-            project = short_project(r["project"]) if r["project"] != last_project else ""
+            project = short_project(r["project"], 18) if r["project"] != last_project else ""
             last_project = r["project"]
             waiting = int(r["waiting"] or 0)
             table.add_row(
