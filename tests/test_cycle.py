@@ -456,8 +456,9 @@ def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, 
     install(config, "busy")
     run_cycle(config, ledger, project=ACME)
     path = session_file(config, B2)
-    path.write_bytes(person_line(B2, "Never deploy on a Friday afternoon, nobody is around to fix what breaks.", 1))
-    os.utime(path, (WRITTEN, WRITTEN))
+    path.write_bytes(person_line(B2, "Never deploy on a Friday afternoon, because nobody is around to fix "
+                                     "whatever breaks over the weekend.", 1))
+    os.utime(path, (WRITTEN + 86_400, WRITTEN + 86_400))
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     record = run_cycle(config, ledger, project=ACME)
     assert (record.depth, record.stats["branches"], record.stats["kept"]) == ("deep", 1, 1)

@@ -193,3 +193,17 @@ def test_odd_field_values_never_crash(config, ledger, transcript) -> None:
     report = run(config, ledger, transcript, weird, ansi)
     assert report.dropped["invalid"] == 1
     assert sum(report.dropped.values()) + len(report.kept) == 2
+
+
+def test_corroboration_can_be_left_to_the_caller(config, ledger, transcript) -> None:
+    (pending,) = run(config, ledger, transcript,
+                     raw("Never force-push to main; open a pull request instead.", PERSON_2)).kept
+    other = transcript.with_name("s2.jsonl")
+    other.write_bytes(transcript.read_bytes())
+    report = gate([raw("Do not force-push to the main branch; open a pull request instead.", PERSON_2,
+                       session="s2")], config=config, ledger=ledger, project="-proj", files=[other],
+                  corroborate=False)
+    assert report.dropped == {"duplicate-pending": 1} and report.corroborated == []
+    assert ledger.get_candidate(pending.id).corroborated == 0
+    (dropped,) = ledger.list_candidates(status="dropped")
+    assert dropped.duplicate_of == pending.id and dropped.session == "s2"

@@ -172,3 +172,22 @@ def test_history_and_trailers(repo: git.Repo) -> None:
     assert not gitops.commit_exists(repo, "0" * 40)
     repo.git.revert("--no-edit", history[0].sha)
     assert gitops.dreamtui_commits(repo)[0].reverts == history[0].sha
+
+
+def test_runs_inside_another_repos_hook_still_commit_to_the_memory_repo(tmp_path: Path, home: Path,
+                                                                       monkeypatch) -> None:
+    project = git.Repo.init(tmp_path / "project")
+    (tmp_path / "project" / "p.txt").write_text("p\n")
+    project.git.add("p.txt")
+    project.git.commit("-q", "-m", "project")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "project" / ".git"))  # what a git hook exports
+    monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "project" / ".git" / "index"))
+    repo = gitops.open_repo(tmp_path / "mem")
+    (tmp_path / "mem" / "a.md").write_text("a\n")
+    sha = gitops.commit_paths(repo, ["a.md"], "a", {gitops.TRAILER_CANDIDATE: "c1"}).sha
+    assert gitops.changed_paths(repo, sha) == ["a.md"]
+    assert gitops.list_commits(repo)[0].trailers == {"Dreamtui-Candidate": ["c1"]}
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert [c.message.strip() for c in project.iter_commits()] == ["project"]
+    assert project.git.status("--porcelain") == ""

@@ -104,12 +104,14 @@ def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
 
 def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
          files: Sequence[Path | str], cycle_id: int | None = None,
-         index: DedupIndex | None = None) -> GateReport:
+         index: DedupIndex | None = None, corroborate: bool = True) -> GateReport:
     """Check each raw candidate, store it in the ledger (kept ``pending`` or ``dropped``), and report.
 
     ``files`` are the session's transcript files (main first, then sub-agents) the quotes must be
     found in. ``index`` may be passed to reuse one dedup index across sessions; the gate adds the
-    candidates it keeps to it. Everything is written in one ledger transaction.
+    candidates it keeps to it. ``corroborate=False`` leaves ``corroborated`` alone (for a caller
+    that counts corroboration itself from ``duplicate_of``). Everything is written in one ledger
+    transaction.
     """
     report = GateReport()
     if index is None:
@@ -175,7 +177,7 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
         if pending_hit is not None and pending_hit.score >= dedup.DUPLICATE and cand.duplicate_kind != "rejected":
             _set_duplicate(cand, pending_hit)
             other = index.session_of(pending_hit.ref)
-            if other is not None and other != session and not _already_corroborated(
+            if corroborate and other is not None and other != session and not _already_corroborated(
                     ledger, pending_hit.ref, session):
                 bumps.setdefault(pending_hit.ref, set()).add(session)
             _drop(cand, "duplicate-pending", report)

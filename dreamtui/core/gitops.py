@@ -73,11 +73,27 @@ def lock_timeout() -> float:
         return DEFAULT_LOCK_TIMEOUT
 
 
+_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+              "GIT_NAMESPACE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX")
+
+
+def _pinned(repo: Repo) -> Repo:
+    """Make every git command of ``repo`` act on it, even when dreamtui runs inside another repository's
+    hook (which exports ``GIT_DIR``, ``GIT_INDEX_FILE``…)."""
+    if any(name in os.environ for name in _INHERITED):
+        gitdir = Path(repo.git_dir)
+        repo.git.update_environment(
+            GIT_DIR=str(gitdir), GIT_WORK_TREE=str(repo.working_tree_dir), GIT_INDEX_FILE=str(gitdir / "index"),
+            GIT_OBJECT_DIRECTORY=str(Path(repo.common_dir) / "objects"), GIT_COMMON_DIR=str(repo.common_dir),
+            GIT_NAMESPACE="", GIT_ALTERNATE_OBJECT_DIRECTORIES="", GIT_PREFIX="")
+    return repo
+
+
 def open_repo(path: Path, create: bool = True) -> Repo:
     """The memory repository at ``path``; created with ``git init -b main`` when missing."""
     path = Path(path)
     try:
-        return Repo(path, search_parent_directories=False)
+        return _pinned(Repo(path, search_parent_directories=False))
     except (InvalidGitRepositoryError, NoSuchPathError):
         if not create:
             raise MemoryRepoError(f"memory repository {path} does not exist (or is not a git repository)") from None
@@ -85,8 +101,10 @@ def open_repo(path: Path, create: bool = True) -> Repo:
         raise MemoryRepoError(f"memory path {path} exists and is not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
-        git.Git(str(path)).init("-q", "-b", "main")
-        return Repo(path, search_parent_directories=False)
+        env = {name: "" for name in _INHERITED if name in os.environ}
+        git.Git(str(path)).execute(["git", "init", "-q", "-b", "main", str(path)],
+                                   env={**env, "GIT_DIR": str(path / ".git")} if env else None)
+        return _pinned(Repo(path, search_parent_directories=False))
     except (OSError, GitCommandError) as exc:
         raise MemoryRepoError(f"cannot create the memory repository {path}: {_short(exc)}") from exc
 
