@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import git
@@ -364,3 +365,44 @@ def test_an_index_with_invalid_utf8_keeps_its_bytes(config: Config, ledger: Ledg
     result = decisions.accept(config, ledger, make(ledger).id)
     data = (config.memory / "MEMORY.md").read_bytes()
     assert data.startswith(raw) and data.count(b"\n") == 2 and result.path.encode() in data
+
+
+def test_concurrent_accepts_are_serialised(config: Config, ledger: Ledger) -> None:
+    cands = [make(ledger, n) for n in range(1, 9)]
+    gitops.open_repo(config.memory)
+    errors: list[BaseException] = []
+
+    def worker(batch: list[Candidate]) -> None:
+        own = Ledger.open(config.state)
+        try:
+            for cand in batch:
+                decisions.accept(config, own, cand.id)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            own.close()
+
+    threads = [threading.Thread(target=worker, args=(cands[i::2],)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    repo = repo_of(config)
+    assert len(gitops.list_commits(repo)) == 8
+    assert len((config.memory / "MEMORY.md").read_text().splitlines()) == 8
+    assert repo.git.status("--porcelain") == ""
+    assert all(ledger.get_candidate(c.id).status == "accepted" for c in cands)
+
+
+def test_an_auto_accept_found_only_in_git_is_recorded_as_auto(config: Config, ledger: Ledger) -> None:
+    cand = make(ledger)
+    decisions.accept(config, ledger, cand.id, decided_by="auto",
+                     trailers={"Dreamtui-Auto": "yes", "Dreamtui-Candidate": "forged"})
+    info = gitops.list_commits(repo_of(config))[0]
+    assert info.trailers == {"Dreamtui-Auto": ["yes"], "Dreamtui-Candidate": [cand.id]}
+    with ledger.write() as c:
+        c.execute("DELETE FROM decisions")
+        c.execute("UPDATE candidates SET status = 'pending'")
+    assert decisions.reconcile(config, ledger).recorded == [cand.id]
+    assert ledger.query("SELECT decided_by FROM decisions")[0][0] == "auto"

@@ -122,6 +122,9 @@ def test_bad_input_is_one_clear_line(home: Path) -> None:
     assert out.returncode == 2 and "no briefing" in out.stderr
     out = dreamtui(home, "watch", "--schedule", "25:00")
     assert out.returncode == 2 and "HH:MM" in out.stderr
+    out = dreamtui(home, "dream", "--extractor", "anthropic")  # no ANTHROPIC_API_KEY
+    assert out.returncode == 2 and "ANTHROPIC_API_KEY" in out.stderr and "Traceback" not in out.stderr
+    assert cycles(home) == []  # none of these recorded a cycle
 
 
 def test_briefing_and_its_history(home: Path) -> None:

@@ -17,6 +17,12 @@ from dreamtui.tui.widgets.queue_table import QueueTable
 SIZE = (150, 45)
 
 
+async def started(pilot) -> None:
+    """Wait until the queue screen is up and has read the ledger."""
+    await wait_for(pilot, lambda: pilot.app.queue_screen() is not None)
+    await pilot.pause(0.1)
+
+
 @pytest.fixture
 def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Demo transcripts and memory, an empty ledger (nothing dreamed yet)."""
@@ -31,6 +37,7 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
     cfg, ledger = fresh
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         table = app.query_one(QueueTable)
         assert table.row_count == 0
         await pilot.press("2")  # Sessions: everything waits
@@ -57,6 +64,7 @@ async def test_a_failing_cycle_is_a_notification_not_a_crash(fresh) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     with CycleLock(cfg.lock_path):  # another cycle holds the lock
         async with app.run_test(size=SIZE) as pilot:
+            await started(pilot)
             await pilot.press("d")
             await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
             assert any("dream cycle failed" in n.message for n in app._notifications)
@@ -73,6 +81,7 @@ async def test_briefings_show_each_version_and_the_diff(fresh) -> None:
                         "commit", "-qm", f"briefing {n}"], check=True)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await pilot.press("4")
         await pilot.pause(0.3)
         assert "briefing 1" in screen_text(app) and "briefing 0" in screen_text(app)
@@ -87,6 +96,7 @@ async def test_memory_screen_lists_the_files_and_the_gauge(fresh) -> None:
     cfg, ledger = fresh
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await pilot.press("6")
         await pilot.pause(0.3)
         text = screen_text(app)
@@ -102,6 +112,7 @@ async def test_stats_after_decisions(fresh) -> None:
     add_candidates(cfg, ledger)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count > 0)
         await pilot.press("a")
@@ -120,6 +131,7 @@ async def test_promotion_screen_shows_gates_and_refuses_to_approve(fresh) -> Non
     cfg, ledger = fresh
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
         await pilot.press("7")
         await pilot.pause(0.3)
         text = plain(app, "#promotion")

@@ -297,7 +297,7 @@ class FileRange:
     state: Any = None  # digest.DigestState
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class SessionWork:
     """One session with new content as it moves through the phases."""
 
@@ -342,6 +342,8 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     chat_id = project or ALL_PROJECTS
     if not config.transcripts.is_dir():
         raise TranscriptError(f"transcripts folder {config.transcripts} does not exist (see --transcripts)")
+    if extractor is None:  # a missing API key or command is a clear error before anything is recorded
+        extractor = _make_extractor(config)
     with CycleLock(config.lock_path):
         if project is not None and not (config.transcripts / project).is_dir():
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
@@ -421,14 +423,10 @@ class _Cycle:
         self._phase["ended"] = clock.now_iso()
         self._phase = None
 
-    def count(self, **counts: Any) -> None:
-        if self._phase is not None:
-            self._phase["counts"].update(counts)
-
     # -- the phases -----------------------------------------------------------------------------
 
     def run(self) -> None:
-        self.extractor = self._extractor if self._extractor is not None else _make_extractor(self.config)
+        self.extractor = self._extractor
         self.stats.update({"extractor": getattr(self.extractor, "name", "?"),
                            "model": getattr(self.extractor, "model", None)})
         self.light()
@@ -462,7 +460,8 @@ class _Cycle:
             self.work.append(work)
         ready = [w for w in self.work if not w.deferred]
         deep_enough = [w for w in ready if w.person_chars >= self.config.min_person_chars]
-        settled = [w for w in ready if w not in deep_enough and now - w.mtime >= SETTLED_SECONDS]
+        settled = [w for w in ready if w.person_chars < self.config.min_person_chars
+                   and now - w.mtime >= SETTLED_SECONDS]
         for work in settled:  # finished long ago and still too quiet: no words will be added to it
             self._mark_dreamed(work, None, 0)
         self.stats.update({

@@ -331,7 +331,7 @@ def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, c
         memory.atomic_write(root, memory.INDEX, index_bytes)
         _crash("index")
         committed = gitops.commit_paths(repo, [rel, memory.INDEX], f"dreamtui: remember {meta['name']}",
-                                        {gitops.TRAILER_CANDIDATE: cand.id, **(trailers or {})})
+                                        {**(trailers or {}), gitops.TRAILER_CANDIDATE: cand.id})
     except BaseException:
         _rollback(ledger, repo, intent)
         raise
@@ -659,6 +659,13 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
     return report
 
 
+def _is_auto(repo: Repo, sha: str) -> bool:
+    """The commit was auto-written (trailer ``Dreamtui-Auto``), not a person's accept."""
+    message = repo.commit(sha).message
+    text = message if isinstance(message, str) else message.decode("utf-8", "replace")
+    return any(line.startswith(f"{gitops.TRAILER_AUTO}:") for line in text.splitlines())
+
+
 def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str, str]]],
                     report: ReconcileReport) -> None:
     for cid, evs in events.items():
@@ -676,7 +683,8 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
                     c.execute("UPDATE decisions SET commit_sha = ? WHERE id = ?", (sha, live["id"]))
                 else:
                     path = next(iter(p for p in gitops.changed_paths(repo, sha) if p != memory.INDEX), None)
-                    _insert_decision(c, cand, "accept", "person", commit_sha=sha, memory_path=path,
+                    by = "auto" if _is_auto(repo, sha) else "person"
+                    _insert_decision(c, cand, "accept", by, commit_sha=sha, memory_path=path,
                                      reason="recorded by reconcile from git")
                 _set_status(c, cid, "accepted")
             report.recorded.append(cid)

@@ -28,6 +28,7 @@ DEFAULT_LOCK_TIMEOUT = 10.0
 TRAILER_CANDIDATE = "Dreamtui-Candidate"
 TRAILER_UNDO = "Dreamtui-Undo"
 TRAILER_REVIEW = "Dreamtui-Review"
+TRAILER_AUTO = "Dreamtui-Auto"
 
 _TRAILER_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.+)$")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
@@ -246,6 +247,9 @@ def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str,
     message = subject.strip() or "dreamtui"
     if body.strip():
         message += "\n\n" + body.strip()
+    for key, value in trailers.items():
+        if not _TRAILER_LINE.match(f"{key}: {value}") or "\n" in value or "\r" in value:
+            raise MemoryRepoError(f"bad commit trailer {key!r}: {value!r}")
     if trailers:
         message += "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
     empty = [] if paths else ["--allow-empty"]  # --only with no paths: an empty commit, index untouched

@@ -119,8 +119,8 @@ def main() -> None:
         print(f"corpus: {args.copies} copies, {mb:.1f} MB, {stats['sessions_new']} sessions")
         print(f"baseline digest_session of every session: {floor:.2f} s ({mb / floor:.1f} MB/s)")
         print(f"first cycle: {first:.2f} s = {first / floor:.2f}x baseline; {stats['branches']} branches, "
-              f"{stats['surfaced']} surfaced, {stats['kept']} kept, depth via "
-              f"{stats['sessions_quiet']} quiet sessions")
+              f"{stats['surfaced']} surfaced, {stats['kept']} kept, {stats['sessions_quiet']} quiet sessions "
+              f"({stats['sessions_settled']} settled)")
         print(f"cycle after a one-line append: {incremental:.3f} s = {incremental / floor:.3f}x baseline; "
               f"{stats2['sessions_new']} session(s) with new content, {stats2['branches']} branch(es)")
         print(f"cycle with nothing new: {idle:.3f} s = {idle / floor:.3f}x baseline")
