@@ -406,3 +406,18 @@ def test_an_auto_accept_found_only_in_git_is_recorded_as_auto(config: Config, le
         c.execute("UPDATE candidates SET status = 'pending'")
     assert decisions.reconcile(config, ledger).recorded == [cand.id]
     assert ledger.query("SELECT decided_by FROM decisions")[0][0] == "auto"
+
+
+def test_listing_does_not_wait_for_a_persons_long_git_session(config: Config, ledger: Ledger, monkeypatch) -> None:
+    decisions.accept(config, ledger, make(ledger, 1).id)
+    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.2")
+    lock = Path(repo_of(config).git_dir) / "index.lock"
+    lock.write_text("git add -p in progress")
+    assert decisions.reconcile(config, ledger).ok  # read-only work goes on
+    cand = make(ledger, 2)
+    with pytest.raises(MemoryRepoError, match="index.lock is held"):
+        decisions.accept(config, ledger, cand.id)
+    assert lock.read_text() == "git add -p in progress"
+    assert ledger.get_candidate(cand.id).status == "pending"
+    assert repo_of(config).git.status("--porcelain", "--untracked-files=all") == ""  # files put back
+    assert not ledger.query("SELECT * FROM memory_intents")

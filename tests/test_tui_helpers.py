@@ -7,6 +7,7 @@ copied transcripts, so the tests do not depend on what an extractor happens to p
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -56,6 +57,8 @@ def make_config(tmp_path: Path, **changes) -> Config:
     """Demo transcripts copied into ``tmp_path``, a memory repo with two memories, an empty state."""
     transcripts = tmp_path / "transcripts"
     shutil.copytree(DEMO_TRANSCRIPTS, transcripts)
+    for path in transcripts.rglob("*.jsonl"):  # finished sessions, not "still being written"
+        os.utime(path, (1_700_000_000, 1_700_000_000))
     cfg = Config(transcripts=transcripts, memory=tmp_path / "memory", state=tmp_path / "state",
                  extractor="heuristic", quiet_minutes=0.0)
     _write_memories(cfg.memory)

@@ -52,7 +52,7 @@ def texts(renderable) -> list:
 
 def plain(app: DreamApp, selector: str) -> str:
     """The plain text of a Static (a Text or a Group of Texts)."""
-    return "\n".join(getattr(t, "plain", str(t)) for t in texts(app.query_one(selector).content))
+    return "\n".join(getattr(t, "plain", str(t)) for t in texts(app.screen.query_one(selector).content))
 
 
 def status_of(ledger: Ledger, cid: str) -> str:

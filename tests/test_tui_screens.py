@@ -43,10 +43,12 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
         await pilot.press("2")  # Sessions: everything waits
         await pilot.pause(0.2)
         assert "4 with content not yet dreamed" in plain(app, "#sessions-info")
-        await pilot.press("d")
-        assert app.cycle_running
-        await pilot.press("1")  # the person keeps working while it runs
+        await pilot.press("d", "1")  # the person keeps working while it runs
         await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
+        progress = "\n".join(app.progress_log)
+        for phase in ("Light sleep", "Deep sleep", "Branching", "REM", "Wake"):  # progress per phase
+            assert phase in progress
+        assert "branch" in progress  # and per branch
         await wait_for(pilot, lambda: table.row_count > 0)
         assert any("Dream cycle #1" in n.message for n in app._notifications)  # the waking message
         await pilot.press("2")

@@ -178,8 +178,8 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
                 dream_now(value, "goodnight")
             elif kind == "error":
                 click.echo(f"dreamtui: watch: {value}", err=True)
-            for project, (when, tries, trigger) in list(retries.items()):
-                if time.monotonic() >= when:
+            for project, (retry_at, tries, trigger) in list(retries.items()):
+                if time.monotonic() >= retry_at:
                     dream_now(project, trigger, tries)
             if due is not None and clock.now() >= due:
                 dream_now(None, "schedule")

@@ -628,9 +628,11 @@ def _wait_for_git(repo: Repo) -> None:
 
 def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
     report = ReconcileReport()
-    _wait_for_git(repo)
+    intents = ledger.query("SELECT * FROM memory_intents ORDER BY id")
+    if intents:  # an interrupted write may have left a git process running: let it finish first
+        _wait_for_git(repo)
     events = _events(repo)
-    for intent in ledger.query("SELECT * FROM memory_intents ORDER BY id"):
+    for intent in intents:
         cid, action = intent["candidate_id"], intent["action"]
         known = {r["commit_sha"] for r in ledger.query("SELECT commit_sha FROM decisions WHERE candidate_id = ? "
                                                       "AND commit_sha IS NOT NULL", (cid,))}

@@ -90,6 +90,7 @@ class DreamApp(App):
         self.cycle_running = False
         self._queue_screen: QueueScreen | None = None
         self.in_flight: set[str] = set()
+        self.progress_log: list[str] = []
 
     # -- life cycle -------------------------------------------------------------------------------
 
@@ -249,6 +250,7 @@ class DreamApp(App):
             self.notify("A dream cycle is already running", severity="warning")
             return
         self.cycle_running = True
+        self.progress_log = []
         self.set_activity("dreaming: starting")
         self._run_cycle(project, trigger)
 
@@ -268,7 +270,10 @@ class DreamApp(App):
         self.post_message(CycleFinished(services.waking_message(record)))
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
+        self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
         self.set_activity(f"dreaming: {message.detail or message.phase}")
+        if isinstance(self.screen, CyclesScreen):
+            self.screen.show_progress(self.progress_log)
 
     def on_cycle_finished(self, message: CycleFinished) -> None:
         self.cycle_running = False

@@ -51,6 +51,11 @@ class CyclesScreen(BaseScreen):
             self.query_one("#waking", Static).update(
                 Text("No dream cycle yet. Press d to dream now.", style="dim"))
 
+    def show_progress(self, lines: list[str]) -> None:
+        """The running cycle's progress, one line per phase or branch event."""
+        self.query_one("#waking", Static).update(
+            Text.assemble(("Dreaming now\n", "bold magenta"), literal("\n".join(lines[-40:]), 8000)))
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rec = self.records.get(event.row_key.value or "")
         if rec is not None:
