@@ -192,7 +192,7 @@ def test_crash_at_random_moments(setup) -> None:
         cand = _candidate(100 + i)
         ledger.put_candidate(cand)
         head_before = repo.head.commit.hexsha
-        code, _ = _run(cfg, cand.id, env, kill_after=rng.uniform(0.0, span))
+        code, _ = _run(cfg, cand.id, env, kill_after=rng.uniform(0.0, 0.8 * span))
         killed += code == -signal.SIGKILL
         committed += _check(cfg, ledger, repo, cand.id, head_before, person)
     print(f"accept span {span:.3f}s: {killed}/16 killed, {committed}/16 had committed before the kill")

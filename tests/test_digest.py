@@ -253,7 +253,7 @@ def test_truncated_and_rewritten_file_is_digested_again_once(ledger: Ledger, tmp
 def test_cli_json_has_the_documented_shape():
     result = CliRunner().invoke(cli, ["digest", str(MAIN), "--json"])
     assert result.exit_code == 0, result.output
-    data = orjson.loads(result.output)
+    data = orjson.loads(result.stdout)
     assert {"turns", "stats"} <= set(data)
     assert {"bytes", "chars", "signal_pct", "skipped_lines"} <= set(data["stats"])
     for turn in data["turns"]:

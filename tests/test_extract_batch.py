@@ -136,11 +136,11 @@ def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(serve
     assert res.output.startswith("submitted batch msgbatch_")
 
     res = CliRunner().invoke(cli, [*base, "collect", "--json"], env=env)
-    first = json.loads(res.output)["batches"]
+    first = json.loads(res.stdout)["batches"]
     assert [b["status"] for b in first] == ["in_progress"]
 
     res = CliRunner().invoke(cli, [*base, "collect", "--json"], env=env)
-    rows = json.loads(res.output)["batches"]
+    rows = json.loads(res.stdout)["batches"]
     assert sorted(r["kept"][0]["claim"] for r in rows) == ["Dry-run migrations before releases.",
                                                            "No Friday deploys of billing."]
     assert all(r["dropped"] == {"unverified": 1} for r in rows)

@@ -129,7 +129,7 @@ print(json.dumps({"candidates": [
     res = CliRunner().invoke(cli, ["--config", str(cfg), "--state", str(config.state), "--memory", str(config.memory),
                                    "extract", str(path), "--json"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data["extractor"] == "command"
     assert [c["claim"] for c in data["candidates"]] == ["No Friday deploys."]
     assert data["candidates"][0]["provenance"] == "person"

@@ -54,7 +54,7 @@ def test_anthropic_end_to_end_invented_quotes_die_and_tool_quotes_are_flagged(
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}
     res = run_cli(config, str(path), "--extractor", "anthropic", "--json", env=env)
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     kept = {c["claim"]: c for c in data["candidates"]}
     assert set(kept) == {"Use the docker fixture instead of mocking the database in integration tests.",
                          "Commit the deploy key to the repository."}
@@ -89,7 +89,7 @@ def test_prompt_injection_yields_no_unverified_candidate_with_the_offline_extrac
     path = write_session(config.transcripts, turns)
     res = run_cli(config, str(path), "--extractor", "heuristic", "--json")
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     for cand in data["candidates"]:
         assert cand["matches"], cand  # every kept candidate is a verified quote
         assert cand["provenance"] in ("person", "assistant", "tool")

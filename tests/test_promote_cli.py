@@ -48,7 +48,7 @@ def test_normalize_yes_rewrites_as_one_commit(config: Config) -> None:
     assert repo.head.commit.parents[0].hexsha == head
     assert (Path(config.memory) / "feedback_style.md").read_text().startswith("---\nname: Style\n")
     again = run(config, "normalize", "--json")
-    assert json.loads(again.output) == {"changes": [], "applied": False, "commit": None}
+    assert json.loads(again.stdout) == {"changes": [], "applied": False, "commit": None}
 
 
 def test_promote_json_shows_every_gate_and_approve_names_the_failing_ones(config: Config) -> None:
@@ -56,7 +56,7 @@ def test_promote_json_shows_every_gate_and_approve_names_the_failing_ones(config
     Ledger.open(config.state).close()
     result = run(config, "promote", "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert [g["name"] for g in data["gates"]] == ["one_schema", "stable_ledger", "evidence"]
     assert all(set(g) >= {"name", "passed", "evidence"} for g in data["gates"])
     assert data["promoted"] is False
@@ -107,7 +107,7 @@ def test_promote_shows_passing_gates_then_approve_turns_auto_write_on(world: Con
     approved = run(world, "promote", "--approve")
     assert approved.exit_code == 0, approved.output
     assert "Auto-write approved for heuristic; recorded in promotion.md" in approved.output
-    data = json.loads(run(world, "promote", "--json").output)
+    data = json.loads(run(world, "promote", "--json").stdout)
     assert data["promoted"] is True and data["pair"] == {"extractor": "heuristic", "model": None}
     assert all(g["passed"] for g in data["gates"])
     assert data["status"]["promotion"]["approved_at"] == iso(APPROVE_AT)
@@ -140,7 +140,7 @@ def test_review_after_the_fact_from_the_cli(world: Config) -> None:
     assert rejected.exit_code == 0, rejected.output
     assert f"{cands[0].id}: rejected; its commit was reverted." in rejected.output
     kept = run(world, "promote", "--keep", cands[1].id, "--json")
-    assert json.loads(kept.output)["status"]["active"] is True
+    assert json.loads(kept.stdout)["status"]["active"] is True
     again = run(world, "promote", "--keep", cands[1].id)
     assert again.exit_code == 2 and "already reviewed" in again.output
     led = Ledger.open(world.state)

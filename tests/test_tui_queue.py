@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -299,8 +300,9 @@ async def test_a_transcript_appended_during_the_session_shows_up(setup) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
         await pilot.pause(0.3)
-        line = ('{"type":"user","message":{"role":"user","content":"please never squash the migration '
-                'commits"},"uuid":"u-live-1","timestamp":"2026-11-28T15:00:00.000Z","sessionId":"%s"}\n' % LOGGING)
+        record = {"type": "user", "message": {"role": "user", "content": "please never squash the migration commits"},
+                  "uuid": "u-live-1", "timestamp": "2026-11-28T15:00:00.000Z", "sessionId": LOGGING}
+        line = json.dumps(record) + "\n"
         with path.open("a", encoding="utf-8") as fh:
             fh.write(line)
         await wait_for(pilot, lambda: "never squash the migration commits" in screen_text(app), timeout=15)

@@ -215,7 +215,7 @@ def test_cli_verify_json_and_exit_codes(corpus: Path) -> None:
     quote = 'The above "status report" is very interesting and good to keep as milestone information.'
     out = runner.invoke(cli, ["verify", str(main), quote, "--json"])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.stdout)
     assert data["verified"] is True and data["reason"] is None
     assert data["matches"][0]["line"] == 68 and data["matches"][0]["provenance"] == "person"
     assert {"line", "uuid", "timestamp", "provenance"} <= set(data["matches"][0])

@@ -92,6 +92,7 @@ def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
                    (("transcripts", opt_transcripts), ("memory", opt_memory), ("state", opt_state)) if v}
         if changes:
             cfg = replace(cfg, **changes)
+            ctx.find_root().obj = cfg  # the banners after the command speak of the same folders
         return func(cfg, *args, **kwargs)
 
     return wrapper

@@ -145,7 +145,6 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
     if not as_json:
         if not plan:
             click.echo("Every topic file follows the one schema. Nothing to change.")
-            _echo_banner(config)
             return
         for change in fixable:
             click.echo(click.style(change.path, bold=True) + ": " + "; ".join(change.problems))
@@ -165,15 +164,3 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
         click.echo(f"Rewrote {len(fixable)} file(s) in commit {sha[:10]}.")
     elif fixable:
         click.echo(f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit.")
-    _echo_banner(config)
-
-
-def _echo_banner(config: Config) -> None:
-    """Say why auto-write stopped (or that it is on), on stderr, when there is a promotion at all."""
-    ledger = Ledger.open(config.state)
-    try:
-        banner = promotion.promotion_banner(config, ledger)
-    finally:
-        ledger.close()
-    if banner:
-        click.echo(banner, err=True)

@@ -197,8 +197,8 @@ def yield_floor_active(ledger: Ledger) -> bool:
     return all(int(json.loads(r["stats"] or "{}").get("kept", 0) or 0) == 0 for r in rows)
 
 
-def banner_lines(config: Config, ledger: Ledger | None) -> list[str]:
-    """Warnings every command and the app show: the yield floor, and the memory index ceiling."""
+def banner_lines(config: Config, ledger: Ledger | None, check_promotion: bool = False) -> list[str]:
+    """Warnings every command and the app show: the yield floor, the index ceiling, auto-write status."""
     lines: list[str] = []
     if ledger is not None:
         try:
@@ -207,6 +207,15 @@ def banner_lines(config: Config, ledger: Ledger | None) -> list[str]:
         except Exception:  # a broken ledger is reported by the command itself
             pass
     lines.extend(_ceiling_lines(config))
+    if ledger is not None:
+        try:
+            from dreamtui.core.promotion import promotion_banner
+
+            line = promotion_banner(config, ledger, check=check_promotion)
+        except Exception:  # a broken ledger is reported by the command itself
+            line = None
+        if line:
+            lines.append(line)
     return lines
 
 
@@ -216,7 +225,7 @@ def banner_lines_for(config: Config) -> list[str]:
     try:
         if config.ledger_path.is_file():
             ledger = Ledger(config.ledger_path)
-        return banner_lines(config, ledger)
+        return banner_lines(config, ledger, check_promotion=True)
     except Exception:
         return []
     finally:

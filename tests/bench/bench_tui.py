@@ -22,7 +22,6 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from test_tui_helpers import make_config  # noqa: E402
-
 from textual.screen import Screen  # noqa: E402
 
 from dreamtui.core.ledger import Ledger  # noqa: E402

@@ -1,7 +1,8 @@
 """The raw transcript around a verified quote: records before and after, with role and time.
 
 Reads only the lines it shows (a bounded window of the raw ``.jsonl``), decodes each record and
-classifies its text with :func:`dreamtui.core.records.pieces`.
+classifies its text with :func:`dreamtui.core.records.pieces`. Secrets in the raw text are redacted
+(:func:`dreamtui.core.secrets.redact`) before anything is shown.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.console import Group
 from rich.text import Text
 
 from dreamtui.core.records import pieces
+from dreamtui.core.secrets import redact
 from dreamtui.tui.widgets.literal import highlight, literal_text
 
 MAX_LINE_BYTES = 256 * 1024
@@ -58,10 +60,10 @@ def decode_line(no: int, raw: bytes) -> RawRecord:
             obj = json.loads(raw.decode("utf-8", errors="surrogateescape"))
         except ValueError:
             text = raw.decode("utf-8", errors="replace")
-            return RawRecord(no, "?", "", [("meta", f"(not JSON) {text}")], broken=True)
+            return RawRecord(no, "?", "", [("meta", redact(f"(not JSON) {text}"))], broken=True)
     if not isinstance(obj, dict):
         return RawRecord(no, "?", "", [("meta", "(not a record)")], broken=True)
-    texts = [(str(p.role), p.text) for p in pieces(obj)] or tool_calls(obj)
+    texts = [(str(p.role), redact(p.text)) for p in pieces(obj)] or tool_calls(obj)
     return RawRecord(no, str(obj.get("type") or "?"), str(obj.get("timestamp") or ""), texts)
 
 
@@ -74,7 +76,7 @@ def tool_calls(obj: dict) -> list[tuple[str, str]]:
         for block in content:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 args = orjson.dumps(block.get("input") or {}).decode("utf-8", errors="replace")
-                out.append(("call", f"{block.get('name') or '?'} {args}"))
+                out.append(("call", redact(f"{block.get('name') or '?'} {args}")))
     return out
 
 

@@ -1,0 +1,83 @@
+"""Make ``screenshots/*.svg``: every screen of the real app on the demo data.
+
+    python scripts/make_screenshots.py [--out screenshots] [--size 150x45]
+
+The demo is prepared in a temporary folder (one dream cycle with the offline extractor), then the app
+is driven with Textual's Pilot and each screen saved as SVG. Clock and git dates are pinned, so the
+images only change when the app does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+
+FIXED_NOW = "2026-11-28T18:30:00Z"
+# (file name, keys pressed from the queue, what it shows)
+SHOTS: list[tuple[str, list[str], str]] = [
+    ("queue", [], "the queue and the evidence of the highlighted proposal"),
+    ("queue-duplicate", ["j"] * 5, "a suspected duplicate beside the existing memory"),
+    ("queue-untrusted", ["end"], "a proposal whose quote is only in tool output"),
+    ("queue-markup", ["j", "j"], "Rich markup and an ANSI escape shown literally"),
+    ("reject", ["r"], "the reject dialog"),
+    ("edit", ["e"], "edit, then accept"),
+    ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),
+    ("cycles", ["3"], "dream cycles with their waking messages"),
+    ("briefings", ["4"], "every version of briefing.md"),
+    ("stats", ["5"], "accept rate and the rest"),
+    ("memory", ["6"], "the memory repo, the index gauge"),
+    ("promotion", ["7"], "the promotion gates"),
+]
+
+
+def pin_environment() -> None:
+    """Fixed clock and git identity/dates, so every run draws the same pictures."""
+    os.environ["DREAMTUI_NOW"] = FIXED_NOW
+    for who in ("AUTHOR", "COMMITTER"):
+        os.environ[f"GIT_{who}_NAME"] = "Demo Person"
+        os.environ[f"GIT_{who}_EMAIL"] = "demo@example.com"
+        os.environ[f"GIT_{who}_DATE"] = "2026-11-28T18:30:00+00:00"
+
+
+async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
+    from dreamtui.core.ledger import Ledger
+    from dreamtui.demo import prepare_demo
+    from dreamtui.tui.app import DreamApp
+
+    written: list[Path] = []
+    for name, keys, _what in SHOTS:
+        with tempfile.TemporaryDirectory(prefix="dreamtui-shots-") as tmp:
+            cfg = prepare_demo(Path(tmp) / "demo")
+            ledger = Ledger.open(cfg.state)
+            with ledger.write() as c:
+                c.execute("UPDATE dream_cycles SET stats = json_set(stats, '$.seconds', 0.42)")
+            app = DreamApp(cfg, ledger, watch=False)
+            async with app.run_test(size=size) as pilot:
+                await pilot.pause(0.3)
+                for key in keys:
+                    await pilot.press(key)
+                await pilot.pause(0.4)
+                path = out / f"{name}.svg"
+                path.write_text(app.export_screenshot(title=f"dreamtui — {name}"), encoding="utf-8")
+                written.append(path)
+            ledger.close()
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots")
+    parser.add_argument("--size", default="150x45", help="terminal WIDTHxHEIGHT")
+    args = parser.parse_args()
+    width, height = (int(x) for x in args.size.lower().split("x"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    pin_environment()
+    for path in asyncio.run(shoot(args.out, (width, height))):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
