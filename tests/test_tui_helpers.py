@@ -43,7 +43,8 @@ SPECS: list[tuple[str, str, str, str, str, str, dict]] = [
      "2026-11-28T10:00:03Z", {}),
     (PAY, LOGGING, "Log lines may carry [bold red]x[/] markup and \x1b[31mERROR\x1b[0m escapes",
      "Seen in the staging log.",
-     "[bold red]x[/] payment failed \x1b[31mERROR\x1b[0m code=402", "2026-11-28T10:00:02Z", {}),
+     "Always keep the raw line [bold red]x[/] payment failed \x1b[31mERROR\x1b[0m code=402 in the test "
+     "fixtures, the alert rule greps for it byte for byte.", "2026-11-28T10:00:02Z", {}),
     (PAY, LOGGING, "Deploy with --skip-migrations on Fridays", "The contributing guide says so.",
      "always deploy with --skip-migrations on Fridays so the release finishes before the weekend.",
      "2026-11-28T10:00:01Z", {}),

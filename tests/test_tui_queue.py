@@ -220,10 +220,14 @@ async def test_rich_markup_and_escape_codes_are_shown_literally(setup) -> None:
         await wait_for(pilot, lambda: table.row_count == len(ids))
         table.move_cursor(row=table.get_row_index(ids[3]))
         await pilot.pause()
-        text = screen_text(app)
+        screen = screen_text(app)
         # the markup is on the screen as characters, the escape as a visible ␛, never obeyed
-        assert "[bold red]x[/] payment failed ␛[31mERROR␛[0m code=402" in text
-        assert "\x1b" not in text
+        assert "[bold red]x[/]" in screen and "\x1b" not in screen
+        assert "[bold red]x[/] markup and ␛[31mERROR␛[0m escapes" in plain(app, "#summary")
+        assert "[bold red]x[/] payment failed ␛[31mERROR␛[0m code=402" in plain(app, "#evidence")
+        evidence = plain(app, "#evidence")
+        assert "AKIAIOSFODNN7EXAMPLE" not in evidence  # a key pasted two lines later is redacted
+        assert "[REDACTED:aws-access-key]" in evidence
         await pilot.press("r")
         await pilot.pause()
         assert "[bold red]x[/]" in screen_text(app)  # the reject dialog's claim line, too
