@@ -20,7 +20,7 @@ FIXED_NOW = "2026-11-28T18:30:00Z"
 SHOTS: list[tuple[str, list[str], str]] = [
     ("queue", [], "the queue and the evidence of the highlighted proposal"),
     ("queue-duplicate", ["j"] * 5, "a suspected duplicate beside the existing memory"),
-    ("queue-untrusted", ["end"], "a proposal whose quote is only in tool output"),
+    ("queue-untrusted", ["j"] * 9, "a proposal whose quote is only in tool output"),
     ("queue-markup", ["j", "j"], "Rich markup and an ANSI escape shown literally"),
     ("reject", ["r"], "the reject dialog"),
     ("edit", ["e"], "edit, then accept"),

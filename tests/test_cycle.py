@@ -464,3 +464,23 @@ def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, 
     assert (record.depth, record.stats["branches"], record.stats["kept"]) == ("deep", 1, 1)
     row = ledger.query("SELECT offset, dreamed_offset, resets FROM files WHERE path = ?", (str(path),))[0]
     assert row["dreamed_offset"] == row["offset"] == path.stat().st_size and row["resets"] == 1
+
+
+def test_a_day_that_only_deferred_sessions_may_dream_again(tmp_path, monkeypatch) -> None:
+    """Sessions still being written are deferred; that shallow sleep does not use up the date."""
+    src = Path(__file__).parent / "fixtures" / "cycle" / "busy"
+    cfg = Config(transcripts=tmp_path / "t", memory=tmp_path / "m", state=tmp_path / "s",
+                 extractor="heuristic", quiet_minutes=5.0)
+    shutil.copytree(src, cfg.transcripts)
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T12:00:00Z")
+    fresh = 1773144000.0 - 60  # written a minute before DREAMTUI_NOW
+    for f in cfg.transcripts.rglob("*.jsonl"):
+        os.utime(f, (fresh, fresh))
+    led = Ledger.open(cfg.state)
+    first = cycle.run_cycle(cfg, led)
+    assert first.depth == "shallow" and first.stats["sessions_deferred"] > 0
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T13:00:00Z")
+    second = cycle.run_cycle(cfg, led)
+    assert second.id == first.id
+    assert second.depth == "deep" and second.stats["kept"] > 0
+    led.close()

@@ -43,7 +43,7 @@ def test_queue_duplicate_side_by_side(snap_compare, demo_app) -> None:
 
 
 def test_queue_untrusted_tool_output(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["end"], terminal_size=SIZE)
+    assert snap_compare(demo_app, press=["j"] * 9, terminal_size=SIZE)
 
 
 def test_reject_dialog(snap_compare, demo_app) -> None:

@@ -155,11 +155,14 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
                 "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats) "
                 "VALUES (?, ?, 'running', ?, ?, ?)", (chat_id, day, started, trigger, json.dumps({"attempt": 1})))
             return int(cur.lastrowid or 0), {"attempt": 1}
-        if row["status"] == "completed":
+        deferred_only = (row["status"] == "completed" and row["depth"] == "shallow"
+                         and int(json.loads(row["stats"] or "{}").get("sessions_deferred", 0) or 0) > 0)
+        if row["status"] == "completed" and not deferred_only:
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
             raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row['id']}); "
                                    "one cycle per project per date")
-        # failed, or 'running' left by a killed process (we hold the lock, so nobody runs it): retry
+        # failed, 'running' left by a killed process (we hold the lock, so nobody runs it), or a
+        # shallow sleep that only deferred sessions still being written: run it again
         prior = json.loads(row["stats"] or "{}")
         prior["depth"] = row["depth"]
         attempt = int(prior.get("attempt", 1) or 1) + 1
@@ -262,6 +265,9 @@ def waking_message(record: CycleRecord) -> str:
         f"(still being written), {s.get('sessions_quiet', 0)} too quiet "
         f"({s.get('sessions_settled', 0)} of them settled); "
         f"{s.get('sparks', 0)} sparks, {s.get('covered', 0)} already covered by memory.")
+    if record.depth == "shallow" and s.get("sessions_deferred", 0):
+        out.append("Deferred sessions are still being written: dream again once they have been quiet "
+                   "for a few minutes (allowed the same date), or say good night in the session.")
     out.append(
         f"Branches: {s.get('branches', 0)} ({s.get('extraction_errors', 0)} failed), extractor "
         f"{s.get('extractor', '-')}{' / ' + s['model'] if s.get('model') else ''}.")
