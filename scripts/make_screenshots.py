@@ -27,8 +27,8 @@ SHOTS: list[tuple[str, list[str], str]] = [
     ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),
     ("cycles", ["3"], "dream cycles with their waking messages"),
     ("briefings", ["4"], "every version of briefing.md"),
-    ("stats", ["5"], "accept rate and the rest"),
-    ("memory", ["6"], "the memory repo, the index gauge"),
+    ("stats", ["a", "j", "r", "3", "enter", "a", "s", "a", "5"], "accept rate and the rest, after five decisions"),
+    ("memory", ["a", "6", "j"], "the memory repo after one accept, the index gauge"),
     ("promotion", ["7"], "the promotion gates"),
 ]
 
@@ -59,6 +59,8 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
                 await pilot.pause(0.3)
                 for key in keys:
                     await pilot.press(key)
+                    while app.decisions_waiting:  # let each decision land before the next key
+                        await pilot.pause(0.05)
                 await pilot.pause(0.4)
                 path = out / f"{name}.svg"
                 path.write_text(app.export_screenshot(title=f"dreamtui — {name}"), encoding="utf-8")

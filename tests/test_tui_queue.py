@@ -148,7 +148,7 @@ async def test_edit_then_accept_writes_the_edited_claim(setup) -> None:
         await pilot.press("e")
         await pilot.pause()
         claim = app.screen.query_one("#claim")
-        claim.value = "Database tests use the testcontainers fixture"
+        claim.load_text("Database tests use\nthe testcontainers fixture")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "accepted")
     path = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
@@ -250,8 +250,7 @@ async def test_filter_and_sort(setup) -> None:
         assert table.row_count == len(ids)
         await pilot.press("o")  # group by project
         await pilot.pause()
-        projects = [ledger.get_candidate(table.coordinate_to_cell_key((r, 0))[0].value).project
-                    for r in range(table.row_count)]
+        projects = [ledger.get_candidate(cid).project for cid in table.ids]
         assert projects == sorted(projects)
 
 
@@ -311,3 +310,32 @@ async def test_a_transcript_appended_during_the_session_shows_up(setup) -> None:
             fh.write(line)
         await wait_for(pilot, lambda: "never squash the migration commits" in screen_text(app), timeout=15)
         assert "person" in screen_text(app)
+
+
+async def test_reject_with_arrows_and_enter(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("down", "enter", "enter")  # "duplicate", no free text
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "rejected")
+    row = ledger.query("SELECT category FROM decisions WHERE candidate_id = ?", (ids[0],))[0]
+    assert row["category"] == "duplicate"
+
+
+async def test_a_palette_command_acts_on_the_queue_from_another_screen(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("5")
+        await pilot.pause(0.2)
+        skip = next(c for c in app.get_system_commands(app.screen) if c.title == "Skip")
+        skip.callback()
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.current_id == ids[1])
+        assert app.current_mode == "queue"
+    assert ledger.query("SELECT action, candidate_id FROM decisions")[0]["candidate_id"] == ids[0]

@@ -144,3 +144,111 @@ async def test_promotion_screen_shows_gates_and_refuses_to_approve(fresh) -> Non
         await pilot.pause(0.2)
         assert any("cannot approve" in n.message for n in app._notifications)
     assert ledger.query("SELECT COUNT(*) FROM promotions")[0][0] == 0
+
+
+async def test_a_goodnight_in_a_session_starts_that_projects_cycle(fresh) -> None:
+    import json
+
+    cfg, ledger = fresh
+    path = cfg.transcripts / "-home-kim-src-dreamboard-web" / "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43.jsonl"
+    app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
+        await pilot.pause(0.3)
+        record = {"type": "user", "uuid": "u-gn", "timestamp": "2026-11-28T18:00:00.000Z",
+                  "sessionId": "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43",
+                  "message": {"role": "user", "content": "good night!"}}
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+        await wait_for(pilot, lambda: any("Good night heard" in n.message for n in app._notifications), 15)
+        await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
+    rows = ledger.query("SELECT chat_id, trigger FROM dream_cycles")
+    assert [(r["chat_id"], r["trigger"]) for r in rows] == [("-home-kim-src-dreamboard-web", "goodnight")]
+
+
+async def test_memory_screen_reverts_one_memory(fresh) -> None:
+    from test_tui_helpers import commits
+
+    cfg, ledger = fresh
+    ids = add_candidates(cfg, ledger)
+    before = commits(cfg.memory)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        table = app.query_one(QueueTable)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        rel = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
+        assert (cfg.memory / rel).is_file()
+        await pilot.press("6")
+        await pilot.pause(0.3)
+        memfiles = app.screen.query_one("#memfiles")
+        memfiles.move_cursor(row=memfiles.get_row_index(rel))
+        await pilot.pause(0.1)
+        await pilot.press("x")
+        await pilot.pause(0.1)
+        await pilot.press("y")
+        await pilot.pause(0.3)
+        assert any("reverted" in n.message for n in app._notifications)
+        assert rel not in screen_text(app)
+        await pilot.press("1")
+        await pilot.pause(0.3)
+        assert table.row_count == len(ids) and ids[0] in table.ids  # the proposal is back
+    assert not (cfg.memory / rel).exists()
+    assert len(commits(cfg.memory)) == len(before) + 2
+    assert ledger.get_candidate(ids[0]).status == "pending"
+
+
+async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
+    from test_tui_helpers import WEBAPP
+
+    cfg, ledger = fresh
+    ids = add_candidates(cfg, ledger)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("2")
+        await pilot.pause(0.2)
+        projects = app.screen.query_one("#projects")
+        projects.move_cursor(row=projects.get_row_index("-home-kim-src-dreamboard-web"))
+        await pilot.press("enter")  # into the project's sessions
+        await pilot.pause(0.1)
+        sessions = app.screen.query_one("#sessions")
+        assert app.screen.focused is sessions and sessions.row_count == 2
+        sessions.move_cursor(row=sessions.get_row_index(f"-home-kim-src-dreamboard-web\0{WEBAPP}"))
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        table = app.query_one(QueueTable)
+        assert app.current_mode == "queue"
+        assert table.ids == [ids[5]]  # the one proposal from that session
+
+
+async def test_the_yield_floor_banner_shows_in_the_header(fresh) -> None:
+    cfg, ledger = fresh
+    with ledger.write() as c:
+        for day in ("2026-11-25", "2026-11-26", "2026-11-27"):
+            c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
+                      "VALUES ('*', ?, 'completed', ?, 'deep', '{\"kept\": 0}')", (day, f"{day}T20:00:00Z"))
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert "DREAM IS PROPOSING NOTHING" in screen_text(app)
+
+
+async def test_a_first_run_with_nothing_there_shows_every_screen(tmp_path: Path) -> None:
+    from dreamtui.core.config import Config
+
+    cfg = Config(transcripts=tmp_path / "no-transcripts", memory=tmp_path / "no-memory",
+                 state=tmp_path / "state", extractor="heuristic")
+    ledger = Ledger.open(cfg.state)
+    app = DreamApp(cfg, ledger)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        assert "0 proposals waiting" in screen_text(app)
+        for key in "2345671":
+            await pilot.press(key)
+            await pilot.pause(0.2)
+        assert not [n for n in app._notifications if n.severity == "error"]
+        assert app.is_running
+    ledger.close()

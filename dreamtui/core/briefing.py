@@ -309,6 +309,7 @@ def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], 
     with memory_lock(config):
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
+        gitops.refuse_uncommitted(repo, BRIEFING_FILE, text.encode("utf-8"))
         if previous != text:
             memory.atomic_write(config.memory, BRIEFING_FILE, text.encode("utf-8"))
         if gitops.status(repo, [BRIEFING_FILE]):

@@ -235,6 +235,28 @@ def status(repo: Repo, paths: list[str]) -> dict[str, str]:
     return codes
 
 
+def refuse_uncommitted(repo: Repo, rel: str, data: bytes | None = None) -> None:
+    """Refuse (one-line :class:`MemoryRepoError`) to rewrite ``rel`` over a person's uncommitted
+    (staged or unstaged) changes to it, which the rewrite and ``commit --only`` would destroy.
+
+    With ``data`` (the bytes about to be written), a working file that already holds exactly
+    ``data`` passes when no third version is staged: committing it loses nothing (e.g. dreamtui's
+    own write left uncommitted by a crash).
+    """
+    code = status(repo, [rel]).get(rel)
+    if not code:
+        return
+    if data is not None and (code[0] in " ?" or code[1] == " "):
+        try:
+            if (Path(repo.working_tree_dir) / rel).read_bytes() == data:
+                return
+        except OSError:
+            pass
+    raise MemoryRepoError(
+        f"{rel} in the memory repository has uncommitted changes (git status {code.strip()}); "
+        "commit or discard them first, so dreamtui does not overwrite them")
+
+
 def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str, str],
                  body: str = "") -> CommitResult:
     """Commit exactly ``paths`` (as they are in the working tree; deleted ones as deletions) with

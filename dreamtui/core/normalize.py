@@ -268,6 +268,8 @@ def apply_normalize(config: Config, plan: list[Change]) -> str | None:
             raise MemoryRepoError(f"{change.path} changed since the plan was made: run `dreamtui normalize` again")
     repo = gitops.open_repo(root, create=False)
     gitops.ensure_writable(repo)
+    for change in todo:
+        gitops.refuse_uncommitted(repo, change.path)
     written: list[Change] = []
     try:
         for change in todo:

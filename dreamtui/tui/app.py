@@ -136,6 +136,11 @@ class DreamApp(App):
             self.switch_mode("queue")
             self.call_after_refresh(self._after_switch, action)
 
+    def show_queue_filtered(self, text: str) -> None:
+        """Switch to the queue with its filter set to ``text`` (e.g. a session id)."""
+        self.switch_mode("queue")
+        self.call_after_refresh(lambda: self.queue_screen() and self.queue_screen().set_filter(text))
+
     def _after_switch(self, action: str) -> None:
         if isinstance(self.screen, QueueScreen):
             getattr(self.screen, f"action_{action}")()
@@ -205,7 +210,7 @@ class DreamApp(App):
         self.in_flight.discard(message.candidate_id or "")
         if message.action in ("accept", "reject", "undo", "reconcile"):
             self.notify(message.detail, timeout=3)
-        if message.action == "undo":
+        if message.action in ("undo", "reconcile"):
             screen = self.queue_screen()
             if screen is not None:
                 screen.reload()

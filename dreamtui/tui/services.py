@@ -342,14 +342,13 @@ def memory_files(config: Config) -> list[dict[str, Any]]:
     return out
 
 
-def revert_memory(config: Config, ledger: Ledger, rel: str) -> str:
-    """Revert one accepted memory (a revert commit) through :mod:`core.decisions`."""
+def revert_memory(config: Config, ledger: Ledger, rel: str) -> tuple[str, str]:
+    """Revert one accepted memory by a revert commit (:func:`core.decisions.revert_memory`).
+
+    Returns ``(summary, candidate id)``; the candidate is pending again.
+    """
     from dreamtui.core import decisions
 
-    for name in ("revert_memory", "revert"):
-        func = getattr(decisions, name, None)
-        if func is not None:
-            result = func(config, ledger, rel)
-            sha = getattr(result, "commit_sha", None) or getattr(result, "sha", None)
-            return f"reverted {rel}" + (f" ({str(sha)[:8]})" if sha else "")
-    raise RuntimeError("reverting a memory is not available in this version")
+    result = decisions.revert_memory(config, ledger, rel)
+    sha = f" ({result.commit_sha[:8]})" if result.commit_sha else ""
+    return f"reverted {rel}{sha}: its proposal is back in the queue", result.candidate_id

@@ -77,11 +77,14 @@ class MemoryScreen(BaseScreen):
                 return
             app = self.app
             try:
-                note = services.revert_memory(app.config, app.ledger, rel)  # type: ignore[attr-defined]
+                note, _cid = services.revert_memory(app.config, app.ledger, rel)  # type: ignore[attr-defined]
             except Exception as exc:  # noqa: BLE001 - shown as a notification
                 app.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
                 return
             app.notify(note)
+            queue = app.queue_screen()  # type: ignore[attr-defined]
+            if queue is not None:
+                queue.stale = True
             self.reload()
             app.refresh_status()  # type: ignore[attr-defined]
 

@@ -22,8 +22,21 @@ class Rejection:
     reason: str
 
 
+class CategorySet(RadioSet):
+    """The reason categories: arrows move, Enter (or space) chooses and moves on to the free text."""
+
+    BINDINGS = [Binding("enter,space", "choose", "Choose", show=False)]
+
+    def action_choose(self) -> None:
+        if self._selected is not None:
+            button = self._nodes[self._selected]
+            if isinstance(button, RadioButton):
+                button.value = True
+        self.screen.query_one("#reason", Input).focus()
+
+
 class RejectModal(ModalScreen[Rejection | None]):
-    """Pick a reason category (or press its number), add free text, Enter rejects, Escape cancels."""
+    """Pick a reason category (its number, or arrows and Enter), add free text; Enter rejects, Esc cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Reject", priority=True)]
 
@@ -35,7 +48,7 @@ class RejectModal(ModalScreen[Rejection | None]):
         with Vertical(classes="dialog"):
             yield Label("Reject this proposal", classes="dialog-title")
             yield Label(literal(self.claim, 200, one_line=True), classes="dialog-claim", markup=False)
-            with RadioSet(id="category"):
+            with CategorySet(id="category"):
                 for n, cat in enumerate(REJECT_CATEGORIES, start=1):
                     yield RadioButton(f"{n} {cat}", value=(n == 1), name=cat)
             yield Input(placeholder="why (optional, Enter to reject)", id="reason")
@@ -90,8 +103,8 @@ class EditModal(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("Edit, then accept  (Ctrl+S accept · Esc cancel)", classes="dialog-title")
-            yield Label("Claim")
-            yield Input(self.cand.claim, id="claim")
+            yield Label("Claim (one line)")
+            yield TextArea(self.cand.claim, id="claim", soft_wrap=True, classes="claim")
             yield Label("Why")
             yield TextArea(self.cand.why, id="why", soft_wrap=True)
             yield Label("How to apply")
@@ -101,10 +114,10 @@ class EditModal(ModalScreen[dict[str, str] | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#claim", Input).focus()
+        self.query_one("#claim", TextArea).focus()
 
     def action_submit(self) -> None:
-        claim = self.query_one("#claim", Input).value.strip()
+        claim = " ".join(self.query_one("#claim", TextArea).text.split())
         if not claim:
             self.notify("The claim cannot be empty", severity="error")
             return
@@ -113,10 +126,6 @@ class EditModal(ModalScreen[dict[str, str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.query_one("#why", TextArea).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

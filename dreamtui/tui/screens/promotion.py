@@ -16,6 +16,20 @@ from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.literal import literal
 
 
+def evidence_line(evidence: dict) -> str:
+    """A gate's evidence in one short line: numbers and flags as they are, lists by their length."""
+    bits = []
+    for key, value in evidence.items():
+        name = key.replace("_", " ")
+        if isinstance(value, list):
+            bits.append(f"{name}: " + ("; ".join(str(v) for v in value[:3]) if key == "failures" else str(len(value))))
+        elif isinstance(value, dict):
+            bits.append(f"{name}: " + ("ok" if value.get("ok", True) else json.dumps(value, default=str)[:120]))
+        else:
+            bits.append(f"{name}: {value}")
+    return " · ".join(bits)
+
+
 class PromotionScreen(BaseScreen):
     """Gates for the most-decided extractor/model pair; A approves (after a confirmation), R revokes."""
 
@@ -35,18 +49,23 @@ class PromotionScreen(BaseScreen):
         gates = promotion.compute_gates(app.config, app.ledger, pair)  # type: ignore[attr-defined]
         status = promotion.promotion_status(app.config, app.ledger)  # type: ignore[attr-defined]
         parts: list[Text] = []
-        state = (Text(f" AUTO-WRITE ON for {status.promotion.pair} ", style="bold white on green")
-                 if status.active and status.promotion else
-                 Text(" AUTO-WRITE OFF ", style="bold white on grey30"))
+        state = Text()
+        if status.active and status.promotion:
+            state.append(f" AUTO-WRITE ON for {status.promotion.pair} ", "bold white on green")
+        else:
+            state.append(" AUTO-WRITE OFF ", "bold white on grey30")
         if not status.active and status.reason:
             state.append("  " + literal(status.reason, 300, one_line=True), "dim")
         parts += [state, Text(), Text.assemble(("Candidate pair: ", "dim"), (str(pair or "none yet"), "bold")),
                   Text()]
         for gate in gates:
-            mark = Text(" PASS ", style="bold black on green") if gate.passed else Text(" FAIL ", style="bold white on red")
-            parts.append(mark + Text.assemble(" ", (gate.title, "bold"), "  ", literal(gate.summary, 400, one_line=True)))
-            evidence = json.dumps(gate.evidence, ensure_ascii=False, default=str, indent=None)
-            parts.append(Text("      " + literal(evidence, 600, one_line=True), style="dim"))
+            line = Text()
+            line.append(" PASS " if gate.passed else " FAIL ",
+                        "bold black on green" if gate.passed else "bold white on red")
+            line.append(f" {gate.title}", "bold")
+            line.append("  " + literal(gate.summary, 400, one_line=True))
+            parts.append(line)
+            parts.append(Text("       " + literal(evidence_line(gate.evidence), 600, one_line=True), style="dim"))
         parts += [Text(), Text("Auto-write is earned: every gate must pass, then a person approves it (A). "
                                "Untrusted, secret-flagged and duplicate proposals always wait for a person.",
                                style="italic")]

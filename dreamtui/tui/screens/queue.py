@@ -6,19 +6,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Input, RichLog, Static
+from textual.widgets import Input, RichLog, Static
 
 from dreamtui.tui import services
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal
 from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.candidate_view import CandidateView
-from dreamtui.tui.widgets.queue_table import QueueTable
+from dreamtui.tui.widgets.queue_table import QueueTable, header
 
 SORTS = ("newest", "project", "session")
-PAGE = 200
-"""Rows loaded into the table at a time (the rest stay in memory until the cursor nears them)."""
-MARGIN = 40
 
 
 def sort_rows(rows: list[QueueRow], mode: str, skipped: list[str]) -> list[QueueRow]:
@@ -43,6 +40,7 @@ class QueueScreen(BaseScreen):
     """Review pending proposals."""
 
     TITLE_TEXT = "queue"
+    AUTO_FOCUS = "#queue"
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept"),
         Binding("r", "reject", "Reject", id="reject"),
@@ -54,6 +52,8 @@ class QueueScreen(BaseScreen):
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("o", "sort", "Sort", id="sort"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear_filter"),
+        Binding("ctrl+d", "detail_down", "Scroll evidence down", show=False, id="detail_down"),
+        Binding("ctrl+u", "detail_up", "Scroll evidence up", show=False, id="detail_up"),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -69,6 +69,7 @@ class QueueScreen(BaseScreen):
         with Horizontal(id="queue-main", classes="split"):
             with Vertical(id="queue-pane"):
                 yield Input(placeholder="filter: text in claim, project, session, type…", id="filter")
+                yield Static(header(), id="queue-header")
                 yield QueueTable(id="queue")
                 yield Static("", id="queue-info")
             yield CandidateView(self.app.config, id="detail")  # type: ignore[attr-defined]
@@ -105,37 +106,18 @@ class QueueScreen(BaseScreen):
             self.select(keep)
 
     def apply(self) -> None:
-        """Fill the table from ``self.rows`` with the current sort and filter (the first page of it)."""
+        """Fill the table from ``self.rows`` with the current sort and filter."""
         rows = self.rows
         if self.filter_text:
             rows = [r for r in rows if matches_filter(r, self.filter_text)]
         self.shown = sort_rows(rows, self.sort_mode, self.skipped)
-        self.table.fill(self.shown[:PAGE])
+        self.table.fill(self.shown)
         self.update_info()
         if not self.shown:
             self.show_candidate(None)
 
-    def top_up(self, upto: int | None = None) -> None:
-        """Load more of ``self.shown`` into the table when the cursor nears the end of what is loaded.
-
-        The table always holds a prefix of ``self.shown``; with 10,000 proposals only the first pages
-        are in it, so every table operation stays cheap.
-        """
-        table = self.table
-        loaded = table.row_count
-        want = upto + 1 if upto is not None else loaded
-        if upto is None and loaded - table.cursor_row > MARGIN:
-            return
-        target = min(len(self.shown), max(want, loaded + PAGE) if upto is None else max(want, loaded))
-        if target > loaded:
-            table.add_rows_keyed(self.shown[loaded:target])
-            self.update_info()
-
     def update_info(self) -> None:
-        loaded = self.table.row_count
         text = Text.assemble((f"{len(self.shown):,}", "bold"), f" of {len(self.rows):,} shown")
-        if loaded < len(self.shown):
-            text.append(f" ({loaded:,} loaded)", "dim")
         text.append(" · sort: ")
         text.append(self.sort_mode, "bold")
         if self.filter_text:
@@ -145,16 +127,14 @@ class QueueScreen(BaseScreen):
 
     def select(self, cid: str) -> None:
         """Highlight the proposal ``cid`` (loading the table up to it when needed)."""
-        index = next((n for n, r in enumerate(self.shown) if r.id == cid), None)
-        if index is None:
+        try:
+            index = self.table.get_row_index(cid)
+        except KeyError:
             return
-        self.top_up(upto=index)
         self.table.move_cursor(row=index, animate=False)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        cid = event.row_key.value if event.row_key is not None else None
-        self.show_candidate(cid)
-        self.top_up()
+    def on_queue_table_highlighted(self, event: QueueTable.Highlighted) -> None:
+        self.show_candidate(event.candidate_id)
 
     def show_candidate(self, cid: str | None) -> None:
         view = self.query_one(CandidateView)
@@ -169,23 +149,14 @@ class QueueScreen(BaseScreen):
     # -- decisions ------------------------------------------------------------------------------
 
     def take_current(self) -> str | None:
-        """Remove the highlighted row at once and highlight the next; returns its candidate id."""
-        table = self.table
-        cid = table.current_id
+        """Remove the highlighted row at once (the next one is highlighted); returns its candidate id."""
+        cid = self.table.current_id
         if cid is None:
             self.notify("No proposal is highlighted", severity="warning")
             return None
-        index = table.cursor_row
-        table.remove_row(cid)
+        self.table.remove_row(cid)
         self.rows = [r for r in self.rows if r.id != cid]
         self.shown = [r for r in self.shown if r.id != cid]
-        if table.row_count < len(self.shown) and table.row_count - index <= MARGIN:
-            self.top_up(upto=min(len(self.shown) - 1, table.row_count + PAGE - 1))
-        if table.row_count:
-            table.move_cursor(row=min(index, table.row_count - 1), animate=False)
-            self.show_candidate(table.current_id)
-        else:
-            self.show_candidate(None)
         self.update_info()
         return cid
 
@@ -204,8 +175,7 @@ class QueueScreen(BaseScreen):
             self.skipped.append(cid)
             self.rows.append(row)
             self.shown.append(row)
-            if self.table.row_count == len(self.shown) - 1:  # everything is loaded: show it at the end
-                self.table.add_rows_keyed([row])
+            self.table.add_rows_keyed([row])
             self.update_info()
         self.app.decide("skip", cid)  # type: ignore[attr-defined]
 
@@ -246,6 +216,12 @@ class QueueScreen(BaseScreen):
     def action_up(self) -> None:
         self.table.action_cursor_up()
 
+    def action_detail_down(self) -> None:
+        self.query_one(CandidateView).scroll_page_down(animate=False)
+
+    def action_detail_up(self) -> None:
+        self.query_one(CandidateView).scroll_page_up(animate=False)
+
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
         keep = self.table.current_id
@@ -257,6 +233,13 @@ class QueueScreen(BaseScreen):
         box = self.query_one("#filter", Input)
         box.add_class("visible")
         box.focus()
+
+    def set_filter(self, text: str) -> None:
+        """Show only the proposals matching ``text`` (the filter box shows it; Esc clears it)."""
+        box = self.query_one("#filter", Input)
+        box.add_class("visible")
+        box.value = text  # posts Input.Changed, which applies the filter
+        self.table.focus()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -1,9 +1,13 @@
-"""Sessions: every project and session the ledger knows, what is dreamed and what waits."""
+"""Sessions: projects, and the sessions of the highlighted project, with what is dreamed and what waits."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from dreamtui.tui import services
@@ -12,39 +16,86 @@ from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 
 
+def kb(n: int) -> Text:
+    """Bytes waiting as KB, dim when nothing waits."""
+    return Text(f"{n / 1024:,.1f} KB", style="yellow" if n else "dim")
+
+
 class SessionsScreen(BaseScreen):
-    """Projects and sessions from the ``files`` table, grouped by project."""
+    """Projects on the left (totals); the highlighted project's sessions on the right.
+
+    Two short tables instead of one long one: with 2,000 sessions a single DataTable takes a second
+    to measure its cells.
+    """
 
     TITLE_TEXT = "sessions"
+    AUTO_FOCUS = "#projects"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.by_project: dict[str, list[dict[str, Any]]] = {}
+        self.current_project: str | None = None
 
     def body(self) -> ComposeResult:
         yield Static("", id="sessions-info", classes="info")
-        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        with Horizontal(classes="split"):
+            yield DataTable(id="projects", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#sessions", DataTable)
-        for label, width in (("project", 18), ("session", 10), ("files", 5), ("lines", 7), ("dreamed", 8),
-                             ("waiting", 9), ("pending", 7), ("updated", 20)):
-            table.add_column(label, width=width, key=label)
+        projects = self.query_one("#projects", DataTable)
+        for label, width in (("project", 24), ("sessions", 8), ("waiting", 10), ("pending", 7)):
+            projects.add_column(label, width=width, key=label)
+        sessions = self.query_one("#sessions", DataTable)
+        for label, width in (("session", 10), ("files", 5), ("lines", 7), ("dreamed", 7), ("waiting", 10),
+                             ("pending", 7), ("updated", 20)):
+            sessions.add_column(label, width=width, key=label)
 
     def reload(self) -> None:
         rows = services.sessions(self.app.config, self.app.ledger)  # type: ignore[attr-defined]
-        table = self.query_one("#sessions", DataTable)
-        table.clear()
-        last_project = None
+        self.by_project = defaultdict(list)
         for r in rows:
-            project = short_project(r["project"], 18) if r["project"] != last_project else ""
-            last_project = r["project"]
-            waiting = int(r["waiting"] or 0)
-            table.add_row(
-                Text(project, style="bold"), Text(literal(r["session"][:8], 8)), str(r["files"]),
-                f"{int(r['lines'] or 0):,}", f"{int(r['dreamed'] or 0):,}",
-                Text(f"{waiting / 1024:.1f} KB", style="yellow" if waiting else "dim"),
-                Text(str(r["pending"]), style="bold cyan" if r["pending"] else "dim"),
-                Text(literal(r["updated"] or "", 20)), key=f"{r['project']}\0{r['session']}",
-            )
-        projects = len({r["project"] for r in rows})
+            self.by_project[r["project"]].append(r)
+        table = self.query_one("#projects", DataTable)
+        keep = self.current_project
+        table.clear()
+        for project, items in sorted(self.by_project.items()):
+            waiting = sum(int(r["waiting"] or 0) for r in items)
+            pending = sum(int(r["pending"] or 0) for r in items)
+            table.add_row(Text(short_project(project, 24), style="bold"), str(len(items)), kb(waiting),
+                          Text(str(pending), style="bold cyan" if pending else "dim"), key=project)
+        if keep in self.by_project:
+            table.move_cursor(row=table.get_row_index(keep))
+            self.show_project(keep)
         waiting_sessions = sum(1 for r in rows if (r["waiting"] or 0) > 0)
         self.query_one("#sessions-info", Static).update(Text.assemble(
-            (f"{projects}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
-            (f"{waiting_sessions}", "bold yellow"), " with content not yet dreamed  (press d to dream now)"))
+            (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
+            (f"{waiting_sessions}", "bold yellow"),
+            " with content not yet dreamed  (d dreams now · Enter on a session shows its proposals)"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "projects" and event.row_key.value:
+            self.show_project(event.row_key.value)
+
+    def show_project(self, project: str) -> None:
+        """Fill the sessions table with ``project``'s sessions, most recently read first."""
+        self.current_project = project
+        table = self.query_one("#sessions", DataTable)
+        table.clear()
+        items = sorted(self.by_project.get(project, []), key=lambda r: r["updated"] or "", reverse=True)
+        for r in items:
+            table.add_row(
+                Text(literal(r["session"][:8], 8)), str(r["files"]), f"{int(r['lines'] or 0):,}",
+                f"{int(r['dreamed'] or 0):,}", kb(int(r["waiting"] or 0)),
+                Text(str(r["pending"]), style="bold cyan" if r["pending"] else "dim"),
+                Text(literal(r["updated"] or "not read yet", 20)), key=f"{project}\0{r['session']}")
+        table.border_title = literal(project, 60, one_line=True)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a project shows its sessions; Enter on a session, its proposals in the queue."""
+        if event.data_table.id == "projects":
+            self.query_one("#sessions", DataTable).focus()
+            return
+        _project, _, session = (event.row_key.value or "").partition("\0")
+        if session:
+            self.app.show_queue_filtered(session)  # type: ignore[attr-defined]
