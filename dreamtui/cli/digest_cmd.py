@@ -8,22 +8,12 @@ import click
 import orjson
 
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import printable
 from dreamtui.core.config import Config
 from dreamtui.core.digest import digest_file, digest_session
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.models import Digest
 from dreamtui.core.transcripts import describe, session_files
-
-# Control characters (C0 except newline and tab, DEL, C1) and bidi overrides are shown escaped, so
-# transcript text can never move the cursor, retitle or recolour the terminal.
-_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
-           *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]
-_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters and bidi overrides escaped (``\\x1b``), newlines kept."""
-    return text.translate(_ESCAPES)
 
 
 def render(digest: Digest) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import echo
 from dreamtui.core import clock
 from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
@@ -43,7 +44,7 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
             return
         last.update(phase=phase, at=now)
         pct = f" {fraction * 100:3.0f}%" if fraction is not None else ""
-        click.echo(f"[{phase}{pct}] {message}", err=True)
+        echo(f"[{phase}{pct}] {message}", err=True)
 
     return show
 
@@ -71,19 +72,19 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
         record = run_cycle(config, ledger, project=project, date=day, trigger="manual",
                            progress=_progress_printer(not as_json))
     except CycleBusy as exc:
-        click.echo(f"dreamtui: {exc}", err=True)
+        echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_BUSY)
     except CycleFailed as exc:
         if as_json and exc.record is not None:
             click.echo(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
-        click.echo(f"dreamtui: {exc}", err=True)
+        echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     finally:
         ledger.close()
     if as_json:
         click.echo(json.dumps(record.to_json(), indent=2, ensure_ascii=False))
     else:
-        click.echo(waking_message(record))
+        echo(waking_message(record))
 
 
 def parse_schedule(text: str) -> tuple[int, int]:
@@ -143,26 +144,26 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         try:
             record = run_cycle(config, ledger, project=project, trigger=trigger, progress=progress)
         except CycleAlreadyDone as exc:
-            click.echo(f"dreamtui: {trigger}: {exc}", err=True)
+            echo(f"dreamtui: {trigger}: {exc}", err=True)
             return
         except CycleBusy as exc:  # another cycle holds the lock: try again a little later
             if tries < BUSY_RETRIES:
                 retries[project] = (time.monotonic() + BUSY_RETRY_SECONDS, tries + 1, trigger)
-                click.echo(f"dreamtui: {trigger}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s", err=True)
+                echo(f"dreamtui: {trigger}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s", err=True)
             else:
-                click.echo(f"dreamtui: {trigger}: {exc}; giving up", err=True)
+                echo(f"dreamtui: {trigger}: {exc}; giving up", err=True)
             return
         except (CycleFailed, DreamError) as exc:
-            click.echo(f"dreamtui: {trigger}: {exc}", err=True)
+            echo(f"dreamtui: {trigger}: {exc}", err=True)
             return
-        click.echo(waking_message(record))
-        click.echo("", nl=True)
+        echo(waking_message(record))
+        echo("", nl=True)
 
     try:
         watcher.start()
         how = "polling" if poll else "watching"
         when = f"; dreaming daily at {schedule} UTC" if hm else ""
-        click.echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
+        echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
         while True:
             timeout = 1.0
             if due is not None:
@@ -174,10 +175,10 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
             if kind == "stop":
                 break
             if kind == "goodnight":
-                click.echo(f"dreamtui: good night said in {value}: dreaming", err=True)
+                echo(f"dreamtui: good night said in {value}: dreaming", err=True)
                 dream_now(value, "goodnight")
             elif kind == "error":
-                click.echo(f"dreamtui: watch: {value}", err=True)
+                echo(f"dreamtui: watch: {value}", err=True)
             for project, (retry_at, tries, trigger) in list(retries.items()):
                 if time.monotonic() >= retry_at:
                     dream_now(project, trigger, tries)
@@ -190,7 +191,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         watcher.stop()
         signal.signal(signal.SIGTERM, previous)
         ledger.close()
-        click.echo("dreamtui: stopped watching", err=True)
+        echo("dreamtui: stopped watching", err=True)
 
 
 @cli.command("briefing")
@@ -208,13 +209,13 @@ def briefing_cmd(config: Config, history: bool, sha: str | None, as_json: bool) 
             click.echo(json.dumps([v.to_json() for v in versions], indent=2))
             return
         if not versions:
-            click.echo("no briefing yet: run `dreamtui dream`", err=True)
+            echo("no briefing yet: run `dreamtui dream`", err=True)
             return
         for v in versions:
-            click.echo(f"{v.sha[:10]}  {v.date}  {v.subject}")
+            echo(f"{v.sha[:10]}  {v.date}  {v.subject}")
         return
     text = briefing.briefing_at(config, sha) if sha else briefing.read_briefing(config)
     if text is None:
         where = f"in commit {sha}" if sha else f"in {briefing.briefing_path(config)}"
         raise DreamError(f"no briefing {where}: run `dreamtui dream` first")
-    click.echo(text, nl=not text.endswith("\n"))
+    echo(text, nl=not text.endswith("\n"))

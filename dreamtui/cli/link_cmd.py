@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import echo
 from dreamtui.core.claude_link import apply_link, plan_link
 from dreamtui.core.config import Config
 
@@ -20,13 +21,13 @@ def link(config: Config, claude_md: Path | None, yes: bool) -> None:
     """Show (and with consent add) the import lines that make Claude Code load the memory."""
     plan = plan_link(config.memory, claude_md)
     if not plan.needed:
-        click.echo(f"{plan.claude_md} already imports the memory index and briefing.")
+        echo(f"{plan.claude_md} already imports the memory index and briefing.")
         return
-    click.echo(f"{plan.claude_md} lacks these lines:")
+    echo(f"{plan.claude_md} lacks these lines:")
     for line in plan.missing:
-        click.echo(f"    {line}")
+        echo(f"    {line}")
     if not yes and not click.confirm("Add them?", default=False):
-        click.echo("Nothing changed.")
+        echo("Nothing changed.")
         return
     apply_link(plan)
-    click.echo(f"Added {len(plan.missing)} line(s) to {plan.claude_md}.")
+    echo(f"Added {len(plan.missing)} line(s) to {plan.claude_md}.")

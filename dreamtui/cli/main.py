@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from dreamtui import __version__
+from dreamtui.cli.output import echo
 from dreamtui.core.config import Config, load_config
 from dreamtui.core.errors import DreamError
 
@@ -26,14 +27,14 @@ class DreamGroup(click.Group):
         try:
             return super().invoke(ctx)
         except DreamError as exc:
-            click.echo(f"dreamtui: {exc}", err=True)
+            echo(f"dreamtui: {exc}", err=True)
             ctx.exit(2)
         finally:  # the yield floor and the index ceiling, on stderr after every sub-command
             if ctx.invoked_subcommand and isinstance(ctx.obj, Config):
                 from dreamtui.core.cycle import banner_lines_for
 
                 for line in banner_lines_for(ctx.obj):
-                    click.echo(line, err=True)
+                    echo(line, err=True)
 
 
 @click.group(cls=DreamGroup, invoke_without_command=True,
@@ -103,7 +104,7 @@ def main() -> None:
     try:
         cli(prog_name="dreamtui")
     except DreamError as exc:  # raised while building the config, before a sub-command runs
-        click.echo(f"dreamtui: {exc}", err=True)
+        echo(f"dreamtui: {exc}", err=True)
         sys.exit(2)
 
 

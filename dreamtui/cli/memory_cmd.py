@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from dreamtui.cli.main import cli, config_of, pass_config
+from dreamtui.cli.output import echo
 from dreamtui.core import clock, decisions, gitops, memory
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
@@ -32,11 +33,11 @@ def _reconcile(config: Config, ledger: Ledger) -> None:
         return
     report = decisions.reconcile(config, ledger)
     for line in report.notices:
-        click.echo(f"dreamtui: {line}", err=True)
+        echo(f"dreamtui: {line}", err=True)
     for cid in report.recorded:
-        click.echo(f"dreamtui: recorded the accept of {cid} found in git", err=True)
+        echo(f"dreamtui: recorded the accept of {cid} found in git", err=True)
     if report.restored:
-        click.echo(f"dreamtui: restored {', '.join(report.restored)} after an interrupted write", err=True)
+        echo(f"dreamtui: restored {', '.join(report.restored)} after an interrupted write", err=True)
 
 
 def _ceiling_notice(config: Config) -> None:
@@ -45,7 +46,7 @@ def _ceiling_notice(config: Config) -> None:
     if config_of(ctx).memory != config.memory:
         warning = memory.ceiling_warning(memory.ceiling_status(config.memory))
         if warning:
-            click.echo(warning, err=True)
+            echo(warning, err=True)
 
 
 def _is_ceiling(line: str) -> bool:
@@ -97,14 +98,14 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
         if as_json:
             click.echo(json.dumps([candidate_json(c) for c in found], ensure_ascii=False, indent=2))
         elif not found:
-            click.echo("no candidates")
+            echo("no candidates")
         else:
             for c in found:
                 flags = "".join(f" [{f}]" for f in (
                     "tool output" if c.provenance == "tool" else "",
                     "secret" if c.secrets else "",
                     f"close to {c.duplicate_of}" if c.duplicate_of else "") if f)
-                click.echo(f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  "
+                echo(f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  "
                            f"{memory.one_line(c.claim, 90)}{flags}")
     finally:
         ledger.close()
@@ -126,15 +127,15 @@ def accept(config: Config, cid: str, claim: str | None, why: str | None, how: st
     try:
         cand = ledger.get_candidate(cid)
         if cand is not None and cand.provenance == "tool":
-            click.echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
+            echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
         edits = {k: v for k, v in (("claim", claim), ("why", why), ("how", how)) if v is not None}
         result = decisions.accept(config, ledger, cid, edits or None, allow_tool=allow_tool)
     finally:
         ledger.close()
     for line in result.notices:
         if not _is_ceiling(line):
-            click.echo(f"dreamtui: {line}", err=True)
-    click.echo(f"accepted {cid} → {result.path} (commit {result.commit_sha[:10]})")
+            echo(f"dreamtui: {line}", err=True)
+    echo(f"accepted {cid} → {result.path} (commit {result.commit_sha[:10]})")
     _ceiling_notice(config)
 
 
@@ -151,7 +152,7 @@ def reject(config: Config, cid: str, reason: str, category: str) -> None:
         decisions.reject(config, ledger, cid, category, reason)
     finally:
         ledger.close()
-    click.echo(f"rejected {cid} ({decisions.normalize_category(category)})")
+    echo(f"rejected {cid} ({decisions.normalize_category(category)})")
     _ceiling_notice(config)
 
 
@@ -165,7 +166,7 @@ def skip(config: Config, cid: str) -> None:
         decisions.skip(ledger, cid)
     finally:
         ledger.close()
-    click.echo(f"skipped {cid} (still pending)")
+    echo(f"skipped {cid} (still pending)")
     _ceiling_notice(config)
 
 
@@ -179,11 +180,11 @@ def undo(config: Config) -> None:
     finally:
         ledger.close()
     for line in result.notices:
-        click.echo(f"dreamtui: {line}", err=True)
+        echo(f"dreamtui: {line}", err=True)
     if result.commit_sha:
-        click.echo(f"undid accept of {result.candidate_id} (revert commit {result.commit_sha[:10]}); it is pending again")
+        echo(f"undid accept of {result.candidate_id} (revert commit {result.commit_sha[:10]}); it is pending again")
     else:
-        click.echo(f"undid {result.action} of {result.candidate_id}; it is pending again")
+        echo(f"undid {result.action} of {result.candidate_id}; it is pending again")
     _ceiling_notice(config)
 
 
@@ -199,7 +200,10 @@ def stats(config: Config, as_json: bool) -> None:
     finally:
         ledger.close()
     data["ceiling"] = memory.ceiling_status(config.memory).to_json()
-    click.echo(json.dumps(data, indent=2) if as_json else format_stats(data))
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        echo(format_stats(data))
     _ceiling_notice(config)
 
 
@@ -213,5 +217,5 @@ def review(config: Config, day: str | None) -> None:
         path = write_review(config, ledger, day or clock.today())
     finally:
         ledger.close()
-    click.echo(str(path))
+    echo(str(path))
     _ceiling_notice(config)

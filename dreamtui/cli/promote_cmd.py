@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import echo, printable
 from dreamtui.core import promotion
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
@@ -23,10 +24,10 @@ def _gate_lines(gates: list[promotion.Gate]) -> list[str]:
     lines = []
     for gate in gates:
         mark = click.style("pass", fg="green") if gate.passed else click.style("FAIL", fg="red", bold=True)
-        lines.append(f"  [{mark}] {gate.title}: {gate.summary}")
+        lines.append(f"  [{mark}] " + printable(f"{gate.title}: {gate.summary}"))
         if gate.name == promotion.GATE_SCHEMA:
             for off in gate.evidence.get("offenders", [])[:20]:
-                lines.append(f"         {off['path']}: {'; '.join(off['problems'])}")
+                lines.append(printable(f"         {off['path']}: {'; '.join(off['problems'])}"))
     return lines
 
 
@@ -64,9 +65,9 @@ def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extracto
             if as_json:
                 _echo_json({"revoked": ended.to_json(), "promoted": False})
             elif ended.status == "demoted":
-                click.echo(f"Demotion of {ended.pair} acknowledged; auto-write stays off.")
+                echo(f"Demotion of {ended.pair} acknowledged; auto-write stays off.")
             else:
-                click.echo(f"Auto-write revoked for {ended.pair}. Every candidate waits for a person again.")
+                echo(f"Auto-write revoked for {ended.pair}. Every candidate waits for a person again.")
             return
         status = promotion.promotion_status(config, ledger)
         if status.active and status.promotion and not (extractor or model):
@@ -84,8 +85,8 @@ def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extracto
             if as_json:
                 _echo_json(_payload(gates, pair, status) | {"approved": approved.to_json()})
             else:
-                click.echo("\n".join(_gate_lines(gates)))
-                click.echo(f"Auto-write approved for {approved.pair}; recorded in promotion.md "
+                click.echo("\n".join(_gate_lines(gates)))  # styled; its text is printable
+                echo(f"Auto-write approved for {approved.pair}; recorded in promotion.md "
                            f"(commit {(approved.commit_sha or '')[:10]}).")
             return
         _show(gates, pair, status, as_json, promotion.auto_written(ledger, unreviewed_only=True))
@@ -105,19 +106,19 @@ def _show(gates: list[promotion.Gate], pair: promotion.Pair | None, status: prom
     if as_json:
         _echo_json(_payload(gates, pair, status, waiting))
         return
-    click.echo(f"Auto-write gates for {pair or 'no extractor yet (no human decisions)'}:")
-    click.echo("\n".join(_gate_lines(gates)))
+    echo(f"Auto-write gates for {pair or 'no extractor yet (no human decisions)'}:")
+    click.echo("\n".join(_gate_lines(gates)))  # styled; its text is printable
     if status.active and status.promotion:
-        click.echo(f"Auto-write is ON for {status.promotion.pair} since {status.promotion.approved_at[:10]}.")
+        echo(f"Auto-write is ON for {status.promotion.pair} since {status.promotion.approved_at[:10]}.")
     else:
-        click.echo(f"Auto-write is off: {status.reason}.")
+        echo(f"Auto-write is off: {status.reason}.")
         if not promotion.failing(gates):
-            click.echo("Every gate passes: `dreamtui promote --approve` turns auto-write on.")
+            echo("Every gate passes: `dreamtui promote --approve` turns auto-write on.")
     if waiting:
-        click.echo(f"{len(waiting)} auto-written memor{'y' if len(waiting) == 1 else 'ies'} await review "
+        echo(f"{len(waiting)} auto-written memor{'y' if len(waiting) == 1 else 'ies'} await review "
                    "(`dreamtui promote --keep ID` or `--reject ID --reason ...`):")
         for item in waiting[:20]:
-            click.echo(f"  {item.candidate_id}  {item.decided_at[:10]}  {item.memory_path}")
+            echo(f"  {item.candidate_id}  {item.decided_at[:10]}  {item.memory_path}")
 
 
 def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str, as_json: bool) -> None:
@@ -125,9 +126,9 @@ def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str
     if as_json:
         _echo_json({"candidate_id": cid, "kept": keep, "status": status.to_json()})
         return
-    click.echo(f"{cid}: kept." if keep else f"{cid}: rejected; its commit was reverted.")
+    echo(f"{cid}: kept." if keep else f"{cid}: rejected; its commit was reverted.")
     if not status.active:
-        click.echo(f"Auto-write is off: {status.reason}.")
+        echo(f"Auto-write is off: {status.reason}.")
 
 
 @cli.command("normalize")
@@ -144,15 +145,16 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
     manual = [c for c in plan if not c.fixable]
     if not as_json:
         if not plan:
-            click.echo("Every topic file follows the one schema. Nothing to change.")
+            echo("Every topic file follows the one schema. Nothing to change.")
             return
         for change in fixable:
-            click.echo(click.style(change.path, bold=True) + ": " + "; ".join(change.problems))
+            click.echo(click.style(printable(change.path), bold=True) + ": " + printable("; ".join(change.problems)))
             for fix in change.fixes:
-                click.echo(f"  - {fix}")
-            click.echo(change.diff().rstrip("\n"))
+                echo(f"  - {fix}")
+            echo(change.diff().rstrip("\n"))
         for change in manual:
-            click.echo(click.style(change.path, bold=True) + " needs a person: " + "; ".join(change.remaining))
+            click.echo(click.style(printable(change.path), bold=True) + " needs a person: "
+                       + printable("; ".join(change.remaining)))
     confirmed = yes
     if fixable and not yes and not as_json and sys.stdin.isatty():
         confirmed = click.confirm(f"Rewrite {len(fixable)} file(s) as one commit?", default=False)
@@ -161,6 +163,6 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
         _echo_json({"changes": [c.to_json() for c in plan], "applied": sha is not None, "commit": sha})
         return
     if sha:
-        click.echo(f"Rewrote {len(fixable)} file(s) in commit {sha[:10]}.")
+        echo(f"Rewrote {len(fixable)} file(s) in commit {sha[:10]}.")
     elif fixable:
-        click.echo(f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit.")
+        echo(f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit.")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import echo
 from dreamtui.core.config import Config
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.transcripts import describe, session_files
@@ -47,10 +48,10 @@ def verify(config: Config, file: Path, quote: str, as_json: bool) -> None:
         data = result.to_json()
         click.echo(json.dumps(data, ensure_ascii=False))
     elif result.verified:
-        click.echo(f"verified: {len(result.matches)} place(s)")
+        echo(f"verified: {len(result.matches)} place(s)")
         for m in result.matches:
             copy = " (copy)" if m.copy else ""
-            click.echo(f"  {m.file}:{m.line}  {m.provenance}{copy}  uuid={m.uuid}  {m.timestamp or ''}".rstrip())
+            echo(f"  {m.file}:{m.line}  {m.provenance}{copy}  uuid={m.uuid}  {m.timestamp or ''}".rstrip())
     else:
-        click.echo(f"not verified: {result.reason}")
+        echo(f"not verified: {result.reason}")
     click.get_current_context().exit(0 if result.verified else 1)

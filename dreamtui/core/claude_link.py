@@ -6,9 +6,17 @@ Nothing is written without the person's consent: :func:`plan_link` says what wou
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from dreamtui.core.errors import DreamError
+
+
+class LinkError(DreamError):
+    """CLAUDE.md cannot be read or written (a folder, unreadable, a broken symlink…)."""
 
 
 @dataclass(frozen=True)
@@ -38,24 +46,41 @@ def plan_link(memory_dir: Path, claude_md: Path | None = None) -> LinkPlan:
     """Which import lines (index and briefing) ``claude_md`` lacks for ``memory_dir``."""
     claude_md = claude_md or Path.home() / ".claude" / "CLAUDE.md"
     wanted = [import_target(memory_dir / "MEMORY.md"), import_target(memory_dir / "briefing.md")]
-    try:
-        existing = {line.strip() for line in claude_md.read_text(encoding="utf-8").splitlines()}
-    except FileNotFoundError:
-        existing = set()
+    existing = {line.strip() for line in _read(claude_md).splitlines()}
     return LinkPlan(claude_md, tuple(w for w in wanted if w not in existing))
+
+
+def _read(path: Path) -> str:
+    """The text of ``path`` ("" when missing); bytes that are not UTF-8 survive a rewrite unchanged."""
+    try:
+        return path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise LinkError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def apply_link(plan: LinkPlan) -> None:
     """Append the missing import lines to the CLAUDE.md file (atomically; the rest kept as is)."""
     if not plan.needed:
         return
-    plan.claude_md.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        old = plan.claude_md.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        old = ""
+    # a symlinked CLAUDE.md (kept in a dotfiles repo, say) is edited where it points, never replaced
+    target = Path(os.path.realpath(plan.claude_md))
+    old = _read(target)
     block = "\n# Long-term memory curated by dreamtui\n" + "\n".join(plan.missing) + "\n"
     new = old + ("" if not old or old.endswith("\n") else "\n") + block
-    tmp = plan.claude_md.with_name(plan.claude_md.name + ".dreamtui-tmp")
-    tmp.write_text(new, encoding="utf-8")
-    os.replace(tmp, plan.claude_md)
+    tmp = target.with_name(target.name + ".dreamtui-tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+        with tmp.open("wb") as fh:
+            fh.write(new.encode("utf-8", "surrogateescape"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise LinkError(f"cannot write {target}: {exc.strerror or exc}") from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -104,17 +105,27 @@ def _coerce(name: str, value: Any) -> Any:
         raise ConfigError("config 'command' must be a string or a list of strings")
     if name in {"concurrency", "min_person_chars", "max_retries", "max_digest_chars"}:
         try:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
             number = int(value)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigError(f"config {name!r} must be a whole number, not {value!r}") from exc
         if number < (0 if name == "max_retries" else 1):
             raise ConfigError(f"config {name!r} must be positive, not {number}")
         return number
     if name in {"quiet_minutes", "api_timeout", "command_timeout", "rescan_seconds"}:
         try:
-            return float(value)
+            if isinstance(value, bool):
+                raise ValueError(value)
+            number = float(value)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"config {name!r} must be a number, not {value!r}") from exc
+        if not math.isfinite(number) or number < 0 or (number == 0 and name != "quiet_minutes"):
+            least = "0 or more" if name == "quiet_minutes" else "above 0"
+            raise ConfigError(f"config {name!r} must be a finite number {least}, not {value!r}")
+        return number
+    if name in {"model", "schedule"} and not isinstance(value, str):
+        raise ConfigError(f"config {name!r} must be a string, not {value!r}")
     if name in {"batch", "poll"}:
         if isinstance(value, bool):
             return value

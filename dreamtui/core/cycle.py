@@ -371,8 +371,12 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         except BaseException as exc:
             message = f"{PHASE_TITLES.get(run.current, run.current)}: {_one_line(exc)}"
             run.close_phase()
+            # what earlier failed attempts extracted stays in the row, so the next retry still
+            # finishes their REM and counts it, however many attempts fail in between
+            run._carry_prior()
+            depth = "deep" if run.prior.get("depth") == "deep" else run.depth
             run.stats["seconds"] = round(time.monotonic() - run.t0, 3)
-            _finish(ledger, cycle_id, "failed", run.depth, run.phases, run.stats, message)
+            _finish(ledger, cycle_id, "failed", depth, run.phases, run.stats, message)
             record = get_cycle(ledger, cycle_id)
             if isinstance(exc, Exception):
                 raise CycleFailed(f"dream cycle failed in {message}; run it again to retry", record) from exc
@@ -413,6 +417,7 @@ class _Cycle:
         self.kept_ids: list[str] = []
         self.corroborated: set[str] = set()
         self.prior: dict[str, Any] = {}
+        self._carried = False
         self.index: Any = None
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -576,8 +581,9 @@ class _Cycle:
 
     def _carry_prior(self) -> None:
         """A retry adds what the failed attempt already extracted, so the day's totals stay true."""
-        if self.prior.get("depth") != "deep":
+        if self._carried or self.prior.get("depth") != "deep":
             return
+        self._carried = True
         for key in CARRIED:
             if self.prior.get(key):
                 self.stats[key] = int(self.stats.get(key, 0) or 0) + int(self.prior[key])

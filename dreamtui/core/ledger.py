@@ -163,6 +163,15 @@ CREATE TABLE IF NOT EXISTS promotions (
 """
 
 
+def _unusable(path: Path, exc: sqlite3.Error) -> str:
+    """One line saying why the ledger at ``path`` cannot be used."""
+    text = str(exc)
+    if "readonly" in text or "unable to open" in text:
+        return (f"cannot write the ledger {path}: {text} "
+                f"(check that you may write to {path} and its folder {path.parent})")
+    return f"ledger {path} is not a usable SQLite database: {text}"
+
+
 class Ledger:
     """The ledger database in the state directory."""
 
@@ -173,12 +182,12 @@ class Ledger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LedgerError(f"cannot create state directory {self.path.parent}: {exc.strerror}") from exc
-        conn = self.conn
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA journal_mode=WAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise LedgerError(f"ledger {self.path} is not a usable SQLite database: {exc}") from exc
+            self.close()
+            raise LedgerError(_unusable(self.path, exc)) from exc
 
     @classmethod
     def open(cls, state_dir: Path) -> Ledger:
@@ -195,10 +204,14 @@ class Ledger:
                                        check_same_thread=False)
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot open ledger {self.path}: {exc}") from exc
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA busy_timeout=30000")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as exc:  # a read-only or broken file: one line, never a traceback
+                conn.close()
+                raise LedgerError(_unusable(self.path, exc)) from exc
             self._local.conn = conn
         return conn
 

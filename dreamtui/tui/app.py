@@ -192,7 +192,8 @@ class DreamApp(App):
             try:
                 cid = job.candidate_id
                 if job.action == "accept":
-                    detail = services.accept(self.config, self.ledger, cid, job.kwargs.get("edits"))
+                    detail = services.accept(self.config, self.ledger, cid, job.kwargs.get("edits"),
+                                             allow_tool=job.kwargs.get("allow_tool", False))
                 elif job.action == "reject":
                     detail = services.reject(self.config, self.ledger, cid, job.kwargs["category"],
                                              job.kwargs.get("reason", ""))

@@ -1,7 +1,8 @@
 """The app's one door into the core: read models for the screens and the decision calls.
 
 Everything here is plain Python (no Textual), so screens stay thin and the bench can time it.
-Core modules are imported where they are used: the app starts even if an optional step is missing.
+Core modules are imported where they are used (start-up stays quick); results are read through the
+core's own return types, so a change there fails loudly in the tests.
 """
 
 from __future__ import annotations
@@ -71,49 +72,27 @@ def pending_count(ledger: Ledger) -> int:
 
 
 def index_size(config: Config) -> tuple[int, int, int, int]:
-    """``(lines, bytes, max_lines, max_bytes)`` of ``MEMORY.md``, from :mod:`core.memory` when present."""
-    try:
-        from dreamtui.core import memory
+    """``(lines, bytes, max_lines, max_bytes)`` of ``MEMORY.md`` (:func:`core.memory.ceiling_status`)."""
+    from dreamtui.core import memory
 
-        status = memory.ceiling_status(config.memory)
-        return (int(status.lines), int(status.bytes), int(getattr(status, "max_lines", INDEX_MAX_LINES)),
-                int(getattr(status, "max_bytes", INDEX_MAX_BYTES)))
-    except (ImportError, AttributeError, TypeError):
-        index = config.memory / "MEMORY.md"
-        try:
-            data = index.read_bytes()
-        except OSError:
-            return 0, 0, INDEX_MAX_LINES, INDEX_MAX_BYTES
-        return data.count(b"\n"), len(data), INDEX_MAX_LINES, INDEX_MAX_BYTES
+    status = memory.ceiling_status(config.memory)
+    return status.lines, status.bytes, status.max_lines, status.max_bytes
 
 
 def banners(config: Config, ledger: Ledger) -> list[tuple[str, str]]:
     """Yield-floor, index-ceiling and promotion/demotion banners, as ``(level, text)``."""
+    from dreamtui.core import cycle, memory, promotion
+
     out: list[tuple[str, str]] = []
-    try:
-        from dreamtui.core import cycle
-
-        if cycle.yield_floor_active(ledger):
-            out.append(("error", cycle.YIELD_FLOOR_MESSAGE))
-    except ImportError:
-        pass
-    try:
-        from dreamtui.core import memory
-
-        warning = memory.ceiling_warning(memory.ceiling_status(config.memory))
-        if warning:
-            out.append(("warning", warning))
-    except (ImportError, OSError):
-        pass
-    try:
-        from dreamtui.core import promotion
-
-        text = promotion.promotion_banner(config, ledger)
-        if text:
-            level = "info" if text.startswith("Auto-write is on") else "warning"
-            out.append((level, text))
-    except ImportError:
-        pass
+    if cycle.yield_floor_active(ledger):
+        out.append(("error", cycle.YIELD_FLOOR_MESSAGE))
+    warning = memory.ceiling_warning(memory.ceiling_status(config.memory))
+    if warning:
+        out.append(("warning", warning))
+    text = promotion.promotion_banner(config, ledger)
+    if text:
+        level = "info" if text.startswith("Auto-write is on") else "warning"
+        out.append((level, text))
     return out
 
 
@@ -154,14 +133,17 @@ def duplicate_text(config: Config, ledger: Ledger, cand: Candidate) -> tuple[str
 # -- decisions ------------------------------------------------------------------------------------
 
 
-def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | None = None) -> str:
-    """Accept a proposal (one memory file, one index line, one commit); returns a one-line summary."""
+def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | None = None, *,
+           allow_tool: bool = False) -> str:
+    """Accept a proposal (one memory file, one index line, one commit); returns a one-line summary.
+
+    ``allow_tool`` accepts a proposal whose quote is only in tool output (untrusted); the app passes it
+    only after the person confirmed that in a dialog.
+    """
     from dreamtui.core import decisions
 
-    result = decisions.accept(config, ledger, cid, edits=edits, decided_by="person")
-    sha = getattr(result, "commit_sha", None) or getattr(result, "sha", None)
-    path = getattr(result, "memory_path", None) or getattr(result, "path", None)
-    return f"accepted → {path} ({str(sha)[:8]})" if sha else "accepted"
+    result = decisions.accept(config, ledger, cid, edits=edits, decided_by="person", allow_tool=allow_tool)
+    return " · ".join([f"accepted → {result.path} ({result.commit_sha[:8]})", *result.notices])
 
 
 def reject(config: Config, ledger: Ledger, cid: str, category: str, reason: str) -> str:
@@ -185,9 +167,8 @@ def undo(config: Config, ledger: Ledger) -> tuple[str, str | None]:
     from dreamtui.core import decisions
 
     result = decisions.undo_last(config, ledger)
-    cid = getattr(result, "candidate_id", None)
-    action = getattr(result, "action", None)
-    return (f"undid {action} of {cid}" if action else "undone"), cid
+    sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
+    return " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices]), result.candidate_id
 
 
 def reconcile(config: Config, ledger: Ledger) -> str | None:
@@ -320,23 +301,18 @@ def memory_files(config: Config) -> list[dict[str, Any]]:
     root = config.memory
     if not root.is_dir():
         return []
-    try:
-        from dreamtui.core import frontmatter
-    except ImportError:
-        frontmatter = None  # type: ignore[assignment]
+    from dreamtui.core import frontmatter
+
     out: list[dict[str, Any]] = []
     for path in sorted(root.rglob("*.md")):
         rel = path.relative_to(root).as_posix()
         if rel.startswith((".git/", "reviews/")) or rel in (BRIEFING,):
             continue
-        meta: dict[str, Any] = {}
         text = path.read_text(encoding="utf-8", errors="replace")
-        if frontmatter is not None and hasattr(frontmatter, "parse"):
-            try:
-                parsed = frontmatter.parse(text)
-                meta = dict(getattr(parsed, "meta", None) or (parsed[0] if isinstance(parsed, tuple) else {}) or {})
-            except Exception:  # noqa: BLE001 - a broken file is still listed
-                meta = {}
+        try:
+            meta, _body = frontmatter.parse(text)
+        except frontmatter.FrontmatterError:  # a broken file is still listed
+            meta = {}
         out.append({"path": rel, "name": str(meta.get("name", "")), "type": str(meta.get("type", "")),
                     "bytes": path.stat().st_size, "text": text})
     return out

@@ -1,0 +1,27 @@
+"""Terminal output of the CLI: text from transcripts, file names and git can never style the terminal.
+
+Every human-readable line goes through :func:`echo`, which shows control characters (C0 except
+newline and tab, DEL, C1) and bidi overrides escaped (``\\x1b``), so a project folder name, a
+person's prompt or an error message carrying ANSI/OSC escape codes cannot move the cursor, retitle
+or recolour the terminal. JSON output is left to ``json.dumps`` (it escapes C0 itself).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
+           *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]
+_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters and bidi overrides escaped (``\\x1b``), newlines kept."""
+    return text.translate(_ESCAPES)
+
+
+def echo(message: Any = "", *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` of ``message`` made printable."""
+    click.echo(printable(str(message)), err=err, nl=nl)
