@@ -484,3 +484,70 @@ def test_a_day_that_only_deferred_sessions_may_dream_again(tmp_path, monkeypatch
     assert second.id == first.id
     assert second.depth == "deep" and second.stats["kept"] > 0
     led.close()
+
+
+def test_batch_mode_submits_today_and_a_later_cycle_collects(config: Config, ledger: Ledger,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--batch``: sparks go out as one Message Batch; their ranges count as dreamed at once (no
+    later cycle extracts them again); the next cycle collects, gates and records them."""
+    install(config, "busy")
+    briefing_md = "## Working on\n- Invoice exporter\n"
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        server.polls_until_ended = 1
+        server.batch_answer = lambda req: {"type": "succeeded", "message": message({"candidates": [
+            lesson(UV, "Use uv, never pip, in this repo."),
+            lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust.")]})}
+        for _ in range(3):
+            server.script.append(Reply(200, message(briefing_md, input_tokens=10, output_tokens=5, cache_read=0)))
+        cfg = replace(config, extractor="anthropic", batch=True)
+
+        first = run_cycle(cfg, ledger, project=ACME, date=DAY)
+        s1 = first.stats
+        assert s1["batch_submitted"].startswith("msgbatch_") and s1["batch_sessions_submitted"] == 2
+        assert s1["kept"] == 0 and ledger.list_candidates() == []
+        assert len(server.calls("/v1/messages/batches")) == 1
+        waiting = ledger.query("SELECT path, size, dreamed_offset FROM files WHERE project = ?", (ACME,))
+        assert waiting and all(r["dreamed_offset"] == r["size"] for r in waiting)  # reserved at submit
+        assert "collected by a later cycle" in waking_message(first)
+
+        monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+        second = run_cycle(cfg, ledger, project=ACME, date="2026-03-11")  # nothing new: collects only
+        s2 = second.stats
+        assert s2["batch_sessions_collected"] == 2 and "batch_submitted" not in s2
+        assert (s2["surfaced"], s2["kept"]) == (4, 1)
+        assert s2["dropped"]["unverified"] == 2
+        kept = ledger.list_candidates(status="pending")
+        assert [c.quote for c in kept] == [UV] and kept[0].extractor == "anthropic"
+        rows = ledger.query("SELECT candidates, error FROM extractions WHERE project = ?", (ACME,))
+        assert rows and all(r["error"] is None for r in rows) and sum(r["candidates"] for r in rows) == 4
+        assert ledger.query("SELECT status FROM batches")[0]["status"] == "collected"
+
+        monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
+        third = run_cycle(cfg, ledger, project=ACME, date="2026-03-12")
+        assert third.depth == "shallow" and len(server.calls("/v1/messages/batches")) == 1
+
+
+def test_a_failed_batch_request_gives_its_session_back(config: Config, ledger: Ledger,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "busy")
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        server.batch_answer = lambda req: {"type": "errored", "error": {"type": "error", "error": {
+            "type": "overloaded_error", "message": "Overloaded"}}}
+        for _ in range(3):
+            server.script.append(Reply(200, message("## Working on\n- x\n", input_tokens=1, output_tokens=1,
+                                                    cache_read=0)))
+        cfg = replace(config, extractor="anthropic", batch=True)
+        run_cycle(cfg, ledger, project=ACME, date=DAY)
+        monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+        second = run_cycle(cfg, ledger, project=ACME, date="2026-03-11")
+        assert second.stats["extraction_errors"] == 2 and second.stats["batch_sessions_collected"] == 0
+        rows = ledger.query("SELECT dreamed_offset FROM files WHERE project = ?", (ACME,))
+        assert rows and all(r["dreamed_offset"] == 0 for r in rows)  # given back, not lost
+        monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
+        third = run_cycle(cfg, ledger, project=ACME, date="2026-03-12")
+        assert third.stats["batch_sessions_submitted"] == 2  # the next cycle submits them again
+        assert len(server.calls("/v1/messages/batches")) == 2

@@ -274,3 +274,62 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(config: Conf
     assert record.stats["review_path"] and Path(record.stats["review_path"]).is_file()
     kept = ledger.query("SELECT COUNT(*) AS n FROM candidates WHERE status = 'pending'")[0]["n"]
     assert record.stats["kept"] == kept
+
+
+# -- --project must name one project folder, not a path ---------------------------------------------
+
+
+@pytest.mark.parametrize("project", ["..", ".", "", "acme/", "ABS"])
+def test_dream_project_that_is_a_path_is_refused_and_records_nothing(config: Config, ledger: Ledger,
+                                                                     project: str) -> None:
+    from dreamtui.core.cycle import run_cycle
+    from dreamtui.core.errors import ConfigError
+
+    _write_session(config.transcripts / "acme", LESSON_TURNS)
+    if project == "ABS":
+        project = str(config.transcripts / "acme")
+    with pytest.raises(ConfigError, match="no project"):
+        run_cycle(config, ledger, project=project, date="2026-03-10")
+    assert ledger.query("SELECT COUNT(*) AS n FROM dream_cycles")[0]["n"] == 0
+
+
+# -- git and file-system failures in the memory repository are one-line errors ----------------------
+
+
+def test_git_read_failures_are_memory_repo_errors(config: Config, ledger: Ledger) -> None:
+    _candidate(ledger, 1)
+    write_review(config, ledger, "2026-04-01")
+    repo = git.Repo(config.memory)
+    with pytest.raises(MemoryRepoError, match="git diff-tree failed"):
+        gitops.changed_paths(repo, "0123456789" * 4)
+    assert gitops.status(repo, ["reviews/review-2026-04-01.md"]) == {}
+
+
+def test_status_never_writes_the_index(config: Config, ledger: Ledger) -> None:
+    """A listing must not need to write (a full disk, a person's lock): ``git status`` would."""
+    _candidate(ledger, 1)
+    path = write_review(config, ledger, "2026-04-01")
+    index = config.memory / ".git" / "index"
+    os.utime(path, None)  # the stat data no longer matches: plain ``git status`` would refresh the index
+    before = index.stat().st_mtime_ns
+    assert gitops.status(git.Repo(config.memory), ["reviews/review-2026-04-01.md"]) == {}
+    assert index.stat().st_mtime_ns == before
+
+
+def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Ledger) -> None:
+    _candidate(ledger, 1)
+    write_review(config, ledger, "2026-04-01")
+    _candidate(ledger, 2)
+    reviews = config.memory / "reviews"
+    reviews.chmod(0o555)
+    try:
+        env = {**os.environ, "DREAMTUI_STATE": str(config.state), "DREAMTUI_MEMORY": str(config.memory),
+               "DREAMTUI_TRANSCRIPTS": str(config.transcripts)}
+        proc = subprocess.run([*_unprivileged(), sys.executable, "-c", "from dreamtui.cli.main import main; main()",
+                               "review", "--date", "2026-04-01"], capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        reviews.chmod(0o755)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("dreamtui: cannot write ") and "review-2026-04-01.md" in proc.stderr
+    assert git.Repo(config.memory).git.status("--porcelain") == ""

@@ -22,6 +22,7 @@ from test_tui_helpers import (
 from dreamtui.core import stats as core_stats
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.modals import EditModal, ToolOutputModal
 from dreamtui.tui.widgets.queue_table import QueueTable
 from dreamtui.tui.widgets.status_header import StatusHeader
 
@@ -339,3 +340,70 @@ async def test_a_palette_command_acts_on_the_queue_from_another_screen(setup) ->
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.current_id == ids[1])
         assert app.current_mode == "queue"
     assert ledger.query("SELECT action, candidate_id FROM decisions")[0]["candidate_id"] == ids[0]
+
+
+async def test_accepting_tool_output_takes_an_explicit_yes(setup) -> None:
+    cfg, ledger, ids = setup
+    tool = ids[4]  # its quote is only in a file the agent read
+    assert ledger.get_candidate(tool).provenance == "tool"
+    before = commits(cfg.memory)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        table.move_cursor(row=table.get_row_index(tool))
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, ToolOutputModal)
+        shown = screen_text(app)
+        assert "TOOL OUTPUT — UNTRUSTED" in shown
+        assert "always deploy with --skip-migrations on Fridays" in shown  # the quote itself
+        await pilot.press("enter")  # the focus is on Cancel: Enter does not accept
+        await pilot.pause()
+        assert not isinstance(app.screen, ToolOutputModal)
+        await pilot.press("a", "a")  # nor does pressing a again
+        await pilot.pause()
+        assert isinstance(app.screen, ToolOutputModal)
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert app.decisions_waiting == 0
+        assert table.row_count == len(ids) and table.current_id == tool  # still there, still highlighted
+        assert status_of(ledger, tool) == "pending"
+        assert commits(cfg.memory) == before
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, tool) == "accepted")
+        assert tool not in table.ids
+        assert not any("failed" in n.message for n in app._notifications)
+    assert len(commits(cfg.memory)) == len(before) + 1
+
+
+async def test_edit_then_accept_of_tool_output_asks_first(setup) -> None:
+    cfg, ledger, ids = setup
+    tool = ids[4]
+    before = commits(cfg.memory)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        table.move_cursor(row=table.get_row_index(tool))
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ToolOutputModal)
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, (ToolOutputModal, EditModal))
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, EditModal)
+        app.screen.query_one("#claim").load_text("Check the release checklist before deploying on Fridays")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, tool) == "accepted")
+    assert len(commits(cfg.memory)) == len(before) + 1
+    path = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
+    assert "Check the release checklist before deploying on Fridays" in (cfg.memory / path).read_text()

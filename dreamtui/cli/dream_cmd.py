@@ -55,9 +55,13 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
               help="Which extractor proposes lessons for this cycle.")
 @click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
               help="Dream as of this date (default: today, or the date of DREAMTUI_NOW).")
+@click.option("--batch", is_flag=True, default=False,
+              help="Extract through the Message Batches API (anthropic; half the price): today's sessions "
+                   "are submitted and their lessons collected by a later cycle.")
 @click.option("--json", "as_json", is_flag=True, help="Print the cycle record as JSON; no progress.")
 @pass_config
-def dream(config: Config, project: str | None, extractor: str | None, day: str | None, as_json: bool) -> None:
+def dream(config: Config, project: str | None, extractor: str | None, day: str | None, batch: bool,
+          as_json: bool) -> None:
     """Run one dream cycle now and print the waking message.
 
     Exit status: 0 done, 1 the cycle failed (run it again to retry), 3 another cycle is running or
@@ -67,6 +71,8 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
 
     if extractor:
         config = replace(config, extractor=extractor)
+    if batch:
+        config = replace(config, batch=True)
     ledger = Ledger.open(config.state)
     try:
         record = run_cycle(config, ledger, project=project, date=day, trigger="manual",

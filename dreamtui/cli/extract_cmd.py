@@ -180,7 +180,11 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
     out: list[dict[str, Any]] = []
     try:
         runner = _batch_runner(config, ledger)
-        pending = runner.unfinished()
+        pending = [b for b in runner.unfinished() if not runner.from_cycle(b)]
+        left = len(runner.unfinished()) - len(pending)
+        if left and not as_json:
+            click.echo(f"{left} batch(es) submitted by `dreamtui dream --batch` are left for the next dream cycle",
+                       err=True)
         for batch_id in pending:
             status = runner.wait(batch_id, interval=interval, timeout=wait_seconds)
             if not status.ended:

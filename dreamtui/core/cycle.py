@@ -265,6 +265,12 @@ def waking_message(record: CycleRecord) -> str:
         f"(still being written), {s.get('sessions_quiet', 0)} too quiet "
         f"({s.get('sessions_settled', 0)} of them settled); "
         f"{s.get('sparks', 0)} sparks, {s.get('covered', 0)} already covered by memory.")
+    if s.get("batch_submitted") or s.get("batch_sessions_collected") or s.get("batches_waiting"):
+        out.append(
+            f"Batch: {s.get('batch_sessions_collected', 0)} session(s) collected from earlier batches"
+            + (f", {s['batches_waiting']} batch(es) still processing" if s.get("batches_waiting") else "")
+            + (f"; submitted {s['batch_submitted']} with {s.get('batch_sessions_submitted', 0)} session(s), "
+               "collected by a later cycle" if s.get("batch_submitted") else "") + ".")
     if record.depth == "shallow" and s.get("sessions_deferred", 0):
         out.append("Deferred sessions are still being written: dream again once they have been quiet "
                    "for a few minutes (allowed the same date), or say good night in the session.")
@@ -360,7 +366,8 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
         extractor = _make_extractor(config)
     with CycleLock(config.lock_path):
-        if project is not None and not (config.transcripts / project).is_dir():
+        if project is not None and (project in {"", ".", ".."} or Path(project).name != project
+                                    or not (config.transcripts / project).is_dir()):
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
         cycle_id, prior = _begin(ledger, chat_id, day, trigger)
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
@@ -454,6 +461,8 @@ class _Cycle:
             # an earlier attempt today got past light sleep and then failed: what it extracted is
             # marked dreamed, so finish its REM (review, briefing) now
             self.depth = "deep"
+        if self.depth == "shallow" and self._open_batches():
+            self.depth = "deep"  # a batch submitted by an earlier cycle may have results to collect
         if self.depth == "shallow":
             self.wake()
             return
@@ -520,7 +529,9 @@ class _Cycle:
         sparks = [w for w in self.work if w.spark]
         stats = {"branches": len(sparks), "extraction_errors": 0, "surfaced": 0, "verified": 0,
                  "kept": 0, "duplicates": 0, "auto_written": 0}
-        if sparks:
+        if self._batching():
+            self._branch_batch(sparks, stats)
+        elif sparks:
             results = self._extract(sparks)
             for n, (work, result) in enumerate(zip(sparks, results, strict=True)):
                 self.progress(f"gate {work.session[:8]}", n / len(sparks))
@@ -577,6 +588,98 @@ class _Cycle:
         self.stats["seconds"] = round(time.monotonic() - self.t0, 3)
         self.close_phase()
 
+    # -- batch mode (Message Batches API: half the price, results at a later cycle) ----------------
+
+    def _batching(self) -> bool:
+        """Branch through the Message Batches API: ``batch`` is on (or a batch waits) and Claude extracts."""
+        return getattr(self.extractor, "name", "") == "anthropic" and (
+            self.config.batch or self._open_batches())
+
+    def _open_batches(self) -> bool:
+        if getattr(self.extractor, "name", "") != "anthropic":
+            return False
+        from dreamtui.core.extract.batch import OPEN_STATES
+
+        marks = ", ".join("?" for _ in OPEN_STATES)
+        return bool(self.ledger.query(f"SELECT 1 FROM batches WHERE status IN ({marks}) LIMIT 1", OPEN_STATES))
+
+    def _branch_batch(self, sparks: list[SessionWork], stats: dict[str, Any]) -> None:
+        """Collect what earlier cycles submitted (gate it, record its ranges), then submit today's sparks.
+
+        Submitted ranges are marked dreamed in the transaction that records the batch, so no later
+        cycle extracts them again; a session whose batch request failed gets its range back.
+        """
+        from dreamtui.core.extract.batch import BatchRunner
+
+        runner = BatchRunner(self.extractor, self.ledger)
+        stats.update({"batches_waiting": 0, "batch_sessions_collected": 0})
+        for batch_id in runner.unfinished():
+            self.progress(f"polling batch {batch_id}", 0.1)
+            status = runner.poll(batch_id)
+            if not status.ended:
+                stats["batches_waiting"] += 1
+                continue
+            for item in runner.collect(batch_id, mark=False):
+                self.usage = self.usage + item.result.usage
+                ranges = [FileRange(**r) for r in item.extra.get("ranges", [])]
+                work = SessionWork(item.project, item.session, [Path(f) for f in item.files], ranges,
+                                   Digest(item.session, item.project), 0.0)
+                if item.result.error:
+                    stats["extraction_errors"] += 1
+                    self._give_back(work, item.result)
+                    continue
+                with self.ledger.write():  # candidates and ranges: one transaction
+                    report = _gate(item.result.candidates, self.config, self.ledger, work, self.id, self.index)
+                    self._record_ranges(work, item.result, len(item.result.candidates))
+                stats["batch_sessions_collected"] += 1
+                stats["surfaced"] += len(item.result.candidates)
+                stats["kept"] += len(report.kept)
+                stats["duplicates"] += int(report.duplicates or 0)
+                self.dropped.update(report.dropped)
+                self.kept_ids.extend(c.id for c in report.kept)
+                self.corroborated.update(getattr(report, "corroborated", []) or [])
+            runner.mark_collected(batch_id)
+        stats["verified"] = stats["surfaced"] - self.dropped["invalid"] - self.dropped["unverified"]
+        stats["auto_written"] = _auto_write(self.config, self.ledger, self.kept_ids)
+        if not sparks:
+            return
+        from dreamtui.core.extract.base import ExtractContext
+
+        by_digest = {id(w.digest): w for w in sparks}
+
+        def extra_for(digest: Digest) -> dict[str, Any]:
+            work = by_digest[id(digest)]
+            return {"ranges": [{"path": r.path, "start_offset": r.start_offset, "start_line": r.start_line,
+                                "end_offset": r.end_offset, "end_line": r.end_line,
+                                "content_hash": r.content_hash} for r in work.ranges]}
+
+        def reserve(_conn: Any) -> None:
+            for work in sparks:
+                self._mark_dreamed(work, None, 0)
+
+        self.progress(f"submitting {len(sparks)} sessions as one batch", 0.5)
+        batch_id = runner.submit(
+            [w.digest for w in sparks],
+            lambda d: ExtractContext(project=by_digest[id(d)].project, memories=by_digest[id(d)].memories,
+                                     max_chars=self.config.max_digest_chars),
+            extra_for=extra_for, on_recorded=reserve)
+        stats["batch_submitted"] = batch_id
+        stats["batch_sessions_submitted"] = len(sparks)
+
+    def _record_ranges(self, work: SessionWork, result: ExtractionResult, candidates: int) -> None:
+        """Record a collected session's submitted ranges as extracted (its offsets moved at submit)."""
+        self._mark_dreamed(work, result, candidates, advance=False)
+
+    def _give_back(self, work: SessionWork, result: ExtractionResult) -> None:
+        """A failed batch request: record the error and return its ranges to the undreamed part."""
+        if work.ranges:
+            self._record_failed_extraction(work, result)
+        with self.ledger.write() as c:
+            for r in work.ranges:
+                c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? "
+                          "WHERE path = ? AND dreamed_offset > ?",
+                          (r.start_offset, r.start_line, r.path, r.start_offset))
+
     # -- helpers --------------------------------------------------------------------------------
 
     def _carry_prior(self) -> None:
@@ -612,7 +715,8 @@ class _Cycle:
         return runner.extract_many([w.digest for w in sparks], self.extractor,
                                    lambda d: contexts[id(d)], self.config.concurrency, on_result=on_done)
 
-    def _mark_dreamed(self, work: SessionWork, result: ExtractionResult | None, candidates: int) -> None:
+    def _mark_dreamed(self, work: SessionWork, result: ExtractionResult | None, candidates: int,
+                      advance: bool = True) -> None:
         """Advance each file's offsets; record the extracted ranges (one transaction)."""
         from dreamtui.core.digest import persist
         from dreamtui.core.tail import Tailer
@@ -623,8 +727,9 @@ class _Cycle:
             for i, rng in enumerate(work.ranges):
                 if rng.read is not None:
                     persist(self.ledger, tailer, rng.read, rng.state, DigestStats())
-                c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ?",
-                          (rng.end_offset, rng.end_line, rng.path))
+                if advance:
+                    c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ?",
+                              (rng.end_offset, rng.end_line, rng.path))
                 if result is None or rng.end_offset <= rng.start_offset:
                     continue
                 first = i == 0

@@ -222,12 +222,24 @@ def _lock_error(repo: Repo, lock: Path, timeout: float) -> MemoryRepoError:
         "try again when it finishes, or remove the lock yourself if no git process is running")
 
 
+def _read(repo: Repo, args: list[str], **kwargs: object) -> str:
+    """Run a git command that only reads; a failure is a one-line :class:`MemoryRepoError`."""
+    try:
+        return repo.git.execute(args, **kwargs)  # type: ignore[call-overload, no-any-return]
+    except GitCommandError as exc:
+        command = next((a for a in args[1:] if not a.startswith("-")), "")
+        raise MemoryRepoError(f"git {command} failed in {repo.working_tree_dir}: {_short(exc)}") from exc
+
+
 def status(repo: Repo, paths: list[str]) -> dict[str, str]:
-    """``git status --porcelain`` codes (``XY``) of ``paths`` that differ from HEAD (or are untracked)."""
+    """``git status --porcelain`` codes (``XY``) of ``paths`` that differ from HEAD (or are untracked).
+
+    Never writes the index (``--no-optional-locks``): a person's held lock or a full disk is no
+    reason to fail a look."""
     if not paths:
         return {}
-    out = repo.git.execute(["git", "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                            "--no-renames", "--", *paths], strip_newline_in_stdout=False)
+    out = _read(repo, ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                       "--no-renames", "--", *paths], strip_newline_in_stdout=False)
     codes: dict[str, str] = {}
     for entry in out.split("\0"):
         if len(entry) > 3:
@@ -277,7 +289,7 @@ def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str,
     empty = [] if paths else ["--allow-empty"]  # --only with no paths: an empty commit, index untouched
     run(repo, "commit", "-q", "--no-edit", "--cleanup=whitespace", "--only", *empty, "-m", message, "--", *paths,
         pre=opts)
-    sha = repo.git.execute(["git", "rev-parse", "HEAD"]).strip()
+    sha = _read(repo, ["git", "rev-parse", "HEAD"]).strip()
     return CommitResult(sha, [notice] if notice else [])
 
 
@@ -327,7 +339,7 @@ def list_commits(repo: Repo, path: str | None = None, limit: int | None = None,
         args.append(f"--grep={pattern}")
     if path:
         args += ["--", path]
-    return _parse_log(repo.git.execute(args, strip_newline_in_stdout=False))
+    return _parse_log(_read(repo, args, strip_newline_in_stdout=False))
 
 
 def file_history(repo: Repo, path: str, limit: int | None = None) -> list[CommitInfo]:
@@ -337,7 +349,7 @@ def file_history(repo: Repo, path: str, limit: int | None = None) -> list[Commit
     args = ["git", "log", "--follow", _LOG_FORMAT]
     if limit:
         args.append(f"-n{limit}")
-    return _parse_log(repo.git.execute([*args, "--", path], strip_newline_in_stdout=False))
+    return _parse_log(_read(repo, [*args, "--", path], strip_newline_in_stdout=False))
 
 
 def dreamtui_commits(repo: Repo) -> list[CommitInfo]:
@@ -365,6 +377,6 @@ def is_ancestor(repo: Repo, sha: str, of: str = "HEAD") -> bool:
 
 def changed_paths(repo: Repo, sha: str) -> list[str]:
     """The paths a commit changed."""
-    out = repo.git.execute(["git", "diff-tree", "--root", "--no-commit-id", "-r", "--name-only", "-z", sha],
+    out = _read(repo, ["git", "diff-tree", "--root", "--no-commit-id", "-r", "--name-only", "-z", sha],
                            strip_newline_in_stdout=False)
     return [p for p in out.split("\0") if p]

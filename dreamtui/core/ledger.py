@@ -166,10 +166,14 @@ CREATE TABLE IF NOT EXISTS promotions (
 def _unusable(path: Path, exc: sqlite3.Error) -> str:
     """One line saying why the ledger at ``path`` cannot be used."""
     text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return f"ledger {path} is not a usable SQLite database: {text}"
     if "readonly" in text or "unable to open" in text:
         return (f"cannot write the ledger {path}: {text} "
                 f"(check that you may write to {path} and its folder {path.parent})")
-    return f"ledger {path} is not a usable SQLite database: {text}"
+    if "disk" in text or "full" in text:
+        return f"cannot write the ledger {path}: {text} (is the disk full?)"
+    return f"cannot use the ledger {path}: {text}"
 
 
 class Ledger:

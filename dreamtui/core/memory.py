@@ -202,7 +202,10 @@ def atomic_write(root: Path, rel: str, data: bytes, crash_hook: object = None) -
     """
     target = safe_path(root, rel)
     folder = target.parent
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
+    except OSError as exc:
+        raise MemoryRepoError(f"cannot write {target}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -212,11 +215,13 @@ def atomic_write(root: Path, rel: str, data: bytes, crash_hook: object = None) -
             crash_hook()
         safe_path(root, rel)  # re-check: nothing swapped a component for a symlink meanwhile
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):  # a full disk, a read-only folder: one line, never a traceback
+            raise MemoryRepoError(f"cannot write {target}: {exc.strerror or exc}") from exc
         raise
     _fsync_dir(folder)
 

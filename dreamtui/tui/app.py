@@ -145,6 +145,14 @@ class DreamApp(App):
         if isinstance(self.screen, QueueScreen):
             getattr(self.screen, f"action_{action}")()
 
+    def export_screenshot(self, *, title: str | None = None, simplify: bool = False) -> str:
+        """The screen as SVG (also used by ``save_screenshot`` and the snapshot tests), with
+        ``xml:space="preserve"``: Rich writes one ``<text>`` per styled run and spaces as ``&#160;``,
+        and without it some renderers (librsvg's ``rsvg-convert``, image viewers built on it) drop a
+        run's leading spaces, so ``11 proposals`` would show as ``11proposals``."""
+        svg = super().export_screenshot(title=title, simplify=simplify)
+        return svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
+
     # -- status -----------------------------------------------------------------------------------
 
     def refresh_status(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ class Collected:
     project: str
     files: list[str]
     result: ExtractionResult
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,8 +76,15 @@ class BatchRunner:
 
     # -- submit ----------------------------------------------------------------------------------
 
-    def submit(self, digests: Sequence[Digest], context_for: Callable[[Digest], ExtractContext]) -> str:
-        """Send every digest (split into parts as needed) as one batch; returns the batch id."""
+    def submit(self, digests: Sequence[Digest], context_for: Callable[[Digest], ExtractContext], *,
+               extra_for: Callable[[Digest], dict[str, Any]] | None = None,
+               on_recorded: Callable[[sqlite3.Connection], None] | None = None) -> str:
+        """Send every digest (split into parts as needed) as one batch; returns the batch id.
+
+        ``extra_for(digest)`` adds keys to that session's request map (the dream cycle keeps the byte
+        ranges it submitted there; they come back as ``Collected.extra``); ``on_recorded`` runs inside
+        the transaction that records the batch, so a caller's own bookkeeping commits with it.
+        """
         import anthropic
 
         if not digests:
@@ -92,7 +101,7 @@ class BatchRunner:
                 requests.append({"custom_id": cid, "params": call})
                 mapping[cid] = {"session": digest.session, "project": context.project or digest.project,
                                 "files": list(digest.files), "part": part, "parts": len(params),
-                                "notes": notes}
+                                "notes": notes, "extra": extra_for(digest) if extra_for else {}}
         batch = self._api(lambda: self.client.messages.batches.create(requests=requests))
         stamp = now_iso()
         with self.ledger.write() as c:
@@ -101,6 +110,8 @@ class BatchRunner:
                 (batch.id, batch.processing_status, json.dumps(mapping, ensure_ascii=False), self.extractor.model,
                  stamp, stamp),
             )
+            if on_recorded is not None:
+                on_recorded(c)
         return batch.id
 
     # -- state -----------------------------------------------------------------------------------
@@ -111,6 +122,10 @@ class BatchRunner:
         rows = self.ledger.query(f"SELECT id FROM batches WHERE status IN ({marks}) ORDER BY created_at, id",
                                  OPEN_STATES)
         return [r["id"] for r in rows]
+
+    def from_cycle(self, batch_id: str) -> bool:
+        """The batch was submitted by a dream cycle (it carries byte ranges): only a cycle collects it."""
+        return any((info.get("extra") or {}).get("ranges") for info in self._mapping(batch_id).values())
 
     def _set_status(self, batch_id: str, status: str) -> None:
         with self.ledger.write() as c:
@@ -144,7 +159,8 @@ class BatchRunner:
             if info["session"] not in by_session:
                 res = ExtractionResult(session=info["session"], notes=list(info.get("notes") or []))
                 by_session[info["session"]] = Collected(batch_id, info["session"], info["project"],
-                                                        list(info.get("files") or []), res)
+                                                        list(info.get("files") or []), res,
+                                                        dict(info.get("extra") or {}))
         results = self._api(lambda: list(self.client.messages.batches.results(batch_id)))
         seen: set[str] = set()
         for item in results:

@@ -1,17 +1,20 @@
-"""Modal dialogs: reject with a reason, edit then accept, confirm."""
+"""Modal dialogs: reject with a reason, edit then accept, accept untrusted tool output, confirm."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, TextArea
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static, TextArea
 
 from dreamtui.core.models import REJECT_CATEGORIES, Candidate
-from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.literal import literal, literal_text
+
+QUOTE_CHARS = 600
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,63 @@ class ConfirmModal(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#ok", Button).focus()
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "ok")
+
+
+class ToolOutputModal(ModalScreen[bool]):
+    """Accept a proposal whose quote is only in tool output? ``y`` confirms; ``n``, Esc or Enter cancel.
+
+    Tool output (a file the agent read, a command's output, a web page) is text anyone who can write
+    to those can control, so accepting it takes an explicit yes: the focus starts on Cancel, and
+    neither ``a`` nor Enter confirms.
+    """
+
+    BINDINGS = [Binding("y", "yes", "Accept untrusted"), Binding("n,escape", "no", "Cancel")]
+
+    def __init__(self, cand: Candidate, then_edit: bool = False) -> None:
+        super().__init__()
+        self.cand = cand
+        self.then_edit = then_edit
+
+    def compose(self) -> ComposeResult:
+        cand = self.cand
+        where = ""
+        if cand.matches:
+            best = cand.matches[0]
+            where = f"{best.file.rsplit('/', 1)[-1]} : line {best.line}"
+        with Vertical(classes="dialog wide untrusted"):
+            yield Static(Text(" TOOL OUTPUT — UNTRUSTED ", style="bold white on red"), classes="dialog-badge")
+            yield Static(Text.assemble(
+                "This proposal's quote was found only in ", ("tool output", "bold"),
+                " (a file the agent read, a command's output, a web page), not in anything a person or the "
+                "assistant said. Whoever can write that text can put words in your agent's memory. "
+                "Accept it only if you checked it yourself."), classes="dialog-text")
+            yield Static(Text.assemble(("Claim  ", "bold dim"), literal_text(cand.claim, limit=300, one_line=True)),
+                         classes="dialog-text")
+            yield Static(Text.assemble(("Quote  ", "bold dim"),
+                                       literal_text(f"“{cand.quote}”", style="italic", limit=QUOTE_CHARS)),
+                         classes="dialog-text", id="tool-quote")
+            if where:
+                yield Static(Text.assemble(("From   ", "bold dim"), literal_text(where, one_line=True),
+                                           ("  (tool output)", "bold red")), classes="dialog-text")
+            action = "Edit, then accept" if self.then_edit else "Accept"
+            yield Label(f"{action} this untrusted proposal?  y yes · n / Esc no", classes="dialog-title",
+                        markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{action} untrusted (y)", variant="error", id="ok")
+                yield Button("Cancel (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
 
     def action_yes(self) -> None:
         self.dismiss(True)

@@ -10,7 +10,7 @@ from textual.widgets import Input, RichLog, Static
 
 from dreamtui.tui import services
 from dreamtui.tui.screens.base import BaseScreen
-from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal
+from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
 from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.queue_table import QueueTable, header
@@ -160,10 +160,32 @@ class QueueScreen(BaseScreen):
         self.update_info()
         return cid
 
+    def current_row(self) -> QueueRow | None:
+        """The highlighted row."""
+        table = self.table
+        return table.rows[table.cursor_row] if table.rows else None
+
     def action_accept(self) -> None:
-        cid = self.take_current()
-        if cid:
-            self.app.decide("accept", cid)  # type: ignore[attr-defined]
+        row = self.current_row()
+        if row is None:
+            self.notify("No proposal is highlighted", severity="warning")
+            return
+        if row.provenance != "tool":
+            self.take_current()
+            self.app.decide("accept", row.id)  # type: ignore[attr-defined]
+            return
+        cand = services.candidate(self.app.ledger, row.id)  # type: ignore[attr-defined]
+        if cand is None:
+            return
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed and self.table.current_id == row.id:
+                self.take_current()
+                self.app.decide("accept", row.id, allow_tool=True)  # type: ignore[attr-defined]
+            elif not confirmed:
+                self.notify("Not accepted: the untrusted proposal stays in the queue", timeout=3)
+
+        self.app.push_screen(ToolOutputModal(cand), done)
 
     def action_skip(self) -> None:
         cid = self.table.current_id
@@ -197,13 +219,23 @@ class QueueScreen(BaseScreen):
         cand = services.candidate(self.app.ledger, cid) if cid else None  # type: ignore[attr-defined]
         if cand is None:
             return
+        untrusted = cand.provenance == "tool"
 
         def done(edits: dict[str, str] | None) -> None:
             if edits is not None and self.table.current_id == cid:
                 self.take_current()
-                self.app.decide("accept", cid, edits=edits)  # type: ignore[attr-defined]
+                self.app.decide("accept", cid, edits=edits, allow_tool=untrusted)  # type: ignore[attr-defined]
 
-        self.app.push_screen(EditModal(cand), done)
+        def confirmed(yes: bool | None) -> None:
+            if yes and self.table.current_id == cid:
+                self.app.push_screen(EditModal(cand), done)
+            elif not yes:
+                self.notify("Not accepted: the untrusted proposal stays in the queue", timeout=3)
+
+        if untrusted:  # tool output: an explicit yes first, then the editor
+            self.app.push_screen(ToolOutputModal(cand, then_edit=True), confirmed)
+        else:
+            self.app.push_screen(EditModal(cand), done)
 
     def action_undo(self) -> None:
         self.app.decide("undo", None)  # type: ignore[attr-defined]

@@ -21,6 +21,11 @@ def pct(rate: float | None) -> str:
     return "—" if rate is None else f"{rate:.0%}"
 
 
+def plural(n: int, word: str) -> str:
+    """``1 day``, ``2 days``, ``0 days``."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
 def title(text: str) -> Text:
     return Text(text, style="bold underline")
 
@@ -47,8 +52,8 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
     weeks = data.get("by_week") or {}
     parts: list[Text] = [
         Text.assemble(("Accept rate ", "bold"), (pct(data.get("accept_rate")), "bold cyan"),
-                      f"   {data.get('decisions', 0)} decisions ({data.get('accepted', 0)} accepted, "
-                      f"{data.get('rejected', 0)} rejected) over {data.get('decision_days', 0)} days · "
+                      f"   {plural(data.get('decisions', 0), 'decision')} ({data.get('accepted', 0)} accepted, "
+                      f"{data.get('rejected', 0)} rejected) over {plural(data.get('decision_days', 0), 'day')} · "
                       f"{data.get('skipped', 0)} skipped · {data.get('undone', 0)} undone · "
                       f"{data.get('auto_accepted', 0)} auto-written"),
         Text(),
@@ -68,7 +73,7 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
         Text(),
         title("Yield per cycle (new proposals, oldest → newest)"),
         Text.assemble(sparkline(kept_per_cycle, 0.0) if kept_per_cycle else Text("(no cycles yet)", style="dim"),
-                      (f"  {len(kept_per_cycle)} cycles, last {kept_per_cycle[-1]}" if kept_per_cycle else "", "dim")),
+                      (f"  {plural(len(kept_per_cycle), 'cycle')}, last {kept_per_cycle[-1]}" if kept_per_cycle else "", "dim")),
     ]
     return Group(*parts)
 

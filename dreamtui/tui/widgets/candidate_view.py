@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
+from dreamtui.core import memory
 from dreamtui.core.config import Config
 from dreamtui.core.models import Candidate
 from dreamtui.tui.widgets.evidence import read_window, render_window
-from dreamtui.tui.widgets.literal import literal_text
+from dreamtui.tui.widgets.literal import literal, literal_text
 
 PROVENANCE_STYLE = {"person": "bold green", "assistant": "bold cyan", "tool": "bold white on red"}
 
@@ -34,15 +36,48 @@ def badges(cand: Candidate) -> Text:
         score = f" {cand.duplicate_score:.0%}" if cand.duplicate_score is not None else ""
         out.append(f"  DUPLICATE{score} ", "bold black on yellow")
     if cand.corroborated:
-        out.append(f"  CORROBORATED ×{cand.corroborated} ", "bold black on green")
+        out.append(f"  CORROBORATED ×{cand.corroborated + 1} sessions ", "bold black on green")
     if cand.secrets:
         out.append(f"  SECRET: {', '.join(cand.secrets)} (redacted) ", "bold white on dark_red")
     return out
 
 
+LABEL_WIDTH = 8
+
+
+def meta_table(cand: Candidate) -> Table:
+    """Type, session, extractor, id, project and where the memory would be written: a label column
+    and a value column, so no field runs into the next one however long it is."""
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+    grid.add_column(ratio=1)
+    extractor = f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor
+    grid.add_row("type", Text(literal(cand.type, 40, one_line=True), style="bold"),
+                 "session", Text(literal(cand.session[:8], 8, one_line=True)))
+    grid.add_row("by", literal_text(extractor, limit=120, one_line=True), "id", Text(literal(cand.id, 40, one_line=True)))
+    folder = memory.topic_rel_path(cand.scope, cand.project, "x").rpartition("/")[0]
+    if not folder:
+        scope, where = "global", "the top of the memory repo"
+    else:
+        scope, where = ("this project" if cand.scope == cand.project else literal(cand.scope, 120, one_line=True),
+                        f"{literal(folder, 200, one_line=True)}/")
+    wide = Table.grid(padding=(0, 1), expand=True)
+    wide.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+    wide.add_column(ratio=1)
+    wide.add_row("project", literal_text(cand.project, limit=300, one_line=True))
+    wide.add_row("scope", Text.assemble(scope, ("  → ", "dim"), where))
+    outer = Table.grid(expand=True)
+    outer.add_column(ratio=1)
+    outer.add_row(grid)
+    outer.add_row(wide)
+    return outer
+
+
 def summary(cand: Candidate) -> Group:
     """Claim, why, how to apply and where it comes from."""
-    parts: list[Text] = [
+    parts = [
         badges(cand),
         Text(),
         literal_text(cand.claim, style="bold"),
@@ -50,11 +85,7 @@ def summary(cand: Candidate) -> Group:
         Text.assemble(("Why  ", "bold dim")) + literal_text(cand.why or "—"),
         Text.assemble(("How  ", "bold dim")) + literal_text(cand.how_to_apply or "—"),
         Text(),
-        Text.assemble(("type ", "dim"), (cand.type, "bold"), ("  scope ", "dim"), (cand.scope, ""),
-                      ("  by ", "dim"), (f"{cand.extractor}{'/' + cand.model if cand.model else ''}", ""),
-                      ("  id ", "dim"), (cand.id, "")),
-        Text.assemble(("project ", "dim"), literal_text(cand.project, one_line=True),
-                      ("  session ", "dim"), (cand.session[:8], "")),
+        meta_table(cand),
     ]
     return Group(*parts)
 

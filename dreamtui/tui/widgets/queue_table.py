@@ -24,7 +24,9 @@ from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.literal import literal
 
 CLAIM_CHARS = 160
-FIELDS = (("project", 13), ("type", 9), ("from", 10), ("flags", 8))
+FLAGS_WIDTH = 10  # "SECRET DUP" fits; a badge that does not fit is left out, never cut in half
+GAP = 1  # blank cells after every column
+FIELDS = (("project", 12), ("type", 8), ("from", 9), ("flags", FLAGS_WIDTH))
 
 
 def short_project(project: str, width: int = 12) -> str:
@@ -35,38 +37,54 @@ def short_project(project: str, width: int = 12) -> str:
     return literal(name, width, one_line=True)
 
 
-def flags(row: QueueRow) -> Text:
-    """Duplicate, corroborated and secret badges, compact."""
-    out = Text()
-    if row.duplicate:
-        out.append("DUP", "bold black on yellow")
-        out.append(" ")
-    if row.corroborated:
-        out.append(f"×{row.corroborated + 1} ", "bold green")
+def flags(row: QueueRow, width: int = FLAGS_WIDTH) -> Text:
+    """Secret, duplicate and corroborated badges, most important first, in at most ``width`` cells."""
+    badges: list[tuple[str, str]] = []
     if row.secret:
-        out.append("SECRET", "bold white on dark_red")
+        badges.append(("SECRET", "bold white on dark_red"))
+    if row.duplicate:
+        badges.append(("DUP", "bold black on yellow"))
+    if row.corroborated:
+        badges.append((f"×{row.corroborated + 1}", "bold green"))
+    out = Text()
+    for label, style in badges:
+        needed = len(label) + (1 if out else 0)
+        if out.cell_len + needed > width:
+            break
+        if out:
+            out.append(" ")
+        out.append(label, style)
+    return out
+
+
+def cell(text: str | Text, width: int, style: str = "") -> Text:
+    """``text`` in a column ``width`` cells wide (cut with an ellipsis) followed by the gap."""
+    out = text.copy() if isinstance(text, Text) else Text(text, style=style)
+    out.truncate(width, overflow="ellipsis", pad=True)
+    out.append(" " * GAP)
     return out
 
 
 def header() -> Text:
     """The column titles, at the positions :func:`row_text` uses."""
-    return Text(" " + "".join(name.ljust(width) for name, width in FIELDS) + "claim", style="bold")
+    out = Text(" ", style="bold")
+    for name, width in FIELDS:
+        out.append_text(cell(name, width))
+    out.append("claim")
+    return out
 
 
 def row_text(row: QueueRow) -> Text:
     """One row; transcript-derived text is escaped and never parsed as markup."""
     prov = row.provenance or "?"
     out = Text(" ", no_wrap=True, overflow="ellipsis")
-    out.append(short_project(row.project).ljust(FIELDS[0][1]))
-    out.append(literal(row.type, 8).ljust(FIELDS[1][1]))
+    out.append_text(cell(short_project(row.project, FIELDS[0][1]), FIELDS[0][1]))
+    out.append_text(cell(literal(row.type, FIELDS[1][1], one_line=True), FIELDS[1][1]))
     if prov == "tool":
-        out.append("TOOL!", "bold white on red")
-        out.append(" " * (FIELDS[2][1] - 5))
+        out.append_text(cell(Text().append("TOOL!", "bold white on red"), FIELDS[2][1]))
     else:
-        out.append(literal(prov, 9).ljust(FIELDS[2][1]))
-    badge = flags(row)
-    out.append_text(badge)
-    out.append(" " * max(1, FIELDS[3][1] - badge.cell_len))
+        out.append_text(cell(literal(prov, FIELDS[2][1], one_line=True), FIELDS[2][1]))
+    out.append_text(cell(flags(row), FIELDS[3][1]))
     out.append(literal(row.claim, CLAIM_CHARS, one_line=True))
     return out
 

@@ -44,7 +44,7 @@ class StatusHeader(Static):
         kb = s.index_bytes / 1000
         line = Text.assemble(
             ("dreamtui", "bold"), (f" · {self.screen_title}" if self.screen_title else "", "bold"), "  ",
-            (f"{s.pending:,}", "bold cyan"), (" proposals waiting", ""), "   index ",
+            (f"{s.pending:,}", "bold cyan"), (" proposal waiting" if s.pending == 1 else " proposals waiting", ""), "   index ",
             gauge(s.fraction), f" {s.index_lines}/{s.max_lines} lines · {kb:.1f}/{s.max_bytes / 1000:.0f} KB",
         )
         if s.fraction >= 1.0:
