@@ -11,8 +11,10 @@ from dreamtui.core.dedup import (
     DUPLICATE,
     SUSPECT,
     DedupIndex,
+    Doc,
     memory_files,
     similarity,
+    soft_pairs,
     terms,
 )
 from dreamtui.core.ledger import Ledger
@@ -142,6 +144,17 @@ def test_terms_fold_inflections_and_synonyms() -> None:
     assert similarity("", "anything") == 0.0
 
 
+def test_unmatched_terms_pair_up_by_prefix() -> None:
+    a, b = Doc.of("memory", "a", "Retries must be idempotent"), Doc.of("memory", "b", "idempotency of retries")
+    assert soft_pairs(a, b, a.terms & b.terms) == ({"idempotent"}, {"idempotency"})  # stems differ
+    assert similarity("Retries must be idempotent", "idempotency of retries") > similarity(
+        "Retries must be idempotent", "identity of retries")
+    # digits and short terms never pair by prefix; identical texts still score 1
+    assert soft_pairs(Doc.of("memory", "a", "python 31100"), Doc.of("memory", "b", "python 31199"),
+                      frozenset({"python"})) == (set(), set())
+    assert similarity("Idempotent retries", "Idempotent retries") == pytest.approx(1.0, abs=0.01)
+
+
 def test_labelled_set_meets_the_targets() -> None:
     measure = load_measure()
     pairs = measure.load(measure.DATA)
@@ -159,3 +172,17 @@ def test_held_out_set_is_close_to_the_targets() -> None:
     assert result["recall@suspect"] >= 0.90
     assert result["fp@suspect"] <= 0.10
     assert result["fp@duplicate"] == 0.0
+
+
+def test_second_held_out_set_floors() -> None:
+    """The independent held-out set 2 (69 + 69) MISSES the targets; these floors are what was
+    measured (recall 76.8 %, false positives 13.0 %, 4.3 % of distinct lessons dropped), with one
+    pair of slack, so a change that makes it worse fails. They are not the targets."""
+    measure = load_measure()
+    pairs = measure.load(measure.HELDOUT2)
+    assert len(pairs) >= 100
+    assert sum(p["label"] == "duplicate" for p in pairs) == len(pairs) // 2
+    result = measure.evaluate(pairs)
+    assert result["recall@suspect"] >= 0.75
+    assert result["fp@suspect"] <= 0.145
+    assert result["fp@duplicate"] <= 0.05

@@ -182,3 +182,18 @@ def test_normalize_keeps_every_value_and_round_trips(meta: dict, body: str) -> N
                            for v in new_meta.values())
         assert kept_in_meta or key in new_body, (key, value, after)
     assert normalize_text(after, "feedback_some_topic")[0] == after  # idempotent
+
+
+def test_apply_refuses_a_file_with_the_persons_staged_version(config: Config, repo_files: dict[str, str]) -> None:
+    """``commit --only`` commits the working file: a staged version of the person's own would be lost."""
+    rel = "projects/proj/aliases.md"
+    path = Path(config.memory) / rel
+    repo = gitops.open_repo(config.memory)
+    path.write_text(repo_files[rel] + "Staged by me.\n", encoding="utf-8")
+    repo.git.add(rel)
+    path.write_text(repo_files[rel] + "Staged by me.\nThen more, unstaged.\n", encoding="utf-8")
+    before = (repo.git.diff("--cached"), repo.git.diff())
+    plan = plan_normalize(config)
+    with pytest.raises(MemoryRepoError, match=f"{rel} .*uncommitted changes"):
+        apply_normalize(config, plan)
+    assert (repo.git.diff("--cached"), repo.git.diff()) == before

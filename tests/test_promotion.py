@@ -310,6 +310,25 @@ def test_all_gates_pass_and_approval_is_recorded_in_ledger_and_repo(world) -> No
     assert promotion.schema_gate(cfg).passed
 
 
+def test_revoke_refuses_to_overwrite_a_persons_edit_of_promotion_md(world) -> None:
+    from dreamtui.core import gitops
+    from dreamtui.core.errors import MemoryRepoError
+
+    cfg, led = world
+    promotion.approve(cfg, led)
+    path = Path(cfg.memory) / "promotion.md"
+    with path.open("a") as fh:
+        fh.write("my note: keep auto-write until the release\n")
+    edited = path.read_text()
+    with pytest.raises(MemoryRepoError, match="promotion.md .*uncommitted changes"):
+        promotion.revoke(cfg, led)
+    assert path.read_text() == edited  # the person's note is still there, unstaged
+    assert gitops.status(gitops.open_repo(cfg.memory), ["promotion.md"]) == {"promotion.md": " M"}
+    assert promotion.promotion_status(cfg, led).active  # and nothing was revoked behind the refusal
+    gitops.open_repo(cfg.memory).git.checkout("--", "promotion.md")
+    assert promotion.revoke(cfg, led).status == "revoked"
+
+
 def test_a_failed_cycle_keeps_the_stable_ledger_gate_shut(world) -> None:
     cfg, led = world
     seed_cycles(led, ["failed"], start=START + timedelta(days=35))

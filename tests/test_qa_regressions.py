@@ -333,3 +333,72 @@ def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Le
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("dreamtui: cannot write ") and "review-2026-04-01.md" in proc.stderr
     assert git.Repo(config.memory).git.status("--porcelain") == ""
+
+
+def test_ceiling_warning_never_says_full_while_there_is_room() -> None:
+    from dreamtui.core.memory import ceiling_of, ceiling_warning
+
+    text = "".join(f"- [m{i}](m{i}.md) — hook\n" for i in range(199))
+    warning = ceiling_warning(ceiling_of(text))
+    assert warning is not None and "at 99% " in warning and "(199/200 lines" in warning
+    assert "at 100% " in (ceiling_warning(ceiling_of(text + "- [x](x.md) — y\n")) or "")
+
+
+def test_json_output_escapes_c1_controls_and_bidi_overrides_and_stays_the_same_data(config: Config) -> None:
+    nasty = "\x9b31m\u202e\x7f"
+    turns = [("user", f"Please never edit the generated files directly {nasty}; always change the template "
+                      "instead because the generator overwrites them.")]
+    path = _write_session(config.transcripts / "acme", turns)
+    result = CliRunner().invoke(cli, ["digest", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    assert not any(ch in result.output for ch in "\x9b\u202e\x7f")
+    assert nasty in json.loads(result.output)["turns"][0]["text"]
+
+
+# -- undo says so when it committed with the fallback identity, as accept does ----------------------
+
+
+def test_undo_reports_the_fallback_git_identity(config: Config, ledger: Ledger, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamtui.core import decisions
+
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    monkeypatch.setenv("HOME", str(empty))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(empty / ".config"))
+    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    _candidate(ledger, 1)
+    accepted = decisions.accept(config, ledger, "q001")
+    assert any("no user.name" in n for n in accepted.notices)
+    undone = decisions.undo_last(config, ledger)
+    assert undone.commit_sha
+    assert any("no user.name" in n for n in undone.notices)
+    assert git.Repo(config.memory).head.commit.author.email == gitops.FALLBACK_EMAIL
+
+
+def test_watch_on_a_missing_folder_says_only_why(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "nope"), "--memory", str(tmp_path / "m"),
+                                      "--state", str(tmp_path / "s"), "watch", "--poll"])
+    assert result.exit_code == 2
+    assert "cannot watch" in result.output and "stopped watching" not in result.output
+
+
+def test_dream_with_a_command_extractor_that_cannot_start_records_nothing(config: Config, ledger: Ledger,
+                                                                          tmp_path: Path) -> None:
+    _write_session(config.transcripts / "acme", LESSON_TURNS)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'extractor = "command"\ncommand = "{tmp_path / "no-such-tool"} --json"\n')
+    result = CliRunner().invoke(cli, ["--config", str(cfg), "--transcripts", str(config.transcripts),
+                                      "--memory", str(config.memory), "--state", str(config.state), "dream"])
+    assert result.exit_code == 2, result.output
+    assert "extractor command not found" in result.output
+    assert ledger.query("SELECT COUNT(*) AS n FROM dream_cycles")[0]["n"] == 0
+
+
+def test_the_app_without_a_terminal_is_a_one_line_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "t"), "--memory", str(tmp_path / "m"),
+                                      "--state", str(tmp_path / "s")])
+    assert result.exit_code == 2
+    assert result.output.startswith("dreamtui: the review app needs a terminal")
+    assert "\x1b" not in result.output and not (tmp_path / "s").exists()

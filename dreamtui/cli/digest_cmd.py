@@ -8,7 +8,7 @@ import click
 import orjson
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import printable
+from dreamtui.cli.output import echo_json, printable
 from dreamtui.core.config import Config
 from dreamtui.core.digest import digest_file, digest_session
 from dreamtui.core.errors import TranscriptError
@@ -57,7 +57,7 @@ def digest_command(config: Config, file: Path, as_json: bool, whole_session: boo
     else:
         digest = digest_file(file, interrupts=not no_interrupts)
     if as_json:
-        click.echo(orjson.dumps(digest.to_json(), option=orjson.OPT_INDENT_2).decode())
+        echo_json(orjson.dumps(digest.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(render(digest))
 

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import echo
+from dreamtui.cli.output import echo, echo_json
 from dreamtui.core import clock
 from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
@@ -82,13 +82,13 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
         sys.exit(EXIT_BUSY)
     except CycleFailed as exc:
         if as_json and exc.record is not None:
-            click.echo(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
+            echo_json(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
         echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     finally:
         ledger.close()
     if as_json:
-        click.echo(json.dumps(record.to_json(), indent=2, ensure_ascii=False))
+        echo_json(json.dumps(record.to_json(), indent=2, ensure_ascii=False))
     else:
         echo(waking_message(record))
 
@@ -165,8 +165,10 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         echo(waking_message(record))
         echo("", nl=True)
 
+    started = False
     try:
         watcher.start()
+        started = True
         how = "polling" if poll else "watching"
         when = f"; dreaming daily at {schedule} UTC" if hm else ""
         echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
@@ -197,7 +199,8 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         watcher.stop()
         signal.signal(signal.SIGTERM, previous)
         ledger.close()
-        echo("dreamtui: stopped watching", err=True)
+        if started:  # a folder that cannot be watched was never watched: its error says so
+            echo("dreamtui: stopped watching", err=True)
 
 
 @cli.command("briefing")
@@ -212,7 +215,7 @@ def briefing_cmd(config: Config, history: bool, sha: str | None, as_json: bool) 
     if history:
         versions = briefing.briefing_history(config)
         if as_json:
-            click.echo(json.dumps([v.to_json() for v in versions], indent=2))
+            echo_json(json.dumps([v.to_json() for v in versions], indent=2))
             return
         if not versions:
             echo("no briefing yet: run `dreamtui dream`", err=True)

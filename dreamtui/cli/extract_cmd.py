@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.models import Candidate, ExtractionResult
 
@@ -109,7 +110,7 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
             "usage": result.usage.to_json(),
             "notes": result.notes,
         }
-        click.echo(json.dumps(data, ensure_ascii=False))
+        echo_json(json.dumps(data, ensure_ascii=False))
         return
     who = f"{extractor.name}" + (f" ({extractor.model})" if extractor.model else "")
     click.echo(f"session {safe(digest.session)} of {safe(digest.project)}: {len(digest.turns)} turns, "
@@ -206,7 +207,7 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
     finally:
         ledger.close()
     if as_json:
-        click.echo(json.dumps({"batches": out}, ensure_ascii=False))
+        echo_json(json.dumps({"batches": out}, ensure_ascii=False))
         return
     if not out:
         click.echo("no unfinished batch in the ledger")

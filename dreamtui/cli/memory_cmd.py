@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from dreamtui.cli.main import cli, config_of, pass_config
-from dreamtui.cli.output import echo
+from dreamtui.cli.output import echo, echo_json
 from dreamtui.core import clock, decisions, gitops, memory
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
@@ -96,7 +96,7 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
         else:
             found = ledger.list_candidates(status=status)
         if as_json:
-            click.echo(json.dumps([candidate_json(c) for c in found], ensure_ascii=False, indent=2))
+            echo_json(json.dumps([candidate_json(c) for c in found], ensure_ascii=False, indent=2))
         elif not found:
             echo("no candidates")
         else:
@@ -201,7 +201,7 @@ def stats(config: Config, as_json: bool) -> None:
         ledger.close()
     data["ceiling"] = memory.ceiling_status(config.memory).to_json()
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        echo_json(json.dumps(data, indent=2))
     else:
         echo(format_stats(data))
     _ceiling_notice(config)

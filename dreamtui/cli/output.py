@@ -25,3 +25,12 @@ def printable(text: str) -> str:
 def echo(message: Any = "", *, err: bool = False, nl: bool = True) -> None:
     """``click.echo`` of ``message`` made printable."""
     click.echo(printable(str(message)), err=err, nl=nl)
+
+
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _UNSAFE if code >= 0x7F}
+
+
+def echo_json(text: str) -> None:
+    """Print JSON text with DEL, C1 controls and bidi overrides as ``\\u`` escapes (still valid JSON,
+    the same data): ``json.dumps(ensure_ascii=False)`` and ``orjson`` escape only C0 themselves."""
+    click.echo(text.translate(_JSON_ESCAPES))

@@ -10,14 +10,14 @@ from typing import Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import echo, printable
+from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core import promotion
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    echo_json(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def _gate_lines(gates: list[promotion.Gate]) -> list[str]:

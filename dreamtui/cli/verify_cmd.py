@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import echo
+from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.transcripts import describe, session_files
@@ -46,7 +46,7 @@ def verify(config: Config, file: Path, quote: str, as_json: bool) -> None:
     result = verify_quote(quote, files_for(file))
     if as_json:
         data = result.to_json()
-        click.echo(json.dumps(data, ensure_ascii=False))
+        echo_json(json.dumps(data, ensure_ascii=False))
     elif result.verified:
         echo(f"verified: {len(result.matches)} place(s)")
         for m in result.matches:

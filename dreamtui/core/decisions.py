@@ -486,7 +486,7 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
             return UndoResult(cand.id, row["action"], None, notices)
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
-        sha = _write_undo(ledger, repo, cand, row)
+        sha = _write_undo(ledger, repo, cand, row, notices)
         return UndoResult(cand.id, "accept", sha, notices)
 
 
@@ -502,8 +502,9 @@ def revert_memory(config: Config, ledger: Ledger, ref: str) -> UndoResult:
         if not rows:
             raise DecisionError(f"no accepted memory {ref!r} to revert")
         cand = _candidate(ledger, rows[0]["candidate_id"])
-        sha = _write_undo(ledger, repo, cand, rows[0])
-        return UndoResult(cand.id, "accept", sha, list(notices))
+        notices = list(notices)
+        sha = _write_undo(ledger, repo, cand, rows[0], notices)
+        return UndoResult(cand.id, "accept", sha, notices)
 
 
 def _added_index_lines(repo: Repo, sha: str) -> list[str]:
@@ -524,7 +525,8 @@ def _has_parent(repo: Repo, sha: str) -> bool:
     return bool(repo.commit(sha).parents)
 
 
-def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row) -> str:
+def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
+                notices: list[str] | None = None) -> str:
     root = Path(repo.working_tree_dir)
     rel = row["memory_path"]
     sha = row["commit_sha"]
@@ -555,6 +557,8 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row) -
         committed = gitops.commit_paths(repo, list(changes), f'Revert "{subject}"',
                                         {gitops.TRAILER_UNDO: cand.id}, body=f"This reverts commit {sha}.")
         revert_sha = committed.sha
+        if notices is not None:  # e.g. no git identity: committed as dreamtui, and how to set yours
+            notices.extend(committed.notices)
     except BaseException:
         _rollback(ledger, repo, intent)
         raise

@@ -9,6 +9,11 @@ The similarity of two texts mixes three signals, each in 0..1:
 - term containment (the shorter text's weighted terms found in the longer one),
 - character 3-gram Dice over the stemmed terms (catches ``pathlib``/``path``, ``sqlite``/``sqlite3``).
 
+Terms left unmatched on both sides still match when they share their first :data:`PREFIX` letters
+(or one is a 4-letter term that starts the other): a second, looser stemmer for the suffixes the
+light one does not strip (``-ize``/``-ise``, ``-ility``, ``-ive``…). Such a pair counts as a common
+term in the Dice and containment signals.
+
 ``score = 0.45·dice + 0.25·containment + 0.30·chars``. At or above :data:`DUPLICATE` the lesson is
 a duplicate; between :data:`SUSPECT` and :data:`DUPLICATE` it is shown to the person beside the
 match. The thresholds were chosen on a labelled set (``tests/data/dedup_labelled.jsonl``;
@@ -112,6 +117,8 @@ _COMPOUND_MAP = {"pull request": "pr", "command line": "commandline", "merge req
 _COMPOUNDS = re.compile(r"\b(?:pull[ -]request|merge[ -]request|command[ -]line)\b")
 
 W_DICE, W_CONTAIN, W_CHARS = 0.45, 0.25, 0.30
+PREFIX = 5
+"""Unmatched terms sharing this many leading letters count as the same term (see :func:`soft_pairs`)."""
 
 
 def stem(word: str) -> str:
@@ -174,12 +181,46 @@ class Doc:
     session: str | None = None
     terms: frozenset[str] = field(default_factory=frozenset)
     grams: Counter[str] = field(default_factory=Counter)
+    prefixes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, kind: Literal["memory", "pending", "rejected"], ref: str, text: str,
            session: str | None = None) -> Doc:
         t = terms(text)
-        return cls(kind, ref, text, session, frozenset(t), _char_grams(t))
+        return cls(kind, ref, text, session, frozenset(t), _char_grams(t), _prefixes(t))
+
+
+def _prefixes(words: Iterable[str]) -> dict[str, str]:
+    """Leading letters of the longer terms, for :func:`soft_pairs`: ``PREFIX`` letters, and the
+    first 4 (keyed ``#xxxx``) so a 4-letter term can match a longer one that starts with it."""
+    out: dict[str, str] = {}
+    for w in sorted(set(words)):
+        if len(w) >= PREFIX and not w.isdigit():
+            out.setdefault(w[:PREFIX], w)
+            out.setdefault("#" + w[:4], w)
+    return out
+
+
+def soft_pairs(a: Doc, b: Doc, common: frozenset[str]) -> tuple[set[str], set[str]]:
+    """Terms of ``a`` and of ``b`` that are not shared exactly but pair up one-to-one by prefix
+    (``idempotent``/``idempotency``, ``serializ``/``serialization``)."""
+    sa: set[str] = set()
+    sb: set[str] = set()
+    for x in a.terms - common:
+        if x.isdigit():
+            continue
+        key = x[:PREFIX] if len(x) >= PREFIX else "#" + x if len(x) == 4 else None
+        y = b.prefixes.get(key) if key else None
+        if y is not None and y not in common and y not in sb:
+            sa.add(x)
+            sb.add(y)
+    for y in b.terms - common - sb:
+        if len(y) == 4 and not y.isdigit():
+            x = a.prefixes.get("#" + y)
+            if x is not None and x not in common and x not in sa:
+                sa.add(x)
+                sb.add(y)
+    return sa, sb
 
 
 LIGHT_TERMS = frozenset({
@@ -217,7 +258,8 @@ def similarity_of(a: Doc, b: Doc, weights: Weights | None = None) -> float:
     common = a.terms & b.terms
     wa = sum(w(t) for t in a.terms)
     wb = sum(w(t) for t in b.terms)
-    wc = sum(w(t) for t in common)
+    sa, sb = soft_pairs(a, b, common)
+    wc = sum(w(t) for t in common) + 0.5 * (sum(w(t) for t in sa) + sum(w(t) for t in sb))
     dice = 2.0 * wc / (wa + wb)
     contain = wc / min(wa, wb)
     # containment alone overrates tiny texts ("Testing" inside anything): damp it by size

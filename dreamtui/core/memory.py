@@ -337,7 +337,9 @@ def ceiling_warning(status: CeilingStatus) -> str | None:
     """The warning every command prints from 85%, or ``None`` below it."""
     if not status.warn:
         return None
-    return (f"warning: MEMORY.md is at {status.pct:.0f}% of what Claude Code loads "
+    # rounded, but never "100%" while there is still room (199 of 200 lines is 99%)
+    pct = round(status.pct) if status.pct >= 100 else min(round(status.pct), 99)
+    return (f"warning: MEMORY.md is at {pct}% of what Claude Code loads "
             f"({status.lines}/{status.max_lines} lines, {status.bytes:,}/{status.max_bytes:,} bytes); "
             "merge or remove index lines before it fills up")
 

@@ -641,6 +641,7 @@ def revoke(config: Config, ledger: Ledger, reason: str = "revoked by the person"
                           "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(last.id),))
             return last
         raise PromotionError("auto-write is not approved: nothing to revoke")
+    _check_promotion_file(config)  # refused before anything is recorded, not after
     _end(ledger, promo, "revoked", reason)
     _commit_promotion_file(config, ledger, f"dreamtui: revoke auto-write for {promo.pair}", "revoked")
     ended = latest_promotion(ledger)
@@ -727,6 +728,14 @@ def render_promotion_file(ledger: Ledger) -> str:
     return "\n".join(lines)
 
 
+def _check_promotion_file(config: Config) -> None:
+    """Refuse early when ``promotion.md`` holds a person's uncommitted changes."""
+    from dreamtui.core import gitops
+
+    if gitops.repo_exists(config.memory):
+        gitops.refuse_uncommitted(gitops.open_repo(config.memory, create=False), normalize.PROMOTION_FILE)
+
+
 def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: str) -> str | None:
     """Write ``promotion.md`` from the ledger and commit only that path; the commit sha."""
     from dreamtui.core import gitops, memory
@@ -736,8 +745,10 @@ def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: 
     with memory_lock(config):
         repo = gitops.open_repo(root, create=event == "approved")
         gitops.ensure_writable(repo)
+        data = render_promotion_file(ledger).encode("utf-8")
+        gitops.refuse_uncommitted(repo, normalize.PROMOTION_FILE, data)
         before = memory.read_bytes(root, normalize.PROMOTION_FILE)
-        memory.atomic_write(root, normalize.PROMOTION_FILE, render_promotion_file(ledger).encode("utf-8"))
+        memory.atomic_write(root, normalize.PROMOTION_FILE, data)
         try:
             return gitops.commit_paths(repo, [normalize.PROMOTION_FILE], message, {"Dreamtui-Promotion": event}).sha
         except BaseException:

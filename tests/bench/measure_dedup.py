@@ -11,6 +11,10 @@ Every ``a`` goes into one index (as memory files would); each ``b`` is scored ag
 Two sets: ``dedup_labelled.jsonl`` (80 pairs) was used to choose the weights, synonyms and
 thresholds; ``dedup_heldout.jsonl`` (30 pairs, new topics) was written after tuning and measured
 once, so it estimates how the method does on lessons it was not tuned on.
+``dedup_heldout2.jsonl`` (138 pairs, 69 + 69, written independently without looking at the synonym
+table or rules) is a second, larger held-out set; it is never tuned on.
+
+``--show`` prints every pair of the tuning set; add ``--heldout`` or ``--heldout2`` for the others.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dreamtui.core.dedup import DUPLICATE, SUSPECT, DedupIndex, Doc, similarity_
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "dedup_labelled.jsonl"
 HELDOUT = DATA.with_name("dedup_heldout.jsonl")
+HELDOUT2 = DATA.with_name("dedup_heldout2.jsonl")
 
 
 def load(path: Path = DATA) -> list[dict[str, str]]:
@@ -54,15 +59,16 @@ def evaluate(pairs: list[dict[str, str]]) -> dict[str, float]:
 
 
 def main(argv: list[str]) -> None:
-    tune, held = load(DATA), load(HELDOUT)
+    tune, held, held2 = load(DATA), load(HELDOUT), load(HELDOUT2)
     print(f"thresholds: SUSPECT={SUSPECT} DUPLICATE={DUPLICATE}")
-    for name, subset in (("tuning set", tune), ("held-out set", held), ("both", tune + held)):
+    for name, subset in (("tuning set", tune), ("held-out set", held), ("tuning + held-out", tune + held),
+                         ("held-out set 2", held2)):
         r = evaluate(subset)
         n_dup = sum(p["label"] == "duplicate" for p in subset)
         print(f"{name} ({len(subset)} pairs, {n_dup} duplicates):")
         print("   " + "  ".join(f"{k}={v:.1%}" for k, v in r.items()))
     if "--show" in argv:
-        pairs = held if "--heldout" in argv else tune
+        pairs = held2 if "--heldout2" in argv else held if "--heldout" in argv else tune
         memory = DedupIndex(Doc.of("memory", p["a"], p["a"]) for p in pairs)
         for p in pairs:
             s = similarity_of(Doc.of("memory", "b", p["b"]), Doc.of("memory", "a", p["a"]), memory.weights)

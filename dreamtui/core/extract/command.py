@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -47,6 +48,8 @@ class CommandExtractor:
         if not argv:
             raise ExtractorError("the command extractor needs a command: set `command` in the config file")
         self.argv = list(argv)
+        if shutil.which(self.argv[0]) is None:  # cannot start: say so before a cycle records anything
+            raise ExtractorError(f"extractor command not found or not executable: {self.argv[0]}")
         self.timeout = timeout
         self.model = model or os.path.basename(self.argv[0])
 

@@ -111,7 +111,7 @@ class QueueScreen(BaseScreen):
         if self.filter_text:
             rows = [r for r in rows if matches_filter(r, self.filter_text)]
         self.shown = sort_rows(rows, self.sort_mode, self.skipped)
-        self.table.fill(self.shown)
+        self.table.fill(self.shown, group="" if self.sort_mode == "newest" else self.sort_mode)
         self.update_info()
         if not self.shown:
             self.show_candidate(None)
@@ -160,13 +160,8 @@ class QueueScreen(BaseScreen):
         self.update_info()
         return cid
 
-    def current_row(self) -> QueueRow | None:
-        """The highlighted row."""
-        table = self.table
-        return table.rows[table.cursor_row] if table.rows else None
-
     def action_accept(self) -> None:
-        row = self.current_row()
+        row = self.table.current_row
         if row is None:
             self.notify("No proposal is highlighted", severity="warning")
             return

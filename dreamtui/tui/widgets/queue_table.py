@@ -3,6 +3,9 @@
 Only the visible lines are drawn, and each drawn line is cached by (candidate id, highlighted, stripe,
 width, focus), so removing a row — the common case, after every decision — shifts the cached lines up
 instead of drawing the screen again. 10,000 rows cost a Python list, not 10,000 widgets or cells.
+
+Grouped by project or by session, each run of rows of the same group starts with a header line (the
+group and how many proposals it holds); the cursor never rests on a header.
 """
 
 from __future__ import annotations
@@ -89,6 +92,32 @@ def row_text(row: QueueRow) -> Text:
     return out
 
 
+@dataclass(eq=False)
+class GroupHeader:
+    """The line above a group's rows: its title and how many of its proposals are left."""
+
+    key: str
+    title: str
+    count: int = 0
+
+
+def group_of(row: QueueRow, mode: str) -> tuple[str, str] | None:
+    """``(key, title)`` of ``row``'s group when grouping by ``mode`` (``None`` when not grouping)."""
+    if mode == "project":
+        return row.project, literal(row.project.strip("-") or row.project, 120, one_line=True)
+    if mode == "session":
+        return row.session, (f"session {literal(row.session[:8], 8, one_line=True)} · "
+                             f"{short_project(row.project, 40)}")
+    return None
+
+
+def header_text(group: GroupHeader) -> Text:
+    """A group's header line: ``▾ title · N proposals``, dim."""
+    noun = "proposal" if group.count == 1 else "proposals"
+    return Text.assemble(("▾ ", "dim"), (group.title, "bold dim"), (f" · {group.count:,} {noun}", "dim"),
+                         no_wrap=True, overflow="ellipsis")
+
+
 class QueueTable(ScrollView, can_focus=True):
     """Pending proposals, one line each; the highlighted one is :attr:`current_id`."""
 
@@ -100,13 +129,14 @@ class QueueTable(ScrollView, can_focus=True):
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
     ]
-    COMPONENT_CLASSES = {"queue--cursor", "queue--stripe"}
+    COMPONENT_CLASSES = {"queue--cursor", "queue--stripe", "queue--group"}
     DEFAULT_CSS = """
     QueueTable { background: $surface; }
     QueueTable > .queue--cursor { background: $block-cursor-background; color: $block-cursor-foreground;
                                   text-style: bold; }
     QueueTable:blur > .queue--cursor { background: $block-cursor-blurred-background; text-style: none; }
     QueueTable > .queue--stripe { background: $surface-lighten-1; }
+    QueueTable > .queue--group { background: $surface; }
     """
 
     @dataclass
@@ -117,7 +147,10 @@ class QueueTable(ScrollView, can_focus=True):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.rows: list[QueueRow] = []
+        self.items: list[QueueRow | GroupHeader] = []  # what is drawn, one line each
+        self.group_mode = ""
+        self._groups: dict[str, GroupHeader] = {}  # candidate id -> the header above it (when grouped)
+        self._count = 0
         self._index: dict[str, int] | None = None
         self.cursor_row = 0
         self._lines: LRUCache[tuple, Strip] = LRUCache(2000)
@@ -127,61 +160,126 @@ class QueueTable(ScrollView, can_focus=True):
 
     @property
     def row_count(self) -> int:
-        return len(self.rows)
+        """How many proposals are listed (group headers not counted)."""
+        return self._count
+
+    @property
+    def rows(self) -> list[QueueRow]:
+        """The proposals in display order."""
+        return [r for r in self.items if isinstance(r, QueueRow)]
 
     @property
     def ids(self) -> list[str]:
         """Candidate ids in display order."""
-        return [r.id for r in self.rows]
+        return [r.id for r in self.items if isinstance(r, QueueRow)]
+
+    @property
+    def current_row(self) -> QueueRow | None:
+        """The highlighted proposal."""
+        if not self._count:
+            return None
+        item = self.items[self.cursor_row]
+        return item if isinstance(item, QueueRow) else None
 
     @property
     def current_id(self) -> str | None:
         """The candidate id of the highlighted row."""
-        return self.rows[self.cursor_row].id if self.rows else None
+        row = self.current_row
+        return row.id if row is not None else None
 
     def get_row_index(self, cid: str) -> int:
-        """The position of ``cid`` (``KeyError`` when it is not in the list)."""
+        """The line of ``cid`` (``KeyError`` when it is not in the list)."""
         if self._index is None:
-            self._index = {r.id: n for n, r in enumerate(self.rows)}
+            self._index = {r.id: n for n, r in enumerate(self.items) if isinstance(r, QueueRow)}
         return self._index[cid]
 
-    def fill(self, rows: list[QueueRow]) -> None:
-        """Replace every row; the cursor goes to the top."""
-        self.rows = list(rows)
+    def fill(self, rows: list[QueueRow], group: str = "") -> None:
+        """Replace every row; with ``group`` (``project``/``session``) each run of one group gets a
+        header line. The cursor goes to the first proposal."""
+        self.group_mode = group
+        self.items = []
+        self._groups = {}
+        self._count = 0
+        self._append(rows)
         self._changed()
-        self.cursor_row = 0
+        self.cursor_row = self._nearest_row(0)
         self.scroll_to(y=0, animate=False)
         self._announce()
 
+    def _append(self, rows: list[QueueRow]) -> None:
+        items, groups, mode = self.items, self._groups, self.group_mode
+        tail = items[-1] if items else None
+        last = groups.get(tail.id) if isinstance(tail, QueueRow) else None  # the group rows join
+        for row in rows:
+            if mode:
+                key, title = group_of(row, mode)  # type: ignore[misc]
+                if last is None or key != last.key:
+                    last = GroupHeader(key, title)
+                    items.append(last)
+                last.count += 1
+                groups[row.id] = last
+            items.append(row)
+        self._count += len(rows)
+
     def add_rows_keyed(self, rows: list[QueueRow]) -> None:
-        """Append rows at the end."""
-        self.rows.extend(rows)
+        """Append rows at the end (under a new header when grouped and the last group differs)."""
+        self._append(rows)
         self._changed()
         self._announce()
 
     def remove_row(self, cid: str) -> None:
-        """Remove one row; the cursor stays at the same position (on the row that followed)."""
+        """Remove one row; the cursor stays at the same place (on the row that followed)."""
         index = self.get_row_index(cid)
-        del self.rows[index]
+        del self.items[index]
+        self._count -= 1
+        removed = [index]
+        head = self._groups.pop(cid, None)
+        if head is not None:
+            head.count -= 1
+            if head.count == 0 and index and self.items[index - 1] is head:  # an empty group loses its header
+                del self.items[index - 1]
+                removed.insert(0, index - 1)
         self._changed()
-        if index < self.cursor_row:
-            self.cursor_row -= 1
-        self.cursor_row = max(0, min(self.cursor_row, len(self.rows) - 1))
+        cursor = self.cursor_row
+        if cursor in removed:  # on the removed row: the line that followed it moved up to here
+            cursor = removed[0]
+        else:
+            cursor -= sum(1 for n in removed if n < cursor)
+        self.cursor_row = self._nearest_row(cursor)
         self._announce()
+
+    def _nearest_row(self, index: int, step: int = 1) -> int:
+        """The first proposal line at or after ``index`` (before it when there is none; ``step`` -1
+        looks up first)."""
+        items = self.items
+        if not items:
+            return 0
+        index = max(0, min(index, len(items) - 1))
+        for direction in (step, -step):
+            n = index
+            while 0 <= n < len(items):
+                if not isinstance(items[n], GroupHeader):
+                    return n
+                n += direction
+        return 0
 
     def _changed(self) -> None:
         self._index = None
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(self.size.width, len(self.items))
         self.refresh()
 
     # -- cursor -----------------------------------------------------------------------------------
 
-    def move_cursor(self, row: int, animate: bool = False) -> None:
-        """Highlight row ``row`` (clamped) and scroll it into view."""
-        if not self.rows:
+    def move_cursor(self, row: int, animate: bool = False, step: int = 1) -> None:
+        """Highlight line ``row`` (clamped; a header moves on to the nearest proposal in ``step``'s
+        direction) and scroll it into view, with its group's header when that is just above."""
+        if not self._count:
             return
-        self.cursor_row = max(0, min(row, len(self.rows) - 1))
-        self.scroll_to_region(Region(0, self.cursor_row, 1, 1), animate=animate, immediate=True)
+        self.cursor_row = self._nearest_row(row, step)
+        top = self.cursor_row
+        if top and isinstance(self.items[top - 1], GroupHeader):
+            top -= 1
+        self.scroll_to_region(Region(0, top, 1, self.cursor_row - top + 1), animate=animate, immediate=True)
         self.refresh()
         self._announce()
 
@@ -195,19 +293,19 @@ class QueueTable(ScrollView, can_focus=True):
         self.move_cursor(self.cursor_row + 1)
 
     def action_cursor_up(self) -> None:
-        self.move_cursor(self.cursor_row - 1)
+        self.move_cursor(self.cursor_row - 1, step=-1)
 
     def action_page_down(self) -> None:
         self.move_cursor(self.cursor_row + max(1, self.size.height - 1))
 
     def action_page_up(self) -> None:
-        self.move_cursor(self.cursor_row - max(1, self.size.height - 1))
+        self.move_cursor(self.cursor_row - max(1, self.size.height - 1), step=-1)
 
     def action_first(self) -> None:
         self.move_cursor(0)
 
     def action_last(self) -> None:
-        self.move_cursor(len(self.rows) - 1)
+        self.move_cursor(len(self.items) - 1, step=-1)
 
     def on_click(self, event: events.Click) -> None:
         self.focus()
@@ -216,31 +314,40 @@ class QueueTable(ScrollView, can_focus=True):
     # -- drawing ----------------------------------------------------------------------------------
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(self.size.width, len(self.items))
         self._lines.clear()
 
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
         width = self.size.width
-        if index >= len(self.rows):
+        if index >= len(self.items):
             return Strip.blank(width, self.rich_style)
-        row = self.rows[index]
+        item = self.items[index]
+        if isinstance(item, GroupHeader):
+            key: tuple = ("group", item.title, item.count, width)
+            strip = self._lines.get(key)
+            if strip is None:
+                strip = self._draw_text(header_text(item), self.get_component_rich_style("queue--group"), width)
+                self._lines[key] = strip
+            return strip
         cursor = index == self.cursor_row
-        key = (row.id, cursor, index % 2, width, self.has_focus)
+        key = (item.id, cursor, index % 2, width, self.has_focus)
         strip = self._lines.get(key)
         if strip is None:
-            strip = self._draw(row, cursor, index % 2 == 1, width)
+            strip = self._draw(item, cursor, index % 2 == 1, width)
             self._lines[key] = strip
         return strip
 
     def _draw(self, row: QueueRow, cursor: bool, stripe: bool, width: int) -> Strip:
-        text = row_text(row)
+        extra = (self.get_component_rich_style("queue--cursor") if cursor
+                 else self.get_component_rich_style("queue--stripe") if stripe else None)
+        return self._draw_text(row_text(row), extra, width)
+
+    def _draw_text(self, text: Text, extra: Style | None, width: int) -> Strip:
         text.truncate(width, overflow="ellipsis", pad=True)
         base: Style = self.rich_style
-        if cursor:
-            base = base + self.get_component_rich_style("queue--cursor")
-        elif stripe:
-            base = base + self.get_component_rich_style("queue--stripe")
+        if extra is not None:
+            base = base + extra
         segments = [Segment(s.text, base + s.style if s.style else base)
                     for s in text.render(self.app.console) if s.text != "\n"]
         return Strip(segments, width).crop(0, width)

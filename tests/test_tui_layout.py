@@ -1,0 +1,145 @@
+"""What the screens look like: columns that line up, fields that do not run together, group headers,
+words in the singular when there is one, and SVG screenshots that keep their spaces."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_tui_helpers import LOGGING, PAY, REFUNDS, WEB, add_candidates, make_config, wait_for
+from textual.geometry import Region
+from textual.widget import Widget
+
+from dreamtui.core import decisions
+from dreamtui.core.ledger import Ledger
+from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.stats import render_stats
+from dreamtui.tui.services import QueueRow
+from dreamtui.tui.widgets.queue_table import QueueTable, header, row_text
+from dreamtui.tui.widgets.status_header import StatusHeader
+
+SIZE = (150, 45)
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    cfg = make_config(tmp_path)
+    ledger = Ledger.open(cfg.state)
+    ids = add_candidates(cfg, ledger)
+    yield cfg, ledger, ids
+    ledger.close()
+
+
+def lines(widget: Widget) -> list[str]:
+    """The lines a widget shows on the screen, as plain text."""
+    width, height = widget.size
+    return ["".join(seg.text for seg in strip).rstrip() for strip in widget.render_lines(Region(0, 0, width, height))]
+
+
+def row(provenance: str = "person", duplicate: bool = False, corroborated: int = 0, secret: bool = False) -> QueueRow:
+    return QueueRow("c1", "-home-kim-src-payments-api", "s1", "feedback", "The claim itself", provenance,
+                    duplicate, corroborated, secret, "2026-11-28T10:00:00Z")
+
+
+@pytest.mark.parametrize("kind", [
+    {}, {"duplicate": True}, {"secret": True}, {"corroborated": 2}, {"provenance": "tool"},
+    {"provenance": "tool", "duplicate": True, "secret": True, "corroborated": 4},
+    {"provenance": "a-provenance-far-too-long-for-its-column"},
+])
+def test_every_row_starts_its_claim_under_the_claim_title_after_a_blank(kind) -> None:
+    column = header().plain.index("claim")
+    line = row_text(row(**kind)).plain
+    assert line.index("The claim itself") == column
+    assert line[column - 1] == " "  # badges never run into the claim
+
+
+def test_the_flags_column_keeps_the_loudest_badges_whole() -> None:
+    line = row_text(row("tool", duplicate=True, secret=True, corroborated=4)).plain
+    assert "TOOL!" in line and "SECRET DUP" in line  # ×5 does not fit: it is left out, not cut
+    assert "×" not in line
+
+
+def test_one_day_and_one_decision_are_singular() -> None:
+    text = render_stats({"decisions": 1, "accepted": 1, "rejected": 0, "decision_days": 1}, [3]).renderables[0].plain
+    assert "1 decision (1 accepted, 0 rejected) over 1 day ·" in text
+    text = render_stats({"decisions": 2, "decision_days": 2}, []).renderables[0].plain
+    assert "2 decisions" in text and "over 2 days" in text
+
+
+async def test_the_detail_lays_out_its_fields_apart(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.pause()
+        shown = "\n".join(lines(app.query_one("#summary")))
+        cand = ledger.get_candidate(ids[0])
+        assert re.search(r"type {2,}feedback {2,}session {2,}" + cand.session[:8], shown)
+        assert re.search(r"by {2,}heuristic {2,}id {2,}" + cand.id, shown)
+        assert re.search(rf"project {{2,}}{cand.project}", shown)
+        assert re.search(r"scope {2,}this project  → projects/home-kim-src-payments-api/", shown)
+
+
+async def test_the_header_says_proposal_for_one(setup) -> None:
+    cfg, ledger, ids = setup
+    for cid in ids[1:]:
+        decisions.reject(ledger, cid, "other", "")
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.query_one(QueueTable).row_count == 1)
+        await pilot.pause()
+        assert "1 proposal waiting" in app.query_one(StatusHeader).render_text().plain
+
+
+async def test_grouped_queue_has_a_header_per_group_and_the_cursor_skips_it(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("o")  # grouped by project
+        await pilot.pause()
+        shown = lines(table)
+        assert shown[0] == f"▾ {WEB.strip('-')} · 1 proposal"
+        assert shown[2] == f"▾ {PAY.strip('-')} · 5 proposals"
+        assert table.row_count == len(ids)  # headers are not proposals
+        await pilot.press("home")
+        assert table.current_id == ids[5]  # the first proposal, not the header above it
+        await pilot.press("k")
+        assert table.current_id == ids[5]
+        await pilot.press("j")  # over the next group's header
+        assert ledger.get_candidate(table.current_id).project == PAY
+        await pilot.press("k")
+        assert table.current_id == ids[5]
+        app.decide = lambda *a, **k: None  # the UI only: the group empties and its header goes
+        await pilot.press("a")
+        await pilot.pause()
+        assert ledger.get_candidate(table.current_id).project == PAY  # the next proposal, not a header
+        shown = lines(table)
+        assert shown[0] == f"▾ {PAY.strip('-')} · 5 proposals"
+        assert not any(WEB.strip("-") in line for line in shown)
+        await pilot.press("j", "a")
+        await pilot.pause()
+        assert lines(table)[0] == f"▾ {PAY.strip('-')} · 4 proposals"
+        await pilot.press("o")  # grouped by session
+        await pilot.pause()
+        headers = [line for line in lines(table) if line.startswith("▾")]
+        assert headers == [f"▾ session {REFUNDS[:8]} · {PAY.strip('-')} · 1 proposal",
+                           f"▾ session {LOGGING[:8]} · {PAY.strip('-')} · 3 proposals"]
+        await pilot.press("o")  # newest first: no headers
+        await pilot.pause()
+        assert not any(line.startswith("▾") for line in lines(table))
+
+
+async def test_svg_screenshots_keep_their_spaces(setup) -> None:
+    cfg, ledger, ids = setup
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.query_one(QueueTable).row_count == len(ids))
+        svg = app.export_screenshot()
+    # Rich writes "6" and " proposals waiting" as two <text> runs, spaces as &#160;; renderers such as
+    # rsvg-convert drop a run's leading spaces unless told to preserve them.
+    assert re.search(r"<svg [^>]*xml:space=\"preserve\"", svg)
+    assert ">&#160;proposals&#160;waiting" in svg
