@@ -22,6 +22,8 @@ SHOTS: list[tuple[str, list[str], str]] = [
     ("queue-duplicate", ["j"] * 5, "a suspected duplicate beside the existing memory"),
     ("queue-untrusted", ["j"] * 9, "a proposal whose quote is only in tool output"),
     ("queue-markup", ["j", "j"], "Rich markup and an ANSI escape shown literally"),
+    ("queue-grouped", ["o"], "the queue grouped by project, a header line per group"),
+    ("accept-untrusted", ["j"] * 9 + ["a"], "accepting tool output takes an explicit yes"),
     ("reject", ["r"], "the reject dialog"),
     ("edit", ["e"], "edit, then accept"),
     ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),

@@ -397,8 +397,57 @@ def test_dream_with_a_command_extractor_that_cannot_start_records_nothing(config
 
 
 def test_the_app_without_a_terminal_is_a_one_line_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "t"), "--memory", str(tmp_path / "m"),
-                                      "--state", str(tmp_path / "s")])
-    assert result.exit_code == 2
-    assert result.output.startswith("dreamtui: the review app needs a terminal")
-    assert "\x1b" not in result.output and not (tmp_path / "s").exists()
+    env = {**os.environ, "DREAMTUI_TRANSCRIPTS": str(tmp_path / "t"), "DREAMTUI_MEMORY": str(tmp_path / "m"),
+           "DREAMTUI_STATE": str(tmp_path / "s")}
+    proc = subprocess.run([sys.executable, "-c", "from dreamtui.cli.main import main; main()"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("dreamtui: the review app needs a terminal")
+    assert "\x1b" not in proc.stdout + proc.stderr and not (tmp_path / "s").exists()
+
+
+# -- bytes that are not UTF-8 on the command line (a shell passes them as lone surrogates) ------------
+
+
+@pytest.mark.parametrize("args", [["accept", "c\udcff"], ["reject", "\udcff", "--reason", "x"], ["skip", "\udcff"],
+                                  ["promote", "--keep", "\udcff"], ["promote", "--reject", "\udcff", "--reason", "x"],
+                                  ["skip", "\x1b]0;x\x07"]])
+def test_candidate_ids_that_are_not_text_are_usage_errors(config: Config, args: list[str]) -> None:
+    result = CliRunner().invoke(cli, ["--transcripts", str(config.transcripts), "--memory", str(config.memory),
+                                      "--state", str(config.state), *args])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "is not a candidate id" in result.output and "\x1b" not in result.output
+
+
+def test_verify_a_quote_with_a_lone_surrogate(config: Config) -> None:
+    from dreamtui.core.verify import verify_quote
+
+    text = "Always run the migrations before the test suite \udcff because the schema drifts otherwise."
+    path = _write_session(config.transcripts / "acme", [("user", text)])
+    assert verify_quote("the test suite \udcff because the schema drifts", [path]).verified
+    assert not verify_quote("\udcff\udcfe one two three four five six", [path]).verified
+    result = CliRunner().invoke(cli, ["verify", str(path), "\udcff\udcfe one two three four five six"])
+    assert result.exit_code == 1, result.output
+    assert "not verified" in result.output
+
+
+def test_dream_over_a_transcripts_path_that_is_a_file_says_so(config: Config, ledger: Ledger, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from dreamtui.core.cycle import run_cycle
+    from dreamtui.core.errors import TranscriptError
+
+    a_file = tmp_path / "projects.txt"
+    a_file.write_text("not a folder\n")
+    with pytest.raises(TranscriptError, match="is not a folder"):
+        run_cycle(replace(config, transcripts=a_file), ledger, date="2026-03-10")
+    with pytest.raises(TranscriptError, match="does not exist"):
+        run_cycle(replace(config, transcripts=tmp_path / "missing"), ledger, date="2026-03-10")
+
+
+def test_config_shows_paths_with_escape_codes_escaped(tmp_path: Path) -> None:
+    odd = tmp_path / "mem\x1b]0;T\x07ory"
+    result = CliRunner().invoke(cli, ["--memory", str(odd), "--state", str(tmp_path / "s"), "config"])
+    assert result.exit_code == 0
+    assert "\x1b" not in result.output and "mem\\x1b]0;T\\x07ory" in result.output

@@ -78,10 +78,14 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(setu
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         await pilot.pause()
         assert "5 proposals waiting" in app.query_one(StatusHeader).render_text().plain
+        notes = [n.message for n in app._notifications]
     assert status_of(ledger, first) == "accepted"
     assert status_of(ledger, second) == "pending"
     after = commits(cfg.memory)
     assert len(after) == len(before) + 1
+    # the notification names the file and the commit the core made, read from its AcceptResult
+    row = ledger.query("SELECT memory_path, commit_sha FROM decisions WHERE action = 'accept'")[0]
+    assert f"accepted → {row['memory_path']} ({row['commit_sha'][:8]})" in notes
 
 
 async def test_reject_with_a_reason_changes_the_stats(setup) -> None:
@@ -122,7 +126,10 @@ async def test_undo_reverts_an_accept_with_a_commit(setup) -> None:
         await pilot.pause()
         assert table.row_count == len(ids)
         assert table.current_id == ids[0]  # the proposal is back, highlighted
+        notes = [n.message for n in app._notifications]
     assert not (cfg.memory / written).exists()
+    revert = ledger.query("SELECT commit_sha FROM decisions WHERE action = 'undo'")[0]["commit_sha"]
+    assert f"undid accept of {ids[0]} (revert {revert[:8]})" in notes
     assert len(commits(cfg.memory)) == len(before) + 2  # the accept and its revert
 
 

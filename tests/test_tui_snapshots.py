@@ -46,6 +46,14 @@ def test_queue_untrusted_tool_output(snap_compare, demo_app) -> None:
     assert snap_compare(demo_app, press=["j"] * 9, terminal_size=SIZE)
 
 
+def test_queue_grouped_by_project(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["o"], terminal_size=SIZE)
+
+
+def test_accept_untrusted_dialog(snap_compare, demo_app) -> None:
+    assert snap_compare(demo_app, press=["j"] * 9 + ["a"], terminal_size=SIZE)
+
+
 def test_reject_dialog(snap_compare, demo_app) -> None:
     assert snap_compare(demo_app, press=["r"], terminal_size=SIZE)
 

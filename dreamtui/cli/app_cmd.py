@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from dreamtui.core.config import Config
+from dreamtui.core.errors import DreamError
 
 
 def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) -> None:
@@ -19,6 +20,10 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     """
     from dreamtui.core.ledger import Ledger
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        # Textual would draw escape codes into a pipe or file and wait for keys that never come
+        raise DreamError("the review app needs a terminal (standard input and output); in scripts use "
+                         "`dreamtui candidates`, `accept`, `reject`, `dream` …")
     if demo:
         from dreamtui.demo import prepare_demo
 

@@ -8,7 +8,7 @@ import click
 import orjson
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import echo_json, printable
+from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
 from dreamtui.core.digest import digest_file, digest_session
 from dreamtui.core.errors import TranscriptError
@@ -67,7 +67,7 @@ def digest_command(config: Config, file: Path, as_json: bool, whole_session: boo
 def show_config(config: Config) -> None:
     """Print the resolved configuration (where things live)."""
     for name in ("transcripts", "memory", "state", "config_file"):
-        click.echo(f"{name}: {getattr(config, name)}")
-    click.echo(f"extractor: {config.resolved_extractor()} (configured: {config.extractor})")
-    click.echo(f"model: {config.model}")
-    click.echo(f"concurrency: {config.concurrency}")
+        echo(f"{name}: {getattr(config, name)}")
+    echo(f"extractor: {config.resolved_extractor()} (configured: {config.extractor})")
+    echo(f"model: {config.model}")
+    echo(f"concurrency: {config.concurrency}")

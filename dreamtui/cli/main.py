@@ -67,6 +67,22 @@ def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state
         run_app(ctx.obj, demo=demo)
 
 
+class CandidateId(click.ParamType):
+    """A candidate id as typed in a shell: printable ASCII (ids are hex), so bytes that are not
+    UTF-8 or escape codes are a usage error, not a crash in SQLite or in the terminal."""
+
+    name = "ID"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text or not text.isascii() or not text.isprintable():
+            self.fail(f"{text!r} is not a candidate id (see `dreamtui candidates`)", param, ctx)
+        return text
+
+
+CANDIDATE_ID = CandidateId()
+
+
 def config_of(ctx: click.Context) -> Config:
     """The Config built by the group for this invocation."""
     obj = ctx.find_root().obj

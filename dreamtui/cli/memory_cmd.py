@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from dreamtui.cli.main import cli, config_of, pass_config
+from dreamtui.cli.main import CANDIDATE_ID, cli, config_of, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core import clock, decisions, gitops, memory
 from dreamtui.core.config import Config
@@ -113,7 +113,7 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("cid", metavar="ID")
+@click.argument("cid", metavar="ID", type=CANDIDATE_ID)
 @click.option("--claim", default=None, help="Replace the claim before accepting.")
 @click.option("--why", default=None, help="Replace the why before accepting.")
 @click.option("--how", default=None, help="Replace the how-to-apply before accepting.")
@@ -140,7 +140,7 @@ def accept(config: Config, cid: str, claim: str | None, why: str | None, how: st
 
 
 @cli.command()
-@click.argument("cid", metavar="ID")
+@click.argument("cid", metavar="ID", type=CANDIDATE_ID)
 @click.option("--reason", required=True, help="Why it is rejected (free text).")
 @click.option("--category", default="other", show_default=True,
               help=f"One of: {', '.join(REJECT_CATEGORIES)} (dashes allowed, e.g. not-a-lesson).")
@@ -157,7 +157,7 @@ def reject(config: Config, cid: str, reason: str, category: str) -> None:
 
 
 @cli.command()
-@click.argument("cid", metavar="ID")
+@click.argument("cid", metavar="ID", type=CANDIDATE_ID)
 @pass_config
 def skip(config: Config, cid: str) -> None:
     """Skip a candidate: it stays pending."""

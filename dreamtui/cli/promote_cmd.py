@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.main import CANDIDATE_ID, cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core import promotion
 from dreamtui.core.config import Config
@@ -38,9 +38,9 @@ def _gate_lines(gates: list[promotion.Gate]) -> list[str]:
 @click.option("--extractor", "extractor", default=None,
               help="Promote this extractor (default: the one with the most human decisions).")
 @click.option("--model", "model", default=None, help="Promote this model of the extractor.")
-@click.option("--keep", "keep_id", default=None, metavar="ID",
+@click.option("--keep", "keep_id", default=None, metavar="ID", type=CANDIDATE_ID,
               help="After-the-fact review: keep this auto-written memory.")
-@click.option("--reject", "reject_id", default=None, metavar="ID",
+@click.option("--reject", "reject_id", default=None, metavar="ID", type=CANDIDATE_ID,
               help="After-the-fact review: reject this auto-written memory (reverts its commit).")
 @click.option("--reason", default="", help="Why (with --reject, --keep or --revoke).")
 @pass_config

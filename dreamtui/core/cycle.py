@@ -362,7 +362,8 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     day = _parse_date(date)
     chat_id = project or ALL_PROJECTS
     if not config.transcripts.is_dir():
-        raise TranscriptError(f"transcripts folder {config.transcripts} does not exist (see --transcripts)")
+        what = "is not a folder" if config.transcripts.exists() else "does not exist"
+        raise TranscriptError(f"transcripts folder {config.transcripts} {what} (see --transcripts)")
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
         extractor = _make_extractor(config)
     with CycleLock(config.lock_path):

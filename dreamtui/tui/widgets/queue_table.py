@@ -101,14 +101,11 @@ class GroupHeader:
     count: int = 0
 
 
-def group_of(row: QueueRow, mode: str) -> tuple[str, str] | None:
-    """``(key, title)`` of ``row``'s group when grouping by ``mode`` (``None`` when not grouping)."""
+def group_title(row: QueueRow, mode: str) -> str:
+    """The header title of ``row``'s group."""
     if mode == "project":
-        return row.project, literal(row.project.strip("-") or row.project, 120, one_line=True)
-    if mode == "session":
-        return row.session, (f"session {literal(row.session[:8], 8, one_line=True)} · "
-                             f"{short_project(row.project, 40)}")
-    return None
+        return literal(row.project.strip("-") or row.project, 120, one_line=True)
+    return f"session {literal(row.session[:8], 8, one_line=True)} · {short_project(row.project, 40)}"
 
 
 def header_text(group: GroupHeader) -> Text:
@@ -212,9 +209,9 @@ class QueueTable(ScrollView, can_focus=True):
         last = groups.get(tail.id) if isinstance(tail, QueueRow) else None  # the group rows join
         for row in rows:
             if mode:
-                key, title = group_of(row, mode)  # type: ignore[misc]
+                key = row.project if mode == "project" else row.session
                 if last is None or key != last.key:
-                    last = GroupHeader(key, title)
+                    last = GroupHeader(key, group_title(row, mode))
                     items.append(last)
                 last.count += 1
                 groups[row.id] = last
