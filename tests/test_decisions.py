@@ -147,7 +147,7 @@ def test_accept_warns_from_85_percent(config: Config, ledger: Ledger) -> None:
 
 def test_tool_output_needs_an_explicit_acknowledgement(config: Config, ledger: Ledger) -> None:
     cand = make(ledger, provenance="tool")
-    with pytest.raises(decisions.DecisionError, match="tool output.*--yes-tool-output"):
+    with pytest.raises(decisions.DecisionError, match="tool output.*explicit confirmation"):
         decisions.accept(config, ledger, cand.id)
     assert not (config.memory / "MEMORY.md").exists()
     assert decisions.accept(config, ledger, cand.id, allow_tool=True).commit_sha

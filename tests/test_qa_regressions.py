@@ -451,3 +451,25 @@ def test_config_shows_paths_with_escape_codes_escaped(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--memory", str(odd), "--state", str(tmp_path / "s"), "config"])
     assert result.exit_code == 0
     assert "\x1b" not in result.output and "mem\\x1b]0;T\\x07ory" in result.output
+
+
+# -- a line holding a lone surrogate escape ("\udcff", as JavaScript writes half an emoji) -----------
+
+
+def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(config: Config, ledger: Ledger) -> None:
+    from dreamtui.core.cycle import run_cycle
+    from dreamtui.core.digest import digest_file
+
+    text = ("No, never edit the generated files directly \udcff; always change the template instead because "
+            "the generator overwrites them.")
+    path = _write_session(config.transcripts / "acme", [*LESSON_TURNS[:2], ("user", text)])
+    digest = digest_file(path)
+    assert digest.stats.malformed == 0
+    assert [t.text for t in digest.turns if t.role == "person"][-1] == text.replace("\udcff", "\ufffd")
+    result = CliRunner().invoke(cli, ["digest", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "\ufffd" in json.loads(result.output)["turns"][-1]["text"]
+    record = run_cycle(config, ledger, date="2026-03-10")
+    assert record.stats["kept"] >= 1 and not record.stats["dropped"].get("unverified")
+    quotes = [r["quote"] for r in ledger.query("SELECT quote FROM candidates WHERE status = 'pending'")]
+    assert any("\ufffd" in q for q in quotes)

@@ -128,6 +128,9 @@ def accept(config: Config, cid: str, claim: str | None, why: str | None, how: st
         cand = ledger.get_candidate(cid)
         if cand is not None and cand.provenance == "tool":
             echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
+            if not allow_tool:
+                echo("dreamtui: to accept it anyway, check the quote yourself and pass --yes-tool-output",
+                     err=True)
         edits = {k: v for k, v in (("claim", claim), ("why", why), ("how", how)) if v is not None}
         result = decisions.accept(config, ledger, cid, edits or None, allow_tool=allow_tool)
     finally:

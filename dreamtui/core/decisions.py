@@ -241,7 +241,7 @@ def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: b
     if cand.provenance == "tool" and not allow_tool:
         raise DecisionError(
             f"{cand.id}'s quote comes from tool output (provenance: tool, untrusted); "
-            "accept it only if you checked it yourself (--yes-tool-output)")
+            "accept it only after checking it yourself, with an explicit confirmation")
     rules = _secret_rules([claim, why, how])
     if cand.secrets and not edited:
         raise DecisionError(

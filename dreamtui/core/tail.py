@@ -13,7 +13,9 @@ in the same transaction as what it made of the lines.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,13 +178,32 @@ def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
         try:
-            raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             return None, "invalid_utf8"
-        return None, "malformed"
+        # JavaScript's JSON.stringify writes a lone surrogate (half an emoji cut by a slice) as
+        # "\udcff", which orjson refuses: decode such a line anyway, the half becoming U+FFFD
+        try:
+            obj = _without_surrogates(json.loads(text))
+        except (ValueError, RecursionError):
+            return None, "malformed"
     if not isinstance(obj, dict):
         return None, "not_object"
     return obj, None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` (decoded JSON) with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def open_transcript(path: Path | str) -> IO[bytes]:

@@ -75,8 +75,7 @@ def needles(norm_quote: str) -> list[list[bytes]]:
     """What a raw line holding the quote must contain: for every run of the normalised quote that
     normalisation cannot have produced (no spaces, quotes, dashes), its JSON-escaped bytes in NFC
     or (when different) NFD form. Longest run first; at least one form of every run must occur."""
-    runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r},
-                  key=lambda r: -len(r.encode("utf-8", "surrogatepass")))  # a lone surrogate is text too
+    runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
     groups: list[list[bytes]] = []
     for run in runs:
         forms = [run]
@@ -166,8 +165,7 @@ def verify_quote(quote: str, files: Sequence[Path | str]) -> Verification:
         return Verification(False, [], why)
     nq = normalize(quote)
     groups = needles(nq)
-    text_groups = [[json.loads((b'"' + k + b'"').decode("utf-8", "surrogatepass")) for k in group]
-                   for group in groups]
+    text_groups = [[json.loads(b'"' + k + b'"') for k in group] for group in groups]
     found: list[tuple[tuple[int, int, int, int], Match]] = []
     seen_strings: set[tuple[str, str]] = set()
     unreadable: list[str] = []
