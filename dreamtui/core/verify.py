@@ -46,12 +46,14 @@ _HIDDEN = re.compile(
     "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u061c\U000e0000-\U000e007f]"
 )
 # Characters the normalisation may produce from something else: never part of a prefilter needle.
-_UNSTABLE = re.compile(r"[\s'\"\-]+")
+_UNSTABLE = re.compile(r"[\s'\"\-\ufffd]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def normalize(text: str) -> str:
     """NFC, curly quotes and dashes to ASCII, whitespace runs to one space, stripped."""
     if not text.isascii():
+        text = _SURROGATE.sub("\ufffd", text)  # a lone surrogate is the U+FFFD the digest shows
         text = unicodedata.normalize("NFC", text)
         text = _FANCY.sub(lambda m: _QUOTE_MAP[m.group(0)], text)
     return _WS.sub(" ", text).strip()
