@@ -63,7 +63,7 @@ class MemoryScreen(BaseScreen):
         self.current = event.row_key.value
         f = self.files.get(self.current or "")
         if f is not None:
-            self.query_one("#memfile", Static).update(Group(Text(f["path"], style="bold"), Text(),
+            self.query_one("#memfile", Static).update(Group(literal_text(f["path"], style="bold", one_line=True), Text(),
                                                             literal_text(f["text"], limit=20_000)))
 
     def action_revert(self) -> None:
