@@ -421,3 +421,19 @@ def test_listing_does_not_wait_for_a_persons_long_git_session(config: Config, le
     assert ledger.get_candidate(cand.id).status == "pending"
     assert repo_of(config).git.status("--porcelain", "--untracked-files=all") == ""  # files put back
     assert not ledger.query("SELECT * FROM memory_intents")
+
+
+def test_undo_refuses_to_delete_a_persons_later_edits(config: Config, ledger: Ledger) -> None:
+    """A person edited and committed the memory after accepting it: undo says so and deletes nothing."""
+    cand = make(ledger, 1)
+    accepted = decisions.accept(config, ledger, cand.id)
+    topic = config.memory / accepted.path
+    topic.write_text(topic.read_text() + "\nAlso true for the staging database.\n")
+    repo = repo_of(config)
+    repo.git.add(accepted.path)
+    repo.git.commit("-m", "my note")
+    with pytest.raises(MemoryRepoError, match="edited after it was accepted"):
+        decisions.undo_last(config, ledger)
+    assert "staging database" in topic.read_text()
+    assert ledger.get_candidate(cand.id).status == "accepted"
+    assert repo.git.status("--porcelain") == ""

@@ -534,6 +534,13 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
     dirty = gitops.status(repo, paths)
     if dirty:
         raise MemoryRepoError(f"{', '.join(dirty)} has uncommitted changes; commit or discard them first, then undo")
+    if rel and gitops.commit_exists(repo, sha):
+        accepted = gitops.show_file(repo, rel, sha)
+        current = memory.read_bytes(root, rel)
+        if accepted is not None and current is not None and current != accepted:
+            raise MemoryRepoError(
+                f"{rel} was edited after it was accepted; undoing would delete those edits. "
+                "Remove the memory yourself (file and its MEMORY.md line), or revert with git")
     index = (memory.read_bytes(root, memory.INDEX) or b"").decode("utf-8", "surrogateescape")
     for line in _added_index_lines(repo, sha):
         index = memory.remove_index_line(index, line)
