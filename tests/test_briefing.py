@@ -128,3 +128,9 @@ def test_a_failing_model_falls_back_to_the_offline_synthesis(config: Config, led
 def test_history_without_a_repository_is_empty(tmp_path: Path, config: Config) -> None:
     assert briefing.briefing_history(config) == []
     assert briefing.read_briefing(config) is None
+
+
+def test_sentences_do_not_end_at_abbreviations_or_file_names() -> None:
+    text = "Commit the staged changes (i.e. the reviewed ones) before the release. Then edit setup.py, e.g. the version."
+    assert briefing.sentences(text) == ["Commit the staged changes (i.e. the reviewed ones) before the release.",
+                                        "Then edit setup.py, e.g. the version."]

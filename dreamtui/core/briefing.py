@@ -43,7 +43,8 @@ _CUES = {
 }
 _PERSON_RULE = re.compile(r"^(?:please\s+)?(?:always|never|don'?t|do not|prefer|make sure)\b", re.I)
 _NARRATION = re.compile(r"^(?:let me|let's see|first,? i'll|now,? let|if |when |for example|e\.g\.)", re.I)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+# a sentence ends at . ! ? before white space or the end; "e.g.", "i.e.", "file.py", "1.2.3" do not end one
+_SENTENCE = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf)\.|[^.!?\n]|[.!?](?=[^\s.!?]))++(?:[.!?]+|$)", re.I)
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 _ITEM = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
