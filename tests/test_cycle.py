@@ -551,3 +551,16 @@ def test_a_failed_batch_request_gives_its_session_back(config: Config, ledger: L
         third = run_cycle(cfg, ledger, project=ACME, date="2026-03-12")
         assert third.stats["batch_sessions_submitted"] == 2  # the next cycle submits them again
         assert len(server.calls("/v1/messages/batches")) == 2
+
+
+def test_an_unreadable_transcript_is_named_in_the_waking_message(config: Config, ledger: Ledger) -> None:
+    """A file discovery saw but that cannot be read (here a folder in its place) is named, not ignored."""
+    blocked = config.transcripts / ACME / "44444444-4444-4444-8444-444444444444.jsonl"
+    blocked.mkdir(parents=True)
+    unreadable: list[str] = []
+    assert cycle._new_content(ledger, ACME, blocked.stem, [blocked], unreadable) is None
+    assert unreadable == [str(blocked)]
+    record = cycle.CycleRecord(id=1, chat_id=ACME, date=DAY, status="completed", started_at=NOW,
+                               completed_at=NOW, error_message=None, trigger="manual", depth="shallow",
+                               phases=[], stats={"unreadable_files": unreadable})
+    assert "Could not read 1 transcript file(s)" in waking_message(record)

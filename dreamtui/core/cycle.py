@@ -271,6 +271,10 @@ def waking_message(record: CycleRecord) -> str:
             + (f", {s['batches_waiting']} batch(es) still processing" if s.get("batches_waiting") else "")
             + (f"; submitted {s['batch_submitted']} with {s.get('batch_sessions_submitted', 0)} session(s), "
                "collected by a later cycle" if s.get("batch_submitted") else "") + ".")
+    if s.get("unreadable_files"):
+        files = s["unreadable_files"]
+        out.append(f"Could not read {len(files)} transcript file(s) (permissions?), e.g. {files[0]}; "
+                   "they are tried again next cycle.")
     if record.depth == "shallow" and s.get("sessions_deferred", 0):
         out.append("Deferred sessions are still being written: dream again once they have been quiet "
                    "for a few minutes (allowed the same date), or say good night in the session.")
@@ -479,9 +483,10 @@ class _Cycle:
         self.stats["sessions_seen"] = len(groups)
         now = clock.now().timestamp()
         quiet = self.config.quiet_minutes * 60.0
+        unreadable: list[str] = []
         for i, ((project, session), files) in enumerate(groups.items()):
             self.progress(f"reading {project}/{session[:8]}", i / max(1, len(groups)))
-            work = _new_content(self.ledger, project, session, files)
+            work = _new_content(self.ledger, project, session, files, unreadable)
             if work is None:
                 continue
             work.goodnight = said_goodnight(work.digest.turns)
@@ -502,6 +507,7 @@ class _Cycle:
             "sessions_settled": len(settled),
             "person_chars": sum(w.person_chars for w in ready),
             "goodnight": any(w.goodnight for w in self.work),
+            "unreadable_files": unreadable[:20],
         })
         self.work = deep_enough
         signal = "deeper" if deep_enough else "wake"
@@ -784,8 +790,12 @@ def _session_groups(root: Path, project: str | None) -> dict[tuple[str, str], li
     return groups
 
 
-def _new_content(ledger: Ledger, project: str, session: str, files: list[Path]) -> SessionWork | None:
-    """Digest what the session's files hold beyond their ``dreamed_offset`` (None: nothing new)."""
+def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
+                 unreadable: list[str] | None = None) -> SessionWork | None:
+    """Digest what the session's files hold beyond their ``dreamed_offset`` (None: nothing new).
+
+    Files that cannot be read are skipped (the next cycle tries again) and named in ``unreadable``.
+    """
     from dreamtui.core.digest import DigestState, digest_increment, digest_lines
     from dreamtui.core.tail import LineScanner, file_key, open_transcript
     from dreamtui.core.transcripts import kind_of
@@ -799,6 +809,8 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path]) 
         try:
             digest, read, state = digest_increment(ledger, path, project, session, commit=False)
         except TranscriptError:
+            if unreadable is not None and path.exists():
+                unreadable.append(str(path))
             continue  # vanished or unreadable since discovery: the next cycle sees it again
         mtime = max(mtime, read.identity.mtime)
         row = ledger.query("SELECT offset, lines, dreamed_offset, dreamed_lines FROM files WHERE path = ?",
