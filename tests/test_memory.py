@@ -190,3 +190,13 @@ def test_safe_path_never_escapes_and_never_crashes(tmp_path_factory, rel: str) -
     inside = path.relative_to(root)
     assert ".." not in inside.parts
     assert all(p.rstrip(". ").lower() != ".git" for p in inside.parts)
+
+
+def test_index_lines_keep_the_files_crlf_endings() -> None:
+    from dreamtui.core.memory import add_index_line, remove_index_line
+
+    crlf = "- [A](a.md) — a\r\n- [B](b.md) — b"
+    added = add_index_line(crlf, "- [C](c.md) — c")
+    assert added == "- [A](a.md) — a\r\n- [B](b.md) — b\r\n- [C](c.md) — c\r\n"
+    assert add_index_line("", "- [C](c.md) — c") == "- [C](c.md) — c\n"
+    assert remove_index_line(added, "- [C](c.md) — c") == "- [A](a.md) — a\r\n- [B](b.md) — b\r\n"

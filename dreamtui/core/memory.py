@@ -279,10 +279,11 @@ def index_line(title: str, rel: str, hook: str) -> str:
 
 
 def add_index_line(index_text: str, line: str) -> str:
-    """The index with ``line`` appended (a final newline kept)."""
+    """The index with ``line`` appended (a final newline kept, in the file's own line endings)."""
+    eol = "\r\n" if "\r\n" in index_text else "\n"
     if index_text and not index_text.endswith("\n"):
-        index_text += "\n"
-    return index_text + line + "\n"
+        index_text += eol
+    return index_text + line + eol
 
 
 def remove_index_line(index_text: str, line: str) -> str:
