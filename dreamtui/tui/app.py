@@ -35,6 +35,7 @@ from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
 from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line
 from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.queue_table import short_project
 from dreamtui.tui.widgets.status_header import StatusHeader
 
 SCREENS_KEYS = (("1", "queue", "Queue"), ("2", "sessions", "Sessions"), ("3", "cycles", "Cycles"),
@@ -69,6 +70,10 @@ class DreamApp(App):
         "promotion": PromotionScreen,
     }
     DEFAULT_MODE = "queue"
+    # below 120 columns the screens get the class -narrow (app.tcss: fixed-width tables give way)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # below 36 rows the screens get -short (app.tcss: dialogs lose their spacing and keep their buttons)
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     BINDINGS = [
         *(Binding(key, f"switch_mode('{mode}')", label, id=f"screen.{mode}",
                   group=Binding.Group("Screens", compact=True)) for key, mode, label in SCREENS_KEYS),
@@ -104,12 +109,41 @@ class DreamApp(App):
         if self.watch_enabled:
             self.start_watcher()
 
+    _quitting = False
+
+    async def action_quit(self) -> None:
+        """Quit once every decision already taken is written: a row leaves the table when its key is
+        pressed, so a quick ``a a q`` must not lose the accepts still queued for the worker. ``q`` again
+        while they are written quits at once."""
+        waiting = self._jobs.unfinished_tasks
+        if waiting and not self._quitting and self._decisions_running():
+            self._quitting = True
+            noun = "decision" if waiting == 1 else "decisions"
+            self.notify(f"Writing {waiting} {noun} before quitting… (q again quits now)", timeout=30)
+            self.set_interval(0.05, self._exit_when_written)
+            return
+        self.exit()
+
+    def _decisions_running(self) -> bool:
+        return any(w.name == "decisions" and not w.is_finished for w in self.workers)
+
+    def _exit_when_written(self) -> None:
+        if not self._jobs.unfinished_tasks or not self._decisions_running():
+            self.exit()
+
     def on_unmount(self) -> None:
         if self._watcher is not None:
             try:
                 self._watcher.stop(timeout=2.0)
             except Exception:  # noqa: BLE001 - shutting down
                 pass
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast, always shown literally: its text often carries a project folder, a path or an error
+        from a transcript, and Textual would read ``[…]`` in it as markup (styles, ``@click`` actions).
+        ``Widget.notify`` passes ``markup=True`` by default, so ``markup`` is ignored here."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -222,6 +256,9 @@ class DreamApp(App):
         if message.action in ("undo", "reconcile"):
             screen = self.queue_screen()
             if screen is not None:
+                if message.action == "undo" and message.candidate_id:
+                    # an undone skip (or a decision on a skipped one) puts it back in its place
+                    screen.skipped = [c for c in screen.skipped if c != message.candidate_id]
                 screen.reload()
                 if message.candidate_id:
                     screen.select(message.candidate_id)
@@ -340,8 +377,8 @@ class DreamApp(App):
         screen = self.queue_screen()
         if lines and screen is not None:
             screen.live_lines(lines[-LIVE_MAX_LINES_PER_EVENT:])
-        if not isinstance(self.screen, QueueScreen):
-            getattr(self.screen, "reload", lambda: None)()
+        if not isinstance(self.screen, QueueScreen) and getattr(self.screen, "SHOWS_TRANSCRIPTS", False):
+            self.screen.reload()  # type: ignore[attr-defined]
 
     def read_new_lines(self, path: Path) -> list[Text]:
         """The complete lines appended to ``path`` since it was last read here, one Text each."""
@@ -365,7 +402,7 @@ class DreamApp(App):
             rec = decode_line(0, raw)
             for role, text in rec.texts:
                 out.append(Text.assemble((rec.timestamp[11:19] + " ", "dim"),
-                                         (literal(project.split("-")[-1] if project else "", 16) + " ", "dim"),
+                                         (short_project(project, 16) + " " if project else "", "dim"),
                                          (f"{role:<9} ", ROLE_STYLE.get(role, "")),
                                          literal(text, 200, one_line=True)))
         return out

@@ -66,6 +66,16 @@ def pending_rows(ledger: Ledger) -> list[QueueRow]:
     ]
 
 
+def skipped_ids(ledger: Ledger) -> list[str]:
+    """Pending proposals with a skip that was not undone, in the order they were skipped (the queue
+    keeps them last after the app is closed and opened again)."""
+    rows = ledger.query(
+        "SELECT d.candidate_id, MAX(d.id) AS last FROM decisions d JOIN candidates c ON c.id = d.candidate_id "
+        "WHERE d.action = 'skip' AND d.undone = 0 AND c.status = 'pending' GROUP BY d.candidate_id ORDER BY last"
+    )
+    return [r["candidate_id"] for r in rows]
+
+
 def pending_count(ledger: Ledger) -> int:
     """How many proposals wait."""
     return int(ledger.query("SELECT COUNT(*) FROM candidates WHERE status = 'pending'")[0][0])

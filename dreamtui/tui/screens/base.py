@@ -5,15 +5,36 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import DataTable, Footer
 
 from dreamtui.tui.widgets.status_header import StatusHeader
+
+
+def cursor_key(table: DataTable) -> str | None:
+    """The row key under ``table``'s cursor (``None`` when it is empty)."""
+    if not table.row_count:
+        return None
+    try:
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+    except Exception:  # noqa: BLE001 - no row under the cursor
+        return None
+
+
+def restore_cursor(table: DataTable, key: str | None) -> None:
+    """Put ``table``'s cursor back on the row ``key`` after a refill (when it is still there)."""
+    if key is None:
+        return
+    try:
+        table.move_cursor(row=table.get_row_index(key), animate=False)
+    except Exception:  # noqa: BLE001 - the row is gone: the cursor stays where the refill put it
+        pass
 
 
 class BaseScreen(Screen):
     """A screen with the :class:`StatusHeader` and a :class:`Footer`; subclasses write ``body``."""
 
     TITLE_TEXT = ""
+    SHOWS_TRANSCRIPTS = False  # reloaded when transcripts change (others would only lose their cursor)
     AUTO_FOCUS = "DataTable"
     BINDINGS = [Binding("j", "down", "Down", show=False), Binding("k", "up", "Up", show=False)]
 

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Markdown, Static
 
 from dreamtui.tui import services
-from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 
 DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
@@ -44,7 +44,8 @@ class BriefingsScreen(BaseScreen):
             yield DataTable(id="versions", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="briefing-pane", classes="side"):
                 yield Static("", id="briefing-title")
-                yield Markdown("", id="briefing")
+                # the briefing quotes transcripts: a link in it is shown, never opened by a click
+                yield Markdown("", id="briefing", open_links=False)
                 yield Static("", id="briefing-diff")
 
     def on_mount(self) -> None:
@@ -54,11 +55,13 @@ class BriefingsScreen(BaseScreen):
 
     def reload(self) -> None:
         table = self.query_one("#versions", DataTable)
+        keep = cursor_key(table)
         table.clear()
         self.versions = {c.sha: c for c in services.briefing_versions(self.app.config)}  # type: ignore[attr-defined]
         for sha, c in self.versions.items():
             table.add_row("●" if sha == self.marked else "", c.date[:16].replace("T", " "), sha[:8],
                           Text(literal(c.subject, 80, one_line=True)), key=sha)
+        restore_cursor(table, keep)
         if not self.versions:
             self.query_one("#briefing-title", Static).update(
                 Text("No briefing yet: each dream cycle's REM phase writes briefing.md.", style="dim"))
@@ -67,7 +70,19 @@ class BriefingsScreen(BaseScreen):
         self.current = event.row_key.value
         self.action_view()
 
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """A link in the briefing came from a transcript: say where it points instead of opening it."""
+        event.stop()
+        self.notify(f"link (not opened): {literal(event.href, 300, one_line=True)}", timeout=8)
+
+    def _sync_current(self) -> None:
+        """Take the version under the cursor now (a quick ``j m`` must not mark the previous one)."""
+        sha = cursor_key(self.query_one("#versions", DataTable))
+        if sha in self.versions:
+            self.current = sha
+
     def action_view(self) -> None:
+        self._sync_current()
         if not self.current:
             return
         c = self.versions[self.current]
@@ -80,6 +95,7 @@ class BriefingsScreen(BaseScreen):
         self.query_one("#briefing-diff", Static).display = False
 
     def action_mark(self) -> None:
+        self._sync_current()
         if not self.current:
             return
         self.marked = self.current
@@ -89,7 +105,11 @@ class BriefingsScreen(BaseScreen):
         self.notify(f"Marked {self.marked[:8]}: highlight another version and press f for the diff")
 
     def action_diff(self) -> None:
+        self._sync_current()
         if not self.current:
+            return
+        if self.marked == self.current:
+            self.notify("This is the marked version: highlight another one, then press f", severity="warning")
             return
         old_sha = self.marked or self._previous(self.current)
         if old_sha is None:

@@ -10,8 +10,9 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from dreamtui.tui import services
-from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.queue_table import short_project
 
 STATUS_STYLE = {"completed": "green", "failed": "bold red", "running": "magenta"}
 
@@ -38,15 +39,17 @@ class CyclesScreen(BaseScreen):
 
     def reload(self) -> None:
         table = self.query_one("#cycles", DataTable)
+        keep = cursor_key(table)
         table.clear()
         self.records = {}
         for rec in services.cycles(self.app.ledger):  # type: ignore[attr-defined]
             key = str(rec.id)
             self.records[key] = rec
-            who = "all" if rec.chat_id == "*" else rec.chat_id.split("-")[-1]
+            who = "all" if rec.chat_id == "*" else short_project(rec.chat_id, 12)
             table.add_row(str(rec.id), rec.date, Text(literal(who, 12)),
                           Text(rec.status, style=STATUS_STYLE.get(rec.status, "")), rec.trigger,
                           rec.depth or "-", str(rec.new_candidates), key=key)
+        restore_cursor(table, keep)
         if not self.records:
             self.query_one("#waking", Static).update(
                 Text("No dream cycle yet. Press d to dream now.", style="dim"))

@@ -12,12 +12,21 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from dreamtui.tui import services
-from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.literal import literal, literal_text
 from dreamtui.tui.widgets.status_header import gauge
 
 INDEX = "MEMORY.md"
+
+
+FILE_WIDTH = 34
+
+
+def file_cell(rel: str, width: int = FILE_WIDTH) -> str:
+    """A memory file's path for the file column: its end (the file name) when it does not fit."""
+    shown = literal(rel, 400, one_line=True)
+    return shown if len(shown) <= width else "…" + shown[-(width - 1):]
 
 
 class MemoryScreen(BaseScreen):
@@ -40,7 +49,7 @@ class MemoryScreen(BaseScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memfiles", DataTable)
-        for label, width in (("file", 34), ("type", 9), ("bytes", 6)):
+        for label, width in (("file", FILE_WIDTH), ("type", 9), ("bytes", 6)):
             table.add_column(label, width=width, key=label)
 
     def reload(self) -> None:
@@ -51,11 +60,13 @@ class MemoryScreen(BaseScreen):
             ("MEMORY.md ", "bold"), gauge(fraction, 30),
             f"  {lines}/{max_lines} lines · {size:,}/{max_bytes:,} bytes ({fraction:.0%} of what Claude Code loads)"))
         table = self.query_one("#memfiles", DataTable)
+        keep = cursor_key(table)
         table.clear()
         self.files = {f["path"]: f for f in services.memory_files(cfg)}
         for rel, f in self.files.items():
-            table.add_row(Text(literal(rel, 60, one_line=True), style="bold" if rel == INDEX else ""),
-                          f["type"] or "—", f"{f['bytes']:,}", key=rel)
+            table.add_row(Text(file_cell(rel), style="bold" if rel == INDEX else ""),
+                          Text(literal(f["type"], 40, one_line=True) or "—"), f"{f['bytes']:,}", key=rel)
+        restore_cursor(table, keep)
         if not self.files:
             self.query_one("#memfile", Static).update(Text("The memory repository is empty.", style="dim"))
 
@@ -66,8 +77,13 @@ class MemoryScreen(BaseScreen):
             self.query_one("#memfile", Static).update(Group(literal_text(f["path"], style="bold", one_line=True), Text(),
                                                             literal_text(f["text"], limit=20_000)))
 
+    def highlighted(self) -> str | None:
+        """The file under the table's cursor (read at the time of the key, not from the last
+        highlight message, which a quick ``j x`` can overtake)."""
+        return cursor_key(self.query_one("#memfiles", DataTable))
+
     def action_revert(self) -> None:
-        rel = self.current
+        rel = self.highlighted()
         if not rel or rel == INDEX:
             self.notify("Highlight a memory file to revert (not the index)", severity="warning")
             return
@@ -88,4 +104,5 @@ class MemoryScreen(BaseScreen):
             self.reload()
             app.refresh_status()  # type: ignore[attr-defined]
 
-        self.app.push_screen(ConfirmModal(f"Revert the memory {rel}? (a revert commit)"), done)
+        self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
+                             done)

@@ -28,24 +28,45 @@ class Rejection:
 class CategorySet(RadioSet):
     """The reason categories: arrows move, Enter (or space) chooses and moves on to the free text."""
 
-    BINDINGS = [Binding("enter,space", "choose", "Choose", show=False)]
+    BINDINGS = [Binding("enter", "choose(True)", "Choose", show=False),
+                Binding("space", "choose", "Choose", show=False)]
 
-    def action_choose(self) -> None:
+    def action_choose(self, enter: bool = False) -> None:
+        modal = self.screen
         if self._selected is not None:
             button = self._nodes[self._selected]
             if isinstance(button, RadioButton):
                 button.value = True
+                if isinstance(modal, RejectModal):
+                    modal.chosen = button.name
+        if enter and isinstance(modal, RejectModal) and (modal.digit_chosen or modal.entered):
+            # r 2 Enter typed quickly: the Enter arrives before the focus has moved to the free text;
+            # the category is chosen already (the highlight followed the number), so Enter rejects
+            modal.action_submit()
+            return
+        if enter and isinstance(modal, RejectModal):
+            modal.entered = True  # a second Enter that reaches the list before the focus moved rejects
         self.screen.query_one("#reason", Input).focus()
 
 
 class RejectModal(ModalScreen[Rejection | None]):
     """Pick a reason category (its number, or arrows and Enter), add free text; Enter rejects, Esc cancels."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Reject", priority=True)]
+    # the numbers and Enter are bindings (not an on_key handler): keys typed right after r are
+    # checked against this dialog's bindings even when they were sent before it was shown
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Reject", priority=True),
+                *(Binding(str(n), f"number({n - 1})", show=False) for n in range(1, len(REJECT_CATEGORIES) + 1)),
+                Binding("enter", "enter", show=False)]
 
     def __init__(self, claim: str) -> None:
         super().__init__()
         self.claim = claim
+        self.digit_chosen = False  # a category was chosen by its number
+        self.chosen: str | None = None  # the category chosen last (by number, Enter, space or a click)
+        self.entered = False  # a category was chosen with Enter
+        # keys typed right after r can arrive before the dialog is composed: kept, applied on mount
+        self._early_digit: int | None = None
+        self._early_enter = False
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -61,17 +82,42 @@ class RejectModal(ModalScreen[Rejection | None]):
 
     def on_mount(self) -> None:
         self.query_one("#category", RadioSet).focus()
+        if self._early_digit is not None:
+            self.choose_number(self._early_digit)
+            if self._early_enter:
+                self.action_submit()
 
-    def on_key(self, event) -> None:
-        if event.character and event.character.isdigit() and not isinstance(self.focused, Input):
-            index = int(event.character) - 1
-            buttons = list(self.query(RadioButton))
-            if 0 <= index < len(buttons):
-                buttons[index].value = True
-                self.query_one("#reason", Input).focus()
-                event.stop()
+    def choose_number(self, index: int) -> None:
+        """Choose the category ``index`` (its number minus one) and move on to the free text."""
+        buttons = list(self.query(RadioButton))
+        buttons[index].value = True
+        self.chosen = buttons[index].name  # the RadioSet learns of it only by a message, later
+        self.digit_chosen = True
+        self.query_one("#category", CategorySet)._selected = index  # the highlight follows
+        self.query_one("#reason", Input).focus()
+
+    def action_number(self, index: int) -> None:
+        """A category by its number (not while typing the free text: the Input keeps its digits)."""
+        if self.query(RadioButton):
+            self.choose_number(index)
+        else:  # typed before the dialog was composed
+            self._early_digit = index
+
+    def action_enter(self) -> None:
+        """Enter where no widget takes it (before the dialog is composed): reject once it is."""
+        if self.query(RadioButton):
+            if self.digit_chosen:
+                self.action_submit()
+        elif self._early_digit is not None:
+            self._early_enter = True
+
+    def on_radio_set_changed(self, event: RadioSet.Changed) -> None:
+        if event.pressed.name:
+            self.chosen = event.pressed.name
 
     def category(self) -> str:
+        if self.chosen:
+            return self.chosen
         pressed = self.query_one("#category", RadioSet).pressed_button
         return pressed.name if pressed is not None and pressed.name else REJECT_CATEGORIES[0]
 
@@ -102,16 +148,26 @@ class EditModal(ModalScreen[dict[str, str] | None]):
     def __init__(self, cand: Candidate) -> None:
         super().__init__()
         self.cand = cand
+        # a TextArea writes its text to the terminal as it is: escape codes in a claim would be obeyed
+        # (colours, cursor moves, a window title). They are shown made visible (␛[31m); a field left
+        # as it was keeps its original text.
+        self.original = {"claim": cand.claim, "why": cand.why, "how": cand.how_to_apply}
+        self.shown = {key: literal(value, 1_000_000) for key, value in self.original.items()}
+
+    def value(self, key: str) -> str:
+        """A field's text: the original when the person left it as it was shown."""
+        text = self.query_one(f"#{key}", TextArea).text
+        return self.original[key] if text == self.shown[key] else text
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("Edit, then accept  (Ctrl+S accept · Esc cancel)", classes="dialog-title")
             yield Label("Claim (one line)")
-            yield TextArea(self.cand.claim, id="claim", soft_wrap=True, classes="claim")
+            yield TextArea(self.shown["claim"], id="claim", soft_wrap=True, classes="claim")
             yield Label("Why")
-            yield TextArea(self.cand.why, id="why", soft_wrap=True)
+            yield TextArea(self.shown["why"], id="why", soft_wrap=True)
             yield Label("How to apply")
-            yield TextArea(self.cand.how_to_apply, id="how", soft_wrap=True)
+            yield TextArea(self.shown["how"], id="how", soft_wrap=True)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept", variant="success", id="ok")
                 yield Button("Cancel", id="cancel")
@@ -120,12 +176,12 @@ class EditModal(ModalScreen[dict[str, str] | None]):
         self.query_one("#claim", TextArea).focus()
 
     def action_submit(self) -> None:
-        claim = " ".join(self.query_one("#claim", TextArea).text.split())
+        claim = " ".join(self.value("claim").split())
         if not claim:
             self.notify("The claim cannot be empty", severity="error")
             return
-        self.dismiss({"claim": claim, "why": self.query_one("#why", TextArea).text.strip(),
-                      "how_to_apply": self.query_one("#how", TextArea).text.strip()})
+        self.dismiss({"claim": claim, "why": self.value("why").strip(),
+                      "how_to_apply": self.value("how").strip()})
 
     def action_cancel(self) -> None:
         self.dismiss(None)

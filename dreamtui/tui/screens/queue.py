@@ -13,19 +13,21 @@ from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
 from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.candidate_view import CandidateView
+from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import QueueTable, header
 
 SORTS = ("newest", "project", "session")
 
 
 def sort_rows(rows: list[QueueRow], mode: str, skipped: list[str]) -> list[QueueRow]:
-    """Order rows by ``mode`` (newest first, or grouped by project / session); skipped ones last."""
+    """Order rows by ``mode`` (newest first, or grouped by project / session); skipped ones last —
+    last of the queue, or, when grouped, last of their group (a group is never split in two)."""
+    order = {cid: n for n, cid in enumerate(skipped)}
     if mode == "project":
-        rows = sorted(rows, key=lambda r: (r.project, r.session, r.created_at))
-    elif mode == "session":
-        rows = sorted(rows, key=lambda r: (r.session, r.created_at))
+        return sorted(rows, key=lambda r: (r.project, order.get(r.id, -1), r.session, r.created_at))
+    if mode == "session":
+        return sorted(rows, key=lambda r: (r.session, order.get(r.id, -1), r.created_at))
     if skipped:
-        order = {cid: n for n, cid in enumerate(skipped)}
         rows = sorted(rows, key=lambda r: order.get(r.id, -1))
     return rows
 
@@ -64,6 +66,7 @@ class QueueScreen(BaseScreen):
         self.rows: list[QueueRow] = []
         self.shown: list[QueueRow] = []
         self.stale = True
+        self._loaded = False
 
     def body(self) -> ComposeResult:
         with Horizontal(id="queue-main", classes="split"):
@@ -100,6 +103,9 @@ class QueueScreen(BaseScreen):
         keep = self.table.current_id
         busy = self.app.in_flight  # type: ignore[attr-defined]
         self.rows = [r for r in services.pending_rows(self.app.ledger) if r.id not in busy]  # type: ignore[attr-defined]
+        if not self._loaded:  # skips made before the app was opened stay last
+            self._loaded = True
+            self.skipped = [*services.skipped_ids(self.app.ledger), *self.skipped]  # type: ignore[attr-defined]
         self.skipped = [cid for cid in self.skipped if any(r.id == cid for r in self.rows)]
         self.apply()
         if keep:
@@ -133,13 +139,20 @@ class QueueScreen(BaseScreen):
             return
         self.table.move_cursor(row=index, animate=False)
 
+    def on_queue_table_columns_changed(self, event: QueueTable.ColumnsChanged) -> None:
+        self.query_one("#queue-header", Static).update(header(event.fields))
+
     def on_queue_table_highlighted(self, event: QueueTable.Highlighted) -> None:
         self.show_candidate(event.candidate_id)
 
     def show_candidate(self, cid: str | None) -> None:
         view = self.query_one(CandidateView)
         if cid is None:
-            view.show(None)
+            if self.rows and self.filter_text:  # they are there, the filter hides them
+                view.show(None, empty=f"No proposal matches the filter “{literal(self.filter_text, 80, one_line=True)}” "
+                                      f"({len(self.rows):,} waiting). Esc clears it.")
+            else:
+                view.show(None)
             return
         app = self.app
         cand = services.candidate(app.ledger, cid)  # type: ignore[attr-defined]
@@ -185,20 +198,27 @@ class QueueScreen(BaseScreen):
     def action_skip(self) -> None:
         cid = self.table.current_id
         if cid is None:
+            self.notify("No proposal is highlighted", severity="warning")
             return
         row = next((r for r in self.rows if r.id == cid), None)
         self.take_current()
         if row is not None:
             self.skipped.append(cid)
             self.rows.append(row)
-            self.shown.append(row)
-            self.table.add_rows_keyed([row])
-            self.update_info()
+            if self.sort_mode == "newest":
+                self.shown.append(row)
+                self.table.add_rows_keyed([row])
+                self.update_info()
+            else:  # grouped: it goes last in its own group, the next proposal stays highlighted
+                following = self.table.current_id
+                self.apply()
+                self.select(following or cid)
         self.app.decide("skip", cid)  # type: ignore[attr-defined]
 
     def action_reject(self) -> None:
         cid = self.table.current_id
         if cid is None:
+            self.notify("No proposal is highlighted", severity="warning")
             return
         cand = services.candidate(self.app.ledger, cid)  # type: ignore[attr-defined]
 
@@ -213,6 +233,7 @@ class QueueScreen(BaseScreen):
         cid = self.table.current_id
         cand = services.candidate(self.app.ledger, cid) if cid else None  # type: ignore[attr-defined]
         if cand is None:
+            self.notify("No proposal is highlighted", severity="warning")
             return
         untrusted = cand.provenance == "tool"
 

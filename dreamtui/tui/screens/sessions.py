@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from dreamtui.tui import services
-from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 
@@ -29,6 +29,7 @@ class SessionsScreen(BaseScreen):
     """
 
     TITLE_TEXT = "sessions"
+    SHOWS_TRANSCRIPTS = True
     AUTO_FOCUS = "#projects"
 
     def __init__(self, **kwargs: Any) -> None:
@@ -58,6 +59,7 @@ class SessionsScreen(BaseScreen):
             self.by_project[r["project"]].append(r)
         table = self.query_one("#projects", DataTable)
         keep = self.current_project
+        keep_session = cursor_key(self.query_one("#sessions", DataTable))
         table.clear()
         for project, items in sorted(self.by_project.items()):
             waiting = sum(int(r["waiting"] or 0) for r in items)
@@ -67,6 +69,7 @@ class SessionsScreen(BaseScreen):
         if keep in self.by_project:
             table.move_cursor(row=table.get_row_index(keep))
             self.show_project(keep)
+            restore_cursor(self.query_one("#sessions", DataTable), keep_session)
         waiting_sessions = sum(1 for r in rows if (r["waiting"] or 0) > 0)
         self.query_one("#sessions-info", Static).update(Text.assemble(
             (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
@@ -74,8 +77,12 @@ class SessionsScreen(BaseScreen):
             " with content not yet dreamed  (d dreams now · Enter on a session shows its proposals)"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "projects" and event.row_key.value:
-            self.show_project(event.row_key.value)
+        project = event.row_key.value
+        if event.data_table.id != "projects" or not project:
+            return
+        if project == self.current_project or project != cursor_key(event.data_table):
+            return  # already shown (a reload refilled it), or a stale message from before a refill
+        self.show_project(project)
 
     def show_project(self, project: str) -> None:
         """Fill the sessions table with ``project``'s sessions, most recently read first."""

@@ -45,18 +45,31 @@ def badges(cand: Candidate) -> Text:
 LABEL_WIDTH = 8
 
 
-def meta_table(cand: Candidate) -> Table:
+NARROW = 60  # a detail pane narrower than this lists its fields one per line
+
+
+def meta_table(cand: Candidate, width: int | None = None) -> Table:
     """Type, session, extractor, id, project and where the memory would be written: a label column
-    and a value column, so no field runs into the next one however long it is."""
-    grid = Table.grid(padding=(0, 1), expand=True)
-    grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
-    grid.add_column(ratio=1)
-    grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
-    grid.add_column(ratio=1)
+    and a value column, so no field runs into the next one however long it is. Narrower than
+    :data:`NARROW` cells, one field per line (two pairs side by side would cut every value)."""
     extractor = f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor
-    grid.add_row("type", Text(literal(cand.type, 40, one_line=True), style="bold"),
-                 "session", Text(literal(cand.session[:8], 8, one_line=True)))
-    grid.add_row("by", literal_text(extractor, limit=120, one_line=True), "id", Text(literal(cand.id, 40, one_line=True)))
+    pairs = [("type", Text(literal(cand.type, 40, one_line=True), style="bold")),
+             ("session", Text(literal(cand.session[:8], 8, one_line=True))),
+             ("by", literal_text(extractor, limit=120, one_line=True)),
+             ("id", Text(literal(cand.id, 40, one_line=True)))]
+    grid = Table.grid(padding=(0, 1), expand=True)
+    if width is not None and width < NARROW:
+        grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+        grid.add_column(ratio=1)
+        for label, value in pairs:
+            grid.add_row(label, value)
+    else:
+        grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row(*pairs[0], *pairs[1])
+        grid.add_row(*pairs[2], *pairs[3])
     folder = memory.topic_rel_path(cand.scope, cand.project, "x").rpartition("/")[0]
     if not folder:
         scope, where = "global", "the top of the memory repo"
@@ -75,7 +88,7 @@ def meta_table(cand: Candidate) -> Table:
     return outer
 
 
-def summary(cand: Candidate) -> Group:
+def summary(cand: Candidate, width: int | None = None) -> Group:
     """Claim, why, how to apply and where it comes from."""
     parts = [
         badges(cand),
@@ -85,7 +98,7 @@ def summary(cand: Candidate) -> Group:
         Text.assemble(("Why  ", "bold dim")) + literal_text(cand.why or "—"),
         Text.assemble(("How  ", "bold dim")) + literal_text(cand.how_to_apply or "—"),
         Text(),
-        meta_table(cand),
+        meta_table(cand, width),
     ]
     return Group(*parts)
 
@@ -102,6 +115,19 @@ class CandidateView(VerticalScroll):
         super().__init__(**kwargs)
         self.config = config
         self.candidate: Candidate | None = None
+        self._narrow: bool | None = None  # the layout the summary was drawn with
+
+    def _render_summary(self) -> None:
+        if self.candidate is None:
+            return
+        width = self.size.width or None  # not laid out yet: wide, until on_resize says otherwise
+        self._narrow = width is not None and width < NARROW
+        self.query_one("#summary", Static).update(summary(self.candidate, width))
+
+    def on_resize(self) -> None:
+        """Across the narrow/wide line the fields are laid out again."""
+        if self.candidate is not None and (self.size.width < NARROW) != self._narrow:
+            self._render_summary()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="summary", classes="pane")
@@ -110,17 +136,17 @@ class CandidateView(VerticalScroll):
             yield Static("", id="dup-old")
         yield Static("", id="evidence", classes="pane")
 
-    def show(self, cand: Candidate | None, duplicate: tuple[str, str] | None = None) -> None:
-        """Show ``cand`` (and the existing lesson it duplicates)."""
+    def show(self, cand: Candidate | None, duplicate: tuple[str, str] | None = None, *,
+             empty: str = "Nothing waits. Press d to dream, or 2 for sessions.") -> None:
+        """Show ``cand`` (and the existing lesson it duplicates); ``empty`` when there is none."""
         self.candidate = cand
         dup = self.query_one("#dup")
         if cand is None:
-            self.query_one("#summary", Static).update(Text("Nothing waits. Press d to dream, or 2 for sessions.",
-                                                           style="dim"))
+            self.query_one("#summary", Static).update(Text(empty, style="dim"))
             self.query_one("#evidence", Static).update("")
             dup.display = False
             return
-        self.query_one("#summary", Static).update(summary(cand))
+        self._render_summary()
         self.query_one("#evidence", Static).update(self.evidence(cand))
         dup.display = duplicate is not None
         if duplicate is not None:

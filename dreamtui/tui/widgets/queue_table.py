@@ -30,6 +30,21 @@ CLAIM_CHARS = 160
 FLAGS_WIDTH = 10  # "SECRET DUP" fits; a badge that does not fit is left out, never cut in half
 GAP = 1  # blank cells after every column
 FIELDS = (("project", 12), ("type", 8), ("from", 9), ("flags", FLAGS_WIDTH))
+MIN_CLAIM = 24  # narrower than this, columns are left out (type first, then project) to keep the claim
+OPTIONAL = ("type", "project")  # the order they are left out in; provenance and flags always stay
+
+
+def fields_for(width: int | None) -> tuple[tuple[str, int], ...]:
+    """The columns shown in a table ``width`` cells wide: all of them when the claim keeps at least
+    :data:`MIN_CLAIM` cells, else without type, then without project (``TOOL!`` and the flags stay)."""
+    fields = FIELDS
+    if width is None:
+        return fields
+    for name in OPTIONAL:
+        if width - (1 + sum(w + GAP for _, w in fields)) >= MIN_CLAIM:
+            break
+        fields = tuple(f for f in fields if f[0] != name)
+    return fields
 
 
 def short_project(project: str, width: int = 12) -> str:
@@ -68,26 +83,31 @@ def cell(text: str | Text, width: int, style: str = "") -> Text:
     return out
 
 
-def header() -> Text:
-    """The column titles, at the positions :func:`row_text` uses."""
+def header(fields: tuple[tuple[str, int], ...] = FIELDS) -> Text:
+    """The column titles, at the positions :func:`row_text` uses (with the same ``fields``)."""
     out = Text(" ", style="bold")
-    for name, width in FIELDS:
+    for name, width in fields:
         out.append_text(cell(name, width))
     out.append("claim")
     return out
 
 
-def row_text(row: QueueRow) -> Text:
+def row_text(row: QueueRow, fields: tuple[tuple[str, int], ...] = FIELDS) -> Text:
     """One row; transcript-derived text is escaped and never parsed as markup."""
     prov = row.provenance or "?"
     out = Text(" ", no_wrap=True, overflow="ellipsis")
-    out.append_text(cell(short_project(row.project, FIELDS[0][1]), FIELDS[0][1]))
-    out.append_text(cell(literal(row.type, FIELDS[1][1], one_line=True), FIELDS[1][1]))
-    if prov == "tool":
-        out.append_text(cell(Text().append("TOOL!", "bold white on red"), FIELDS[2][1]))
-    else:
-        out.append_text(cell(literal(prov, FIELDS[2][1], one_line=True), FIELDS[2][1]))
-    out.append_text(cell(flags(row), FIELDS[3][1]))
+    for name, width in fields:
+        if name == "project":
+            out.append_text(cell(short_project(row.project, width), width))
+        elif name == "type":
+            out.append_text(cell(literal(row.type, width, one_line=True), width))
+        elif name == "from":
+            if prov == "tool":
+                out.append_text(cell(Text().append("TOOL!", "bold white on red"), width))
+            else:
+                out.append_text(cell(literal(prov, width, one_line=True), width))
+        else:
+            out.append_text(cell(flags(row, width), width))
     out.append(literal(row.claim, CLAIM_CHARS, one_line=True))
     return out
 
@@ -128,7 +148,7 @@ class QueueTable(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"queue--cursor", "queue--stripe", "queue--group"}
     DEFAULT_CSS = """
-    QueueTable { background: $surface; }
+    QueueTable { background: $surface; overflow-x: hidden; }
     QueueTable > .queue--cursor { background: $block-cursor-background; color: $block-cursor-foreground;
                                   text-style: bold; }
     QueueTable:blur > .queue--cursor { background: $block-cursor-blurred-background; text-style: none; }
@@ -142,6 +162,12 @@ class QueueTable(ScrollView, can_focus=True):
 
         candidate_id: str | None
 
+    @dataclass
+    class ColumnsChanged(Message):
+        """The table's width changed which columns fit (the screen's column titles follow)."""
+
+        fields: tuple[tuple[str, int], ...]
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.items: list[QueueRow | GroupHeader] = []  # what is drawn, one line each
@@ -152,6 +178,7 @@ class QueueTable(ScrollView, can_focus=True):
         self.cursor_row = 0
         self._lines: LRUCache[tuple, Strip] = LRUCache(2000)
         self._announced: str | None = None
+        self.fields: tuple[tuple[str, int], ...] = FIELDS
 
     # -- data -------------------------------------------------------------------------------------
 
@@ -313,6 +340,10 @@ class QueueTable(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.items))
         self._lines.clear()
+        fields = fields_for(self.size.width)
+        if fields != self.fields:
+            self.fields = fields
+            self.post_message(self.ColumnsChanged(fields))
 
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
@@ -338,7 +369,7 @@ class QueueTable(ScrollView, can_focus=True):
     def _draw(self, row: QueueRow, cursor: bool, stripe: bool, width: int) -> Strip:
         extra = (self.get_component_rich_style("queue--cursor") if cursor
                  else self.get_component_rich_style("queue--stripe") if stripe else None)
-        return self._draw_text(row_text(row), extra, width)
+        return self._draw_text(row_text(row, self.fields), extra, width)
 
     def _draw_text(self, text: Text, extra: Style | None, width: int) -> Strip:
         text.truncate(width, overflow="ellipsis", pad=True)
