@@ -181,3 +181,18 @@ def test_stop_is_prompt_and_idempotent(transcript: Path) -> None:
     w.stop()
     assert not w.running
     assert time.monotonic() - t < 3
+
+
+def test_a_goodnight_in_a_file_nested_deeper_than_a_project_is_not_a_project(transcript: Path) -> None:
+    """``<root>/<project>/notes/x.jsonl`` is no session the cycle dreams: its good night starts nothing."""
+    events = Events()
+    nested = transcript.parent / "notes" / f"{SESSION}.jsonl"
+    nested.parent.mkdir()
+    nested.write_bytes(b"")
+    with watcher_for(transcript.parent.parent, events):
+        append(nested, record("person", "good night"))
+        assert wait_for(lambda: any(nested in c for c in events.changes), 10)
+        append(transcript, record("person", "good night, see you tomorrow"))
+        assert wait_for(lambda: events.goodnights, 10)
+        time.sleep(0.3)
+    assert events.goodnights == [PROJECT]

@@ -196,7 +196,7 @@ class Watcher:
             self.on_change(paths)
         projects: list[str] = []
         for p in paths:
-            if kind_of(p) != "main":
+            if kind_of(p) != "main" or not self._is_session_file(p):
                 continue
             if self._scan_for_goodnight(p):
                 project = project_of(p)
@@ -207,6 +207,12 @@ class Watcher:
                 self.on_goodnight(project)
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _is_session_file(self, path: Path) -> bool:
+        """A main session file where the dream cycle looks for one: ``<root>/<project>/<session>.jsonl``
+        (or directly in the root); files nested deeper belong to no project the cycle knows."""
+        parent = path.parent
+        return parent == self.root or parent.parent == self.root
 
     def _walk(self) -> dict[Path, tuple[int, int]]:
         found: dict[Path, tuple[int, int]] = {}
