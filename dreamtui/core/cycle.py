@@ -56,8 +56,8 @@ RECALL_TURNS = 60
 """At most this many person turns are looked up in the dedup index per session (bounded cost)."""
 CONTEXT_MEMORIES = 5
 """At most this many closest memories go to the extractor as context."""
-CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "auto_written",
-           "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
+CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "suspected",
+           "auto_written", "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
 """Counts a retry adds from the failed attempt of the same date."""
 PHASES = ("light", "deep", "branch", "rem", "wake")
 PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
@@ -291,6 +291,8 @@ def waking_message(record: CycleRecord) -> str:
         f"Candidates: {s.get('surfaced', 0)} surfaced, {s.get('verified', 0)} verified, "
         f"{total_dropped} dropped{' (' + reasons + ')' if reasons else ''}, "
         f"{s.get('duplicates', 0)} duplicates, {s.get('kept', 0)} new for review"
+        + (f" ({s['suspected']} of them a suspected duplicate, shown beside what it may repeat)"
+           if s.get("suspected") else "")
         + (f", {s['auto_written']} auto-written" if s.get("auto_written") else "") + ".")
     if s.get("corroborated"):
         n = s["corroborated"]
@@ -535,7 +537,7 @@ class _Cycle:
         self.open_phase("branch")
         sparks = [w for w in self.work if w.spark]
         stats = {"branches": len(sparks), "extraction_errors": 0, "surfaced": 0, "verified": 0,
-                 "kept": 0, "duplicates": 0, "auto_written": 0}
+                 "kept": 0, "duplicates": 0, "suspected": 0, "auto_written": 0}
         if self._batching():
             self._branch_batch(sparks, stats)
         elif sparks:
@@ -554,6 +556,7 @@ class _Cycle:
                 kept = list(getattr(report, "kept", []))
                 stats["kept"] += len(kept)
                 stats["duplicates"] += int(getattr(report, "duplicates", 0) or 0)
+                stats["suspected"] += sum(1 for c in kept if c.duplicate_of)
                 self.dropped.update(getattr(report, "dropped", {}) or {})
                 self.kept_ids.extend(c.id for c in kept)
                 self.corroborated.update(getattr(report, "corroborated", []) or [])
@@ -642,6 +645,7 @@ class _Cycle:
                 stats["surfaced"] += len(item.result.candidates)
                 stats["kept"] += len(report.kept)
                 stats["duplicates"] += int(report.duplicates or 0)
+                stats["suspected"] += sum(1 for c in report.kept if c.duplicate_of)
                 self.dropped.update(report.dropped)
                 self.kept_ids.extend(c.id for c in report.kept)
                 self.corroborated.update(getattr(report, "corroborated", []) or [])
