@@ -194,7 +194,21 @@ class EditModal(ModalScreen[dict[str, str] | None]):
             self.action_cancel()
 
 
-class ConfirmModal(ModalScreen[bool]):
+class YesNoModal(ModalScreen[bool]):
+    """A question answered yes (the ``#ok`` button, ``y``) or no (``#cancel``, ``n``, Esc)."""
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "ok")
+
+
+class ConfirmModal(YesNoModal):
     """A yes/no question: y or Enter confirms, n or Escape cancels."""
 
     BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "no", "No")]
@@ -213,18 +227,8 @@ class ConfirmModal(ModalScreen[bool]):
     def on_mount(self) -> None:
         self.query_one("#ok", Button).focus()
 
-    def action_yes(self) -> None:
-        self.dismiss(True)
 
-    def action_no(self) -> None:
-        self.dismiss(False)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "ok")
-
-
-class ToolOutputModal(ModalScreen[bool]):
+class ToolOutputModal(YesNoModal):
     """Accept a proposal whose quote is only in tool output? ``y`` confirms; ``n``, Esc or Enter cancel.
 
     Tool output (a file the agent read, a command's output, a web page) is text anyone who can write
@@ -269,13 +273,3 @@ class ToolOutputModal(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()
-
-    def action_yes(self) -> None:
-        self.dismiss(True)
-
-    def action_no(self) -> None:
-        self.dismiss(False)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "ok")
