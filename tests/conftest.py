@@ -27,6 +27,28 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
+def git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME whose only git config is an identity, so commits work and nothing of the user's is read."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def tui_setup(tmp_path: Path):
+    """The app's test world: a config in tmp_path, its ledger, and the ids of the sample proposals."""
+    from test_tui_helpers import add_candidates, make_config
+
+    cfg = make_config(tmp_path)
+    led = Ledger.open(cfg.state)
+    ids = add_candidates(cfg, led)
+    yield cfg, led, ids
+    led.close()
+
+
+@pytest.fixture
 def corpus() -> Path:
     """The real transcripts in ../shared/corpus/projects (skips when absent)."""
     if not CORPUS.is_dir():

@@ -86,11 +86,8 @@ def _wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
 
 
 @pytest.fixture
-def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Config, Ledger, git.Repo, dict[str, str]]:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+def setup(tmp_path: Path, git_home: Path) -> tuple[Config, Ledger, git.Repo, dict[str, str]]:
+    home = git_home
     cfg = Config(transcripts=tmp_path / "t", memory=tmp_path / "mem", state=tmp_path / "state")
     repo = gitops.open_repo(cfg.memory)
     root = cfg.memory

@@ -35,11 +35,7 @@ def make(ledger: Ledger, n: int = 1, **kw: object) -> Candidate:
 
 
 @pytest.fixture(autouse=True)
-def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+def _git_home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAMTUI_NOW", NOW)
 
 

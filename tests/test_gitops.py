@@ -14,12 +14,9 @@ from dreamtui.core.errors import MemoryRepoError
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A HOME with a git identity (and no other git config)."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+    home = git_home
     for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
         monkeypatch.delenv(name, raising=False)
     return home

@@ -17,11 +17,7 @@ from dreamtui.core.models import Candidate, Match
 
 
 @pytest.fixture(autouse=True)
-def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = P\n\temail = p@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+def _git_home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAMTUI_NOW", "2026-05-06T07:08:09Z")
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import git
 import pytest
 from click.testing import CliRunner
+from test_review import make
 
 from dreamtui.cli.main import cli
 from dreamtui.core import gitops
@@ -19,30 +20,12 @@ from dreamtui.core.briefing import rewrite_briefing
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.models import Candidate, Match
 from dreamtui.core.review import write_review
 
 SESSION = "11111111-2222-4333-8444-555555555555"
 
 
-@pytest.fixture(autouse=True)
-def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = P\n\temail = p@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
-
-
-def _candidate(ledger: Ledger, n: int, created: str = "2026-04-01T09:00:00Z", **kw: object) -> Candidate:
-    fields: dict[str, object] = dict(
-        id=f"q{n:03d}", session=f"sess-{n}", project="p", transcript="t", claim=f"Lesson number {n}",
-        why=f"why {n}", how_to_apply=f"how {n}", type="feedback", scope="global", quote=f"the quote {n}",
-        extractor="heuristic", model=None, provenance="person",
-        matches=[Match("t", 40 + n, None, None, "person")], created_at=created)
-    fields.update(kw)
-    cand = Candidate(**fields)  # type: ignore[arg-type]
-    ledger.put_candidate(cand)
-    return cand
+pytestmark = pytest.mark.usefixtures("git_home")
 
 
 def _porcelain(repo_dir: Path) -> tuple[str, str, str]:
@@ -55,7 +38,7 @@ def _porcelain(repo_dir: Path) -> tuple[str, str, str]:
 
 
 def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(config: Config, ledger: Ledger) -> None:
-    _candidate(ledger, 1)
+    make(ledger, 1)
     path = write_review(config, ledger, "2026-04-01")
     repo = git.Repo(config.memory)
     with path.open("a") as fh:
@@ -64,7 +47,7 @@ def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(config:
     with path.open("a") as fh:
         fh.write("my unstaged note\n")
     before = _porcelain(config.memory)
-    _candidate(ledger, 2)  # the regenerated review would differ
+    make(ledger, 2)  # the regenerated review would differ
     with pytest.raises(MemoryRepoError, match="uncommitted changes"):
         write_review(config, ledger, "2026-04-01")
     assert _porcelain(config.memory) == before
@@ -72,9 +55,9 @@ def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(config:
 
 
 def test_review_left_uncommitted_by_dreamtui_itself_is_still_committed(config: Config, ledger: Ledger) -> None:
-    _candidate(ledger, 1)
+    make(ledger, 1)
     path = write_review(config, ledger, "2026-04-01")
-    _candidate(ledger, 2)
+    make(ledger, 2)
     repo = git.Repo(config.memory)
     commits = len(gitops.list_commits(repo))
     write_review(config, ledger, "2026-04-01")
@@ -297,7 +280,7 @@ def test_dream_project_that_is_a_path_is_refused_and_records_nothing(config: Con
 
 
 def test_git_read_failures_are_memory_repo_errors(config: Config, ledger: Ledger) -> None:
-    _candidate(ledger, 1)
+    make(ledger, 1)
     write_review(config, ledger, "2026-04-01")
     repo = git.Repo(config.memory)
     with pytest.raises(MemoryRepoError, match="git diff-tree failed"):
@@ -307,7 +290,7 @@ def test_git_read_failures_are_memory_repo_errors(config: Config, ledger: Ledger
 
 def test_status_never_writes_the_index(config: Config, ledger: Ledger) -> None:
     """A listing must not need to write (a full disk, a person's lock): ``git status`` would."""
-    _candidate(ledger, 1)
+    make(ledger, 1)
     path = write_review(config, ledger, "2026-04-01")
     index = config.memory / ".git" / "index"
     os.utime(path, None)  # the stat data no longer matches: plain ``git status`` would refresh the index
@@ -317,9 +300,9 @@ def test_status_never_writes_the_index(config: Config, ledger: Ledger) -> None:
 
 
 def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Ledger) -> None:
-    _candidate(ledger, 1)
+    make(ledger, 1)
     write_review(config, ledger, "2026-04-01")
-    _candidate(ledger, 2)
+    make(ledger, 2)
     reviews = config.memory / "reviews"
     reviews.chmod(0o555)
     try:
@@ -368,8 +351,8 @@ def test_undo_reports_the_fallback_git_identity(config: Config, ledger: Ledger, 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(empty / ".config"))
     for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "EMAIL"):
         monkeypatch.delenv(name, raising=False)
-    _candidate(ledger, 1)
-    accepted = decisions.accept(config, ledger, "q001")
+    make(ledger, 1)
+    accepted = decisions.accept(config, ledger, "r001")
     assert any("no user.name" in n for n in accepted.notices)
     undone = decisions.undo_last(config, ledger)
     assert undone.commit_sha

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import git
 import pytest
 
@@ -13,16 +11,10 @@ from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, Match
 from dreamtui.core.review import ReviewError, write_review
 
-
-@pytest.fixture(autouse=True)
-def _git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = P\n\temail = p@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+pytestmark = pytest.mark.usefixtures("git_home")
 
 
-def make(ledger: Ledger, n: int, created: str, **kw: object) -> Candidate:
+def make(ledger: Ledger, n: int, created: str = "2026-04-01T09:00:00Z", **kw: object) -> Candidate:
     fields: dict[str, object] = dict(
         id=f"r{n:03d}", session=f"sess-{n}", project="p", transcript="t", claim=f"Lesson number {n}",
         why=f"why {n}", how_to_apply=f"how {n}", type="feedback", scope="global", quote=f"the quote {n}",

@@ -59,11 +59,7 @@ def test_rates_by_pair_type_week_and_reasons(ledger: Ledger, monkeypatch: pytest
     assert "accept rate 40%" in text and "anthropic/sonnet: 2/3 accepted (67%)" in text
 
 
-def test_undone_decisions_do_not_count(config, ledger: Ledger, tmp_path, monkeypatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text("[user]\n\tname = P\n\temail = p@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+def test_undone_decisions_do_not_count(config, ledger: Ledger, git_home) -> None:
     a, b = make(ledger, 1), make(ledger, 2)
     decisions.accept(config, ledger, a.id)
     decisions.reject(config, ledger, b.id, "wrong", "nope")

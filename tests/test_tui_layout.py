@@ -4,15 +4,13 @@ words in the singular when there is one, and SVG screenshots that keep their spa
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from test_tui_helpers import LOGGING, PAY, REFUNDS, WEB, add_candidates, make_config, wait_for
+from test_tui_helpers import LOGGING, PAY, REFUNDS, WEB, wait_for
 from textual.geometry import Region
 from textual.widget import Widget
 
 from dreamtui.core import decisions
-from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.stats import render_stats
 from dreamtui.tui.services import QueueRow
@@ -20,15 +18,6 @@ from dreamtui.tui.widgets.queue_table import QueueTable, header, row_text
 from dreamtui.tui.widgets.status_header import StatusHeader
 
 SIZE = (150, 45)
-
-
-@pytest.fixture
-def setup(tmp_path: Path):
-    cfg = make_config(tmp_path)
-    ledger = Ledger.open(cfg.state)
-    ids = add_candidates(cfg, ledger)
-    yield cfg, ledger, ids
-    ledger.close()
 
 
 def lines(widget: Widget) -> list[str]:
@@ -67,8 +56,8 @@ def test_one_day_and_one_decision_are_singular() -> None:
     assert "2 decisions" in text and "over 2 days" in text
 
 
-async def test_the_detail_lays_out_its_fields_apart(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_the_detail_lays_out_its_fields_apart(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -82,8 +71,8 @@ async def test_the_detail_lays_out_its_fields_apart(setup) -> None:
         assert re.search(r"scope {2,}this project  → projects/home-kim-src-payments-api/", shown)
 
 
-async def test_the_header_says_proposal_for_one(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_the_header_says_proposal_for_one(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     for cid in ids[1:]:
         decisions.reject(ledger, cid, "other", "")
     app = DreamApp(cfg, ledger, watch=False)
@@ -93,8 +82,8 @@ async def test_the_header_says_proposal_for_one(setup) -> None:
         assert "1 proposal waiting" in app.query_one(StatusHeader).render_text().plain
 
 
-async def test_grouped_queue_has_a_header_per_group_and_the_cursor_skips_it(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_grouped_queue_has_a_header_per_group_and_the_cursor_skips_it(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -133,8 +122,8 @@ async def test_grouped_queue_has_a_header_per_group_and_the_cursor_skips_it(setu
         assert not any(line.startswith("▾") for line in lines(table))
 
 
-async def test_svg_screenshots_keep_their_spaces(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_svg_screenshots_keep_their_spaces(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.query_one(QueueTable).row_count == len(ids))

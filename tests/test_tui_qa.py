@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import PAY, WEB, add_candidates, commits, make_config, wait_for
+from test_tui_helpers import PAY, WEB, commits, make_config, wait_for
 from test_tui_layout import lines
 from test_tui_queue import plain, screen_text
 from textual import events
@@ -27,23 +27,14 @@ SIZE = (150, 45)
 SMALL = (80, 24)
 
 
-@pytest.fixture
-def setup(tmp_path: Path):
-    cfg = make_config(tmp_path)
-    ledger = Ledger.open(cfg.state)
-    ids = add_candidates(cfg, ledger)
-    yield cfg, ledger, ids
-    ledger.close()
-
-
 def headers(table: QueueTable) -> list[str]:
     return [line for line in lines(table) if line.startswith("▾")]
 
 
-async def test_skip_while_grouped_keeps_the_group_whole(setup) -> None:
+async def test_skip_while_grouped_keeps_the_group_whole(tui_setup) -> None:
     """Skipping in a grouped view put the row at the very end, under a second header of the same
     project (``payments-api · 1 proposal`` below ``… · 4 proposals``)."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -65,8 +56,8 @@ async def test_skip_while_grouped_keeps_the_group_whole(setup) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
 
 
-async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -83,10 +74,10 @@ async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(setup) -> None
         assert table.current_id == ids[0]
 
 
-async def test_an_80x24_terminal_still_shows_the_claims(setup) -> None:
+async def test_an_80x24_terminal_still_shows_the_claims(tui_setup) -> None:
     """At 80 columns the queue showed project/type/from/flags and no claim at all, cut SECRET to
     SECRE and had a horizontal scroll bar."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SMALL) as pilot:
         table = app.query_one(QueueTable)
@@ -105,8 +96,8 @@ async def test_an_80x24_terminal_still_shows_the_claims(setup) -> None:
         assert lines(table)[0].index("Use the testcontainers") == plain(app, "#queue-header").index("claim")
 
 
-async def test_an_80x24_terminal_shows_sessions_and_memory_text_beside_their_lists(setup) -> None:
-    cfg, ledger, _ids = setup
+async def test_an_80x24_terminal_shows_sessions_and_memory_text_beside_their_lists(tui_setup) -> None:
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SMALL) as pilot:
         await pilot.press("2")
@@ -118,9 +109,9 @@ async def test_an_80x24_terminal_shows_sessions_and_memory_text_beside_their_lis
         assert "…tabase-tests-use-real-postgres.md" in screen_text(app)  # the file name, not the folder
 
 
-async def test_revert_right_after_moving_takes_the_highlighted_memory(setup) -> None:
+async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup) -> None:
     """``j x`` typed quickly asked to revert the index (the highlight message had not arrived)."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -145,8 +136,8 @@ async def test_revert_right_after_moving_takes_the_highlighted_memory(setup) -> 
         assert ledger.get_candidate(ids[0]).status == "pending"
 
 
-async def test_a_long_confirmation_question_is_shown_whole(setup) -> None:
-    cfg, ledger, _ids = setup
+async def test_a_long_confirmation_question_is_shown_whole(tui_setup) -> None:
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     question = "Revert the memory projects/home-kim-src-dreamboard-web/" + "x" * 60 + "-the-end.md? (a revert commit)"
     async with app.run_test(size=SIZE) as pilot:
@@ -156,8 +147,8 @@ async def test_a_long_confirmation_question_is_shown_whole(setup) -> None:
         assert "-the-end.md?" in text and "commit)" in text  # wrapped, not cut at the dialog's edge
 
 
-async def test_a_filter_that_matches_nothing_says_so(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_a_filter_that_matches_nothing_says_so(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -171,9 +162,9 @@ async def test_a_filter_that_matches_nothing_says_so(setup) -> None:
         assert table.row_count == len(ids)
 
 
-async def test_the_live_panel_names_the_project(setup) -> None:
+async def test_the_live_panel_names_the_project(tui_setup) -> None:
     """The live panel showed the last dash-separated word of the folder: ``api``, ``web``."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         path = cfg.transcripts / PAY / "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21.jsonl"
@@ -187,8 +178,8 @@ async def test_the_live_panel_names_the_project(setup) -> None:
         await pilot.pause()
 
 
-async def test_mark_right_after_moving_marks_the_highlighted_briefing(setup) -> None:
-    cfg, ledger, _ids = setup
+async def test_mark_right_after_moving_marks_the_highlighted_briefing(tui_setup) -> None:
+    cfg, ledger, _ids = tui_setup
     briefing = cfg.memory / "briefing.md"
     for n in range(2):
         briefing.write_text(f"# Briefing\n\n- version {n}\n")
@@ -215,10 +206,10 @@ async def test_mark_right_after_moving_marks_the_highlighted_briefing(setup) -> 
 
 
 @pytest.mark.parametrize("key", ["r", "e"])
-async def test_dialogs_keep_their_buttons_in_an_80x24_terminal(setup, key) -> None:
+async def test_dialogs_keep_their_buttons_in_an_80x24_terminal(tui_setup, key) -> None:
     """At 80x24 the reject dialog's buttons were cut off below, and the edit dialog (90 wide) ran
     past the right edge with its buttons out of sight."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SMALL) as pilot:
         table = app.query_one(QueueTable)
@@ -239,9 +230,9 @@ async def test_dialogs_keep_their_buttons_in_an_80x24_terminal(setup, key) -> No
         await pilot.press("escape")
 
 
-async def test_skipped_proposals_stay_last_after_reopening(setup) -> None:
+async def test_skipped_proposals_stay_last_after_reopening(tui_setup) -> None:
     """Skip, quit, open again: the skipped proposal was first again."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -262,10 +253,10 @@ async def test_skipped_proposals_stay_last_after_reopening(setup) -> None:
         assert table.ids == [ids[1], *ids[2:], ids[0]]
 
 
-async def test_notifications_show_folder_names_literally(setup) -> None:
+async def test_notifications_show_folder_names_literally(tui_setup) -> None:
     """"Good night heard in -home-[reverse]evil[/reverse]" showed as "Good night heard in -home-evil",
     styled, and ``[@click=app.quit]`` became a link: project folders come from the transcripts."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     project = "-home-kim-[reverse]evil[/reverse]-[@click=app.quit]x[/]"
     async with app.run_test(size=SIZE) as pilot:
@@ -285,10 +276,10 @@ async def test_notifications_show_folder_names_literally(setup) -> None:
         assert app.is_running
 
 
-async def test_a_transcript_change_keeps_the_cursor_on_other_screens(setup) -> None:
+async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) -> None:
     """While Claude Code wrote a transcript, every change put the Memory screen's cursor back on
     MEMORY.md and the Sessions screen's back on the first session."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     path = cfg.transcripts / PAY / "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21.jsonl"
     async with app.run_test(size=SIZE) as pilot:
@@ -321,9 +312,9 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(setup) -> N
         assert cursor_key(sessions) == session and app.screen.focused is sessions
 
 
-async def test_cycles_name_the_project(setup) -> None:
+async def test_cycles_name_the_project(tui_setup) -> None:
     """The Cycles table showed "web" or "api" (the folder's last word) for a project."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     with ledger.write() as db:
         db.execute("INSERT INTO dream_cycles (chat_id, date, status, trigger, started_at) "
                    "VALUES (?, '2026-11-28', 'completed', 'goodnight', '2026-11-28T10:00:00Z')", (PAY,))
@@ -351,9 +342,9 @@ async def test_every_decision_key_says_so_when_nothing_is_highlighted(tmp_path: 
     ledger.close()
 
 
-async def test_a_narrow_detail_lists_its_fields_one_per_line(setup) -> None:
+async def test_a_narrow_detail_lists_its_fields_one_per_line(tui_setup) -> None:
     """At 80 columns the detail showed "type fee… session c91…" and "by heu… id c19…"."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SMALL) as pilot:
         table = app.query_one(QueueTable)
@@ -368,10 +359,10 @@ async def test_a_narrow_detail_lists_its_fields_one_per_line(setup) -> None:
         assert any(line.split() == ["by", "heuristic", "id", ids[0]] for line in shown), shown
 
 
-async def test_quitting_right_after_decisions_writes_them_first(setup) -> None:
+async def test_quitting_right_after_decisions_writes_them_first(tui_setup) -> None:
     """``a a a q`` typed quickly: the three rows left the table, but the app quit with the accepts
     still queued for the worker, and none of them was written."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     before = len(commits(cfg.memory))
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -386,9 +377,9 @@ async def test_quitting_right_after_decisions_writes_them_first(setup) -> None:
     assert len(commits(cfg.memory)) == before + 3
 
 
-async def test_a_link_in_the_briefing_is_not_opened(setup) -> None:
+async def test_a_link_in_the_briefing_is_not_opened(tui_setup) -> None:
     """The briefing quotes transcripts; a click on a link in it opened the browser on that URL."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     (cfg.memory / "briefing.md").write_text("# Briefing\n\n- see [the docs](https://evil.example/x) first\n")
     subprocess.run(["git", "-C", str(cfg.memory), "add", "briefing.md"], check=True)
     subprocess.run(["git", "-C", str(cfg.memory), "-c", "user.name=t", "-c", "user.email=t@t",
@@ -406,10 +397,10 @@ async def test_a_link_in_the_briefing_is_not_opened(setup) -> None:
         assert list(app._notifications)[-1].message == "link (not opened): https://evil.example/x"
 
 
-async def test_the_editor_never_sends_a_claims_escape_codes_to_the_terminal(setup) -> None:
+async def test_the_editor_never_sends_a_claims_escape_codes_to_the_terminal(tui_setup) -> None:
     """The edit dialog put the claim in a TextArea as it was: ``\\x1b[31m`` went to the terminal
     and was obeyed (the text turned red; other sequences move the cursor or set the title)."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     cand = ledger.get_candidate(ids[3])
     assert "\x1b[31m" in cand.claim
     app = DreamApp(cfg, ledger, watch=False)
@@ -432,10 +423,10 @@ async def test_the_editor_never_sends_a_claims_escape_codes_to_the_terminal(setu
     assert kwargs["edits"]["claim"] == " ".join(cand.claim.split())
 
 
-async def test_a_memory_files_type_is_shown_literally(setup) -> None:
+async def test_a_memory_files_type_is_shown_literally(tui_setup) -> None:
     """The Memory table gave the frontmatter's type to the DataTable as a string, which it reads as
     markup: ``type: "[/x]"`` crashed the app, ``[reverse]`` styled the row."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     (cfg.memory / "odd.md").write_text('---\nname: odd\ndescription: odd\ntype: "[reverse]t[/reverse] [/x]"\n---\n\nodd\n')
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -445,9 +436,9 @@ async def test_a_memory_files_type_is_shown_literally(setup) -> None:
         assert any("odd.md" in line and "[reverse" in line for line in screen_text(app).splitlines())
 
 
-async def test_the_revert_question_shows_a_file_name_literally(setup) -> None:
+async def test_the_revert_question_shows_a_file_name_literally(tui_setup) -> None:
     """A Label writes escape codes to the terminal as they are; a memory file's name can hold them."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     name = "odd\x1b[31mred.md"
     (cfg.memory / name).write_text("---\nname: odd\ndescription: odd\ntype: feedback\n---\n\nodd\n")
     app = DreamApp(cfg, ledger, watch=False)
@@ -463,11 +454,11 @@ async def test_the_revert_question_shows_a_file_name_literally(setup) -> None:
         await pilot.press("n")
 
 
-async def test_r_digit_enter_typed_quickly_rejects_with_that_category(setup) -> None:
+async def test_r_digit_enter_typed_quickly_rejects_with_that_category(tui_setup) -> None:
     """``r 2 Enter`` typed quickly (tmux): the 2 and the Enter were sent before the dialog was shown;
     the 2 was lost, the Enter chose the highlighted category ("wrong") and did not reject, and the
     keys typed next went into the reason."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -482,10 +473,10 @@ async def test_r_digit_enter_typed_quickly_rejects_with_that_category(setup) -> 
     assert row["category"] == "duplicate"
 
 
-async def test_a_number_and_enter_before_the_dialog_is_composed_reject_with_that_number(setup) -> None:
+async def test_a_number_and_enter_before_the_dialog_is_composed_reject_with_that_number(tui_setup) -> None:
     """In a real terminal ``r 2 Enter`` can be handled before the dialog is composed: the number was
     then applied on mount but the RadioSet learns of it only later, and "wrong" was rejected."""
-    cfg, ledger, _ids = setup
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     results: list = []
     async with app.run_test(size=SIZE) as pilot:
@@ -497,10 +488,10 @@ async def test_a_number_and_enter_before_the_dialog_is_composed_reject_with_that
     assert results == [Rejection("duplicate", "")]
 
 
-async def test_down_enter_enter_typed_quickly_rejects(setup) -> None:
+async def test_down_enter_enter_typed_quickly_rejects(tui_setup) -> None:
     """``r ↓ Enter Enter`` typed quickly: the second Enter reached the category list before the focus
     had moved to the free text, chose again and did not reject."""
-    cfg, ledger, ids = setup
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)

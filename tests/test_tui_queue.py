@@ -6,16 +6,12 @@ import html
 import json
 import re
 from dataclasses import replace
-from pathlib import Path
 
-import pytest
 from test_tui_helpers import (
     DUP_MEMORY,
     LOGGING,
     PAY,
-    add_candidates,
     commits,
-    make_config,
     wait_for,
 )
 
@@ -36,15 +32,6 @@ def screen_text(app: DreamApp) -> str:
     return html.unescape(text).replace("\xa0", " ")
 
 
-@pytest.fixture
-def setup(tmp_path: Path):
-    cfg = make_config(tmp_path)
-    ledger = Ledger.open(cfg.state)
-    ids = add_candidates(cfg, ledger)
-    yield cfg, ledger, ids
-    ledger.close()
-
-
 def texts(renderable) -> list:
     """Every Text inside a renderable (Groups flattened)."""
     if hasattr(renderable, "renderables"):
@@ -61,8 +48,8 @@ def status_of(ledger: Ledger, cid: str) -> str:
     return ledger.get_candidate(cid).status
 
 
-async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     before = commits(cfg.memory)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -88,8 +75,8 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(setu
     assert f"accepted → {row['memory_path']} ({row['commit_sha'][:8]})" in notes
 
 
-async def test_reject_with_a_reason_changes_the_stats(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -110,8 +97,8 @@ async def test_reject_with_a_reason_changes_the_stats(setup) -> None:
     assert (row["category"], row["reason"]) == ("too specific", "only for refunds")
 
 
-async def test_undo_reverts_an_accept_with_a_commit(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     before = commits(cfg.memory)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -133,8 +120,8 @@ async def test_undo_reverts_an_accept_with_a_commit(setup) -> None:
     assert len(commits(cfg.memory)) == len(before) + 2  # the accept and its revert
 
 
-async def test_skip_moves_the_proposal_to_the_end(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_skip_moves_the_proposal_to_the_end(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -147,8 +134,8 @@ async def test_skip_moves_the_proposal_to_the_end(setup) -> None:
     assert ledger.query("SELECT action FROM decisions")[0]["action"] == "skip"
 
 
-async def test_edit_then_accept_writes_the_edited_claim(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_edit_then_accept_writes_the_edited_claim(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -163,8 +150,8 @@ async def test_edit_then_accept_writes_the_edited_claim(setup) -> None:
     assert "Database tests use the testcontainers fixture" in (cfg.memory / path).read_text()
 
 
-async def test_the_duplicate_view_shows_both_texts(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_the_duplicate_view_shows_both_texts(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -182,8 +169,8 @@ async def test_the_duplicate_view_shows_both_texts(setup) -> None:
         assert not app.query_one("#dup").display
 
 
-async def test_evidence_shows_raw_records_around_the_quote(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_evidence_shows_raw_records_around_the_quote(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -202,8 +189,8 @@ async def test_evidence_shows_raw_records_around_the_quote(setup) -> None:
         assert cand.quote in spans  # the quote is highlighted where it stands
 
 
-async def test_tool_provenance_and_secrets_are_loud(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_tool_provenance_and_secrets_are_loud(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     secret = replace(ledger.get_candidate(ids[2]), secrets=["aws-access-key"])
     ledger.put_candidate(secret)
     app = DreamApp(cfg, ledger, watch=False)
@@ -220,8 +207,8 @@ async def test_tool_provenance_and_secrets_are_loud(setup) -> None:
         assert "SECRET: aws-access-key (redacted)" in screen_text(app)
 
 
-async def test_rich_markup_and_escape_codes_are_shown_literally(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_rich_markup_and_escape_codes_are_shown_literally(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -244,8 +231,8 @@ async def test_rich_markup_and_escape_codes_are_shown_literally(setup) -> None:
         assert status_of(ledger, ids[3]) == "pending"
 
 
-async def test_filter_and_sort(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_filter_and_sort(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -262,8 +249,8 @@ async def test_filter_and_sort(setup) -> None:
         assert projects == sorted(projects)
 
 
-async def test_keys_can_be_remapped(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_keys_can_be_remapped(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     cfg = replace(cfg, keys={"accept": "y"})
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -277,8 +264,8 @@ async def test_keys_can_be_remapped(setup) -> None:
         assert "y Accept" in screen_text(app)  # the footer shows the new key
 
 
-async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     index = cfg.memory / "MEMORY.md"
     index.write_text(index.read_text() + "".join(f"- line {n}\n" for n in range(200)))
     app = DreamApp(cfg, ledger, watch=False)
@@ -294,8 +281,8 @@ async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(se
     assert status_of(ledger, ids[0]) == "pending"
 
 
-async def test_the_command_palette_lists_every_action(setup) -> None:
-    cfg, ledger, _ids = setup
+async def test_the_command_palette_lists_every_action(tui_setup) -> None:
+    cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE):
         titles = {c.title for c in app.get_system_commands(app.screen)}
@@ -304,8 +291,8 @@ async def test_the_command_palette_lists_every_action(setup) -> None:
         assert title in titles
 
 
-async def test_a_transcript_appended_during_the_session_shows_up(setup) -> None:
-    cfg, ledger, _ids = setup
+async def test_a_transcript_appended_during_the_session_shows_up(tui_setup) -> None:
+    cfg, ledger, _ids = tui_setup
     path = cfg.transcripts / PAY / f"{LOGGING}.jsonl"
     app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
     async with app.run_test(size=SIZE) as pilot:
@@ -320,8 +307,8 @@ async def test_a_transcript_appended_during_the_session_shows_up(setup) -> None:
         assert "person" in screen_text(app)
 
 
-async def test_reject_with_arrows_and_enter(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_reject_with_arrows_and_enter(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -334,8 +321,8 @@ async def test_reject_with_arrows_and_enter(setup) -> None:
     assert row["category"] == "duplicate"
 
 
-async def test_a_palette_command_acts_on_the_queue_from_another_screen(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_a_palette_command_acts_on_the_queue_from_another_screen(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
@@ -349,8 +336,8 @@ async def test_a_palette_command_acts_on_the_queue_from_another_screen(setup) ->
     assert ledger.query("SELECT action, candidate_id FROM decisions")[0]["candidate_id"] == ids[0]
 
 
-async def test_accepting_tool_output_takes_an_explicit_yes(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_accepting_tool_output_takes_an_explicit_yes(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     tool = ids[4]  # its quote is only in a file the agent read
     assert ledger.get_candidate(tool).provenance == "tool"
     before = commits(cfg.memory)
@@ -387,8 +374,8 @@ async def test_accepting_tool_output_takes_an_explicit_yes(setup) -> None:
     assert len(commits(cfg.memory)) == len(before) + 1
 
 
-async def test_edit_then_accept_of_tool_output_asks_first(setup) -> None:
-    cfg, ledger, ids = setup
+async def test_edit_then_accept_of_tool_output_asks_first(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
     tool = ids[4]
     before = commits(cfg.memory)
     app = DreamApp(cfg, ledger, watch=False)
