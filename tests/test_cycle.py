@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -416,7 +417,11 @@ def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger)
 
 def test_a_cycle_over_the_real_corpus(config: Config, ledger: Ledger, corpus: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("DREAMTUI_NOW")
+    # a day after the newest file was written: a fresh copy of the corpus (as on CI) is not
+    # mistaken for sessions still being written, whatever the machine's clock says
+    newest = max(p.stat().st_mtime for p in corpus.rglob("*.jsonl"))
+    when = datetime.fromtimestamp(newest + 86_400, tz=UTC).isoformat().replace("+00:00", "Z")
+    monkeypatch.setenv("DREAMTUI_NOW", when)
     cfg = replace(config, transcripts=corpus)
     record = run_cycle(cfg, ledger)
     assert record.status == "completed" and record.depth == "deep"
