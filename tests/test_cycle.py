@@ -316,6 +316,23 @@ def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Led
     assert (config.memory / "briefing.md").exists()
 
 
+@pytest.mark.parametrize(("folder", "covered"), [("projects/home-kim-acme", True),
+                                                  ("projects/home-kim-shop", False)])
+def test_only_this_projects_or_global_memories_cover_a_session(config: Config, ledger: Ledger, folder: str,
+                                                               covered: bool) -> None:
+    install(config, "busy")
+    shutil.rmtree(config.transcripts / ACME / B1)
+    session_file(config, B1).unlink()
+    text = ("The deploy script failed again on the new server. Check the logs and tell me what went wrong "
+            "with the release.")
+    (config.memory / folder).mkdir(parents=True)
+    (config.memory / folder / "deploys.md").write_text(
+        "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n")
+    record = run_cycle(config, ledger, project=ACME)
+    # another project's memory says nothing about whether this project already knows the lesson
+    assert (record.stats["covered"], record.stats["sparks"]) == ((1, 0) if covered else (0, 1))
+
+
 def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Ledger, tmp_path: Path) -> None:
     install(config, "busy")
     failing = replace(config, command=(sys.executable, "-c", "import sys; sys.exit(4)"))

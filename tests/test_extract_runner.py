@@ -106,3 +106,20 @@ def test_closest_existing_memories_go_into_the_context(config, ledger) -> None:
     assert context.project == "p" and context.max_chars == config.max_digest_chars
     assert context.memories and "docker database fixture" in context.memories[0]
     assert not any("merchant" in m for m in context.memories[:1])
+
+
+def test_another_projects_memories_stay_out_of_the_context(config, ledger) -> None:
+    from dreamtui.core.dedup import DedupIndex
+    from dreamtui.core.extract.runner import context_maker
+
+    for folder, rule in (("projects/shop", "never mock the database in the orders tests"),
+                         ("projects/acme", "use the docker database fixture in the orders tests")):
+        (config.memory / folder).mkdir(parents=True)
+        (config.memory / folder / "db.md").write_text(
+            f"---\nname: Database tests\ndescription: {rule}\ntype: feedback\n---\n{rule}\n", encoding="utf-8")
+    index = DedupIndex.build(config.memory, ledger)
+    digest = Digest(session="s", project="acme", turns=[
+        Turn("person", "why did you mock the database again in the orders tests?", "f", 1)])
+    memories = context_maker(config, index)(digest).memories
+    assert any("docker database fixture" in m for m in memories)
+    assert not any("never mock" in m for m in memories)  # shop's lesson is not acme's to avoid

@@ -85,7 +85,7 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
     extractor = make_extractor(config)
     ledger = Ledger.open(config.state)
     try:
-        index = DedupIndex.build(config.memory, ledger, digest.project)
+        index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart
         context = context_maker(config, index)(digest)
         result = extractor.extract(digest, context)
         report = gate(result.candidates, config=config, ledger=ledger, project=digest.project, files=files,
@@ -145,24 +145,31 @@ def _batch_runner(config: Config, ledger: Ledger) -> BatchRunner:
 @click.option("--model", default=None, help="Claude model (default: the configured one).")
 @pass_config
 def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> None:
-    """Submit the sessions FILES as one batch; its id and request map go in the ledger."""
+    """Submit the sessions FILES as one batch; its id and request map go in the ledger.
+
+    The part of each session no dream cycle has dreamed yet counts as dreamed from now on (a cycle
+    will not extract it again); a request that fails gives it back at `dreamtui batch collect`."""
     from dreamtui.cli.verify_cmd import files_for
     from dreamtui.core.dedup import DedupIndex
-    from dreamtui.core.digest import digest_session
     from dreamtui.core.extract.runner import context_maker
     from dreamtui.core.ledger import Ledger
 
     if model:
         config = replace(config, model=model)
-    digests = [digest_session(files_for(f)) for f in files]
+    from dreamtui.core.lock import CycleLock
+
+    groups = [files_for(f) for f in files]
     ledger = Ledger.open(config.state)
     try:
         runner = _batch_runner(config, ledger)
         index = DedupIndex.build(config.memory, ledger)
-        batch_id = runner.submit(digests, context_maker(config, index))
+        with CycleLock(config.lock_path):  # no cycle reads these sessions while their ranges are reserved
+            batch_id, sessions = runner.submit_files(groups, context_maker(config, index))
     finally:
         ledger.close()
-    click.echo(f"submitted batch {batch_id}: {len(digests)} session(s); collect with `dreamtui batch collect`")
+    reserved = sum(r["end_offset"] - r["start_offset"] for s in sessions for r in s.ranges)
+    click.echo(f"submitted batch {batch_id}: {len(sessions)} session(s), {reserved:,} bytes not dreamed before "
+               "(now reserved); collect with `dreamtui batch collect`")
 
 
 @batch_group.command("collect")
@@ -172,10 +179,13 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_config
 def batch_collect(config: Config, wait_seconds: float, interval: float, as_json: bool) -> None:
-    """Collect every finished batch recorded in the ledger (also after a restart) and gate its candidates."""
+    """Collect every finished batch recorded in the ledger (also after a restart) and gate its candidates.
+
+    What a session's request extracted is recorded as extracted in the transaction that stores its
+    candidates (no dream cycle extracts it again); a failed request gives its content back."""
     from dreamtui.core.dedup import DedupIndex
-    from dreamtui.core.gate import gate
     from dreamtui.core.ledger import Ledger
+    from dreamtui.core.lock import CycleLock
 
     ledger = Ledger.open(config.state)
     out: list[dict[str, Any]] = []
@@ -191,21 +201,49 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
             if not status.ended:
                 out.append({"batch": batch_id, "status": status.status, "counts": status.counts})
                 continue
-            index = DedupIndex.build(config.memory, ledger)
-            for item in runner.collect(batch_id, mark=False):
-                res = item.result
-                report = gate(res.candidates, config=config, ledger=ledger, project=item.project,
-                              files=item.files, index=index) if res.candidates else None
-                dropped = dict(report.dropped) if report else {}
-                if res.malformed:
-                    dropped["malformed"] = res.malformed
-                out.append({"batch": batch_id, "status": "collected", "session": item.session,
-                            "project": item.project, "error": res.error,
-                            "kept": [c.to_json() for c in report.kept] if report else [],
-                            "dropped": dropped, "usage": res.usage.to_json(), "notes": res.notes})
-            runner.mark_collected(batch_id)
+            with CycleLock(config.lock_path):  # a dream cycle collects open batches too: never both at once
+                if batch_id not in runner.unfinished():
+                    continue  # a cycle collected it while we were waiting
+                index = DedupIndex.build(config.memory, ledger)
+                _collect_one(config, ledger, runner, batch_id, index, out)
     finally:
         ledger.close()
+    _print_collected(out, as_json)
+
+
+def _collect_one(config: Config, ledger: Ledger, runner: BatchRunner, batch_id: str, index: Any,
+                 out: list[dict[str, Any]]) -> None:
+    """Collect one ended ad-hoc batch: per session, gate its candidates and record what it extracted
+    (or give a failed request's content back) in one transaction."""
+    from dreamtui.core.extract.batch import give_back, record_extracted
+    from dreamtui.core.gate import gate
+
+    name, model = runner.extractor.name, runner.extractor.model
+    for item in runner.collect(batch_id, mark=False):
+        res = item.result
+        with ledger.write():  # candidates, extraction ranges and offsets: one transaction
+            report = gate(res.candidates, config=config, ledger=ledger, project=item.project,
+                          files=item.files, index=index) if res.candidates else None
+            if res.error:
+                give_back(ledger, item, extractor=name, model=model)
+                recorded = 0
+            else:
+                recorded = record_extracted(ledger, item, len(res.candidates), extractor=name,
+                                            model=model)
+        dropped = dict(report.dropped) if report else {}
+        if res.malformed:
+            dropped["malformed"] = res.malformed
+        out.append({"batch": batch_id, "status": "collected", "session": item.session,
+                    "project": item.project, "error": res.error,
+                    "kept": [c.to_json() for c in report.kept] if report else [],
+                    "dropped": dropped, "usage": res.usage.to_json(), "notes": res.notes,
+                    "ranges_recorded": recorded,
+                    "given_back": bool(res.error and item.extra.get("ranges"))})
+    runner.mark_collected(batch_id)
+
+
+def _print_collected(out: list[dict[str, Any]], as_json: bool) -> None:
+    """One line per collected session (or still-running batch), or the JSON of them all."""
     if as_json:
         echo_json(json.dumps({"batches": out}, ensure_ascii=False))
         return
@@ -220,4 +258,6 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
             line += ", dropped " + ", ".join(f"{k} {v}" for k, v in sorted(row["dropped"].items()))
         if row["error"]:
             line += f"; error: {safe(row['error'])}"
+            if row["given_back"]:
+                line += "; its content goes back to the next dream cycle"
         click.echo(line)

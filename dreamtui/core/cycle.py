@@ -36,7 +36,7 @@ from datetime import date as Date
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import clock
+from dreamtui.core import clock, gate
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
 from dreamtui.core.goodnight import said_goodnight
@@ -522,9 +522,10 @@ class _Cycle:
     def deep(self) -> None:
         self.open_phase("deep")
         self.index = index = _dedup_index(self.config, self.ledger)
+        scopes = gate.Scopes(self.config.memory)
         for i, work in enumerate(self.work):
             self.progress(f"recalling memories for {work.session[:8]}", i / max(1, len(self.work)))
-            work.memories, work.covered = _recall(index, work.digest)
+            work.memories, work.covered = _recall(index, work.digest, scopes)
             work.spark = not work.covered
         sparks = [w for w in self.work if w.spark]
         covered = [w for w in self.work if w.covered]
@@ -856,8 +857,9 @@ def _dedup_index(config: Config, ledger: Ledger) -> Any:
     return DedupIndex.build(config.memory, ledger)
 
 
-def _recall(index: Any, digest: Digest) -> tuple[tuple[str, ...], bool]:
-    """The closest memories the session's person turns touch, and whether memory covers them all."""
+def _recall(index: Any, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str, ...], bool]:
+    """The closest memories the session's person turns touch, and whether memory covers them all.
+    Only memories that apply to the session's project count (global ones, or this project's)."""
     from dreamtui.core import dedup
 
     threshold = dedup.DUPLICATE
@@ -870,7 +872,8 @@ def _recall(index: Any, digest: Digest) -> tuple[tuple[str, ...], bool]:
         substantial += 1
         if substantial > RECALL_TURNS:  # a long session is a spark; its first turns give the context
             return tuple(sorted(hits, key=lambda t: -hits[t])[:CONTEXT_MEMORIES]), False
-        hit = index.closest(turn.text, kinds=("memory",))
+        hit = gate.closest_in_scope(index, turn.text, project=digest.project, memory_dir=scopes.root,
+                                    scopes=scopes)
         if hit is None:
             continue
         hits[hit.text] = max(hits.get(hit.text, 0.0), hit.score)

@@ -14,12 +14,20 @@ person to decide) or ``dropped`` with a ``drop_reason``:
 
 A kept candidate that resembles a lesson (score between ``dedup.SUSPECT`` and ``dedup.DUPLICATE``)
 carries ``duplicate_of``/``duplicate_kind``/``duplicate_score`` so the person sees both side by side.
+
+Scope: a lesson already known **globally** (a top-level memory file, ``scope: global`` in its
+frontmatter, a pending global candidate) or **in this project** (``projects/<this>/…``, a pending
+candidate of this project) is a duplicate. A lesson known only in **another project** never drops
+or corroborates this project's candidate, whatever the candidate's scope: the candidate is kept
+and the other project's lesson is shown beside it (``report.related``). A rejection counts only in
+the project where it was made: a lesson rejected in project A does not silence it in project B.
 Secrets never reach the ledger in clear: every stored text is redacted, and the rules found are
 listed in ``Candidate.secrets`` (such a candidate cannot be accepted until edited).
 """
 
 from __future__ import annotations
 
+import glob
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -27,9 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import clock, dedup, secrets
+from dreamtui.core import clock, dedup, memory, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.dedup import DedupIndex, Doc
+from dreamtui.core.frontmatter import FrontmatterError
+from dreamtui.core.frontmatter import split as split_frontmatter
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import clean_text
 from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
@@ -54,6 +64,8 @@ class GateReport:
     suspected_duplicates: int = 0
     corroborated: list[str] = field(default_factory=list)
     """Ids of pending candidates corroborated by this batch."""
+    related: int = 0
+    """Kept candidates shown beside a lesson of another project (which does not make them duplicates)."""
 
     @property
     def invented(self) -> int:
@@ -69,6 +81,7 @@ class GateReport:
             "flagged_secrets": self.flagged_secrets,
             "suspected_duplicates": self.suspected_duplicates,
             "corroborated": self.corroborated,
+            "related": self.related,
         }
 
 
@@ -91,8 +104,132 @@ def _set_duplicate(cand: Candidate, hit: DedupHit) -> None:
     cand.duplicate_score = round(hit.score, 4)
 
 
-def _best(index: DedupIndex, claim: str, kind: str, exclude: Iterable[str]) -> DedupHit | None:
-    return index.closest(claim, kinds=(kind,), exclude=exclude)
+GLOBAL_SCOPES = frozenset({"global", "user", ""})
+"""Scope values that mean every project (as :func:`memory.topic_rel_path` reads them)."""
+_REF = re.compile(r"\A(?P<path>.*?\.md)(?::\d+)?\Z", re.I)
+_SCOPE_LINE = re.compile(r"^scope[ \t]*:[ \t]*(.*?)[ \t]*$", re.M)
+
+
+def project_key(name: str | None) -> str:
+    """The folder name a project's memories live in (``projects/<key>/``), used to compare projects."""
+    return memory.slugify(name or "")
+
+
+class Scopes:
+    """Where each indexed lesson applies: every project (``None``) or one project (its key).
+
+    A memory file's scope is its frontmatter ``scope:`` when it has one (``global``, or a project
+    name), else its place: ``projects/<p>/…`` is project ``p``, anything else is global. A pending or
+    rejected candidate's scope is its ``scope`` field (``global``) or its project. Answers are cached.
+    """
+
+    def __init__(self, memory_dir: Path | None, ledger: Ledger | None = None) -> None:
+        self.root = Path(memory_dir) if memory_dir is not None else None
+        self.ledger = ledger
+        self._memory: dict[str, str | None] = {}
+        self._cands: dict[str, Candidate | None] = {}
+
+    def remember(self, cand: Candidate) -> None:
+        """Know ``cand`` before it reaches the ledger (a candidate the gate just kept)."""
+        self._cands[cand.id] = cand
+
+    def candidate(self, cid: str) -> Candidate | None:
+        """The pending or rejected candidate ``cid`` (None when it is not in the ledger)."""
+        if cid not in self._cands:
+            self._cands[cid] = self.ledger.get_candidate(cid) if self.ledger is not None else None
+        return self._cands[cid]
+
+    def of_memory(self, ref: str) -> str | None:
+        """The project a memory ``ref`` (a path, or ``MEMORY.md:<line>``) belongs to, or None for global."""
+        if ref not in self._memory:
+            self._memory[ref] = self._memory_scope(ref)
+        return self._memory[ref]
+
+    def _memory_scope(self, ref: str) -> str | None:
+        m = _REF.match(ref)
+        rel = (m.group("path") if m else ref).replace("\\", "/")
+        parts = [p for p in rel.split("/") if p]
+        place = project_key(parts[1]) if len(parts) >= 3 and parts[0] == memory.PROJECTS else None
+        if self.root is None:
+            return place
+        path = self.root / rel
+        if place is None and len(parts) == 1 and not path.is_file():
+            # an index line of projects/<p>/MEMORY.md links relative to its own folder
+            found = sorted(self.root.glob(f"{memory.PROJECTS}/*/{glob.escape(parts[0])}"))
+            if len(found) == 1:
+                return project_key(found[0].parent.name)
+        declared = self._declared(path) if path.name != memory.INDEX else None
+        if declared is None:
+            return place
+        if declared.lower() in GLOBAL_SCOPES:
+            return None
+        return place if declared.lower() == "project" else project_key(declared)
+
+    @staticmethod
+    def _declared(path: Path) -> str | None:
+        """The ``scope:`` value of a topic file's frontmatter, when it declares one."""
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                head = fh.read(16_384)
+            block, _body = split_frontmatter(head)
+        except (OSError, FrontmatterError):
+            return None
+        m = _SCOPE_LINE.search(block or "")
+        return m.group(1).strip("'\"").strip() if m else None
+
+    def of_doc(self, doc: Doc) -> str | None:
+        """The project an indexed lesson belongs to, or None when it holds everywhere."""
+        if doc.kind == "memory":
+            return self.of_memory(doc.ref)
+        cand = self.candidate(doc.ref)
+        if cand is None or cand.scope.strip().lower() in GLOBAL_SCOPES:
+            return None
+        return project_key(cand.project or cand.scope)
+
+    def applies(self, doc: Doc, project: str) -> bool:
+        """Whether ``doc`` makes a lesson proposed in ``project`` a duplicate: it is global, or this
+        project's. (A rejected candidate only counts in the project where it was rejected.)"""
+        if doc.kind == "rejected":
+            cand = self.candidate(doc.ref)
+            return cand is None or project_key(cand.project) == project_key(project)
+        where = self.of_doc(doc)
+        return where is None or where == project_key(project)
+
+
+def split_hits(index: DedupIndex, text: str, kind: str, *, project: str, scopes: Scopes,
+               exclude: Iterable[str] = (), floor: float | None = None,
+               ) -> tuple[DedupHit | None, DedupHit | None]:
+    """The closest lesson of ``kind`` that applies to ``project`` (global or this project's) and the
+    closest one that does not (another project's), each None when nothing scores above ``floor``
+    (default ``dedup.SUSPECT``)."""
+    low = dedup.SUSPECT if floor is None else floor
+    same: DedupHit | None = None
+    other: DedupHit | None = None
+    for score, doc in index.ranked(text, kinds=(kind,), exclude=exclude):
+        if score <= 0 or score < low:
+            break
+        hit = DedupHit(doc.kind, doc.ref, score, doc.text)
+        if scopes.applies(doc, project):
+            same = same or hit
+        else:
+            other = other or hit
+        if same is not None and other is not None:
+            break
+    return same, other
+
+
+def closest_in_scope(index: DedupIndex, text: str, *, project: str, memory_dir: Path | None,
+                     kinds: Iterable[str] = ("memory",), scopes: Scopes | None = None) -> DedupHit | None:
+    """The closest lesson that applies to ``project`` (global, or this project's), or None.
+
+    For callers outside the gate (e.g. deciding whether memory already covers a session)."""
+    scopes = scopes or Scopes(memory_dir)
+    best: DedupHit | None = None
+    for kind in kinds:
+        hit, _other = split_hits(index, text, kind, project=project, scopes=scopes, floor=0.0)
+        if hit is not None and (best is None or hit.score > best.score):
+            best = hit
+    return best
 
 
 def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
@@ -108,7 +245,8 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     """Check each raw candidate, store it in the ledger (kept ``pending`` or ``dropped``), and report.
 
     ``files`` are the session's transcript files (main first, then sub-agents) the quotes must be
-    found in. ``index`` may be passed to reuse one dedup index across sessions; the gate adds the
+    found in. ``project`` is the project the session belongs to: lessons of other projects never
+    make its candidates duplicates (see the module docstring). ``index`` may be passed to reuse one dedup index across sessions; the gate adds the
     candidates it keeps to it. ``corroborate=False`` leaves ``corroborated`` alone (for a caller
     that counts corroboration itself from ``duplicate_of``). Everything is written in one ledger
     transaction.
@@ -116,6 +254,7 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     report = GateReport()
     if index is None:
         index = DedupIndex.build(config.memory, ledger)
+    scopes = Scopes(config.memory, ledger)
     now = clock.now_iso()
     transcript = str(files[0]) if files else ""
     rows: list[Candidate] = []
@@ -162,18 +301,22 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
         cand.matches = result.matches
         cand.provenance = result.best.provenance if result.best else None
 
-        memory_hit = _best(index, claim, "memory", ())
+        # a lesson known globally or in this project is a duplicate; one known only in another
+        # project is shown beside it (``related``) but never drops or corroborates it
+        memory_hit, memory_other = split_hits(index, claim, "memory", project=project, scopes=scopes)
         if memory_hit is not None and memory_hit.score >= dedup.DUPLICATE:
             _set_duplicate(cand, memory_hit)
             _drop(cand, "duplicate", report)
             continue
-        rejected_hit = _best(index, claim, "rejected", (cid,))
+        rejected_hit, _elsewhere = split_hits(index, claim, "rejected", project=project, scopes=scopes,
+                                                  exclude=(cid,))
         if rejected_hit is not None and rejected_hit.score >= dedup.DUPLICATE:
             _set_duplicate(cand, rejected_hit)
             if index.session_of(rejected_hit.ref) == session:
                 _drop(cand, "previously-rejected", report)
                 continue
-        pending_hit = _best(index, claim, "pending", (cid,))
+        pending_hit, pending_other = split_hits(index, claim, "pending", project=project, scopes=scopes,
+                                                exclude=(cid,))
         if pending_hit is not None and pending_hit.score >= dedup.DUPLICATE and cand.duplicate_kind != "rejected":
             _set_duplicate(cand, pending_hit)
             other = index.session_of(pending_hit.ref)
@@ -183,13 +326,18 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
             _drop(cand, "duplicate-pending", report)
             continue
         if cand.duplicate_of is None:
-            suspects = [h for h in (memory_hit, rejected_hit, pending_hit)
+            elsewhere = [h for h in (memory_other, pending_other) if h is not None]  # never a rejection
+            suspects = [h for h in (memory_hit, rejected_hit, pending_hit, *elsewhere)
                         if h is not None and h.score >= dedup.SUSPECT]
             if suspects:
-                _set_duplicate(cand, max(suspects, key=lambda h: h.score))
+                shown = max(suspects, key=lambda h: h.score)
+                _set_duplicate(cand, shown)
                 report.suspected_duplicates += 1
+                if any(shown is h for h in elsewhere):
+                    report.related += 1
         cand.status = "pending"
         report.kept.append(cand)
+        scopes.remember(cand)
         if found:
             report.flagged_secrets += 1
         index.add(Doc.of("pending", cid, claim, session))

@@ -4,6 +4,14 @@
 (``custom_id`` → session, project, files, part) in the ledger ``batches`` table before returning, so
 a new process can find an unfinished batch (``unfinished``), ``poll`` it and ``collect`` its results
 after a restart. Results are parsed exactly like the synchronous extractor's answers.
+
+Content is extracted once, whoever submits it. A dream cycle's batch (``dreamtui dream --batch``)
+and an ad-hoc batch over files named on the command line (:meth:`BatchRunner.submit_files`) both
+keep, per session, the byte ranges their digests cover that were not dreamed yet
+(``extra["ranges"]``), mark those ranges dreamed in the transaction that records the batch (so no
+cycle extracts them while the batch runs), record them in ``extractions`` in the transaction that
+stores the collected candidates (:func:`record_extracted`), and give a failed request's ranges back
+to the undreamed part (:func:`give_back`). Ad-hoc batches carry ``extra["origin"] = "cli"``.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dreamtui.core.clock import now_iso
@@ -22,9 +31,13 @@ from dreamtui.core.extract.anthropic_ext import AnthropicExtractor, explain_api_
 from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.models import Digest, ExtractionResult, RawCandidate
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate
 
 OPEN_STATES = ("in_progress", "canceling", "ended")  # ``ended`` = results ready but not yet collected
+ADHOC = "cli"
+"""``extra["origin"]`` of a batch submitted outside the dream cycle (``dreamtui batch submit``)."""
+RANGE_KEYS = ("path", "start_offset", "start_line", "end_offset", "end_line", "content_hash")
+"""The keys of one byte range in ``extra["ranges"]`` (the fields of ``cycle.FileRange``)."""
 
 
 @dataclass
@@ -50,6 +63,127 @@ class BatchStatus:
     @property
     def ended(self) -> bool:
         return self.status == "ended"
+
+
+@dataclass
+class SessionRanges:
+    """The not-yet-dreamed part of each file of one session, as read when a batch is prepared.
+
+    ``ranges`` are plain dicts (:data:`RANGE_KEYS`) kept in the batch's request map; ``reads`` are
+    the tail reads (and digest dedup state) to store when the ranges are reserved.
+    """
+
+    project: str
+    session: str
+    files: list[Path]
+    ranges: list[dict[str, Any]] = field(default_factory=list)
+    reads: list[tuple[Any, Any]] = field(default_factory=list)
+
+
+def undreamed_ranges(ledger: Ledger, files: Sequence[Path | str], project: str, session: str) -> SessionRanges:
+    """Read (without storing anything) the part of each file of a session past its ``dreamed_offset``.
+
+    Like the dream cycle's light sleep: a file that was truncated or replaced counts from 0; bytes
+    another reader consumed but no cycle dreamed are included. A partial last line is left out.
+    """
+    from dreamtui.core.digest import digest_increment
+    from dreamtui.core.tail import LineScanner, open_transcript
+
+    out = SessionRanges(project, session, [Path(f) for f in files])
+    for path in out.files:
+        _digest, read, state = digest_increment(ledger, path, project, session, commit=False)
+        start, start_line = read.start_offset, read.start_line
+        hasher = hashlib.blake2b(digest_size=16)
+        rows = ledger.query("SELECT dreamed_offset, dreamed_lines FROM files WHERE path = ?", (read.path,))
+        if rows and not read.reset and int(rows[0]["dreamed_offset"]) < read.start_offset:
+            start, start_line = int(rows[0]["dreamed_offset"]), int(rows[0]["dreamed_lines"])
+            with open_transcript(path) as fh:
+                for _n, _o, raw in LineScanner(fh, start, start_line, end=read.start_offset):
+                    hasher.update(raw + b"\n")
+        for _n, _o, raw in read.lines:
+            hasher.update(raw + b"\n")
+        out.reads.append((read, state))
+        if read.end_offset > start:
+            out.ranges.append({"path": read.path, "start_offset": start, "start_line": start_line,
+                               "end_offset": read.end_offset, "end_line": read.end_line,
+                               "content_hash": hasher.hexdigest()})
+    return out
+
+
+def reserve(ledger: Ledger, sessions: Sequence[SessionRanges]) -> None:
+    """Mark the sessions' ranges dreamed (joins the caller's transaction): store each tail read, then
+    advance ``dreamed_offset`` to the end of the range (never backwards)."""
+    from dreamtui.core.digest import persist
+    from dreamtui.core.tail import Tailer
+
+    tailer = Tailer(ledger)
+    with ledger.write() as c:
+        for sess in sessions:
+            for read, state in sess.reads:
+                persist(ledger, tailer, read, state, DigestStats())
+            for r in sess.ranges:
+                c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset < ?",
+                          (r["end_offset"], r["end_line"], r["path"], r["end_offset"]))
+
+
+def _ranges(item: Collected) -> list[dict[str, Any]]:
+    return [r for r in (item.extra.get("ranges") or []) if isinstance(r, dict) and set(RANGE_KEYS) <= set(r)]
+
+
+def record_extracted(ledger: Ledger, item: Collected, candidates: int, *, extractor: str, model: str | None,
+                     cycle_id: int | None = None) -> int:
+    """Record a collected session's ranges in ``extractions`` (joins the caller's transaction, e.g.
+    the gate's), with the request's usage and candidate count on the first range. Returns the number
+    of ranges recorded. Their ``dreamed_offset`` already moved when the batch was submitted."""
+    now = now_iso()
+    usage = item.result.usage
+    ranges = _ranges(item)
+    with ledger.write() as c:
+        for i, r in enumerate(ranges):
+            if r["end_offset"] <= r["start_offset"]:
+                continue
+            first = i == 0
+            c.execute(
+                """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
+                       extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
+                       candidates, error, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+                   ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET
+                       content_hash = excluded.content_hash, extractor = excluded.extractor,
+                       model = excluded.model, cycle_id = excluded.cycle_id, calls = excluded.calls,
+                       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                       cached_tokens = excluded.cached_tokens, candidates = excluded.candidates,
+                       error = NULL, created_at = excluded.created_at""",
+                (item.session, item.project, r["path"], r["start_offset"], r["end_offset"], r["content_hash"],
+                 extractor, model, cycle_id, usage.calls if first else 0, usage.input_tokens if first else 0,
+                 usage.output_tokens if first else 0, usage.cached_tokens if first else 0,
+                 candidates if first else 0, now))
+    return len(ranges)
+
+
+def give_back(ledger: Ledger, item: Collected, *, extractor: str, model: str | None,
+              cycle_id: int | None = None) -> None:
+    """A failed request: record its error on the first range and return every range to the
+    undreamed part, so the next dream cycle extracts that content."""
+    ranges = _ranges(item)
+    if not ranges:
+        return
+    usage = item.result.usage
+    first = ranges[0]
+    with ledger.write() as c:
+        c.execute(
+            """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
+                   extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
+                   candidates, error, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+               ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
+                   cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
+            (item.session, item.project, first["path"], first["start_offset"], first["end_offset"],
+             first["content_hash"], extractor, model, cycle_id, usage.calls, usage.input_tokens,
+             usage.output_tokens, usage.cached_tokens, (item.result.error or "failed")[:500], now_iso()))
+        for r in ranges:
+            c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset > ?",
+                      (r["start_offset"], r["start_line"], r["path"], r["start_offset"]))
 
 
 def _custom_id(index: int, session: str, part: int) -> str:
@@ -114,6 +248,36 @@ class BatchRunner:
                 on_recorded(c)
         return batch.id
 
+    def submit_files(self, sessions: Sequence[Sequence[Path]],
+                     context_for: Callable[[Digest], ExtractContext]) -> tuple[str, list[SessionRanges]]:
+        """Submit whole sessions named outside the dream cycle (``dreamtui batch submit``).
+
+        ``sessions`` holds each session's files (main file first, then its sub-agent files). Each
+        session is digested whole; the part of it no cycle has dreamed yet is kept with its request
+        and marked dreamed in the transaction that records the batch. Returns the batch id and the
+        ranges reserved per session.
+        """
+        from dreamtui.core.digest import digest_session
+        from dreamtui.core.transcripts import describe
+
+        prepared: list[tuple[Digest, SessionRanges]] = []
+        seen: set[tuple[str, str]] = set()
+        for files in sessions:
+            tf = describe(Path(files[0]))
+            if (tf.project, tf.session) in seen:
+                continue  # the same session named twice (e.g. its main and a sub-agent file)
+            seen.add((tf.project, tf.session))
+            ranges = undreamed_ranges(self.ledger, files, tf.project, tf.session)  # before digesting:
+            prepared.append((digest_session(list(files)), ranges))             # the digest covers them
+        by_digest = {id(d): r for d, r in prepared}
+
+        def extra_for(digest: Digest) -> dict[str, Any]:
+            return {"origin": ADHOC, "ranges": by_digest[id(digest)].ranges}
+
+        batch_id = self.submit([d for d, _r in prepared], context_for, extra_for=extra_for,
+                               on_recorded=lambda _c: reserve(self.ledger, [r for _d, r in prepared]))
+        return batch_id, [r for _d, r in prepared]
+
     # -- state -----------------------------------------------------------------------------------
 
     def unfinished(self) -> list[str]:
@@ -124,8 +288,10 @@ class BatchRunner:
         return [r["id"] for r in rows]
 
     def from_cycle(self, batch_id: str) -> bool:
-        """The batch was submitted by a dream cycle (it carries byte ranges): only a cycle collects it."""
-        return any((info.get("extra") or {}).get("ranges") for info in self._mapping(batch_id).values())
+        """The batch was submitted by a dream cycle (it carries byte ranges and is not ad-hoc): only a
+        cycle collects it."""
+        return any((info.get("extra") or {}).get("ranges") and (info.get("extra") or {}).get("origin") != ADHOC
+                   for info in self._mapping(batch_id).values())
 
     def _set_status(self, batch_id: str, status: str) -> None:
         with self.ledger.write() as c:

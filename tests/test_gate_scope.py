@@ -1,0 +1,179 @@
+"""Scope-aware dedup in the real gate: a lesson known only in another project is not a duplicate.
+
+Everything is real: transcripts on disk, a real SQLite ledger, a real git memory repository whose
+files are written by ``decisions.accept`` (or by hand, as a person would), and the real gate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes.transcript import write_session
+
+from dreamtui.core import decisions
+from dreamtui.core.config import Config
+from dreamtui.core.dedup import DUPLICATE, SUSPECT, DedupIndex
+from dreamtui.core.gate import GateReport, Scopes, closest_in_scope, gate
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import RawCandidate
+
+ACME = "-home-kim-acme"
+SHOP = "-home-kim-shop"
+SAID = ("Never run the database migrations against production from a laptop, "
+        "always go through the deploy pipeline so the change is logged.")
+QUOTE = "Never run the database migrations against production from a laptop"
+CLAIM = "Never run database migrations against production from a laptop; go through the deploy pipeline."
+SAID_2 = "Please pin every GitHub Action to a full commit SHA, tags can be moved by anyone with push access."
+QUOTE_2 = "pin every GitHub Action to a full commit SHA"
+CLAIM_2 = "Pin every GitHub Action to a full commit SHA, not a movable tag."
+
+
+@pytest.fixture(autouse=True)
+def _home(git_home: Path) -> None:
+    """Commits in the memory repository need an identity (and nothing of the user's)."""
+
+
+def session(config: Config, project: str, sid: str, text: str = SAID) -> Path:
+    return write_session(config.transcripts, [("person", text), ("assistant", "Understood.")],
+                         project=project, session=sid)
+
+
+def run(config: Config, ledger: Ledger, path: Path, project: str, *, scope: str | None = None,
+        claim: str = CLAIM, quote: str = QUOTE, index: DedupIndex | None = None) -> GateReport:
+    raw = RawCandidate(claim=claim, why="A laptop run is not logged.", how_to_apply="Use the pipeline.",
+                       type="feedback", scope=scope or project, quote=quote, session=path.stem,
+                       extractor="heuristic")
+    return gate([raw], config=config, ledger=ledger, project=project, files=[path], index=index)
+
+
+def accept_in(config: Config, ledger: Ledger, project: str, sid: str, *, scope: str | None = None) -> str:
+    """Propose the lesson in ``project`` and accept it: returns the memory file's path."""
+    report = run(config, ledger, session(config, project, sid), project, scope=scope)
+    assert len(report.kept) == 1, report.to_json()
+    return decisions.accept(config, ledger, report.kept[0].id).path
+
+
+def topic(config: Config, rel: str, text: str, extra: str = "") -> None:
+    path = config.memory / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {text[:60]}\ndescription: {text}\ntype: feedback\n{extra}---\n\n{text}\n",
+                    encoding="utf-8")
+
+
+def test_another_projects_memory_is_shown_beside_this_projects_lesson_not_dropping_it(
+        config: Config, ledger: Ledger) -> None:
+    rel = accept_in(config, ledger, SHOP, "s-shop-1")
+    assert rel.startswith("projects/home-kim-shop/")
+
+    report = run(config, ledger, session(config, ACME, "s-acme-1"), ACME)
+    assert report.dropped == {} and report.duplicates == 0
+    (kept,) = report.kept
+    stored = ledger.get_candidate(kept.id)
+    assert stored is not None and stored.status == "pending" and stored.project == ACME
+    assert (stored.duplicate_kind, stored.duplicate_of) == ("memory", rel)  # side by side
+    assert stored.duplicate_score is not None and stored.duplicate_score >= DUPLICATE
+    assert report.related == 1 and report.suspected_duplicates == 1
+
+    # the same lesson again in the project that remembers it: a duplicate, as before
+    again = run(config, ledger, session(config, SHOP, "s-shop-2"), SHOP)
+    assert again.kept == [] and again.dropped == {"duplicate": 1}
+    (dropped,) = [c for c in ledger.list_candidates(status="dropped") if c.session == "s-shop-2"]
+    assert dropped.duplicate_of == rel and dropped.drop_reason == "duplicate"
+
+
+def test_a_global_memory_still_dedups_every_project(config: Config, ledger: Ledger) -> None:
+    rel = accept_in(config, ledger, SHOP, "s-shop-1", scope="global")
+    assert "/" not in rel  # top level
+    for sid, scope in (("s-acme-1", None), ("s-acme-2", "global")):
+        report = run(config, ledger, session(config, ACME, sid), ACME, scope=scope)
+        assert report.kept == [] and report.dropped == {"duplicate": 1}, (scope, report.to_json())
+
+
+def test_scope_in_frontmatter_overrides_the_folder(config: Config, ledger: Ledger) -> None:
+    # under another project's folder but declared global: dedups everywhere
+    topic(config, "projects/home-kim-shop/pipeline.md", CLAIM, "scope: global\n")
+    report = run(config, ledger, session(config, ACME, "s-acme-1"), ACME)
+    assert report.kept == [] and report.dropped == {"duplicate": 1}
+
+    # at the top level but declared for another project: shown beside, not a duplicate
+    (config.memory / "projects/home-kim-shop/pipeline.md").unlink()
+    topic(config, "actions-pinning.md", CLAIM_2, f"scope: {SHOP}\n")
+    report = run(config, ledger, session(config, ACME, "s-acme-2", SAID_2), ACME, claim=CLAIM_2, quote=QUOTE_2)
+    assert len(report.kept) == 1 and report.related == 1
+    assert report.kept[0].duplicate_of == "actions-pinning.md"
+    # ... and in that project it is a duplicate
+    report = run(config, ledger, session(config, SHOP, "s-shop-2", SAID_2), SHOP, claim=CLAIM_2, quote=QUOTE_2)
+    assert report.kept == [] and report.dropped == {"duplicate": 1}
+
+
+def test_a_global_candidate_matching_another_projects_memory_is_a_suspect_not_dropped(
+        config: Config, ledger: Ledger) -> None:
+    rel = accept_in(config, ledger, SHOP, "s-shop-1")
+    report = run(config, ledger, session(config, ACME, "s-acme-1"), ACME, scope="global")
+    (kept,) = report.kept
+    assert kept.scope == "global" and kept.status == "pending" and kept.duplicate_of == rel
+    assert report.suspected_duplicates == 1 and report.related == 1 and report.duplicates == 0
+
+
+def test_a_project_index_line_linking_its_own_folder_counts_for_that_project(config: Config,
+                                                                            ledger: Ledger) -> None:
+    folder = config.memory / "projects" / "home-kim-shop"
+    topic(config, "projects/home-kim-shop/pipeline.md", "Deploy notes.")
+    (folder / "MEMORY.md").write_text(f"- [{CLAIM}](pipeline.md) — laptops are not logged\n", encoding="utf-8")
+    report = run(config, ledger, session(config, ACME, "s-acme-1"), ACME)
+    assert len(report.kept) == 1 and report.related == 1
+    report = run(config, ledger, session(config, SHOP, "s-shop-1"), SHOP)
+    assert report.kept == [] and report.dropped == {"duplicate": 1}
+
+
+def test_another_projects_pending_lesson_is_neither_a_duplicate_nor_corroborated(config: Config,
+                                                                                ledger: Ledger) -> None:
+    index = DedupIndex.build(config.memory, ledger)  # one index across sessions, as a dream cycle does
+    shop = run(config, ledger, session(config, SHOP, "s-shop-1"), SHOP, index=index)
+    acme = run(config, ledger, session(config, ACME, "s-acme-1"), ACME, index=index)
+    assert len(shop.kept) == 1 and len(acme.kept) == 1 and acme.corroborated == []
+    assert acme.kept[0].duplicate_kind == "pending" and acme.kept[0].duplicate_of == shop.kept[0].id
+    assert ledger.get_candidate(shop.kept[0].id).corroborated == 0
+
+    # a pending *global* lesson from another project does cover this project: dropped, corroborated
+    glob = run(config, ledger, session(config, SHOP, "s-shop-2", SAID_2), SHOP, scope="global",
+               claim=CLAIM_2, quote=QUOTE_2, index=index)
+    again = run(config, ledger, session(config, ACME, "s-acme-2", SAID_2), ACME, claim=CLAIM_2, quote=QUOTE_2,
+                index=index)
+    assert again.kept == [] and again.dropped == {"duplicate-pending": 1}
+    assert again.corroborated == [glob.kept[0].id]
+    assert ledger.get_candidate(glob.kept[0].id).corroborated == 1
+
+
+def test_a_rejection_in_one_project_does_not_silence_the_lesson_in_another(config: Config,
+                                                                          ledger: Ledger) -> None:
+    # the same session file copied into two projects: the old gate dropped the second as previously rejected
+    shop = run(config, ledger, session(config, SHOP, "s1"), SHOP)
+    decisions.reject(ledger, shop.kept[0].id, "too specific", "only matters for the shop")
+
+    here = run(config, ledger, session(config, SHOP, "s1"), SHOP, claim=CLAIM + " Always.")
+    assert here.kept == [] and here.dropped == {"previously-rejected": 1}  # same project: still silenced
+
+    # (an identical claim would have the rejected one's id: ids are session + quote + claim)
+    there = run(config, ledger, session(config, ACME, "s1"), ACME, claim=CLAIM + " Really.")
+    (kept,) = there.kept
+    assert kept.status == "pending" and there.dropped == {}
+    assert kept.duplicate_kind != "rejected" and kept.duplicate_of is None
+    elsewhere = run(config, ledger, session(config, ACME, "s-acme-2"), ACME, claim=CLAIM + " Please.")
+    assert elsewhere.dropped == {"duplicate-pending": 1}  # it dedups against ACME's own pending one
+
+
+def test_scopes_and_closest_in_scope_for_callers_outside_the_gate(config: Config, ledger: Ledger) -> None:
+    topic(config, "projects/home-kim-shop/pipeline.md", CLAIM)
+    topic(config, "actions.md", CLAIM_2)
+    scopes = Scopes(config.memory, ledger)
+    assert scopes.of_memory("projects/home-kim-shop/pipeline.md") == "home-kim-shop"
+    assert scopes.of_memory("actions.md") is None and scopes.of_memory("MEMORY.md:3") is None
+    index = DedupIndex.build(config.memory, ledger)
+    other = closest_in_scope(index, CLAIM, project=ACME, memory_dir=config.memory)
+    assert other is None or other.score < SUSPECT  # another project's memory is not this one's
+    hit = closest_in_scope(index, CLAIM, project=SHOP, memory_dir=config.memory)
+    assert hit is not None and hit.ref == "projects/home-kim-shop/pipeline.md" and hit.score >= DUPLICATE
+    hit = closest_in_scope(index, CLAIM_2, project=ACME, memory_dir=config.memory)
+    assert hit is not None and hit.ref == "actions.md"
