@@ -33,12 +33,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git import Repo
+from git import GitCommandError, Repo
 
 from dreamtui.core import clock, gitops, memory
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
+from dreamtui.core.frontmatter import FrontmatterError
 from dreamtui.core.frontmatter import dump as dump_frontmatter
+from dreamtui.core.frontmatter import parse as parse_frontmatter
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
 
@@ -194,6 +196,32 @@ def apply_edits(cand: Candidate, edits: dict[str, str] | None) -> tuple[str, str
     return values["claim"], values["why"], values["how_to_apply"]
 
 
+def is_edited(ledger: Ledger, cid: str) -> bool:
+    """A person edited this candidate's text (its claim/why/how are theirs, see :func:`original_text`)."""
+    return bool(ledger.query("SELECT 1 FROM candidate_edits WHERE candidate_id = ?", (cid,)))
+
+
+def original_text(ledger: Ledger, cid: str) -> dict[str, str] | None:
+    """The claim, why and how_to_apply as extracted, for a candidate a person edited (else ``None``)."""
+    rows = ledger.query("SELECT original FROM candidate_edits WHERE candidate_id = ?", (cid,))
+    return json.loads(rows[0]["original"]) if rows else None
+
+
+def _keep_edit(ledger: Ledger, cand: Candidate, claim: str, why: str, how: str) -> None:
+    """Store a person's edited text in the candidate, so an undone, refused or failed accept never loses
+    it (the proposal comes back as they wrote it); the extracted text is kept in ``candidate_edits``.
+    A text that holds a secret is never stored (the ledger only keeps redacted text)."""
+    if _secret_rules([claim, why, how]) != []:
+        return
+    with ledger.write() as c:
+        c.execute("INSERT INTO candidate_edits (candidate_id, original, edited_at) VALUES (?, ?, ?) "
+                  "ON CONFLICT(candidate_id) DO UPDATE SET edited_at = excluded.edited_at",
+                  (cand.id, json.dumps({"claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}),
+                   clock.now_iso()))
+        c.execute("UPDATE candidates SET claim = ?, why = ?, how_to_apply = ?, updated_at = ? WHERE id = ?",
+                  (claim, why, how, clock.now_iso(), cand.id))
+
+
 def render_topic(cand: Candidate, claim: str, why: str, how: str) -> tuple[dict[str, Any], str]:
     """The frontmatter (the one schema) and body of a candidate's topic file."""
     meta: dict[str, Any] = {
@@ -281,7 +309,10 @@ def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | Non
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be accepted")
         claim, why, how = apply_edits(cand, edits)
-        _check_acceptable(cand, claim, why, how, bool(edits), decided_by, allow_tool)
+        if edits:  # the person's work is kept, whatever happens to this accept (unless it holds a secret)
+            _keep_edit(ledger, cand, claim, why, how)
+        _check_acceptable(cand, claim, why, how, bool(edits) or is_edited(ledger, cid), decided_by, allow_tool)
+        cand = _candidate(ledger, cid)
         result = _write_accept(config, ledger, repo, cand, claim, why, how, decided_by, trailers)
         result.notices[:0] = notices
         return result
@@ -487,6 +518,7 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
         sha = _write_undo(ledger, repo, cand, row, notices)
+        notices += _edit_notice(ledger, cand.id)
         return UndoResult(cand.id, "accept", sha, notices)
 
 
@@ -504,7 +536,14 @@ def revert_memory(config: Config, ledger: Ledger, ref: str) -> UndoResult:
         cand = _candidate(ledger, rows[0]["candidate_id"])
         notices = list(notices)
         sha = _write_undo(ledger, repo, cand, rows[0], notices)
+        notices += _edit_notice(ledger, cand.id)
         return UndoResult(cand.id, "accept", sha, notices)
+
+
+def _edit_notice(ledger: Ledger, cid: str) -> list[str]:
+    if not is_edited(ledger, cid):
+        return []
+    return [f"{cid} keeps your edited text; accepting it again writes that text"]
 
 
 def _added_index_lines(repo: Repo, sha: str) -> list[str]:
@@ -650,15 +689,25 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
         latest = (events.get(cid) or [None])[0]
         payload = json.loads(intent["payload"] or "{}")
         cand = ledger.get_candidate(cid)
-        if latest is not None and latest[0] == action and latest[1] not in known and cand is not None:
+        found = latest[1] if latest is not None and latest[0] == action and latest[1] not in known else None
+        if found is None and action == "accept" and cand is not None and cand.status == "pending":
+            # committed, then the commit lost its trailer (a person's `git commit --amend`) before the
+            # ledger heard of it: the memory file in HEAD says the accept stands
+            rel = payload.get("memory_path")
+            found = _standing_accept(repo, cid, rel, written=json.loads(intent["paths"]).get(rel or ""))
+            if found is not None and found not in known:
+                report.notices.append(_no_trailer_notice(cid, rel, found))
+            else:
+                found = None
+        if found is not None and cand is not None:
             with ledger.write() as c:
                 if action == "accept":
-                    _insert_decision(c, cand, "accept", payload.get("decided_by", "person"), commit_sha=latest[1],
+                    _insert_decision(c, cand, "accept", payload.get("decided_by", "person"), commit_sha=found,
                                      memory_path=payload.get("memory_path"))
                     _set_status(c, cid, "accepted")
                     report.recorded.append(cid)
                 else:
-                    _record_undo(c, cand, payload.get("decision"), latest[1])
+                    _record_undo(c, cand, payload.get("decision"), found)
                     report.undone.append(cid)
                 c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
             root = Path(repo.working_tree_dir)
@@ -670,6 +719,59 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
             c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
     _agree_with_git(ledger, repo, events, report)
     return report
+
+
+def _adding_commit(repo: Repo, rel: str) -> str | None:
+    """The newest commit in HEAD's history that added ``rel``."""
+    try:
+        out = repo.git.execute(["git", "log", "--diff-filter=A", "--format=%H", "-n1", "--", rel])
+    except GitCommandError:
+        return None
+    return out.strip() or None
+
+
+def _standing_accept(repo: Repo, cid: str, rel: str | None, old_sha: str | None = None,
+                     written: str | None = None) -> str | None:
+    """The commit that holds candidate ``cid``'s accepted memory ``rel`` in HEAD although no commit
+    carries its ``Dreamtui-Candidate`` trailer (a person's ``git commit --amend`` rewrote the message):
+    ``rel`` is in HEAD with the accepted bytes (those at ``old_sha``, or of sha256 ``written``) or with
+    ``candidate: <cid>`` in its frontmatter. ``None`` when the memory is not in HEAD (really gone)."""
+    if not rel:
+        return None
+    head = gitops.show_file(repo, rel)
+    if head is None:
+        return None
+    same = (written is not None and _sha(head) == written) or (
+        bool(old_sha) and gitops.commit_exists(repo, str(old_sha)) and gitops.show_file(repo, rel, str(old_sha)) == head)
+    if not same:
+        try:
+            meta, _body = parse_frontmatter(head.decode("utf-8", "surrogateescape"))
+        except (FrontmatterError, ValueError):
+            return None
+        if str(meta.get("candidate", "")) != cid:
+            return None
+    if old_sha and gitops.commit_exists(repo, old_sha) and gitops.is_ancestor(repo, old_sha):
+        return old_sha
+    return _adding_commit(repo, rel)
+
+
+def _no_trailer_notice(cid: str, rel: str | None, sha: str) -> str:
+    return (f"{cid}'s memory {rel} is in HEAD (commit {sha[:10]}) although its commit lost the "
+            f"{gitops.TRAILER_CANDIDATE} trailer (amended?); the accept stands")
+
+
+def _accept_stands(ledger: Ledger, repo: Repo, cand: Candidate, live: sqlite3.Row, report: ReconcileReport) -> bool:
+    """An accept the trailers no longer show stands when its memory file is still in HEAD; the ledger
+    then points at the commit that now holds it (so an undo reverts the right one)."""
+    sha = _standing_accept(repo, cand.id, live["memory_path"], old_sha=live["commit_sha"])
+    if sha is None:
+        return False
+    if sha != live["commit_sha"]:
+        with ledger.write() as c:
+            c.execute("UPDATE decisions SET commit_sha = ? WHERE id = ?", (sha, live["id"]))
+        report.recorded.append(cand.id)
+        report.notices.append(_no_trailer_notice(cand.id, live["memory_path"], sha))
+    return True
 
 
 def _is_auto(repo: Repo, sha: str) -> bool:
@@ -702,10 +804,14 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
                 _set_status(c, cid, "accepted")
             report.recorded.append(cid)
         elif cand.status == "accepted":
+            if live is not None and _accept_stands(ledger, repo, cand, live, report):
+                continue  # re-accepted after that undo; the new commit lost its trailer
             with ledger.write() as c:
                 _record_undo(c, cand, live["id"] if live is not None else None, sha)
             report.undone.append(cid)
     orphans = [c for c in ledger.list_candidates(status="accepted") if c.id not in events]
+    orphans = [c for c in orphans if (live := _live_accept(ledger, c.id)) is None
+               or not _accept_stands(ledger, repo, c, live, report)]
     if not orphans:
         return
     shas = [r["commit_sha"] for r in ledger.query(

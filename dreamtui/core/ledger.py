@@ -127,6 +127,13 @@ CREATE TABLE IF NOT EXISTS memory_intents (
     payload TEXT NOT NULL DEFAULT '{}',    -- JSON: decided_by, memory_path, decision id, ...
     created_at TEXT NOT NULL
 );
+-- A person's edit of a candidate (claim / why / how to apply): the candidate row holds the edited
+-- text from then on (an undone or failed accept keeps it), this keeps the text as extracted.
+CREATE TABLE IF NOT EXISTS candidate_edits (
+    candidate_id TEXT PRIMARY KEY,
+    original TEXT NOT NULL DEFAULT '{}',   -- JSON claim, why, how_to_apply as extracted
+    edited_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS dream_cycles (
     id INTEGER PRIMARY KEY,
     chat_id TEXT NOT NULL,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import queue
+import sys
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +99,9 @@ class DreamApp(App):
         self._queue_screen: QueueScreen | None = None
         self.in_flight: set[str] = set()
         self.progress_log: list[str] = []
+        self._stop_cycle = threading.Event()  # set: the running cycle stops at its next safe point
+        self._cycle_idle = threading.Event()  # clear while a cycle's thread runs
+        self._cycle_idle.set()
 
     # -- life cycle -------------------------------------------------------------------------------
 
@@ -113,23 +119,50 @@ class DreamApp(App):
 
     async def action_quit(self) -> None:
         """Quit once every decision already taken is written: a row leaves the table when its key is
-        pressed, so a quick ``a a q`` must not lose the accepts still queued for the worker. ``q`` again
-        while they are written quits at once."""
-        waiting = self._jobs.unfinished_tasks
-        if waiting and not self._quitting and self._decisions_running():
-            self._quitting = True
-            noun = "decision" if waiting == 1 else "decisions"
-            self.notify(f"Writing {waiting} {noun} before quitting… (q again quits now)", timeout=30)
-            self.set_interval(0.05, self._exit_when_written)
+        pressed, so a quick ``a a q`` must not lose the accepts still queued for the worker. A running
+        dream cycle is asked to stop at its next safe point (a phase boundary, or between two sessions
+        while reading), and the app quits when it has. ``q`` again quits at once (a cycle still stops
+        at its next safe point before the process ends; the terminal says so)."""
+        if self._quitting:
+            self.exit()
             return
-        self.exit()
+        waiting = self._jobs.unfinished_tasks if self._decisions_running() else 0
+        dreaming = not self._cycle_idle.is_set()
+        if not waiting and not dreaming:
+            self.exit()
+            return
+        self._quitting = True
+        writing = f"Writing {waiting} {'decision' if waiting == 1 else 'decisions'}"
+        if dreaming:
+            self._stop_cycle.set()
+            self.set_activity("finishing the dream cycle… (quitting)")
+            text = (f"{writing} and finishing the dream cycle (it stops at its next phase) before quitting…"
+                    if waiting else "Finishing the dream cycle… it stops at its next phase, then dreamtui quits")
+        else:
+            text = f"{writing} before quitting…"
+        self.notify(f"{text} (q again quits now)", timeout=60)
+        self.set_interval(0.05, self._exit_when_written)
 
     def _decisions_running(self) -> bool:
         return any(w.name == "decisions" and not w.is_finished for w in self.workers)
 
     def _exit_when_written(self) -> None:
-        if not self._jobs.unfinished_tasks or not self._decisions_running():
+        written = not self._jobs.unfinished_tasks or not self._decisions_running()
+        if written and self._cycle_idle.is_set():
             self.exit()
+
+    async def run_async(self, **kwargs: Any) -> Any:
+        """Run the app; when it was closed while a dream cycle's thread still runs (``q q``), say so on
+        the terminal and wait for the cycle to reach its next safe point (the process could not end
+        before it anyway), instead of a silent pause after the screen is gone."""
+        result = await super().run_async(**kwargs)
+        if not self._cycle_idle.is_set():
+            self._stop_cycle.set()
+            print("dreamtui: the dream cycle stops at its next phase boundary; waiting for it…", file=sys.stderr)
+            while not self._cycle_idle.is_set():
+                await asyncio.sleep(0.1)
+            print(f"dreamtui: the dream cycle {services.CYCLE_STOPPED}", file=sys.stderr)
+        return result
 
     def on_unmount(self) -> None:
         if self._watcher is not None:
@@ -300,21 +333,43 @@ class DreamApp(App):
         if self.cycle_running:
             self.notify("A dream cycle is already running", severity="warning")
             return
+        if self._quitting:
+            self.notify("Quitting: no new dream cycle", severity="warning")
+            return
         self.cycle_running = True
+        self._stop_cycle.clear()
+        self._cycle_idle.clear()
         self.progress_log = []
         self.set_activity("dreaming: starting")
         self._run_cycle(project, trigger)
 
     @work(thread=True, exit_on_error=False, group="cycle", name="dream cycle")
     def _run_cycle(self, project: str | None, trigger: str) -> None:
+        try:
+            self._dream(project, trigger)
+        finally:
+            self._cycle_idle.set()
+
+    def _dream(self, project: str | None, trigger: str) -> None:
         from dreamtui.core import cycle
 
+        worker = get_current_worker()
+        thread = threading.get_ident()
+
         def progress(phase: str, message: str = "", fraction: float | None = None) -> None:
+            # quitting (or the worker cancelled as the app closes): stop here if it is a safe point;
+            # only on the cycle's own thread (branches report from a pool)
+            if ((self._stop_cycle.is_set() or worker.is_cancelled) and threading.get_ident() == thread
+                    and services.cycle_stop_point(phase, message, fraction)):
+                raise services.CycleStopped(services.CYCLE_STOPPED)
             self.post_message(CycleProgress(phase, services.describe_progress(phase, message, fraction)))
 
         try:
             record = cycle.run_cycle(self.config, self.ledger, project=project, trigger=trigger,
                                      progress=progress)
+        except services.CycleStopped:
+            self.post_message(CycleFinished(error=services.CYCLE_STOPPED))
+            return
         except Exception as exc:  # noqa: BLE001 - reported as a notification, never a crash
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
@@ -322,14 +377,17 @@ class DreamApp(App):
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
-        self.set_activity(f"dreaming: {message.detail or message.phase}")
+        doing = "finishing the dream cycle… (quitting)" if self._quitting else "dreaming"
+        self.set_activity(f"{doing}: {message.detail or message.phase}")
         if isinstance(self.screen, CyclesScreen):
             self.screen.show_progress(self.progress_log)
 
     def on_cycle_finished(self, message: CycleFinished) -> None:
         self.cycle_running = False
         self.set_activity("")
-        if message.error:
+        if message.error == services.CYCLE_STOPPED:
+            self.notify(f"dream cycle {message.error}", severity="warning", timeout=10)
+        elif message.error:
             self.notify(f"dream cycle failed: {message.error}", severity="error", timeout=10)
         else:
             self.notify(message.summary or "dream cycle finished", title="Waking", timeout=10)

@@ -103,6 +103,9 @@ class QueueScreen(BaseScreen):
         keep = self.table.current_id
         busy = self.app.in_flight  # type: ignore[attr-defined]
         self.rows = [r for r in services.pending_rows(self.app.ledger) if r.id not in busy]  # type: ignore[attr-defined]
+        # a proposal's text may have changed (an undone or failed edited accept is back with the person's
+        # text): the table caches drawn lines by candidate id, so they are drawn again (only the visible ones)
+        self.table.forget_drawn_lines()
         if not self._loaded:  # skips made before the app was opened stay last
             self._loaded = True
             self.skipped = [*services.skipped_ids(self.app.ledger), *self.skipped]  # type: ignore[attr-defined]

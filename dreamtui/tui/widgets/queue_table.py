@@ -337,6 +337,11 @@ class QueueTable(ScrollView, can_focus=True):
 
     # -- drawing ----------------------------------------------------------------------------------
 
+    def forget_drawn_lines(self) -> None:
+        """Draw every row again (lines are cached by candidate id: a changed claim would show the old one)."""
+        self._lines.clear()
+        self.refresh()
+
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.items))
         self._lines.clear()

@@ -1,0 +1,187 @@
+"""The app keeps a person's work: an undone (or failed) edited accept comes back with the edit, and
+quitting while a dream cycle runs stops it at a phase boundary, leaving nothing half done.
+Pilot against a real ledger, a real git memory repo and a real (slow) extractor program."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from test_tui_helpers import commits, make_config, wait_for
+from test_tui_queue import screen_text, status_of
+
+from dreamtui.core import cycle
+from dreamtui.core.extract.heuristic import HeuristicExtractor
+from dreamtui.core.ledger import Ledger
+from dreamtui.tui import services
+from dreamtui.tui.app import DreamApp
+from dreamtui.tui.widgets.queue_table import QueueTable
+
+SIZE = (150, 45)
+EDITED = "Migrate the throwaway DB before editing"
+EDITED_WHY = "An applied migration must never be edited."
+
+
+def drawn_row(table: QueueTable) -> str:
+    """The text of the highlighted line as the table draws it."""
+    strip = table.render_line(table.cursor_row - int(table.scroll_offset.y))
+    return "".join(segment.text for segment in strip)
+
+
+async def edit_and_accept(app: DreamApp, pilot) -> None:
+    await pilot.press("e")
+    await pilot.pause()
+    app.screen.query_one("#claim").load_text(EDITED)
+    app.screen.query_one("#why").load_text(EDITED_WHY)
+    await pilot.press("ctrl+s")
+
+
+async def test_undo_of_an_edited_accept_brings_back_the_edit(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
+    before = len(commits(cfg.memory))
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("j")
+        await pilot.pause()
+        assert table.current_id == ids[1] and "Run alembic upgrade head" in drawn_row(table)
+        await edit_and_accept(app, pilot)
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "accepted")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "pending")
+        await pilot.pause(0.2)
+        assert table.current_id == ids[1]  # back, highlighted, with the person's text
+        assert "Migrate the throwaway" in drawn_row(table) and "Run alembic" not in drawn_row(table)
+        assert EDITED_WHY in screen_text(app)  # the detail shows the edited why too
+        assert any("keeps your edited text" in n.message for n in app._notifications)
+        await pilot.press("a")  # accept again, no editor: the edited text is written
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "accepted")
+    path = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept' AND undone = 0")[0][0]
+    text = (cfg.memory / path).read_text()
+    assert EDITED in text and EDITED_WHY in text and "Run alembic" not in text.split("---")[-1]
+    assert len(commits(cfg.memory)) == before + 3  # accept, revert, accept
+
+
+async def test_a_failed_edited_accept_comes_back_with_the_edit(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
+    index = cfg.memory / "MEMORY.md"
+    mine = index.read_text() + "- [A line of mine](mine.md) — not committed yet\n"
+    index.write_text(mine)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await pilot.press("j")
+        await edit_and_accept(app, pilot)
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.row_count == len(ids))
+        await pilot.pause(0.2)
+        assert any("accept failed" in n.message for n in app._notifications)
+        assert table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table)
+    assert index.read_text() == mine and status_of(ledger, ids[1]) == "pending"
+
+
+# -- quitting while a dream cycle runs ------------------------------------------------------------
+
+
+@pytest.fixture
+def slow_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Demo transcripts, a memory repo, an empty ledger, and an extractor program that takes a second
+    per session and proposes nothing (so the cycle is still in Branching when the person quits)."""
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
+    cfg = make_config(tmp_path, extractor="command", command=("sh", "-c", "cat >/dev/null; sleep 1; echo []"))
+    ledger = Ledger.open(cfg.state)
+    yield cfg, ledger
+    ledger.close()
+
+
+def git_out(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_world) -> None:
+    cfg, ledger = slow_world
+    before = commits(cfg.memory)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.queue_screen() is not None)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: any(p.startswith("Branching") for p in app.progress_log))
+        await pilot.press("q")
+        await pilot.pause(0.1)
+        assert app.is_running  # not gone with the cycle still running: it says what it waits for
+        assert any("Finishing the dream cycle" in n.message for n in app._notifications)
+        assert "finishing the dream cycle" in screen_text(app)
+        started = time.monotonic()
+        await wait_for(pilot, lambda: not app.is_running, timeout=20)
+        waited = time.monotonic() - started
+    assert waited < 10  # the branches finish (about a second), REM is not started
+    assert ledger.integrity_ok()
+    row = ledger.query("SELECT * FROM dream_cycles")[0]
+    assert row["status"] == "failed" and "stopped because dreamtui was closed" in row["error_message"]
+    assert row["error_message"].startswith("REM")  # stopped at the boundary before REM
+    assert not (Path(cfg.memory) / ".git" / "index.lock").exists()
+    assert git_out(cfg.memory, "status", "--porcelain") == ""  # no half-written review or briefing
+    assert commits(cfg.memory) == before
+    assert not ledger.query("SELECT * FROM memory_intents")
+    # the next cycle on the same date is not blocked: it finishes what the stopped one began
+    record = cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor())
+    assert record.status == "completed" and record.id == row["id"]
+    assert [p["name"] for p in record.phases][-2:] == ["rem", "wake"]
+    assert len(commits(cfg.memory)) > len(before)  # its review and briefing are committed now
+    with pytest.raises(cycle.CycleAlreadyDone):
+        cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor())
+
+
+async def test_q_twice_during_a_cycle_closes_at_once_and_the_terminal_says_it_waits(
+        slow_world, capsys: pytest.CaptureFixture[str]) -> None:
+    """``q q``: the window closes at once; the process cannot end before the cycle's thread does, so
+    the terminal says what it waits for, and the cycle still stops at its next phase boundary."""
+    cfg, ledger = slow_world
+    app = DreamApp(cfg, ledger, watch=False)
+
+    async def person(pilot) -> None:
+        await wait_for(pilot, lambda: app.queue_screen() is not None)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: any(p.startswith("Branching") for p in app.progress_log))
+        await pilot.press("q", "q")
+
+    await app.run_async(headless=True, size=SIZE, auto_pilot=person)  # as `dreamtui` runs it
+    assert app._cycle_idle.is_set()  # it returned only once the cycle had stopped
+    err = capsys.readouterr().err
+    assert "the dream cycle stops at its next phase boundary; waiting for it" in err
+    assert "stopped because dreamtui was closed" in err
+    assert ledger.integrity_ok()
+    row = ledger.query("SELECT status, error_message FROM dream_cycles")[0]
+    assert row["status"] == "failed" and row["error_message"].startswith("REM")
+    assert not (Path(cfg.memory) / ".git" / "index.lock").exists()
+    assert git_out(cfg.memory, "status", "--porcelain") == ""
+    assert cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor()).status == "completed"
+
+
+def test_a_cycle_still_reading_stops_between_sessions(tmp_path: Path, monkeypatch) -> None:
+    """The app's stop points: during Light sleep the cycle stops before the next session is read, is
+    recorded as failed (not left running), and a retry the same date completes."""
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
+    cfg = make_config(tmp_path)
+    ledger = Ledger.open(cfg.state)
+    seen: list[tuple[str, str]] = []
+
+    def progress(phase: str, message: str, fraction: float | None) -> None:
+        seen.append((phase, message))
+        if phase == "light" and services.cycle_stop_point(phase, message, fraction):
+            raise services.CycleStopped(services.CYCLE_STOPPED)
+
+    with pytest.raises(services.CycleStopped):
+        cycle.run_cycle(cfg, ledger, progress=progress)
+    assert seen[-1][1].startswith("reading ")
+    row = ledger.query("SELECT status, error_message FROM dream_cycles")[0]
+    assert row["status"] == "failed" and row["error_message"].startswith("Light sleep")
+    assert ledger.query("SELECT COUNT(*) FROM candidates")[0][0] == 0
+    assert not services.cycle_stop_point("branch", "gate 3f2a9c41", 0.5)  # never between extraction and gate
+    assert not services.cycle_stop_point("wake", "Wake", 0.0)
+    record = cycle.run_cycle(cfg, ledger)
+    assert record.status == "completed" and record.new_candidates > 0
+    ledger.close()
