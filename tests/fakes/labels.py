@@ -59,7 +59,7 @@ def load_fixture(path: Path) -> Labelled:
 TUNED_DIRS = ("", "round1_holdout", "round2_holdout")
 """Fixture folders the rules were tuned on (the two ``round*`` sets were held out in their round, then used)."""
 HOLDOUT_DIR = "holdout"
-"""Written after the last tuning round and never tuned on: the honest figure."""
+"""Written after round three; tuned on in round four (``round4_holdout`` is the blind set now)."""
 
 
 def load_fixtures(folder: str = "") -> list[Labelled]:

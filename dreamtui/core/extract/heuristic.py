@@ -1,12 +1,19 @@
 """The offline extractor: finds lesson-shaped sentences with plain rules, no model.
 
-Three shapes of moment make a lesson:
+Four shapes of moment make a lesson:
 
 * a person correcting or redirecting the assistant ("no, don't…", "never…", "use X instead",
   "we tried that", "that's wrong") → ``feedback``;
 * a person stating a preference or rule ("I prefer…", "from now on…", "make sure to…") → ``feedback``;
 * the assistant stating a root cause or conclusion after a failure ("the root cause was…",
-  "turns out…", "this fails because…") → ``project``.
+  "turns out…", "this fails because…") → ``project``;
+* lessons stated plainly, without a trigger word (fourth round): a person's standing fact ("the
+  staging DB resets at midnight UTC", "migrations run with `make migrate`") or decision with its
+  history or reason ("we tried Redis for this and it didn't work, stick with advisory locks"), and
+  the assistant's cause or limitation ("…, so receiving servers reject our mail"). Each needs two
+  signals at once (a habitual verb and something specific, an imperative and a reason, a cause link
+  and a failure) and is vetoed by words of the moment ("now", "again", "tomorrow"), hedges, and the
+  assistant's own narration ("I'll…", "…, so the crash is gone").
 
 Each candidate's quote is the sentence itself, cut verbatim from the turn text (so verification
 finds it in the raw transcript); a sentence under six words is joined with its neighbour in the same
@@ -60,7 +67,7 @@ _PERSON_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bthat(?:'s| is)\s+not\s+(?:the|a|how|what|why)\b", _I), "correction"),
     (re.compile(r"\bI\s+(?:said|told you|asked you)\b", _I), "correction"),
     (re.compile(r"\bI\s+don'?t\s+think\s+(?:we|you)\s+(?:need|should|want)\b", _I), "correction"),
-    (re.compile(r"\byou\s+(?:can|could)\s+(?:just\s+)?(?:use|set|call|run)\b[^.!?\n]*\b(?:less work|simpler|"
+    (re.compile(r"\byou\s+(?:can|could)\s+(?:just\s+)?(?:use|set|call|run)\b[^!?\n]*\b(?:less work|simpler|"
                 r"easier|cleaner|instead|better)\b", _I), "correction"),
     (re.compile(r"\bI(?:'d| would)?\s+(?:really\s+)?(?:prefer|rather)\b", _I), "preference"),
     (re.compile(r"\bI\s+(?:like|want|need)\s+(?:you\s+to|it\s+to|us\s+to|the|my|our|all|every)\b", _I),
@@ -116,7 +123,7 @@ _ASSISTANT_RULES: list[tuple[re.Pattern[str], str]] = [
                 r"(?:was|is|here is|turned out)\b", _I), "cause"),
     (re.compile(r"\bI see the (?:issue|problem)\b\s*[-—–:]", _I), "cause"),
     (re.compile(r"\b(?:it\s+)?turns?\s+out\b|\bit turned out\b", _I), "cause"),
-    (re.compile(r"\b(?:this|it|that|the \w+)\s+(?:fails|failed|breaks|broke|happens|happened|hangs|hung|"
+    (re.compile(r"\b(?:this|it|that|the\s+[\w`.-]+(?:\s+[\w`.-]+){0,3})\s+(?:fails|failed|breaks|broke|happens|happened|hangs|hung|"
                 r"crashes|crashed)\s+because\b", _I), "cause"),
     (re.compile(r"\b(?:was|is|were|are)\s+caused\s+by\b", _I), "cause"),
     (re.compile(r"\bthe reason\s+(?:was|is)\s+that\b", _I), "cause"),
@@ -124,6 +131,201 @@ _ASSISTANT_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:is|was)\s+the\s+(?:bug|problem|issue|culprit|cause)\b", _I), "cause"),
     (re.compile(r"^(?:interesting|aha|ah|oh)[!.,]", _I), "finding"),
     (re.compile(r"\blesson(?:s)? learned\b|\bnote to self\b|\bin the future,? (?:I|we) should\b", _I), "cause"),
+]
+
+# Fourth round: lessons stated as plain facts or decisions, without a trigger word. Each shape needs
+# two signals together (a fact-like verb and something specific, an imperative and a reason, a cause
+# and a failure), so that task talk ("The build breaks now", "Restore it.") stays out. These kinds are
+# never joined with a neighbouring sentence: a short plain sentence is skipped.
+PLAIN_FACT, PLAIN_RULE, PLAIN_CAUSE = "plain fact", "plain rule", "plain cause"
+
+# Verbs a person uses to give an order (the start of an imperative sentence).
+_IMPERATIVE = (r"(?:use|run|put|keep|add|set|write|report|send|ship|route|pin|name|tag|store|test|check|ask|"
+               r"wait|resend|retry|deploy|commit|merge|open|prefer|stick|base|filter|call|make|avoid|leave|skip|"
+               r"move|rename|build|install|upgrade|bump|document|review|read|post|start|treat|mark|log|handle|"
+               r"validate|escape|pass|return|raise|catch|lock|freeze|mock|stub|create|delete|remove|drop|clean|"
+               r"rebase|squash|push|pull|restart|reset|migrate|seed|cache|wrap|split|format|lint|sort|limit|"
+               r"schedule|go|do|talk|tell|ping|file|point|load|query|fetch|generate|regenerate|update|copy|"
+               r"include|exclude|ignore|disable|enable|turn|stay|hold|block|prefix|quote|encode|decode|"
+               r"normalise|normalize|round|convert|compare|benchmark|profile|measure)")
+# A subject that is a thing, not a pronoun or a question word: "the staging DB", "migrations in this repo".
+_THING_SUBJECT = (r"^(?!(?:i|i'm|i've|i'd|you|you're|it|it's|this|that|that's|there|there's|here|what|which|who|"
+                  r"he|she|they|we|we're|let'?s|if|when|can|could|should|would|please|do|does|did|is|are|how|"
+                  r"why|just|yes|yeah|right|ok|okay|thanks|good|great|nice|cool|to|new|also|so|but|and|then|"
+                  r"one|some|first|after|before|once)\b)"
+                  r"(?:(?:the|our|my|your|all|every|each|any|both|most)\s+)?(?!(?:the|our|my|your|a|an)\b)[\w`./@-]+"
+                  r"(?:\s+(?!(?:i|we|you|they|it|he|she|to|and|or|but|if|when|so|because)\b)[\w`./@-]+)"
+                  r"{0,6}?\s+")
+_HABIT_VERB = (r"(?:only\s+|always\s+|never\s+|all\s+|automatically\s+|usually\s+)?"
+               r"(?:runs?|resets?|lives?|goes|go|comes?|wants?|expects?|requires?|needs?(?!\s+(?:a|an|some|more|"
+               r"to be)\b)|uses?|works?|belongs?|follows?|match(?:es)?|starts? with|ends? with|"
+               r"happens?|gets?|sends?|deploys?|builds?|reads?|writes?|expires?|rotates?|restarts?|"
+               r"refreshes|syncs?|caches|points?|talks?|depends?|accepts?|rejects?|supports?|owns?|costs?|"
+               r"ships?|releases?|starts?|stops?|times out|blocks?|locks?|wipes?|truncates?|retry|retries|"
+               r"calls?|returns?|responds?|answers?|listens?|serves?|stores?|holds?|contains?|emits?|triggers?|"
+               r"fires?|polls?|validates?|parses?|signs?|encrypts?|renders?|loads?|overwrites?|deletes?|"
+               r"purges?|skips?|ignores?|routes?|forwards?|proxies|redirects?|mounts?|connects?|scales?|"
+               r"sleeps?|maintains?|manages?|approves?|reviews?|(?:has|have)\s+no|(?:doesn'?t|don'?t)\s+have|"
+               r"(?:is|are)\s+(?:mostly\s+|all\s+|usually\s+|always\s+)?(?:on|in|behind|stuck|pinned|shared|frozen|locked|capped|limited|down|offline|"
+               r"unavailable|read-only|disabled|blocked|prefixed|named|"
+               r"(?:reviewed|owned|managed|handled|generated|deployed|built|run|written|maintained|approved|"
+               r"released|tagged|stored|kept|configured|set|signed|backed up|wiped|reset|rebuilt|cached|"
+               r"rate-limited|served|mirrored|vendored|deleted|removed|purged|archived|rotated|overwritten|"
+               r"synced|imported|exported|read|processed|consumed|checked|validated|scanned|used|translated|"
+               r"published|scheduled|triggered)\s+(?:by|in|on|from|through|via|with|under|at|every)))\b")
+# Something specific that turns a plain sentence into a fact worth keeping (matched case-sensitively).
+_SPECIFIC = re.compile(
+    r"`|\b\d+(?:[.:]\d+)*\s*(?:am|pm|gb|mb|kb|ms|s|h|hours?|minutes?|days?|weeks?|%)?\b|"
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|twenty|thirty|sixty|a few)\s+"
+    r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|requests?|retries|times)\b|"
+    r"\b(?:[Mm]idnight|noon|nightly|daily|weekly|hourly|weekends?|[Mm]ondays|[Tt]uesdays|[Ww]ednesdays|"
+    r"[Tt]hursdays|[Ff]ridays|[Ss]aturdays|[Ss]undays|at night|every \w+|"
+    r"until|only|automatically|by default|prod|production|staging|main|master|on CI|in CI|in this repo|"
+    r"in our repo|here)\b|"
+    r"(?<=[a-z,] )[A-Z][\w-]*[a-z][\w-]*|\b[A-Z][A-Z0-9]+\b|/\w|\w\.\w{1,5}\b|\b[a-z]+_[a-z_]+\b|--\w"
+)
+# Words that make a person's sentence a report about now, not a rule ("The build breaks now").
+_REPORT = re.compile(
+    r"\b(?:now|again|anymore|any more|still|since|yesterday|today|tonight|tomorrow|"
+    r"sometimes|randomly|suddenly|keeps?\s+\w+ing|kept|broken|wrong|weird|slow|btw|seems?|looks? like|"
+    r"I (?:think|guess|noticed|saw|see)|you (?:removed|renamed|changed|deleted|added|broke|forgot))\b", _I)
+_PERSON_HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably)\b", _I)
+# A person's sentence about this moment only ("…tomorrow, I need to sleep") is never a lesson.
+_MOMENT_ONLY = re.compile(r"\b(?:tomorrow|tonight|for now|right now|for today|this time|I need to sleep)\b", _I)
+_CLAUSE = r"(?:the|our|my|its|their|this|that|these|those|it|it's|they|they're|we|we're|he|she|you|\w+ing)"
+_PERSON_FACT_RULES: list[tuple[re.Pattern[str], str]] = [
+    # "we tried Redis for this and it didn't work", "we found that out the hard way", "stick with X"
+    (re.compile(r"\btried\b[^.!?]*?\b(?:didn'?t|did not|doesn'?t|does not|wasn'?t|was not|never|no luck|"
+                r"failed|broke|made it worse)\b", _I), PLAIN_RULE),
+    (re.compile(r"\b(?:didn'?t|did not|never)\s+work\w*\s+(?:last time|before|either|for us|in the past)\b", _I),
+     PLAIN_RULE),
+    # "…, any change to the response shape needs a version bump"
+    (re.compile(r"[,;:]\s+(?:any|every|all|no)\s+\w+(?:\s+\w+){0,6}\s+(?:is|are|go|goes|must|should|has|have|"
+                r"need|needs|get|gets|belong|belongs)\b", _I), PLAIN_RULE),
+    (re.compile(r"\b(?:the hard way|stick (?:with|to)|bit(?:es)? us|got us|gets us|burn(?:ed|t|s) us)\b", _I),
+     PLAIN_RULE),
+    # "…, so write migrations that work on both", "…, so active voice wherever you can"
+    (re.compile(r"(?:[,;:]|\bbut\b[^,]*,)\s*so\s+(?:please\s+)?(?:always\s+|never\s+|just\s+|only\s+|"
+                r"don'?t\s+|do not\s+)?" + _IMPERATIVE + r"\b", _I), PLAIN_RULE),
+    (re.compile(r"\bso\s+[^.!?]*\b(?:wherever|whenever|everywhere)\b", _I), PLAIN_RULE),
+    # "my advisor hates passive voice", "the QA team tests on a Pixel 4a"
+    (re.compile(r"^(?:[^,]*,\s*)?(?:my|our|the)\s+(?:advisor|supervisor|boss|manager|lead|tech lead|team|client|"
+                r"clients|customers?|users|reviewers?|designers?|analysts?|qa(?: team)?|pm|product owner|editor|"
+                r"maintainers?|ops team|security team|legal team|on-call|auditors?)\s+(?:only\s+|always\s+|"
+                r"never\s+|really\s+)?(?:hates?|wants?|prefers?|expects?|needs?|requires?|"
+                r"reads?|uses?|tests?|reviews?|checks?|looks? at|relies? on|cares? about|insists? on)\b"
+                r"(?!\s+(?:it|that|this|them|these|those)\b)", _I), PLAIN_RULE),
+    # "we switched from Jest to Vitest last month, so no jest.mock anywhere", "we're moving off CircleCI"
+    (re.compile(r"\bwe(?:'ve| have)?\s+(?:switched|moved|migrated|changed|went|dropped|removed|deprecated|"
+                r"stopped using|replaced|retired)\s+(?:from|to|over|away|off|\w+\s+(?:for|with|in favou?r))\b"
+                r"|\bwe(?:'re| are)\s+(?:moving|migrating|switching)\s+(?:off|away|to|from)\b", _I), PLAIN_FACT),
+    # "we decided to keep the monolith", "the decision is…"
+    (re.compile(r"\bwe\s+(?:decided|agreed|chose|settled on|went with)\b(?!\s+to\s+call\s+it)|\bthe decision (?:is|was)\b", _I),
+     PLAIN_RULE),
+    # "Prefer composition over inheritance in the service layer."
+    (re.compile(r"^(?:always\s+)?prefer\s+[\w`' ./-]{2,40}\s+(?:over|to)\s+\w", _I), PLAIN_RULE),
+    # "Only Maria can approve changes to the billing schema."
+    (re.compile(r"^only\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:can|may|is allowed to|are allowed to|gets to|"
+                r"should)\s+\w+", _I), PLAIN_FACT),
+    # "The API rate limit is 100 requests per minute per token."
+    (re.compile(r"\b(?:limit|max|maximum|minimum|timeout|quota|budget|cap|ttl|retention)\s+(?:is|are)\s+"
+                r"(?:\w+\s+)?\d", _I), PLAIN_FACT),
+    # "new code should call /v2/orders", "Sam owns the billing service, ask him before changing its schema"
+    (re.compile(_THING_SUBJECT.replace("^", "(?:^|[,;:]\\s+)", 1) + r"(?:should|shouldn'?t|should not)\s+(?:always\s+|never\s+|only\s+)?\w+"
+                r"[^,]*?(?:`|/\w|\w\.\w{1,5}\b|\b[A-Z][A-Z0-9]+\b|\b[a-z]+_[a-z_]+\b)", 0), PLAIN_RULE),
+    (re.compile(_THING_SUBJECT + r"(?:[\w`'./@-]+\s+){0,8}?[\w`'./@-]+,\s+(?:so\s+)?(?:please\s+)?"
+                r"(?:always\s+|never\s+|don'?t\s+|just\s+)?" + _IMPERATIVE + r"\s+(?:`|(?:him|her|them|it|that|"
+                r"this|those|these|the|a|an|on|in|with|before|after|first|every|all|any)\b)", _I), PLAIN_RULE),
+    # "we have a helper for exactly this, parseLocalDate in utils/dates.ts"
+    (re.compile(r"^(?:we|there)\s*(?:'s|is|already have|have|has)\s+(?:already\s+)?(?:a|an)\s+[\w-]+"
+                r"(?:\s+[\w-]+)?\s+(?:for|that|which|in)\b", _I), PLAIN_FACT),
+    # "the integration tests are for CI"
+    (re.compile(r"\b(?:the|our)\s+[\w-]+(?:\s+[\w-]+){0,2}\s+(?:is|are)\s+(?:only\s+)?for\s+"
+                r"(?!now\b|later\b|today\b|tomorrow\b|sure\b|example\b|instance\b|you\b|me\b)", _I), PLAIN_FACT),
+    # "the university template only works with biblatex", "the runner doesn't support X"
+    (re.compile(_THING_SUBJECT + r"(?:only\s+(?:works?|runs?|supports?|accepts?|builds?|compiles?|handles?|"
+                r"understands?)|(?:doesn'?t|does not|don'?t|do not|can'?t|cannot|won'?t)\s+(?:support|handle|"
+                r"accept|understand|allow|work with|run on|run in|build on|know about))\b", _I), PLAIN_FACT),
+    # "the discount codes are case-insensitive, customers type them however they like"
+    (re.compile(_THING_SUBJECT + r"(?:is|are)\s+(?:always\s+|never\s+|only\s+|all\s+)?[\w`'./-]+"
+                r"(?:\s+[\w`'./-]+){0,3},\s+(?:" + _CLAUSE + r"|\w+s)\s+\w+", _I), PLAIN_FACT),
+    # an imperative with a reason: "Only resend after 24 hours, resending right away gets us rate-limited"
+    (re.compile(r"^(?:let'?s\s+|only\s+|just\s+|always\s+)?(?:for\s+[\w -]{1,30},\s*(?:just\s+)?)?" + _IMPERATIVE
+                + r"\b[^,;?]{4,}[,;]\s+(?:(?:because|since|as|otherwise|that's|that is|so)\b|(?:" + _CLAUSE
+                + r"|\w+)\s+(?:\w+\s+){0,4}?(?:is|are|was|were|gets?|got|has|have|had|does|do|did|can|can't|"
+                r"will|won't|doesn't|don't|isn't|aren't|breaks|fails|needs|wants|expects|requires|uses|runs|"
+                r"reads|writes|costs|owns|hates|relies|depends|checks|catches|rejects|kills|drops|eats|blocks|"
+                r"locks|wipes|resets|overwrites|ignores|times out|goes|comes)\b"
+                r"(?!\s+(?:\w+ing|it|that|this|them|there)\b))", _I), PLAIN_RULE),
+]
+# "migrations run with `make migrate`", "the staging DB resets at midnight UTC", "X are reviewed by Priya":
+# a thing doing something habitually counts only with something specific in the sentence.
+_HABIT_FACT = re.compile(_THING_SUBJECT + _HABIT_VERB, _I)
+# …and without one when the subject is a quantifier ("All pricing logic lives in the cart store") or the
+# verb a requirement ("the registry wants lowercase-kebab names").
+_RULE_SUBJECT = re.compile(r"^(?:all|every|any|no|each)\s", _I)
+_REQUIREMENT = re.compile(_THING_SUBJECT + r"(?:only\s+)?(?:wants|expects|requires|accepts|rejects|insists on)\b",
+                          _I)
+# Acknowledgements and framing in front of a plain fact ("Right, the template only works with biblatex").
+_FACT_LEAD = re.compile(
+    r"^(?:(?:right|yes|yeah|yep|yup|sure|true|correct|exactly|indeed|ah|ouch|damn|ugh|cool|nice|great|good|"
+    r"fine|thx|one more thing|one thing|also|btw|fyi|note|to be clear|for the record|heads up)\b[\s,.!:;—–-]*)+",
+    _I)
+
+# The assistant explaining a failure without a trigger word: a cause ("because", ", so", ", which")
+# together with a failure or limitation, about a thing (a code token or "The X"), not its own actions.
+_NARRATION = re.compile(
+    r"^(?:i|i'll|i've|i'm|i'd|let me|let's|now|next|first|then|here|done|great|perfect|excellent|all|okay|ok|"
+    r"sure|sorry|good|should i|shall i|would you|do you|you're|you are|understood|noted|will do|thanks|"
+    r"yes|no|added|moved|switched|rewrote|reverted|converted|changed|updated|fixed|removed|created|"
+    r"renamed|rerunning|running|checked|tagged|exported|scheduled|merged|opened|drafted|pinned|"
+    r"restored|split|set|actually|so|but|and|also|still|however|wait|hmm)\b"
+    r"|\b(?:i'll|i will|let me|i've|i'm going to|we|we'll|i can|shall i|should i)\b"
+    r"|\bI\s+(?:also\s+|just\s+)?\w+ed\b", _I)
+# The assistant talking about one line of the current diff, or a state that will change, is not a lesson.
+_EPHEMERAL = re.compile(r"\blines?\s+\d+|`\d+->\d+`|\bcoverage\b|\b(?:yet|currently|at the moment|right now|"
+                        r"for now)\b", _I)
+# A guess is not a finding ("…, so the path is probably wrong").
+_HEDGE = re.compile(r"\b(?:probably|maybe|perhaps|might|may|could|likely|possibly|seems?|appears?|guess|"
+                    r"suspect|assume|presumably)\b", _I)
+_CAUSE_LINK = re.compile(
+    r"\bbecause\b|,\s*so\b|\bso\s+(?:that\s+)?(?:the|it|they|anyone|everyone|nothing|no|every|any|its|"
+    r"their|our|your)\b|,\s*which\b|\bwhich means\b|\bsince\b|\bas a result\b|\bthat means\b", _I)
+_CAUSE_WORDS = ("because", "so", "which", "since", "result", "means")  # a cheap test before _CAUSE_LINK
+_FAILURE = re.compile(
+    r"\b(?:fail\w*|reject\w*|crash\w*|break\w*|broke\w*|error\w*|kill\w*|leak\w*|hang\w*|hung|lost|"
+    r"los(?:e|es|ing)|drop\w*|miss\w*|wrong|timeouts?|can'?t|cannot|couldn'?t|doesn'?t|don'?t|won'?t|isn'?t|aren'?t|"
+    r"wasn'?t|never|without|not|no longer|stale|ignor\w*|overflow\w*|times? out|timed out|silently|strips?|"
+    r"strip(?:ped|ping)|invalidat\w*|unauthenticated|denied|refus\w*|conflict\w*|collid\w*|race|deadlock\w*|"
+    r"corrupt\w*|duplicat\w*|outlives?|previous or next|off by|instead|overwrit\w*|clobber\w*|unusable|"
+    r"invalid\w*|mismatch\w*|forever|stuck|blocks?|blocked|leftover|orphan\w*)\b", _I)
+# The assistant reporting that its fix worked is not a lesson ("…, so the crash is gone").
+_FIXED = re.compile(r"\b(?:faster|quicker|speeds? up|sped up|down from|instead of \d|is gone|are gone|went away|goes away|anymore|any more|no longer (?:appears?|happens?|"
+                    r"shows? up|occurs?)|is fixed|are fixed|is resolved|now (?:returns?|pass(?:es)?|works?|loads?|"
+                    r"renders?|shows?|runs?|handles?|uses?|tears|builds?|prunes?|succeeds?))\b", _I)
+# A sentence about a thing: "The X…", "`code`…", or a name ("Stripe only sends…", "Hatchling needs…").
+_THING_START = re.compile(
+    r"^(?:[Tt]he|[Tt]his|[Tt]hat|[Tt]hese|[Tt]hose|[Ii]ts|[Tt]heir|[Oo]ur|[Yy]our)\b|^`"
+    r"|^(?!(?:So|Actually|Also|But|And|Then|Now|Still|However|Unfortunately|Interestingly|Basically|Otherwise|"
+    r"Instead|Maybe|Probably|Perhaps|Looking|Since|Because|When|If|While|After|Before|Once|On|In|At|With|For|"
+    r"From|By|During|Under|To|As|It|There|Roughly|About|Only|Both|Either|Neither|Each|Every|All|Some|Most|"
+    r"Training|Found)\b)[A-Z][\w.'’-]*\s+[a-z]")
+_ASSISTANT_FACT_RULES: list[re.Pattern[str]] = [
+    re.compile(r"^(?:found it|found the (?:bug|problem|issue|cause|culprit|leak)|there it is)\s*[:—–-]", _I),
+    # "`SendMessage` queues into an inbox but doesn't resurrect a terminated process"
+    re.compile(r"^(?!(?:i|we|you)\b)[^,]*\bbut\s+(?:it\s+|they\s+)?(?:doesn'?t|does not|won'?t|will not|"
+               r"can'?t|cannot|never|isn'?t)\s+\w+", _I),
+    re.compile(r"^(?!(?:i|we|you)\b)[^,]*\bonly\s+(?:works?|supports?|sends?|accepts?|happens?|applies|"
+               r"exists?|\w+s\s+(?:on|in|to|with|for|when|if|from|after|before|under))\b", _I),
+    # "`pg_dump` 16 writes a format that the version 14 `pg_restore` can't read"
+    re.compile(r"`[^`]+`[^.!?]*\b(?:can'?t|cannot|doesn'?t|does not|won'?t)\s+(?:read|parse|handle|support|"
+               r"import|load|resolve|find|see|access|reach|decode|open|run|start)\b", _I),
+    # "The fix is to pass `check_same_thread=False`…", "Note that `asyncio.run` creates a new event loop…"
+    re.compile(r"^(?:the\s+)?(?:fix|solution|workaround|trick|answer|catch|gotcha)\s+(?:is|was)\s+(?:to|that)\b"
+               r"|^(?:note that|worth noting|keep in mind|be aware|important:|gotcha:|caveat:)", _I),
+    # "Need to activate the virtual environment."
+    re.compile(r"^(?:need|needs|have|has)\s+to\s+(?:activate|source|install|export|enable|be run|run it|"
+               r"log in|login|authenticate|rebuild|reinstall)\b", _I),
 ]
 
 _NOT_A_LESSON = re.compile(
@@ -137,6 +339,32 @@ _CODE_TOKEN = re.compile(r"`|/\w|\w\.\w{1,5}\b|\b[a-z]+_[a-z_]+\b|\b[a-z]+[A-Z]\
 _PROJECT_WORDS = re.compile(r"\b(?:this|the|our)\s+(?:project|repo|repository|codebase|app|module|file)\b|\bhere\b"
                             r"|\b(?:we|we're|we've|let's|lets|our|us)\b", _I)
 _GLOBAL_KINDS = {"preference"}
+_PLAIN_KINDS = {PLAIN_FACT, PLAIN_RULE, PLAIN_CAUSE}
+
+
+class _RuleSet:
+    """Ordered rules with one combined pattern in front, so a sentence that matches none costs one search."""
+
+    def __init__(self, rules: list[tuple[re.Pattern[str], str]]) -> None:
+        # rules written for the sentence without its lead words ("Please never…") read ``bare``
+        self.source = rules
+        self.rules = [(pattern, kind, pattern.pattern.startswith("^(?:please")) for pattern, kind in rules]
+        self.any_stripped = re.compile("|".join(f"(?:{p.pattern})" for p, _k, bare in self.rules if not bare), _I)
+        self.any_bare = re.compile("|".join(f"(?:{p.pattern})" for p, _k, bare in self.rules if bare) or "(?!)", _I)
+
+    def first(self, stripped: str, bare: str) -> str | None:
+        """The kind of the first rule that matches, or None."""
+        if not self.any_stripped.search(stripped) and not self.any_bare.search(bare):
+            return None
+        for pattern, kind, on_bare in self.rules:
+            if pattern.search(bare if on_bare else stripped):
+                return kind
+        return None
+
+
+_RULE_SETS = {"person": _RuleSet(_PERSON_RULES), "assistant": _RuleSet(_ASSISTANT_RULES)}
+_PERSON_FACTS = _RuleSet(_PERSON_FACT_RULES)
+_ASSISTANT_SHAPES = _RuleSet([(pattern, PLAIN_CAUSE) for pattern in _ASSISTANT_FACT_RULES])
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +429,8 @@ def _imperative(sentence: str, kind: str) -> str:
     """A cleaned imperative form of a person's sentence."""
     text = _clean(sentence)
     text = _LEAD.sub("", text).strip(" ,;:-—–")
+    if kind in _PLAIN_KINDS:  # "Right, the template only works with biblatex" → "The template only works…"
+        text = _FACT_LEAD.sub("", text).strip(" ,;:-—–") or text
     rewrites = [
         (r"^(?:i(?:'d| would)?\s+(?:really\s+)?prefer)\s+(?:that\s+)?(?:you\s+|we\s+)?", "Prefer "),
         (r"^i(?:'d| would)?\s+rather\s+(?:you\s+|we\s+)?", "Prefer to "),
@@ -222,13 +452,55 @@ def _imperative(sentence: str, kind: str) -> str:
     return _capitalise(text) + "." if text else ""
 
 
+_STATUS_HEAD = re.compile(r"\b(?:fail\w*|broke|breaks|error|crash\w*|problem|issue|bug)\b", _I)
+
+
 def _conclusion(sentence: str) -> str:
     """A project fact from the assistant's root-cause sentence."""
     text = _clean(sentence)
     text = re.sub(r"^(?:interesting|aha|ah|oh|ok(?:ay)?|so|good|hmm+)\b[!.,\s]*", "", text, flags=re.IGNORECASE)
     text = re.sub(r"^I see the (?:issue|problem)\s*[-—–:]\s*", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"^(?:found it|found the (?:bug|problem|issue|cause|culprit|leak)|there it is)\s*[:—–-]\s*",
+                  "", text, flags=re.IGNORECASE)
+    # "The staging deploy failed: the registry rejected…" → the cause, without the status before it
+    head, sep, tail = text.partition(": ")
+    if sep and _words(head) <= 6 and _words(tail) >= 5 and _STATUS_HEAD.search(head):
+        text = tail
     text = text.rstrip(" .!?,;:")
     return _capitalise(text) + "." if text else ""
+
+
+def _person_fact(bare: str) -> str | None:
+    """A person's plain fact or decision (fourth round), or None; ``bare`` has its lead words removed."""
+    if _REPORT.search(bare) or _PERSON_HEDGE.search(bare):
+        return None
+    bare = _FACT_LEAD.sub("", bare)
+    kind = _PERSON_FACTS.first(bare, bare)
+    if kind is not None:
+        return kind
+    if _REQUIREMENT.search(bare):
+        return PLAIN_FACT
+    if _HABIT_FACT.search(bare) and (_SPECIFIC.search(bare) or _RULE_SUBJECT.match(bare)):
+        return PLAIN_FACT
+    return None
+
+
+def _assistant_explanation(text: str) -> str | None:
+    """The assistant's cause or limitation stated without a trigger word (fourth round), or None."""
+    # cheapest and rarest signals first: most sentences have neither a limitation shape nor a cause link
+    shaped = _ASSISTANT_SHAPES.first(text, text) is not None
+    if not shaped:
+        low = text.lower()
+        if not any(word in low for word in _CAUSE_WORDS):
+            return None
+        links = len(_CAUSE_LINK.findall(text))
+        if not links or not _THING_START.search(text):
+            return None
+    if _NARRATION.search(text) or _EPHEMERAL.search(text) or _HEDGE.search(text) or _FIXED.search(text):
+        return None
+    if shaped or _FAILURE.search(text) or (links >= 2 and "`" in text):
+        return PLAIN_CAUSE
+    return None
 
 
 class HeuristicExtractor:
@@ -268,6 +540,7 @@ class HeuristicExtractor:
         if turn.role == "person" and len(text) > LONG_PERSON_TURN:
             spans = _framing(text, spans)
         used_until = -1
+        plain_causes = 0
         for i, span in enumerate(spans):
             if span.start < used_until or span.end - span.start > MAX_QUOTE_CHARS:
                 continue  # a sentence too long to be a quote is never read
@@ -276,7 +549,19 @@ class HeuristicExtractor:
             if kind is None:
                 continue
             start, end = span.start, span.end
-            if _words(sentence) < MIN_QUOTE_WORDS or kind == "finding":
+            if kind in _PLAIN_KINDS:
+                # a plain sentence carries no trigger word: a short one ("migrations run with `make
+                # migrate`.") is joined only with a neighbour that is not a question, and an assistant
+                # turn gives at most one (a turn full of them is an analysis, not a lesson)
+                if kind == PLAIN_CAUSE and plain_causes:
+                    continue
+                if _words(sentence) < MIN_QUOTE_WORDS:
+                    joined = self._extend_plain(text, spans, i) if _words(sentence) >= 4 else None
+                    if joined is None or joined[0] < used_until:
+                        continue
+                    start, end = joined
+                plain_causes += kind == PLAIN_CAUSE
+            elif _words(sentence) < MIN_QUOTE_WORDS or kind == "finding":
                 start, end = self._extend(text, spans, i)
                 if start < used_until or _words(text[start:end]) < MIN_QUOTE_WORDS:
                     continue
@@ -289,15 +574,30 @@ class HeuristicExtractor:
     @staticmethod
     def _match(sentence: str, rules: list[tuple[re.Pattern[str], str]], role: str) -> str | None:
         stripped = _clean(sentence)
-        if not stripped or _NOT_A_LESSON.match(_LEAD.sub("", stripped) if role == "person" else stripped):
+        bare = _LEAD.sub("", stripped)
+        if not stripped or _NOT_A_LESSON.match(bare if role == "person" else stripped):
+            return None
+        if role == "person" and _MOMENT_ONLY.search(stripped):
             return None
         question = stripped.endswith("?")
-        for pattern, kind in rules:
-            target = _LEAD.sub("", stripped) if pattern.pattern.startswith("^(?:please") else stripped
-            if pattern.search(target):
-                if question and kind not in {"correction"}:
-                    return None
-                return kind
+        kind = (_RULE_SETS[role] if rules is _RULE_SETS[role].source else _RuleSet(rules)).first(stripped, bare)
+        if kind is not None:
+            if kind != "correction" and (question or (role == "person" and _PERSON_HEDGE.search(stripped))):
+                return None
+            return kind
+        if question:
+            return None
+        if role == "person":
+            return _person_fact(bare)
+        return _assistant_explanation(stripped)
+
+    @staticmethod
+    def _extend_plain(text: str, spans: list[_Span], i: int) -> tuple[int, int] | None:
+        """Join a short plain sentence with its next (or previous) neighbour unless that is a question."""
+        span = spans[i]
+        for j in (i + 1, i - 1):
+            if 0 <= j < len(spans) and not text[spans[j].start:spans[j].end].rstrip().endswith("?"):
+                return (span.start, spans[j].end) if j > i else (spans[j].start, span.end)
         return None
 
     @staticmethod
@@ -315,11 +615,13 @@ class HeuristicExtractor:
         project = context.project or digest.project
         if turn.role == "person":
             claim = _imperative(quote, kind)
-            ctype = "project" if kind == "fact" else "feedback"
+            ctype = "project" if kind in (PLAIN_FACT, "fact") else "feedback"
             why = {
                 "correction": "The person corrected or redirected the assistant here.",
                 "preference": "The person stated this as a preference or rule.",
                 "fact": "The person stated this fact about the project.",
+                PLAIN_FACT: "The person stated this as a standing fact about how the project works.",
+                PLAIN_RULE: "The person stated this as a standing decision, with its reason or its history.",
             }[kind]
             general = (kind in _GLOBAL_KINDS and not _CODE_TOKEN.search(quote)
                        and not _PROJECT_WORDS.search(quote))
@@ -327,13 +629,19 @@ class HeuristicExtractor:
         else:
             claim = _conclusion(quote)
             ctype = "project"
-            why = "The assistant stated this as the cause or conclusion after something went wrong."
+            why = ("The assistant found this cause or limitation while investigating a failure."
+                   if kind == PLAIN_CAUSE else
+                   "The assistant stated this as the cause or conclusion after something went wrong.")
             scope = project
         if _words(claim) < 3:
             return None
         where = "in every project" if scope == "global" else f"when working on {project}"
-        how = (f"Follow this {where}." if ctype == "feedback"
-               else f"Keep this in mind {where}; check it before repeating the same investigation.")
+        if ctype == "feedback":
+            how = f"Follow this {where}."
+        elif turn.role == "person":
+            how = f"Take this as given {where}, and ask the person before working around it."
+        else:
+            how = f"Keep this in mind {where}; check it before repeating the same investigation."
         return RawCandidate(
             claim=claim,
             why=why,
