@@ -10,6 +10,7 @@ import pytest
 from dreamtui.core.dedup import (
     DUPLICATE,
     SUSPECT,
+    specifics,
     DedupIndex,
     Doc,
     memory_files,
@@ -186,3 +187,27 @@ def test_second_held_out_set_floors() -> None:
     assert result["recall@suspect"] >= 0.75
     assert result["fp@suspect"] <= 0.145
     assert result["fp@duplicate"] <= 0.05
+
+
+def test_the_same_words_about_different_specifics_are_different_lessons() -> None:
+    staging = "Deploy to staging with `helm upgrade --install web ./chart -f values-staging.yaml`."
+    prod = "Deploy to staging with `helm upgrade --install web ./chart -f values-prod.yaml`."
+    # one file name, number or flag apart: never dropped as the same lesson (at most shown side by side)
+    assert similarity(staging, prod) < DUPLICATE
+    assert similarity(staging, staging.replace("web", "api")) < DUPLICATE
+    assert similarity("Keep coverage above 80% on changed lines.", "Keep coverage above 90% on changed lines.") < DUPLICATE
+    assert similarity("Run the linter with `--fix` before pushing.", "Run the linter with `--check` before pushing.") \
+        < DUPLICATE
+    assert similarity(staging, staging.replace("Deploy to", "Deploy to the")) >= DUPLICATE
+
+
+def test_a_specific_named_in_code_on_one_side_and_prose_on_the_other_still_agrees() -> None:
+    assert similarity("Parse JSON in shell scripts with `jq`, never grep.",
+                      "In shell scripts, parse JSON with jq rather than grep.") >= DUPLICATE
+    assert similarity("Backfills run in batches of 10,000 rows.", "Run backfills in 10k-row batches.") >= SUSPECT
+    assert specifics("batches of 10,000 and 1M rows") == specifics("batches of 10k and 1,000,000 rows")
+
+
+def test_forbidden_is_never() -> None:
+    assert similarity("Never force-push to the release branch.",
+                      "Force-pushing to the release branch is forbidden.") >= DUPLICATE

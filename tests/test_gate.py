@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dreamtui.core.config import Config
+from dreamtui.core.dedup import DUPLICATE, SUSPECT
 from dreamtui.core.gate import gate
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import RawCandidate
@@ -121,7 +122,7 @@ def test_duplicate_of_memory_one_level_down_is_dropped(config, ledger, transcrip
     assert report.kept == [] and report.dropped == {"duplicate": 1} and report.duplicates == 1
     (cand,) = ledger.list_candidates(status="dropped")
     assert cand.duplicate_kind == "memory" and cand.duplicate_of == "projects/-proj/tests-before-commit.md"
-    assert cand.duplicate_score is not None and cand.duplicate_score >= 0.62
+    assert cand.duplicate_score is not None and cand.duplicate_score >= DUPLICATE
 
 
 def test_suspected_duplicate_is_kept_side_by_side(config, ledger, transcript) -> None:
@@ -132,7 +133,7 @@ def test_suspected_duplicate_is_kept_side_by_side(config, ledger, transcript) ->
     assert len(report.kept) == 1 and report.suspected_duplicates == 1
     cand = ledger.get_candidate(report.kept[0].id)
     assert cand.status == "pending" and cand.duplicate_kind == "memory" and cand.duplicate_of == "http-timeouts.md"
-    assert 0.40 <= cand.duplicate_score < 0.62
+    assert SUSPECT <= cand.duplicate_score < DUPLICATE
 
 
 def test_same_lesson_pending_from_another_session_corroborates(config, ledger, transcript) -> None:

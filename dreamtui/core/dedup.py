@@ -38,7 +38,7 @@ from typing import Literal
 
 from dreamtui.core.models import Candidate, DedupHit
 
-DUPLICATE = 0.62
+DUPLICATE = 0.70
 """At or above: the same lesson (dropped as a duplicate of memory)."""
 SUSPECT = 0.40
 """At or above (and below DUPLICATE): a suspected duplicate, shown to the person side by side."""
@@ -62,7 +62,8 @@ preferred otherwise sure way ways e g eg ie i.e also keep keeps kept
 # Coding-agent vocabulary folded to one term (applied after stemming).
 _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("not", "never", "dont", "don", "avoid", "no", "nor", "without", "doesnt", "isnt", "cannot", "cant",
-     "shouldnt", "mustnt", "wont", "refrain"),
+     "shouldnt", "mustnt", "wont", "refrain", "forbid", "forbidden", "forbidd", "prohibit", "prohibited",
+     "disallow", "disallowed", "ban", "banned"),
     ("before", "prior", "first", "beforehand", "ahead"),
     ("tmp", "temporary", "temp", "scratch", "tempdir", "tmpdir"),
     ("repo", "repository", "repositori"),
@@ -103,6 +104,19 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("ask", "consult", "confirm"),
     ("spell", "spelling"),
     ("compatible", "compat", "compatibl", "support"),
+    ("prod", "production", "live"),
+    ("k8s", "kubernetes", "kube"),
+    ("pg", "postgres", "postgresql", "psql"),
+    ("ts", "typescript"),
+    ("js", "javascript"),
+    ("ci", "pipeline"),
+    ("deploy", "ship", "rollout", "release", "releas"),
+    ("revert", "rollback", "restore", "undo"),
+    ("approve", "approv", "approval", "signoff", "permission", "permiss", "consent"),
+    ("require", "requir", "mandatory", "mandator", "necessary", "necessar"),
+    ("sha", "hash", "digest"),
+    ("fail", "failur", "failure", "broken", "break", "crash"),
+    ("cache", "memoiz", "memoize"),
 )
 SYNONYMS: dict[str, str] = {w: group[0] for group in _SYNONYM_GROUPS for w in group}
 
@@ -117,6 +131,16 @@ _COMPOUND_MAP = {"pull request": "pr", "command line": "commandline", "merge req
 _COMPOUNDS = re.compile(r"\b(?:pull[ -]request|merge[ -]request|command[ -]line)\b")
 
 W_DICE, W_CONTAIN, W_CHARS = 0.45, 0.25, 0.30
+MISMATCH_PENALTY = 0.3
+"""Taken off the score when both lessons name concrete specifics and each names one the other does
+not (``--context`` / ``--namespace``, ``85%`` / ``95%``, ``values-staging.yaml`` / ``values-prod.yaml``):
+the same words about different specifics are different lessons."""
+
+_CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?:[kKmM]\b)?%?")
+_FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
+_PATHLIKE = re.compile(r"[\w.@~-]*/[\w./@~-]+|\b[\w-]+\.(?:py|js|ts|tsx|jsx|toml|ya?ml|json|md|txt|cfg|ini|lock"
+                       r"|sh|rs|go|tf|env|sql|html|css)\b")
 PREFIX = 5
 """Unmatched terms sharing this many leading letters count as the same term (see :func:`soft_pairs`)."""
 
@@ -157,6 +181,51 @@ def terms(text: str) -> list[str]:
     return out
 
 
+def _number(token: str) -> str:
+    """``10,000`` and ``10k`` are the same number (``10000``)."""
+    t = token.replace(",", "")
+    mult = {"k": 1000, "m": 1000000}.get(t[-1:], 0)
+    if mult and t[:-1].isdigit():
+        return str(int(t[:-1]) * mult)
+    return t
+
+
+def specifics(text: str) -> frozenset[str]:
+    """The concrete specifics a lesson names, lower-cased: the tokens of its inline code, its numbers,
+    flags, paths and file names. Two lessons that name different ones are about different things."""
+    found: set[str] = set()
+    for span in _CODE_SPAN.findall(text):
+        found.update(tok.strip(".,;:()[]{}'\"") for tok in span.lower().split())
+    rest = _CODE_SPAN.sub(" ", text)
+    for m in _NUMBER.findall(rest):
+        found.add(_number(m.lower()))
+    for rx in (_FLAG, _PATHLIKE):
+        for m in rx.findall(rest):
+            found.add(m.lower().strip("."))
+    found.discard("")
+    found.discard("/")
+    return frozenset(found)
+
+
+def _mentions(text: str) -> frozenset[str]:
+    """Every whitespace-separated token of ``text`` and its plain words, lower-cased, so a specific
+    named in code on one side and in prose on the other (`` `jq` `` / ``jq``) still agrees."""
+    low = text.lower()
+    return frozenset({t.strip(".,;:()[]{}'\"`") for t in low.split()} | set(_WORD.findall(low)))
+
+
+def mismatched(a: Doc, b: Doc) -> bool:
+    """Whether both lessons name specifics and each names one the other does not mention at all."""
+    if not a.specs or not b.specs:
+        return False
+    only_a = a.specs - b.specs
+    only_b = b.specs - a.specs
+    if not only_a or not only_b:
+        return False
+    in_b, in_a = _mentions(b.text), _mentions(a.text)
+    return any(x not in in_b for x in only_a) and any(y not in in_a for y in only_b)
+
+
 def _char_grams(words: Iterable[str], n: int = 3) -> Counter[str]:
     grams: Counter[str] = Counter()
     for w in set(words):
@@ -182,12 +251,13 @@ class Doc:
     terms: frozenset[str] = field(default_factory=frozenset)
     grams: Counter[str] = field(default_factory=Counter)
     prefixes: dict[str, str] = field(default_factory=dict)
+    specs: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
     def of(cls, kind: Literal["memory", "pending", "rejected"], ref: str, text: str,
            session: str | None = None) -> Doc:
         t = terms(text)
-        return cls(kind, ref, text, session, frozenset(t), _char_grams(t), _prefixes(t))
+        return cls(kind, ref, text, session, frozenset(t), _char_grams(t), _prefixes(t), specifics(text))
 
 
 def _prefixes(words: Iterable[str]) -> dict[str, str]:
@@ -265,7 +335,10 @@ def similarity_of(a: Doc, b: Doc, weights: Weights | None = None) -> float:
     # containment alone overrates tiny texts ("Testing" inside anything): damp it by size
     contain = max(dice, contain * min(1.0, min(len(a.terms), len(b.terms)) / 4.0))
     chars = _dice(a.grams, b.grams)
-    return round(W_DICE * dice + W_CONTAIN * contain + W_CHARS * chars, 4)
+    score = W_DICE * dice + W_CONTAIN * contain + W_CHARS * chars
+    if mismatched(a, b):
+        score = max(0.0, score - MISMATCH_PENALTY)
+    return round(score, 4)
 
 
 def similarity(a: str, b: str, weights: Weights | None = None) -> float:
