@@ -10,12 +10,12 @@ import pytest
 from dreamtui.core.dedup import (
     DUPLICATE,
     SUSPECT,
-    specifics,
     DedupIndex,
     Doc,
     memory_files,
     similarity,
     soft_pairs,
+    specifics,
     terms,
 )
 from dreamtui.core.ledger import Ledger
@@ -175,18 +175,24 @@ def test_held_out_set_is_close_to_the_targets() -> None:
     assert result["fp@duplicate"] == 0.0
 
 
-def test_second_held_out_set_floors() -> None:
-    """The independent held-out set 2 (69 + 69) MISSES the targets; these floors are what was
-    measured (recall 76.8 %, false positives 13.0 %, 4.3 % of distinct lessons dropped), with one
-    pair of slack, so a change that makes it worse fails. They are not the targets."""
+@pytest.mark.parametrize(("name", "recall", "fp", "dropped"), [
+    ("heldout2", 0.78, 0.16, 0.0),
+    ("tuning2", 0.62, 0.19, 0.034),
+    ("heldout3", 0.77, 0.275, 0.03),
+])
+def test_sets_written_blind_to_the_rules_keep_their_measured_floors(name: str, recall: float, fp: float,
+                                                                     dropped: float) -> None:
+    """The sets written by people who had not seen the rules MISS the targets (see docs/gate.md).
+    These floors are what was measured, with one or two pairs of slack, so a change that makes dedup
+    worse fails; they are not the targets. ``heldout3`` is the blind set: never tuned on."""
     measure = load_measure()
-    pairs = measure.load(measure.HELDOUT2)
+    pairs = measure.load(measure.SETS[name])
     assert len(pairs) >= 100
     assert sum(p["label"] == "duplicate" for p in pairs) == len(pairs) // 2
     result = measure.evaluate(pairs)
-    assert result["recall@suspect"] >= 0.75
-    assert result["fp@suspect"] <= 0.145
-    assert result["fp@duplicate"] <= 0.05
+    assert result["recall@suspect"] >= recall
+    assert result["fp@suspect"] <= fp
+    assert result["fp@duplicate"] <= dropped
 
 
 def test_the_same_words_about_different_specifics_are_different_lessons() -> None:

@@ -14,10 +14,12 @@ Terms left unmatched on both sides still match when they share their first :data
 light one does not strip (``-ize``/``-ise``, ``-ility``, ``-ive``…). Such a pair counts as a common
 term in the Dice and containment signals.
 
-``score = 0.45·dice + 0.25·containment + 0.30·chars``. At or above :data:`DUPLICATE` the lesson is
-a duplicate; between :data:`SUSPECT` and :data:`DUPLICATE` it is shown to the person beside the
-match. The thresholds were chosen on a labelled set (``tests/data/dedup_labelled.jsonl``;
-``tests/bench/measure_dedup.py`` prints recall and false positives).
+``score = 0.45·dice + 0.25·containment + 0.30·chars``, less :data:`MISMATCH_PENALTY` when both
+lessons name concrete specifics (inline code, numbers, flags, paths) and each names one the other does
+not. At or above :data:`DUPLICATE` the lesson is a duplicate; between :data:`SUSPECT` and
+:data:`DUPLICATE` it is shown to the person beside the match. The rules and thresholds were chosen on
+labelled sets (``tests/data/dedup_*.jsonl``) and measured on one written blind to them
+(``tests/bench/measure_dedup.py --blind``; docs/gate.md has the figures).
 
 What is indexed: every ``*.md`` file at every level of the memory repository (the ``MEMORY.md``
 index line by line, every topic file's frontmatter ``name``/``description`` and body, including
