@@ -410,6 +410,30 @@ def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkey
     assert "4 surfaced, 2 verified, 3 dropped (duplicate-pending 1, unverified 2)" in waking_message(record)
 
 
+def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: Ledger,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    install(config, "busy")
+    shutil.rmtree(config.transcripts / ACME / B1)
+    session_file(config, B1).unlink()
+    config.memory.mkdir()
+    (config.memory / "tools.md").write_text("---\nname: uv\ndescription: Dependencies are installed with uv "
+                                            "here; pip ignores our lockfile.\ntype: feedback\n---\n")
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo.")]))
+        server.script.append(Reply(200, message({"verdicts": [
+            {"item": 1, "same_as": 1, "reason": "Both say to install with uv, not pip."}]})))
+        server.script.append(Reply(200, message("## Working on\n- uv\n")))
+        record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
+        judge_request = json.dumps(server.requests[1].body)
+    assert "Dependencies are installed with uv" in judge_request
+    (cand,) = ledger.list_candidates(status="pending")
+    assert (cand.duplicate_of, cand.duplicate_judged) == ("tools.md", "same")
+    assert (record.stats["judged"], record.stats["judged_same"], record.stats["suspected"]) == (1, 1, 1)
+    assert "Dedup judge (model): 1 judged, 1 the same lesson" in waking_message(record)
+
+
 def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger) -> None:
     folder = config.transcripts / ACME
     folder.mkdir(parents=True)

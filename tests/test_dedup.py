@@ -178,7 +178,7 @@ def test_held_out_set_is_close_to_the_targets() -> None:
 @pytest.mark.parametrize(("name", "recall", "fp", "dropped"), [
     ("heldout2", 0.78, 0.16, 0.0),
     ("tuning2", 0.62, 0.19, 0.034),
-    ("heldout3", 0.77, 0.275, 0.03),
+    ("heldout3", 0.77, 0.275, 0.01),
 ])
 def test_sets_written_blind_to_the_rules_keep_their_measured_floors(name: str, recall: float, fp: float,
                                                                      dropped: float) -> None:
@@ -217,3 +217,10 @@ def test_a_specific_named_in_code_on_one_side_and_prose_on_the_other_still_agree
 def test_forbidden_is_never() -> None:
     assert similarity("Never force-push to the release branch.",
                       "Force-pushing to the release branch is forbidden.") >= DUPLICATE
+
+
+def test_a_lesson_that_names_more_is_shown_never_dropped() -> None:
+    memory = "Run mypy in strict mode on `src/` before every push."
+    more = "Run mypy in strict mode on `src/` and `scripts/` before every push."
+    assert SUSPECT <= similarity(more, memory) < DUPLICATE  # side by side: the person decides
+    assert similarity(memory, memory) >= DUPLICATE

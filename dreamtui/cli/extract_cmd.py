@@ -107,6 +107,8 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
             "candidates": [c.to_json() for c in report.kept],
             "dropped": dropped,
             "duplicates": report.duplicates,
+            "judge": {"judged": report.judged, "same": report.judged_same, "distinct": report.judged_distinct,
+                      "error": report.judge_error},
             "usage": result.usage.to_json(),
             "notes": result.notes,
         }
@@ -122,6 +124,10 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
         _print_candidate(cand)
     click.echo("")
     click.echo(_summary(result, len(report.kept), dropped))
+    if report.judged or report.judge_error:
+        click.echo(f"dedup judge: {report.judged} judged, {report.judged_same} the same lesson as an existing "
+                   f"one, {report.judged_distinct} new" + (f"; {safe(report.judge_error)}" if report.judge_error
+                                                           else ""))
 
 
 # -- batch mode --------------------------------------------------------------------------------

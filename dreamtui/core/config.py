@@ -16,6 +16,9 @@ from dreamtui.core.errors import ConfigError
 APP_NAME = "dreamtui"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 EXTRACTORS = ("auto", "heuristic", "anthropic", "command")
+DEDUP_JUDGES = ("auto", "off")
+"""``dedup_judge``: ``auto`` asks the model whether a kept lesson repeats one in memory when the
+anthropic extractor is in use (never for heuristic/command); ``off`` keeps dedup lexical only."""
 
 
 def default_transcripts() -> Path:
@@ -60,6 +63,7 @@ class Config:
     poll: bool = False
     rescan_seconds: float = 60.0
     schedule: str | None = None
+    dedup_judge: str = "auto"
     keys: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -85,6 +89,7 @@ _ENV = {
     "state": "DREAMTUI_STATE",
     "extractor": "DREAMTUI_EXTRACTOR",
     "model": "DREAMTUI_MODEL",
+    "dedup_judge": "DREAMTUI_DEDUP_JUDGE",
 }
 _PATHS = {"transcripts", "memory", "state", "config_file"}
 
@@ -134,6 +139,11 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, dict):
             raise ConfigError("config [keys] must be a table of action = \"key\"")
         return {str(k): str(v) for k, v in value.items()}
+    if name == "dedup_judge":
+        choice = value.strip().lower() if isinstance(value, str) else None
+        if choice not in DEDUP_JUDGES:
+            raise ConfigError(f"config 'dedup_judge' must be one of {', '.join(DEDUP_JUDGES)}, not {value!r}")
+        return choice
     if name == "extractor" and value not in EXTRACTORS:
         raise ConfigError(f"unknown extractor {value!r}: choose one of {', '.join(EXTRACTORS)}")
     return value

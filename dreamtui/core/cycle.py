@@ -57,7 +57,7 @@ RECALL_TURNS = 60
 CONTEXT_MEMORIES = 5
 """At most this many closest memories go to the extractor as context."""
 CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "suspected",
-           "auto_written", "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
+           "judged", "judged_same", "judged_distinct", "auto_written", "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
 """Counts a retry adds from the failed attempt of the same date."""
 PHASES = ("light", "deep", "branch", "rem", "wake")
 PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
@@ -294,6 +294,10 @@ def waking_message(record: CycleRecord) -> str:
         + (f" ({s['suspected']} of them a suspected duplicate, shown beside what it may repeat)"
            if s.get("suspected") else "")
         + (f", {s['auto_written']} auto-written" if s.get("auto_written") else "") + ".")
+    if s.get("judged") or s.get("judge_error"):
+        out.append(f"Dedup judge (model): {s.get('judged', 0)} judged, {s.get('judged_same', 0)} the same lesson "
+                   f"as one in memory or waiting, {s.get('judged_distinct', 0)} new"
+                   + (f"; {s['judge_error']}" if s.get("judge_error") else "") + ".")
     if s.get("corroborated"):
         n = s["corroborated"]
         out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
@@ -558,6 +562,7 @@ class _Cycle:
                 stats["kept"] += len(kept)
                 stats["duplicates"] += int(getattr(report, "duplicates", 0) or 0)
                 stats["suspected"] += sum(1 for c in kept if c.duplicate_of)
+                _count_judge(stats, report)
                 self.dropped.update(getattr(report, "dropped", {}) or {})
                 self.kept_ids.extend(c.id for c in kept)
                 self.corroborated.update(getattr(report, "corroborated", []) or [])
@@ -647,6 +652,7 @@ class _Cycle:
                 stats["kept"] += len(report.kept)
                 stats["duplicates"] += int(report.duplicates or 0)
                 stats["suspected"] += sum(1 for c in report.kept if c.duplicate_of)
+                _count_judge(stats, report)
                 self.dropped.update(report.dropped)
                 self.kept_ids.extend(c.id for c in report.kept)
                 self.corroborated.update(getattr(report, "corroborated", []) or [])
@@ -890,6 +896,15 @@ def _make_extractor(config: Config) -> Any:
     from dreamtui.core.extract import make_extractor
 
     return make_extractor(config)
+
+
+def _count_judge(stats: dict[str, Any], report: Any) -> None:
+    """Add the model dedup judge's counts (and its first error) of one gate run to ``stats``."""
+    for key in ("judged", "judged_same", "judged_distinct"):
+        stats[key] = stats.get(key, 0) + int(getattr(report, key, 0) or 0)
+    error = getattr(report, "judge_error", None)
+    if error and not stats.get("judge_error"):
+        stats["judge_error"] = str(error)
 
 
 def _gate(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,

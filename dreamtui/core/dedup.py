@@ -138,6 +138,9 @@ MISMATCH_PENALTY = 0.3
 not (``--context`` / ``--namespace``, ``85%`` / ``95%``, ``values-staging.yaml`` / ``values-prod.yaml``):
 the same words about different specifics are different lessons."""
 
+ADDS_CAP = round(DUPLICATE - 0.01, 2)
+"""The highest score of a lesson that names a specific its match does not: shown, never dropped."""
+
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?:[kKmM]\b)?%?")
 _FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
@@ -214,6 +217,16 @@ def _mentions(text: str) -> frozenset[str]:
     named in code on one side and in prose on the other (`` `jq` `` / ``jq``) still agrees."""
     low = text.lower()
     return frozenset({t.strip(".,;:()[]{}'\"`") for t in low.split()} | set(_WORD.findall(low)))
+
+
+def adds_specifics(a: Doc, b: Doc) -> bool:
+    """Whether lesson ``a`` names a specific that ``b`` does not mention at all (``src/ and tests/``
+    against ``src/``): then ``a`` may say more than ``b``, and it is never dropped as its duplicate."""
+    extra = a.specs - b.specs
+    if not extra:
+        return False
+    in_b = _mentions(b.text)
+    return any(x not in in_b for x in extra)
 
 
 def mismatched(a: Doc, b: Doc) -> bool:
@@ -340,6 +353,8 @@ def similarity_of(a: Doc, b: Doc, weights: Weights | None = None) -> float:
     score = W_DICE * dice + W_CONTAIN * contain + W_CHARS * chars
     if mismatched(a, b):
         score = max(0.0, score - MISMATCH_PENALTY)
+    elif score >= DUPLICATE and adds_specifics(a, b):
+        score = ADDS_CAP  # the same words and something concrete more: the person decides, side by side
     return round(score, 4)
 
 

@@ -23,6 +23,13 @@ and the other project's lesson is shown beside it (``report.related``). A reject
 the project where it was made: a lesson rejected in project A does not silence it in project B.
 Secrets never reach the ledger in clear: every stored text is redacted, and the rules found are
 listed in ``Candidate.secrets`` (such a candidate cannot be accepted until edited).
+
+Model judge (``dedup_judge.py``): after the lexical decisions, when the anthropic extractor is in
+use (``dedup_judge = "auto"``), each kept candidate and its closest in-scope memories and pending
+lessons (top :data:`JUDGE_TOP`, lexical score above :data:`JUDGE_FLOOR`) go to the model in one call.
+"Same" marks the candidate a suspected duplicate of that lesson; "distinct" clears a lexical suspect
+the model saw. The judge never drops anything, and when it fails the gate stays lexical and says so
+(``report.judge_error``).
 """
 
 from __future__ import annotations
@@ -33,11 +40,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dreamtui.core import clock, dedup, memory, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.dedup import DedupIndex, Doc
+from dreamtui.core.dedup_judge import Existing, Judge, JudgeError, JudgeItem, judge_for
 from dreamtui.core.frontmatter import FrontmatterError
 from dreamtui.core.frontmatter import split as split_frontmatter
 from dreamtui.core.ledger import Ledger
@@ -66,6 +74,14 @@ class GateReport:
     """Ids of pending candidates corroborated by this batch."""
     related: int = 0
     """Kept candidates shown beside a lesson of another project (which does not make them duplicates)."""
+    judged: int = 0
+    """Kept candidates the model dedup judge gave a verdict on."""
+    judged_same: int = 0
+    """…of which it said repeat an existing lesson (now suspected duplicates of it)."""
+    judged_distinct: int = 0
+    """…of which it said repeat none of the closest lessons (a lexical suspect among them is cleared)."""
+    judge_error: str | None = None
+    """One line when the judge failed; dedup then stayed lexical for this batch."""
 
     @property
     def invented(self) -> int:
@@ -82,6 +98,10 @@ class GateReport:
             "suspected_duplicates": self.suspected_duplicates,
             "corroborated": self.corroborated,
             "related": self.related,
+            "judged": self.judged,
+            "judged_same": self.judged_same,
+            "judged_distinct": self.judged_distinct,
+            "judge_error": self.judge_error,
         }
 
 
@@ -232,6 +252,76 @@ def closest_in_scope(index: DedupIndex, text: str, *, project: str, memory_dir: 
     return best
 
 
+JUDGE_TOP = 5
+"""Existing lessons offered to the model judge per kept candidate."""
+JUDGE_FLOOR = 0.10
+"""Only lessons scoring above this (lexically) are offered to the judge."""
+
+
+def judge_options(index: DedupIndex, text: str, *, project: str, scopes: Scopes,
+                  exclude: Iterable[str] = ()) -> list[DedupHit]:
+    """The closest memories and pending lessons that apply to ``project`` (never another project's,
+    never a rejection), at most :data:`JUDGE_TOP` distinct refs scoring above :data:`JUDGE_FLOOR`."""
+    found: dict[str, DedupHit] = {}
+    for score, doc in index.ranked(text, kinds=("memory", "pending"), exclude=exclude):
+        if score <= JUDGE_FLOOR or len(found) >= JUDGE_TOP:
+            break
+        if doc.ref in found or not scopes.applies(doc, project):
+            continue
+        found[doc.ref] = DedupHit(doc.kind, doc.ref, score, doc.text)
+    return list(found.values())
+
+
+def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, config: Config,
+                index: DedupIndex, scopes: Scopes, project: str, related_ids: set[str]) -> None:
+    """Ask the model judge about the kept candidates and change what the person is shown (never
+    what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
+    auto = judge == "auto"
+    if judge is None or (auto and (config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic")):
+        return
+    kept_ids = [c.id for c in report.kept]
+    todo: list[tuple[Candidate, list[DedupHit]]] = []
+    for i, cand in enumerate(report.kept):
+        if (auto and cand.extractor != "anthropic") or cand.duplicate_kind == "rejected":
+            continue  # only the model's own proposals; a rejected lesson's new evidence stays as it is
+        # never the candidate itself or one kept after it in this batch (they would mark each other)
+        options = judge_options(index, cand.claim, project=project, scopes=scopes, exclude=kept_ids[i:])
+        if options:
+            todo.append((cand, options))
+    if not todo:
+        return
+    try:
+        judge_obj = judge_for(config) if auto else judge
+        if judge_obj is None or isinstance(judge_obj, str):
+            return
+        verdicts = judge_obj.judge([JudgeItem(c.claim, tuple(Existing(h.text, h.ref) for h in hits))
+                                    for c, hits in todo])
+    except JudgeError as exc:
+        report.judge_error = f"dedup judge failed, dedup stayed lexical: {exc}"
+        return
+    for (cand, hits), verdict in zip(todo, verdicts, strict=False):
+        if verdict is None or (verdict.same is not None and not 0 <= verdict.same < len(hits)):
+            continue  # no answer, or one naming a lesson that was not offered: the lexical result stays
+        report.judged += 1
+        cand.duplicate_reason = verdict.reason
+        if verdict.same is not None:
+            if cand.duplicate_of is None:
+                report.suspected_duplicates += 1
+            elif cand.id in related_ids:
+                report.related -= 1
+                related_ids.discard(cand.id)
+            _set_duplicate(cand, hits[verdict.same])
+            cand.duplicate_judged = "same"
+            report.judged_same += 1
+            continue
+        cand.duplicate_judged = "distinct"
+        report.judged_distinct += 1
+        if cand.duplicate_of is not None and cand.duplicate_of in {h.ref for h in hits}:
+            cand.duplicate_of = cand.duplicate_kind = None
+            cand.duplicate_score = None
+            report.suspected_duplicates -= 1
+
+
 def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
     rows = ledger.query(
         "SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? AND drop_reason = 'duplicate-pending' "
@@ -241,15 +331,18 @@ def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
 
 def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
          files: Sequence[Path | str], cycle_id: int | None = None,
-         index: DedupIndex | None = None, corroborate: bool = True) -> GateReport:
+         index: DedupIndex | None = None, corroborate: bool = True,
+         judge: Judge | None | Literal["auto"] = "auto") -> GateReport:
     """Check each raw candidate, store it in the ledger (kept ``pending`` or ``dropped``), and report.
 
     ``files`` are the session's transcript files (main first, then sub-agents) the quotes must be
     found in. ``project`` is the project the session belongs to: lessons of other projects never
     make its candidates duplicates (see the module docstring). ``index`` may be passed to reuse one dedup index across sessions; the gate adds the
     candidates it keeps to it. ``corroborate=False`` leaves ``corroborated`` alone (for a caller
-    that counts corroboration itself from ``duplicate_of``). Everything is written in one ledger
-    transaction.
+    that counts corroboration itself from ``duplicate_of``). ``judge``: ``"auto"`` asks the model
+    dedup judge when the config says so (``dedup_judge``, anthropic extractor); None never does; a
+    :class:`~dreamtui.core.dedup_judge.Judge` is asked about every kept candidate. Everything is
+    written in one ledger transaction, after the judge answered.
     """
     report = GateReport()
     if index is None:
@@ -260,6 +353,7 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     rows: list[Candidate] = []
     bumps: dict[str, set[str]] = {}
     seen_ids: set[str] = set()
+    related_ids: set[str] = set()
 
     for raw in raws:
         claim_raw = _prose(raw.claim)
@@ -335,6 +429,7 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
                 report.suspected_duplicates += 1
                 if any(shown is h for h in elsewhere):
                     report.related += 1
+                    related_ids.add(cid)
         cand.status = "pending"
         report.kept.append(cand)
         scopes.remember(cand)
@@ -342,6 +437,8 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
             report.flagged_secrets += 1
         index.add(Doc.of("pending", cid, claim, session))
 
+    _judge_kept(report, judge, config=config, index=index, scopes=scopes, project=project,
+                related_ids=related_ids)
     with ledger.write() as conn:
         for cand in rows:
             ledger.put_candidate(cand)

@@ -96,7 +96,9 @@ CREATE TABLE IF NOT EXISTS candidates (
     drop_reason TEXT,
     cycle_id INTEGER,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    duplicate_judged TEXT,                 -- the model dedup judge: 'same' | 'distinct' | NULL
+    duplicate_reason TEXT                  -- the judge's one-line reason
 );
 CREATE INDEX IF NOT EXISTS candidates_status ON candidates(status);
 CREATE INDEX IF NOT EXISTS candidates_session ON candidates(session);
@@ -229,6 +231,7 @@ class Ledger:
     def _migrate(self) -> None:
         with self.write() as c:
             _exec_script(c, SCHEMA)
+            _add_columns(c)
             c.execute(
                 "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
                 "ON CONFLICT(key) DO NOTHING",
@@ -313,6 +316,22 @@ class Ledger:
             )
 
 
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("candidates", "duplicate_judged", "TEXT"),
+    ("candidates", "duplicate_reason", "TEXT"),
+)
+"""Columns added after a table was first created: ``(table, column, declaration)``. A ledger made
+before them gets them with ``ALTER TABLE … ADD COLUMN`` (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """Add each of :data:`ADDED_COLUMNS` that an older ledger lacks (inside the migration transaction)."""
+    for table, column, decl in ADDED_COLUMNS:
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
 def _exec_script(conn: sqlite3.Connection, script: str) -> None:
     """Run each statement of ``script`` inside the current transaction (executescript would commit)."""
     for stmt in script.split(";"):
@@ -348,7 +367,14 @@ def candidate_to_row(cand: Candidate) -> dict[str, Any]:
         "cycle_id": cand.cycle_id,
         "created_at": cand.created_at or "",
         "updated_at": cand.updated_at or cand.created_at or "",
+        "duplicate_judged": cand.duplicate_judged,
+        "duplicate_reason": cand.duplicate_reason,
     }
+
+
+def _optional(row: sqlite3.Row, column: str) -> Any:
+    """A column added later (:data:`ADDED_COLUMNS`), None when a query did not select it."""
+    return row[column] if column in row.keys() else None  # noqa: SIM118 (``in row`` tests values)
 
 
 def row_to_candidate(row: sqlite3.Row) -> Candidate:
@@ -379,4 +405,6 @@ def row_to_candidate(row: sqlite3.Row) -> Candidate:
         cycle_id=row["cycle_id"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        duplicate_judged=_optional(row, "duplicate_judged"),
+        duplicate_reason=_optional(row, "duplicate_reason"),
     )

@@ -251,6 +251,11 @@ class Candidate:
     cycle_id: int | None = None
     created_at: str | None = None
     updated_at: str | None = None
+    duplicate_judged: str | None = None
+    """What the model dedup judge said: ``same`` (it repeats ``duplicate_of``), ``distinct`` (none of
+    the closest lessons says the same), or None (not judged)."""
+    duplicate_reason: str | None = None
+    """The judge's one-line reason, when it judged."""
 
     @property
     def verified_line(self) -> int | None:

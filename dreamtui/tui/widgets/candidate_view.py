@@ -42,6 +42,15 @@ def badges(cand: Candidate) -> Text:
     return out
 
 
+def judged_label(cand: Candidate) -> Text | None:
+    """``model: same lesson — <reason>`` when the model dedup judge said the candidate repeats the
+    lesson shown beside it; None otherwise."""
+    if cand.duplicate_judged != "same" or not cand.duplicate_of:
+        return None
+    return literal_text(f"model: same lesson — {cand.duplicate_reason or ''}".rstrip(" —"), style="italic yellow",
+                        limit=300, one_line=True)
+
+
 LABEL_WIDTH = 8
 
 
@@ -153,8 +162,11 @@ class CandidateView(VerticalScroll):
             title, text = duplicate
             self.query_one("#dup-new", Static).update(Group(Text("This proposal", style="bold"),
                                                             literal_text(cand.claim), literal_text(cand.why, style="dim")))
-            self.query_one("#dup-old", Static).update(Group(literal_text(f"Existing: {title}", style="bold yellow"),
-                                                            literal_text(text)))
+            old = [literal_text(f"Existing: {title}", style="bold yellow"), literal_text(text)]
+            verdict = judged_label(cand)
+            if verdict is not None:
+                old.append(verdict)
+            self.query_one("#dup-old", Static).update(Group(*old))
         self.scroll_home(animate=False)
 
     def evidence(self, cand: Candidate) -> Group | Text:
