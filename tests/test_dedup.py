@@ -224,3 +224,10 @@ def test_a_lesson_that_names_more_is_shown_never_dropped() -> None:
     more = "Run mypy in strict mode on `src/` and `scripts/` before every push."
     assert SUSPECT <= similarity(more, memory) < DUPLICATE  # side by side: the person decides
     assert similarity(memory, memory) >= DUPLICATE
+
+
+def test_specifics_of_a_huge_pasted_line_are_found_in_one_pass() -> None:
+    # a person's 200 KB paste once made the path pattern quadratic (minutes per cycle)
+    for text in ("x" * 200_000, "a/" * 100_000, "-x" * 100_000, "foo." * 50_000):
+        assert len(specifics(text)) <= 1
+    assert specifics("x" * 30_000 + " `later`") == frozenset()  # only the head of a long text is searched

@@ -138,13 +138,17 @@ MISMATCH_PENALTY = 0.3
 not (``--context`` / ``--namespace``, ``85%`` / ``95%``, ``values-staging.yaml`` / ``values-prod.yaml``):
 the same words about different specifics are different lessons."""
 
+SPECIFICS_CHARS = 20_000
+"""Only the first this many characters of a text are searched for specifics (a lesson is short)."""
 ADDS_CAP = round(DUPLICATE - 0.01, 2)
 """The highest score of a lesson that names a specific its match does not: shown, never dropped."""
 
 _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?:[kKmM]\b)?%?")
 _FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
-_PATHLIKE = re.compile(r"[\w.@~-]*/[\w./@~-]+|\b[\w-]+\.(?:py|js|ts|tsx|jsx|toml|ya?ml|json|md|txt|cfg|ini|lock"
+# every repetition is bounded and starts at the beginning of a run: linear time on a 10 MB line of "xxxx…"
+_PATHLIKE = re.compile(r"(?<![\w.@~-])[\w.@~-]{0,100}/[\w./@~-]{1,200}"
+                       r"|\b[\w-]{1,100}\.(?:py|js|ts|tsx|jsx|toml|ya?ml|json|md|txt|cfg|ini|lock"
                        r"|sh|rs|go|tf|env|sql|html|css)\b")
 PREFIX = 5
 """Unmatched terms sharing this many leading letters count as the same term (see :func:`soft_pairs`)."""
@@ -198,6 +202,7 @@ def _number(token: str) -> str:
 def specifics(text: str) -> frozenset[str]:
     """The concrete specifics a lesson names, lower-cased: the tokens of its inline code, its numbers,
     flags, paths and file names. Two lessons that name different ones are about different things."""
+    text = text[:SPECIFICS_CHARS]
     found: set[str] = set()
     for span in _CODE_SPAN.findall(text):
         found.update(tok.strip(".,;:()[]{}'\"") for tok in span.lower().split())
