@@ -40,7 +40,7 @@ from dreamtui.core import clock, gate
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
 from dreamtui.core.goodnight import said_goodnight
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, record_extraction
 from dreamtui.core.lock import CycleLock
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
 
@@ -751,22 +751,12 @@ class _Cycle:
                 if result is None or rng.end_offset <= rng.start_offset:
                     continue
                 first = i == 0
-                usage = result.usage if first else Usage()
-                c.execute(
-                    """INSERT INTO extractions (session, project, path, start_offset, end_offset,
-                           content_hash, extractor, model, cycle_id, calls, input_tokens, output_tokens,
-                           cached_tokens, candidates, error, created_at)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
-                       ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET
-                           content_hash = excluded.content_hash, extractor = excluded.extractor,
-                           model = excluded.model, cycle_id = excluded.cycle_id, calls = excluded.calls,
-                           input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-                           cached_tokens = excluded.cached_tokens, candidates = excluded.candidates,
-                           error = NULL, created_at = excluded.created_at""",
-                    (work.session, work.project, rng.path, rng.start_offset, rng.end_offset, rng.content_hash,
-                     self.stats.get("extractor") or "?", self.stats.get("model"), self.id, usage.calls,
-                     usage.input_tokens, usage.output_tokens, usage.cached_tokens,
-                     candidates if first else 0, now))
+                record_extraction(c, session=work.session, project=work.project, path=rng.path,
+                                  start_offset=rng.start_offset, end_offset=rng.end_offset,
+                                  content_hash=rng.content_hash, extractor=self.stats.get("extractor") or "?",
+                                  model=self.stats.get("model"), cycle_id=self.id,
+                                  usage=result.usage if first else Usage(),
+                                  candidates=candidates if first else 0, now=now)
 
     def _record_failed_extraction(self, work: SessionWork, result: ExtractionResult) -> None:
         """A failed extraction is recorded (with its error) but nothing is marked dreamed."""

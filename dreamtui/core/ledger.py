@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamtui.core.errors import LedgerError
-from dreamtui.core.models import Candidate, Match
+from dreamtui.core.models import Candidate, Match, Usage
 
 SCHEMA_VERSION = 1
 
@@ -322,6 +322,26 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 """Columns added after a table was first created: ``(table, column, declaration)``. A ledger made
 before them gets them with ``ALTER TABLE … ADD COLUMN`` (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""
+
+
+def record_extraction(c: sqlite3.Connection, *, session: str, project: str, path: str, start_offset: int,
+                      end_offset: int, content_hash: str | None, extractor: str, model: str | None,
+                      cycle_id: int | None, usage: Usage, candidates: int, now: str) -> None:
+    """Record (or re-record) that the bytes ``start_offset``..``end_offset`` of ``path`` were extracted,
+    with the call's usage and how many candidates it gave (inside the caller's transaction)."""
+    c.execute(
+        """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
+               extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
+               candidates, error, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+           ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET
+               content_hash = excluded.content_hash, extractor = excluded.extractor,
+               model = excluded.model, cycle_id = excluded.cycle_id, calls = excluded.calls,
+               input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+               cached_tokens = excluded.cached_tokens, candidates = excluded.candidates,
+               error = NULL, created_at = excluded.created_at""",
+        (session, project, path, start_offset, end_offset, content_hash, extractor, model, cycle_id,
+         usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens, candidates, now))
 
 
 def _add_columns(conn: sqlite3.Connection) -> None:

@@ -30,8 +30,8 @@ from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract.anthropic_ext import AnthropicExtractor, explain_api_error, text_of, usage_of
 from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut
-from dreamtui.core.ledger import Ledger
-from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate
+from dreamtui.core.ledger import Ledger, record_extraction
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Usage
 
 OPEN_STATES = ("in_progress", "canceling", "ended")  # ``ended`` = results ready but not yet collected
 ADHOC = "cli"
@@ -143,21 +143,10 @@ def record_extracted(ledger: Ledger, item: Collected, candidates: int, *, extrac
             if r["end_offset"] <= r["start_offset"]:
                 continue
             first = i == 0
-            c.execute(
-                """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
-                       extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
-                       candidates, error, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
-                   ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET
-                       content_hash = excluded.content_hash, extractor = excluded.extractor,
-                       model = excluded.model, cycle_id = excluded.cycle_id, calls = excluded.calls,
-                       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-                       cached_tokens = excluded.cached_tokens, candidates = excluded.candidates,
-                       error = NULL, created_at = excluded.created_at""",
-                (item.session, item.project, r["path"], r["start_offset"], r["end_offset"], r["content_hash"],
-                 extractor, model, cycle_id, usage.calls if first else 0, usage.input_tokens if first else 0,
-                 usage.output_tokens if first else 0, usage.cached_tokens if first else 0,
-                 candidates if first else 0, now))
+            record_extraction(c, session=item.session, project=item.project, path=r["path"],
+                              start_offset=r["start_offset"], end_offset=r["end_offset"],
+                              content_hash=r["content_hash"], extractor=extractor, model=model, cycle_id=cycle_id,
+                              usage=usage if first else Usage(), candidates=candidates if first else 0, now=now)
     return len(ranges)
 
 
