@@ -434,6 +434,47 @@ def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: 
     assert "Dedup judge (model): 1 judged, 1 the same lesson" in waking_message(record)
 
 
+def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(config: Config, ledger: Ledger,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge is a network call (up to minutes with retries): the app must be able to accept or
+    reject meanwhile, so the cycle's write transaction opens only after the judge answered."""
+    import sqlite3
+
+    from dreamtui.core import dedup_judge
+
+    install(config, "busy")
+    shutil.rmtree(config.transcripts / ACME / B1)
+    session_file(config, B1).unlink()
+    config.memory.mkdir()
+    (config.memory / "tools.md").write_text("---\nname: uv\ndescription: Dependencies are installed with uv "
+                                            "here; pip ignores our lockfile.\ntype: feedback\n---\n")
+    writable: list[bool] = []
+    real_judge = dedup_judge.AnthropicJudge.judge
+
+    def judge_and_probe(self, items):  # another writer (the app) tries to write while the model thinks
+        probe = sqlite3.connect(str(ledger.path), timeout=0, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            writable.append(True)
+        except sqlite3.OperationalError:
+            writable.append(False)
+        finally:
+            probe.close()
+        return real_judge(self, items)
+
+    monkeypatch.setattr(dedup_judge.AnthropicJudge, "judge", judge_and_probe)
+    with FakeAnthropic() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo.")]))
+        server.script.append(Reply(200, message({"verdicts": [{"item": 1, "same_as": 0, "reason": "new"}]})))
+        server.script.append(Reply(200, message("## Working on\n- uv\n")))
+        record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
+    assert record.status == "completed" and record.stats["judged"] == 1
+    assert writable == [True]
+
+
 def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger) -> None:
     folder = config.transcripts / ACME
     folder.mkdir(parents=True)

@@ -222,14 +222,16 @@ def _collect_one(config: Config, ledger: Ledger, runner: BatchRunner, batch_id: 
     """Collect one ended ad-hoc batch: per session, gate its candidates and record what it extracted
     (or give a failed request's content back) in one transaction."""
     from dreamtui.core.extract.batch import give_back, record_extracted
-    from dreamtui.core.gate import gate
+    from dreamtui.core.gate import check, store
 
     name, model = runner.extractor.name, runner.extractor.model
     for item in runner.collect(batch_id, mark=False):
         res = item.result
+        # decided before the write transaction: the model dedup judge never runs under the write lock
+        checked = check(res.candidates, config=config, ledger=ledger, project=item.project,
+                        files=item.files, index=index) if res.candidates else None
         with ledger.write():  # candidates, extraction ranges and offsets: one transaction
-            report = gate(res.candidates, config=config, ledger=ledger, project=item.project,
-                          files=item.files, index=index) if res.candidates else None
+            report = store(ledger, checked) if checked is not None else None
             if res.error:
                 give_back(ledger, item, extractor=name, model=model)
                 recorded = 0

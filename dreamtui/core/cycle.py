@@ -554,8 +554,9 @@ class _Cycle:
                     stats["extraction_errors"] += 1
                     self._record_failed_extraction(work, result)
                     continue
+                checked = _check(result.candidates, self.config, self.ledger, work, self.id, self.index)
                 with self.ledger.write():  # candidates, ranges and offsets: one transaction
-                    report = _gate(result.candidates, self.config, self.ledger, work, self.id, self.index)
+                    report = gate.store(self.ledger, checked)
                     self._mark_dreamed(work, result, len(result.candidates))
                 stats["surfaced"] += len(result.candidates)
                 kept = list(getattr(report, "kept", []))
@@ -644,8 +645,9 @@ class _Cycle:
                     stats["extraction_errors"] += 1
                     self._give_back(work, item.result)
                     continue
+                checked = _check(item.result.candidates, self.config, self.ledger, work, self.id, self.index)
                 with self.ledger.write():  # candidates and ranges: one transaction
-                    report = _gate(item.result.candidates, self.config, self.ledger, work, self.id, self.index)
+                    report = gate.store(self.ledger, checked)
                     self._record_ranges(work, item.result, len(item.result.candidates))
                 stats["batch_sessions_collected"] += 1
                 stats["surfaced"] += len(item.result.candidates)
@@ -897,12 +899,12 @@ def _count_judge(stats: dict[str, Any], report: Any) -> None:
         stats["judge_error"] = str(error)
 
 
-def _gate(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,
-          index: Any) -> Any:
-    from dreamtui.core.gate import gate
-
-    return gate(raws, config=config, ledger=ledger, project=work.project, files=work.files, cycle_id=cycle_id,
-                index=index)
+def _check(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,
+           index: Any) -> gate.CheckedGate:
+    """The gate's decisions for one session, made before the cycle's write transaction opens (the
+    model dedup judge is a network call; the ledger's write lock is never held across it)."""
+    return gate.check(raws, config=config, ledger=ledger, project=work.project, files=work.files,
+                      cycle_id=cycle_id, index=index)
 
 
 def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:

@@ -329,6 +329,17 @@ def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
     return bool(rows)
 
 
+@dataclass
+class CheckedGate:
+    """What :func:`check` decided, not yet written: the report, every candidate row, and the pending
+    candidates to corroborate (target id → sessions)."""
+
+    report: GateReport
+    rows: list[Candidate]
+    bumps: dict[str, set[str]]
+    now: str
+
+
 def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
          files: Sequence[Path | str], cycle_id: int | None = None,
          index: DedupIndex | None = None, corroborate: bool = True,
@@ -337,13 +348,26 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
 
     ``files`` are the session's transcript files (main first, then sub-agents) the quotes must be
     found in. ``project`` is the project the session belongs to: lessons of other projects never
-    make its candidates duplicates (see the module docstring). ``index`` may be passed to reuse one dedup index across sessions; the gate adds the
-    candidates it keeps to it. ``corroborate=False`` leaves ``corroborated`` alone (for a caller
-    that counts corroboration itself from ``duplicate_of``). ``judge``: ``"auto"`` asks the model
-    dedup judge when the config says so (``dedup_judge``, anthropic extractor); None never does; a
+    make its candidates duplicates (see the module docstring). ``index`` may be passed to reuse one
+    dedup index across sessions; the gate adds the candidates it keeps to it. ``corroborate=False``
+    leaves ``corroborated`` alone (for a caller that counts corroboration itself from
+    ``duplicate_of``). ``judge``: ``"auto"`` asks the model dedup judge when the config says so
+    (``dedup_judge``, anthropic extractor); None never does; a
     :class:`~dreamtui.core.dedup_judge.Judge` is asked about every kept candidate. Everything is
-    written in one ledger transaction, after the judge answered.
+    written in one ledger transaction, after the judge answered. A caller that writes more in the same
+    transaction calls :func:`check` first (outside it: the judge is a network call) and then
+    :func:`store` inside it.
     """
+    return store(ledger, check(raws, config=config, ledger=ledger, project=project, files=files,
+                               cycle_id=cycle_id, index=index, corroborate=corroborate, judge=judge))
+
+
+def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
+          files: Sequence[Path | str], cycle_id: int | None = None,
+          index: DedupIndex | None = None, corroborate: bool = True,
+          judge: Judge | None | Literal["auto"] = "auto") -> CheckedGate:
+    """Everything :func:`gate` decides (verification, dedup, secrets, the model judge), reading the
+    ledger but writing nothing to it; :func:`store` writes the result."""
     report = GateReport()
     if index is None:
         index = DedupIndex.build(config.memory, ledger)
@@ -439,12 +463,19 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
 
     _judge_kept(report, judge, config=config, index=index, scopes=scopes, project=project,
                 related_ids=related_ids)
+    return CheckedGate(report, rows, bumps, now)
+
+
+def store(ledger: Ledger, checked: CheckedGate) -> GateReport:
+    """Write what :func:`check` decided: every candidate row and the corroboration counts, in one
+    transaction (joining the caller's, if any). Returns the report."""
+    report = checked.report
     with ledger.write() as conn:
-        for cand in rows:
+        for cand in checked.rows:
             ledger.put_candidate(cand)
-        for target, sessions in bumps.items():
+        for target, sessions in checked.bumps.items():
             conn.execute("UPDATE candidates SET corroborated = corroborated + ?, updated_at = ? "
-                         "WHERE id = ? AND status = 'pending'", (len(sessions), now, target))
+                         "WHERE id = ? AND status = 'pending'", (len(sessions), checked.now, target))
             report.corroborated.append(target)
     return report
 
