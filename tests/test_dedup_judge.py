@@ -128,10 +128,13 @@ def test_distinct_clears_a_lexical_suspect(claude: Config, ledger: Ledger, serve
     stored = ledger.get_candidate(kept.id)
     assert stored is not None and stored.status == "pending"
     assert stored.duplicate_of is None and stored.duplicate_kind is None and stored.duplicate_score is None
-    assert stored.duplicate_judged == "distinct" and "payment gateway" in (stored.duplicate_reason or "")
+    assert stored.duplicate_judged == "cleared" and "payment gateway" in (stored.duplicate_reason or "")
     assert judged_label(stored) is None
     assert (report.judged_distinct, report.suspected_duplicates) == (1, 0)
     assert "mock the database" in content(server).lower()  # the lexical suspect was what it judged
+    # after promotion, auto-write still leaves it to a person: only the model called it new
+    from dreamtui.core.promotion import Pair, why_waits
+    assert "only the model judged it new" in (why_waits(stored, Pair(stored.extractor, stored.model)) or "")
 
 
 def test_lexical_suspect_without_the_judge(config: Config, ledger: Ledger) -> None:

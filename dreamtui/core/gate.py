@@ -319,6 +319,7 @@ def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, co
         if cand.duplicate_of is not None and cand.duplicate_of in {h.ref for h in hits}:
             cand.duplicate_of = cand.duplicate_kind = None
             cand.duplicate_score = None
+            cand.duplicate_judged = "cleared"  # lexical dedup suspected it; only the model says it is new
             report.suspected_duplicates -= 1
 
 

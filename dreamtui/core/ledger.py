@@ -97,7 +97,7 @@ CREATE TABLE IF NOT EXISTS candidates (
     cycle_id INTEGER,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    duplicate_judged TEXT,                 -- the model dedup judge: 'same' | 'distinct' | NULL
+    duplicate_judged TEXT,                 -- the model dedup judge: 'same' | 'distinct' | 'cleared' | NULL
     duplicate_reason TEXT                  -- the judge's one-line reason
 );
 CREATE INDEX IF NOT EXISTS candidates_status ON candidates(status);

@@ -667,6 +667,8 @@ def why_waits(cand: Candidate, pair: Pair) -> str | None:
         return f"quote is not from a person's or the assistant's words (provenance: {provenance})"
     if cand.duplicate_of:
         return f"may duplicate {cand.duplicate_of}"
+    if cand.duplicate_judged == "cleared":
+        return "lexical dedup suspected a duplicate and only the model judged it new"
     if cand.secrets or any(secrets.has_secret(t) for t in (cand.claim, cand.why, cand.how_to_apply, cand.quote)):
         return "flagged for a secret"
     return None
