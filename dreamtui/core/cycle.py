@@ -34,15 +34,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date as Date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dreamtui.core import clock, gate
+from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
 from dreamtui.core.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction
 from dreamtui.core.lock import CycleLock
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
+
+if TYPE_CHECKING:
+    from dreamtui.core import gate
 
 ALL_PROJECTS = "*"
 YIELD_FLOOR_MESSAGE = "DREAM IS PROPOSING NOTHING — extractor may be mis-tuned or the corpus is saturated."
@@ -526,6 +529,8 @@ class _Cycle:
     def deep(self) -> None:
         self.open_phase("deep")
         self.index = index = _dedup_index(self.config, self.ledger)
+        from dreamtui.core import gate  # the gate (and the dedup it carries) loads only for a deep sleep
+
         scopes = gate.Scopes(self.config.memory)
         for i, work in enumerate(self.work):
             self.progress(f"recalling memories for {work.session[:8]}", i / max(1, len(self.work)))
@@ -556,7 +561,7 @@ class _Cycle:
                     continue
                 checked = _check(result.candidates, self.config, self.ledger, work, self.id, self.index)
                 with self.ledger.write():  # candidates, ranges and offsets: one transaction
-                    report = gate.store(self.ledger, checked)
+                    report = _store(self.ledger, checked)
                     self._mark_dreamed(work, result, len(result.candidates))
                 stats["surfaced"] += len(result.candidates)
                 kept = list(getattr(report, "kept", []))
@@ -647,7 +652,7 @@ class _Cycle:
                     continue
                 checked = _check(item.result.candidates, self.config, self.ledger, work, self.id, self.index)
                 with self.ledger.write():  # candidates and ranges: one transaction
-                    report = gate.store(self.ledger, checked)
+                    report = _store(self.ledger, checked)
                     self._record_ranges(work, item.result, len(item.result.candidates))
                 stats["batch_sessions_collected"] += 1
                 stats["surfaced"] += len(item.result.candidates)
@@ -870,7 +875,9 @@ def _recall(index: Any, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str,
         substantial += 1
         if substantial > RECALL_TURNS:  # a long session is a spark; its first turns give the context
             return tuple(sorted(hits, key=lambda t: -hits[t])[:CONTEXT_MEMORIES]), False
-        hit = gate.closest_in_scope(index, turn.text, project=digest.project, memory_dir=scopes.root,
+        from dreamtui.core.gate import closest_in_scope
+
+        hit = closest_in_scope(index, turn.text, project=digest.project, memory_dir=scopes.root,
                                     scopes=scopes)
         if hit is None:
             continue
@@ -899,10 +906,19 @@ def _count_judge(stats: dict[str, Any], report: Any) -> None:
         stats["judge_error"] = str(error)
 
 
+def _store(ledger: Ledger, checked: gate.CheckedGate) -> Any:
+    """Write what the gate decided (inside the cycle's transaction)."""
+    from dreamtui.core import gate
+
+    return gate.store(ledger, checked)
+
+
 def _check(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,
            index: Any) -> gate.CheckedGate:
     """The gate's decisions for one session, made before the cycle's write transaction opens (the
     model dedup judge is a network call; the ledger's write lock is never held across it)."""
+    from dreamtui.core import gate
+
     return gate.check(raws, config=config, ledger=ledger, project=work.project, files=work.files,
                       cycle_id=cycle_id, index=index)
 

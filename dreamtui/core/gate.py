@@ -40,18 +40,20 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dreamtui.core import clock, dedup, memory, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.dedup import DedupIndex, Doc
-from dreamtui.core.dedup_judge import Existing, Judge, JudgeError, JudgeItem, judge_for
 from dreamtui.core.frontmatter import FrontmatterError
 from dreamtui.core.frontmatter import split as split_frontmatter
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import clean_text
 from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
 from dreamtui.core.verify import verify_quote
+
+if TYPE_CHECKING:
+    from dreamtui.core.dedup_judge import Judge
 
 DROP_REASONS: tuple[str, ...] = (
     "invalid", "unverified", "duplicate", "duplicate-pending", "previously-rejected", "already-decided",
@@ -290,6 +292,9 @@ def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, co
             todo.append((cand, options))
     if not todo:
         return
+    # imported here: the judge pulls in the SDK glue and pydantic, which a gate without it never needs
+    from dreamtui.core.dedup_judge import Existing, JudgeError, JudgeItem, judge_for
+
     try:
         judge_obj = judge_for(config) if auto else judge
         if judge_obj is None or isinstance(judge_obj, str):
