@@ -410,14 +410,19 @@ def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkey
     assert "4 surfaced, 2 verified, 3 dropped (duplicate-pending 1, unverified 2)" in waking_message(record)
 
 
-def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: Ledger,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def one_session_beside_a_reworded_uv_memory(config: Config) -> None:
+    """One busy session that says the uv lesson, and a memory that says it in other words."""
     install(config, "busy")
     shutil.rmtree(config.transcripts / ACME / B1)
     session_file(config, B1).unlink()
     config.memory.mkdir()
     (config.memory / "tools.md").write_text("---\nname: uv\ndescription: Dependencies are installed with uv "
                                             "here; pip ignores our lockfile.\ntype: feedback\n---\n")
+
+
+def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: Ledger,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    one_session_beside_a_reworded_uv_memory(config)
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -442,12 +447,7 @@ def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(config: Con
 
     from dreamtui.core import dedup_judge
 
-    install(config, "busy")
-    shutil.rmtree(config.transcripts / ACME / B1)
-    session_file(config, B1).unlink()
-    config.memory.mkdir()
-    (config.memory / "tools.md").write_text("---\nname: uv\ndescription: Dependencies are installed with uv "
-                                            "here; pip ignores our lockfile.\ntype: feedback\n---\n")
+    one_session_beside_a_reworded_uv_memory(config)
     writable: list[bool] = []
     real_judge = dedup_judge.AnthropicJudge.judge
 

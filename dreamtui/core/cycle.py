@@ -40,7 +40,7 @@ from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
 from dreamtui.core.goodnight import said_goodnight
-from dreamtui.core.ledger import Ledger, record_extraction
+from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
 from dreamtui.core.lock import CycleLock
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
 
@@ -770,17 +770,11 @@ class _Cycle:
         now = clock.now_iso()
         rng = work.ranges[0]
         with self.ledger.write() as c:
-            c.execute(
-                """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
-                       extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
-                       candidates, error, created_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
-                   ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
-                       cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
-                (work.session, work.project, rng.path, rng.start_offset, rng.end_offset, rng.content_hash,
-                 self.stats.get("extractor") or "?", self.stats.get("model"), self.id, result.usage.calls,
-                 result.usage.input_tokens, result.usage.output_tokens, result.usage.cached_tokens,
-                 (result.error or "failed")[:500], now))
+            record_failed_extraction(c, session=work.session, project=work.project, path=rng.path,
+                                     start_offset=rng.start_offset, end_offset=rng.end_offset,
+                                     content_hash=rng.content_hash, extractor=self.stats.get("extractor") or "?",
+                                     model=self.stats.get("model"), cycle_id=self.id, usage=result.usage,
+                                     error=result.error, now=now)
 
 
 # -- light sleep helpers ---------------------------------------------------------------------------

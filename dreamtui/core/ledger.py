@@ -344,6 +344,24 @@ def record_extraction(c: sqlite3.Connection, *, session: str, project: str, path
          usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens, candidates, now))
 
 
+def record_failed_extraction(c: sqlite3.Connection, *, session: str, project: str, path: str,
+                             start_offset: int, end_offset: int, content_hash: str | None, extractor: str,
+                             model: str | None, cycle_id: int | None, usage: Usage, error: str | None,
+                             now: str) -> None:
+    """Record that extracting ``start_offset``..``end_offset`` of ``path`` failed, with the error (inside
+    the caller's transaction); the content stays undreamed, so a later cycle tries again."""
+    c.execute(
+        """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
+               extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
+               candidates, error, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+           ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
+               cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
+        (session, project, path, start_offset, end_offset, content_hash, extractor, model, cycle_id,
+         usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens, (error or "failed")[:500],
+         now))
+
+
 def _add_columns(conn: sqlite3.Connection) -> None:
     """Add each of :data:`ADDED_COLUMNS` that an older ledger lacks (inside the migration transaction)."""
     for table, column, decl in ADDED_COLUMNS:

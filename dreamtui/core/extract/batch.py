@@ -30,7 +30,7 @@ from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract.anthropic_ext import AnthropicExtractor, explain_api_error, text_of, usage_of
 from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut
-from dreamtui.core.ledger import Ledger, record_extraction
+from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Usage
 
 OPEN_STATES = ("in_progress", "canceling", "ended")  # ``ended`` = results ready but not yet collected
@@ -160,16 +160,10 @@ def give_back(ledger: Ledger, item: Collected, *, extractor: str, model: str | N
     usage = item.result.usage
     first = ranges[0]
     with ledger.write() as c:
-        c.execute(
-            """INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,
-                   extractor, model, cycle_id, calls, input_tokens, output_tokens, cached_tokens,
-                   candidates, error, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
-               ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
-                   cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
-            (item.session, item.project, first["path"], first["start_offset"], first["end_offset"],
-             first["content_hash"], extractor, model, cycle_id, usage.calls, usage.input_tokens,
-             usage.output_tokens, usage.cached_tokens, (item.result.error or "failed")[:500], now_iso()))
+        record_failed_extraction(c, session=item.session, project=item.project, path=first["path"],
+                                 start_offset=first["start_offset"], end_offset=first["end_offset"],
+                                 content_hash=first["content_hash"], extractor=extractor, model=model,
+                                 cycle_id=cycle_id, usage=usage, error=item.result.error, now=now_iso())
         for r in ranges:
             c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset > ?",
                       (r["start_offset"], r["start_line"], r["path"], r["start_offset"]))
