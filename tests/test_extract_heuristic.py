@@ -77,6 +77,16 @@ def test_a_root_cause_from_the_assistant_is_a_project_fact() -> None:
     assert cands[0].scope == "-home-kim-shop"
 
 
+def test_the_assistant_on_one_line_of_todays_diff_is_not_a_root_cause() -> None:
+    cands = run(digest_of(
+        ("person", "the build is broken again after your edit"),
+        ("assistant", "I see the issue - line 170 has `main.py.oldscratch` which should be `main.py.old`."),
+        ("assistant", "The root cause was that the lockfile pinned an old setuptools that cannot build wheels."),
+    ))
+    assert [c.quote for c in cands] == [
+        "The root cause was that the lockfile pinned an old setuptools that cannot build wheels."]
+
+
 def test_a_general_preference_is_global_and_a_code_specific_one_is_the_project() -> None:
     cands = run(digest_of(("person", "I prefer small commits with one logical change each."),
                           ("person", "I prefer that you call `cart_store.apply()` for every price change.")))

@@ -546,8 +546,8 @@ class HeuristicExtractor:
                 continue  # a sentence too long to be a quote is never read
             sentence = text[span.start:span.end]
             kind = self._match(sentence, rules, turn.role)
-            if kind is None:
-                continue
+            if kind is None or (turn.role == "assistant" and _EPHEMERAL.search(sentence)):
+                continue  # the assistant on one line of today's diff ("line 170 has…") is not a lesson
             start, end = span.start, span.end
             if kind in _PLAIN_KINDS:
                 # a plain sentence carries no trigger word: a short one ("migrations run with `make
