@@ -109,3 +109,16 @@ def test_bad_dreamtui_now_is_a_clear_error(monkeypatch):
 def test_without_dreamtui_now_the_clock_is_real():
     before = datetime.now(UTC)
     assert before <= clock.now() <= datetime.now(UTC)
+
+
+def test_cli_config_shows_every_setting_and_whether_claude_judges_duplicates(tmp_path: Path, monkeypatch):
+    toml = write_toml(tmp_path / "c.toml", 'quiet_minutes = 12\ncommand = "my-extractor --json"\n'
+                                           '[keys]\naccept = "y"\n')
+    result = CliRunner().invoke(cli, ["--config", str(toml), "config"])
+    assert result.exit_code == 0, result.output
+    for line in ("quiet_minutes: 12", "command: my-extractor --json", "schedule: (none)", "keys.accept: y",
+                 "dedup_judge: auto (off)"):
+        assert line in result.output
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    result = CliRunner().invoke(cli, ["--config", str(toml), "config"])
+    assert "extractor: anthropic" in result.output and "dedup_judge: auto (on" in result.output

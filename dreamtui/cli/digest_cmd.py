@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -68,6 +69,15 @@ def show_config(config: Config) -> None:
     """Print the resolved configuration (where things live)."""
     for name in ("transcripts", "memory", "state", "config_file"):
         echo(f"{name}: {getattr(config, name)}")
-    echo(f"extractor: {config.resolved_extractor()} (configured: {config.extractor})")
-    echo(f"model: {config.model}")
-    echo(f"concurrency: {config.concurrency}")
+    extractor = config.resolved_extractor()
+    echo(f"extractor: {extractor} (configured: {config.extractor})")
+    for name in ("model", "command", "command_timeout", "concurrency", "quiet_minutes", "min_person_chars",
+                 "api_timeout", "max_retries", "max_digest_chars", "batch", "poll", "rescan_seconds", "schedule"):
+        value = getattr(config, name)
+        if isinstance(value, tuple):
+            value = shlex.join(value) if value else None
+        echo(f"{name}: {'(none)' if value is None else value}")
+    judging = config.dedup_judge == "auto" and extractor == "anthropic"
+    echo(f"dedup_judge: {config.dedup_judge} ({'on: Claude judges duplicates' if judging else 'off'})")
+    for action, key in sorted((config.keys or {}).items()):
+        echo(f"keys.{action}: {key}")
