@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import commits, make_config, wait_for
+from test_tui_helpers import SIZE, commits, make_config, open_queue, wait_for
 from test_tui_queue import screen_text, status_of
 
 from dreamtui.core import cycle
@@ -19,7 +19,6 @@ from dreamtui.tui import services
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.widgets.queue_table import QueueTable
 
-SIZE = (150, 45)
 EDITED = "Migrate the throwaway DB before editing"
 EDITED_WHY = "An applied migration must never be edited."
 
@@ -41,10 +40,7 @@ async def edit_and_accept(app: DreamApp, pilot) -> None:
 async def test_undo_of_an_edited_accept_brings_back_the_edit(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     before = len(commits(cfg.memory))
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("j")
         await pilot.pause()
         assert table.current_id == ids[1] and "Run alembic upgrade head" in drawn_row(table)
@@ -70,10 +66,7 @@ async def test_a_failed_edited_accept_comes_back_with_the_edit(tui_setup) -> Non
     index = cfg.memory / "MEMORY.md"
     mine = index.read_text() + "- [A line of mine](mine.md) — not committed yet\n"
     index.write_text(mine)
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("j")
         await edit_and_accept(app, pilot)
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.row_count == len(ids))

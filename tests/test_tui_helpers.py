@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,6 +88,27 @@ def commits(repo: Path) -> list[str]:
     """Commit subjects of the memory repo, newest first."""
     out = subprocess.run(["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True, check=True)
     return out.stdout.splitlines()
+
+
+SIZE = (150, 45)
+"""The terminal size the app tests run at."""
+
+
+@asynccontextmanager
+async def open_queue(cfg, ledger, rows: int, *, at: str | None = None, size: tuple[int, int] = SIZE):
+    """The real app on the queue, its table showing ``rows`` proposals (optionally the cursor on the
+    candidate ``at``): yields ``(app, pilot, table)``."""
+    from dreamtui.tui.app import DreamApp
+    from dreamtui.tui.widgets.queue_table import QueueTable
+
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=size) as pilot:
+        table = app.query_one(QueueTable)
+        await wait_for(pilot, lambda: table.row_count == rows)
+        if at is not None:
+            table.move_cursor(row=table.get_row_index(at))
+            await pilot.pause()
+        yield app, pilot, table
 
 
 async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_tui_helpers import LOGGING, PAY, REFUNDS, WEB, wait_for
+from test_tui_helpers import LOGGING, PAY, REFUNDS, SIZE, WEB, open_queue, wait_for
 from textual.geometry import Region
 from textual.widget import Widget
 
@@ -16,8 +16,6 @@ from dreamtui.tui.screens.stats import render_stats
 from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.queue_table import QueueTable, header, row_text
 from dreamtui.tui.widgets.status_header import StatusHeader
-
-SIZE = (150, 45)
 
 
 def lines(widget: Widget) -> list[str]:
@@ -58,10 +56,7 @@ def test_one_day_and_one_decision_are_singular() -> None:
 
 async def test_the_detail_lays_out_its_fields_apart(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.pause()
         shown = "\n".join(lines(app.query_one("#summary")))
         cand = ledger.get_candidate(ids[0])
@@ -84,10 +79,7 @@ async def test_the_header_says_proposal_for_one(tui_setup) -> None:
 
 async def test_grouped_queue_has_a_header_per_group_and_the_cursor_skips_it(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("o")  # grouped by project
         await pilot.pause()
         shown = lines(table)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import PAY, WEB, commits, make_config, wait_for
+from test_tui_helpers import PAY, SIZE, WEB, commits, make_config, open_queue, wait_for
 from test_tui_layout import lines
 from test_tui_queue import plain, screen_text
 from textual import events
@@ -23,7 +23,6 @@ from dreamtui.tui.screens.base import cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal, Rejection, RejectModal
 from dreamtui.tui.widgets.queue_table import QueueTable
 
-SIZE = (150, 45)
 SMALL = (80, 24)
 
 
@@ -35,10 +34,7 @@ async def test_skip_while_grouped_keeps_the_group_whole(tui_setup) -> None:
     """Skipping in a grouped view put the row at the very end, under a second header of the same
     project (``payments-api · 1 proposal`` below ``… · 4 proposals``)."""
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("o")  # grouped by project: web (1), then payments (5)
         await pilot.pause()
         await pilot.press("j")  # the first payments proposal
@@ -58,10 +54,7 @@ async def test_skip_while_grouped_keeps_the_group_whole(tui_setup) -> None:
 
 async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         assert table.ids == ids
         await pilot.press("s")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
@@ -112,10 +105,7 @@ async def test_an_80x24_terminal_shows_sessions_and_memory_text_beside_their_lis
 async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup) -> None:
     """``j x`` typed quickly asked to revert the index (the highlight message had not arrived)."""
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("a")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         accepted = len(commits(cfg.memory))
@@ -149,10 +139,7 @@ async def test_a_long_confirmation_question_is_shown_whole(tui_setup) -> None:
 
 async def test_a_filter_that_matches_nothing_says_so(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("slash", *"zzzz", "enter")
         await pilot.pause()
         text = plain(app, "#summary")
@@ -233,10 +220,7 @@ async def test_dialogs_keep_their_buttons_in_an_80x24_terminal(tui_setup, key) -
 async def test_skipped_proposals_stay_last_after_reopening(tui_setup) -> None:
     """Skip, quit, open again: the skipped proposal was first again."""
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("s", "s")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         assert table.ids == [*ids[2:], ids[0], ids[1]]
@@ -364,10 +348,7 @@ async def test_quitting_right_after_decisions_writes_them_first(tui_setup) -> No
     still queued for the worker, and none of them was written."""
     cfg, ledger, ids = tui_setup
     before = len(commits(cfg.memory))
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("j")
         for _ in range(3):  # three keys faster than the worker commits
             app.screen.action_accept()
@@ -459,10 +440,7 @@ async def test_r_digit_enter_typed_quickly_rejects_with_that_category(tui_setup)
     the 2 was lost, the Enter chose the highlighted category ("wrong") and did not reject, and the
     keys typed next went into the reason."""
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         for key, character in (("r", "r"), ("2", "2"), ("enter", "\r")):  # no pause between the keys
             app.post_message(events.Key(key, character))
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and ledger.get_candidate(ids[0]).status == "rejected")
@@ -492,10 +470,7 @@ async def test_down_enter_enter_typed_quickly_rejects(tui_setup) -> None:
     """``r ↓ Enter Enter`` typed quickly: the second Enter reached the category list before the focus
     had moved to the free text, chose again and did not reject."""
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("r")
         await pilot.pause()
         categories = app.screen.query_one("#category")

@@ -11,7 +11,9 @@ from test_tui_helpers import (
     DUP_MEMORY,
     LOGGING,
     PAY,
+    SIZE,
     commits,
+    open_queue,
     wait_for,
 )
 
@@ -19,10 +21,7 @@ from dreamtui.core import stats as core_stats
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.modals import EditModal, ToolOutputModal
-from dreamtui.tui.widgets.queue_table import QueueTable
 from dreamtui.tui.widgets.status_header import StatusHeader
-
-SIZE = (150, 45)
 
 
 def screen_text(app: DreamApp) -> str:
@@ -51,10 +50,7 @@ def status_of(ledger: Ledger, cid: str) -> str:
 async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     before = commits(cfg.memory)
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         first, second = table.current_id, None
         assert first == ids[0]
         await pilot.press("a")
@@ -77,10 +73,7 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
 
 async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("j", "r")
         await pilot.pause()
         await pilot.press("4")  # "too specific"
@@ -100,10 +93,7 @@ async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
 async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     before = commits(cfg.memory)
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("a")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "accepted")
         written = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
@@ -122,10 +112,7 @@ async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
 
 async def test_skip_moves_the_proposal_to_the_end(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("s")
         assert table.current_id == ids[1]
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
@@ -136,10 +123,7 @@ async def test_skip_moves_the_proposal_to_the_end(tui_setup) -> None:
 
 async def test_edit_then_accept_writes_the_edited_claim(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("e")
         await pilot.pause()
         claim = app.screen.query_one("#claim")
@@ -152,10 +136,7 @@ async def test_edit_then_accept_writes_the_edited_claim(tui_setup) -> None:
 
 async def test_the_duplicate_view_shows_both_texts(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         assert table.current_id == ids[0]  # the suspected duplicate of a memory
         await pilot.pause()
         assert "DUPLICATE 55%" in screen_text(app)
@@ -171,10 +152,7 @@ async def test_the_duplicate_view_shows_both_texts(tui_setup) -> None:
 
 async def test_evidence_shows_raw_records_around_the_quote(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         text = plain(app, "#evidence")
         cand = ledger.get_candidate(ids[0])
         line = cand.matches[0].line
@@ -193,10 +171,7 @@ async def test_tool_provenance_and_secrets_are_loud(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     secret = replace(ledger.get_candidate(ids[2]), secrets=["aws-access-key"])
     ledger.put_candidate(secret)
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         text = screen_text(app)
         assert "TOOL!" in text and "SECRET" in text  # badges in the table
         table.move_cursor(row=table.get_row_index(ids[4]))
@@ -209,12 +184,7 @@ async def test_tool_provenance_and_secrets_are_loud(tui_setup) -> None:
 
 async def test_rich_markup_and_escape_codes_are_shown_literally(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
-        table.move_cursor(row=table.get_row_index(ids[3]))
-        await pilot.pause()
+    async with open_queue(cfg, ledger, len(ids), at=ids[3]) as (app, pilot, table):
         screen = screen_text(app)
         # the markup is on the screen as characters, the escape as a visible ␛, never obeyed
         assert "[bold red]x[/]" in screen and "\x1b" not in screen
@@ -233,10 +203,7 @@ async def test_rich_markup_and_escape_codes_are_shown_literally(tui_setup) -> No
 
 async def test_filter_and_sort(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("slash", *"client.ts")
         await pilot.pause()
         assert table.row_count == 1 and table.current_id == ids[5]
@@ -252,10 +219,7 @@ async def test_filter_and_sort(tui_setup) -> None:
 async def test_keys_can_be_remapped(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     cfg = replace(cfg, keys={"accept": "y"})
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("a")
         await pilot.pause()
         assert table.row_count == len(ids)  # "a" no longer accepts
@@ -268,10 +232,7 @@ async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(tu
     cfg, ledger, ids = tui_setup
     index = cfg.memory / "MEMORY.md"
     index.write_text(index.read_text() + "".join(f"- line {n}\n" for n in range(200)))
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("a")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         await wait_for(pilot, lambda: table.row_count == len(ids))
@@ -309,10 +270,7 @@ async def test_a_transcript_appended_during_the_session_shows_up(tui_setup) -> N
 
 async def test_reject_with_arrows_and_enter(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("r")
         await pilot.pause()
         await pilot.press("down", "enter", "enter")  # "duplicate", no free text
@@ -323,10 +281,7 @@ async def test_reject_with_arrows_and_enter(tui_setup) -> None:
 
 async def test_a_palette_command_acts_on_the_queue_from_another_screen(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("5")
         await pilot.pause(0.2)
         skip = next(c for c in app.get_system_commands(app.screen) if c.title == "Skip")
@@ -341,12 +296,7 @@ async def test_accepting_tool_output_takes_an_explicit_yes(tui_setup) -> None:
     tool = ids[4]  # its quote is only in a file the agent read
     assert ledger.get_candidate(tool).provenance == "tool"
     before = commits(cfg.memory)
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
-        table.move_cursor(row=table.get_row_index(tool))
-        await pilot.pause()
+    async with open_queue(cfg, ledger, len(ids), at=tool) as (app, pilot, table):
         await pilot.press("a")
         await pilot.pause()
         assert isinstance(app.screen, ToolOutputModal)
@@ -378,12 +328,7 @@ async def test_edit_then_accept_of_tool_output_asks_first(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     tool = ids[4]
     before = commits(cfg.memory)
-    app = DreamApp(cfg, ledger, watch=False)
-    async with app.run_test(size=SIZE) as pilot:
-        table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
-        table.move_cursor(row=table.get_row_index(tool))
-        await pilot.pause()
+    async with open_queue(cfg, ledger, len(ids), at=tool) as (app, pilot, table):
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, ToolOutputModal)
