@@ -11,6 +11,7 @@ from pathlib import Path
 import git
 import pytest
 from click.testing import CliRunner
+from test_decisions import make as make_candidate
 
 from dreamtui.cli.main import cli
 from dreamtui.core import decisions, gitops
@@ -18,7 +19,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.frontmatter import parse
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.models import Candidate, Match
+from dreamtui.core.models import Candidate
 
 NOW = "2026-02-03T09:15:00Z"
 EDITS = {"claim": "Run make migrate before pytest", "why": "the test schema drifts",
@@ -31,17 +32,8 @@ def _git_home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def make(ledger: Ledger, n: int = 1, **kw: object) -> Candidate:
-    fields: dict[str, object] = dict(
-        id=f"g{n:011d}", session="sess-42", project="-home-me-shop", transcript="/t/sess-42.jsonl",
-        claim=f"Run the migrations before the tests {n}", why="the schema drifts otherwise",
-        how_to_apply="make migrate && pytest", type="feedback", scope="global",
-        quote="please always run migrations first", extractor="heuristic", model=None,
-        provenance="person", matches=[Match("/t/sess-42.jsonl", 17, "u17", None, "person")],
-        created_at="2026-02-03T08:00:00Z")
-    fields.update(kw)
-    cand = Candidate(**fields)  # type: ignore[arg-type]
-    ledger.put_candidate(cand)
-    return cand
+    """A pending candidate of the offline extractor (the decisions tests' factory)."""
+    return make_candidate(ledger, n, **{"extractor": "heuristic", "model": None, **kw})
 
 
 def cli_run(config: Config, *args: str) -> tuple[int, str, str]:
