@@ -12,7 +12,7 @@ import pytest
 from test_tui_helpers import SIZE, commits, make_config, open_queue, wait_for
 from test_tui_queue import screen_text, status_of
 
-from dreamtui.core import cycle
+from dreamtui.core.dream import cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import services

@@ -9,10 +9,9 @@ import sys
 def test_core_and_cli_never_import_textual() -> None:
     code = (
         "import pkgutil, importlib, sys\n"
-        "import dreamtui.core, dreamtui.core.extract\n"
-        "for pkg in (dreamtui.core, dreamtui.core.extract):\n"
-        "    for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + '.'):\n"
-        "        importlib.import_module(m.name)\n"
+        "import dreamtui.core\n"
+        "for m in pkgutil.walk_packages(dreamtui.core.__path__, 'dreamtui.core.'):\n"
+        "    importlib.import_module(m.name)\n"
         "import dreamtui.cli.main\n"
         "loaded = sorted(n for n in sys.modules if n == 'textual' or n.startswith('textual.'))\n"
         "print(len(loaded))\n"

@@ -19,12 +19,12 @@ from fakes.transcript import write_session
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.cycle import run_cycle
+from dreamtui.core.dream.cycle import run_cycle
 from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 from dreamtui.core.extract.base import ExtractContext
 from dreamtui.core.extract.batch import BatchRunner
+from dreamtui.core.ingest.tail import file_key
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.tail import file_key
 
 SHOP = "-home-kim-shop"
 S1 = "5e55a0a0-1111-4222-8333-000000000001"
@@ -199,7 +199,7 @@ def test_a_dream_cycle_that_collects_an_ad_hoc_batch_records_it_without_extracti
 
 def test_submit_while_a_dream_cycle_runs_is_refused_and_reserves_nothing(config: Config, ledger: Ledger,
                                                                          server: FakeAnthropic) -> None:
-    from dreamtui.core.lock import CycleLock
+    from dreamtui.core.dream.lock import CycleLock
 
     one, _two = sessions(config)
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}

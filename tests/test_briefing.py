@@ -7,10 +7,10 @@ from pathlib import Path
 import git
 import pytest
 
-from dreamtui.core import briefing
-from dreamtui.core.briefing import MAX_LINES, offline_briefing, parse_sections, rewrite_briefing
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import briefing
+from dreamtui.core.memory.briefing import MAX_LINES, offline_briefing, parse_sections, rewrite_briefing
 from dreamtui.core.models import Digest, Turn
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, error, message
 

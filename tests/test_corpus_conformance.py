@@ -14,9 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from dreamtui.core.digest import digest_file, digest_session
-from dreamtui.core.records import pieces, provenance_of
-from dreamtui.core.transcripts import discover, session_files
+from dreamtui.core.ingest.digest import digest_file, digest_session
+from dreamtui.core.ingest.records import pieces, provenance_of
+from dreamtui.core.ingest.transcripts import discover, session_files
 
 # file name -> the person's turns (interrupt markers aside), in order; each a prefix of the turn text
 PROMPTS: dict[str, list[str]] = {

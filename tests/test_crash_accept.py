@@ -15,9 +15,9 @@ from pathlib import Path
 import git
 import pytest
 
-from dreamtui.core import decisions, gitops
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.models import Candidate, Match
 
 ACCEPT_SCRIPT = """
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
-from dreamtui.core import decisions
+from dreamtui.core.memory import decisions
 cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]))
 ledger = Ledger.open(cfg.state)
 print("ready", flush=True)
@@ -201,7 +201,7 @@ import sys
 from pathlib import Path
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
-from dreamtui.core import decisions
+from dreamtui.core.memory import decisions
 cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]))
 ledger = Ledger.open(cfg.state)
 decisions.undo_last(cfg, ledger)

@@ -15,9 +15,9 @@ from pathlib import Path
 import git
 import pytest
 
-from dreamtui.core import cycle, promotion
 from dreamtui.core.config import Config
-from dreamtui.core.cycle import (
+from dreamtui.core.dream import cycle, promotion
+from dreamtui.core.dream.cycle import (
     YIELD_FLOOR_MESSAGE,
     CycleAlreadyDone,
     CycleFailed,
@@ -27,9 +27,9 @@ from dreamtui.core.cycle import (
     waking_message,
     yield_floor_active,
 )
+from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.errors import ConfigError, CycleBusy
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.lock import CycleLock
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, lesson, message, ok
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
@@ -77,7 +77,7 @@ def test_a_second_lock_is_busy_and_names_the_holder(config: Config) -> None:
 def test_a_killed_holder_releases_the_lock(config: Config) -> None:
     code = textwrap.dedent(f"""
         import sys, time
-        from dreamtui.core.lock import CycleLock
+        from dreamtui.core.dream.lock import CycleLock
         CycleLock({str(config.lock_path)!r}).acquire()
         print("held", flush=True)
         time.sleep(60)
@@ -445,7 +445,7 @@ def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(config: Con
     reject meanwhile, so the cycle's write transaction opens only after the judge answered."""
     import sqlite3
 
-    from dreamtui.core import dedup_judge
+    from dreamtui.core.gate import judge as dedup_judge
 
     one_session_beside_a_reworded_uv_memory(config)
     writable: list[bool] = []

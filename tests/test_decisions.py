@@ -9,11 +9,11 @@ from pathlib import Path
 import git
 import pytest
 
-from dreamtui.core import decisions, gitops
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
-from dreamtui.core.frontmatter import parse, validate
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions, gitops
+from dreamtui.core.memory.frontmatter import parse, validate
 from dreamtui.core.models import Candidate, Match
 
 NOW = "2026-02-03T09:15:00Z"

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from test_decisions import make as make_candidate
 
 from dreamtui.cli.main import cli
-from dreamtui.core import decisions, gitops
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
-from dreamtui.core.frontmatter import parse
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions, gitops
+from dreamtui.core.memory.frontmatter import parse
 from dreamtui.core.models import Candidate
 
 NOW = "2026-02-03T09:15:00Z"

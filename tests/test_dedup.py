@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamtui.core.dedup import (
+from dreamtui.core.gate.dedup import (
     DUPLICATE,
     SUSPECT,
     DedupIndex,

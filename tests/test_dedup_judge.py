@@ -13,8 +13,9 @@ from fakes.anthropic_server import FakeAnthropic, Reply, error, message
 from fakes.transcript import write_session
 
 from dreamtui.core.config import Config, load_config
-from dreamtui.core.dedup import SUSPECT, DedupIndex
-from dreamtui.core.dedup_judge import (
+from dreamtui.core.errors import ConfigError
+from dreamtui.core.gate.dedup import SUSPECT, DedupIndex
+from dreamtui.core.gate.judge import (
     MAX_ITEMS,
     SYSTEM_PROMPT,
     AnthropicJudge,
@@ -22,8 +23,7 @@ from dreamtui.core.dedup_judge import (
     JudgeItem,
     Verdict,
 )
-from dreamtui.core.errors import ConfigError
-from dreamtui.core.gate import GateReport, closest_in_scope, gate
+from dreamtui.core.gate.pipeline import GateReport, closest_in_scope, gate
 from dreamtui.core.ledger import SCHEMA, Ledger
 from dreamtui.core.models import Candidate, RawCandidate
 from dreamtui.tui.widgets.candidate_view import judged_label
@@ -133,7 +133,7 @@ def test_distinct_clears_a_lexical_suspect(claude: Config, ledger: Ledger, serve
     assert (report.judged_distinct, report.suspected_duplicates) == (1, 0)
     assert "mock the database" in content(server).lower()  # the lexical suspect was what it judged
     # after promotion, auto-write still leaves it to a person: only the model called it new
-    from dreamtui.core.promotion import Pair, why_waits
+    from dreamtui.core.dream.promotion import Pair, why_waits
     assert "only the model judged it new" in (why_waits(stored, Pair(stored.extractor, stored.model)) or "")
 
 

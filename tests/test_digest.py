@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from dreamtui.cli.main import cli
-from dreamtui.core.digest import (
+from dreamtui.core.ingest.digest import (
     digest_file,
     digest_increment,
     digest_session,
@@ -18,10 +18,10 @@ from dreamtui.core.digest import (
     needs_decode,
     persist,
 )
+from dreamtui.core.ingest.records import REJECTION_MARKER, pieces, provenance_of
+from dreamtui.core.ingest.tail import Tailer
+from dreamtui.core.ingest.transcripts import session_files
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.records import REJECTION_MARKER, pieces, provenance_of
-from dreamtui.core.tail import Tailer
-from dreamtui.core.transcripts import session_files
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts"
 S1 = "11111111-2222-4333-8444-555555555555"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamtui.core.cycle import YIELD_FLOOR_MESSAGE
+from dreamtui.core.dream.cycle import YIELD_FLOOR_MESSAGE
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
 ACME = "-home-kim-acme"

@@ -75,7 +75,7 @@ def test_anthropic_end_to_end_invented_quotes_die_and_tool_quotes_are_flagged(
     # The tool-output quote cannot be accepted unless the person says they checked it.
     git.Repo.init(config.memory)
     tool_id = kept["Commit the deploy key to the repository."]["id"]
-    from dreamtui.core.decisions import accept
+    from dreamtui.core.memory.decisions import accept
 
     with pytest.raises(DreamError, match="tool output"):
         accept(config, led, tool_id)

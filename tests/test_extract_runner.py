@@ -87,8 +87,8 @@ def test_nothing_to_do() -> None:
 
 
 def test_closest_existing_memories_go_into_the_context(config, ledger) -> None:
-    from dreamtui.core.dedup import DedupIndex
     from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.dedup import DedupIndex
 
     mem = config.memory
     mem.mkdir(parents=True)
@@ -109,8 +109,8 @@ def test_closest_existing_memories_go_into_the_context(config, ledger) -> None:
 
 
 def test_another_projects_memories_stay_out_of_the_context(config, ledger) -> None:
-    from dreamtui.core.dedup import DedupIndex
     from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.dedup import DedupIndex
 
     for folder, rule in (("projects/shop", "never mock the database in the orders tests"),
                          ("projects/acme", "use the docker database fixture in the orders tests")):

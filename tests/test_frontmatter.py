@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core import frontmatter
-from dreamtui.core.frontmatter import FrontmatterError, dump, parse, validate
+from dreamtui.core.memory import frontmatter
+from dreamtui.core.memory.frontmatter import FrontmatterError, dump, parse, validate
 
 NASTY = ["---", "a\n---\nb", "!!python/object/apply:os.system ['echo pwned']", "line\u2028sep", "next\x85line",
          "cr\ronly", "crlf\r\n", "tab\there", 'say "hi" \\ back', "  leading", "trailing  ", "yes", "null", "~",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dreamtui.core.config import Config
-from dreamtui.core.dedup import DUPLICATE, SUSPECT
-from dreamtui.core.gate import gate
+from dreamtui.core.gate.dedup import DUPLICATE, SUSPECT
+from dreamtui.core.gate.pipeline import gate
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import RawCandidate
 

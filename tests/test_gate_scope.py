@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from fakes.transcript import write_session
 
-from dreamtui.core import decisions
 from dreamtui.core.config import Config
-from dreamtui.core.dedup import DUPLICATE, SUSPECT, DedupIndex
-from dreamtui.core.gate import GateReport, Scopes, closest_in_scope, gate
+from dreamtui.core.gate.dedup import DUPLICATE, SUSPECT, DedupIndex
+from dreamtui.core.gate.pipeline import GateReport, Scopes, closest_in_scope, gate
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions
 from dreamtui.core.models import RawCandidate
 
 ACME = "-home-kim-acme"

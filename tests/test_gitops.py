@@ -9,8 +9,8 @@ from pathlib import Path
 import git
 import pytest
 
-from dreamtui.core import gitops
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.memory import gitops
 
 
 @pytest.fixture

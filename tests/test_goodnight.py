@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core.goodnight import is_goodnight, said_goodnight
+from dreamtui.core.ingest.goodnight import is_goodnight, said_goodnight
 from dreamtui.core.models import Turn
 
 PHRASES = ["good night", "goodnight", "g'night", "gnight", "nighty night", "sleep well", "sweet dreams"]

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core import memory
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.memory import layout as memory
 
 
 @settings(max_examples=200, deadline=None)
@@ -193,7 +193,7 @@ def test_safe_path_never_escapes_and_never_crashes(tmp_path_factory, rel: str) -
 
 
 def test_index_lines_keep_the_files_crlf_endings() -> None:
-    from dreamtui.core.memory import add_index_line, remove_index_line
+    from dreamtui.core.memory.layout import add_index_line, remove_index_line
 
     crlf = "- [A](a.md) — a\r\n- [B](b.md) — b"
     added = add_index_line(crlf, "- [C](c.md) — c")

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from dreamtui.cli.main import cli
-from dreamtui.core import gitops
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import gitops
 from dreamtui.core.models import Candidate, Match
 
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from dreamtui.core import frontmatter, gitops, promotion
 from dreamtui.core.config import Config
+from dreamtui.core.dream import promotion
 from dreamtui.core.errors import MemoryRepoError
-from dreamtui.core.normalize import apply_normalize, plan_normalize, problems_of, topic_files
+from dreamtui.core.memory import frontmatter, gitops
+from dreamtui.core.memory.normalize import apply_normalize, plan_normalize, problems_of, topic_files
 
 GOOD = frontmatter.dump(
     {"name": "Run focused tests first", "description": "Run the one test file before the suite",
@@ -159,7 +160,7 @@ def test_nothing_fixable_means_no_commit(config: Config) -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dreamtui.core.normalize import normalize_text  # noqa: E402
+from dreamtui.core.memory.normalize import normalize_text  # noqa: E402
 
 _keys = st.sampled_from(["name", "title", "description", "summary", "type", "kind", "tags", "owner",
                          "session", "source_session", "line", "x-note", "date"])

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from dreamtui.cli.main import cli
-from dreamtui.core import gitops
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import gitops
 
 
 def run(config: Config, *args: str, input: str | None = None):
@@ -124,7 +124,7 @@ def test_approve_for_a_pair_without_evidence_fails_naming_the_gate(world: Config
 
 
 def test_review_after_the_fact_from_the_cli(world: Config) -> None:
-    from dreamtui.core import promotion
+    from dreamtui.core.dream import promotion
 
     assert run(world, "promote", "--approve").exit_code == 0
     led = Ledger.open(world.state)

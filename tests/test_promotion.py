@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from dreamtui.core import promotion
 from dreamtui.core.config import Config
+from dreamtui.core.dream import promotion
+from dreamtui.core.dream.promotion import Pair
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, Match, candidate_id
-from dreamtui.core.promotion import Pair
 
 START = datetime(2026, 9, 1, 9, 0, 0)
 HEUR = Pair("heuristic", None)
@@ -211,7 +211,7 @@ _HISTORY: dict[str, Path] = {}
 def build_history(factory: pytest.TempPathFactory) -> Path:
     """31 days of human decisions (42 accepts, 8 rejects: 84%) made through ``decisions``, a clean
     memory repo, and 7 completed cycles. Built once per session (the CLI tests share it)."""
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     if "root" in _HISTORY:
         return _HISTORY["root"]
@@ -265,13 +265,13 @@ def world(history: Path, tmp_path: Path, at) -> tuple[Config, Ledger]:
 
 
 def commits(cfg: Config, n: int | None = None):
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     return gitops.list_commits(gitops.open_repo(cfg.memory), limit=n)
 
 
 def test_the_gate_reads_decisions_made_through_the_real_api(world) -> None:
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     cfg, led = world
     gate = promotion.evidence_gate(led, HEUR)
@@ -283,7 +283,7 @@ def test_the_gate_reads_decisions_made_through_the_real_api(world) -> None:
 
 
 def test_all_gates_pass_and_approval_is_recorded_in_ledger_and_repo(world) -> None:
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     cfg, led = world
     gates = promotion.compute_gates(cfg, led, promotion.choose_pair(led))
@@ -311,8 +311,8 @@ def test_all_gates_pass_and_approval_is_recorded_in_ledger_and_repo(world) -> No
 
 
 def test_revoke_refuses_to_overwrite_a_persons_edit_of_promotion_md(world) -> None:
-    from dreamtui.core import gitops
     from dreamtui.core.errors import MemoryRepoError
+    from dreamtui.core.memory import gitops
 
     cfg, led = world
     promotion.approve(cfg, led)
@@ -384,7 +384,7 @@ def test_ledger_and_git_out_of_agreement_keeps_the_gate_shut(world) -> None:
 
 
 def test_a_malformed_frontmatter_keeps_the_schema_gate_shut(world) -> None:
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     cfg, led = world
     repo = gitops.open_repo(cfg.memory)
@@ -432,7 +432,7 @@ def test_auto_write_without_approval_writes_nothing(world) -> None:
 
 
 def test_auto_write_commits_eligible_candidates_only(world) -> None:
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     cfg, led = world
     promotion.approve(cfg, led)

@@ -15,12 +15,12 @@ from click.testing import CliRunner
 from test_review import make
 
 from dreamtui.cli.main import cli
-from dreamtui.core import gitops
-from dreamtui.core.briefing import rewrite_briefing
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.review import write_review
+from dreamtui.core.memory import gitops
+from dreamtui.core.memory.briefing import rewrite_briefing
+from dreamtui.core.memory.review import write_review
 
 SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -85,7 +85,7 @@ def test_briefing_refuses_to_overwrite_a_persons_edit(config: Config, ledger: Le
 
 
 def test_link_edits_a_symlinked_claude_md_where_it_points(tmp_path: Path) -> None:
-    from dreamtui.core.claude_link import apply_link, plan_link
+    from dreamtui.core.memory.link import apply_link, plan_link
 
     dotfiles = tmp_path / "dotfiles" / "CLAUDE.md"
     dotfiles.parent.mkdir()
@@ -241,7 +241,7 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(config: Conf
                                                                     tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from dreamtui.core.cycle import CycleFailed, run_cycle
+    from dreamtui.core.dream.cycle import CycleFailed, run_cycle
 
     _write_session(config.transcripts / "-home-kim-acme", LESSON_TURNS)
     blocked = tmp_path / "not-a-folder"
@@ -265,7 +265,7 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(config: Conf
 @pytest.mark.parametrize("project", ["..", ".", "", "acme/", "ABS"])
 def test_dream_project_that_is_a_path_is_refused_and_records_nothing(config: Config, ledger: Ledger,
                                                                      project: str) -> None:
-    from dreamtui.core.cycle import run_cycle
+    from dreamtui.core.dream.cycle import run_cycle
     from dreamtui.core.errors import ConfigError
 
     _write_session(config.transcripts / "acme", LESSON_TURNS)
@@ -319,7 +319,7 @@ def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Le
 
 
 def test_ceiling_warning_never_says_full_while_there_is_room() -> None:
-    from dreamtui.core.memory import ceiling_of, ceiling_warning
+    from dreamtui.core.memory.layout import ceiling_of, ceiling_warning
 
     text = "".join(f"- [m{i}](m{i}.md) — hook\n" for i in range(199))
     warning = ceiling_warning(ceiling_of(text))
@@ -343,7 +343,7 @@ def test_json_output_escapes_c1_controls_and_bidi_overrides_and_stays_the_same_d
 
 def test_undo_reports_the_fallback_git_identity(config: Config, ledger: Ledger, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     empty = tmp_path / "empty-home"
     empty.mkdir()
@@ -404,7 +404,7 @@ def test_candidate_ids_that_are_not_text_are_usage_errors(config: Config, args: 
 
 
 def test_verify_a_quote_with_a_lone_surrogate(config: Config) -> None:
-    from dreamtui.core.verify import verify_quote
+    from dreamtui.core.gate.verify import verify_quote
 
     text = "Always run the migrations before the test suite \udcff because the schema drifts otherwise."
     path = _write_session(config.transcripts / "acme", [("user", text)])
@@ -418,7 +418,7 @@ def test_verify_a_quote_with_a_lone_surrogate(config: Config) -> None:
 def test_dream_over_a_transcripts_path_that_is_a_file_says_so(config: Config, ledger: Ledger, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from dreamtui.core.cycle import run_cycle
+    from dreamtui.core.dream.cycle import run_cycle
     from dreamtui.core.errors import TranscriptError
 
     a_file = tmp_path / "projects.txt"
@@ -440,8 +440,8 @@ def test_config_shows_paths_with_escape_codes_escaped(tmp_path: Path) -> None:
 
 
 def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(config: Config, ledger: Ledger) -> None:
-    from dreamtui.core.cycle import run_cycle
-    from dreamtui.core.digest import digest_file
+    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.ingest.digest import digest_file
 
     text = ("No, never edit the generated files directly \udcff; always change the template instead because "
             "the generator overwrites them.")

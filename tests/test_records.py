@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core.records import (
+from dreamtui.core.ingest.records import (
     block_key,
     classify_user_text,
     is_synthetic,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import git
 import pytest
 
-from dreamtui.core import decisions, gitops
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions, gitops
+from dreamtui.core.memory.review import ReviewError, write_review
 from dreamtui.core.models import Candidate, Match
-from dreamtui.core.review import ReviewError, write_review
 
 pytestmark = pytest.mark.usefixtures("git_home")
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dreamtui.core.secrets import RULE_NAMES, has_secret, redact, rules_found, scan
+from dreamtui.core.gate.secrets import RULE_NAMES, has_secret, redact, rules_found, scan
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dreamtui.core import decisions
+from dreamtui.core.dream.stats import compute_stats, format_stats
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions
 from dreamtui.core.models import Candidate
-from dreamtui.core.stats import compute_stats, format_stats
 
 
 def make(ledger: Ledger, n: int, extractor: str = "heuristic", model: str | None = None,

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core import tail as tail_module
 from dreamtui.core.errors import TranscriptError
+from dreamtui.core.ingest import tail as tail_module
+from dreamtui.core.ingest.tail import HEAD_BYTES, LineScanner, Tailer, decode_line
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.tail import HEAD_BYTES, LineScanner, Tailer, decode_line
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts"
 MAIN = FIX / "-home-kim-shapes" / "11111111-2222-4333-8444-555555555555.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from dreamtui.core.transcripts import describe, discover, project_of, session_files, session_of
+from dreamtui.core.ingest.transcripts import describe, discover, project_of, session_files, session_of
 
 FIX = Path(__file__).parent / "fixtures" / "transcripts"
 S1 = "11111111-2222-4333-8444-555555555555"

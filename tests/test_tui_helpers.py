@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from dreamtui.core.config import Config
+from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, candidate_id
-from dreamtui.core.verify import verify_quote
 from dreamtui.demo import DEMO_TRANSCRIPTS, _write_memories
 
 PAY = "-home-kim-src-payments-api"

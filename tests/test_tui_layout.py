@@ -10,7 +10,7 @@ from test_tui_helpers import LOGGING, PAY, REFUNDS, SIZE, WEB, open_queue, wait_
 from textual.geometry import Region
 from textual.widget import Widget
 
-from dreamtui.core import decisions
+from dreamtui.core.memory import decisions
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.stats import render_stats
 from dreamtui.tui.services import QueueRow

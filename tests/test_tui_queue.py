@@ -17,7 +17,7 @@ from test_tui_helpers import (
     wait_for,
 )
 
-from dreamtui.core import stats as core_stats
+from dreamtui.core.dream import stats as core_stats
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.modals import EditModal, ToolOutputModal

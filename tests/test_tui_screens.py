@@ -9,8 +9,8 @@ import pytest
 from test_tui_helpers import add_candidates, make_config, wait_for
 from test_tui_queue import plain, screen_text
 
+from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.lock import CycleLock
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.widgets.queue_table import QueueTable
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from dreamtui.cli.main import cli
-from dreamtui.core.transcripts import session_files
-from dreamtui.core.verify import MIN_WORDS, normalize, verify_quote
+from dreamtui.core.gate.verify import MIN_WORDS, normalize, verify_quote
+from dreamtui.core.ingest.transcripts import session_files
 
 LOG = ("-Users-dain-workspace-claude-code-log-sample", "0d3a8e6f-290f-4105-a327-a2496e5e2a83")
 RABBIT = ("-Users-dain-workspace-coderabbit-review-helper", "cb2e607c-c758-415a-8b45-c49e4631906a")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.watch import Watcher
+from dreamtui.core.ingest.watch import Watcher
 
 PROJECT = "-home-kim-acme"
 SESSION = "55555555-5555-4555-8555-555555555555"

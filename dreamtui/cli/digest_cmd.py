@@ -11,10 +11,10 @@ import orjson
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
-from dreamtui.core.digest import digest_file, digest_session
 from dreamtui.core.errors import TranscriptError
+from dreamtui.core.ingest.digest import digest_file, digest_session
+from dreamtui.core.ingest.transcripts import describe, session_files
 from dreamtui.core.models import Digest
-from dreamtui.core.transcripts import describe, session_files
 
 
 def render(digest: Digest) -> str:

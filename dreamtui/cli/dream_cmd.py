@@ -67,7 +67,7 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
     Exit status: 0 done, 1 the cycle failed (run it again to retry), 3 another cycle is running or
     this project already dreamed on this date (nothing was done).
     """
-    from dreamtui.core.cycle import CycleFailed, run_cycle, waking_message
+    from dreamtui.core.dream.cycle import CycleFailed, run_cycle, waking_message
 
     if extractor:
         config = replace(config, extractor=extractor)
@@ -124,8 +124,8 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 
     Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
     """
-    from dreamtui.core.cycle import CycleAlreadyDone, CycleFailed, run_cycle, waking_message
-    from dreamtui.core.watch import Watcher
+    from dreamtui.core.dream.cycle import CycleAlreadyDone, CycleFailed, run_cycle, waking_message
+    from dreamtui.core.ingest.watch import Watcher
 
     poll = config.poll if poll is None else poll
     schedule = schedule or config.schedule
@@ -210,7 +210,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 @pass_config
 def briefing_cmd(config: Config, history: bool, sha: str | None, as_json: bool) -> None:
     """Print the briefing (what is being worked on, decided, blocked, next), or its history."""
-    from dreamtui.core import briefing
+    from dreamtui.core.memory import briefing
 
     if history:
         versions = briefing.briefing_history(config)

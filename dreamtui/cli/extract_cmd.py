@@ -69,11 +69,11 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
     """Extract lessons from one session FILE (and its sub-agents), pass them through the gate
     (verification, dedup, secret scan), store them in the ledger and print the survivors."""
     from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.dedup import DedupIndex
-    from dreamtui.core.digest import digest_session
     from dreamtui.core.extract import make_extractor
     from dreamtui.core.extract.runner import context_maker
-    from dreamtui.core.gate import gate
+    from dreamtui.core.gate.dedup import DedupIndex
+    from dreamtui.core.gate.pipeline import gate
+    from dreamtui.core.ingest.digest import digest_session
     from dreamtui.core.ledger import Ledger
 
     if extractor_name:
@@ -156,13 +156,13 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
     The part of each session no dream cycle has dreamed yet counts as dreamed from now on (a cycle
     will not extract it again); a request that fails gives it back at `dreamtui batch collect`."""
     from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.dedup import DedupIndex
     from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.dedup import DedupIndex
     from dreamtui.core.ledger import Ledger
 
     if model:
         config = replace(config, model=model)
-    from dreamtui.core.lock import CycleLock
+    from dreamtui.core.dream.lock import CycleLock
 
     groups = [files_for(f) for f in files]
     ledger = Ledger.open(config.state)
@@ -189,9 +189,9 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
 
     What a session's request extracted is recorded as extracted in the transaction that stores its
     candidates (no dream cycle extracts it again); a failed request gives its content back."""
-    from dreamtui.core.dedup import DedupIndex
+    from dreamtui.core.dream.lock import CycleLock
+    from dreamtui.core.gate.dedup import DedupIndex
     from dreamtui.core.ledger import Ledger
-    from dreamtui.core.lock import CycleLock
 
     ledger = Ledger.open(config.state)
     out: list[dict[str, Any]] = []
@@ -222,7 +222,7 @@ def _collect_one(config: Config, ledger: Ledger, runner: BatchRunner, batch_id: 
     """Collect one ended ad-hoc batch: per session, gate its candidates and record what it extracted
     (or give a failed request's content back) in one transaction."""
     from dreamtui.core.extract.batch import give_back, record_extracted
-    from dreamtui.core.gate import check, store
+    from dreamtui.core.gate.pipeline import check, store
 
     name, model = runner.extractor.name, runner.extractor.model
     for item in runner.collect(batch_id, mark=False):

@@ -8,8 +8,8 @@ import click
 
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo
-from dreamtui.core.claude_link import apply_link, plan_link
 from dreamtui.core.config import Config
+from dreamtui.core.memory.link import apply_link, plan_link
 
 
 @cli.command("link")

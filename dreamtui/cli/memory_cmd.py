@@ -13,12 +13,14 @@ import click
 
 from dreamtui.cli.main import CANDIDATE_ID, cli, config_of, pass_config
 from dreamtui.cli.output import echo, echo_json
-from dreamtui.core import clock, decisions, gitops, memory
+from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.stats import compute_stats, format_stats
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions, gitops
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.review import write_review
 from dreamtui.core.models import REJECT_CATEGORIES, Candidate
-from dreamtui.core.review import write_review
-from dreamtui.core.stats import compute_stats, format_stats
 
 STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
 

@@ -11,8 +11,8 @@ import click
 
 from dreamtui.cli.main import CANDIDATE_ID, cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
-from dreamtui.core import promotion
 from dreamtui.core.config import Config
+from dreamtui.core.dream import promotion
 from dreamtui.core.ledger import Ledger
 
 
@@ -138,7 +138,7 @@ def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str
 def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
     """Show which topic files break the one frontmatter schema and how they would be fixed;
     rewrite them as one commit when confirmed (``--yes`` or answering the prompt)."""
-    from dreamtui.core.normalize import apply_normalize, plan_normalize
+    from dreamtui.core.memory.normalize import apply_normalize, plan_normalize
 
     plan = plan_normalize(config)
     fixable = [c for c in plan if c.fixable]

@@ -11,8 +11,8 @@ from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.transcripts import describe, session_files
-from dreamtui.core.verify import verify_quote
+from dreamtui.core.gate.verify import verify_quote
+from dreamtui.core.ingest.transcripts import describe, session_files
 
 
 def files_for(path: Path) -> list[Path]:

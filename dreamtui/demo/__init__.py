@@ -35,8 +35,8 @@ EXISTING_MEMORIES: tuple[tuple[str, str, str, str, str], ...] = (
 
 def _write_memories(memory: Path) -> None:
     """Create the demo memory repo: two topic files and their index lines, one commit."""
-    from dreamtui.core import frontmatter, gitops
-    from dreamtui.core import memory as mem
+    from dreamtui.core.memory import frontmatter, gitops
+    from dreamtui.core.memory import layout as mem
 
     repo = gitops.open_repo(memory, create=True)
     index_lines = ["# Memory", ""]
@@ -63,7 +63,7 @@ def _propose_from_tool_output(config: Config, ledger: object) -> None:
     The heuristic extractor reads only the person's and the assistant's words, so this one is put
     through the real gate by hand (extractor ``demo``): it shows how untrusted provenance looks.
     """
-    from dreamtui.core.gate import gate
+    from dreamtui.core.gate.pipeline import gate
     from dreamtui.core.models import RawCandidate
 
     project, session = TOOL_SESSION
@@ -77,7 +77,8 @@ def _propose_from_tool_output(config: Config, ledger: object) -> None:
 
 def _dream(config: Config) -> None:
     """Run one dream cycle over the demo transcripts with the heuristic extractor."""
-    from dreamtui.core import clock, cycle
+    from dreamtui.core import clock
+    from dreamtui.core.dream import cycle
     from dreamtui.core.ledger import Ledger
 
     ledger = Ledger.open(config.state)

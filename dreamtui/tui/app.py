@@ -351,7 +351,7 @@ class DreamApp(App):
             self._cycle_idle.set()
 
     def _dream(self, project: str | None, trigger: str) -> None:
-        from dreamtui.core import cycle
+        from dreamtui.core.dream import cycle
 
         worker = get_current_worker()
         thread = threading.get_ident()
@@ -404,7 +404,7 @@ class DreamApp(App):
         root = self.config.transcripts
         if not root.is_dir():
             return
-        from dreamtui.core.watch import Watcher
+        from dreamtui.core.ingest.watch import Watcher
 
         for path in root.rglob("*.jsonl"):
             try:

@@ -83,7 +83,7 @@ def pending_count(ledger: Ledger) -> int:
 
 def index_size(config: Config) -> tuple[int, int, int, int]:
     """``(lines, bytes, max_lines, max_bytes)`` of ``MEMORY.md`` (:func:`core.memory.ceiling_status`)."""
-    from dreamtui.core import memory
+    from dreamtui.core.memory import layout as memory
 
     status = memory.ceiling_status(config.memory)
     return status.lines, status.bytes, status.max_lines, status.max_bytes
@@ -91,7 +91,8 @@ def index_size(config: Config) -> tuple[int, int, int, int]:
 
 def banners(config: Config, ledger: Ledger) -> list[tuple[str, str]]:
     """Yield-floor, index-ceiling and promotion/demotion banners, as ``(level, text)``."""
-    from dreamtui.core import cycle, memory, promotion
+    from dreamtui.core.dream import cycle, promotion
+    from dreamtui.core.memory import layout as memory
 
     out: list[tuple[str, str]] = []
     if cycle.yield_floor_active(ledger):
@@ -150,7 +151,7 @@ def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | Non
     ``allow_tool`` accepts a proposal whose quote is only in tool output (untrusted); the app passes it
     only after the person confirmed that in a dialog.
     """
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     result = decisions.accept(config, ledger, cid, edits=edits, decided_by="person", allow_tool=allow_tool)
     return " · ".join([f"accepted → {result.path} ({result.commit_sha[:8]})", *result.notices])
@@ -158,7 +159,7 @@ def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | Non
 
 def reject(config: Config, ledger: Ledger, cid: str, category: str, reason: str) -> str:
     """Reject a proposal with a category and free text."""
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     decisions.reject(config, ledger, cid, category, reason)
     return f"rejected ({category})"
@@ -166,7 +167,7 @@ def reject(config: Config, ledger: Ledger, cid: str, category: str, reason: str)
 
 def skip(ledger: Ledger, cid: str) -> str:
     """Skip a proposal for now (it stays pending)."""
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     decisions.skip(ledger, cid)
     return "skipped"
@@ -174,7 +175,7 @@ def skip(ledger: Ledger, cid: str) -> str:
 
 def undo(config: Config, ledger: Ledger) -> tuple[str, str | None]:
     """Undo the last decision; returns ``(summary, candidate id)``."""
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     result = decisions.undo_last(config, ledger)
     sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
@@ -183,7 +184,7 @@ def undo(config: Config, ledger: Ledger) -> tuple[str, str | None]:
 
 def reconcile(config: Config, ledger: Ledger) -> str | None:
     """Bring the ledger in line with the memory repo at start-up; a one-line note when it did something."""
-    from dreamtui.core import decisions, gitops
+    from dreamtui.core.memory import decisions, gitops
 
     if not gitops.repo_exists(config.memory):
         return None
@@ -204,7 +205,7 @@ def sessions(config: Config, ledger: Ledger) -> list[dict[str, Any]]:
     Built from the ledger's ``files`` table plus the transcript files on disk the ledger has not
     read yet (everything in those waits).
     """
-    from dreamtui.core.transcripts import discover
+    from dreamtui.core.ingest.transcripts import discover
 
     groups: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -247,21 +248,21 @@ def sessions(config: Config, ledger: Ledger) -> list[dict[str, Any]]:
 
 def cycles(ledger: Ledger, limit: int = 200) -> list[Any]:
     """Dream cycles (:class:`core.cycle.CycleRecord`), newest first."""
-    from dreamtui.core import cycle
+    from dreamtui.core.dream import cycle
 
     return cycle.list_cycles(ledger, limit)
 
 
 def waking_message(record: Any) -> str:
     """The waking message of a cycle (:func:`core.cycle.waking_message`)."""
-    from dreamtui.core import cycle
+    from dreamtui.core.dream import cycle
 
     return cycle.waking_message(record)
 
 
 def describe_progress(phase: str, message: str, fraction: float | None) -> str:
     """A one-line progress text for the header, from ``run_cycle``'s progress callback."""
-    from dreamtui.core import cycle
+    from dreamtui.core.dream import cycle
 
     title = cycle.PHASE_TITLES.get(phase, phase)
     pct = f" {fraction:.0%}" if fraction is not None else ""
@@ -284,7 +285,7 @@ def cycle_stop_point(phase: str, message: str, fraction: float | None) -> bool:
     """A progress report that comes from a place a dream cycle can stop without losing work: the start
     of Deep sleep, Branching or REM, or between two sessions of Light or Deep sleep. Never inside
     Branching (extractions already paid for are gated first) nor at Wake (the cycle is done)."""
-    from dreamtui.core import cycle
+    from dreamtui.core.dream import cycle
 
     if phase in ("deep", "branch", "rem") and message == cycle.PHASE_TITLES[phase] and fraction == 0.0:
         return True
@@ -294,7 +295,7 @@ def cycle_stop_point(phase: str, message: str, fraction: float | None) -> bool:
 
 def stats(ledger: Ledger) -> dict[str, Any]:
     """The statistics (:func:`core.stats.compute_stats`)."""
-    from dreamtui.core import stats as core_stats
+    from dreamtui.core.dream import stats as core_stats
 
     return core_stats.compute_stats(ledger)
 
@@ -306,7 +307,7 @@ BRIEFING = "briefing.md"
 
 def briefing_versions(config: Config) -> list[Any]:
     """Every commit that changed ``briefing.md``, newest first (:class:`core.gitops.CommitInfo`)."""
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     if not gitops.repo_exists(config.memory):
         return []
@@ -316,7 +317,7 @@ def briefing_versions(config: Config) -> list[Any]:
 
 def file_at(config: Config, rel: str, sha: str) -> str:
     """The text of ``rel`` at commit ``sha`` ('' when it is not there)."""
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     repo = gitops.open_repo(config.memory, create=False)
     data = gitops.show_file(repo, rel, sha)
@@ -335,7 +336,7 @@ def memory_files(config: Config) -> list[dict[str, Any]]:
     root = config.memory
     if not root.is_dir():
         return []
-    from dreamtui.core import frontmatter
+    from dreamtui.core.memory import frontmatter
 
     out: list[dict[str, Any]] = []
     for path in sorted(root.rglob("*.md")):
@@ -357,7 +358,7 @@ def revert_memory(config: Config, ledger: Ledger, rel: str) -> tuple[str, str]:
 
     Returns ``(summary, candidate id)``; the candidate is pending again.
     """
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     result = decisions.revert_memory(config, ledger, rel)
     sha = f" ({result.commit_sha[:8]})" if result.commit_sha else ""

@@ -13,9 +13,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dreamtui.core import decisions, gitops
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.models import Candidate, Match
 
 

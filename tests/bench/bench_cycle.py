@@ -29,11 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from dreamtui.core.config import Config  # noqa: E402
-from dreamtui.core.cycle import run_cycle  # noqa: E402
-from dreamtui.core.digest import digest_session  # noqa: E402
+from dreamtui.core.dream.cycle import run_cycle  # noqa: E402
+from dreamtui.core.ingest.digest import digest_session  # noqa: E402
+from dreamtui.core.ingest.transcripts import discover  # noqa: E402
+from dreamtui.core.ingest.watch import Watcher  # noqa: E402
 from dreamtui.core.ledger import Ledger  # noqa: E402
-from dreamtui.core.transcripts import discover  # noqa: E402
-from dreamtui.core.watch import Watcher  # noqa: E402
 
 OLD = time.time() - 86_400
 

@@ -27,9 +27,9 @@ import orjson
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from dreamtui.core.digest import digest_file, digest_increment  # noqa: E402
+from dreamtui.core.ingest.digest import digest_file, digest_increment  # noqa: E402
+from dreamtui.core.ingest.tail import Tailer  # noqa: E402
 from dreamtui.core.ledger import Ledger  # noqa: E402
-from dreamtui.core.tail import Tailer  # noqa: E402
 
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 MSG_ID = re.compile(rb'"(msg_|req_|toolu_)([A-Za-z0-9]+)"')
@@ -169,10 +169,10 @@ def main() -> None:
         print(f"digest / orjson-loop throughput ratio: {t_base / t_digest:.2f}  (target >= 1.0)")
         listing = tmp / "files.txt"
         listing.write_text("\n".join(map(str, files)))
-        code_digest = ("import sys; from pathlib import Path; from dreamtui.core.digest import digest_file\n"
+        code_digest = ("import sys; from pathlib import Path; from dreamtui.core.ingest.digest import digest_file\n"
                        f"files = Path({str(listing)!r}).read_text().split('\\n')\n"
                        "sum(len(digest_file(f).turns) for f in files)\n")
-        code_import = "import dreamtui.core.digest"
+        code_import = "import dreamtui.core.ingest.digest"
         rss_import = peak_rss_mb(code_import)
         rss = peak_rss_mb(code_digest)
         print(f"peak RSS digesting the whole corpus: {rss:.1f} MB  (target < 150; "

@@ -13,11 +13,12 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from dreamtui.core import decisions, promotion
 from dreamtui.core.config import Config
+from dreamtui.core.dream import promotion
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import decisions
+from dreamtui.core.memory.normalize import plan_normalize
 from dreamtui.core.models import Candidate, Match, candidate_id
-from dreamtui.core.normalize import plan_normalize
 
 START = datetime(2026, 9, 1, 9, 0, 0)
 

@@ -25,8 +25,8 @@ import time
 import uuid
 from pathlib import Path
 
-from dreamtui.core import records
-from dreamtui.core.verify import verify_quote
+from dreamtui.core.gate.verify import verify_quote
+from dreamtui.core.ingest import records
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "projects"
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -28,7 +28,7 @@ import json
 import sys
 from pathlib import Path
 
-from dreamtui.core.dedup import DUPLICATE, SUSPECT, DedupIndex, Doc, similarity_of
+from dreamtui.core.gate.dedup import DUPLICATE, SUSPECT, DedupIndex, Doc, similarity_of
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "dedup_labelled.jsonl"
 HELDOUT = DATA.with_name("dedup_heldout.jsonl")

@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 from dreamtui.core.config import load_config
-from dreamtui.core.dedup import DUPLICATE, SUSPECT, DedupIndex, Doc
-from dreamtui.core.dedup_judge import MAX_EXISTING, AnthropicJudge, Existing, JudgeError, JudgeItem, Verdict
-from dreamtui.core.gate import JUDGE_FLOOR
+from dreamtui.core.gate.dedup import DUPLICATE, SUSPECT, DedupIndex, Doc
+from dreamtui.core.gate.judge import MAX_EXISTING, AnthropicJudge, Existing, JudgeError, JudgeItem, Verdict
+from dreamtui.core.gate.pipeline import JUDGE_FLOOR
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -45,8 +45,8 @@ def report(name: str, s: Score, verbose: bool) -> None:
 
 
 def corpus_digests() -> list[Digest]:
-    from dreamtui.core.digest import digest_session
-    from dreamtui.core.transcripts import discover, session_files
+    from dreamtui.core.ingest.digest import digest_session
+    from dreamtui.core.ingest.transcripts import discover, session_files
 
     sessions = sorted({(tf.project, tf.session) for tf in discover(CORPUS)})
     return [digest_session(session_files(CORPUS, p, s)) for p, s in sessions]
@@ -87,8 +87,8 @@ def speed(digests: list[Digest], repeat: int = 10) -> None:
 
 def corpus_speed(repeat: int = 5) -> None:
     """Seconds to digest and extract the whole corpus, per MB of transcript and per MB of digest text."""
-    from dreamtui.core.digest import digest_session
-    from dreamtui.core.transcripts import discover, session_files
+    from dreamtui.core.ingest.digest import digest_session
+    from dreamtui.core.ingest.transcripts import discover, session_files
 
     ex = HeuristicExtractor()
     raw = sum(p.stat().st_size for p in CORPUS.rglob("*.jsonl"))

@@ -117,8 +117,8 @@ def score_corpus(extractor: Extractor, corpus: Path) -> Score:
 
     A label may list several ``lines`` when the same words are recorded twice (a queued prompt).
     """
-    from dreamtui.core.digest import digest_session
-    from dreamtui.core.transcripts import discover, session_files
+    from dreamtui.core.ingest.digest import digest_session
+    from dreamtui.core.ingest.transcripts import discover, session_files
 
     labels = json.loads(CORPUS_LABELS.read_text(encoding="utf-8"))["labels"]
     total = Score(labels=len(labels))

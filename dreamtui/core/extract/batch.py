@@ -86,8 +86,8 @@ def undreamed_ranges(ledger: Ledger, files: Sequence[Path | str], project: str, 
     Like the dream cycle's light sleep: a file that was truncated or replaced counts from 0; bytes
     another reader consumed but no cycle dreamed are included. A partial last line is left out.
     """
-    from dreamtui.core.digest import digest_increment
-    from dreamtui.core.tail import LineScanner, open_transcript
+    from dreamtui.core.ingest.digest import digest_increment
+    from dreamtui.core.ingest.tail import LineScanner, open_transcript
 
     out = SessionRanges(project, session, [Path(f) for f in files])
     for path in out.files:
@@ -113,8 +113,8 @@ def undreamed_ranges(ledger: Ledger, files: Sequence[Path | str], project: str, 
 def reserve(ledger: Ledger, sessions: Sequence[SessionRanges]) -> None:
     """Mark the sessions' ranges dreamed (joins the caller's transaction): store each tail read, then
     advance ``dreamed_offset`` to the end of the range (never backwards)."""
-    from dreamtui.core.digest import persist
-    from dreamtui.core.tail import Tailer
+    from dreamtui.core.ingest.digest import persist
+    from dreamtui.core.ingest.tail import Tailer
 
     tailer = Tailer(ledger)
     with ledger.write() as c:
@@ -240,8 +240,8 @@ class BatchRunner:
         and marked dreamed in the transaction that records the batch. Returns the batch id and the
         ranges reserved per session.
         """
-        from dreamtui.core.digest import digest_session
-        from dreamtui.core.transcripts import describe
+        from dreamtui.core.ingest.digest import digest_session
+        from dreamtui.core.ingest.transcripts import describe
 
         prepared: list[tuple[Digest, SessionRanges]] = []
         seen: set[tuple[str, str]] = set()

@@ -13,7 +13,7 @@ from dreamtui.core.models import Digest, ExtractionResult
 
 if TYPE_CHECKING:
     from dreamtui.core.config import Config
-    from dreamtui.core.dedup import DedupIndex, Doc
+    from dreamtui.core.gate.dedup import DedupIndex, Doc
 
 ContextFor = Callable[[Digest], ExtractContext]
 
@@ -68,7 +68,7 @@ def closest_memories(index: DedupIndex, digest: Digest, limit: int = MAX_CONTEXT
                      applies: Callable[[Doc], bool] | None = None) -> tuple[str, ...]:
     """The texts of the existing memories closest to what the person said in ``digest``.
 
-    ``index`` is a :class:`dreamtui.core.dedup.DedupIndex`; the probe is the person's words (or,
+    ``index`` is a :class:`dreamtui.core.gate.dedup.DedupIndex`; the probe is the person's words (or,
     without any, the whole digest), capped at a few thousand characters. ``applies`` keeps only the
     memories that hold in the digest's project (global ones and this project's), so the model is not
     told to avoid another project's lessons.
@@ -91,7 +91,7 @@ def closest_memories(index: DedupIndex, digest: Digest, limit: int = MAX_CONTEXT
 
 def context_maker(config: Config, index: DedupIndex | None = None) -> ContextFor:
     """A ``context_for`` for :func:`extract_many`: project, closest memories, digest budget."""
-    from dreamtui.core.gate import Scopes
+    from dreamtui.core.gate.pipeline import Scopes
 
     scopes = Scopes(config.memory)
 

@@ -42,7 +42,7 @@ class PromotionScreen(BaseScreen):
             yield Static("", id="promotion", classes="pane")
 
     def reload(self) -> None:
-        from dreamtui.core import promotion
+        from dreamtui.core.dream import promotion
 
         app = self.app
         pair = promotion.choose_pair(app.ledger)  # type: ignore[attr-defined]
@@ -79,7 +79,7 @@ class PromotionScreen(BaseScreen):
         self.app.push_screen(ConfirmModal("Approve auto-write for this extractor/model?"), done)
 
     def _approve(self) -> None:
-        from dreamtui.core import promotion
+        from dreamtui.core.dream import promotion
 
         app = self.app
         try:
@@ -92,7 +92,7 @@ class PromotionScreen(BaseScreen):
         app.refresh_status()  # type: ignore[attr-defined]
 
     def action_revoke(self) -> None:
-        from dreamtui.core import promotion
+        from dreamtui.core.dream import promotion
 
         app = self.app
         try:

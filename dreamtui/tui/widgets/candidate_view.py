@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
-from dreamtui.core import memory
 from dreamtui.core.config import Config
+from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import Candidate
 from dreamtui.tui.widgets.evidence import read_window, render_window
 from dreamtui.tui.widgets.literal import literal, literal_text

@@ -24,10 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import records
-from dreamtui.core.ledger import Ledger
-from dreamtui.core.models import Digest, DigestStats, Turn
-from dreamtui.core.tail import (
+from dreamtui.core.ingest import records
+from dreamtui.core.ingest.tail import (
     DEFAULT_MAX_LINE,
     Line,
     LineScanner,
@@ -36,7 +34,9 @@ from dreamtui.core.tail import (
     decode_line,
     open_transcript,
 )
-from dreamtui.core.transcripts import FileKind, describe
+from dreamtui.core.ingest.transcripts import FileKind, describe
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import Digest, DigestStats, Turn
 
 _TYPE = b'"type":"'
 _SPACED = b'"type": "'

@@ -42,18 +42,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from dreamtui.core import clock, dedup, memory, secrets
+from dreamtui.core import clock
 from dreamtui.core.config import Config
-from dreamtui.core.dedup import DedupIndex, Doc
-from dreamtui.core.frontmatter import FrontmatterError
-from dreamtui.core.frontmatter import split as split_frontmatter
+from dreamtui.core.gate import dedup, secrets
+from dreamtui.core.gate.dedup import DedupIndex, Doc
+from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import clean_text
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.frontmatter import FrontmatterError
+from dreamtui.core.memory.frontmatter import split as split_frontmatter
+from dreamtui.core.memory.layout import clean_text
 from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
-from dreamtui.core.verify import verify_quote
 
 if TYPE_CHECKING:
-    from dreamtui.core.dedup_judge import Judge
+    from dreamtui.core.gate.judge import Judge
 
 DROP_REASONS: tuple[str, ...] = (
     "invalid", "unverified", "duplicate", "duplicate-pending", "previously-rejected", "already-decided",
@@ -293,7 +295,7 @@ def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, co
     if not todo:
         return
     # imported here: the judge pulls in the SDK glue and pydantic, which a gate without it never needs
-    from dreamtui.core.dedup_judge import Existing, JudgeError, JudgeItem, judge_for
+    from dreamtui.core.gate.judge import Existing, JudgeError, JudgeItem, judge_for
 
     try:
         judge_obj = judge_for(config) if auto else judge
@@ -359,7 +361,7 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     leaves ``corroborated`` alone (for a caller that counts corroboration itself from
     ``duplicate_of``). ``judge``: ``"auto"`` asks the model dedup judge when the config says so
     (``dedup_judge``, anthropic extractor); None never does; a
-    :class:`~dreamtui.core.dedup_judge.Judge` is asked about every kept candidate. Everything is
+    :class:`~dreamtui.core.gate.judge.Judge` is asked about every kept candidate. Everything is
     written in one ledger transaction, after the judge answered. A caller that writes more in the same
     transaction calls :func:`check` first (outside it: the judge is a network call) and then
     :func:`store` inside it.

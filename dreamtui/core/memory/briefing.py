@@ -234,7 +234,7 @@ def model_briefing(config: Config, digests: Sequence[Digest], memories: Sequence
     """
     import anthropic
 
-    from dreamtui.core.secrets import redact
+    from dreamtui.core.gate.secrets import redact
 
     prompt = "\n\n".join([
         f"Project(s): {title}. Date: {day}.",
@@ -288,8 +288,9 @@ def accepted_claims(ledger: Ledger, project: str | None, limit: int = 20) -> lis
 def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], *, day: str,
                      use_model: bool = False, project: str | None = None) -> BriefingResult:
     """Rewrite ``briefing.md`` in full and commit it alone (no commit when the text is unchanged)."""
-    from dreamtui.core import gitops, memory
-    from dreamtui.core.decisions import memory_lock
+    from dreamtui.core.memory import gitops
+    from dreamtui.core.memory import layout as memory
+    from dreamtui.core.memory.decisions import memory_lock
 
     title = project or "all projects"
     previous = read_briefing(config)
@@ -322,7 +323,7 @@ def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], 
 
 def briefing_history(config: Config, limit: int | None = None) -> list[BriefingVersion]:
     """Every committed version of ``briefing.md``, newest first (empty without a repository)."""
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     if not gitops.repo_exists(config.memory):
         return []
@@ -333,7 +334,7 @@ def briefing_history(config: Config, limit: int | None = None) -> list[BriefingV
 
 def briefing_at(config: Config, sha: str) -> str | None:
     """The briefing as it was in commit ``sha`` (None when that commit has no briefing)."""
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     if not gitops.repo_exists(config.memory):
         return None

@@ -17,10 +17,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import clock, normalize
+from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import normalize
 from dreamtui.core.models import Candidate
 
 MIN_DAYS = 30
@@ -290,7 +291,7 @@ def _reconcile(config: Config, ledger: Ledger) -> tuple[bool, dict[str, Any]]:
 
     They agree when reconcile had nothing to repair and nothing to warn about.
     """
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     try:
         report = decisions.reconcile(config, ledger)
@@ -469,7 +470,7 @@ def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: st
     a human reject, which counts against the accept rate. Either way the promotion is re-checked
     (a rejection can demote it); the returned status says whether auto-write is still on.
     """
-    from dreamtui.core.decisions import normalize_category
+    from dreamtui.core.memory.decisions import normalize_category
 
     category = normalize_category(category)
     row = _auto_decision(ledger, cid)
@@ -494,7 +495,7 @@ def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: st
 
 def _revert_accept(config: Config, ledger: Ledger, cid: str) -> str:
     """Revert the live accept of ``cid`` the way ``dreamtui undo`` does; the revert commit's sha."""
-    from dreamtui.core import decisions, gitops
+    from dreamtui.core.memory import decisions, gitops
 
     with decisions.memory_lock(config):
         repo = gitops.open_repo(config.memory, create=False)
@@ -603,7 +604,7 @@ def approve(config: Config, ledger: Ledger, extractor: str | None = None, model:
     Records the approval with its evidence in the ``promotions`` table and as a committed
     ``promotion.md`` in the memory repo. Raises :class:`PromotionError` naming the failing gates.
     """
-    from dreamtui.core.decisions import memory_lock
+    from dreamtui.core.memory.decisions import memory_lock
 
     with memory_lock(config):
         current = active_promotion(ledger)
@@ -654,7 +655,7 @@ def revoke(config: Config, ledger: Ledger, reason: str = "revoked by the person"
 
 def why_waits(cand: Candidate, pair: Pair) -> str | None:
     """Why ``cand`` must wait for a person under a promotion of ``pair``; ``None`` when it may be auto-written."""
-    from dreamtui.core import secrets
+    from dreamtui.core.gate import secrets
 
     if cand.status != "pending":
         return f"candidate is {cand.status}, not pending"
@@ -682,7 +683,7 @@ def auto_write(config: Config, ledger: Ledger, candidates: Iterable[Candidate] |
     duplicate, no secret. Everything else is returned as waiting, with the reason, for a person.
     ``candidates`` defaults to every pending candidate.
     """
-    from dreamtui.core import decisions
+    from dreamtui.core.memory import decisions
 
     todo = list(ledger.list_candidates(status="pending") if candidates is None else candidates)
     status = promotion_status(config, ledger)
@@ -732,7 +733,7 @@ def render_promotion_file(ledger: Ledger) -> str:
 
 def _check_promotion_file(config: Config) -> None:
     """Refuse early when ``promotion.md`` holds a person's uncommitted changes."""
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     if gitops.repo_exists(config.memory):
         gitops.refuse_uncommitted(gitops.open_repo(config.memory, create=False), normalize.PROMOTION_FILE)
@@ -740,8 +741,9 @@ def _check_promotion_file(config: Config) -> None:
 
 def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: str) -> str | None:
     """Write ``promotion.md`` from the ledger and commit only that path; the commit sha."""
-    from dreamtui.core import gitops, memory
-    from dreamtui.core.decisions import memory_lock
+    from dreamtui.core.memory import gitops
+    from dreamtui.core.memory import layout as memory
+    from dreamtui.core.memory.decisions import memory_lock
 
     root = Path(config.memory)
     with memory_lock(config):

@@ -20,7 +20,7 @@
 
 One cycle per project (``chat_id``; ``*`` when every project is dreamed at once) per date. A failed
 cycle may be retried the same date (its row is reused). Two cycles never run at once: a
-:class:`~dreamtui.core.lock.CycleLock` plus the table's uniqueness.
+:class:`~dreamtui.core.dream.lock.CycleLock` plus the table's uniqueness.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
-from dreamtui.core.goodnight import said_goodnight
+from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
-from dreamtui.core.lock import CycleLock
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
 
 if TYPE_CHECKING:
-    from dreamtui.core import gate
+    from dreamtui.core.gate import pipeline as gate
 
 ALL_PROJECTS = "*"
 YIELD_FLOOR_MESSAGE = "DREAM IS PROPOSING NOTHING — extractor may be mis-tuned or the corpus is saturated."
@@ -215,7 +215,7 @@ def banner_lines(config: Config, ledger: Ledger | None, check_promotion: bool = 
     lines.extend(_ceiling_lines(config))
     if ledger is not None:
         try:
-            from dreamtui.core.promotion import promotion_banner
+            from dreamtui.core.dream.promotion import promotion_banner
 
             line = promotion_banner(config, ledger, check=check_promotion)
         except Exception:  # a broken ledger is reported by the command itself
@@ -242,7 +242,7 @@ def banner_lines_for(config: Config) -> list[str]:
 def _ceiling_lines(config: Config) -> list[str]:
     """The index-ceiling warning of ``core/memory.py`` (from 85% of what Claude Code loads)."""
     try:
-        from dreamtui.core import memory
+        from dreamtui.core.memory import layout as memory
 
         message = memory.ceiling_warning(memory.ceiling_status(config.memory))
     except Exception:  # a missing or unreadable memory folder has no ceiling to warn about
@@ -529,7 +529,9 @@ class _Cycle:
     def deep(self) -> None:
         self.open_phase("deep")
         self.index = index = _dedup_index(self.config, self.ledger)
-        from dreamtui.core import gate  # the gate (and the dedup it carries) loads only for a deep sleep
+        from dreamtui.core.gate import (
+            pipeline as gate,  # the gate (and the dedup it carries) loads only for a deep sleep
+        )
 
         scopes = gate.Scopes(self.config.memory)
         for i, work in enumerate(self.work):
@@ -590,7 +592,7 @@ class _Cycle:
         review_path = _write_review(self.config, self.ledger, self.day)
         self.stats["review_path"] = str(review_path) if review_path else None
         self.progress("rewriting the briefing", 0.6)
-        from dreamtui.core import briefing
+        from dreamtui.core.memory import briefing
 
         result = briefing.rewrite_briefing(
             self.config, self.ledger, [w.digest for w in self.work], day=self.day,
@@ -743,8 +745,8 @@ class _Cycle:
     def _mark_dreamed(self, work: SessionWork, result: ExtractionResult | None, candidates: int,
                       advance: bool = True) -> None:
         """Advance each file's offsets; record the extracted ranges (one transaction)."""
-        from dreamtui.core.digest import persist
-        from dreamtui.core.tail import Tailer
+        from dreamtui.core.ingest.digest import persist
+        from dreamtui.core.ingest.tail import Tailer
 
         tailer = Tailer(self.ledger)
         now = clock.now_iso()
@@ -782,7 +784,7 @@ class _Cycle:
 
 def _session_groups(root: Path, project: str | None) -> dict[tuple[str, str], list[Path]]:
     """Transcript files grouped by (project, session), main file first."""
-    from dreamtui.core.transcripts import discover
+    from dreamtui.core.ingest.transcripts import discover
 
     groups: dict[tuple[str, str], list[Path]] = {}
     for tf in discover(root):
@@ -798,9 +800,9 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
 
     Files that cannot be read are skipped (the next cycle tries again) and named in ``unreadable``.
     """
-    from dreamtui.core.digest import DigestState, digest_increment, digest_lines
-    from dreamtui.core.tail import LineScanner, file_key, open_transcript
-    from dreamtui.core.transcripts import kind_of
+    from dreamtui.core.ingest.digest import DigestState, digest_increment, digest_lines
+    from dreamtui.core.ingest.tail import LineScanner, file_key, open_transcript
+    from dreamtui.core.ingest.transcripts import kind_of
 
     ranges: list[FileRange] = []
     streams: list[list[Turn]] = []
@@ -849,7 +851,7 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
 
 
 def _dedup_index(config: Config, ledger: Ledger) -> Any:
-    from dreamtui.core.dedup import DedupIndex
+    from dreamtui.core.gate.dedup import DedupIndex
 
     return DedupIndex.build(config.memory, ledger)
 
@@ -857,7 +859,7 @@ def _dedup_index(config: Config, ledger: Ledger) -> Any:
 def _recall(index: Any, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str, ...], bool]:
     """The closest memories the session's person turns touch, and whether memory covers them all.
     Only memories that apply to the session's project count (global ones, or this project's)."""
-    from dreamtui.core import dedup
+    from dreamtui.core.gate import dedup
 
     threshold = dedup.DUPLICATE
     hits: dict[str, float] = {}
@@ -869,7 +871,7 @@ def _recall(index: Any, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str,
         substantial += 1
         if substantial > RECALL_TURNS:  # a long session is a spark; its first turns give the context
             return tuple(sorted(hits, key=lambda t: -hits[t])[:CONTEXT_MEMORIES]), False
-        from dreamtui.core.gate import closest_in_scope
+        from dreamtui.core.gate.pipeline import closest_in_scope
 
         hit = closest_in_scope(index, turn.text, project=digest.project, memory_dir=scopes.root,
                                     scopes=scopes)
@@ -902,7 +904,7 @@ def _count_judge(stats: dict[str, Any], report: Any) -> None:
 
 def _store(ledger: Ledger, checked: gate.CheckedGate) -> Any:
     """Write what the gate decided (inside the cycle's transaction)."""
-    from dreamtui.core import gate
+    from dreamtui.core.gate import pipeline as gate
 
     return gate.store(ledger, checked)
 
@@ -911,7 +913,7 @@ def _check(raws: list[RawCandidate], config: Config, ledger: Ledger, work: Sessi
            index: Any) -> gate.CheckedGate:
     """The gate's decisions for one session, made before the cycle's write transaction opens (the
     model dedup judge is a network call; the ledger's write lock is never held across it)."""
-    from dreamtui.core import gate
+    from dreamtui.core.gate import pipeline as gate
 
     return gate.check(raws, config=config, ledger=ledger, project=work.project, files=work.files,
                       cycle_id=cycle_id, index=index)
@@ -922,7 +924,7 @@ def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:
     if not kept_ids:
         return 0
     try:
-        from dreamtui.core import promotion
+        from dreamtui.core.dream import promotion
     except ImportError:
         return 0
     if promotion.active_promotion(ledger) is None:
@@ -936,7 +938,7 @@ def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:
 
 
 def _write_review(config: Config, ledger: Ledger, day: str) -> Path | None:
-    from dreamtui.core import review
+    from dreamtui.core.memory import review
 
     result = review.write_review(config, ledger, Date.fromisoformat(day))
     if result is None:
@@ -946,8 +948,8 @@ def _write_review(config: Config, ledger: Ledger, day: str) -> Path | None:
 
 def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
     """Projects whose sessions hold bytes not yet dreamed (cheap: compares sizes, reads nothing)."""
-    from dreamtui.core.tail import file_key
-    from dreamtui.core.transcripts import discover
+    from dreamtui.core.ingest.tail import file_key
+    from dreamtui.core.ingest.transcripts import discover
 
     dreamed = {r["path"]: int(r["dreamed_offset"]) for r in ledger.query("SELECT path, dreamed_offset FROM files")}
     found: list[str] = []

@@ -16,9 +16,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import frontmatter, memory
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.memory import frontmatter
+from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import MEMORY_TYPES
 
 ALIASES: dict[str, str] = {
@@ -253,7 +254,7 @@ def apply_normalize(config: Config, plan: list[Change]) -> str | None:
     ``None`` when nothing in the plan is fixable. A file changed since the plan was made is refused
     (nothing is written); if the commit fails every file is put back as it was.
     """
-    from dreamtui.core import gitops
+    from dreamtui.core.memory import gitops
 
     root = Path(config.memory)
     todo = [c for c in plan if c.fixable]

@@ -29,9 +29,9 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.goodnight import is_goodnight
-from dreamtui.core.records import pieces
-from dreamtui.core.transcripts import kind_of, project_of
+from dreamtui.core.ingest.goodnight import is_goodnight
+from dreamtui.core.ingest.records import pieces
+from dreamtui.core.ingest.transcripts import kind_of, project_of
 
 DEFAULT_DEBOUNCE = 1.0
 MAX_DELAY_FACTOR = 5.0

@@ -35,13 +35,15 @@ from typing import Any
 
 from git import GitCommandError, Repo
 
-from dreamtui.core import clock, gitops, memory
+from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
-from dreamtui.core.frontmatter import FrontmatterError
-from dreamtui.core.frontmatter import dump as dump_frontmatter
-from dreamtui.core.frontmatter import parse as parse_frontmatter
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import gitops
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.frontmatter import FrontmatterError
+from dreamtui.core.memory.frontmatter import dump as dump_frontmatter
+from dreamtui.core.memory.frontmatter import parse as parse_frontmatter
 from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
 
 CRASH_ENV = "DREAMTUI_CRASH_AT"
@@ -253,7 +255,7 @@ def index_hook(claim: str, why: str, how: str) -> str:
 def _secret_rules(texts: list[str]) -> list[str] | None:
     """Secret rule names found in ``texts``; ``None`` when the scanner is not available."""
     try:
-        from dreamtui.core import secrets
+        from dreamtui.core.gate import secrets
     except ImportError:  # pragma: no cover - only while issue 3 is being written
         return None
     found: list[str] = []

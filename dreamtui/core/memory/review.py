@@ -9,11 +9,12 @@ import re
 from datetime import date as Date
 from pathlib import Path
 
-from dreamtui.core import gitops, memory
 from dreamtui.core.config import Config
-from dreamtui.core.decisions import memory_lock
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, row_to_candidate
+from dreamtui.core.memory import gitops
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.decisions import memory_lock
 from dreamtui.core.models import Candidate
 
 

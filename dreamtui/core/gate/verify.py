@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import records
+from dreamtui.core.ingest import records
 from dreamtui.core.models import Match, Verification
 
 MIN_WORDS = 6

@@ -1,0 +1,1 @@
+"""Dream cycles: the cycle and its lock, statistics, promotion to auto-write."""

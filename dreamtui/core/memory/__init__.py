@@ -1,0 +1,1 @@
+"""The memory repository: layout, frontmatter, git, decisions, review file, briefing, normalise, link."""
