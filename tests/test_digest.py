@@ -286,3 +286,17 @@ def test_cli_missing_file_or_directory_is_one_line_and_exit_2(tmp_path: Path, ta
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in result.output
+
+
+def test_digest_names_the_project_by_its_working_directory_not_the_folder_encoding(tmp_path) -> None:
+    from dreamtui.core.ingest.digest import digest_session
+
+    folder = tmp_path / "-home-kim-src-dreamboard-web"
+    folder.mkdir()
+    path = folder / "s1.jsonl"
+    path.write_text('{"type":"user","cwd":"/home/kim/src/dreamboard-web","uuid":"u1","timestamp":"2026-01-01T00:00:00Z",'
+                    '"message":{"role":"user","content":"Always run the linter before committing here."}}\n')
+    digest = digest_session([path])
+    assert digest.cwd == "/home/kim/src/dreamboard-web"
+    assert digest.project_name == "dreamboard-web"
+    assert digest.project == "-home-kim-src-dreamboard-web"  # the folder stays the key

@@ -113,3 +113,23 @@ def test_human_readable_output_and_one_line_errors(config: Config, server: FakeA
 
     res = CliRunner().invoke(cli, ["--state", str(config.state), "extract", str(path.with_name("missing.jsonl"))])
     assert res.exit_code == 2 and "does not exist" in res.output and "Traceback" not in res.output
+
+
+def test_show_request_prints_exactly_what_the_sdk_sends_without_network_or_key(
+        config: Config, server: FakeAnthropic) -> None:
+    path = write_session(config.transcripts, TURNS)
+    shown = run_cli(config, str(path), "--show-request", "--json", env={"ANTHROPIC_API_KEY": ""})
+    assert shown.exit_code == 0, shown.output
+    [body] = json.loads(shown.output)
+    server.script.append(ok([]))
+    sent = run_cli(config, str(path), "--extractor", "anthropic",
+                   env={"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url})
+    assert sent.exit_code == 0, sent.output
+    [req] = server.calls()
+    assert body == req.body  # the shown request is the one the real SDK put on the wire
+    assert PERSON in body["messages"][0]["content"]
+    assert INJECTION not in body["messages"][0]["content"]  # tool output is never sent
+    text = run_cli(config, str(path), "--show-request", env={"ANTHROPIC_API_KEY": ""}).output
+    assert text.startswith("# request 1 of 1: POST /v1/messages")
+    assert "## system\nYou are the extraction step of dreamtui" in text
+    assert '"candidates"' in text.split("## output format")[1]

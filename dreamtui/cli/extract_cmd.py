@@ -13,7 +13,7 @@ import click
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo_json
 from dreamtui.core.config import Config
-from dreamtui.core.models import Candidate, ExtractionResult
+from dreamtui.core.models import Candidate, Digest, ExtractionResult
 
 if TYPE_CHECKING:
     from dreamtui.core.extract.batch import BatchRunner
@@ -64,8 +64,12 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
               default=None, help="Which extractor to use (default: the configured one).")
 @click.option("--model", default=None, help="Claude model for the anthropic extractor.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--show-request", is_flag=True,
+              help="Print the exact request(s) the anthropic extractor would send (system prompt, user "
+                   "message, output schema) and stop: no network, no API key, no candidate stored.")
 @pass_config
-def extract(config: Config, file: Path, extractor_name: str | None, model: str | None, as_json: bool) -> None:
+def extract(config: Config, file: Path, extractor_name: str | None, model: str | None, as_json: bool,
+            show_request: bool) -> None:
     """Extract lessons from one session FILE (and its sub-agents), pass them through the gate
     (verification, dedup, secret scan), store them in the ledger and print the survivors."""
     from dreamtui.cli.verify_cmd import files_for
@@ -82,6 +86,9 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
         config = replace(config, model=model)
     files = files_for(file)
     digest = digest_session(files)
+    if show_request:
+        _show_request(config, digest, as_json)
+        return
     extractor = make_extractor(config)
     ledger = Ledger.open(config.state)
     try:
@@ -128,6 +135,35 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
         click.echo(f"dedup judge: {report.judged} judged, {report.judged_same} the same lesson as an existing "
                    f"one, {report.judged_distinct} new" + (f"; {safe(report.judge_error)}" if report.judge_error
                                                            else ""))
+
+
+def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
+    """Print the bodies the anthropic extractor would POST to /v1/messages for ``digest``."""
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.dedup import DedupIndex
+    from dreamtui.core.ledger import Ledger
+
+    ledger = Ledger.open(config.state)
+    try:
+        context = context_maker(config, DedupIndex.build(config.memory, ledger))(digest)
+    finally:
+        ledger.close()
+    extractor = AnthropicExtractor(model=config.model, max_chars=config.max_digest_chars, client=object())
+    bodies = extractor.request_bodies(digest, context)
+    if as_json:
+        echo_json(json.dumps(bodies, ensure_ascii=False, indent=1))
+        return
+    for i, body in enumerate(bodies, 1):
+        system = "\n".join(block.get("text", "") for block in body.get("system", []))
+        user = "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+                         for m in body.get("messages", []))
+        schema = body.get("output_config", {}).get("format", {})
+        click.echo(f"# request {i} of {len(bodies)}: POST /v1/messages, model {body.get('model')}, "
+                   f"max_tokens {body.get('max_tokens')}")
+        click.echo("## system\n" + system)
+        click.echo("## user\n" + user)
+        click.echo("## output format (output_config.format)\n" + json.dumps(schema, indent=1))
 
 
 # -- batch mode --------------------------------------------------------------------------------

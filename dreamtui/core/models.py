@@ -88,6 +88,17 @@ class Digest:
     files: list[str] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
     stats: DigestStats = field(default_factory=DigestStats)
+    cwd: str = ""
+    """The working directory the session ran in (the first ``cwd`` of its kept records), if known."""
+
+    @property
+    def project_name(self) -> str:
+        """The project as a person names it: the last part of ``cwd``, else the folder name made readable."""
+        if self.cwd:
+            name = self.cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+            if name:
+                return name
+        return self.project.strip("-") or self.project
 
     def person_chars(self) -> int:
         """How many characters the person wrote (the depth signal)."""
@@ -98,6 +109,8 @@ class Digest:
         return {
             "session": self.session,
             "project": self.project,
+            "project_name": self.project_name,
+            "cwd": self.cwd,
             "files": self.files,
             "turns": [t.to_json() for t in self.turns],
             "stats": self.stats.to_json(),

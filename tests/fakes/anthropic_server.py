@@ -91,6 +91,8 @@ class FakeAnthropic:
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_inputs: dict[str, list[dict[str, Any]]] = {}
         self.polls_until_ended = 1
+        self.responder: Callable[[Any], Reply] | None = None
+        """When set, answers every ``POST /v1/messages`` from its body (e.g. recorded answers) instead of ``script``."""
         self.batch_answer: Callable[[dict[str, Any]], dict[str, Any]] = lambda req: {
             "type": "succeeded", "message": message({"candidates": []})}
         self._lock = threading.Lock()
@@ -121,6 +123,8 @@ class FakeAnthropic:
     # -- endpoints -------------------------------------------------------------------------------
 
     def _messages(self, body: Any) -> Reply:
+        if self.responder is not None:
+            return self.responder(body)
         with self._lock:
             if not self.script:
                 return error(500, "api_error", "fake server: no scripted reply left", retry_after_ms=None)

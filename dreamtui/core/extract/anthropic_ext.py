@@ -8,6 +8,7 @@ offered, and the digest travels as delimited, redacted data. SDK failures become
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -152,6 +153,31 @@ class AnthropicExtractor:
             for part in parts
         ]
         return params, notes
+
+    def request_bodies(self, digest: Digest, context: ExtractContext) -> list[dict[str, Any]]:
+        """The exact JSON bodies the SDK would send for this digest, one per call; nothing leaves the machine.
+
+        The real SDK builds each request (``messages.parse`` with the output schema) and an in-process
+        transport records it and answers with an empty result, so what is shown is what would be sent.
+        """
+        import anthropic
+        import httpx2
+
+        bodies: list[dict[str, Any]] = []
+
+        def record(request: httpx2.Request) -> httpx2.Response:
+            bodies.append(json.loads(request.content))
+            empty = {"id": "msg_show_request", "type": "message", "role": "assistant", "model": self.model,
+                     "content": [{"type": "text", "text": "{\"candidates\": []}"}], "stop_reason": "end_turn",
+                     "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
+            return httpx2.Response(200, json=empty)
+
+        client = anthropic.Anthropic(api_key="show-request", base_url="http://show-request.invalid",
+                                     max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(record)))
+        params, _notes = self.requests(digest, context)
+        for call in params:
+            client.messages.parse(output_format=ExtractionOut, **call)
+        return bodies
 
     # -- results -------------------------------------------------------------------------------
 

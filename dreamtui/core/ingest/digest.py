@@ -212,6 +212,7 @@ class _Digester:
         self.state = state
         self.stats = stats
         self.interrupts = interrupts
+        self.cwd = ""
 
     def lines(self, lines: Iterable[Line]) -> list[Turn]:
         """Digest raw lines; bad lines are counted in ``stats`` and skipped."""
@@ -257,6 +258,9 @@ class _Digester:
             self._queued(obj, line_no, out)
 
     def _turn(self, role: str, text: str, obj: dict[str, Any], line_no: int, kind: str) -> Turn:
+        if not self.cwd:
+            cwd = obj.get("cwd")
+            self.cwd = cwd if isinstance(cwd, str) else ""
         ts = obj.get("timestamp")
         uuid = obj.get("uuid")
         self.stats.chars += len(text)
@@ -364,7 +368,8 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
         digester = _Digester(str(path), kind or tf.kind, state or DigestState(), stats, interrupts, cheap=False)
         turns = digester.lines(scanner)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
-    return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats)
+    return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
+                  cwd=digester.cwd)
 
 
 def _finish_stats(stats: DigestStats, oversized: Sequence[int], partial: bool, nbytes: int,
@@ -390,11 +395,13 @@ def digest_session(files: Sequence[Path | str], *, include_subagents: bool = Tru
     stats = DigestStats()
     streams: list[list[tuple[str, int, int, Turn]]] = []
     names: list[str] = []
+    cwd = ""
     for index, f in enumerate(files):
         tf = describe(Path(f))
         if tf.kind != "main" and not include_subagents:
             continue
         d = digest_file(f, kind=tf.kind, interrupts=interrupts)
+        cwd = cwd or d.cwd
         names.append(str(f))
         for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized"):
             setattr(stats, name, getattr(stats, name) + getattr(d.stats, name))
@@ -405,7 +412,7 @@ def digest_session(files: Sequence[Path | str], *, include_subagents: bool = Tru
             keyed.append((last, index, pos, turn))
         streams.append(keyed)
     merged = [item[3] for item in heapq.merge(*streams)]
-    return Digest(session=first.session, project=first.project, files=names, turns=merged, stats=stats)
+    return Digest(session=first.session, project=first.project, files=names, turns=merged, stats=stats, cwd=cwd)
 
 
 def _ledger_lookup(ledger: Ledger, path: str) -> Callable[[str], bool]:

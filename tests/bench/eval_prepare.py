@@ -1,0 +1,138 @@
+"""Prepare the real evaluation set: the manifest, the digests labellers read, the requests a model answers.
+
+Run from the repository root:
+
+    python3 tests/bench/eval_prepare.py manifest           # merge ../eval/manifest-*.json and ../shared into
+                                                            # tests/data/real_eval/manifest.json (splits fixed once)
+    python3 tests/bench/eval_prepare.py digests OUT         # OUT/<id>.txt: the digest a labeller reads
+    python3 tests/bench/eval_prepare.py requests TAG OUT    # OUT/<id>.<k>.txt: request k of each session
+    python3 tests/bench/eval_prepare.py collect TAG ANSWERS # ANSWERS/<id>.<k>.json -> recorded/TAG/<id>.json
+
+A session's split is drawn once from a hash of its id and never changes; the ``../shared`` sessions are
+``tuning`` (earlier rules were tuned on them). Answers are stored verbatim: ``collect`` copies the
+answer file's text as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent.parent))
+
+from fakes.eval_set import MANIFEST, RECORDED, ROOTS, load_sessions, request_key, sha256  # noqa: E402
+
+BLIND_SHARE = 60
+"""Percent of the gathered sessions drawn into the blind split."""
+
+
+def _split_of(sid: str) -> str:
+    return "blind" if int(hashlib.sha256(sid.encode()).hexdigest(), 16) % 100 < BLIND_SHARE else "tuning"
+
+
+def build_manifest() -> None:
+    from dreamtui.core.ingest.transcripts import discover, session_files
+
+    old = {e["id"]: e for e in json.loads(MANIFEST.read_text())} if MANIFEST.is_file() else {}
+    entries: list[dict] = []
+    shared = ROOTS["shared"] / "projects"
+    if shared.is_dir():
+        sessions = sorted({(tf.project, tf.session) for tf in discover(shared)})
+        for n, (project, session) in enumerate(sessions, 1):
+            files = session_files(shared, project, session)
+            entries.append({"id": f"s{n:02d}", "root": "shared", "split": "tuning", "project_folder": project,
+                            "session": session, "rebuilt": False,
+                            "files": [{"eval_path": str(f.relative_to(ROOTS["shared"])),
+                                       "source": "see ../shared/corpus/SOURCES.md",
+                                       "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files]})
+    for name in ("manifest-native.json", "manifest-rebuilt.json"):
+        path = ROOTS["eval"] / name
+        if not path.is_file():
+            continue
+        for e in json.loads(path.read_text()):
+            split = old.get(e["id"], {}).get("split") or _split_of(e["id"])
+            entries.append({"id": e["id"], "root": "eval", "split": split, "project_folder": e["project_folder"],
+                            "session": e["session"], "rebuilt": bool(e.get("rebuilt")),
+                            "agent": e.get("agent", "claude-code"), "notes": e.get("notes", ""),
+                            "files": e["files"]})
+    MANIFEST.parent.mkdir(parents=True, exist_ok=True)
+    MANIFEST.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
+    by = {s: sum(1 for e in entries if e["split"] == s) for s in ("tuning", "blind")}
+    print(f"{len(entries)} sessions: {by}")
+
+
+def _digest(session) -> object:
+    from dreamtui.core.ingest.digest import digest_session
+
+    return digest_session(session.files)
+
+
+def write_digests(out: Path) -> None:
+    from dreamtui.cli.digest_cmd import render
+
+    out.mkdir(parents=True, exist_ok=True)
+    for s in load_sessions(labelled_only=False):
+        (out / f"{s.id}.txt").write_text(render(_digest(s)) + "\n")
+    print(f"digests in {out}")
+
+
+def write_requests(tag: str, out: Path) -> None:
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+    from dreamtui.core.extract.base import ExtractContext
+
+    out.mkdir(parents=True, exist_ok=True)
+    ex = AnthropicExtractor(model="claude-sonnet-5-5", client=object())
+    n = 0
+    for s in load_sessions(labelled_only=False):
+        digest = _digest(s)
+        bodies = ex.request_bodies(digest, ExtractContext(project=digest.project))
+        for k, body in enumerate(bodies, 1):
+            system = "\n".join(b["text"] for b in body["system"])
+            user = body["messages"][0]["content"]
+            schema = json.dumps(body["output_config"]["format"]["schema"], indent=1)
+            (out / f"{s.id}.{k}.txt").write_text(
+                f"=== SYSTEM PROMPT ===\n{system}\n=== USER MESSAGE ===\n{user}\n"
+                f"=== OUTPUT FORMAT: a JSON object matching this JSON schema ===\n{schema}\n")
+            (out / f"{s.id}.{k}.key").write_text(request_key(body))
+            n += 1
+    print(f"{n} requests of tag {tag} in {out}")
+
+
+def collect(tag: str, answers: Path, requests: Path) -> None:
+    dest = RECORDED / tag
+    dest.mkdir(parents=True, exist_ok=True)
+    by_session: dict[str, list[dict]] = {}
+    for key_file in sorted(requests.glob("*.key")):
+        sid, k = key_file.stem.rsplit(".", 1)
+        answer = answers / f"{sid}.{k}.json"
+        if not answer.is_file():
+            print(f"no answer for {sid} request {k}")
+            continue
+        text = answer.read_text(encoding="utf-8")
+        by_session.setdefault(sid, []).append({"part": int(k), "key": key_file.read_text().strip(),
+                                               "request_sha256": sha256((requests / f"{sid}.{k}.txt").read_text()),
+                                               "answer": text})
+    for sid, reqs in by_session.items():
+        (dest / f"{sid}.json").write_text(json.dumps({
+            "id": sid, "tag": tag,
+            "answered_by": "a Claude model (a helper session given only the request), not a live API call",
+            "requests": sorted(reqs, key=lambda r: r["part"])}, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(by_session)} sessions recorded under {dest}")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1] if len(sys.argv) > 1 else ""
+    if cmd == "manifest":
+        build_manifest()
+    elif cmd == "digests":
+        write_digests(Path(sys.argv[2]))
+    elif cmd == "requests":
+        write_requests(sys.argv[2], Path(sys.argv[3]))
+    elif cmd == "collect":
+        collect(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
+    else:
+        sys.exit(__doc__)
