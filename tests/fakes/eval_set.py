@@ -27,7 +27,7 @@ LABELS = DATA / "labels"
 RECORDED = DATA / "recorded"
 REPO = Path(__file__).resolve().parents[2]
 ROOTS = {
-    "shared": REPO.parent / "shared" / "corpus",
+    "shared": Path(os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared") / "corpus",
     "eval": Path(os.environ.get("DREAMTUI_EVAL_DIR") or REPO.parent / "eval"),
 }
 
