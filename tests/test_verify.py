@@ -244,3 +244,15 @@ def test_non_ascii_in_decomposed_or_ascii_escaped_files_still_verifies(tmp_path:
     assert [m.uuid for m in verify_quote(quote, [escaped]).matches] == ["a"]
     assert [m.uuid for m in verify_quote(quote, [decomposed]).matches] == ["d"]
     assert not verify_quote(quote.replace("crème", "creme"), [escaped, decomposed]).verified
+
+
+def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path) -> None:
+    said = "我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是用户级别的"  # a real person's words, unspaced
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
+        {"type": "user", "uuid": "u", "message": {"role": "user", "content": said}},
+    ])
+    result = verify_quote(said, [path])
+    assert result.verified and result.best.provenance == "person"
+    short = verify_quote("我不希望创建", [path])  # six characters are three words: too easy to find by chance
+    assert not short.verified and "too short (3 words" in short.reason
+    assert not verify_quote("我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]).verified

@@ -47,16 +47,22 @@ from dreamtui.core.ingest.digest import digest_session  # noqa: E402
 from dreamtui.core.ledger import Ledger  # noqa: E402
 
 
-def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> SessionScore:
-    """Digest, extract, gate (fresh ledger, empty memory) and score one session."""
+def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> SessionScore | None:
+    """Digest, extract, gate (fresh ledger, empty memory) and score one session (None: the extractor failed)."""
+    from dreamtui.core.errors import ExtractorError
     from dreamtui.core.gate.pipeline import gate
 
     digest = digest_session(session.files)
     config = Config(transcripts=workdir / "t", memory=workdir / session.id / "memory",
                     state=workdir / session.id / "state", extractor="heuristic", dedup_judge="off")
-    result = extractor.extract(digest, ExtractContext(project=digest.project))
+    try:
+        result = extractor.extract(digest, ExtractContext(project=digest.project))
+    except ExtractorError as exc:
+        print(f"{session.id} [{session.split}] not scored: {exc}")
+        return None
     if result.error:
-        print(f"  {session.id}: extractor error: {result.error}", file=sys.stderr)
+        print(f"{session.id} [{session.split}] not scored: {result.error}")
+        return None
     ledger = Ledger.open(config.state)
     try:
         report = gate(result.candidates, config=config, ledger=ledger, project=digest.project,
@@ -127,9 +133,13 @@ def main() -> None:
         extractor = HeuristicExtractor()
         name = "heuristic"
     totals = Totals()
+    skipped = 0
     with tempfile.TemporaryDirectory() as tmp:
         for s in sessions:
             sc = run_session(s, extractor, Path(tmp))
+            if sc is None:
+                skipped += 1
+                continue
             totals.add(sc)
             print(f"{s.id} [{s.split}] kept {sc.kept:>2}  precise {sc.precise:>2}  dup {sc.duplicates}  "
                   f"keep {sc.keep_found}/{sc.keep_labels}  verified {sc.verified}/{sc.proposed}")
@@ -142,7 +152,8 @@ def main() -> None:
                     print(f"    miss:  {claim[:110]}")
     for fake in stack:
         fake.__exit__(None, None, None)
-    print(f"\n{name} on the {args.split} split: {totals.sessions} sessions, {totals.keep_labels} keep lessons")
+    print(f"\n{name} on the {args.split} split: {totals.sessions} sessions, {totals.keep_labels} keep lessons"
+          + (f" ({skipped} not scored)" if skipped else ""))
     print(f"  precision   {totals.precision:.2f}  ({totals.precise}/{totals.kept} kept proposals)")
     print(f"  keep-recall {totals.keep_recall:.2f}  ({totals.keep_found}/{totals.keep_labels})")
     print(f"  duplicates  {totals.duplicates}")

@@ -32,6 +32,19 @@ from dreamtui.core.models import Match, Verification
 MIN_WORDS = 6
 """Quotes with fewer words are refused as unverifiable: too easy to find by chance."""
 
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+"""Han and kana: scripts written without spaces between words."""
+
+
+def word_count(text: str) -> float:
+    """Words in ``text``: space-separated tokens, and two Han or kana characters for one word.
+
+    Chinese and Japanese put no spaces between words, so a whole sentence would count as one word;
+    two characters is about the length of a word in both.
+    """
+    unspaced = len(_UNSPACED.findall(text))
+    return len(_UNSPACED.sub(" ", text).split()) + unspaced / 2
+
 PROVENANCE_RANK = {"person": 0, "assistant": 1, "meta": 2, "tool": 3}
 
 _QUOTE_MAP = {
@@ -63,9 +76,10 @@ def refusal(quote: str) -> str | None:
     """Why ``quote`` cannot be verified at all, or None when it may be searched."""
     if _HIDDEN.search(quote):
         return "refused: the quote holds zero-width, bidi-control or tag characters"
-    words = len(normalize(quote).split())
+    words = word_count(normalize(quote))
     if words < MIN_WORDS:
-        return f"unverifiable: too short ({words} words; at least {MIN_WORDS} needed)"
+        shown = f"{words:g}" if words == int(words) else f"{words:.1f}"
+        return f"unverifiable: too short ({shown} words; at least {MIN_WORDS} needed)"
     return None
 
 
