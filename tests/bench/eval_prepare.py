@@ -5,7 +5,7 @@ Run from the repository root:
     python3 tests/bench/eval_prepare.py manifest           # merge ../eval/manifest-*.json and ../shared into
                                                             # tests/data/real_eval/manifest.json (splits fixed once)
     python3 tests/bench/eval_prepare.py digests OUT         # OUT/<id>.txt: the digest a labeller reads
-    python3 tests/bench/eval_prepare.py requests TAG OUT    # OUT/<id>.<k>.txt: request k of each session
+    python3 tests/bench/eval_prepare.py requests TAG OUT [SPLIT]  # OUT/<id>.<k>.txt: request k of each session
     python3 tests/bench/eval_prepare.py collect TAG ANSWERS # ANSWERS/<id>.<k>.json -> recorded/TAG/<id>.json
 
 A session's split is drawn once from a hash of its id and never changes; the ``../shared`` sessions are
@@ -80,14 +80,14 @@ def write_digests(out: Path) -> None:
     print(f"digests in {out}")
 
 
-def write_requests(tag: str, out: Path) -> None:
+def write_requests(tag: str, out: Path, split: str = "all") -> None:
     from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
     from dreamtui.core.extract.base import ExtractContext
 
     out.mkdir(parents=True, exist_ok=True)
     ex = AnthropicExtractor(model="claude-sonnet-5-5", client=object())
     n = 0
-    for s in load_sessions(labelled_only=False):
+    for s in load_sessions(split, labelled_only=False):
         digest = _digest(s)
         bodies = ex.request_bodies(digest, ExtractContext(project=digest.project))
         for k, body in enumerate(bodies, 1):
@@ -131,7 +131,7 @@ if __name__ == "__main__":
     elif cmd == "digests":
         write_digests(Path(sys.argv[2]))
     elif cmd == "requests":
-        write_requests(sys.argv[2], Path(sys.argv[3]))
+        write_requests(sys.argv[2], Path(sys.argv[3]), *(sys.argv[4:5] or ["all"]))
     elif cmd == "collect":
         collect(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
     else:
