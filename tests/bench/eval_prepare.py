@@ -6,7 +6,8 @@ Run from the repository root:
                                                             # tests/data/real_eval/manifest.json (splits fixed once)
     python3 tests/bench/eval_prepare.py digests OUT         # OUT/<id>.txt: the digest a labeller reads
     python3 tests/bench/eval_prepare.py requests TAG OUT [SPLIT]  # OUT/<id>.<k>.txt: request k of each session
-    python3 tests/bench/eval_prepare.py collect TAG ANSWERS # ANSWERS/<id>.<k>.json -> recorded/TAG/<id>.json
+    python3 tests/bench/eval_prepare.py collect TAG ANSWERS REQUESTS [judge]
+                                                            # ANSWERS/<id>.<k>.json -> recorded[-judge]/TAG/<id>.json
 
 A session's split is drawn once from a hash of its id and never changes; the ``../shared`` sessions are
 ``tuning`` (earlier rules were tuned on them). Answers are stored verbatim: ``collect`` copies the
@@ -102,8 +103,8 @@ def write_requests(tag: str, out: Path, split: str = "all") -> None:
     print(f"{n} requests of tag {tag} in {out}")
 
 
-def collect(tag: str, answers: Path, requests: Path) -> None:
-    dest = RECORDED / tag
+def collect(tag: str, answers: Path, requests: Path, kind: str = "extract") -> None:
+    dest = (RECORDED if kind == "extract" else RECORDED.parent / "recorded-judge") / tag
     dest.mkdir(parents=True, exist_ok=True)
     by_session: dict[str, list[dict]] = {}
     for key_file in sorted(requests.glob("*.key")):
@@ -133,6 +134,6 @@ if __name__ == "__main__":
     elif cmd == "requests":
         write_requests(sys.argv[2], Path(sys.argv[3]), *(sys.argv[4:5] or ["all"]))
     elif cmd == "collect":
-        collect(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
+        collect(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]), *(sys.argv[5:6] or ["extract"]))
     else:
         sys.exit(__doc__)

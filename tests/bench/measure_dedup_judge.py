@@ -6,6 +6,12 @@ Without ``ANTHROPIC_API_KEY`` it says that it needs one and exits 0 (it costs mo
 ``messages.parse`` call per 20 lessons, about 35 calls for all 688 pairs). The model is the
 extractor's (``DREAMTUI_MODEL`` / ``model`` in the config, default ``claude-sonnet-5-5``).
 
+Recorded (no key): ``--dump-requests DIR`` writes the exact requests the judge would send (through the
+real SDK to the local fake API, which answers nothing); a Claude model answers them (a helper session
+given only the request) and ``tests/bench/eval_prepare.py collect`` stores the answers verbatim under
+``tests/data/real_eval/recorded-judge/TAG/``; ``--recorded TAG`` replays them through the real SDK
+against the local fake API. Those figures are a model's recorded answers, not a live API run.
+
 For each set ``tests/data/dedup_<NAME>.jsonl`` every ``a`` goes into one index (as memory files
 would). Each ``b`` is a new lesson: its top-5 ranked ``a``s scoring above 0.10 are what the gate
 would offer the judge. At the suspect level (what the person is shown beside the proposal):
@@ -124,12 +130,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--set", action="append", choices=sets, help="a set to measure (default: all)")
     parser.add_argument("--limit", type=int, default=0, help="at most N pairs per set (to bound the cost)")
     parser.add_argument("--show", action="store_true", help="print every pair the judge changed")
+    parser.add_argument("--dump-requests", type=Path, metavar="DIR",
+                        help="write the requests the judge would send to DIR (no key, no network)")
+    parser.add_argument("--recorded", metavar="TAG", help="replay recorded answers (recorded-judge/TAG)")
     args = parser.parse_args(argv)
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        print("measure_dedup_judge needs ANTHROPIC_API_KEY (it calls the model); nothing was measured.")
-        return 0
     config = load_config()
-    judge = AnthropicJudge(config)
+    fake = None
+    if args.dump_requests or args.recorded:
+        fake = _fake_api(args.dump_requests, args.recorded)
+        judge = AnthropicJudge(config, api_key="recorded", base_url=fake.url)
+    elif not os.environ.get("ANTHROPIC_API_KEY"):
+        print("measure_dedup_judge needs ANTHROPIC_API_KEY (it calls the model), or --recorded TAG; "
+              "nothing was measured.")
+        return 0
+    else:
+        judge = AnthropicJudge(config)
     print(f"model {config.model}; SUSPECT={SUSPECT}; up to {MAX_EXISTING} lessons above {JUDGE_FLOOR} offered per lesson")
     pooled: dict[str, int] = {}
     for name in args.set or sets:
@@ -142,7 +157,39 @@ def main(argv: list[str]) -> int:
         report("all sets", pooled)
     u = judge.usage
     print(f"usage: {u.calls} calls, {u.input_tokens} input tokens, {u.output_tokens} output, {u.cached_tokens} cached")
+    if fake is not None:
+        fake.__exit__(None, None, None)
     return 0
+
+
+def _fake_api(dump: Path | None, tag: str | None):
+    """The local fake Messages API: it records each request to ``dump``, or answers from recording ``tag``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from fakes.anthropic_server import FakeAnthropic, Reply, error, message
+    from fakes.eval_set import RECORDED, load_recorded, request_key
+
+    answers = load_recorded(tag, RECORDED.parent / "recorded-judge") if tag else {}
+    count = [0]
+
+    def respond(body: dict) -> Reply:
+        if dump is not None:
+            count[0] += 1
+            dump.mkdir(parents=True, exist_ok=True)
+            system = "\n".join(b["text"] for b in body["system"])
+            schema = json.dumps(body["output_config"]["format"]["schema"], indent=1)
+            (dump / f"judge.{count[0]}.txt").write_text(
+                f"=== SYSTEM PROMPT ===\n{system}\n=== USER MESSAGE ===\n{body['messages'][0]['content']}\n"
+                f"=== OUTPUT FORMAT: a JSON object matching this JSON schema ===\n{schema}\n")
+            (dump / f"judge.{count[0]}.key").write_text(request_key(body))
+            return Reply(200, message({"verdicts": []}))
+        text = answers.get(request_key(body))
+        if text is None:
+            return error(400, "invalid_request_error", "no recorded answer for this request", retry_after_ms=None)
+        return Reply(200, message(text))
+
+    fake = FakeAnthropic()
+    fake.responder = respond
+    return fake.__enter__()
 
 
 if __name__ == "__main__":

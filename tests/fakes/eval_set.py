@@ -111,10 +111,10 @@ def request_key(body: dict[str, Any]) -> str:
     return sha256(system + "\x00" + user)
 
 
-def load_recorded(tag: str) -> dict[str, str]:
+def load_recorded(tag: str, root: Path = RECORDED) -> dict[str, str]:
     """Every recorded answer of one recording (``recorded/<tag>/``): request key -> the answer's text."""
     answers: dict[str, str] = {}
-    for path in sorted((RECORDED / tag).glob("*.json")):
+    for path in sorted((root / tag).glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         for req in data["requests"]:
             answers[req["key"]] = req["answer"]
