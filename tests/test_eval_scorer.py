@@ -115,3 +115,23 @@ def test_recorded_answers_of_the_shipped_prompt_replay_through_the_sdk_and_their
             verified += len(result.candidates) - report.dropped.get("unverified", 0)
             assert all(c.provenance in ("person", "assistant") for c in report.kept)
     assert proposed > 0 and verified / proposed >= 0.95
+
+
+def test_the_dedup_judges_recorded_answers_replay_through_the_sdk_on_the_blind_dedup_set(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The judge's prompt is what was recorded (a changed prompt leaves items unanswered and fails here),
+    and with the model's answers the gate flags reworded duplicates and clears distinct lessons."""
+    import importlib.util
+
+    monkeypatch.setenv("DREAMTUI_CONFIG", str(tmp_path / "none.toml"))
+    spec = importlib.util.spec_from_file_location("measure_dedup_judge", Path(__file__).parent / "bench" /
+                                                  "measure_dedup_judge.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--set", "heldout3", "--recorded", "judge-v1"]) == 0
+    out = capsys.readouterr().out
+    assert "unanswered" not in out
+    judged = next(line for line in out.splitlines() if "lexical + judge" in line)
+    recall = float(judged.split("recall")[1].split("%")[0])
+    false_pos = float(judged.split("fp(any)")[1].split("%")[0])
+    assert recall >= 90.0 and false_pos <= 5.0, judged
