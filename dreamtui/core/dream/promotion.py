@@ -655,7 +655,7 @@ def revoke(config: Config, ledger: Ledger, reason: str = "revoked by the person"
 
 def why_waits(cand: Candidate, pair: Pair) -> str | None:
     """Why ``cand`` must wait for a person under a promotion of ``pair``; ``None`` when it may be auto-written."""
-    from dreamtui.core.gate import secrets
+    from dreamtui.core import secrets
 
     if cand.status != "pending":
         return f"candidate is {cand.status}, not pending"

@@ -234,7 +234,7 @@ def model_briefing(config: Config, digests: Sequence[Digest], memories: Sequence
     """
     import anthropic
 
-    from dreamtui.core.gate.secrets import redact
+    from dreamtui.core.secrets import redact
 
     prompt = "\n\n".join([
         f"Project(s): {title}. Date: {day}.",

@@ -255,7 +255,7 @@ def index_hook(claim: str, why: str, how: str) -> str:
 def _secret_rules(texts: list[str]) -> list[str] | None:
     """Secret rule names found in ``texts``; ``None`` when the scanner is not available."""
     try:
-        from dreamtui.core.gate import secrets
+        from dreamtui.core import secrets
     except ImportError:  # pragma: no cover - only while issue 3 is being written
         return None
     found: list[str] = []
