@@ -749,7 +749,7 @@ def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: 
     with memory_lock(config):
         repo = gitops.open_repo(root, create=event == "approved")
         gitops.ensure_writable(repo)
-        data = render_promotion_file(ledger).encode("utf-8")
+        data = memory.storable(render_promotion_file(ledger).encode("utf-8"))
         gitops.refuse_uncommitted(repo, normalize.PROMOTION_FILE, data)
         before = memory.read_bytes(root, normalize.PROMOTION_FILE)
         memory.atomic_write(root, normalize.PROMOTION_FILE, data)
@@ -759,5 +759,5 @@ def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: 
             if before is None:
                 memory.safe_path(root, normalize.PROMOTION_FILE).unlink(missing_ok=True)
             else:
-                memory.atomic_write(root, normalize.PROMOTION_FILE, before)
+                memory.atomic_write(root, normalize.PROMOTION_FILE, before, verbatim=True)
             raise
