@@ -246,3 +246,110 @@ def test_no_planted_secret_reaches_claude_or_disk_when_claude_extracts(tmp_path:
     text = (home / "memory" / "briefing.md").read_text()
     assert "[REDACTED:stripe-key]" in text
     assert leaks({**sent, **everything_written(home), **person.printed}) == []
+
+
+# -- each sink on its own --------------------------------------------------------------------------
+
+STRIPE = PLANTED["stripe-key"]
+
+
+def test_the_memory_writer_redacts_and_puts_earlier_bytes_back_verbatim(tmp_path: Path) -> None:
+    from dreamtui.core.memory import layout
+
+    layout.atomic_write(tmp_path, "note.md", f"key {STRIPE}\n".encode() + b"\xff raw byte\n")
+    assert (tmp_path / "note.md").read_bytes() == b"key [REDACTED:stripe-key]\n\xff raw byte\n"
+    assert layout.storable(f"key {STRIPE}".encode()) == b"key [REDACTED:stripe-key]"
+    layout.atomic_write(tmp_path, "old.md", f"key {STRIPE}\n".encode(), verbatim=True)
+    assert STRIPE in (tmp_path / "old.md").read_text()
+
+
+def test_commit_messages_are_redacted(tmp_path: Path, git_home: Path) -> None:
+    from dreamtui.core.memory import gitops
+
+    repo = gitops.open_repo(tmp_path / "memory")
+    (tmp_path / "memory" / "a.md").write_text("a\n")
+    gitops.commit_paths(repo, ["a.md"], f"dreamtui: remember {STRIPE}", {"Dreamtui-Candidate": "c1"},
+                        body=f"the password is {PLANTED['password-in-prose']}")
+    log = repo.git.log("--format=%B")
+    assert STRIPE not in log and PLANTED["password-in-prose"] not in log
+    assert "[REDACTED:stripe-key]" in log and "Dreamtui-Candidate: c1" in log
+
+
+def test_the_ledger_stores_no_secret_whichever_statement_writes_it(tmp_path: Path) -> None:
+    from dreamtui.core.ledger import Ledger
+
+    ledger = Ledger.open(tmp_path)
+    try:
+        with ledger.write() as c:
+            c.execute("INSERT INTO meta(key, value) VALUES (?, ?)", ("plain", f"key {STRIPE}"))
+            c.executemany("INSERT INTO meta(key, value) VALUES (:k, :v)",
+                          [{"k": "many", "v": f"npm {PLANTED['npm-token']}"}])
+            c.cursor().execute("INSERT INTO meta(key, value) VALUES (?, ?)",
+                               ("json", json.dumps({"error": f"pw={PLANTED['password-in-prose']}", "n": 1})))
+        rows = {r["key"]: r["value"] for r in ledger.query("SELECT * FROM meta")}
+        assert rows["plain"] == "key [REDACTED:stripe-key]"
+        assert rows["many"] == "npm [REDACTED:npm-token]"
+        assert json.loads(rows["json"]) == {"error": "pw=[REDACTED:generic-secret]", "n": 1}
+        # a lookup with the text as it was given finds what was stored
+        assert ledger.query("SELECT key FROM meta WHERE value = ?", (f"key {STRIPE}",))[0]["key"] == "plain"
+    finally:
+        ledger.close()
+    assert STRIPE.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+
+
+def test_a_failed_extractions_error_is_redacted_before_it_is_cut(tmp_path: Path) -> None:
+    from dreamtui.core.ledger import Ledger, record_failed_extraction
+    from dreamtui.core.models import Usage
+
+    ledger = Ledger.open(tmp_path)
+    try:
+        error = "x" * 490 + " " + STRIPE  # the cut at 500 characters falls inside the key
+        with ledger.write() as c:
+            record_failed_extraction(c, session="s", project="p", path="/t/s.jsonl", start_offset=0, end_offset=9,
+                                     content_hash="h", extractor="command", model=None, cycle_id=None,
+                                     usage=Usage(), error=error, now=NOW)
+        stored = ledger.query("SELECT error FROM extractions")[0]["error"]
+        assert STRIPE[:12] not in stored and stored.startswith("x" * 490)
+    finally:
+        ledger.close()
+
+
+def test_the_waking_message_is_redacted() -> None:
+    from dreamtui.core.dream.cycle import CycleRecord, waking_message
+
+    record = CycleRecord(1, "*", "2026-03-10", "failed", NOW, error_message=f"REM: boom near {STRIPE}",
+                         stats={"judge_error": f"the model said {PLANTED['google-api-key']}"})
+    text = waking_message(record)
+    assert STRIPE not in text and PLANTED["google-api-key"] not in text
+    assert "[REDACTED:stripe-key]" in text and "[REDACTED:google-api-key]" in text
+
+
+def test_what_the_cli_prints_is_redacted() -> None:
+    from dreamtui.cli.output import printable
+
+    assert printable(f"claim: keep {STRIPE} out\x1b[31m") == "claim: keep [REDACTED:stripe-key] out\\x1b[31m"
+
+
+def test_the_briefing_never_holds_a_secret_cut_short(tmp_path: Path, git_home: Path) -> None:
+    from dreamtui.core.config import Config
+    from dreamtui.core.ledger import Ledger
+    from dreamtui.core.memory.briefing import ITEM_CHARS, rewrite_briefing
+    from dreamtui.core.models import Digest, Turn
+
+    config = Config(transcripts=tmp_path / "t", memory=tmp_path / "memory", state=tmp_path / "state",
+                    extractor="heuristic")
+    # a decision whose long token the briefing's item limit cuts in the middle: cut, it is no longer
+    # recognisable as a token, so only redacting the words before the briefing is made keeps it out
+    payload = "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiYWRtaW4iOnRydWUsImlhdCI6MTUxNjIzOTAyMn0" * 2
+    token = "eyJhbGciOiJIUzI1NiJ9." + payload + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    words = f"We decided to keep using the session token {token} on staging."
+    assert len(words) > ITEM_CHARS and rules_found(words) == ["jwt"]
+    digest = Digest("s1", PROJECT, ["/t/s1.jsonl"], [Turn("person", words, "/t/s1.jsonl", 1)])
+    ledger = Ledger.open(config.state)
+    try:
+        result = rewrite_briefing(config, ledger, [digest], day="2026-03-10")
+    finally:
+        ledger.close()
+    on_disk = (config.memory / "briefing.md").read_text()
+    assert result.text == on_disk and "We decided to keep using the session token [REDACTED:jwt]" in on_disk
+    assert payload[:12] not in on_disk

@@ -272,6 +272,15 @@ def rules_found(text: str) -> list[str]:
     return list(dict.fromkeys(f.rule for f in scan(text)))
 
 
+REDACTED = "[REDACTED:"
+"""How a redaction starts: ``[REDACTED:<rule>]``."""
+
+
+def was_redacted(text: str) -> bool:
+    """``text`` shows where a secret was (a ``[REDACTED:<rule>]`` mark): a person must rewrite it."""
+    return REDACTED in text
+
+
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<rule>]``."""
     findings = scan(text)
@@ -281,7 +290,7 @@ def redact(text: str) -> str:
     pos = 0
     for f in findings:
         out.append(text[pos:f.start])
-        out.append(f"[REDACTED:{f.rule}]")
+        out.append(f"{REDACTED}{f.rule}]")
         pos = f.end
     out.append(text[pos:])
     return "".join(out)

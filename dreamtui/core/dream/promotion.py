@@ -670,7 +670,8 @@ def why_waits(cand: Candidate, pair: Pair) -> str | None:
         return f"may duplicate {cand.duplicate_of}"
     if cand.duplicate_judged == "cleared":
         return "lexical dedup suspected a duplicate and only the model judged it new"
-    if cand.secrets or any(secrets.has_secret(t) for t in (cand.claim, cand.why, cand.how_to_apply, cand.quote)):
+    texts = (cand.claim, cand.why, cand.how_to_apply, cand.quote)
+    if cand.secrets or any(secrets.has_secret(t) or secrets.was_redacted(t) for t in texts):
         return "flagged for a secret"
     return None
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from git import GitCommandError, Repo
 
-from dreamtui.core import clock
+from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.ledger import Ledger
@@ -277,7 +277,7 @@ def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: b
         raise DecisionError(
             f"{cand.id} was flagged for a secret ({', '.join(cand.secrets)}); edit the text so the secret "
             "is gone, then accept")
-    if cand.secrets and any("[REDACTED:" in text for text in (claim, why, how)):
+    if cand.secrets and any(secrets.was_redacted(text) for text in (claim, why, how)):
         raise DecisionError(
             f"{cand.id}'s text still shows where a secret was ([REDACTED:…]); rewrite that part, then accept")
     if rules is None and cand.secrets:
