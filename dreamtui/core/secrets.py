@@ -201,6 +201,11 @@ RULES: tuple[Rule, ...] = (
                          "access-key", "auth_key", "auth-key", "credential", "private_key", "private-key")),
 )
 RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
+# One search of the lower-cased text for any rule's literal: most text (keys, paths, prose) has none,
+# and then no rule needs to run. A superset of every rule's prefilter (each needle lower-cased).
+_ANY_NEEDLE = re.compile("|".join(sorted(
+    {re.escape(n.lower()) for r in RULES for n in r.needles} | {"private key"}, key=len, reverse=True)))
+assert all(r.needles for r in RULES), "every rule needs a prefilter needle for _ANY_NEEDLE to be safe"
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -238,6 +243,8 @@ def scan(text: str) -> list[SecretFinding]:
     if not text:
         return []
     lowered = text.lower()
+    if not _ANY_NEEDLE.search(lowered):
+        return []
     found = _private_keys(text)
     for rule in RULES:
         hay = lowered if rule.lower else text
