@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dreamtui.core.gate.secrets import RULE_NAMES, has_secret, redact, rules_found, scan
+from dreamtui.core.secrets import RULE_NAMES, has_secret, redact, rules_found, scan
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -32,10 +32,20 @@ SECRETS: dict[str, str] = {
     "private-key": PEM,
     "url-credentials": "postgres://app:" + "Zx81kLm2Qp" + "@db.internal:5432/billing",
     "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "stripe-key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "stripe-restricted-key": "rk_live_" + "51H8aBcDeFgHiJkLmNoPq7Xz",
+    "google-api-key": "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+    "npm-token": "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "gitlab-token": "glpat-" + "xY7zK2mP9qLr3TvW8nBc",
+    "bearer-token": "Bearer " + "q8Lm2Zx7Vb4Nc1Qw9Er6Ty3U",
+    "password-in-prose": "the password is " + "hunter2-Xy9!",
+    "pw-assignment": "pw=" + "hunter2-Xy9!",
 }
 EXPECTED_RULE = {
     "github-pat": "github-token",
     "openai-proj-key": "openai-key",
+    "stripe-restricted-key": "stripe-key",
+    "pw-assignment": "generic-secret",
 }
 
 
@@ -116,6 +126,58 @@ def test_generic_assignment_with_random_value_is_flagged(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "the password is hunter2-Xy9!",
+    "The password is Tr0ub4dor&3.",
+    "the password for the staging db is 'Kx8#mP2qL'",
+    "so the passphrase is now: Blue7Horse9x",
+    "pw is Kx8mP2qLzz9",
+    'PASSWORD WAS \\"hunter2-Xy9!\\"',
+])
+def test_a_password_written_in_prose_is_flagged(text: str) -> None:
+    assert [f.rule for f in scan(text)] == ["password-in-prose"]
+    assert "[REDACTED:password-in-prose]" in redact(text)
+    assert not any(secret in redact(text) for secret in ("hunter2-Xy9", "Tr0ub4dor", "Kx8", "Blue7Horse9x"))
+
+
+@pytest.mark.parametrize("text", [
+    "the password is stored in the vault",
+    "the password is required",
+    "the password is case-sensitive",
+    "reset the password via the admin panel",
+    "password: see 1Password",
+    "the password is at least 12 characters",
+    "the password is hashed with bcrypt",
+    "the password is `$DB_PASSWORD`",
+    "the password field is empty",
+    "passwords must be 12+ characters long",
+    "the password was rotated yesterday",
+    "the password is your-password-here",
+    "the password for prod is in 1Password under Staging",
+    "the password is SHA-256 hashed",
+    "the password is /run/secrets/db",
+    "The password is changed every 90 days",
+    "the password is now expired-and-reset",
+    "the pw is wrong",
+])
+def test_ordinary_prose_about_passwords_is_not_flagged(text: str) -> None:
+    assert scan(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Bearer tokens go in the Authorization header",
+    "use a bearer token-based-authentication-scheme",
+    "Authorization: Bearer <token>",
+    "Authorization: Bearer ${API_TOKEN}",
+    "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+    "sk_live_ keys are secret, rk_live_ keys are restricted",
+    "an npm_modules folder and a glpat- prefix",
+    "the AIza prefix marks a Google key",
+])
+def test_format_prefixes_in_prose_are_not_flagged(text: str) -> None:
+    assert scan(text) == []
+
+
+@pytest.mark.parametrize("text", [
     "password=changeme",
     "password: hunter2",
     "token=${GITHUB_TOKEN}",
@@ -167,6 +229,11 @@ def test_redact_is_idempotent_and_leaves_clean_text_alone() -> None:
     "-----BEGIN RSA PRIVATE KEY-----x",
     "AKIA",
     "a://b:",  # URL scheme and user repeated
+    "Bearer ",  # header keyword repeated
+    "the password for a ",  # prose password with its qualifier repeated
+    "password is ",
+    "AIza",
+    "sk_live_",
 ])
 def test_ten_megabyte_line_finishes_in_bounded_time(chunk: str) -> None:
     line = chunk * (10_000_000 // len(chunk))

@@ -26,6 +26,15 @@ def test_escape_and_control_characters_become_visible() -> None:
     assert "␛[2J" in shown and "␀" in shown and "\\u202e" in shown
 
 
+def test_the_app_never_shows_a_secret_even_across_a_cut() -> None:
+    key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    assert literal(f"use {key} here") == "use [REDACTED:stripe-key] here"
+    pem = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+           + "-----END RSA PRIVATE KEY-----")
+    shown = literal("x" * 40 + pem, limit=70)  # the cut falls inside the key block
+    assert "MIIEow" not in shown and shown.startswith("x" * 40 + "[REDACTED:private-key]")
+
+
 def test_markup_stays_characters() -> None:
     text = literal_text("[bold red]x[/] [link=https://evil.example]y[/link] [@click=app.quit]z[/]")
     assert text.plain == "[bold red]x[/] [link=https://evil.example]y[/link] [@click=app.quit]z[/]"

@@ -15,6 +15,7 @@ from dreamtui.core.errors import TranscriptError
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.transcripts import describe, session_files
 from dreamtui.core.models import Digest
+from dreamtui.core.secrets import redact
 
 
 def render(digest: Digest) -> str:
@@ -33,7 +34,8 @@ def render(digest: Digest) -> str:
         label = turn.role if turn.kind in ("text", "prompt") else f"{turn.role} ({turn.kind})"
         out.append("")
         out.append(printable(f"[{label}] {when}  {where}"))
-        out.extend("  " + printable(line) for line in turn.text.splitlines() or [""])
+        # redacted whole before it is split: a key block spans lines
+        out.extend("  " + printable(line) for line in redact(turn.text).splitlines() or [""])
     return "\n".join(out)
 
 

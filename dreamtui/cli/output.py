@@ -1,9 +1,12 @@
-"""Terminal output of the CLI: text from transcripts, file names and git can never style the terminal.
+"""Terminal output of the CLI: text from transcripts, file names and git can never style the terminal,
+and no secret is ever printed.
 
-Every human-readable line goes through :func:`echo`, which shows control characters (C0 except
-newline and tab, DEL, C1) and bidi overrides escaped (``\\x1b``), so a project folder name, a
-person's prompt or an error message carrying ANSI/OSC escape codes cannot move the cursor, retitle
-or recolour the terminal. JSON output is left to ``json.dumps`` (it escapes C0 itself).
+Every human-readable line goes through :func:`echo`, which redacts every secret
+(:func:`dreamtui.core.secrets.redact`) and shows control characters (C0 except newline and tab, DEL,
+C1) and bidi overrides escaped (``\\x1b``), so a project folder name, a person's prompt or an error
+message carrying ANSI/OSC escape codes cannot move the cursor, retitle or recolour the terminal.
+JSON output (:func:`echo_json`) is redacted too and stays valid JSON; its C0 escaping is left to
+``json.dumps``.
 """
 
 from __future__ import annotations
@@ -12,14 +15,17 @@ from typing import Any
 
 import click
 
+from dreamtui.core.secrets import redact
+
 _UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
            *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]
 _ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters and bidi overrides escaped (``\\x1b``), newlines kept."""
-    return text.translate(_ESCAPES)
+    """``text`` with every secret redacted and control characters and bidi overrides escaped
+    (``\\x1b``), newlines kept."""
+    return redact(text).translate(_ESCAPES)
 
 
 def echo(message: Any = "", *, err: bool = False, nl: bool = True) -> None:
@@ -33,4 +39,4 @@ _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _UNSAFE if code >= 0x7F}
 def echo_json(text: str) -> None:
     """Print JSON text with DEL, C1 controls and bidi overrides as ``\\u`` escapes (still valid JSON,
     the same data): ``json.dumps(ensure_ascii=False)`` and ``orjson`` escape only C0 themselves."""
-    click.echo(text.translate(_JSON_ESCAPES))
+    click.echo(redact(text).translate(_JSON_ESCAPES))

@@ -3,6 +3,11 @@
 WAL mode; every write runs inside ``BEGIN IMMEDIATE`` through :meth:`Ledger.write`. One connection
 per thread (SQLite connections must not be shared across threads). The schema lives here; the
 functions that read and write each table live in the module of the step that owns it.
+
+No secret is ever stored: every text parameter of every statement passes through the one redaction
+(:func:`dreamtui.core.secrets.redact`) on its way in (:class:`RedactingConnection`), whichever step
+writes it — a claim, a quote, a reject reason, an extractor's error, a cycle's stats. Parameters of
+reads pass through it too, so a lookup finds what was stored.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from dreamtui.core.errors import LedgerError
 from dreamtui.core.models import Candidate, Match, Usage
+from dreamtui.core.secrets import redact, scan
 
 SCHEMA_VERSION = 1
 
@@ -172,6 +178,62 @@ CREATE TABLE IF NOT EXISTS promotions (
 """
 
 
+def stored_text(value: str) -> str:
+    """``value`` as the ledger stores it: every secret redacted. A JSON document (stats, matches)
+    stays valid JSON: the strings inside it are redacted and it is written again."""
+    if not value or not scan(value):
+        return value
+    if value[0] in "{[":
+        try:
+            return json.dumps(_redact_json(json.loads(value)), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            pass
+    return redact(value)
+
+
+def _redact_json(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, list):
+        return [_redact_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {redact(k) if isinstance(k, str) else k: _redact_json(v) for k, v in obj.items()}
+    return obj
+
+
+def _redacted(params: Any) -> Any:
+    """Statement parameters with every text value as :func:`stored_text` makes it."""
+    if isinstance(params, dict):
+        return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return tuple(stored_text(v) if isinstance(v, str) else v for v in params)
+    return params
+
+
+class RedactingCursor(sqlite3.Cursor):
+    """A cursor whose statement parameters are redacted (see :class:`RedactingConnection`)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> RedactingCursor:  # type: ignore[override]
+        return super().execute(sql, _redacted(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> RedactingCursor:  # type: ignore[override]
+        return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+
+
+class RedactingConnection(sqlite3.Connection):
+    """The ledger's connection: the choke point between dreamtui and the ledger file. Every text
+    parameter of every statement is redacted on its way in, so no column can hold a secret."""
+
+    def cursor(self, factory: Any = RedactingCursor) -> Any:  # type: ignore[override]
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().execute(sql, _redacted(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+
+
 def _unusable(path: Path, exc: sqlite3.Error) -> str:
     """One line saying why the ledger at ``path`` cannot be used."""
     text = str(exc)
@@ -214,7 +276,7 @@ class Ledger:
         if conn is None:
             try:
                 conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None,
-                                       check_same_thread=False)
+                                       check_same_thread=False, factory=RedactingConnection)
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot open ledger {self.path}: {exc}") from exc
             try:
@@ -358,7 +420,8 @@ def record_failed_extraction(c: sqlite3.Connection, *, session: str, project: st
            ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
                cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
         (session, project, path, start_offset, end_offset, content_hash, extractor, model, cycle_id,
-         usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens, (error or "failed")[:500],
+         usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens,
+         redact(error or "failed")[:500],  # redacted before it is cut: a cut secret is not found
          now))
 
 

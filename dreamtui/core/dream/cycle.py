@@ -43,6 +43,7 @@ from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptE
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
+from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
     from dreamtui.core.gate import pipeline as gate
@@ -254,7 +255,9 @@ def _ceiling_lines(config: Config) -> list[str]:
 
 
 def waking_message(record: CycleRecord) -> str:
-    """What a person reads on waking: phases, branches, model use, candidates, time taken."""
+    """What a person reads on waking: phases, branches, model use, candidates, time taken.
+
+    Redacted (an error or a model's failure message may quote transcript text)."""
     s = record.stats
     who = "every project" if record.chat_id == ALL_PROJECTS else record.chat_id
     depth = {"shallow": "shallow sleep", "deep": "deep sleep"}.get(record.depth or "", record.depth or "-")
@@ -311,7 +314,7 @@ def waking_message(record: CycleRecord) -> str:
         how = s.get("briefing_source", "offline")
         out.append(f"Briefing: {s.get('briefing_path')} ({how}{', commit ' + sha if sha else ', unchanged'})")
     out.append(f"Took {s.get('seconds', 0):.1f} s.")
-    return "\n".join(out)
+    return redact("\n".join(out))
 
 
 # -- the cycle ------------------------------------------------------------------------------------

@@ -655,7 +655,7 @@ def revoke(config: Config, ledger: Ledger, reason: str = "revoked by the person"
 
 def why_waits(cand: Candidate, pair: Pair) -> str | None:
     """Why ``cand`` must wait for a person under a promotion of ``pair``; ``None`` when it may be auto-written."""
-    from dreamtui.core.gate import secrets
+    from dreamtui.core import secrets
 
     if cand.status != "pending":
         return f"candidate is {cand.status}, not pending"
@@ -670,7 +670,8 @@ def why_waits(cand: Candidate, pair: Pair) -> str | None:
         return f"may duplicate {cand.duplicate_of}"
     if cand.duplicate_judged == "cleared":
         return "lexical dedup suspected a duplicate and only the model judged it new"
-    if cand.secrets or any(secrets.has_secret(t) for t in (cand.claim, cand.why, cand.how_to_apply, cand.quote)):
+    texts = (cand.claim, cand.why, cand.how_to_apply, cand.quote)
+    if cand.secrets or any(secrets.has_secret(t) or secrets.was_redacted(t) for t in texts):
         return "flagged for a secret"
     return None
 
@@ -749,7 +750,7 @@ def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: 
     with memory_lock(config):
         repo = gitops.open_repo(root, create=event == "approved")
         gitops.ensure_writable(repo)
-        data = render_promotion_file(ledger).encode("utf-8")
+        data = memory.storable(render_promotion_file(ledger).encode("utf-8"))
         gitops.refuse_uncommitted(repo, normalize.PROMOTION_FILE, data)
         before = memory.read_bytes(root, normalize.PROMOTION_FILE)
         memory.atomic_write(root, normalize.PROMOTION_FILE, data)
@@ -759,5 +760,5 @@ def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: 
             if before is None:
                 memory.safe_path(root, normalize.PROMOTION_FILE).unlink(missing_ok=True)
             else:
-                memory.atomic_write(root, normalize.PROMOTION_FILE, before)
+                memory.atomic_write(root, normalize.PROMOTION_FILE, before, verbatim=True)
             raise

@@ -136,7 +136,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def sendable(text: str) -> str:
     """Secrets redacted, lone surrogates (undecodable bytes) as U+FFFD so the text can be sent as UTF-8."""
-    from dreamtui.core.gate.secrets import redact
+    from dreamtui.core.secrets import redact
 
     return redact(_SURROGATE.sub("\ufffd", text))
 

@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from dreamtui.core import clock
+from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
-from dreamtui.core.gate import dedup, secrets
+from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
 from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ledger import Ledger

@@ -30,6 +30,13 @@ TOOL: Provenance = "tool"
 META: Provenance = "meta"
 
 REJECTION_MARKER = "The user provided the following reason for the rejection:"
+REJECTION_PREFIX = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file "
+    "edit, the new_string was NOT written to the file). " + REJECTION_MARKER
+)
+"""What Claude Code writes before the person's reason when they reject a tool call and say why."""
+REJECTION_RESULT_PREFIX = "Error: "
+"""The record's ``toolUseResult`` is this followed by the tool result's text, for a rejection."""
 INTERRUPT_PREFIX = "[Request interrupted by user"
 CAVEAT_PREFIXES = ("<local-command-caveat>", "Caveat: The messages below were generated")
 META_PREFIXES = (
@@ -115,12 +122,42 @@ def classify_user_text(text: str) -> tuple[Provenance, str, str]:
 
 
 def rejection_reason(text: str) -> str | None:
-    """The person's reason in a rejected tool call's result, or None when there is none."""
-    at = text.find(REJECTION_MARKER)
-    if at < 0:
+    """The person's reason in the text of a rejected tool call's result: what follows Claude Code's
+    fixed :data:`REJECTION_PREFIX`, which must start the text. None when the text is not shaped so.
+
+    The text alone proves nothing (a command's output can say the same); :func:`rejection_of`
+    checks the whole record.
+    """
+    if not text.startswith(REJECTION_PREFIX):
         return None
-    reason = text[at + len(REJECTION_MARKER):].strip()
+    reason = text[len(REJECTION_PREFIX):].strip()
     return reason or None
+
+
+def rejection_of(obj: Any, index: int) -> str | None:
+    """The person's reason when block ``index`` of the ``user`` record ``obj`` is a rejected tool call
+    exactly as Claude Code writes it, else None.
+
+    The shape (real transcripts, ``transcript-format.md``): a ``user`` record, not a sidechain and not
+    meta, whose ``message.content[index]`` is a ``tool_result`` with ``is_error: true`` and a *string*
+    ``content`` that starts with :data:`REJECTION_PREFIX`, and whose ``toolUseResult`` is
+    ``"Error: "`` followed by that same string. Anything else that says the sentence (a failing
+    command's output, a file that was read, a web page) is tool output.
+    """
+    if not isinstance(obj, dict) or obj.get("type") != "user":
+        return None
+    if _is_meta_record(obj) or obj.get("isSidechain") is True:
+        return None
+    content = _content(obj)
+    if not isinstance(content, list) or not 0 <= index < len(content):
+        return None
+    block = content[index]
+    if not isinstance(block, dict) or block.get("type") != "tool_result" or block.get("is_error") is not True:
+        return None
+    text = block.get("content")
+    if not isinstance(text, str) or obj.get("toolUseResult") != REJECTION_RESULT_PREFIX + text:
+        return None
+    return rejection_reason(text)
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -229,12 +266,12 @@ def _user_pieces(obj: dict[str, Any], parent_wrote_it: bool) -> list[Piece]:
         if btype == "text" and isinstance(block.get("text"), str):
             add_text(block["text"], (*base, i, "text"))
         elif btype == "tool_result":
+            reason = None if parent_wrote_it else rejection_of(obj, i)
+            if reason is not None:
+                out.append(Piece(PERSON, reason, "rejection", (*base, i, "content")))
+                continue
             for text, path in _text_of_blocks(block.get("content"), (*base, i, "content")):
-                reason = None if (meta_record or parent_wrote_it) else rejection_reason(text)
-                if reason is not None:
-                    out.append(Piece(PERSON, reason, "rejection", path))
-                else:
-                    out.append(Piece(TOOL, text, "tool_result", path))
+                out.append(Piece(TOOL, text, "tool_result", path))
     return out
 
 
@@ -330,12 +367,18 @@ def _get(obj: Any, path: JsonPath) -> Any:
     return cur
 
 
+def _is_rejection(obj: dict[str, Any]) -> bool:
+    """Some block of the record is a rejected tool call in Claude Code's exact shape."""
+    content = _content(obj)
+    return isinstance(content, list) and any(rejection_of(obj, i) is not None for i in range(len(content)))
+
+
 def _reason_covers(text: Any, offset: int | None) -> bool:
-    """A rejection string: the person's words are after the marker (any offset when None)."""
+    """In a string of a real rejection, the person's words are after the marker (any offset when None)."""
     if not isinstance(text, str):
         return False
     at = text.find(REJECTION_MARKER)
-    if at < 0 or rejection_reason(text) is None:
+    if at < 0:
         return False
     return offset is None or offset >= at + len(REJECTION_MARKER)
 
@@ -356,7 +399,8 @@ def provenance_of(obj: Any, path: JsonPath | list[PathKey], offset: int | None =
     rtype = obj.get("type")
     head = path[0]
     if head == "toolUseResult":
-        return PERSON if _reason_covers(_get(obj, path), offset) else TOOL
+        real = path == ("toolUseResult",) and _is_rejection(obj)
+        return PERSON if real and _reason_covers(_get(obj, path), offset) else TOOL
     if rtype == "progress" and head == "data":
         return TOOL
     if rtype == "queue-operation" and head == "content":
@@ -393,9 +437,8 @@ def provenance_of(obj: Any, path: JsonPath | list[PathKey], offset: int | None =
     if len(path) >= 3:
         block = _get(obj, path[:3])
         if isinstance(block, dict) and block.get("type") == "tool_result":
-            if _is_meta_record(obj) or obj.get("isSidechain") is True:
-                return TOOL
-            return PERSON if _reason_covers(value, offset) else TOOL
+            real = path[3:] == ("content",) and isinstance(path[2], int) and rejection_of(obj, path[2]) is not None
+            return PERSON if real and _reason_covers(value, offset) else TOOL
         if not (isinstance(block, dict) and block.get("type") == "text" and path[3:] == ("text",)):
             return META
     elif len(path) != 2:

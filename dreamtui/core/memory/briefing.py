@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Digest, Usage
+from dreamtui.core.secrets import redact
 
 BRIEFING_FILE = "briefing.md"
 MAX_LINES = 80
@@ -234,8 +235,6 @@ def model_briefing(config: Config, digests: Sequence[Digest], memories: Sequence
     """
     import anthropic
 
-    from dreamtui.core.gate.secrets import redact
-
     prompt = "\n\n".join([
         f"Project(s): {title}. Date: {day}.",
         "<previous_briefing>\n" + redact(previous or "(none yet)") + "\n</previous_briefing>",
@@ -285,6 +284,11 @@ def accepted_claims(ledger: Ledger, project: str | None, limit: int = 20) -> lis
     return out[:limit]
 
 
+def redacted_digest(digest: Digest) -> Digest:
+    """``digest`` with every turn's text redacted (what the briefing may be made from)."""
+    return replace(digest, turns=[replace(t, text=redact(t.text)) for t in digest.turns])
+
+
 def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], *, day: str,
                      use_model: bool = False, project: str | None = None) -> BriefingResult:
     """Rewrite ``briefing.md`` in full and commit it alone (no commit when the text is unchanged)."""
@@ -294,18 +298,23 @@ def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], 
 
     title = project or "all projects"
     previous = read_briefing(config)
-    memories = accepted_claims(ledger, project)
+    # the briefing is made from redacted words: a secret cut short by an item's length limit would
+    # no longer be recognised, so redacting only the finished text is not enough
+    digests = [redacted_digest(d) for d in digests]
+    known = redact(previous) if previous is not None else None
+    memories = [redact(m) for m in accepted_claims(ledger, project)]
     usage = Usage()
     source = "offline"
     text = ""
     if use_model:
         try:
-            text, usage = model_briefing(config, digests, memories, previous, day, title)
+            text, usage = model_briefing(config, digests, memories, known, day, title)
             source = "model"
         except Exception as exc:  # the model is optional: fall back, and say so
-            source = f"offline (model failed: {clean(str(exc) or type(exc).__name__, 100)})"
+            source = f"offline (model failed: {clean(redact(str(exc)) or type(exc).__name__, 100)})"
     if not text:
-        text = offline_briefing(digests, memories, previous, day, title)
+        text = offline_briefing(digests, memories, known, day, title)
+    text = memory.storable(text.encode("utf-8")).decode("utf-8")  # what the writer puts on disk
     path = briefing_path(config)
     commit = None
     with memory_lock(config):

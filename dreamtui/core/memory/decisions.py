@@ -35,7 +35,7 @@ from typing import Any
 
 from git import GitCommandError, Repo
 
-from dreamtui.core import clock
+from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.ledger import Ledger
@@ -255,7 +255,7 @@ def index_hook(claim: str, why: str, how: str) -> str:
 def _secret_rules(texts: list[str]) -> list[str] | None:
     """Secret rule names found in ``texts``; ``None`` when the scanner is not available."""
     try:
-        from dreamtui.core.gate import secrets
+        from dreamtui.core import secrets
     except ImportError:  # pragma: no cover - only while issue 3 is being written
         return None
     found: list[str] = []
@@ -277,7 +277,7 @@ def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: b
         raise DecisionError(
             f"{cand.id} was flagged for a secret ({', '.join(cand.secrets)}); edit the text so the secret "
             "is gone, then accept")
-    if cand.secrets and any("[REDACTED:" in text for text in (claim, why, how)):
+    if cand.secrets and any(secrets.was_redacted(text) for text in (claim, why, how)):
         raise DecisionError(
             f"{cand.id}'s text still shows where a secret was ([REDACTED:…]); rewrite that part, then accept")
     if rules is None and cand.secrets:
@@ -344,10 +344,10 @@ def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, c
             "discard them first, so dreamtui commits only its own line")
     rel = _target(repo, root, cand, claim)
     meta, body = render_topic(cand, claim, why, how)
-    topic_bytes = dump_frontmatter(meta, body).encode("utf-8", "surrogatepass")
+    topic_bytes = memory.storable(dump_frontmatter(meta, body).encode("utf-8", "surrogatepass"))
     old_index = (memory.read_bytes(root, memory.INDEX) or b"").decode("utf-8", "surrogateescape")
     line = memory.index_line(meta["name"], rel, index_hook(claim, why, how))
-    index_bytes = memory.add_index_line(old_index, line).encode("utf-8", "surrogateescape")
+    index_bytes = memory.storable(memory.add_index_line(old_index, line).encode("utf-8", "surrogateescape"))
     memory.safe_path(root, memory.INDEX)
     memory.safe_path(root, rel)
     memory.check_ceiling(index_bytes)
@@ -429,7 +429,7 @@ def _restore_intent(repo: Repo, intent: sqlite3.Row, report: ReconcileReport) ->
             else:
                 folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
                 memory.make_dirs(root, folder)
-                memory.atomic_write(root, rel, head)
+                memory.atomic_write(root, rel, head, verbatim=True)  # put back what git holds
             report.restored.append(rel)
         code = gitops.status(repo, [rel]).get(rel, "  ")
         if code[0] not in (" ", "?"):
@@ -585,7 +585,7 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
     index = (memory.read_bytes(root, memory.INDEX) or b"").decode("utf-8", "surrogateescape")
     for line in _added_index_lines(repo, sha):
         index = memory.remove_index_line(index, line)
-    index_bytes = index.encode("utf-8", "surrogateescape")
+    index_bytes = memory.storable(index.encode("utf-8", "surrogateescape"))
     changes: dict[str, str | None] = {}
     if rel and memory.read_bytes(root, rel) is not None:
         memory.safe_path(root, rel)

@@ -19,6 +19,7 @@ import git
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.secrets import redact
 
 FALLBACK_NAME = "dreamtui"
 FALLBACK_EMAIL = "dreamtui@localhost"
@@ -272,15 +273,18 @@ def refuse_uncommitted(repo: Repo, rel: str, data: bytes | None = None) -> None:
 def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str, str],
                  body: str = "") -> CommitResult:
     """Commit exactly ``paths`` (as they are in the working tree; deleted ones as deletions) with
-    ``trailers``; everything else in the index or working tree stays as the person left it."""
+    ``trailers``; everything else in the index or working tree stays as the person left it.
+
+    The message is built here and only here: every secret in the subject and body is redacted.
+    """
     ensure_writable(repo)
     opts, notice = identity(repo)
     present = [p for p in paths if (Path(repo.working_tree_dir) / p).exists()]
     if present:
         run(repo, "add", "--", *present)
-    message = subject.strip() or "dreamtui"
+    message = redact(subject.strip()) or "dreamtui"
     if body.strip():
-        message += "\n\n" + body.strip()
+        message += "\n\n" + redact(body.strip())
     for key, value in trailers.items():
         if not _TRAILER_LINE.match(f"{key}: {value}") or "\n" in value or "\r" in value:
             raise MemoryRepoError(f"bad commit trailer {key!r}: {value!r}")

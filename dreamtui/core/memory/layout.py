@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.secrets import redact
 
 INDEX = "MEMORY.md"
 BRIEFING = "briefing.md"
@@ -195,11 +196,27 @@ def topic_rel_path(scope: str, project: str, slug: str) -> str:
     return f"{PROJECTS}/{slugify(project or scope)}/{slug}.md"
 
 
-def atomic_write(root: Path, rel: str, data: bytes, crash_hook: object = None) -> None:
+def storable(data: bytes) -> bytes:
+    """``data`` as dreamtui writes it into the memory folder: every secret redacted
+    (:func:`dreamtui.core.secrets.redact`). Any bytes round-trip, invalid UTF-8 included; idempotent.
+
+    Callers that compare or hash what they are about to write use this to know the bytes on disk.
+    """
+    text = data.decode("utf-8", "surrogateescape")
+    clean = redact(text)
+    return data if clean == text else clean.encode("utf-8", "surrogateescape")
+
+
+def atomic_write(root: Path, rel: str, data: bytes, crash_hook: object = None, *, verbatim: bool = False) -> None:
     """Write ``data`` to ``root/rel`` atomically: a temp file in the same folder, fsync, ``os.replace``.
 
+    Every secret in ``data`` is redacted first (:func:`storable`): nothing dreamtui writes into the
+    memory folder holds one. ``verbatim`` writes the bytes as they are; only for putting back bytes
+    that were already there (a file's committed or earlier content, when a write is rolled back).
     ``crash_hook`` (a callable) runs between the fsync and the replace; used by the crash test.
     """
+    if not verbatim:
+        data = storable(data)
     target = safe_path(root, rel)
     folder = target.parent
     try:

@@ -281,5 +281,5 @@ def apply_normalize(config: Config, plan: list[Change]) -> str | None:
         return gitops.commit_paths(repo, [c.path for c in todo], message, {"Dreamtui-Normalize": "yes"}).sha
     except BaseException:
         for change in written:
-            memory.atomic_write(root, change.path, change.before.encode("utf-8"))
+            memory.atomic_write(root, change.path, change.before.encode("utf-8"), verbatim=True)
         raise

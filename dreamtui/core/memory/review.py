@@ -92,7 +92,7 @@ def write_review(config: Config, ledger: Ledger, date: Date | str) -> Path:
         gitops.ensure_writable(repo)
         root = Path(repo.working_tree_dir or config.memory)
         memory.make_dirs(root, memory.REVIEWS)
-        data = text.encode("utf-8")
+        data = memory.storable(text.encode("utf-8"))  # the bytes the writer puts on disk
         gitops.refuse_uncommitted(repo, rel, data)
         if memory.read_bytes(root, rel) != data:
             memory.atomic_write(root, rel, data)

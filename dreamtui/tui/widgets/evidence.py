@@ -2,7 +2,7 @@
 
 Reads only the lines it shows (a bounded window of the raw ``.jsonl``), decodes each record and
 classifies its text with :func:`dreamtui.core.ingest.records.pieces`. Secrets in the raw text are redacted
-(:func:`dreamtui.core.gate.secrets.redact`) before anything is shown.
+(:func:`dreamtui.core.secrets.redact`) before anything is shown.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import orjson
 from rich.console import Group
 from rich.text import Text
 
-from dreamtui.core.gate.secrets import redact
 from dreamtui.core.ingest.records import pieces
+from dreamtui.core.secrets import redact
 from dreamtui.tui.widgets.literal import highlight, literal_text
 
 MAX_LINE_BYTES = 256 * 1024

@@ -1,8 +1,9 @@
 """Transcript text shown literally: escape codes and control characters made visible, never obeyed.
 
 Transcript text can hold Rich markup, ANSI/OSC escape sequences, bidi overrides, control characters,
-invalid UTF-8 (as surrogates) and huge lines. Everything here returns plain strings or
-:class:`rich.text.Text` objects, which Rich never parses for markup.
+invalid UTF-8 (as surrogates), secrets and huge lines. Everything here returns plain strings or
+:class:`rich.text.Text` objects, which Rich never parses for markup, with every secret redacted
+(:func:`dreamtui.core.secrets.redact`, before any cut).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import re
 
 from rich.text import Text
 
+from dreamtui.core.secrets import redact
+
 # C0 controls except tab/newline, DEL, C1 controls, bidi overrides/isolates, lone surrogates.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMES = {"\x1b": "␛", "\r": "␍", "\x07": "␇", "\x7f": "␡"}
 DEFAULT_LIMIT = 4000
+_SECRET_MARGIN = 20_000  # scanned beyond the cut, so a secret across it is redacted whole (a key block)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -30,11 +34,12 @@ def _visible(match: re.Match[str]) -> str:
 
 
 def literal(text: str | None, limit: int = DEFAULT_LIMIT, one_line: bool = False) -> str:
-    """``text`` with every control or escape character made visible, cut to ``limit`` characters."""
+    """``text`` with every secret redacted and every control or escape character made visible, cut to
+    ``limit`` characters."""
     if not text:
         return ""
     cut = len(text) > limit
-    body = text[:limit]
+    body = redact(text[:limit + _SECRET_MARGIN])[:limit]
     if one_line:
         body = body.replace("\n", " ⏎ ").replace("\t", " ")
     body = _UNSAFE.sub(_visible, body)

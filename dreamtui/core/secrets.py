@@ -1,0 +1,303 @@
+"""Secret scanning: find credentials in text, redact them, never hand the secret back.
+
+Rules cover cloud keys (AWS, Google), GitHub, GitLab, Slack, Stripe, npm, Anthropic, OpenAI, private
+key blocks, JWTs, ``Bearer`` tokens, passwords inside URLs (``postgres://user:pw@host``), a password
+written in prose ("the password is …"), and generic ``password=`` / ``pw=`` / ``token:`` / ``api_key``
+assignments whose value looks random (Shannon entropy).
+
+This is the one redaction of dreamtui: every path to disk or to a model goes through :func:`redact`
+(the memory writer, commit messages, the ledger's text columns, the waking message, the CLI's
+output, what is sent to Claude).
+Text may be plain, frontmatter-like, or JSON-escaped transcript text (``\\"token\\": \\"…\\"``,
+``\\n`` escapes inside a key block): every rule accepts a JSON escape right before the secret.
+
+Allow-list comments (``# gitleaks:allow``, ``pragma: allowlist secret``) are deliberately ignored:
+transcript text is attacker-controllable, so a comment inside it cannot switch scanning off.
+
+Every quantifier is bounded and every token rule has a left boundary that excludes its own body
+characters, so a match can only start at the beginning of a run: scanning is linear in the text
+(a 10 MB line takes well under a few seconds).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dreamtui.core.models import SecretFinding
+
+# A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
+_END_ALNUM = r"(?![A-Za-z0-9])"
+
+# Values that are obviously placeholders, never real credentials.
+_PLACEHOLDER_WORDS = (
+    "changeme", "change_me", "password", "passwd", "secret", "example", "placeholder", "redacted",
+    "your", "xxxx", "****", "dummy", "sample", "replace", "insert", "todo", "fixme", "none", "null",
+    "undefined", "foobar", "test1234", "12345678",
+)
+ENTROPY_THRESHOLD = 3.0
+"""Minimum Shannon entropy (bits per character) of a generic assignment's value."""
+GENERIC_MIN_LEN = 8
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of ``value`` (0.0 for an empty string)."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _char_classes(value: str) -> int:
+    return sum((
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    ))
+
+
+def _is_placeholder(value: str) -> bool:
+    """A known placeholder word inside, or a variable reference (``$X``, ``${X}``, ``<x>``, ``os.…``)."""
+    low = value.lower()
+    if any(word in low for word in _PLACEHOLDER_WORDS):
+        return True
+    return value.startswith(("$", "%", "{", "<", "env.", "os.", "process.", "self.", "config.", "settings."))
+
+
+def looks_random(value: str) -> bool:
+    """A generic assignment's value that looks like a real credential, not a placeholder.
+
+    At least 8 characters, at least two character classes (lower/upper/digit/symbol), entropy at
+    least :data:`ENTROPY_THRESHOLD`, not a known placeholder word, not a variable reference.
+    """
+    if len(value) < GENERIC_MIN_LEN or _is_placeholder(value):
+        return False
+    if len(set(value)) <= 3:  # xxxxxxxx, ********, abababab
+        return False
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_.]*", value):  # an identifier or dotted name, no digits
+        return False
+    return _char_classes(value) >= 2 and shannon_entropy(value) >= ENTROPY_THRESHOLD
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _bearer_token(value: str) -> bool:
+    """A ``Bearer`` header's token, not prose ("Bearer token-based-authentication")."""
+    mixed_case = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    return looks_random(value) and (_has_digit_and_letter(value) or mixed_case)
+
+
+def _prose_password(value: str) -> bool:
+    """The value after "the password is": a real password, not a word ("stored", "case-sensitive").
+
+    At least 8 characters, not a placeholder or variable, and letters with digits, or upper and lower
+    case with a symbol.
+    """
+    if len(value) < GENERIC_MIN_LEN or _is_placeholder(value) or value.startswith(("/", "~", "http")):
+        return False
+    if _has_digit_and_letter(value):
+        return True
+    return _char_classes(value) >= 3 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One secret format: a compiled pattern, the group holding the secret, an optional check."""
+
+    name: str
+    pattern: re.Pattern[str]
+    group: int = 0
+    check: Callable[[str], bool] | None = None
+    needles: tuple[str, ...] = ()  # cheap prefilter: the rule cannot match without one of these
+    lower: bool = False  # the pattern is lower-case and runs on the lower-cased text
+    fallback: re.Pattern[str] | None = None  # ``lower`` rules: the same pattern with IGNORECASE
+
+
+def _lower_rule(name: str, pattern: str, *, group: int, check: Callable[[str], bool],
+                needles: tuple[str, ...]) -> Rule:
+    """A rule whose lower-case ``pattern`` runs on the lower-cased text (same offsets), which is much
+    faster than IGNORECASE; the IGNORECASE form is kept for text whose length ``lower()`` changes."""
+    fallback = re.compile(pattern.replace("[a-z0-9", "[A-Za-z0-9"), re.IGNORECASE)
+    return Rule(name, re.compile(pattern), group=group, check=check, needles=needles, lower=True,
+                fallback=fallback)
+
+
+_GENERIC_KEYS = (
+    r"password|passwd|passphrase|pwd|pw|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"auth[_\-]?key|credentials?|private[_\-]?key|client[_\-]?secret"
+)
+# "the password is X", "the password for the staging db was X", "passphrase: X" (lower-cased text)
+_PROSE_PASSWORD = (
+    r"(?<![a-z0-9])(?:password|passphrase|passcode|passwd|pwd|pw)"
+    r"(?:[ \t]{1,4}(?:for|to|of|on)(?:[ \t]{1,4}[^\s]{1,40}){1,4}?)?"          # for the staging db
+    r"[ \t]{1,4}(?:is|was|is now|is still|is set to|was set to|has been set to|was changed to|changed to|became)"
+    r"[ \t]{0,4}:?[ \t]{0,4}"
+    r"(?:\\{0,3}[\"'`])?"                                                      # an opening quote
+    r"([^\s\"'`\\]{7,127}[^\s\"'`\\.,;:)])"                                # the value, end punctuation left out
+)
+
+def _lit(literal: str) -> str:
+    """``literal`` that starts a token, followed by a check that it is the start of its run: the
+    character before it is not a token character, unless it ends a JSON escape (``\\n`` …).
+
+    The literal comes first so the regex engine can search for it fast; the fixed-width lookbehind
+    after it keeps matches at run starts only (so scanning stays linear)."""
+    return (literal + r"(?:(?<![A-Za-z0-9_\-]" + literal + r")|(?<=\\[ntr]" + literal + r"))")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("aws-access-key", re.compile(r"(" + _lit("A[KS]IA") + r"[A-Z0-9]{16})" + _END_ALNUM),
+         group=1, needles=("AKIA", "ASIA")),
+    Rule("google-api-key", re.compile(r"(" + _lit("AIza") + r"[0-9A-Za-z_\-]{35})" + _END_ALNUM),
+         group=1, needles=("AIza",)),
+    Rule("stripe-key", re.compile(
+        r"((?:" + _lit("sk_") + "|" + _lit("rk_") + r")(?:live|test|prod)_[A-Za-z0-9]{10,247})" + _END_ALNUM),
+        group=1, check=_has_digit_and_letter, needles=("sk_", "rk_")),
+    Rule("npm-token", re.compile(r"(" + _lit("npm_") + r"[A-Za-z0-9]{36})" + _END_ALNUM),
+         group=1, check=_has_digit_and_letter, needles=("npm_",)),
+    Rule("gitlab-token", re.compile(r"(" + _lit("glpat-") + r"[A-Za-z0-9_\-]{20,255})" + _END_ALNUM),
+         group=1, check=_has_digit_and_letter, needles=("glpat-",)),
+    Rule("github-token", re.compile(
+        r"(" + _lit("gh") + r"[pousr]_[A-Za-z0-9]{36,255}|" + _lit("github_pat_") + r"[A-Za-z0-9_]{22,255})"
+        + _END_ALNUM), group=1, needles=("gh", "github_pat_")),
+    Rule("slack-webhook", re.compile(
+        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,200}"),
+        needles=("hooks.slack.com",)),
+    Rule("slack-token", re.compile(r"(" + _lit("xox") + r"[abprse]-[A-Za-z0-9\-]{10,250})" + _END_ALNUM),
+         group=1, check=_has_digit_and_letter, needles=("xox",)),
+    Rule("anthropic-key", re.compile(r"(" + _lit("sk-") + r"ant-[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+         group=1, needles=("sk-ant-",)),
+    Rule("openai-key", re.compile(
+        r"(" + _lit("sk-") + r"(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+        group=1, check=lambda v: _has_digit_and_letter(v) and shannon_entropy(v) >= 3.5,
+        needles=("sk-",)),
+    Rule("jwt", re.compile(
+        r"(" + _lit("eyJ") + r"[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,4096})"),
+        group=1, needles=("eyJ",)),
+    Rule("url-credentials", re.compile(
+        r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'\\]{0,64}:([^\s/@\"'\\]{6,128})@"),
+        group=1, check=lambda v: not _is_placeholder(v), needles=("://",)),
+    # Run on the lower-cased text (same length, same offsets): much faster than IGNORECASE.
+    _lower_rule("bearer-token",
+                r"bearer(?:(?<![a-z0-9_\-]bearer)|(?<=\\[ntr]bearer))[ \t]{1,8}([a-z0-9\-._~+/]{16,4096}={0,3})",
+                group=1, check=_bearer_token, needles=("bearer",)),
+    _lower_rule("password-in-prose", _PROSE_PASSWORD, group=1, check=_prose_password,
+                needles=("pass", "pw")),
+    _lower_rule("generic-secret",
+                r"(?:" + _GENERIC_KEYS + r")[a-z0-9_\-]{0,20}"               # key name (db_password, token_v2)
+                r"(?:\\{0,3}[\"'])?[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"      # "key": / key = / key =>
+                r"(?:\\{0,3}[\"'`])?"                                        # opening quote, maybe escaped
+                r"([a-z0-9+/_\-.~!@#$%^*|]{8,256}={0,3})",                    # the value
+                group=1, check=looks_random,
+                needles=("pass", "pwd", "pw", "secret", "token", "api_key", "api-key", "apikey", "access_key",
+                         "access-key", "auth_key", "auth-key", "credential", "private_key", "private-key")),
+)
+RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
+# One search of the lower-cased text for any rule's literal: most text (keys, paths, prose) has none,
+# and then no rule needs to run. A superset of every rule's prefilter (each needle lower-cased).
+_ANY_NEEDLE = re.compile("|".join(sorted(
+    {re.escape(n.lower()) for r in RULES for n in r.needles} | {"private key"}, key=len, reverse=True)))
+assert all(r.needles for r in RULES), "every rule needs a prefilter needle for _ANY_NEEDLE to be safe"
+
+_PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# The base64 body when no END marker follows: base64, whitespace, ``\n`` escapes, PEM headers.
+_PEM_BODY = re.compile(r"(?:[A-Za-z0-9+/=\s:,]|\\[nr]){0,20000}+")
+_PEM_MAX = 20000
+
+
+def _private_keys(text: str) -> list[tuple[int, int, str]]:
+    """Private key blocks: BEGIN … END (at most 20 kB apart), or BEGIN plus its base64 body."""
+    if "PRIVATE KEY" not in text:
+        return []
+    ends = [m.start() for m in _PEM_END.finditer(text)]
+    end_stops = [m.end() for m in _PEM_END.finditer(text)] if ends else []
+    found: list[tuple[int, int, str]] = []
+    pos = 0
+    for m in _PEM_BEGIN.finditer(text):
+        if m.start() < pos:
+            continue
+        i = bisect.bisect_left(ends, m.end())
+        if i < len(ends) and ends[i] - m.end() <= _PEM_MAX:
+            stop = end_stops[i]
+        else:
+            stop = _PEM_BODY.match(text, m.end()).end()  # type: ignore[union-attr]
+        found.append((m.start(), stop, "private-key"))
+        pos = stop
+    return found
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
+
+    Overlapping or touching findings are merged into the earliest, longest one.
+    """
+    if not text:
+        return []
+    lowered = text.lower()
+    if not _ANY_NEEDLE.search(lowered):
+        return []
+    found = _private_keys(text)
+    for rule in RULES:
+        hay = lowered if rule.lower else text
+        if rule.needles and not any(n in hay for n in rule.needles):
+            continue
+        pattern = rule.pattern
+        if rule.fallback is not None and len(lowered) != len(text):  # rare: lower() changed the length ("İ")
+            pattern, hay = rule.fallback, text
+        for m in pattern.finditer(hay):
+            start, stop = m.span(rule.group)
+            if rule.check is not None and not rule.check(text[start:stop]):
+                continue
+            found.append((start, stop, rule.name))
+    found.sort(key=lambda f: (f[0], -f[1]))
+    merged: list[list[Any]] = []
+    for start, stop, rule in found:
+        if merged and start <= merged[-1][1]:
+            if stop > merged[-1][1]:
+                merged[-1][1] = stop
+            continue
+        merged.append([start, stop, rule])
+    return [SecretFinding(rule, start, stop) for start, stop, rule in merged]
+
+
+def has_secret(text: str) -> bool:
+    """True when ``text`` holds at least one secret."""
+    return bool(scan(text))
+
+
+def rules_found(text: str) -> list[str]:
+    """The distinct rule names found in ``text``, in order of first appearance."""
+    return list(dict.fromkeys(f.rule for f in scan(text)))
+
+
+REDACTED = "[REDACTED:"
+"""How a redaction starts: ``[REDACTED:<rule>]``."""
+
+
+def was_redacted(text: str) -> bool:
+    """``text`` shows where a secret was (a ``[REDACTED:<rule>]`` mark): a person must rewrite it."""
+    return REDACTED in text
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED:<rule>]``."""
+    findings = scan(text)
+    if not findings:
+        return text
+    out: list[str] = []
+    pos = 0
+    for f in findings:
+        out.append(text[pos:f.start])
+        out.append(f"{REDACTED}{f.rule}]")
+        pos = f.end
+    out.append(text[pos:])
+    return "".join(out)
