@@ -837,7 +837,8 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
         ranges.append(FileRange(key, start, start_line, read.end_offset, read.end_line, hasher.hexdigest(),
                                 read, state))
         streams.append(turns)
-        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized"):
+        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized",
+                     "replaced"):
             setattr(stats, name, getattr(stats, name) + getattr(digest.stats, name))
     if not ranges:
         return None
