@@ -133,7 +133,8 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
     ledger = Ledger.open(config.state)
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
     watcher = Watcher(config.transcripts, on_goodnight=lambda p: events.put(("goodnight", p)),
-                      on_error=lambda e: events.put(("error", e)), poll=poll, debounce=debounce,
+                      on_error=lambda e: events.put(("error", e)),
+                      on_skip=lambda notice: events.put(("skip", notice)), poll=poll, debounce=debounce,
                       rescan_seconds=config.rescan_seconds)
 
     def on_term(_signum: int, _frame: Any) -> None:
@@ -186,6 +187,8 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
                 echo(f"dreamtui: good night said in {value}: dreaming", err=True)
                 dream_now(value, "goodnight")
             elif kind == "error":
+                echo(f"dreamtui: watch: {value}", err=True)
+            elif kind == "skip":  # a FIFO or an unreadable folder: said once, and the watch goes on
                 echo(f"dreamtui: watch: {value}", err=True)
             for project, (retry_at, tries, trigger) in list(retries.items()):
                 if time.monotonic() >= retry_at:

@@ -106,6 +106,8 @@ class Watcher:
         self._observer: Observer | PollingObserver | None = None
         self._thread: threading.Thread | None = None
         self._noticed: set[str] = set()
+        self.initial: dict[Path, tuple[int, int]] = {}
+        """Size and mtime of each regular transcript when watching began (FIFOs and devices left out)."""
         self.skipped: list[Skipped] = []
         self.batches = 0
 
@@ -124,6 +126,7 @@ class Watcher:
             raise TranscriptError(f"cannot watch {self.root}: not a folder")
         self._stopping = False
         self._snapshot = self._walk()
+        self.initial = dict(self._snapshot)
         self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
         observer = PollingObserver(timeout=self.poll_interval) if self.poll else Observer()
         observer.schedule(_Handler(self), str(self.root), recursive=True)
