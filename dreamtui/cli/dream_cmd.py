@@ -186,9 +186,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
             if kind == "goodnight":
                 echo(f"dreamtui: good night said in {value}: dreaming", err=True)
                 dream_now(value, "goodnight")
-            elif kind == "error":
-                echo(f"dreamtui: watch: {value}", err=True)
-            elif kind == "skip":  # a FIFO or an unreadable folder: said once, and the watch goes on
+            elif kind in ("error", "skip"):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
                 echo(f"dreamtui: watch: {value}", err=True)
             for project, (retry_at, tries, trigger) in list(retries.items()):
                 if time.monotonic() >= retry_at:

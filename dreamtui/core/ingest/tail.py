@@ -159,15 +159,20 @@ class LineScanner:
             self.line = line_no - 1 if handed_out else line_no
 
     def _skip_rest(self, filepos: int) -> bytes | None:
-        """Read on to the end of a huge line; return the bytes after its newline (None at EOF)."""
+        """Read on to the end of a huge line; return the bytes after its newline (None at EOF).
+
+        Reads into one reused buffer: skipping a gigabyte costs no allocation per chunk."""
+        buf = bytearray(CHUNK)
+        view = memoryview(buf)
         while True:
-            chunk = self._read(filepos)
-            if not chunk:
+            want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
+            n = self.fh.readinto(view[:want]) if want > 0 else 0
+            if not n:
                 return None
-            filepos += len(chunk)
-            nl = chunk.find(b"\n")
+            filepos += n
+            nl = buf.find(b"\n", 0, n)
             if nl >= 0:
-                return chunk[nl + 1:]
+                return bytes(buf[nl + 1:n])
 
 
 BOM = b"\xef\xbb\xbf"
