@@ -25,9 +25,9 @@ from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import run_cycle, waking_message
 from dreamtui.core.errors import TranscriptError
+from dreamtui.core.files import NotRegularFile, Skipped, open_regular
 from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ingest.digest import digest_file
-from dreamtui.core.ingest.files import NotRegularFile, Skipped, open_regular
 from dreamtui.core.ingest.tail import Tailer, decode_line, open_transcript
 from dreamtui.core.ingest.transcripts import discover, session_files
 from dreamtui.core.ingest.watch import Watcher

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from dreamtui.core.config import Config
-from dreamtui.core.ingest.files import open_regular
+from dreamtui.core.files import open_regular
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import services
 from dreamtui.tui.messages import (

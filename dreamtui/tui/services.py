@@ -206,7 +206,7 @@ def sessions(config: Config, ledger: Ledger, skipped: list[str] | None = None) -
     read yet (everything in those waits). Project folders that cannot be read and ``*.jsonl`` paths
     that are no regular files are left out, each with a one-line notice added to ``skipped``.
     """
-    from dreamtui.core.ingest.files import Skipped, is_dir
+    from dreamtui.core.files import Skipped, is_dir
     from dreamtui.core.ingest.transcripts import discover
 
     groups: dict[tuple[str, str], dict[str, Any]] = {}

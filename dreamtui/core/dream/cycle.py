@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream.lock import CycleLock
-from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
-from dreamtui.core.ingest.files import Skipped, is_dir
+from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, MemoryRepoError, TranscriptError
+from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
@@ -387,6 +387,10 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     if not is_dir(config.transcripts):
         what = "is not a folder" if os.path.lexists(config.transcripts) else "does not exist"
         raise TranscriptError(f"transcripts folder {config.transcripts} {what} (see --transcripts)")
+    from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
+
+    if is_bare_repository(config.memory):  # refused before anything is read, recorded or written
+        raise MemoryRepoError(bare_repository_message(config.memory))
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
         extractor = _make_extractor(config)
     with CycleLock(config.lock_path):

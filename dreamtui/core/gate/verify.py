@@ -26,8 +26,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import records
-from dreamtui.core.ingest.files import open_regular
 from dreamtui.core.ingest.tail import decode_line
 from dreamtui.core.models import Match, Verification
 

@@ -25,7 +25,7 @@ import orjson
 
 from dreamtui.core import clock
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.ingest.files import NotRegularFile, open_regular
+from dreamtui.core.files import NotRegularFile, open_regular
 from dreamtui.core.ledger import Ledger
 
 DEFAULT_MAX_LINE = 8 * 1024 * 1024

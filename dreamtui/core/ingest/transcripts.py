@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dreamtui.core.ingest.files import Skipped, is_dir, open_regular, regular_problem, scan_folder
+from dreamtui.core.files import Skipped, is_dir, open_regular, regular_problem, scan_folder
 
 FileKind = Literal["main", "subagent", "compact"]
 _KIND_ORDER = {"main": 0, "subagent": 1, "compact": 2}

@@ -30,7 +30,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.ingest.files import (
+from dreamtui.core.files import (
     NotRegularFile,
     Skipped,
     error_reason,

@@ -108,6 +108,24 @@ def unique_slug(directory: Path, slug: str, taken: set[str] | frozenset[str] = f
 # -- paths -------------------------------------------------------------------------------------
 
 
+def is_bare_repository(path: Path) -> bool:
+    """``path`` looks like a bare git repository: ``HEAD``, ``objects/`` and ``refs/`` at its top and no
+    ``.git`` (cheap, without git; :func:`gitops.open_repo` asks git itself)."""
+    path = Path(path)
+    try:
+        return ((path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+                and not os.path.lexists(path / ".git"))
+    except OSError:
+        return False
+
+
+def bare_repository_message(path: Path) -> str:
+    """The one-line refusal of a bare repository given as the memory repository."""
+    return (f"memory repository {path} is a bare git repository (no work tree for the memory files); give a "
+            "clone with a work tree, or an empty folder, as --memory")
+
+
+
 def _check_component(part: str, rel: str) -> None:
     if part in ("", ".", ".."):
         raise MemoryRepoError(f"unsafe memory path {rel!r}: '{part}' is not allowed")

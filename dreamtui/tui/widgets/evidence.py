@@ -15,8 +15,8 @@ import orjson
 from rich.console import Group
 from rich.text import Text
 
+from dreamtui.core.files import open_regular
 from dreamtui.core.gate.secrets import redact
-from dreamtui.core.ingest.files import open_regular
 from dreamtui.core.ingest.records import pieces
 from dreamtui.core.ingest.tail import BOM
 from dreamtui.tui.widgets.literal import highlight, literal_text
