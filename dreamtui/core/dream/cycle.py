@@ -553,7 +553,7 @@ class _Cycle:
             pipeline as gate,  # the gate (and the dedup it carries) loads only for a deep sleep
         )
 
-        scopes = gate.Scopes(self.config.memory)
+        scopes = gate.Scopes(self.config.memory, self.ledger)
         for i, work in enumerate(self.work):
             self.progress(f"recalling memories for {work.session[:8]}", i / max(1, len(self.work)))
             work.memories, work.covered = _recall(index, work.digest, scopes)
