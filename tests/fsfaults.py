@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 _VERSION_3 = 0x20080522
 _DAC_BITS = (1 << 1) | (1 << 2)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
 
@@ -54,9 +56,12 @@ def no_root_override() -> Iterator[None]:
     if os.geteuid() != 0:
         yield
         return
-    _header, data = _caps()
-    before = data[0].effective
-    _set_effective(before & ~_DAC_BITS)
+    try:
+        _header, data = _caps()
+        before = data[0].effective
+        _set_effective(before & ~_DAC_BITS)
+    except (OSError, AttributeError) as exc:  # no capget/capset here (another libc, a seccomp filter)
+        pytest.skip(f"cannot hold root to mode bits here: {exc}")
     try:
         yield
     finally:
