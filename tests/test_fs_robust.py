@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -291,12 +292,14 @@ def test_watch_cli_says_a_fifo_is_skipped_on_one_line_and_keeps_watching(project
     proc = subprocess.Popen([sys.executable, "-c", code, "--transcripts", str(projects), "--state",
                              str(tmp_path / "state"), "--memory", str(tmp_path / "memory"), "watch",
                              "--debounce", "0.05"], stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stderr is not None
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
     try:
-        assert proc.stderr is not None
-        assert "watching" in proc.stderr.readline()
+        assert "watching" in lines.get(timeout=30)
         fifo = projects / "-home-kim-a" / "agent-0000beef.jsonl"
         os.mkfifo(fifo)
-        line = proc.stderr.readline()
+        line = lines.get(timeout=30)  # a hang fails here instead of stopping the test run
         assert line.strip() == f"dreamtui: watch: skipped {fifo}: it is a FIFO, not a regular file"
     finally:
         proc.terminate()
