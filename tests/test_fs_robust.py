@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 import tracemalloc
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -379,7 +378,7 @@ def test_an_invalid_byte_keeps_the_rest_of_the_person_record_and_counts_it(tmp_p
 def test_bad_bytes_in_a_line_that_is_not_json_still_count_as_invalid_utf8() -> None:
     assert decode_line(b'{"type":"user","message":\xff') == (None, "invalid_utf8")
     assert decode_line(b"\xef\xbb\xbf" + LINE.strip())[1] == "replaced"
-    assert decode_line(LINE.strip()) [1] is None
+    assert decode_line(LINE.strip())[1] is None
 
 
 @pytest.mark.parametrize("damage", ["bom", "byte"])
@@ -413,7 +412,7 @@ def test_a_dream_counts_repaired_records_in_the_waking_message(tmp_path: Path, g
     os.utime(main, (WRITTEN, WRITTEN))
     ledger = Ledger.open(config.state)
     try:
-        record = run_cycle(replace(config), ledger)
+        record = run_cycle(config, ledger)
     finally:
         ledger.close()
     assert record.stats["records_repaired"] == 1
