@@ -122,9 +122,10 @@ def test_interrupt_markers_can_be_left_out():
 
 def test_bad_lines_are_counted_and_the_good_ones_kept():
     d = digest_file(BAD)
-    assert [t.text for t in d.turns] == ["first good line", "second good line"]
-    assert (d.stats.malformed, d.stats.invalid_utf8) == (2, 1)  # broken JSON, a list; bad bytes
-    assert d.stats.skipped_lines == 4  # and the empty line
+    # the record with two bad bytes is kept, the bytes shown as U+FFFD and counted as replaced
+    assert [t.text for t in d.turns] == ["first good line", "bad \ufffd\ufffd utf8", "second good line"]
+    assert (d.stats.malformed, d.stats.invalid_utf8, d.stats.replaced) == (2, 0, 1)  # broken JSON, a list
+    assert d.stats.skipped_lines == 3  # and the empty line
     assert d.stats.partial_tail
     assert d.stats.bytes == BAD.read_bytes().rfind(b"\n") + 1
 

@@ -129,7 +129,9 @@ def test_make_dirs_reports_what_it_created(tmp_path: Path) -> None:
 def test_topic_paths() -> None:
     assert memory.topic_rel_path("global", "-home-me-app", "run-tests") == "run-tests.md"
     assert memory.topic_rel_path("project", "-home-me-app", "run-tests") == "projects/home-me-app/run-tests.md"
-    assert memory.topic_rel_path("-home-me-app", "../../evil", "x") == "projects/evil/x.md"
+    # a name that is no Claude Code path keeps a readable slug plus a hash of the exact name, never ".."
+    evil = memory.topic_rel_path("-home-me-app", "../../evil", "x")
+    assert evil.startswith("projects/evil--") and evil.endswith("/x.md") and ".." not in evil
 
 
 def test_index_line_is_one_clean_line() -> None:

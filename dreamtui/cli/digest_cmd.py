@@ -11,8 +11,8 @@ import orjson
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
-from dreamtui.core.errors import TranscriptError
 from dreamtui.core.ingest.digest import digest_file, digest_session
+from dreamtui.core.ingest.tail import open_transcript
 from dreamtui.core.ingest.transcripts import describe, session_files
 from dreamtui.core.models import Digest
 from dreamtui.core.secrets import redact
@@ -26,6 +26,7 @@ def render(digest: Digest) -> str:
         f"# session {digest.session} · project {digest.project} · {len(digest.turns)} turns · "
         f"{s.bytes:,} bytes · {s.chars:,} chars kept · signal {s.signal_pct}% · "
         f"{s.skipped_lines} lines skipped"
+        + (f" · {s.replaced} repaired (bad bytes shown as \ufffd, or a byte-order mark removed)" if s.replaced else "")
     ))
     multi = len(digest.files) > 1
     for turn in digest.turns:
@@ -48,10 +49,8 @@ def render(digest: Digest) -> str:
 @pass_config
 def digest_command(config: Config, file: Path, as_json: bool, whole_session: bool, no_interrupts: bool) -> None:
     """Print the digest of one transcript FILE: the person's words and the assistant's prose."""
-    if not file.exists():
-        raise TranscriptError(f"no such transcript: {file}")
-    if file.is_dir():
-        raise TranscriptError(f"{file} is a directory, not a transcript file")
+    with open_transcript(file):  # a one-line error at once for a missing file, a folder, a FIFO, a device
+        pass
     if whole_session:
         tf = describe(file)
         root = file.parent.parent

@@ -133,7 +133,8 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
     ledger = Ledger.open(config.state)
     events: queue.Queue[tuple[str, Any]] = queue.Queue()
     watcher = Watcher(config.transcripts, on_goodnight=lambda p: events.put(("goodnight", p)),
-                      on_error=lambda e: events.put(("error", e)), poll=poll, debounce=debounce,
+                      on_error=lambda e: events.put(("error", e)),
+                      on_skip=lambda notice: events.put(("skip", notice)), poll=poll, debounce=debounce,
                       rescan_seconds=config.rescan_seconds)
 
     def on_term(_signum: int, _frame: Any) -> None:
@@ -185,7 +186,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
             if kind == "goodnight":
                 echo(f"dreamtui: good night said in {value}: dreaming", err=True)
                 dream_now(value, "goodnight")
-            elif kind == "error":
+            elif kind in ("error", "skip"):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
                 echo(f"dreamtui: watch: {value}", err=True)
             for project, (retry_at, tries, trigger) in list(retries.items()):
                 if time.monotonic() >= retry_at:

@@ -59,12 +59,23 @@ def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state
 
     With no sub-command, opens the review app on the configured folders.
     """
-    ctx.obj = load_config(config_file, transcripts=transcripts, memory=memory, state=state,
-                          extractor=extractor, model=model)
+    ctx.obj = load_config(config_file, required=config_file is not None, transcripts=transcripts, memory=memory,
+                          state=state, extractor=extractor, model=model)
+    refuse_bare_memory(ctx.obj)
     if ctx.invoked_subcommand is None:
         from dreamtui.cli.app_cmd import run_app
 
         run_app(ctx.obj, demo=demo)
+
+
+def refuse_bare_memory(config: Config) -> None:
+    """A bare git repository as the memory repository is a one-line error before anything runs."""
+    from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
+
+    if is_bare_repository(config.memory):
+        from dreamtui.core.errors import ConfigError
+
+        raise ConfigError(bare_repository_message(config.memory))
 
 
 class CandidateId(click.ParamType):
@@ -110,6 +121,7 @@ def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
         if changes:
             cfg = replace(cfg, **changes)
             ctx.find_root().obj = cfg  # the banners after the command speak of the same folders
+            refuse_bare_memory(cfg)
         return func(cfg, *args, **kwargs)
 
     return wrapper

@@ -10,22 +10,15 @@ import click
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
-from dreamtui.core.errors import TranscriptError
 from dreamtui.core.gate.verify import verify_quote
+from dreamtui.core.ingest.tail import open_transcript
 from dreamtui.core.ingest.transcripts import describe, session_files
 
 
 def files_for(path: Path) -> list[Path]:
     """The transcript ``path`` plus, for a main session file, its sub-agent files."""
-    if not path.exists():
-        raise TranscriptError(f"transcript {path} does not exist")
-    if not path.is_file():
-        raise TranscriptError(f"transcript {path} is not a file")
-    try:
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        raise TranscriptError(f"cannot read transcript {path}: {exc.strerror}") from exc
+    with open_transcript(path):  # a one-line error at once for a missing file, a folder, a FIFO, a device
+        pass
     tf = describe(path)
     if tf.kind != "main":
         return [path]

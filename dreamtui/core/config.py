@@ -12,6 +12,7 @@ from typing import Any
 import platformdirs
 
 from dreamtui.core.errors import ConfigError
+from dreamtui.core.files import NotRegularFile, open_regular
 
 APP_NAME = "dreamtui"
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -19,6 +20,24 @@ EXTRACTORS = ("auto", "heuristic", "anthropic", "command")
 DEDUP_JUDGES = ("auto", "off")
 """``dedup_judge``: ``auto`` asks the model whether a kept lesson repeats one in memory when the
 anthropic extractor is in use (never for heuristic/command); ``off`` keeps dedup lexical only."""
+
+
+KEY_ACTIONS: dict[str, tuple[str, str]] = {
+    **{f"screen.{mode}": ("app", key) for key, mode in (
+        ("1", "queue"), ("2", "sessions"), ("3", "cycles"), ("4", "briefings"), ("5", "stats"), ("6", "memory"),
+        ("7", "promotion"))},
+    "dream": ("app", "d"), "quit": ("app", "q"),
+    "accept": ("queue", "a"), "reject": ("queue", "r"), "edit": ("queue", "e"), "skip": ("queue", "s"),
+    "undo": ("queue", "u"), "down": ("queue", "j"), "up": ("queue", "k"), "filter": ("queue", "slash"),
+    "sort": ("queue", "o"), "clear_filter": ("queue", "escape"), "detail_down": ("queue", "ctrl+d"),
+    "detail_up": ("queue", "ctrl+u"),
+    "briefings.mark": ("briefings", "m"), "briefings.diff": ("briefings", "f"), "briefings.view": ("briefings", "v"),
+    "memory.revert": ("memory", "x"),
+    "promotion.approve": ("promotion", "A"), "promotion.revoke": ("promotion", "R"),
+}
+"""Every app action a ``[keys]`` table may remap: binding id -> (where it is active, default key).
+``app`` actions are active on every screen, the others on their own screen (the app's bindings carry
+the same ids and keys; a test keeps the two in step)."""
 
 
 def default_transcripts() -> Path:
@@ -138,7 +157,7 @@ def _coerce(name: str, value: Any) -> Any:
     if name == "keys":
         if not isinstance(value, dict):
             raise ConfigError("config [keys] must be a table of action = \"key\"")
-        return {str(k): str(v) for k, v in value.items()}
+        return check_keys({str(k): v for k, v in value.items()})
     if name == "dedup_judge":
         choice = value.strip().lower() if isinstance(value, str) else None
         if choice not in DEDUP_JUDGES:
@@ -149,17 +168,54 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """Read the config file; a missing file is an empty config, a broken one a clear error."""
+def _keys_of(value: str) -> list[str]:
+    return [k.strip() for k in value.split(",") if k.strip()]
+
+
+def check_keys(keys: dict[str, Any]) -> dict[str, str]:
+    """A ``[keys]`` table checked: every action known, every key a non-empty string, and no key given
+    to two actions that are active at the same time (an ``app`` action and a screen's, or two of one
+    screen's), counting the default keys of the actions not remapped. Raises :class:`ConfigError`."""
+    unknown = sorted(set(keys) - set(KEY_ACTIONS))
+    if unknown:
+        raise ConfigError(f"config [keys]: unknown action(s) {', '.join(map(repr, unknown))}; "
+                          f"the actions are {', '.join(KEY_ACTIONS)}")
+    for action, key in keys.items():
+        if not isinstance(key, str) or not _keys_of(key):
+            raise ConfigError(f"config [keys]: {action} must be a key name such as \"y\", not {key!r}")
+    effective = {action: keys.get(action, default) for action, (_where, default) in KEY_ACTIONS.items()}
+    for screen in sorted({where for where, _key in KEY_ACTIONS.values()} - {"app"}):
+        holder: dict[str, str] = {}
+        for action, (where, _default) in KEY_ACTIONS.items():
+            if where not in ("app", screen):
+                continue
+            for key in _keys_of(effective[action]):
+                other = holder.setdefault(key, action)
+                if other != action and (action in keys or other in keys):
+                    raise ConfigError(f"config [keys]: key {key!r} is given to two actions, {other} and {action}; "
+                                      "give each action its own key")
+    return {action: str(key) for action, key in keys.items()}
+
+
+def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
+    """Read the config file; a missing file is an empty config (an error when ``required``: a path the
+    person named), a broken one a clear one-line error."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # never a FIFO or a device: a config file is a regular file
             data = tomllib.load(fh)
     except FileNotFoundError:
+        if required:
+            raise ConfigError(f"config file {path} does not exist (see --config)") from None
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+                          f"{exc.start}): save it as UTF-8") from None
+    except NotRegularFile as exc:
+        raise ConfigError(f"config file {path} is not a regular file: {exc.strerror}") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
     known = {f.name for f in fields(Config)}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -167,10 +223,12 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_config(config_file: Path | str | None = None, **overrides: Any) -> Config:
+def load_config(config_file: Path | str | None = None, *, required: bool = False, **overrides: Any) -> Config:
     """Build the Config: defaults, then the TOML file, then the environment, then ``overrides``.
 
     ``overrides`` with value ``None`` are ignored, so CLI flags that were not given fall through.
+    With ``required`` (``--config`` was given) the file must exist; otherwise, as for the default file
+    and ``DREAMTUI_CONFIG``, no file is an empty config.
     """
     if config_file is None:
         env_file = os.environ.get("DREAMTUI_CONFIG")
@@ -178,7 +236,7 @@ def load_config(config_file: Path | str | None = None, **overrides: Any) -> Conf
     else:
         path = Path(os.path.expanduser(str(config_file)))
     values: dict[str, Any] = {}
-    for name, value in read_toml(path).items():
+    for name, value in read_toml(path, required=required).items():
         values[name] = _coerce(name, value)
     for name, env in _ENV.items():
         if os.environ.get(env):

@@ -58,6 +58,8 @@ class DigestStats:
     invalid_utf8: int = 0
     oversized: int = 0
     partial_tail: bool = False
+    replaced: int = 0
+    """Records kept after a repair: invalid bytes decoded as U+FFFD, or a byte-order mark removed."""
 
     @property
     def signal_pct(self) -> float:
@@ -76,6 +78,7 @@ class DigestStats:
             "invalid_utf8": self.invalid_utf8,
             "oversized": self.oversized,
             "partial_tail": self.partial_tail,
+            "replaced": self.replaced,
         }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
 import sys
 import threading
@@ -19,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from dreamtui.core.config import Config
+from dreamtui.core.files import open_regular
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import services
 from dreamtui.tui.messages import (
@@ -27,6 +29,7 @@ from dreamtui.tui.messages import (
     DecisionDone,
     DecisionFailed,
     GoodnightHeard,
+    PathSkipped,
     TranscriptsChanged,
 )
 from dreamtui.tui.screens.briefings import BriefingsScreen
@@ -95,6 +98,7 @@ class DreamApp(App):
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
         self._watcher: Any = None
         self._live_offsets: dict[Path, int] = {}
+        self._skip_notices: set[str] = set()
         self.cycle_running = False
         self._queue_screen: QueueScreen | None = None
         self.in_flight: set[str] = set()
@@ -406,15 +410,11 @@ class DreamApp(App):
             return
         from dreamtui.core.ingest.watch import Watcher
 
-        for path in root.rglob("*.jsonl"):
-            try:
-                self._live_offsets[path] = path.stat().st_size
-            except OSError:
-                continue
         self._watcher = Watcher(
             root,
             on_change=lambda paths: self.post_message(TranscriptsChanged(list(paths))),
             on_goodnight=lambda project: self.post_message(GoodnightHeard(project)),
+            on_skip=lambda notice: self.post_message(PathSkipped(notice)),
             on_error=lambda exc: self.post_message(DecisionFailed("watch", None, one_line_error(exc))),
             poll=self.config.poll, debounce=self.watch_debounce, rescan_seconds=self.config.rescan_seconds,
         )
@@ -423,6 +423,19 @@ class DreamApp(App):
         except Exception as exc:  # noqa: BLE001
             self._watcher = None
             self.notify(f"cannot watch {root}: {one_line_error(exc)}", severity="warning")
+            return
+        for path, (size, _mtime) in self._watcher.initial.items():  # regular files only
+            self._live_offsets[path] = size
+
+    def on_path_skipped(self, message: PathSkipped) -> None:
+        self.notice_skipped([message.notice])
+
+    def notice_skipped(self, notices: list[str]) -> None:
+        """Show each new one-line notice about a skipped path once (a FIFO, an unreadable folder)."""
+        for notice in notices:
+            if notice not in self._skip_notices:
+                self._skip_notices.add(notice)
+                self.notify(literal(notice, one_line=True), title="Skipped", severity="warning", markup=False)
 
     def on_goodnight_heard(self, message: GoodnightHeard) -> None:
         self.notify(f"Good night heard in {message.project}: dreaming", title="Goodnight")
@@ -442,10 +455,10 @@ class DreamApp(App):
         """The complete lines appended to ``path`` since it was last read here, one Text each."""
         start = self._live_offsets.get(path, 0)
         try:
-            size = path.stat().st_size
-            if size < start:
-                start = 0
-            with path.open("rb") as fh:
+            with open_regular(path) as fh:  # a FIFO or a device is refused at once: the app never freezes
+                size = os.fstat(fh.fileno()).st_size
+                if size < start:
+                    start = 0
                 fh.seek(start)
                 data = fh.read(min(size - start, 4 * 1024 * 1024))
         except OSError:

@@ -54,3 +54,10 @@ class GoodnightHeard(Message):
     """A person said good night in a project's session (from the watcher thread)."""
 
     project: str
+
+
+@dataclass
+class PathSkipped(Message):
+    """A transcript path is left out (a FIFO or device named ``*.jsonl``, an unreadable folder): one line."""
+
+    notice: str

@@ -199,12 +199,14 @@ def reconcile(config: Config, ledger: Ledger) -> str | None:
 # -- other screens --------------------------------------------------------------------------------
 
 
-def sessions(config: Config, ledger: Ledger) -> list[dict[str, Any]]:
+def sessions(config: Config, ledger: Ledger, skipped: list[str] | None = None) -> list[dict[str, Any]]:
     """Per session: project, files, lines read and dreamed, bytes waiting, pending proposals.
 
     Built from the ledger's ``files`` table plus the transcript files on disk the ledger has not
-    read yet (everything in those waits).
+    read yet (everything in those waits). Project folders that cannot be read and ``*.jsonl`` paths
+    that are no regular files are left out, each with a one-line notice added to ``skipped``.
     """
+    from dreamtui.core.files import Skipped, is_dir
     from dreamtui.core.ingest.transcripts import discover
 
     groups: dict[tuple[str, str], dict[str, Any]] = {}
@@ -229,8 +231,9 @@ def sessions(config: Config, ledger: Ledger) -> list[dict[str, Any]]:
         g["dreamed"] += int(r["dreamed_lines"] or 0)
         g["waiting"] += max(0, int(size or 0) - int(r["dreamed_offset"] or 0))
         g["updated"] = max(g["updated"], r["updated_at"] or "")
-    if config.transcripts.is_dir():
-        for tf in discover(config.transcripts):
+    found: list[Skipped] = []
+    if is_dir(config.transcripts):
+        for tf in discover(config.transcripts, found):
             if str(tf.path) in seen:
                 continue
             g = group(tf.project, tf.session)
@@ -239,6 +242,8 @@ def sessions(config: Config, ledger: Ledger) -> list[dict[str, Any]]:
                 g["waiting"] += tf.path.stat().st_size
             except OSError:
                 pass
+    if skipped is not None:
+        skipped.extend(skip.notice for skip in found)
     pending = {r["session"]: r["n"] for r in ledger.query(
         "SELECT session, COUNT(*) AS n FROM candidates WHERE status = 'pending' GROUP BY session")}
     for (_project, session), g in groups.items():

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -39,7 +40,8 @@ from typing import TYPE_CHECKING, Any
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream.lock import CycleLock
-from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, TranscriptError
+from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, MemoryRepoError, TranscriptError
+from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
@@ -277,6 +279,14 @@ def waking_message(record: CycleRecord) -> str:
             + (f", {s['batches_waiting']} batch(es) still processing" if s.get("batches_waiting") else "")
             + (f"; submitted {s['batch_submitted']} with {s.get('batch_sessions_submitted', 0)} session(s), "
                "collected by a later cycle" if s.get("batch_submitted") else "") + ".")
+    if s.get("skipped_count"):
+        shown = "; ".join(s.get("skipped_paths", [])[:3])
+        more = s["skipped_count"] - min(3, len(s.get("skipped_paths", [])))
+        out.append(f"Skipped {s['skipped_count']} path(s) that cannot be read as transcripts (the rest were "
+                   f"dreamed): {shown}{f'; and {more} more' if more > 0 else ''}.")
+    if s.get("records_repaired"):
+        out.append(f"Repaired {s['records_repaired']} record(s) with bytes that are not UTF-8 or a byte-order "
+                   "mark (kept, bad bytes read as U+FFFD).")
     if s.get("unreadable_files"):
         files = s["unreadable_files"]
         out.append(f"Could not read {len(files)} transcript file(s) (permissions?), e.g. {files[0]}; "
@@ -377,14 +387,18 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     """
     day = _parse_date(date)
     chat_id = project or ALL_PROJECTS
-    if not config.transcripts.is_dir():
-        what = "is not a folder" if config.transcripts.exists() else "does not exist"
+    if not is_dir(config.transcripts):
+        what = "is not a folder" if os.path.lexists(config.transcripts) else "does not exist"
         raise TranscriptError(f"transcripts folder {config.transcripts} {what} (see --transcripts)")
+    from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
+
+    if is_bare_repository(config.memory):  # refused before anything is read, recorded or written
+        raise MemoryRepoError(bare_repository_message(config.memory))
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
         extractor = _make_extractor(config)
     with CycleLock(config.lock_path):
         if project is not None and (project in {"", ".", ".."} or Path(project).name != project
-                                    or not (config.transcripts / project).is_dir()):
+                                    or not is_dir(config.transcripts / project)):
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
         cycle_id, prior = _begin(ledger, chat_id, day, trigger)
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
@@ -491,7 +505,10 @@ class _Cycle:
 
     def light(self) -> None:
         self.open_phase("light")
-        groups = _session_groups(self.config.transcripts, self.project)
+        skipped: list[Skipped] = []
+        groups = _session_groups(self.config.transcripts, self.project, skipped)
+        for skip in skipped:  # one bad folder or FIFO never fails the cycle: the others are dreamed
+            self.progress(skip.notice)
         self.stats["sessions_seen"] = len(groups)
         now = clock.now().timestamp()
         quiet = self.config.quiet_minutes * 60.0
@@ -520,6 +537,9 @@ class _Cycle:
             "person_chars": sum(w.person_chars for w in ready),
             "goodnight": any(w.goodnight for w in self.work),
             "unreadable_files": unreadable[:20],
+            "skipped_paths": [skip.notice for skip in skipped[:20]],
+            "skipped_count": len(skipped),
+            "records_repaired": sum(w.digest.stats.replaced for w in self.work),
         })
         self.work = deep_enough
         signal = "deeper" if deep_enough else "wake"
@@ -536,7 +556,7 @@ class _Cycle:
             pipeline as gate,  # the gate (and the dedup it carries) loads only for a deep sleep
         )
 
-        scopes = gate.Scopes(self.config.memory)
+        scopes = gate.Scopes(self.config.memory, self.ledger)
         for i, work in enumerate(self.work):
             self.progress(f"recalling memories for {work.session[:8]}", i / max(1, len(self.work)))
             work.memories, work.covered = _recall(index, work.digest, scopes)
@@ -785,12 +805,19 @@ class _Cycle:
 # -- light sleep helpers ---------------------------------------------------------------------------
 
 
-def _session_groups(root: Path, project: str | None) -> dict[tuple[str, str], list[Path]]:
-    """Transcript files grouped by (project, session), main file first."""
+def _session_groups(root: Path, project: str | None,
+                    skipped: list[Skipped] | None = None) -> dict[tuple[str, str], list[Path]]:
+    """Transcript files grouped by (project, session), main file first; folders and files that
+    cannot be read (or are no regular files) are left out and named in ``skipped``."""
     from dreamtui.core.ingest.transcripts import discover
 
     groups: dict[tuple[str, str], list[Path]] = {}
-    for tf in discover(root):
+    found: list[Skipped] = []
+    files = discover(root, found)
+    if skipped is not None:  # for one project, only what is wrong in its own folder concerns it
+        mine = str(Path(root) / project) if project is not None else None
+        skipped.extend(s for s in found if mine is None or s.path == mine or s.path.startswith(mine + os.sep))
+    for tf in files:
         if project is not None and tf.project != project:
             continue
         groups.setdefault((tf.project, tf.session), []).append(tf.path)
@@ -840,7 +867,8 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
         ranges.append(FileRange(key, start, start_line, read.end_offset, read.end_line, hasher.hexdigest(),
                                 read, state))
         streams.append(turns)
-        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized"):
+        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized",
+                     "replaced"):
             setattr(stats, name, getattr(stats, name) + getattr(digest.stats, name))
     if not ranges:
         return None

@@ -135,8 +135,9 @@ _SCOPE_LINE = re.compile(r"^scope[ \t]*:[ \t]*(.*?)[ \t]*$", re.M)
 
 
 def project_key(name: str | None) -> str:
-    """The folder name a project's memories live in (``projects/<key>/``), used to compare projects."""
-    return memory.slugify(name or "")
+    """The folder name a project's memories live in (``projects/<key>/``, :func:`memory.project_folder`:
+    distinct projects, distinct keys), used to compare projects."""
+    return memory.project_folder(name or "")
 
 
 class Scopes:
@@ -152,6 +153,8 @@ class Scopes:
         self.ledger = ledger
         self._memory: dict[str, str | None] = {}
         self._cands: dict[str, Candidate | None] = {}
+        self._folders: dict[str, str] = {}
+        self._lossy: set[str] = set()  # keys of folders read as the first versions read them
 
     def remember(self, cand: Candidate) -> None:
         """Know ``cand`` before it reaches the ledger (a candidate the gate just kept)."""
@@ -173,7 +176,7 @@ class Scopes:
         m = _REF.match(ref)
         rel = (m.group("path") if m else ref).replace("\\", "/")
         parts = [p for p in rel.split("/") if p]
-        place = project_key(parts[1]) if len(parts) >= 3 and parts[0] == memory.PROJECTS else None
+        place = self.of_folder(parts[1]) if len(parts) >= 3 and parts[0] == memory.PROJECTS else None
         if self.root is None:
             return place
         path = self.root / rel
@@ -181,13 +184,49 @@ class Scopes:
             # an index line of projects/<p>/MEMORY.md links relative to its own folder
             found = sorted(self.root.glob(f"{memory.PROJECTS}/*/{glob.escape(parts[0])}"))
             if len(found) == 1:
-                return project_key(found[0].parent.name)
+                return self.of_folder(found[0].parent.name)
         declared = self._declared(path) if path.name != memory.INDEX else None
         if declared is None:
             return place
         if declared.lower() in GLOBAL_SCOPES:
             return None
         return place if declared.lower() == "project" else project_key(declared)
+
+    def of_folder(self, folder: str) -> str:
+        """The project key of the folder ``projects/<folder>/``.
+
+        A folder named by :func:`memory.project_folder` with a hash (``…--<hash>``) is its own key. A
+        folder without one may come from the first versions, whose folder names were lossy slugs
+        (:func:`memory.legacy_project_folder`; ``-home-u-日本語`` and ``-home-u-中文`` both wrote to
+        ``home-u``): when the ledger says one project accepted every memory in it, it is that project's
+        (its old memories stay its own, nobody else's); otherwise (made by hand, or shared) it is read
+        as the first versions read it, belonging to every project whose old slug it is.
+        """
+        if folder not in self._folders:
+            self._folders[folder] = self._folder_key(folder)
+        return self._folders[folder]
+
+    def _folder_key(self, folder: str) -> str:
+        if "--" in folder:
+            return folder
+        slug = memory.slugify(folder)
+        owner = self._single_owner(folder)
+        if owner is not None and memory.legacy_project_folder(owner) == slug:
+            return project_key(owner)
+        self._lossy.add(slug)
+        return slug
+
+    def _single_owner(self, folder: str) -> str | None:
+        """The one project whose accepted memories are in ``projects/<folder>/`` (None: none or several)."""
+        if self.ledger is None:
+            return None
+        like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.ledger.query(
+            "SELECT DISTINCT c.project FROM decisions d JOIN candidates c ON c.id = d.candidate_id "
+            "WHERE d.action = 'accept' AND d.memory_path LIKE ? ESCAPE '\\'",
+            (f"{memory.PROJECTS}/{like}/%",))
+        owners = {r["project"] or "" for r in rows}
+        return owners.pop() if len(owners) == 1 else None
 
     @staticmethod
     def _declared(path: Path) -> str | None:
@@ -217,7 +256,9 @@ class Scopes:
             cand = self.candidate(doc.ref)
             return cand is None or project_key(cand.project) == project_key(project)
         where = self.of_doc(doc)
-        return where is None or where == project_key(project)
+        if where is None or where == project_key(project):
+            return True
+        return where in self._lossy and where == memory.legacy_project_folder(project)
 
 
 def split_hits(index: DedupIndex, text: str, kind: str, *, project: str, scopes: Scopes,

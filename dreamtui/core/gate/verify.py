@@ -26,7 +26,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import records
+from dreamtui.core.ingest.tail import decode_line
 from dreamtui.core.models import Match, Verification
 
 MIN_WORDS = 6
@@ -140,10 +142,9 @@ def _candidate_lines(data: bytes | mmap.mmap, groups: list[list[bytes]]) -> list
 
 
 def _decode(raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8", "replace"))
-    except (ValueError, RecursionError):
-        return None
+    """The record on one line, decoded exactly as the digest decodes it (a BOM removed, bad bytes as
+    U+FFFD), so a quote the digest showed from a repaired record verifies."""
+    return decode_line(raw)[0]
 
 
 def _provenance(obj: dict[str, Any], path: tuple[str | int, ...], value: str, nq: str) -> str:
@@ -161,7 +162,7 @@ def _is_progress_copy(obj: dict[str, Any]) -> bool:
 
 
 def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
-    fh = path.open("rb")
+    fh = open_regular(path)  # a FIFO or a device is refused at once, never read
     try:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), fh
     except ValueError:  # empty file

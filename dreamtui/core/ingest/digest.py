@@ -229,7 +229,9 @@ class _Digester:
                     stats.skipped_lines += 1
                 continue
             obj, error = decode_line(drop_big_strings(raw) if len(raw) > _SMALL else raw)
-            if obj is None:
+            if error == "replaced":
+                stats.replaced += 1  # kept, and counted so a repaired record is never silent
+            elif obj is None:
                 stats.skipped_lines += 1
                 if error == "invalid_utf8":
                     stats.invalid_utf8 += 1
@@ -403,7 +405,8 @@ def digest_session(files: Sequence[Path | str], *, include_subagents: bool = Tru
         d = digest_file(f, kind=tf.kind, interrupts=interrupts)
         cwd = cwd or d.cwd
         names.append(str(f))
-        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized"):
+        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized",
+                     "replaced"):
             setattr(stats, name, getattr(stats, name) + getattr(d.stats, name))
         stats.partial_tail = stats.partial_tail or d.stats.partial_tail
         keyed, last = [], ""

@@ -25,6 +25,7 @@ import orjson
 
 from dreamtui.core import clock
 from dreamtui.core.errors import TranscriptError
+from dreamtui.core.files import NotRegularFile, open_regular
 from dreamtui.core.ledger import Ledger
 
 DEFAULT_MAX_LINE = 8 * 1024 * 1024
@@ -158,38 +159,65 @@ class LineScanner:
             self.line = line_no - 1 if handed_out else line_no
 
     def _skip_rest(self, filepos: int) -> bytes | None:
-        """Read on to the end of a huge line; return the bytes after its newline (None at EOF)."""
+        """Read on to the end of a huge line; return the bytes after its newline (None at EOF).
+
+        Reads into one reused buffer: skipping a gigabyte costs no allocation per chunk."""
+        buf = bytearray(CHUNK)
+        view = memoryview(buf)
         while True:
-            chunk = self._read(filepos)
-            if not chunk:
+            want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
+            n = self.fh.readinto(view[:want]) if want > 0 else 0
+            if not n:
                 return None
-            filepos += len(chunk)
-            nl = chunk.find(b"\n")
+            filepos += n
+            nl = buf.find(b"\n", 0, n)
             if nl >= 0:
-                return chunk[nl + 1:]
+                return bytes(buf[nl + 1:n])
+
+
+BOM = b"\xef\xbb\xbf"
 
 
 def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """Decode one line: ``(record, None)`` or ``(None, reason)`` with reason ``empty``,
-    ``invalid_utf8``, ``malformed`` or ``not_object``. Never raises."""
+    """Decode one line: ``(record, None)``, ``(record, "replaced")`` or ``(None, reason)``.
+
+    ``replaced``: the record was kept after a repair: a byte-order mark at its start removed (an
+    editor's BOM on line 1), and/or bytes that are not UTF-8 decoded as U+FFFD; one bad byte never
+    costs a person's whole record. ``reason`` for a line that cannot be used: ``empty``,
+    ``invalid_utf8`` (bad bytes, and not JSON even after replacing them), ``malformed`` or
+    ``not_object``. Never raises.
+    """
     if not raw.strip():
         return None, "empty"
     try:
         obj = orjson.loads(raw)
+        repaired = False
     except orjson.JSONDecodeError:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "invalid_utf8"
-        # JavaScript's JSON.stringify writes a lone surrogate (half an emoji cut by a slice) as
-        # "\udcff", which orjson refuses: decode such a line anyway, the half becoming U+FFFD
-        try:
-            obj = _without_surrogates(json.loads(text))
-        except (ValueError, RecursionError):
-            return None, "malformed"
+        obj, repaired, error = _decode_slow(raw)
+        if error is not None:
+            return None, error
     if not isinstance(obj, dict):
         return None, "not_object"
-    return obj, None
+    return obj, "replaced" if repaired else None
+
+
+def _decode_slow(raw: bytes) -> tuple[Any, bool, str | None]:
+    """The path for lines ``orjson`` refuses: ``(value, repaired, error)``."""
+    repaired = bad_bytes = False
+    if raw.lstrip(b" \t").startswith(BOM):
+        raw = raw.lstrip(b" \t")[len(BOM):]
+        repaired = True
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")  # each bad byte becomes U+FFFD, as the verifier reads it
+        repaired = bad_bytes = True
+    # JavaScript's JSON.stringify writes a lone surrogate (half an emoji cut by a slice) as
+    # "\udcff", which orjson refuses: decode such a line anyway, the half becoming U+FFFD
+    try:
+        return _without_surrogates(json.loads(text)), repaired, None
+    except (ValueError, RecursionError):
+        return None, repaired, "invalid_utf8" if bad_bytes else "malformed"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -207,14 +235,22 @@ def _without_surrogates(value: Any) -> Any:
 
 
 def open_transcript(path: Path | str) -> IO[bytes]:
-    """Open a transcript for reading, or raise :class:`TranscriptError` with a one-line reason."""
+    """Open a transcript for reading, or raise :class:`TranscriptError` with a one-line reason.
+
+    Only a regular file is opened, and never blockingly (:func:`files.open_regular`): a FIFO, a
+    device such as ``/dev/zero`` or a socket is refused at once.
+    """
     p = Path(path)
-    if p.is_dir():
-        raise TranscriptError(f"{p} is a directory, not a transcript file")
     try:
-        return p.open("rb")
+        return open_regular(p)
     except FileNotFoundError as exc:
-        raise TranscriptError(f"no such transcript: {p}") from exc
+        raise TranscriptError(f"no such transcript: {p} does not exist") from exc
+    except NotRegularFile as exc:
+        if exc.strerror and "a folder" in exc.strerror:
+            raise TranscriptError(f"{p} is a directory, not a transcript file") from exc
+        raise TranscriptError(f"{p} is not a transcript file: {exc.strerror}") from exc
+    except IsADirectoryError as exc:
+        raise TranscriptError(f"{p} is a directory, not a transcript file") from exc
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {p}: {exc.strerror or exc}") from exc
 

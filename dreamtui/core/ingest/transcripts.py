@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dreamtui.core.files import Skipped, is_dir, open_regular, regular_problem, scan_folder
+
 FileKind = Literal["main", "subagent", "compact"]
 _KIND_ORDER = {"main": 0, "subagent": 1, "compact": 2}
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
@@ -61,7 +63,7 @@ def project_of(path: Path) -> str:
 def session_id_in(path: Path) -> str | None:
     """The ``sessionId`` of the first record that has one, read from the file's first bytes."""
     try:
-        with Path(path).open("rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(_HEAD_BYTES)
     except OSError:
         return None
@@ -90,41 +92,37 @@ def _sort_key(tf: TranscriptFile) -> tuple[str, str, int, str]:
     return (tf.project, tf.session, _KIND_ORDER[tf.kind], str(tf.path))
 
 
-def _project_files(project_dir: Path) -> list[Path]:
+def _project_files(project_dir: Path, skipped: list[Skipped] | None = None) -> list[Path]:
     found: list[Path] = []
-    try:
-        entries = sorted(project_dir.iterdir())
-    except OSError:
-        return found
-    for entry in entries:
-        if entry.suffix == ".jsonl" and entry.is_file():
-            found.append(entry)
-        elif entry.is_dir():
-            sub = entry / "subagents"
-            if sub.is_dir():
-                found.extend(p for p in sorted(sub.glob("agent-*.jsonl")) if p.is_file())
+    for entry in scan_folder(project_dir, skipped):
+        if entry.is_file:
+            found.append(entry.path)
+        elif entry.is_dir:
+            sub = entry.path / "subagents"
+            if is_dir(sub):
+                found.extend(e.path for e in scan_folder(sub, skipped)
+                             if e.is_file and e.name.startswith("agent-"))
     return found
 
 
-def discover(root: Path) -> list[TranscriptFile]:
+def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
     """Every transcript under ``root`` (the projects folder), main files before their sub-agents.
 
     A missing or unreadable root gives ``[]``. ``.jsonl`` files directly inside ``root`` are taken
-    as one project named after ``root``.
+    as one project named after ``root``. Never raises and never opens anything but regular files:
+    a project folder that cannot be listed or searched, and a ``*.jsonl`` that is a FIFO, a device
+    or a socket, are left out and reported in ``skipped`` (one :class:`Skipped` each), so one bad
+    project never hides the others.
     """
     root = Path(root)
-    if not root.is_dir():
+    if not is_dir(root):
         return []
     paths: list[Path] = []
-    try:
-        entries = sorted(root.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.is_dir():
-            paths.extend(_project_files(entry))
-        elif entry.suffix == ".jsonl" and entry.is_file():
-            paths.append(entry)
+    for entry in scan_folder(root, skipped):
+        if entry.is_dir:
+            paths.extend(_project_files(entry.path, skipped))
+        else:
+            paths.append(entry.path)
     return sorted((describe(p) for p in paths), key=_sort_key)
 
 
@@ -134,13 +132,11 @@ def session_files(root: Path, project: str, session: str) -> list[Path]:
     project_dir = Path(root) / project
     out: list[TranscriptFile] = []
     main = project_dir / f"{session}.jsonl"
-    if main.is_file():
+    if regular_problem(main) is None:
         out.append(describe(main))
     sub = project_dir / session / "subagents"
-    if sub.is_dir():
-        out.extend(describe(p) for p in sorted(sub.glob("agent-*.jsonl")) if p.is_file())
-    if project_dir.is_dir():
-        for p in sorted(project_dir.glob("agent-*.jsonl")):
-            if p.is_file() and session_id_in(p) == session:
-                out.append(describe(p))
+    out.extend(describe(e.path) for e in scan_folder(sub) if e.is_file and e.name.startswith("agent-"))
+    for e in scan_folder(project_dir):
+        if e.is_file and e.name.startswith("agent-") and session_id_in(e.path) == session:
+            out.append(describe(e.path))
     return [tf.path for tf in sorted(out, key=lambda tf: (_KIND_ORDER[tf.kind], str(tf.path)))]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -29,18 +30,31 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from dreamtui.core.errors import TranscriptError
+from dreamtui.core.files import (
+    NotRegularFile,
+    Skipped,
+    error_reason,
+    is_dir,
+    not_regular_reason,
+    open_regular,
+)
 from dreamtui.core.ingest.goodnight import is_goodnight
 from dreamtui.core.ingest.records import pieces
+from dreamtui.core.ingest.tail import LineScanner
 from dreamtui.core.ingest.transcripts import kind_of, project_of
 
 DEFAULT_DEBOUNCE = 1.0
 MAX_DELAY_FACTOR = 5.0
 _GOODNIGHT_HINTS = (b"night", b"sleep well", b"sweet dreams")
 _TAIL_PROBE = 64 * 1024
+SCAN_MAX_LINE = 1024 * 1024
+"""A line longer than this is not searched for a good night (a person's good night is short); it is
+skipped without being held, so memory stays bounded however large the new region is."""
 
 ChangeCallback = Callable[[list[Path]], None]
 GoodnightCallback = Callable[[str], None]
 ErrorCallback = Callable[[BaseException], None]
+SkipCallback = Callable[[str], None]
 
 
 class _Handler(FileSystemEventHandler):
@@ -69,12 +83,13 @@ class Watcher:
 
     def __init__(self, root: Path, *, on_change: ChangeCallback | None = None,
                  on_goodnight: GoodnightCallback | None = None, on_error: ErrorCallback | None = None,
-                 poll: bool = False, debounce: float = DEFAULT_DEBOUNCE, rescan_seconds: float = 60.0,
+                 on_skip: SkipCallback | None = None, poll: bool = False, debounce: float = DEFAULT_DEBOUNCE, rescan_seconds: float = 60.0,
                  poll_interval: float = 1.0) -> None:
         self.root = Path(root)
         self.on_change = on_change
         self.on_goodnight = on_goodnight
         self.on_error = on_error
+        self.on_skip = on_skip
         self.poll = poll
         self.debounce = max(0.0, debounce)
         self.max_delay = max(self.debounce * MAX_DELAY_FACTOR, self.debounce)
@@ -90,6 +105,10 @@ class Watcher:
         self._scanned: dict[Path, int] = {}
         self._observer: Observer | PollingObserver | None = None
         self._thread: threading.Thread | None = None
+        self._noticed: set[str] = set()
+        self.initial: dict[Path, tuple[int, int]] = {}
+        """Size and mtime of each regular transcript when watching began (FIFOs and devices left out)."""
+        self.skipped: list[Skipped] = []
         self.batches = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -103,10 +122,11 @@ class Watcher:
         """Prime the offsets with what is already there, start the observer and the worker thread."""
         if self.running:
             return self
-        if not self.root.is_dir():
+        if not is_dir(self.root):
             raise TranscriptError(f"cannot watch {self.root}: not a folder")
         self._stopping = False
         self._snapshot = self._walk()
+        self.initial = dict(self._snapshot)
         self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
         observer = PollingObserver(timeout=self.poll_interval) if self.poll else Observer()
         observer.schedule(_Handler(self), str(self.root), recursive=True)
@@ -191,6 +211,9 @@ class Watcher:
     def _deliver(self, paths: list[Path]) -> None:
         for p in paths:
             self._snapshot[p] = _stat(p) or (0, 0)
+        paths = [p for p in paths if self._regular(p)]
+        if not paths:
+            return
         self.batches += 1
         if self.on_change is not None:
             self.on_change(paths)
@@ -214,15 +237,54 @@ class Watcher:
         parent = path.parent
         return parent == self.root or parent.parent == self.root
 
+    def _skip(self, path: Path | str, reason: str) -> None:
+        """Report a path that is left out, once (``on_skip`` gets the one-line notice)."""
+        skip = Skipped(str(path), reason)
+        if skip.notice in self._noticed:
+            return
+        self._noticed.add(skip.notice)
+        self.skipped.append(skip)
+        if self.on_skip is not None:
+            try:
+                self.on_skip(skip.notice)
+            except Exception:  # a broken display never stops the watcher
+                pass
+
+    def _regular(self, path: Path) -> bool:
+        """Whether ``path`` is a regular file to read; a FIFO, device or socket is reported once."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True  # vanished or unreadable: the read says so (or finds nothing)
+        if stat.S_ISREG(st.st_mode):
+            return True
+        self._skip(path, not_regular_reason(st.st_mode))
+        return False
+
     def _walk(self) -> dict[Path, tuple[int, int]]:
+        """Size and mtime of every regular ``*.jsonl`` below the root. Folders that cannot be listed
+        or searched, and FIFOs, devices or sockets, are reported once and left out."""
         found: dict[Path, tuple[int, int]] = {}
-        for dirpath, _dirs, files in os.walk(self.root):
+
+        def unreadable(exc: OSError) -> None:
+            self._skip(exc.filename or self.root, f"cannot list this folder ({error_reason(exc)})")
+
+        for dirpath, _dirs, files in os.walk(self.root, onerror=unreadable):
             for name in files:
-                if name.endswith(".jsonl"):
-                    p = Path(dirpath) / name
-                    st = _stat(p)
-                    if st is not None:
-                        found[p] = st
+                if not name.endswith(".jsonl"):
+                    continue
+                p = Path(dirpath) / name
+                try:
+                    st = os.stat(p)
+                except PermissionError as exc:  # listed but not searchable: say it once, for the folder
+                    self._skip(dirpath, f"cannot open the files in this folder ({error_reason(exc)})")
+                    break
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    self._skip(p, not_regular_reason(st.st_mode))
+                    continue
+                found[p] = (st.st_size, st.st_mtime_ns)
         return found
 
     def _changed_since_snapshot(self) -> list[Path]:
@@ -232,28 +294,28 @@ class Watcher:
         return changed
 
     def _scan_for_goodnight(self, path: Path) -> bool:
-        """Read the new complete lines of ``path`` and say whether a person said good night."""
+        """Read the new complete lines of ``path`` and say whether a person said good night.
+
+        The new region is read in bounded chunks (:class:`LineScanner`): memory stays at one chunk
+        plus one line however much was appended, and lines over :data:`SCAN_MAX_LINE` are skipped.
+        """
         start = self._scanned.get(path, 0)
+        found = False
         try:
-            with path.open("rb") as fh:
+            with open_regular(path) as fh:
                 size = os.fstat(fh.fileno()).st_size
                 if size < start:  # truncated or replaced: read it again from the start
                     start = 0
-                fh.seek(start)
-                data = fh.read(size - start)
+                scanner = LineScanner(fh, start, max_line=SCAN_MAX_LINE, end=size, keep=_may_say_goodnight)
+                for _line, _offset, raw in scanner:
+                    if not found and _line_says_goodnight(raw):
+                        found = True
+        except NotRegularFile as exc:
+            self._skip(path, exc.strerror or "not a regular file")
+            return False
         except OSError:
             return False
-        end = data.rfind(b"\n")
-        if end < 0:
-            return False
-        self._scanned[path] = start + end + 1
-        found = False
-        for raw in data[: end + 1].splitlines():
-            lowered = raw.lower()
-            if not any(hint in lowered for hint in _GOODNIGHT_HINTS):
-                continue
-            if _line_says_goodnight(raw):
-                found = True
+        self._scanned[path] = scanner.offset
         return found
 
 
@@ -270,7 +332,7 @@ def _last_line_end(path: Path, size: int) -> int:
     if size <= 0:
         return 0
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             pos = size
             while pos > 0:
                 start = max(0, pos - _TAIL_PROBE)
@@ -283,6 +345,12 @@ def _last_line_end(path: Path, size: int) -> int:
     except OSError:
         return size
     return 0
+
+
+def _may_say_goodnight(buf: bytes, start: int, end: int) -> bool:
+    """A cheap byte test: the line holds one of the good-night words (any case)."""
+    lowered = buf[start:end].lower()
+    return any(hint in lowered for hint in _GOODNIGHT_HINTS)
 
 
 def _line_says_goodnight(raw: bytes) -> bool:

@@ -19,6 +19,7 @@ import git
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.memory.layout import bare_repository_message
 from dreamtui.core.secrets import redact
 
 FALLBACK_NAME = "dreamtui"
@@ -91,11 +92,21 @@ def _pinned(repo: Repo) -> Repo:
     return repo
 
 
+def bare_error(path: Path) -> MemoryRepoError:
+    """The one-line refusal of a bare repository as the memory repository."""
+    return MemoryRepoError(bare_repository_message(path))
+
+
 def open_repo(path: Path, create: bool = True) -> Repo:
-    """The memory repository at ``path``; created with ``git init -b main`` when missing."""
+    """The memory repository at ``path``; created with ``git init -b main`` when missing.
+
+    A bare repository is refused (:func:`bare_error`): nothing is ever written into it."""
     path = Path(path)
     try:
-        return _pinned(Repo(path, search_parent_directories=False))
+        repo = Repo(path, search_parent_directories=False)
+        if repo.bare:
+            raise bare_error(path)
+        return _pinned(repo)
     except (InvalidGitRepositoryError, NoSuchPathError):
         if not create:
             raise MemoryRepoError(f"memory repository {path} does not exist (or is not a git repository)") from None

@@ -15,6 +15,7 @@ any case, no reserved device names, no NUL, no symlinked component) and :func:`a
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -109,6 +110,24 @@ def unique_slug(directory: Path, slug: str, taken: set[str] | frozenset[str] = f
 # -- paths -------------------------------------------------------------------------------------
 
 
+def is_bare_repository(path: Path) -> bool:
+    """``path`` looks like a bare git repository: ``HEAD``, ``objects/`` and ``refs/`` at its top and no
+    ``.git`` (cheap, without git; :func:`gitops.open_repo` asks git itself)."""
+    path = Path(path)
+    try:
+        return ((path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+                and not os.path.lexists(path / ".git"))
+    except OSError:
+        return False
+
+
+def bare_repository_message(path: Path) -> str:
+    """The one-line refusal of a bare repository given as the memory repository."""
+    return (f"memory repository {path} is a bare git repository (no work tree for the memory files); give a "
+            "clone with a work tree, or an empty folder, as --memory")
+
+
+
 def _check_component(part: str, rel: str) -> None:
     if part in ("", ".", ".."):
         raise MemoryRepoError(f"unsafe memory path {rel!r}: '{part}' is not allowed")
@@ -189,11 +208,47 @@ def make_dirs(root: Path, rel_dir: str) -> list[str]:
     return created
 
 
+PROJECT_HASH_CHARS = 10
+"""Hex characters of the hash that tells apart project folders whose readable slugs are alike."""
+
+
+def legacy_project_folder(name: str) -> str:
+    """The folder name the first versions gave a project: its slug alone (lossy: ``-home-u-日本語``
+    and ``-home-u-中文`` were both ``home-u``)."""
+    return slugify(name)
+
+
+def project_folder(name: str) -> str:
+    """The folder below ``projects/`` that holds one project's memories: distinct for distinct names.
+
+    * A name in Claude Code's encoding of a lowercase path (``-home-kim-app``: ``-`` then lowercase
+      ASCII words joined by single dashes) keeps its old slug (``home-kim-app``): the slug loses only
+      the leading dash, so it was already injective, and every existing folder of such a project
+      keeps its name (nothing moves). Such a folder never contains ``--``.
+    * Any other name (capitals, ``--``, ``_``, non-ASCII, emoji, ``...``, ``memory``, an over-long
+      path) loses information in its slug, so it gets the slug, ``--`` and a stable hash of the exact
+      name: ``home-u--3f2a9c41d7``. The ``--`` keeps these apart from the kept slugs above; the hash
+      keeps them apart from each other (and from a name differing only in case: every folder name is
+      lowercase, so case-insensitive disks see distinct names too).
+
+    Memories such a project got under its old lossy folder (:func:`legacy_project_folder`) stay where
+    they are and are still read as its own (``gate.pipeline.Scopes`` asks the ledger who accepted
+    them); new ones are written to this folder.
+    """
+    slug = slugify(name)
+    if name == f"-{slug}":
+        return slug
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=PROJECT_HASH_CHARS // 2)
+    base = slugify(name, SLUG_MAX - PROJECT_HASH_CHARS - 2)
+    return f"{base}--{digest.hexdigest()}"
+
+
 def topic_rel_path(scope: str, project: str, slug: str) -> str:
-    """``<slug>.md`` for a global memory, ``projects/<project-slug>/<slug>.md`` for a project one."""
+    """``<slug>.md`` for a global memory, ``projects/<project-folder>/<slug>.md`` for a project one
+    (:func:`project_folder`)."""
     if scope in ("global", "", "user"):
         return f"{slug}.md"
-    return f"{PROJECTS}/{slugify(project or scope)}/{slug}.md"
+    return f"{PROJECTS}/{project_folder(project or scope)}/{slug}.md"
 
 
 def storable(data: bytes) -> bytes:

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from dreamtui.tui import services
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
-from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.literal import literal, literal_text
 from dreamtui.tui.widgets.queue_table import short_project
 
 
@@ -36,6 +36,7 @@ class SessionsScreen(BaseScreen):
         super().__init__(**kwargs)
         self.by_project: dict[str, list[dict[str, Any]]] = {}
         self.current_project: str | None = None
+        self.skipped: list[str] = []
 
     def body(self) -> ComposeResult:
         yield Static("", id="sessions-info", classes="info")
@@ -53,7 +54,11 @@ class SessionsScreen(BaseScreen):
             sessions.add_column(label, width=width, key=label)
 
     def reload(self) -> None:
-        rows = services.sessions(self.app.config, self.app.ledger)  # type: ignore[attr-defined]
+        skipped: list[str] = []
+        rows = services.sessions(self.app.config, self.app.ledger, skipped)  # type: ignore[attr-defined]
+        self.skipped = skipped
+        if skipped:
+            self.app.notice_skipped(skipped)  # type: ignore[attr-defined]
         self.by_project = defaultdict(list)
         for r in rows:
             self.by_project[r["project"]].append(r)
@@ -74,7 +79,9 @@ class SessionsScreen(BaseScreen):
         self.query_one("#sessions-info", Static).update(Text.assemble(
             (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
             (f"{waiting_sessions}", "bold yellow"),
-            " with content not yet dreamed  (d dreams now · Enter on a session shows its proposals)"))
+            " with content not yet dreamed  (d dreams now · Enter on a session shows its proposals)",
+            (f"\n{len(skipped)} skipped: " if skipped else "", "yellow"),
+            literal_text(skipped[0] if skipped else "", "yellow", one_line=True)))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         project = event.row_key.value

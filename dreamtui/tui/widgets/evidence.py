@@ -15,7 +15,9 @@ import orjson
 from rich.console import Group
 from rich.text import Text
 
+from dreamtui.core.files import open_regular
 from dreamtui.core.ingest.records import pieces
+from dreamtui.core.ingest.tail import BOM
 from dreamtui.core.secrets import redact
 from dreamtui.tui.widgets.literal import highlight, literal_text
 
@@ -41,7 +43,7 @@ def read_window(path: Path, line: int, before: int = 4, after: int = 4) -> list[
     """The records on lines ``line-before .. line+after`` (1-based) of ``path``."""
     start = max(1, line - before)
     out: list[RawRecord] = []
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # never a FIFO or a device: the app must not freeze
         for no, raw in enumerate(itertools.islice(fh, start - 1, line + after), start=start):
             out.append(decode_line(no, raw))
     return out
@@ -51,6 +53,7 @@ def decode_line(no: int, raw: bytes) -> RawRecord:
     """Decode one raw line; a huge, broken or non-object line becomes a short placeholder record."""
     if len(raw) > MAX_LINE_BYTES:
         return RawRecord(no, "?", "", [("meta", f"({len(raw):,} bytes: too long to show)")], oversized=True)
+    raw = raw.removeprefix(BOM)  # an editor's byte-order mark on line 1 does not break the record
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -1,0 +1,71 @@
+"""The app on a transcripts folder with faults: an unsearchable project folder, a FIFO named ``*.jsonl``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from fsfaults import unreadable
+from test_tui_helpers import make_config, wait_for
+from test_tui_queue import plain
+
+from dreamtui.core.ledger import Ledger
+from dreamtui.tui.app import DreamApp
+
+SIZE = (150, 45)
+WEB = "-home-kim-src-dreamboard-web"
+PAY = "-home-kim-src-payments-api"
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
+    cfg = make_config(tmp_path)
+    ledger = Ledger.open(cfg.state)
+    yield cfg, ledger
+    ledger.close()
+
+
+async def test_sessions_screen_shows_an_unsearchable_project_folder_as_a_notice_not_a_crash(fresh) -> None:
+    cfg, ledger = fresh
+    bad = cfg.transcripts / PAY
+    with unreadable(bad, 0o444):  # readable but not searchable: the crash of the adversarial run
+        app = DreamApp(cfg, ledger, watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.queue_screen() is not None)
+            await pilot.press("2")
+            await pilot.pause(0.3)
+            info = plain(app, "#sessions-info")
+            assert "1 projects" in info and "2 sessions" in info  # the readable project is listed
+            assert f"1 skipped: skipped {bad}: cannot open the files in this folder (permission denied)" in info
+            notices = [n.message for n in app._notifications if n.title == "Skipped"]
+            assert notices == [f"skipped {bad}: cannot open the files in this folder (permission denied)"]
+            await pilot.press("q")
+        assert app.return_code in (0, None)
+
+
+async def test_app_keeps_answering_when_a_fifo_named_jsonl_appears(fresh) -> None:
+    cfg, ledger = fresh
+    fifo = cfg.transcripts / WEB / "00000000-0000-4000-8000-00000000f1f0.jsonl"
+    real = cfg.transcripts / WEB / "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43.jsonl"
+    app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
+        await pilot.pause(0.3)
+        os.mkfifo(fifo)
+        await wait_for(pilot, lambda: any(n.title == "Skipped" for n in app._notifications), 15)
+        notice = [n.message for n in app._notifications if n.title == "Skipped"]
+        assert notice == [f"skipped {fifo}: it is a FIFO, not a regular file"]
+        record = {"type": "user", "uuid": "u-live", "timestamp": "2026-11-28T18:00:00.000Z",
+                  "sessionId": "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43",
+                  "message": {"role": "user", "content": "the live view still moves"}}
+        with real.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+        await wait_for(pilot, lambda: "the live view still moves" in "\n".join(
+            str(line) for line in app.queue_screen().query_one("#live").lines), 15)
+        await pilot.press("2")  # the Sessions screen lists it as skipped, and the app still answers keys
+        await pilot.pause(0.3)
+        assert f"skipped {fifo}: it is a FIFO" in plain(app, "#sessions-info")
+        await pilot.press("q")
