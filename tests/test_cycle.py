@@ -135,11 +135,13 @@ def test_a_bad_date_is_a_clear_error(config: Config, ledger: Ledger) -> None:
         run_cycle(config, ledger, date="10/03/2026")
 
 
-def test_a_second_attempt_the_same_date_does_no_work(config: Config, ledger: Ledger) -> None:
+@pytest.mark.parametrize("trigger", ["schedule", "goodnight"])
+def test_a_second_automatic_attempt_the_same_date_does_no_work(config: Config, ledger: Ledger,
+                                                                trigger: str) -> None:
     install(config, "quiet")
     first = run_cycle(config, ledger)
     with pytest.raises(CycleAlreadyDone, match=f"already dreamed every project on {DAY}"):
-        run_cycle(config, ledger)
+        run_cycle(config, ledger, trigger=trigger)
     assert find_cycle(ledger, "*", DAY) == first
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 

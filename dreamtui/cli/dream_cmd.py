@@ -64,10 +64,12 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
           as_json: bool) -> None:
     """Run one dream cycle now and print the waking message.
 
-    Exit status: 0 done, 1 the cycle failed (run it again to retry), 3 another cycle is running or
-    this project already dreamed on this date (nothing was done).
+    The first cycle of a date is the full one (with REM: review file, briefing). Asked again after it,
+    with or without --project, dream runs an on-demand pass over just the new content (no REM), or
+    says there is nothing new. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again
+    to retry), 3 another cycle is running (nothing was done).
     """
-    from dreamtui.core.dream.cycle import CycleFailed, run_cycle, waking_message
+    from dreamtui.core.dream.cycle import CycleFailed, NothingNew, run_cycle, waking_message
 
     if extractor:
         config = replace(config, extractor=extractor)
@@ -77,6 +79,12 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
     try:
         record = run_cycle(config, ledger, project=project, date=day, trigger="manual",
                            progress=_progress_printer(not as_json))
+    except NothingNew as exc:  # asked after the day's full cycle, and nothing was written since
+        if as_json:
+            echo_json(json.dumps({"nothing_new": True, "message": str(exc)}, indent=2, ensure_ascii=False))
+        else:
+            echo(f"Nothing new: {exc}.")
+        return
     except CycleBusy as exc:
         echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_BUSY)
