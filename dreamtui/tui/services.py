@@ -253,6 +253,22 @@ def cycles(ledger: Ledger, limit: int = 200) -> list[Any]:
     return cycle.list_cycles(ledger, limit)
 
 
+def dream_plan(config: Config, ledger: Ledger) -> Any:
+    """What ``d`` (a person's dream of every project) does now (:func:`core.cycle.plan_dream`)."""
+    from dreamtui.core.dream import cycle
+
+    return cycle.plan_dream(config, ledger)
+
+
+def dream_hint(plan: Any) -> str:
+    """The Sessions screen's words for what ``d`` will do (never an action it then refuses)."""
+    if plan.kind == "full":
+        return "d runs today's full dream cycle"
+    if plan.kind == "on-demand":
+        return f"d dreams what is new since cycle #{plan.covering.id}, on demand (no REM)"
+    return f"nothing new since cycle #{plan.covering.id}"
+
+
 def waking_message(record: Any) -> str:
     """The waking message of a cycle (:func:`core.cycle.waking_message`)."""
     from dreamtui.core.dream import cycle

@@ -392,14 +392,27 @@ def waking_message(record: CycleRecord) -> str:
         out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
     if s.get("review_path"):
         out.append(f"Review: {s['review_path']}")
-    if s.get("briefing_commit") or s.get("briefing_path"):
-        sha = (s.get("briefing_commit") or "")[:10]
-        how = s.get("briefing_source", "offline")
-        out.append(f"Briefing: {s.get('briefing_path')} ({how}{', commit ' + sha if sha else ', unchanged'})")
+    out.extend(_briefing_lines(s))
     if record.on_demand:
         out.append("No REM on demand: the review file and the briefing wait for the next full cycle.")
     out.append(f"Took {s.get('seconds', 0):.1f} s.")
     return "\n".join(out)
+
+
+def _briefing_lines(s: dict[str, Any]) -> list[str]:
+    """The waking message's word on the briefing: a version waiting for review, auto-written, or unchanged."""
+    status = s.get("briefing_status")
+    if status == "pending":
+        return [f"Briefing: a new version (#{s.get('briefing_proposal')}) waits for your review: "
+                "`dreamtui briefing --pending` shows the diff, `--accept` commits it, `--reject --reason` "
+                "keeps it out (or 4 in the app)."]
+    if status == "auto-written":
+        sha = (s.get("briefing_commit") or "")[:10]
+        return [f"Briefing: {s.get('briefing_path')} (auto-written #{s.get('briefing_proposal')}, commit {sha}; "
+                "review it with `dreamtui briefing --pending`)."]
+    if status == "unchanged":
+        return ["Briefing: unchanged."]
+    return []
 
 
 # -- the cycle ------------------------------------------------------------------------------------
@@ -696,16 +709,18 @@ class _Cycle:
         self.progress("writing the review file", 0.3)
         review_path = _write_review(self.config, self.ledger, self.day)
         self.stats["review_path"] = str(review_path) if review_path else None
-        self.progress("rewriting the briefing", 0.6)
+        self.progress("building the briefing", 0.6)
+        from dreamtui.core.dream.promotion import active_promotion
         from dreamtui.core.memory import briefing
 
-        result = briefing.rewrite_briefing(
-            self.config, self.ledger, [w.digest for w in self.work], day=self.day,
-            use_model=self.stats.get("extractor") == "anthropic", project=self.project)
-        self.usage = self.usage + result.usage
-        self._usage_stats()
+        sessions = [briefing.SessionSource(w.digest, tuple((r.path, r.start_offset, r.start_line, r.end_offset)
+                                                           for r in w.ranges)) for w in self.work]
+        result = briefing.propose_briefing(
+            self.config, self.ledger, sessions, day=self.day, project=self.project, cycle_id=self.id,
+            auto=active_promotion(self.ledger) is not None)
         self.stats.update({"briefing_path": str(result.path), "briefing_commit": result.commit,
-                           "briefing_source": result.source, "briefing_lines": result.lines})
+                           "briefing_status": result.status, "briefing_proposal": result.proposal,
+                           "briefing_lines": result.lines})
         self.close_phase(corroborated=self.stats["corroborated"], review=bool(review_path),
                          briefing_commit=result.commit)
 
