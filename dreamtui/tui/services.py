@@ -331,6 +331,33 @@ def briefing_versions(config: Config) -> list[Any]:
     return gitops.file_history(repo, BRIEFING)
 
 
+def waiting_briefing(ledger: Ledger) -> Any:
+    """The briefing version waiting for review (pending, or auto-written and not yet reviewed), or None."""
+    from dreamtui.core.memory import briefing
+
+    return briefing.waiting_proposal(ledger)
+
+
+def briefing_diff(config: Config, proposal: Any) -> list[str]:
+    """A briefing proposal as a diff against the current ``briefing.md``."""
+    from dreamtui.core.memory import briefing
+
+    return briefing.diff_lines(config, proposal)
+
+
+def decide_briefing(config: Config, ledger: Ledger, bid: int, accept: bool, reason: str = "") -> str:
+    """Accept (one commit) or reject (kept with ``reason``) briefing #``bid``; returns a one-line summary."""
+    from dreamtui.core.memory import briefing
+
+    if accept:
+        prop = briefing.accept_briefing(config, ledger, bid)
+        done = f"commit {prop.commit_sha[:8]}" if prop.commit_sha else "kept as written"
+        return f"Accepted briefing #{prop.id} ({done})"
+    prop, reverted = briefing.reject_briefing(config, ledger, bid, reason)
+    back = f"; the version before it is back ({reverted[:8]})" if reverted else ""
+    return f"Rejected briefing #{prop.id}" + (f": {prop.reason}" if prop.reason else "") + back
+
+
 def file_at(config: Config, rel: str, sha: str) -> str:
     """The text of ``rel`` at commit ``sha`` ('' when it is not there)."""
     from dreamtui.core.memory import gitops
