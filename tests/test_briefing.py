@@ -146,6 +146,15 @@ def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(con
     assert "rename the exporter" not in text
 
 
+@pytest.mark.parametrize("last", ["thanks, that's all for today", "Good night, talk tomorrow then",
+                                  "ok great, looks fine to me now"])
+def test_closing_words_are_no_open_thread(config: Config, ledger: Ledger, last: str) -> None:
+    write_session(config, [*TURNS[:6], ("user", last)])
+    run_cycle(config, ledger, project=ACME)
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    assert briefing.parse_sections(text)["Open threads"] == [] and last not in text
+
+
 def test_files_edited_are_what_was_worked_on_with_their_line(config: Config, ledger: Ledger) -> None:
     edit = [{"type": "text", "text": "Editing the exporter."},
             {"type": "tool_use", "id": "toolu_1", "name": "Edit",

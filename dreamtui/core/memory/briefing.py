@@ -48,6 +48,9 @@ _ITEM = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
 _HEADING = re.compile(r"^##\s+(.*\S)\s*$")
 _SOURCED = re.compile(r"^- (?P<text>.*\S) — source: `(?P<source>[^`]+)`$")
 _WORDS = re.compile(r"[^\w]+")
+# a session's last words that close it rather than ask for something: never an open thread
+_CLOSING = re.compile(r"^\W*(?:thanks|thank you|thx|ok(?:ay)?|great|perfect|cool|nice|bye|cheers|"
+                      r"good (?:night|job|work)|that'?s (?:all|it)|all good|looks good|lgtm)\b", re.I)
 
 
 class BriefingError(DreamError):
@@ -292,7 +295,7 @@ def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSour
         if last is None or any(t.role == "assistant" for t in d.turns[last + 1:]):
             continue
         turn = d.turns[last]
-        if is_goodnight(turn.text) or _repeats(turn.text, unaccepted):
+        if is_goodnight(turn.text) or _CLOSING.match(turn.text) or _repeats(turn.text, unaccepted):
             continue
         items.append(Item("Open threads", f"{d.project}: unanswered: “{_safe(turn.text, 160)}”",
                           _pointer(config, turn.file, turn.line)))

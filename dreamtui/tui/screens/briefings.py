@@ -73,8 +73,7 @@ class BriefingsScreen(BaseScreen):
         self.proposal = services.waiting_briefing(self.app.ledger)  # type: ignore[attr-defined]
         if self.proposal is not None:
             p = self.proposal
-            what = ("auto-written: a keeps · r rejects" if p.status == "accepted"
-                    else "waits for review: a accepts · r rejects")
+            what = "auto-written: a keep · r reject" if p.status == "accepted" else "pending: a accept · r reject"
             table.add_row(Text("▶", style="bold yellow"), p.created_at[:16].replace("T", " "),
                           Text(f"#{p.id}", style="bold yellow"), Text(what, style="bold yellow"),
                           key=f"{PROPOSAL}{p.id}")
