@@ -18,9 +18,11 @@
   written, and ``briefing.md`` is rewritten and committed.
 - **Wake** composes the waking message from the cycle's stats.
 
-One cycle per project (``chat_id``; ``*`` when every project is dreamed at once) per date. A failed
-cycle may be retried the same date (its row is reused). Two cycles never run at once: a
-:class:`~dreamtui.core.dream.lock.CycleLock` plus the table's uniqueness.
+One full cycle per project (``chat_id``; ``*`` when every project is dreamed at once) per date. A
+failed cycle may be retried the same date (its row is reused). After it, a person's explicit dream
+runs an *on-demand* pass over just the new content (no REM; ``kind = 'on-demand'``, see
+:func:`plan_dream`); the scheduler and a goodnight never do. Two cycles never run at once: a
+:class:`~dreamtui.core.dream.lock.CycleLock` plus the table's uniqueness for full cycles.
 """
 
 from __future__ import annotations
