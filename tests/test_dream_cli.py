@@ -82,7 +82,7 @@ def test_dream_prints_progress_on_stderr_and_the_waking_message(home: Path) -> N
     assert "[branch 100%] branch 2/2 done" in progress
     again = dreamtui(home, "dream")  # after the day's full cycle, with nothing written since
     assert again.returncode == 0, again.stderr
-    assert again.stdout.startswith("Nothing new: nothing new in any project since cycle #1 of 2026-03-10")
+    assert again.stdout.startswith("Nothing new in any project since cycle #1 (the full cycle of 2026-03-10)")
     assert "[" not in again.stderr  # no cycle ran: no progress
 
 

@@ -100,7 +100,7 @@ def test_nothing_new_after_the_full_cycle_says_so_and_records_nothing(config: Co
     full = run_cycle(config, ledger)
     plan = plan_dream(config, ledger, project)
     assert plan.kind == "nothing" and plan.covering == full
-    with pytest.raises(NothingNew, match=f"nothing new in .* since cycle #{full.id} of {DAY}"):
+    with pytest.raises(NothingNew, match=rf"nothing new in .* since cycle #{full.id} \(the full cycle of {DAY}\): nothing to dream"):
         run_cycle(config, ledger, project=project)
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
@@ -176,6 +176,6 @@ def test_the_cli_dreams_on_demand_then_says_nothing_new(config: Config) -> None:
     assert data["kind"] == "on-demand" and [p["name"] for p in data["phases"]][-1] == "wake"
     again = runner.invoke(cli, [*base, "dream", "--project", ACME, *cmd])
     assert again.exit_code == 0
-    assert again.output.startswith(f"Nothing new: nothing new in {ACME} since cycle #1 of {DAY}")
+    assert again.output.startswith(f"Nothing new in {ACME} since cycle #1 (the full cycle of {DAY}): nothing to dream.")
     as_json = runner.invoke(cli, [*base, "dream", "--json", *cmd])
     assert as_json.exit_code == 0 and json.loads(as_json.output)["nothing_new"] is True

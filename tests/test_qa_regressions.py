@@ -198,7 +198,7 @@ def test_project_names_with_escape_codes_are_shown_escaped(config: Config) -> No
         result = runner.invoke(cli, [*base, *args])
         outputs.append(result.output)
     text = "".join(outputs)
-    assert "Nothing new" in text and "reading" in text and "verified" in text
+    assert "Nothing new in" in text and "reading" in text and "verified" in text
     assert "\x1b" not in text and "\x07" not in text
     assert "\\x1b]0;PWNED\\x07" in text
 

@@ -93,7 +93,7 @@ async def test_d_does_what_the_sessions_screen_says(dreamed) -> None:
         await wait_for(pilot, lambda: "nothing new since cycle #1" in plain(app, "#sessions-info"))
         assert "d dreams" not in plain(app, "#sessions-info")  # nothing new: d is not offered
         await pilot.press("d")  # pressed anyway: says so, no error, no cycle recorded
-        await wait_for(pilot, lambda: "Nothing new:" in notes(app), timeout=20)
+        await wait_for(pilot, lambda: "Nothing new in any project since cycle #1" in notes(app), timeout=20)
         assert "failed" not in notes(app)
         assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
         # the person writes more in a session after the day's cycle

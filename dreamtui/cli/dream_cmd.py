@@ -83,7 +83,7 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
         if as_json:
             echo_json(json.dumps({"nothing_new": True, "message": str(exc)}, indent=2, ensure_ascii=False))
         else:
-            echo(f"Nothing new: {exc}.")
+            echo(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
         return
     except CycleBusy as exc:
         echo(f"dreamtui: {exc}", err=True)

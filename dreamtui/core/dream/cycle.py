@@ -226,7 +226,7 @@ class DreamPlan:
         if self.kind == FULL:
             return f"the full dream cycle of {self.day}"
         assert self.covering is not None
-        since = f"cycle #{self.covering.id} of {self.day}"
+        since = f"cycle #{self.covering.id} (the full cycle of {self.day})"
         if self.kind == ON_DEMAND:
             return f"an on-demand pass over what is new since {since}"
         who = project or "any project"
@@ -493,8 +493,7 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
         plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
         if plan.kind == "nothing":
-            raise NothingNew(f"{plan.describe(project)} (cycle #{plan.covering.id if plan.covering else '?'} "
-                             "was the date's full cycle)")
+            raise NothingNew(plan.describe(project))
         if plan.kind == ON_DEMAND:
             cycle_id, prior = _begin_on_demand(ledger, chat_id, day), {}
         else:
