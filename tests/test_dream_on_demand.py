@@ -116,6 +116,17 @@ def test_the_scheduler_and_a_goodnight_never_run_an_on_demand_pass(config: Confi
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
 
+def test_a_goodnight_after_the_cycle_of_every_project_is_no_second_full_cycle(config: Config,
+                                                                              ledger: Ledger) -> None:
+    install(config)
+    full = run_cycle(config, ledger, trigger="schedule")
+    say(config)
+    with pytest.raises(CycleAlreadyDone, match=f"already dreamed {ACME} on {DAY} \\(cycle #{full.id}, every project\\)"):
+        run_cycle(config, ledger, project=ACME, trigger="goodnight")
+    assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
+    assert run_cycle(config, ledger, project=ACME).kind == "on-demand"  # the person may still ask
+
+
 def test_the_first_cycle_of_a_scope_stays_full(config: Config, ledger: Ledger) -> None:
     install(config)
     assert plan_dream(config, ledger).kind == "full"

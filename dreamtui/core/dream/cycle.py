@@ -491,6 +491,11 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         if project is not None and (project in {"", ".", ".."} or Path(project).name != project
                                     or not (config.transcripts / project).is_dir()):
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
+        if trigger != "manual":  # the scheduler, a goodnight: the date's full cycle of every project covers P too
+            every = covering_cycle(ledger, project, day)
+            if every is not None and every.chat_id != chat_id:
+                raise CycleAlreadyDone(f"already dreamed {project} on {day} (cycle #{every.id}, every project); "
+                                       "one cycle per project per date")
         plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
         if plan.kind == "nothing":
             raise NothingNew(plan.describe(project))
