@@ -28,7 +28,7 @@ SHOTS: list[tuple[str, list[str], str]] = [
     ("edit", ["e"], "edit, then accept"),
     ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),
     ("cycles", ["3"], "dream cycles with their waking messages"),
-    ("briefings", ["4"], "every version of briefing.md"),
+    ("briefings", ["4"], "the proposed briefing as a diff, with accept and reject"),
     ("stats", ["a", "j", "r", "3", "enter", "a", "s", "a", "5"], "accept rate and the rest, after five decisions"),
     ("memory", ["a", "6", "j"], "the memory repo after one accept, the index gauge"),
     ("promotion", ["7"], "the promotion gates"),

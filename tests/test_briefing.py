@@ -1,136 +1,319 @@
-"""The briefing: offline synthesis from digests, the model path (fake Messages API), git history."""
+"""The briefing (issue 14): built only from accepted memories and session facts, every line with its
+source, a proposal in the ledger until a person accepts it (or auto-write is promoted)."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import git
 import pytest
 
 from dreamtui.core.config import Config
+from dreamtui.core.dream.cycle import run_cycle
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import briefing
-from dreamtui.core.memory.briefing import MAX_LINES, offline_briefing, parse_sections, rewrite_briefing
-from dreamtui.core.models import Digest, Turn
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, error, message
+from dreamtui.core.memory import briefing, decisions
+from dreamtui.core.memory.briefing import BriefingError, SessionSource
+from dreamtui.core.models import Candidate, Digest, Turn, candidate_id
+
+ACME = "-home-kim-acme"
+SESSION = "55555555-5555-4555-8555-555555555555"
+OTHER = "66666666-6666-4666-8666-666666666666"
+OLD = 1_700_000_000  # long finished: never deferred as still being written
+
+PERSON_DECIDED = "We decided to use the zorblax serializer for every export from now on, okay?"
+PERSON_LAST = "Please also migrate the frobnitz tables to the new schema before Friday."
+TURNS = [
+    ("user", "Let's work on the invoice exporter for the finance team today please."),
+    ("assistant", "Sure, I will start with the exporter module."),
+    ("user", PERSON_DECIDED),
+    ("assistant", "Noted, switching the exporter to it."),
+    ("user", "Always run the exporter tests with the frozen clock so dates stay stable."),
+    ("assistant", "Understood, the tests now freeze the clock."),
+    ("user", PERSON_LAST),
+]
+# words of the proposals a person has not accepted: none may reach the briefing
+PLANTED = {
+    "pending": ("Use the zorblax serializer for exports", "quuxification keeps exports stable", PERSON_DECIDED),
+    "rejected": ("Migrate the frobnitz tables first", "blargle schemas drift", PERSON_LAST),
+    "dropped": ("Snarfwidget every release", "wibblequant says so", "Sure, I will start with the exporter module."),
+}
+FORBIDDEN = ("zorblax", "quuxification", "frobnitz", "blargle", "snarfwidget", "wibblequant")
 
 
 @pytest.fixture(autouse=True)
-def _git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T23:00:00Z")
     for var in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
         monkeypatch.setenv(var, "Kim")
     for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         monkeypatch.setenv(var, "kim@example.com")
 
 
-def digest(session: str, *turns: tuple[str, str]) -> Digest:
-    return Digest(session=session, project="-home-kim-acme", files=["f.jsonl"],
-                  turns=[Turn(role=role, text=text, file="f.jsonl", line=i + 1)  # type: ignore[arg-type]
-                         for i, (role, text) in enumerate(turns)])
+def record(i: int, role: str, content: object, session: str = SESSION) -> dict[str, object]:
+    rec: dict[str, object] = {"parentUuid": None, "isSidechain": False, "userType": "external",
+                              "cwd": "/home/kim/acme", "sessionId": session, "version": "2.0.55", "type": role,
+                              "uuid": f"00000000-0000-4000-8000-{i:012d}",
+                              "timestamp": f"2026-03-10T15:{i:02d}:00.000Z"}
+    if role == "user":
+        rec["message"] = {"role": "user", "content": content}
+    else:
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        rec["message"] = {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "m", "content": blocks}
+    return rec
 
 
-BUSY = digest(
-    "22222222-aaaa",
-    ("person", "Let's work on the invoice exporter today, the CSV dates are mangled by Excel."),
-    ("assistant", "Decided: we will write ISO 8601 dates with a UTF-8 BOM. The tests pass."),
-    ("assistant", "Blocked: the staging database is down, so the migration cannot be tested."),
-    ("assistant", "Next: add a backup step to the deploy script."),
-)
+def write_session(config: Config, turns: list[tuple[str, object]], session: str = SESSION,
+                  project: str = ACME) -> Path:
+    folder = config.transcripts / project
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session}.jsonl"
+    path.write_text("".join(json.dumps(record(i, role, text, session)) + "\n" for i, (role, text) in enumerate(turns)))
+    os.utime(path, (OLD, OLD))
+    return path
 
 
-def test_offline_briefing_has_the_four_sections_from_the_digests() -> None:
-    text = offline_briefing([BUSY], ["Always use uv instead of pip."], None, "2026-03-10", "-home-kim-acme")
-    sections = parse_sections(text)
-    assert list(sections) == ["Working on", "Decided", "Blocked", "Next"]
-    assert any("invoice exporter" in item for item in sections["Working on"])
-    assert any("ISO 8601" in item for item in sections["Decided"])
-    assert "Always use uv instead of pip." in sections["Decided"]
-    assert any("staging database is down" in item for item in sections["Blocked"])
-    assert any("backup step" in item for item in sections["Next"])
+def plant(ledger: Ledger, path: Path, status: str, claim: str, why: str, quote: str) -> Candidate:
+    cand = Candidate(id=candidate_id(SESSION, quote, claim), session=SESSION, project=ACME, transcript=str(path),
+                     claim=claim, why=why, how_to_apply=f"{why}, always", type="feedback", scope="project",
+                     quote=quote, extractor="heuristic", model=None, status=status,
+                     created_at="2026-03-10T10:00:00Z", updated_at="2026-03-10T10:00:00Z")
+    ledger.put_candidate(cand)
+    return cand
 
 
-def test_offline_briefing_keeps_earlier_items_while_there_is_room() -> None:
-    first = offline_briefing([BUSY], [], None, "2026-03-10", "acme")
-    later = digest("33333333-bbbb", ("person", "Now the importer: it must skip rows whose amount is empty."))
-    second = offline_briefing([later], [], first, "2026-03-11", "acme")
-    working = parse_sections(second)["Working on"]
-    assert working[0].startswith("Now the importer")  # the new work first
-    assert any("invoice exporter" in item for item in working)  # yesterday's still there
-    assert parse_sections(second)["Blocked"] == parse_sections(first)["Blocked"]
+def bullets(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("- ")]
 
 
-def test_offline_briefing_stays_within_80_clean_lines_whatever_the_input() -> None:
-    noisy = "\x1b[31mred\x1b[0m [bold]markup[/bold] \x1b]8;;http://x\x07link\x1b]8;;\x07 " + "word " * 400
-    turns = [("person", f"Please keep going with part {i}: {noisy}") for i in range(50)]
-    turns += [("assistant", f"Decided: we will ship part {i}. Blocked: part {i} fails. Next: part {i + 1}.")
-              for i in range(200)]
-    d = digest("44444444-cccc", *turns)
-    text = offline_briefing([d] * 5, [f"memory {i} " + "x" * 500 for i in range(100)], None, "2026-03-10", "acme")
-    assert len(text.splitlines()) <= MAX_LINES
-    assert "\x1b" not in text and "\x07" not in text
-    assert max(len(line) for line in text.splitlines()) <= 200
+def assert_every_line_has_a_source_that_exists(config: Config, text: str) -> None:
+    lines = bullets(text)
+    assert lines
+    for line in lines:
+        m = re.fullmatch(r"- .+ — source: `([^`]+)`", line)
+        assert m, line
+        source = m.group(1)
+        if ":" in source:  # a transcript and a line
+            rel, n = source.rsplit(":", 1)
+            raw = (config.transcripts / rel).read_text().splitlines()
+            assert 1 <= int(n) <= len(raw), source
+        else:  # a memory file
+            assert (config.memory / source).is_file(), source
 
 
-def test_rewrite_commits_only_the_briefing_and_keeps_its_history(config: Config, ledger: Ledger) -> None:
-    repo = git.Repo.init(config.memory, initial_branch="main")
-    (config.memory / "notes.md").write_text("my own work in progress\n")
-    repo.index.add(["notes.md"])  # the person's staged work must not be swept in
-    first = rewrite_briefing(config, ledger, [BUSY], day="2026-03-10", project="-home-kim-acme")
-    assert first.commit and first.source == "offline"
-    assert (config.memory / "briefing.md").read_text() == first.text
-    assert repo.head.commit.hexsha == first.commit
+# -- what the briefing is made of -------------------------------------------------------------------
+
+
+def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(config: Config,
+                                                                               ledger: Ledger) -> None:
+    path = write_session(config, TURNS)
+    for status, (claim, why, quote) in PLANTED.items():
+        plant(ledger, path, status, claim, why, quote)
+    accepted = plant(ledger, path, "pending", "Run the exporter tests with a frozen clock",
+                     "dates in the exports stay stable", "Always run the exporter tests with the frozen clock")
+    decisions.accept(config, ledger, accepted.id)
+    record_ = run_cycle(config, ledger, project=ACME)
+    assert record_.status == "completed" and record_.stats["briefing_status"] == "pending"
+    proposal = briefing.waiting_proposal(ledger)
+    assert proposal is not None
+    lowered = proposal.text.lower()
+    assert [w for w in FORBIDDEN if w in lowered] == []
+    # what may be said is said, each with its source
+    assert "Run the exporter tests with a frozen clock — source: `projects/home-kim-acme/" in proposal.text
+    assert f"asked “Let's work on the invoice exporter for the finance team today please.” — source: `{ACME}/{SESSION}.jsonl:1`" in proposal.text
+    assert_every_line_has_a_source_that_exists(config, proposal.text)
+    assert {s["source"] for s in proposal.sources} == {line.rsplit("`", 2)[1] for line in bullets(proposal.text)}
+    # accepted: the same words reach briefing.md, still none of the planted ones
+    briefing.accept_briefing(config, ledger)
+    written = (config.memory / "briefing.md").read_text()
+    assert written == proposal.text and [w for w in FORBIDDEN if w in written.lower()] == []
+
+
+def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(config: Config,
+                                                                              ledger: Ledger) -> None:
+    write_session(config, TURNS)  # ends with the person's request
+    write_session(config, [*TURNS[:2], ("user", "Please rename the exporter module to invoices today."),
+                           ("assistant", "Renamed it; the tests pass.")], session=OTHER)
+    run_cycle(config, ledger, project=ACME)
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    threads = briefing.parse_sections(text)["Open threads"]
+    assert threads == [f"{ACME}: unanswered: “{PERSON_LAST}” — source: `{ACME}/{SESSION}.jsonl:7`"]
+    assert "rename the exporter" not in text
+
+
+@pytest.mark.parametrize("last", ["thanks, that's all for today", "Good night, talk tomorrow then",
+                                  "ok great, looks fine to me now"])
+def test_closing_words_are_no_open_thread(config: Config, ledger: Ledger, last: str) -> None:
+    write_session(config, [*TURNS[:6], ("user", last)])
+    run_cycle(config, ledger, project=ACME)
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    assert briefing.parse_sections(text)["Open threads"] == [] and last not in text
+
+
+def test_files_edited_are_what_was_worked_on_with_their_line(config: Config, ledger: Ledger) -> None:
+    edit = [{"type": "text", "text": "Editing the exporter."},
+            {"type": "tool_use", "id": "toolu_1", "name": "Edit",
+             "input": {"file_path": "/home/kim/acme/src/exporter.py", "old_string": "a", "new_string": "b"}}]
+    write_session(config, [*TURNS[:3], ("assistant", edit), ("assistant", "Done with the edit.")])
+    run_cycle(config, ledger, project=ACME)
+    working = briefing.parse_sections(briefing.waiting_proposal(ledger).text)["Working on"]  # type: ignore[union-attr]
+    assert f"{ACME}: edited src/exporter.py — source: `{ACME}/{SESSION}.jsonl:4`" in working
+
+
+def test_a_secret_in_a_request_is_redacted(config: Config, ledger: Ledger) -> None:
+    key = "AKIA" + "QWERTYUIOPASDFGH"
+    write_session(config, [*TURNS[:2], ("user", f"Please deploy it with the access key {key} to staging now.")])
+    run_cycle(config, ledger, project=ACME)
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    assert key not in text and "[REDACTED:" in text
+
+
+def test_session_lines_of_projects_not_read_this_time_are_kept_with_their_source(config: Config,
+                                                                                  ledger: Ledger) -> None:
+    write_session(config, TURNS)
+    run_cycle(config, ledger, project=ACME)
+    briefing.accept_briefing(config, ledger)
+    write_session(config, TURNS, session=OTHER, project="-home-kim-shop")
+    run_cycle(config, ledger, project="-home-kim-shop")
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    assert f"`{ACME}/{SESSION}.jsonl:1`" in text and f"`-home-kim-shop/{OTHER}.jsonl:1`" in text
+
+
+def test_old_unsourced_lines_are_never_carried_forward(config: Config, ledger: Ledger) -> None:
+    briefing.write_briefing(config, "# Briefing\n\n## Blocked\n- Blocked: Waiting for results...\n", "old", {})
+    write_session(config, TURNS)
+    run_cycle(config, ledger, project=ACME)
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    assert "Waiting for results" not in text and "## Blocked" not in text
+
+
+# -- review: accept, reject, supersede ----------------------------------------------------------------
+
+
+def test_accept_is_one_commit_of_the_briefing_alone(config: Config, ledger: Ledger) -> None:
+    write_session(config, TURNS)
+    run_cycle(config, ledger, project=ACME)
+    repo = git.Repo(config.memory)
+    before = len(list(repo.iter_commits()))
+    (config.memory / "staged.txt").write_text("mine\n")
+    repo.git.add("staged.txt")  # a person's staged work is never swept in
+    prop = briefing.accept_briefing(config, ledger)
+    assert prop.status == "accepted" and prop.decided_by == "person" and prop.commit_sha
+    assert len(list(repo.iter_commits())) == before + 1
     assert list(repo.head.commit.stats.files) == ["briefing.md"]
-    assert "notes.md" in {e[0] for e in repo.index.entries}  # still staged, not committed
-    assert "notes.md" not in repo.head.commit.tree
-
-    same = rewrite_briefing(config, ledger, [], day="2026-03-10", project="-home-kim-acme")
-    assert same.commit is None  # nothing new: no empty commit
-    later = digest("33333333-bbbb", ("person", "Now the importer: it must skip rows whose amount is empty."))
-    second = rewrite_briefing(config, ledger, [later], day="2026-03-11", project="-home-kim-acme")
-    assert second.commit and second.commit != first.commit
-
-    history = briefing.briefing_history(config)
-    assert [v.sha for v in history] == [second.commit, first.commit]
-    assert briefing.briefing_at(config, first.commit) == first.text
-    assert briefing.read_briefing(config) == second.text
+    assert "Dreamtui-Briefing: 1" in repo.head.commit.message
+    assert "staged.txt" in repo.git.diff("--cached", "--name-only")
+    with pytest.raises(BriefingError, match="no briefing waits for review"):
+        briefing.accept_briefing(config, ledger)
 
 
-def test_the_model_writes_the_briefing_when_configured(config: Config, ledger: Ledger,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    reply = "## Working on\n- The invoice exporter\n\n## Decided\n- ISO dates\n\n## Blocked\n- Staging is down\n\n## Next\n- Backups\n"
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        server.script.append(Reply(200, message(reply, input_tokens=900, output_tokens=80, cache_read=0)))
-        result = rewrite_briefing(config, ledger, [BUSY], day="2026-03-10", use_model=True, project="acme")
-        sent = server.calls()[0].body
-    assert result.source == "model"
-    assert (result.usage.calls, result.usage.input_tokens, result.usage.output_tokens) == (1, 900, 80)
-    assert parse_sections(result.text)["Blocked"] == ["Staging is down"]
-    assert result.text.startswith("# Briefing\n\n_Rewritten by the dream cycle of 2026-03-10 for acme (")
-    assert "invoice exporter" in sent["messages"][0]["content"]
-    assert sent["model"] == config.model
+def test_reject_keeps_the_version_and_its_reason_and_writes_nothing(config: Config, ledger: Ledger) -> None:
+    write_session(config, TURNS)
+    run_cycle(config, ledger, project=ACME)
+    prop, reverted = briefing.reject_briefing(config, ledger, reason="  says too little  ")
+    assert (prop.status, prop.reason, reverted) == ("rejected", "says too little", None)
+    assert not (config.memory / "briefing.md").exists()
+    assert briefing.waiting_proposal(ledger) is None
+    with pytest.raises(BriefingError, match=r"briefing #1 does not wait for review: it is rejected \(says too little\)"):
+        briefing.accept_briefing(config, ledger, 1)
 
 
-def test_a_failing_model_falls_back_to_the_offline_synthesis(config: Config, ledger: Ledger,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeAnthropic() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        config = Config(**{**config.__dict__, "max_retries": 0})
-        server.script.append(error(529, "overloaded_error", "Overloaded", retry_after_ms=None))
-        result = rewrite_briefing(config, ledger, [BUSY], day="2026-03-10", use_model=True, project="acme")
-    assert result.source.startswith("offline (model failed")
-    assert result.commit
-    assert "invoice exporter" in result.text
+def test_a_newer_version_supersedes_the_waiting_one_and_an_unchanged_one_is_not_proposed(
+        config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_session(config, TURNS)
+    first = run_cycle(config, ledger, project=ACME)
+    write_session(config, [("user", "Let's fix the shop checkout page that double charges every customer "
+                                     "twice when they press the button quickly.")], session=OTHER)
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+    second = run_cycle(config, ledger, project=ACME)
+    p1 = briefing.get_proposal(ledger, first.stats["briefing_proposal"])
+    p2 = briefing.get_proposal(ledger, second.stats["briefing_proposal"])
+    assert (p1.status, p1.reason, p2.status) == ("superseded", f"superseded by #{p2.id}", "pending")  # type: ignore[union-attr]
+    briefing.accept_briefing(config, ledger)
+    sessions = [SessionSource(Digest(SESSION, ACME), ())]
+    again = briefing.propose_briefing(config, ledger, sessions[:0], day="2026-03-12", project=ACME)
+    assert again.status == "unchanged" and again.proposal is None
+    assert len(briefing.list_proposals(ledger)) == 2
 
 
-def test_history_without_a_repository_is_empty(tmp_path: Path, config: Config) -> None:
+def test_a_persons_uncommitted_edit_is_never_overwritten_by_an_accept(config: Config, ledger: Ledger) -> None:
+    briefing.write_briefing(config, "# Briefing\n", "first", {})
+    write_session(config, TURNS)
+    run_cycle(config, ledger, project=ACME)
+    (config.memory / "briefing.md").write_text("# Briefing\n\n- my own note\n")
+    with pytest.raises(Exception, match="briefing.md .*uncommitted changes"):
+        briefing.accept_briefing(config, ledger)
+    assert briefing.waiting_proposal(ledger).status == "pending"  # type: ignore[union-attr]
+    assert "my own note" in (config.memory / "briefing.md").read_text()
+
+
+# -- after promotion: written by itself, reviewable after the fact ------------------------------------
+
+
+def test_auto_written_after_promotion_and_rejected_after_the_fact(config: Config, ledger: Ledger) -> None:
+    briefing.write_briefing(config, "# Briefing\n\n- the version before\n", "before", {})
+    write_session(config, TURNS)
+    digest = Digest(SESSION, ACME, turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)])
+    result = briefing.propose_briefing(config, ledger, [SessionSource(digest, ())], day="2026-03-10",
+                                       project=ACME, auto=True)
+    assert result.status == "auto-written" and result.commit
+    repo = git.Repo(config.memory)
+    assert "Dreamtui-Auto: yes" in repo.head.commit.message
+    assert (config.memory / "briefing.md").read_text() == result.text
+    waiting = briefing.waiting_proposal(ledger)
+    assert waiting is not None and waiting.awaits_review and waiting.decided_by == "auto"
+    assert "-- the version before" in "\n".join(briefing.diff_lines(config, waiting))
+    prop, reverted = briefing.reject_briefing(config, ledger, reason="wrong project")
+    assert prop.status == "rejected" and reverted
+    assert (config.memory / "briefing.md").read_text() == "# Briefing\n\n- the version before\n"
+    assert repo.head.commit.hexsha == reverted and list(repo.head.commit.stats.files) == ["briefing.md"]
+
+
+def test_auto_written_and_kept_after_the_fact_makes_no_commit(config: Config, ledger: Ledger) -> None:
+    write_session(config, TURNS)
+    digest = Digest(SESSION, ACME, turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)])
+    result = briefing.propose_briefing(config, ledger, [SessionSource(digest, ())], day="2026-03-10", auto=True)
+    head = git.Repo(config.memory).head.commit.hexsha
+    kept = briefing.accept_briefing(config, ledger)
+    assert kept.id == result.proposal and kept.reviewed_at and kept.status == "accepted"
+    assert git.Repo(config.memory).head.commit.hexsha == head
+    assert briefing.waiting_proposal(ledger) is None
+
+
+def test_a_cycle_under_an_active_promotion_writes_the_briefing_itself(config: Config, ledger: Ledger) -> None:
+    # an extractor that proposes nothing: no auto-write runs (whose gate check would demote this
+    # hand-made promotion), so REM sees the promotion active
+    with ledger.write() as c:
+        c.execute("INSERT INTO promotions (extractor, model, status, approved_at) "
+                  "VALUES ('heuristic', NULL, 'approved', '2026-03-01T00:00:00Z')")
+    write_session(config, TURNS)
+    nothing = (sys.executable, "-c", "import json, sys; json.load(sys.stdin); print(json.dumps({'candidates': []}))")
+    record_ = run_cycle(replace(config, extractor="command", command=nothing), ledger, project=ACME)
+    assert record_.stats["briefing_status"] == "auto-written" and record_.stats["briefing_commit"]
+    assert (config.memory / "briefing.md").is_file()
+    log = subprocess.run(["git", "-C", str(config.memory), "log", "--format=%B", "-1", "--", "briefing.md"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "Dreamtui-Auto: yes" in log
+
+
+# -- history ---------------------------------------------------------------------------------------
+
+
+def test_history_lists_committed_versions(config: Config, ledger: Ledger) -> None:
     assert briefing.briefing_history(config) == []
     assert briefing.read_briefing(config) is None
+    first = briefing.write_briefing(config, "# Briefing\n\n- one\n", "one", {})
+    second = briefing.write_briefing(config, "# Briefing\n\n- two\n", "two", {})
+    assert briefing.write_briefing(config, "# Briefing\n\n- two\n", "same", {}) is None  # unchanged: no commit
+    assert [v.sha for v in briefing.briefing_history(config)] == [second, first]
+    assert briefing.briefing_at(config, first) == "# Briefing\n\n- one\n"  # type: ignore[arg-type]
 
 
-def test_sentences_do_not_end_at_abbreviations_or_file_names() -> None:
-    text = "Commit the staged changes (i.e. the reviewed ones) before the release. Then edit setup.py, e.g. the version."
-    assert briefing.sentences(text) == ["Commit the staged changes (i.e. the reviewed ones) before the release.",
-                                        "Then edit setup.py, e.g. the version."]
+def test_clean_keeps_one_printable_line() -> None:
+    assert briefing.clean("a\x1b[31mred\x1b[0m `x`\nb") == "ared 'x' b"
+    assert len(briefing.clean("word " * 100)) <= briefing.ITEM_CHARS

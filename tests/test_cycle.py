@@ -30,6 +30,7 @@ from dreamtui.core.dream.cycle import (
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.errors import ConfigError, CycleBusy
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import briefing
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, lesson, message, ok
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
@@ -135,11 +136,13 @@ def test_a_bad_date_is_a_clear_error(config: Config, ledger: Ledger) -> None:
         run_cycle(config, ledger, date="10/03/2026")
 
 
-def test_a_second_attempt_the_same_date_does_no_work(config: Config, ledger: Ledger) -> None:
+@pytest.mark.parametrize("trigger", ["schedule", "goodnight"])
+def test_a_second_automatic_attempt_the_same_date_does_no_work(config: Config, ledger: Ledger,
+                                                                trigger: str) -> None:
     install(config, "quiet")
     first = run_cycle(config, ledger)
     with pytest.raises(CycleAlreadyDone, match=f"already dreamed every project on {DAY}"):
-        run_cycle(config, ledger)
+        run_cycle(config, ledger, trigger=trigger)
     assert find_cycle(ledger, "*", DAY) == first
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
@@ -218,19 +221,20 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
 
     review = config.memory / "reviews" / f"review-{DAY}.md"
     assert s["review_path"] == str(review) and UV[:40] in review.read_text()
-    repo = git.Repo(config.memory)
-    briefing_commit = repo.commit(s["briefing_commit"])
-    assert list(briefing_commit.stats.files) == ["briefing.md"]
-    text = (config.memory / "briefing.md").read_text()
-    assert "invoice exporter" in text and "staging database is down" in text
-    assert len(text.splitlines()) <= 80
+    # the briefing waits for a person: built, stored as pending, not written into memory
+    assert s["briefing_status"] == "pending" and s["briefing_commit"] is None
+    assert not (config.memory / "briefing.md").exists()
+    proposal = briefing.get_proposal(ledger, s["briefing_proposal"])
+    assert proposal is not None and proposal.status == "pending" and proposal.cycle_id == record.id
+    assert "invoice exporter" in proposal.text and len(proposal.text.splitlines()) <= 80
 
     message_text = waking_message(record)
     for expected in ("deep sleep", "Light sleep → Deep sleep → Branching → REM → Wake",
                      "2 sparks", "Branches: 2 (0 failed)", "0 calls; tokens 0 in, 0 out, 0 cached",
                      "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2), 1 duplicates, "
                      "2 new for review",
-                     "Corroborated: 1 lesson recurs", str(review), s["briefing_commit"][:10]):
+                     "Corroborated: 1 lesson recurs", str(review),
+                     f"Briefing: a new version (#{proposal.id}) waits for your review"):
         assert expected in message_text
     phases_seen = [e[0] for e in events]
     assert phases_seen == sorted(phases_seen, key=["light", "deep", "branch", "rem", "wake"].index)
@@ -249,7 +253,7 @@ def test_a_busy_day_with_the_offline_heuristic_extractor(config: Config, ledger:
     assert s["extractor"] == "heuristic" and s["branches"] == 2 and s["kept"] >= 1
     assert s["surfaced"] == s["kept"] + sum(s["dropped"].values())
     assert s["kept"] == len(ledger.list_candidates(status="pending"))
-    assert (config.memory / "reviews" / f"review-{DAY}.md").exists() and s["briefing_commit"]
+    assert (config.memory / "reviews" / f"review-{DAY}.md").exists() and s["briefing_status"] == "pending"
 
 
 def test_projects_with_new_content(config: Config, ledger: Ledger) -> None:
@@ -313,7 +317,8 @@ def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Led
     assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
     assert ledger.query("SELECT * FROM extractions") == []
     assert ledger.query("SELECT dreamed_offset, size FROM files")[0]["dreamed_offset"] > 0
-    assert (config.memory / "briefing.md").exists()
+    assert record.stats["briefing_status"] == "pending"  # the memory file is its "Decided" line
+    assert "deploy failures — source: `deploys.md`" in briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("folder", "covered"), [("projects/home-kim-acme", True),
@@ -363,7 +368,7 @@ def test_a_cycle_that_failed_in_rem_finishes_rem_on_retry(config: Config, ledger
     assert retried.stats["kept"] == 2 and retried.stats["branches"] == 2  # the first attempt's work counts
     assert len(ledger.query("SELECT * FROM extractions")) == extractions  # nothing extracted twice
     assert (config.memory / "reviews" / f"review-{DAY}.md").exists()
-    assert retried.stats["briefing_commit"]
+    assert retried.stats["briefing_status"] == "pending"
 
 
 def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -388,7 +393,6 @@ def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monk
 
 def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
     install(config, "busy")
-    briefing_md = "## Working on\n- Invoice exporter\n\n## Decided\n- uv, not pip\n\n## Blocked\n- Staging\n\n## Next\n- Backups\n"
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
@@ -396,17 +400,16 @@ def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkey
             server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo."),
                                      lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust.")],
                                     input_tokens=1000, output_tokens=100, cache_read=800))
-        server.script.append(Reply(200, message(briefing_md, input_tokens=500, output_tokens=60, cache_read=0)))
         record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
         calls = server.calls()
     s = record.stats
-    assert len(calls) == 3 and s["extractor"] == "anthropic" and s["model"] == config.model
-    assert (s["model_calls"], s["input_tokens"], s["output_tokens"], s["cached_tokens"]) == (3, 2500, 260, 1600)
+    # the briefing is built from its sources by code: no model call writes it
+    assert len(calls) == 2 and s["extractor"] == "anthropic" and s["model"] == config.model
+    assert (s["model_calls"], s["input_tokens"], s["output_tokens"], s["cached_tokens"]) == (2, 2000, 200, 1600)
     assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (4, 2, 1, 1)
     assert s["dropped"] == {"unverified": 2, "duplicate-pending": 1}
-    assert s["corroborated"] == 1 and s["briefing_source"] == "model"
-    assert "- Staging" in (config.memory / "briefing.md").read_text()
-    assert "3 calls; tokens 2500 in, 260 out, 1600 cached" in waking_message(record)
+    assert s["corroborated"] == 1 and s["briefing_status"] == "pending"
+    assert "2 calls; tokens 2000 in, 200 out, 1600 cached" in waking_message(record)
     assert "4 surfaced, 2 verified, 3 dropped (duplicate-pending 1, unverified 2)" in waking_message(record)
 
 
@@ -491,7 +494,8 @@ def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger)
     os.utime(path, (WRITTEN, WRITTEN))
     record = run_cycle(config, ledger)
     assert record.status == "completed" and record.depth == "deep"
-    text_out = (config.memory / "briefing.md").read_text()
+    text_out = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    assert "[bold red]" in text_out  # shown as written (the briefing is Markdown, not Rich markup)
     assert "\x1b" not in text_out and "\x07" not in text_out
     row = ledger.query("SELECT offset, dreamed_offset, size FROM files")[0]
     assert row["dreamed_offset"] == row["offset"] < row["size"]  # the partial line waits for its newline
@@ -510,9 +514,9 @@ def test_a_cycle_over_the_real_corpus(config: Config, ledger: Ledger, corpus: Pa
     assert record.stats["sessions_new"] >= 6 and record.stats["branches"] >= 1
     assert record.stats["kept"] == len(ledger.list_candidates(status="pending"))
     assert promotion.overlapping_extractions(ledger) == []
-    assert len((cfg.memory / "briefing.md").read_text().splitlines()) <= 80
+    assert len(briefing.waiting_proposal(ledger).text.splitlines()) <= 80  # type: ignore[union-attr]
     with pytest.raises(CycleAlreadyDone):
-        run_cycle(cfg, ledger)
+        run_cycle(cfg, ledger, trigger="schedule")
 
 
 def test_a_quiet_session_finished_long_ago_is_settled(config: Config, ledger: Ledger,

@@ -19,7 +19,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import gitops
-from dreamtui.core.memory.briefing import rewrite_briefing
+from dreamtui.core.memory.briefing import write_briefing
 from dreamtui.core.memory.review import write_review
 
 SESSION = "11111111-2222-4333-8444-555555555555"
@@ -71,13 +71,13 @@ def test_review_left_uncommitted_by_dreamtui_itself_is_still_committed(config: C
 
 
 def test_briefing_refuses_to_overwrite_a_persons_edit(config: Config, ledger: Ledger) -> None:
-    rewrite_briefing(config, ledger, [], day="2026-03-10", project="acme")
+    write_briefing(config, "# Briefing\n\n- one\n", "Briefing one", {"Dreamtui-Briefing": "1"})
     path = config.memory / "briefing.md"
     with path.open("a") as fh:
         fh.write("- my own note\n")
     before = _porcelain(config.memory)
     with pytest.raises(MemoryRepoError, match="briefing.md .*uncommitted changes"):
-        rewrite_briefing(config, ledger, [], day="2026-03-11", project="acme")
+        write_briefing(config, "# Briefing\n\n- two\n", "Briefing two", {"Dreamtui-Briefing": "2"})
     assert _porcelain(config.memory) == before
 
 
@@ -198,7 +198,7 @@ def test_project_names_with_escape_codes_are_shown_escaped(config: Config) -> No
         result = runner.invoke(cli, [*base, *args])
         outputs.append(result.output)
     text = "".join(outputs)
-    assert "already dreamed" in text and "reading" in text and "verified" in text
+    assert "Nothing new in" in text and "reading" in text and "verified" in text
     assert "\x1b" not in text and "\x07" not in text
     assert "\\x1b]0;PWNED\\x07" in text
 

@@ -64,10 +64,12 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
           as_json: bool) -> None:
     """Run one dream cycle now and print the waking message.
 
-    Exit status: 0 done, 1 the cycle failed (run it again to retry), 3 another cycle is running or
-    this project already dreamed on this date (nothing was done).
+    The first cycle of a date is the full one (with REM: review file, briefing). Asked again after it,
+    with or without --project, dream runs an on-demand pass over just the new content (no REM), or
+    says there is nothing new. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again
+    to retry), 3 another cycle is running (nothing was done).
     """
-    from dreamtui.core.dream.cycle import CycleFailed, run_cycle, waking_message
+    from dreamtui.core.dream.cycle import CycleFailed, NothingNew, run_cycle, waking_message
 
     if extractor:
         config = replace(config, extractor=extractor)
@@ -77,6 +79,12 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
     try:
         record = run_cycle(config, ledger, project=project, date=day, trigger="manual",
                            progress=_progress_printer(not as_json))
+    except NothingNew as exc:  # asked after the day's full cycle, and nothing was written since
+        if as_json:
+            echo_json(json.dumps({"nothing_new": True, "message": str(exc)}, indent=2, ensure_ascii=False))
+        else:
+            echo(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+        return
     except CycleBusy as exc:
         echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_BUSY)
@@ -207,12 +215,31 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 @cli.command("briefing")
 @click.option("--history", is_flag=True, help="List every version of the briefing (newest first).")
 @click.option("--at", "sha", default=None, metavar="SHA", help="Print the briefing as it was in this commit.")
-@click.option("--json", "as_json", is_flag=True, help="With --history: print the versions as JSON.")
+@click.option("--pending", is_flag=True,
+              help="Show the version waiting for review as a diff against the current briefing.md.")
+@click.option("--accept", is_flag=True, help="Accept the waiting version: briefing.md becomes it, one commit.")
+@click.option("--reject", is_flag=True, help="Reject the waiting version (kept in the ledger with --reason).")
+@click.option("--reason", default="", help="With --reject: why.")
+@click.option("--id", "bid", type=int, default=None, metavar="N", help="Act on briefing proposal #N.")
+@click.option("--json", "as_json", is_flag=True, help="With --history or --pending: print JSON.")
 @pass_config
-def briefing_cmd(config: Config, history: bool, sha: str | None, as_json: bool) -> None:
-    """Print the briefing (what is being worked on, decided, blocked, next), or its history."""
+def briefing_cmd(config: Config, history: bool, sha: str | None, pending: bool, accept: bool, reject: bool,
+                 reason: str, bid: int | None, as_json: bool) -> None:
+    """Print the briefing (what is worked on, decided, open; each line with its source), or its history.
+
+    Each full dream cycle proposes a new version built from accepted memories and the transcripts;
+    until auto-write is promoted it waits for you: --pending shows it, --accept commits it,
+    --reject [--reason] keeps it out.
+    """
     from dreamtui.core.memory import briefing
 
+    if sum([history, sha is not None, pending, accept, reject]) > 1:
+        raise ConfigError("choose one of --history, --at, --pending, --accept, --reject")
+    if reason and not reject:
+        raise ConfigError("--reason goes with --reject")
+    if pending or accept or reject:
+        _briefing_decision(config, pending, accept, bid, reason, as_json)
+        return
     if history:
         versions = briefing.briefing_history(config)
         if as_json:
@@ -225,7 +252,61 @@ def briefing_cmd(config: Config, history: bool, sha: str | None, as_json: bool) 
             echo(f"{v.sha[:10]}  {v.date}  {v.subject}")
         return
     text = briefing.briefing_at(config, sha) if sha else briefing.read_briefing(config)
+    waiting = _waiting(config)
     if text is None:
         where = f"in commit {sha}" if sha else f"in {briefing.briefing_path(config)}"
-        raise DreamError(f"no briefing {where}: run `dreamtui dream` first")
+        hint = (f"; version #{waiting.id} waits for review: `dreamtui briefing --pending`" if waiting
+                else ": run `dreamtui dream` first")
+        raise DreamError(f"no briefing {where}{hint}")
     echo(text, nl=not text.endswith("\n"))
+    if waiting is not None and not sha:
+        echo(f"dreamtui: briefing #{waiting.id} waits for review: `dreamtui briefing --pending`", err=True)
+
+
+def _waiting(config: Config) -> Any:
+    """The briefing version waiting for review, without creating a ledger."""
+    from dreamtui.core.memory import briefing
+
+    if not config.ledger_path.is_file():
+        return None
+    ledger = Ledger.open(config.state)
+    try:
+        return briefing.waiting_proposal(ledger)
+    finally:
+        ledger.close()
+
+
+def _briefing_decision(config: Config, show: bool, accept: bool, bid: int | None, reason: str,
+                       as_json: bool) -> None:
+    """``--pending`` / ``--accept`` / ``--reject`` of ``dreamtui briefing``."""
+    from dreamtui.core.memory import briefing
+
+    ledger = Ledger.open(config.state)
+    try:
+        if show:
+            prop = briefing.get_proposal(ledger, bid) if bid is not None else briefing.waiting_proposal(ledger)
+            if prop is None:
+                raise DreamError(f"no briefing #{bid}" if bid is not None else "no briefing waits for review")
+            lines = briefing.diff_lines(config, prop)
+            if as_json:
+                echo_json(json.dumps({**prop.to_json(), "diff": lines}, indent=2, ensure_ascii=False))
+                return
+            what = "auto-written, to review after the fact" if prop.status == "accepted" else prop.status
+            echo(f"Briefing #{prop.id} ({what}), proposed {prop.created_at[:16].replace('T', ' ')}:")
+            for line in lines or ["(no difference from the current briefing.md)"]:
+                echo(line)
+            if prop.awaits_review:
+                echo("Accept: `dreamtui briefing --accept` · reject: `dreamtui briefing --reject --reason ...`",
+                     err=True)
+            return
+        if accept:
+            prop = briefing.accept_briefing(config, ledger, bid)
+            done = f"commit {prop.commit_sha[:10]}" if prop.commit_sha else "no change to the file"
+            echo(f"Accepted briefing #{prop.id}: {briefing.briefing_path(config)} ({done}).")
+        else:
+            prop, reverted = briefing.reject_briefing(config, ledger, bid, reason)
+            why = f": {prop.reason}" if prop.reason else ""
+            back = f"; the version before it is back (commit {reverted[:10]})" if reverted else ""
+            echo(f"Rejected briefing #{prop.id}{why}{back}.")
+    finally:
+        ledger.close()

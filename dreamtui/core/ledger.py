@@ -154,8 +154,25 @@ CREATE TABLE IF NOT EXISTS dream_cycles (
     depth TEXT,
     phases TEXT NOT NULL DEFAULT '[]',
     stats TEXT NOT NULL DEFAULT '{}',
-    UNIQUE (chat_id, date)
+    kind TEXT NOT NULL DEFAULT 'full' CHECK (kind IN ('full', 'on-demand'))
 );
+-- A proposed briefing.md (issue 14): built from accepted memories and session facts, waiting for a
+-- person until auto-write is promoted. ``sources`` is JSON [{section, text, source}].
+CREATE TABLE IF NOT EXISTS briefings (
+    id INTEGER PRIMARY KEY,
+    cycle_id INTEGER,
+    text TEXT NOT NULL,
+    sources TEXT NOT NULL DEFAULT '[]',
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'accepted', 'rejected', 'superseded')),
+    reason TEXT,
+    decided_by TEXT CHECK (decided_by IN ('person', 'auto')),
+    commit_sha TEXT,
+    reviewed_at TEXT,
+    created_at TEXT NOT NULL,
+    decided_at TEXT
+);
+CREATE INDEX IF NOT EXISTS briefings_status ON briefings(status);
 CREATE TABLE IF NOT EXISTS batches (
     id TEXT PRIMARY KEY,
     status TEXT NOT NULL,
@@ -294,6 +311,7 @@ class Ledger:
         with self.write() as c:
             _exec_script(c, SCHEMA)
             _add_columns(c)
+            _cycles_with_kind(c)
             c.execute(
                 "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
                 "ON CONFLICT(key) DO NOTHING",
@@ -431,6 +449,27 @@ def _add_columns(conn: sqlite3.Connection) -> None:
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if column not in have:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
+CYCLE_COLUMNS = ("id", "chat_id", "date", "status", "started_at", "completed_at", "error_message", "trigger",
+                 "depth", "phases", "stats")
+
+
+def _cycles_with_kind(conn: sqlite3.Connection) -> None:
+    """Give ``dream_cycles`` its ``kind`` (``full`` / ``on-demand``) and make "one cycle per project per
+    date" hold for full cycles only (a partial unique index), so a person's on-demand passes of the same
+    date can be recorded beside the day's full cycle. A ledger made before (a table-wide
+    ``UNIQUE (chat_id, date)``) is rebuilt once, its rows and ids kept (inside the migration transaction)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(dream_cycles)")}
+    if "kind" not in have:
+        cols = ", ".join(CYCLE_COLUMNS)
+        conn.execute("ALTER TABLE dream_cycles RENAME TO dream_cycles_before_kind")
+        table = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS dream_cycles"):]
+        conn.execute(table[:table.index(";")])
+        conn.execute(f"INSERT INTO dream_cycles ({cols}) SELECT {cols} FROM dream_cycles_before_kind")
+        conn.execute("DROP TABLE dream_cycles_before_kind")
+    conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS dream_cycles_full ON dream_cycles(chat_id, date) "
+                 "WHERE kind = 'full'")
 
 
 def _exec_script(conn: sqlite3.Connection, script: str) -> None:

@@ -371,6 +371,9 @@ class DreamApp(App):
         try:
             record = cycle.run_cycle(self.config, self.ledger, project=project, trigger=trigger,
                                      progress=progress)
+        except cycle.NothingNew as exc:  # asked after the day's full cycle, nothing written since
+            self.post_message(CycleFinished(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+            return
         except services.CycleStopped:
             self.post_message(CycleFinished(error=services.CYCLE_STOPPED))
             return

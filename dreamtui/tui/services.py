@@ -258,6 +258,22 @@ def cycles(ledger: Ledger, limit: int = 200) -> list[Any]:
     return cycle.list_cycles(ledger, limit)
 
 
+def dream_plan(config: Config, ledger: Ledger) -> Any:
+    """What ``d`` (a person's dream of every project) does now (:func:`core.cycle.plan_dream`)."""
+    from dreamtui.core.dream import cycle
+
+    return cycle.plan_dream(config, ledger)
+
+
+def dream_hint(plan: Any) -> str:
+    """The Sessions screen's words for what ``d`` will do (never an action it then refuses)."""
+    if plan.kind == "full":
+        return "d runs today's full dream cycle"
+    if plan.kind == "on-demand":
+        return f"d dreams what is new since cycle #{plan.covering.id}, on demand (no REM)"
+    return f"nothing new since cycle #{plan.covering.id}"
+
+
 def waking_message(record: Any) -> str:
     """The waking message of a cycle (:func:`core.cycle.waking_message`)."""
     from dreamtui.core.dream import cycle
@@ -318,6 +334,33 @@ def briefing_versions(config: Config) -> list[Any]:
         return []
     repo = gitops.open_repo(config.memory, create=False)
     return gitops.file_history(repo, BRIEFING)
+
+
+def waiting_briefing(ledger: Ledger) -> Any:
+    """The briefing version waiting for review (pending, or auto-written and not yet reviewed), or None."""
+    from dreamtui.core.memory import briefing
+
+    return briefing.waiting_proposal(ledger)
+
+
+def briefing_diff(config: Config, proposal: Any) -> list[str]:
+    """A briefing proposal as a diff against the current ``briefing.md``."""
+    from dreamtui.core.memory import briefing
+
+    return briefing.diff_lines(config, proposal)
+
+
+def decide_briefing(config: Config, ledger: Ledger, bid: int, accept: bool, reason: str = "") -> str:
+    """Accept (one commit) or reject (kept with ``reason``) briefing #``bid``; returns a one-line summary."""
+    from dreamtui.core.memory import briefing
+
+    if accept:
+        prop = briefing.accept_briefing(config, ledger, bid)
+        done = f"commit {prop.commit_sha[:8]}" if prop.commit_sha else "kept as written"
+        return f"Accepted briefing #{prop.id} ({done})"
+    prop, reverted = briefing.reject_briefing(config, ledger, bid, reason)
+    back = f"; the version before it is back ({reverted[:8]})" if reverted else ""
+    return f"Rejected briefing #{prop.id}" + (f": {prop.reason}" if prop.reason else "") + back
 
 
 def file_at(config: Config, rel: str, sha: str) -> str:

@@ -18,9 +18,11 @@
   written, and ``briefing.md`` is rewritten and committed.
 - **Wake** composes the waking message from the cycle's stats.
 
-One cycle per project (``chat_id``; ``*`` when every project is dreamed at once) per date. A failed
-cycle may be retried the same date (its row is reused). Two cycles never run at once: a
-:class:`~dreamtui.core.dream.lock.CycleLock` plus the table's uniqueness.
+One full cycle per project (``chat_id``; ``*`` when every project is dreamed at once) per date. A
+failed cycle may be retried the same date (its row is reused). After it, a person's explicit dream
+runs an *on-demand* pass over just the new content (no REM; ``kind = 'on-demand'``, see
+:func:`plan_dream`); the scheduler and a goodnight never do. Two cycles never run at once: a
+:class:`~dreamtui.core.dream.lock.CycleLock` plus the table's uniqueness for full cycles.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
     from dreamtui.core.gate import pipeline as gate
 
 ALL_PROJECTS = "*"
+FULL = "full"
+ON_DEMAND = "on-demand"
 YIELD_FLOOR_MESSAGE = "DREAM IS PROPOSING NOTHING — extractor may be mis-tuned or the corpus is saturated."
 YIELD_FLOOR_CYCLES = 3
 """This many completed deep cycles in a row with zero new candidates raise the yield floor."""
@@ -74,6 +78,10 @@ Progress = Callable[[str, str, "float | None"], None]
 
 class CycleAlreadyDone(CycleBusy):
     """A cycle for this project and date has already completed."""
+
+
+class NothingNew(DreamError):
+    """A person asked to dream after the day's full cycle and no transcript has new content: nothing to do."""
 
 
 class CycleFailed(DreamError):
@@ -102,6 +110,12 @@ class CycleRecord:
     depth: str | None = None
     phases: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    kind: str = FULL
+
+    @property
+    def on_demand(self) -> bool:
+        """A person's extra pass over new content after the day's full cycle (no REM)."""
+        return self.kind == ON_DEMAND
 
     @property
     def new_candidates(self) -> int:
@@ -114,7 +128,7 @@ class CycleRecord:
             "id": self.id, "chat_id": self.chat_id, "date": self.date, "status": self.status,
             "started_at": self.started_at, "completed_at": self.completed_at,
             "error_message": self.error_message, "trigger": self.trigger, "depth": self.depth,
-            "phases": self.phases, "stats": self.stats,
+            "phases": self.phases, "stats": self.stats, "kind": self.kind,
         }
 
 
@@ -123,7 +137,7 @@ def _row_to_record(row: Any) -> CycleRecord:
         id=row["id"], chat_id=row["chat_id"], date=row["date"], status=row["status"],
         started_at=row["started_at"], completed_at=row["completed_at"], error_message=row["error_message"],
         trigger=row["trigger"], depth=row["depth"], phases=json.loads(row["phases"] or "[]"),
-        stats=json.loads(row["stats"] or "{}"),
+        stats=json.loads(row["stats"] or "{}"), kind=row["kind"] or FULL,
     )
 
 
@@ -134,8 +148,9 @@ def get_cycle(ledger: Ledger, cycle_id: int) -> CycleRecord | None:
 
 
 def find_cycle(ledger: Ledger, chat_id: str, date: str) -> CycleRecord | None:
-    """The cycle of ``chat_id`` (a project, or ``*``) on ``date`` (YYYY-MM-DD), if any."""
-    rows = ledger.query("SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ?", (chat_id, date))
+    """The full cycle of ``chat_id`` (a project, or ``*``) on ``date`` (YYYY-MM-DD), if any."""
+    rows = ledger.query("SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ? AND kind = 'full'",
+                        (chat_id, date))
     return _row_to_record(rows[0]) if rows else None
 
 
@@ -153,17 +168,15 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
     Call with the lock held.
     """
     with ledger.write() as c:
-        row = c.execute("SELECT id, status, depth, stats FROM dream_cycles WHERE chat_id = ? AND date = ?",
-                        (chat_id, day)).fetchone()
+        row = c.execute("SELECT id, status, depth, stats FROM dream_cycles WHERE chat_id = ? AND date = ? "
+                        "AND kind = 'full'", (chat_id, day)).fetchone()
         started = clock.now_iso()
         if row is None:
             cur = c.execute(
                 "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats) "
                 "VALUES (?, ?, 'running', ?, ?, ?)", (chat_id, day, started, trigger, json.dumps({"attempt": 1})))
             return int(cur.lastrowid or 0), {"attempt": 1}
-        deferred_only = (row["status"] == "completed" and row["depth"] == "shallow"
-                         and int(json.loads(row["stats"] or "{}").get("sessions_deferred", 0) or 0) > 0)
-        if row["status"] == "completed" and not deferred_only:
+        if _done(row["status"], row["depth"], json.loads(row["stats"] or "{}")):
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
             raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row['id']}); "
                                    "one cycle per project per date")
@@ -178,6 +191,77 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
             (started, trigger, json.dumps({"attempt": attempt}), row["id"]))
         prior["next_attempt"] = attempt
         return int(row["id"]), prior
+
+
+def _done(status: str, depth: str | None, stats: dict[str, Any]) -> bool:
+    """A full cycle that may not run again this date: completed, unless it was a shallow sleep that
+    only deferred sessions still being written (that one runs again)."""
+    deferred_only = (status == "completed" and depth == "shallow"
+                     and int(stats.get("sessions_deferred", 0) or 0) > 0)
+    return status == "completed" and not deferred_only
+
+
+def _begin_on_demand(ledger: Ledger, chat_id: str, day: str) -> int:
+    """Insert the row of an on-demand pass (call with the lock held)."""
+    with ledger.write() as c:
+        cur = c.execute(
+            "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats, kind) "
+            "VALUES (?, ?, 'running', ?, 'manual', ?, ?)",
+            (chat_id, day, clock.now_iso(), json.dumps({"attempt": 1}), ON_DEMAND))
+        return int(cur.lastrowid or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class DreamPlan:
+    """What a person's explicit dream (``dreamtui dream``, ``d`` in the app) does now.
+
+    ``kind`` is ``full`` (the date's one full cycle, or the retry of a failed one), ``on-demand`` (the
+    full cycle covering this scope is done: a short pass over the new content, no REM) or ``nothing``
+    (the full cycle is done and no transcript has new content)."""
+
+    kind: str
+    day: str
+    covering: CycleRecord | None = None
+    projects: tuple[str, ...] = ()
+
+    def describe(self, project: str | None = None) -> str:
+        """One line saying what ``d`` / ``dreamtui dream`` will do."""
+        if self.kind == FULL:
+            return f"the full dream cycle of {self.day}"
+        assert self.covering is not None
+        since = f"cycle #{self.covering.id} (the full cycle of {self.day})"
+        if self.kind == ON_DEMAND:
+            return f"an on-demand pass over what is new since {since}"
+        who = project or "any project"
+        return f"nothing new in {who} since {since}: nothing to dream"
+
+
+def covering_cycle(ledger: Ledger, project: str | None, day: str) -> CycleRecord | None:
+    """The done full cycle of ``day`` that covers ``project`` (its own, or the one of every project);
+    None when a full cycle is still to run (or to retry) for it."""
+    own = find_cycle(ledger, project or ALL_PROJECTS, day)
+    if own is not None:
+        return own if _done(own.status, own.depth, own.stats) else None
+    if project is not None:
+        every = find_cycle(ledger, ALL_PROJECTS, day)
+        if every is not None and _done(every.status, every.depth, every.stats):
+            return every
+    return None
+
+
+def plan_dream(config: Config, ledger: Ledger, project: str | None = None,
+               date: Date | str | None = None) -> DreamPlan:
+    """What a person's explicit dream for ``project`` (every project when None) would do now.
+
+    The first cycle of a date is the one full cycle (with REM); after it, an explicit dream runs an
+    on-demand pass when the scope has new content, and nothing otherwise. The same rule with and
+    without a project; the CLI, the app's ``d`` and the Sessions screen's hint all ask this."""
+    day = _parse_date(date)
+    covering = covering_cycle(ledger, project, day)
+    if covering is None:
+        return DreamPlan(FULL, day)
+    new = [p for p in projects_with_new_content(config, ledger) if project is None or p == project]
+    return DreamPlan(ON_DEMAND if new else "nothing", day, covering, tuple(new))
 
 
 def _finish(ledger: Ledger, cycle_id: int, status: str, depth: str | None, phases: list[dict[str, Any]],
@@ -200,7 +284,7 @@ def yield_floor_active(ledger: Ledger) -> bool:
     """
     rows = ledger.query(
         "SELECT stats FROM dream_cycles WHERE status = 'completed' AND depth IS NOT NULL "
-        "AND depth != 'shallow' ORDER BY started_at DESC, id DESC LIMIT ?", (YIELD_FLOOR_CYCLES,))
+        "AND depth != 'shallow' AND kind = 'full' ORDER BY started_at DESC, id DESC LIMIT ?", (YIELD_FLOOR_CYCLES,))
     if len(rows) < YIELD_FLOOR_CYCLES:
         return False
     return all(int(json.loads(r["stats"] or "{}").get("kept", 0) or 0) == 0 for r in rows)
@@ -263,7 +347,11 @@ def waking_message(record: CycleRecord) -> str:
     s = record.stats
     who = "every project" if record.chat_id == ALL_PROJECTS else record.chat_id
     depth = {"shallow": "shallow sleep", "deep": "deep sleep"}.get(record.depth or "", record.depth or "-")
-    out = [f"Dream cycle #{record.id} for {who} on {record.date} ({record.trigger}): {record.status}, {depth}."]
+    if record.on_demand:
+        after = f" after cycle #{s['after_cycle']}" if s.get("after_cycle") else ""
+        out = [f"On-demand dream pass #{record.id} for {who} on {record.date}{after}: {record.status}, {depth}."]
+    else:
+        out = [f"Dream cycle #{record.id} for {who} on {record.date} ({record.trigger}): {record.status}, {depth}."]
     if record.error_message:
         out.append(f"Error: {record.error_message}")
     ran = [PHASE_TITLES.get(p["name"], p["name"]) for p in record.phases]
@@ -319,12 +407,27 @@ def waking_message(record: CycleRecord) -> str:
         out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
     if s.get("review_path"):
         out.append(f"Review: {s['review_path']}")
-    if s.get("briefing_commit") or s.get("briefing_path"):
-        sha = (s.get("briefing_commit") or "")[:10]
-        how = s.get("briefing_source", "offline")
-        out.append(f"Briefing: {s.get('briefing_path')} ({how}{', commit ' + sha if sha else ', unchanged'})")
+    out.extend(_briefing_lines(s))
+    if record.on_demand:
+        out.append("No REM on demand: the review file and the briefing wait for the next full cycle.")
     out.append(f"Took {s.get('seconds', 0):.1f} s.")
     return redact("\n".join(out))
+
+
+def _briefing_lines(s: dict[str, Any]) -> list[str]:
+    """The waking message's word on the briefing: a version waiting for review, auto-written, or unchanged."""
+    status = s.get("briefing_status")
+    if status == "pending":
+        return [f"Briefing: a new version (#{s.get('briefing_proposal')}) waits for your review: "
+                "`dreamtui briefing --pending` shows the diff, `--accept` commits it, `--reject --reason` "
+                "keeps it out (or 4 in the app)."]
+    if status == "auto-written":
+        sha = (s.get("briefing_commit") or "")[:10]
+        return [f"Briefing: {s.get('briefing_path')} (auto-written #{s.get('briefing_proposal')}, commit {sha}; "
+                "review it with `dreamtui briefing --pending`)."]
+    if status == "unchanged":
+        return ["Briefing: unchanged."]
+    return []
 
 
 # -- the cycle ------------------------------------------------------------------------------------
@@ -384,6 +487,11 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     this project and date already completed (both do no work), :class:`CycleFailed` when a phase
     fails (the record is kept as ``failed`` and may be retried). ``progress(phase, message,
     fraction)`` is called as the phases advance. ``extractor`` overrides ``make_extractor(config)``.
+
+    A person's explicit dream (``trigger="manual"``) after the date's full cycle (:func:`plan_dream`)
+    is an on-demand pass over the new content instead (Light sleep, Deep sleep, Branching, Wake; no
+    REM), recorded with ``kind = 'on-demand'``; with nothing new it raises :class:`NothingNew`. The
+    scheduler and a goodnight never run one: for them a done date stays :class:`CycleAlreadyDone`.
     """
     day = _parse_date(date)
     chat_id = project or ALL_PROJECTS
@@ -400,10 +508,24 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         if project is not None and (project in {"", ".", ".."} or Path(project).name != project
                                     or not is_dir(config.transcripts / project)):
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
-        cycle_id, prior = _begin(ledger, chat_id, day, trigger)
+        if trigger != "manual":  # the scheduler, a goodnight: the date's full cycle of every project covers P too
+            every = covering_cycle(ledger, project, day)
+            if every is not None and every.chat_id != chat_id:
+                raise CycleAlreadyDone(f"already dreamed {project} on {day} (cycle #{every.id}, every project); "
+                                       "one cycle per project per date")
+        plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
+        if plan.kind == "nothing":
+            raise NothingNew(plan.describe(project))
+        if plan.kind == ON_DEMAND:
+            cycle_id, prior = _begin_on_demand(ledger, chat_id, day), {}
+        else:
+            cycle_id, prior = _begin(ledger, chat_id, day, trigger)
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
+        run.on_demand = plan.kind == ON_DEMAND
         run.prior = prior if prior.get("next_attempt") else {}
         run.stats["attempt"] = int(prior.get("next_attempt", 1))
+        if run.on_demand:
+            run.stats["after_cycle"] = plan.covering.id if plan.covering else None
         try:
             run.run()
         except BaseException as exc:
@@ -457,6 +579,7 @@ class _Cycle:
         self.prior: dict[str, Any] = {}
         self._carried = False
         self.index: Any = None
+        self.on_demand = False
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -492,7 +615,7 @@ class _Cycle:
             # an earlier attempt today got past light sleep and then failed: what it extracted is
             # marked dreamed, so finish its REM (review, briefing) now
             self.depth = "deep"
-        if self.depth == "shallow" and self._open_batches():
+        if self.depth == "shallow" and not self.on_demand and self._open_batches():
             self.depth = "deep"  # a batch submitted by an earlier cycle may have results to collect
         if self.depth == "shallow":
             self.wake()
@@ -500,7 +623,8 @@ class _Cycle:
         self.depth = "deep"
         self.deep()
         self.branch()
-        self.rem()
+        if not self.on_demand:  # an on-demand pass never dreams a second REM the same date
+            self.rem()
         self.wake()
 
     def light(self) -> None:
@@ -573,7 +697,7 @@ class _Cycle:
         sparks = [w for w in self.work if w.spark]
         stats = {"branches": len(sparks), "extraction_errors": 0, "surfaced": 0, "verified": 0,
                  "kept": 0, "duplicates": 0, "suspected": 0, "auto_written": 0}
-        if self._batching():
+        if not self.on_demand and self._batching():  # on demand: the person waits for the answer now
             self._branch_batch(sparks, stats)
         elif sparks:
             results = self._extract(sparks)
@@ -614,16 +738,18 @@ class _Cycle:
         self.progress("writing the review file", 0.3)
         review_path = _write_review(self.config, self.ledger, self.day)
         self.stats["review_path"] = str(review_path) if review_path else None
-        self.progress("rewriting the briefing", 0.6)
+        self.progress("building the briefing", 0.6)
+        from dreamtui.core.dream.promotion import active_promotion
         from dreamtui.core.memory import briefing
 
-        result = briefing.rewrite_briefing(
-            self.config, self.ledger, [w.digest for w in self.work], day=self.day,
-            use_model=self.stats.get("extractor") == "anthropic", project=self.project)
-        self.usage = self.usage + result.usage
-        self._usage_stats()
+        sessions = [briefing.SessionSource(w.digest, tuple((r.path, r.start_offset, r.start_line, r.end_offset)
+                                                           for r in w.ranges)) for w in self.work]
+        result = briefing.propose_briefing(
+            self.config, self.ledger, sessions, day=self.day, project=self.project, cycle_id=self.id,
+            auto=active_promotion(self.ledger) is not None)
         self.stats.update({"briefing_path": str(result.path), "briefing_commit": result.commit,
-                           "briefing_source": result.source, "briefing_lines": result.lines})
+                           "briefing_status": result.status, "briefing_proposal": result.proposal,
+                           "briefing_lines": result.lines})
         self.close_phase(corroborated=self.stats["corroborated"], review=bool(review_path),
                          briefing_commit=result.commit)
 

@@ -1,10 +1,12 @@
-"""Briefings: every version of ``briefing.md`` from git, rendered; the diff between any two."""
+"""Briefings: the version waiting for review (as a diff, with accept / reject), and every committed
+version of ``briefing.md`` from git, rendered; the diff between any two."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -12,9 +14,11 @@ from textual.widgets import DataTable, Markdown, Static
 
 from dreamtui.tui import services
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
+from dreamtui.tui.screens.modals import ReasonModal
 from dreamtui.tui.widgets.literal import literal
 
 DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
+PROPOSAL = "proposal:"
 
 
 def diff_text(lines: list[str]) -> Text:
@@ -26,18 +30,26 @@ def diff_text(lines: list[str]) -> Text:
 
 
 class BriefingsScreen(BaseScreen):
-    """Versions of the briefing; Enter/highlight shows one, m marks one, f shows marked → highlighted."""
+    """Versions of the briefing; Enter/highlight shows one, m marks one, f shows marked → highlighted.
+
+    A version waiting for review (built by a dream cycle, or auto-written after promotion) is the
+    first row: highlighted, it shows as a diff against the current ``briefing.md``; ``a`` accepts it
+    (one commit), ``r`` rejects it with a reason."""
 
     TITLE_TEXT = "briefings"
-    BINDINGS = [Binding("m", "mark", "Mark for diff", id="briefings.mark"),
+    BINDINGS = [Binding("a", "accept", "Accept briefing", id="briefings.accept"),
+                Binding("r", "reject", "Reject briefing", id="briefings.reject"),
+                Binding("m", "mark", "Mark for diff", id="briefings.mark"),
                 Binding("f", "diff", "Diff marked→this", id="briefings.diff"),
                 Binding("v", "view", "View", id="briefings.view")]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.versions: dict[str, Any] = {}
+        self.proposal: Any = None
         self.marked: str | None = None
         self.current: str | None = None
+        self.deciding = False
 
     def body(self) -> ComposeResult:
         with Horizontal(classes="split"):
@@ -58,13 +70,26 @@ class BriefingsScreen(BaseScreen):
         keep = cursor_key(table)
         table.clear()
         self.versions = {c.sha: c for c in services.briefing_versions(self.app.config)}  # type: ignore[attr-defined]
+        self.proposal = services.waiting_briefing(self.app.ledger)  # type: ignore[attr-defined]
+        if self.proposal is not None:
+            p = self.proposal
+            what = "auto-written: a keep · r reject" if p.status == "accepted" else "pending: a accept · r reject"
+            table.add_row(Text("▶", style="bold yellow"), p.created_at[:16].replace("T", " "),
+                          Text(f"#{p.id}", style="bold yellow"), Text(what, style="bold yellow"),
+                          key=f"{PROPOSAL}{p.id}")
         for sha, c in self.versions.items():
             table.add_row("●" if sha == self.marked else "", c.date[:16].replace("T", " "), sha[:8],
                           Text(literal(c.subject, 80, one_line=True)), key=sha)
+        if keep is not None and keep.startswith(PROPOSAL) and self.proposal is None:
+            keep = None  # the decided version left the table: start at the top
         restore_cursor(table, keep)
-        if not self.versions:
+        if not self.versions and self.proposal is None:
             self.query_one("#briefing-title", Static).update(
-                Text("No briefing yet: each dream cycle's REM phase writes briefing.md.", style="dim"))
+                Text("No briefing yet: each full dream cycle proposes one, built from accepted memories "
+                     "and the transcripts.", style="dim"))
+        elif table.row_count and self.current is None:
+            self.current = cursor_key(table)
+            self.action_view()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.current = event.row_key.value
@@ -78,12 +103,33 @@ class BriefingsScreen(BaseScreen):
     def _sync_current(self) -> None:
         """Take the version under the cursor now (a quick ``j m`` must not mark the previous one)."""
         sha = cursor_key(self.query_one("#versions", DataTable))
-        if sha in self.versions:
+        if sha in self.versions or (sha or "").startswith(PROPOSAL):
             self.current = sha
+
+    def _on_proposal(self) -> bool:
+        return (self.current or "").startswith(PROPOSAL) and self.proposal is not None
+
+    def show_proposal(self) -> None:
+        """The waiting version as a diff against the current ``briefing.md``."""
+        p = self.proposal
+        cfg = self.app.config  # type: ignore[attr-defined]
+        how = "auto-written, review it after the fact" if p.status == "accepted" else "waits for your review"
+        self.query_one("#briefing-title", Static).update(Text.assemble(
+            (f"briefing #{p.id}", "bold yellow"), f" {how} · diff against the current briefing.md · ",
+            ("a", "bold"), " accept · ", ("r", "bold"), " reject"))
+        self.query_one("#briefing", Markdown).display = False
+        box = self.query_one("#briefing-diff", Static)
+        box.display = True
+        box.update(diff_text(services.briefing_diff(cfg, p)))
 
     def action_view(self) -> None:
         self._sync_current()
         if not self.current:
+            return
+        if self._on_proposal():
+            self.show_proposal()
+            return
+        if self.current not in self.versions:
             return
         c = self.versions[self.current]
         text = services.file_at(self.app.config, services.BRIEFING, c.sha)  # type: ignore[attr-defined]
@@ -96,7 +142,7 @@ class BriefingsScreen(BaseScreen):
 
     def action_mark(self) -> None:
         self._sync_current()
-        if not self.current:
+        if not self.current or self.current not in self.versions:
             return
         self.marked = self.current
         table = self.query_one("#versions", DataTable)
@@ -106,7 +152,10 @@ class BriefingsScreen(BaseScreen):
 
     def action_diff(self) -> None:
         self._sync_current()
-        if not self.current:
+        if self._on_proposal():
+            self.show_proposal()
+            return
+        if not self.current or self.current not in self.versions:
             return
         if self.marked == self.current:
             self.notify("This is the marked version: highlight another one, then press f", severity="warning")
@@ -130,3 +179,51 @@ class BriefingsScreen(BaseScreen):
         order = list(self.versions)
         i = order.index(sha)
         return order[i + 1] if i + 1 < len(order) else None
+
+    # -- the waiting version: accept / reject ----------------------------------------------------------
+
+    def _waiting(self) -> Any:
+        if self.deciding:
+            self.notify("A briefing decision is being written", severity="warning")
+            return None
+        if self.proposal is None:
+            self.notify("No briefing waits for review", severity="warning")
+            return None
+        return self.proposal
+
+    def action_accept(self) -> None:
+        """Accept the waiting version: ``briefing.md`` becomes it, in one commit."""
+        p = self._waiting()
+        if p is not None:
+            self._decide(p.id, True, "")
+
+    def action_reject(self) -> None:
+        """Reject the waiting version, with a reason (kept in the ledger)."""
+        p = self._waiting()
+        if p is None:
+            return
+
+        def done(reason: str | None) -> None:
+            if reason is not None:
+                self._decide(p.id, False, reason)
+
+        self.app.push_screen(ReasonModal(f"Reject briefing #{p.id}"), done)
+
+    def _decide(self, bid: int, accept: bool, reason: str) -> None:
+        self.deciding = True
+        self._decide_worker(bid, accept, reason)
+
+    @work(thread=True, exit_on_error=False, group="briefing", name="briefing decision")
+    def _decide_worker(self, bid: int, accept: bool, reason: str) -> None:
+        try:
+            summary = services.decide_briefing(self.app.config, self.app.ledger, bid, accept, reason)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - a refused decision is a notification
+            self.app.call_from_thread(self._decided, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, True)
+            return
+        self.app.call_from_thread(self._decided, summary, False)
+
+    def _decided(self, summary: str, failed: bool) -> None:
+        self.deciding = False
+        self.notify(literal(summary, 300, one_line=True), severity="error" if failed else "information")
+        self.current = None
+        self.reload()

@@ -47,7 +47,8 @@ class CyclesScreen(BaseScreen):
             self.records[key] = rec
             who = "all" if rec.chat_id == "*" else short_project(rec.chat_id, 12)
             table.add_row(str(rec.id), rec.date, Text(literal(who, 12)),
-                          Text(rec.status, style=STATUS_STYLE.get(rec.status, "")), rec.trigger,
+                          Text(rec.status, style=STATUS_STYLE.get(rec.status, "")),
+                          "on demand" if rec.on_demand else rec.trigger,
                           rec.depth or "-", str(rec.new_candidates), key=key)
         restore_cursor(table, keep)
         if not self.records:

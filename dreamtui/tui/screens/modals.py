@@ -273,3 +273,35 @@ class ToolOutputModal(YesNoModal):
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()
+
+
+class ReasonModal(ModalScreen[str | None]):
+    """Reject with a free-text reason: Enter (or the button) rejects, Esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Input(placeholder="why (optional, Enter to reject)", id="reason")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Reject", variant="error", id="ok")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip())
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(self.query_one("#reason", Input).value.strip() if event.button.id == "ok" else None)

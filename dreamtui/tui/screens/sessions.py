@@ -76,10 +76,11 @@ class SessionsScreen(BaseScreen):
             self.show_project(keep)
             restore_cursor(self.query_one("#sessions", DataTable), keep_session)
         waiting_sessions = sum(1 for r in rows if (r["waiting"] or 0) > 0)
+        hint = services.dream_hint(services.dream_plan(self.app.config, self.app.ledger))  # type: ignore[attr-defined]
         self.query_one("#sessions-info", Static).update(Text.assemble(
             (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
             (f"{waiting_sessions}", "bold yellow"),
-            " with content not yet dreamed  (d dreams now · Enter on a session shows its proposals)",
+            f" with content not yet dreamed  ({hint} · Enter on a session shows its proposals)",
             (f"\n{len(skipped)} skipped: " if skipped else "", "yellow"),
             literal_text(skipped[0] if skipped else "", "yellow", one_line=True)))
 
