@@ -174,8 +174,10 @@ def test_a_ledger_from_before_kinds_is_rebuilt_with_its_rows(tmp_path: Path) -> 
 
 def test_the_cli_dreams_on_demand_then_says_nothing_new(config: Config) -> None:
     install(config)
+    empty = config.transcripts.parent / "empty.toml"
+    empty.write_text("")
     base = ["--transcripts", str(config.transcripts), "--memory", str(config.memory), "--state", str(config.state),
-            "--config", str(config.transcripts.parent / "none.toml")]
+            "--config", str(empty)]
     runner = CliRunner()
     cmd = ["--extractor", "heuristic"]
     first = runner.invoke(cli, [*base, "dream", *cmd])

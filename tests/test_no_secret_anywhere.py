@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from dreamtui.core.secrets import RULE_NAMES, rules_found
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, lesson, message, ok
+from tests.fakes.anthropic_server import FakeAnthropic, lesson, ok
 from tests.fakes.transcript import write_session
 
 PROJECT = "-home-kim-shop"
@@ -154,6 +154,8 @@ def the_persons_day(person: Person, transcript: Path) -> None:
     person.run("reject", flagged[1]["id"], "--reason", f"it shows the key {PLANTED['stripe-key']}, too specific",
                "--category", "other")
     person.run("review", "--date", NOW[:10])
+    person.run("briefing", "--pending")
+    person.run("briefing", "--accept")
     person.run("briefing")
     person.run("briefing", "--history")
     person.run("stats")
@@ -226,25 +228,24 @@ def test_no_planted_secret_is_found_anywhere_after_a_dream_an_accept_and_a_revie
 
 def test_no_planted_secret_reaches_claude_or_disk_when_claude_extracts(tmp_path: Path) -> None:
     """With the anthropic extractor against the fake API: nothing sent to the model holds a secret,
-    and a reply that echoes one (a claim, the briefing) is redacted before it is stored or written."""
+    and a reply that echoes one is redacted before it is stored or written (the briefing is made by code
+    from accepted memories and the sessions, never by the model)."""
     home, transcript = make_home(tmp_path, "anthropic")
     quote = "Understood, I will keep that in mind from now on."
     echoed = f"Never put the Stripe key {PLANTED['stripe-key']} in the frontend bundle."
-    briefing = f"## Working on\n- Payments, key {PLANTED['stripe-key']}\n\n## Decided\n- the password is {PLANTED['password-in-prose']}\n"
     with FakeAnthropic() as server:
         server.script.append(ok([lesson(quote, echoed, why=f"it leaked as {PLANTED['npm-token']}")]))
-        server.script.append(Reply(200, message(briefing)))
         person = Person(home, ANTHROPIC_API_KEY="test-key-not-secret", ANTHROPIC_BASE_URL=server.url)
         person.run("dream")
         person.run("candidates")
-        person.run("briefing")
+        person.run("briefing", "--pending")
+        person.run("briefing", "--accept")
         sent = {f"request {i} to {r.path}": json.dumps(r.body).encode() for i, r in enumerate(server.requests)}
-    assert len(sent) == 2  # the extraction and the briefing
+    assert len(sent) == 1  # the extraction (the briefing is made without a model)
     assert b"[REDACTED:" in sent["request 0 to /v1/messages"]  # the digest went out redacted
     claims = [c["claim"] for c in json.loads(person.run("candidates", "--json").stdout)]
     assert claims == ["Never put the Stripe key [REDACTED:stripe-key] in the frontend bundle."]
-    text = (home / "memory" / "briefing.md").read_text()
-    assert "[REDACTED:stripe-key]" in text
+    assert (home / "memory" / "briefing.md").is_file()
     assert leaks({**sent, **everything_written(home), **person.printed}) == []
 
 
@@ -333,23 +334,22 @@ def test_what_the_cli_prints_is_redacted() -> None:
 def test_the_briefing_never_holds_a_secret_cut_short(tmp_path: Path, git_home: Path) -> None:
     from dreamtui.core.config import Config
     from dreamtui.core.ledger import Ledger
-    from dreamtui.core.memory.briefing import ITEM_CHARS, rewrite_briefing
+    from dreamtui.core.memory.briefing import ITEM_CHARS, SessionSource, build_briefing
     from dreamtui.core.models import Digest, Turn
 
     config = Config(transcripts=tmp_path / "t", memory=tmp_path / "memory", state=tmp_path / "state",
                     extractor="heuristic")
-    # a decision whose long token the briefing's item limit cuts in the middle: cut, it is no longer
+    # a request whose long token the briefing's item limit cuts in the middle: cut, it is no longer
     # recognisable as a token, so only redacting the words before the briefing is made keeps it out
     payload = "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiYWRtaW4iOnRydWUsImlhdCI6MTUxNjIzOTAyMn0" * 2
     token = "eyJhbGciOiJIUzI1NiJ9." + payload + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-    words = f"We decided to keep using the session token {token} on staging."
+    words = f"Please keep using the session token {token} on staging."
     assert len(words) > ITEM_CHARS and rules_found(words) == ["jwt"]
-    digest = Digest("s1", PROJECT, ["/t/s1.jsonl"], [Turn("person", words, "/t/s1.jsonl", 1)])
+    digest = Digest("s1", PROJECT, ["/t/s1.jsonl"], [Turn("person", words, "/t/s1.jsonl", 1, kind="prompt")])
     ledger = Ledger.open(config.state)
     try:
-        result = rewrite_briefing(config, ledger, [digest], day="2026-03-10")
+        text, _items = build_briefing(config, ledger, [SessionSource(digest)])
     finally:
         ledger.close()
-    on_disk = (config.memory / "briefing.md").read_text()
-    assert result.text == on_disk and "We decided to keep using the session token [REDACTED:jwt]" in on_disk
-    assert payload[:12] not in on_disk
+    assert "Please keep using the session token [REDACTED:jwt]" in text
+    assert payload[:12] not in text

@@ -32,6 +32,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "sort": ("queue", "o"), "clear_filter": ("queue", "escape"), "detail_down": ("queue", "ctrl+d"),
     "detail_up": ("queue", "ctrl+u"),
     "briefings.mark": ("briefings", "m"), "briefings.diff": ("briefings", "f"), "briefings.view": ("briefings", "v"),
+    "briefings.accept": ("briefings", "a"), "briefings.reject": ("briefings", "r"),
     "memory.revert": ("memory", "x"),
     "promotion.approve": ("promotion", "A"), "promotion.revoke": ("promotion", "R"),
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -264,6 +265,10 @@ def _unusable(path: Path, exc: sqlite3.Error) -> str:
     return f"cannot use the ledger {path}: {text}"
 
 
+OPEN_WAIT_SECONDS = 30.0
+"""How long opening waits for another process that holds the new ledger's lock."""
+
+
 class Ledger:
     """The ledger database in the state directory."""
 
@@ -274,12 +279,23 @@ class Ledger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LedgerError(f"cannot create state directory {self.path.parent}: {exc.strerror}") from exc
-        try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise LedgerError(_unusable(self.path, exc)) from exc
+        deadline = time.monotonic() + OPEN_WAIT_SECONDS
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                # two processes creating or switching a new ledger at once: SQLite answers "locked"
+                # at once, without its busy handler, to the one that loses the race; wait for the other
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                self.close()
+                raise LedgerError(_unusable(self.path, exc)) from exc
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise LedgerError(_unusable(self.path, exc)) from exc
 
     @classmethod
     def open(cls, state_dir: Path) -> Ledger:
