@@ -288,9 +288,7 @@ def accepted_claims(ledger: Ledger, project: str | None, limit: int = 20) -> lis
 def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], *, day: str,
                      use_model: bool = False, project: str | None = None) -> BriefingResult:
     """Rewrite ``briefing.md`` in full and commit it alone (no commit when the text is unchanged)."""
-    from dreamtui.core.memory import gitops
-    from dreamtui.core.memory import layout as memory
-    from dreamtui.core.memory.decisions import memory_lock
+    from dreamtui.core.memory.generated import write_generated
 
     title = project or "all projects"
     previous = read_briefing(config)
@@ -306,19 +304,9 @@ def rewrite_briefing(config: Config, ledger: Ledger, digests: Sequence[Digest], 
             source = f"offline (model failed: {clean(str(exc) or type(exc).__name__, 100)})"
     if not text:
         text = offline_briefing(digests, memories, previous, day, title)
-    path = briefing_path(config)
-    commit = None
-    with memory_lock(config):
-        repo = gitops.open_repo(config.memory)
-        gitops.ensure_writable(repo)
-        gitops.refuse_uncommitted(repo, BRIEFING_FILE, text.encode("utf-8"))
-        if previous != text:
-            memory.atomic_write(config.memory, BRIEFING_FILE, text.encode("utf-8"))
-        if gitops.status(repo, [BRIEFING_FILE]):
-            result = gitops.commit_paths(repo, [BRIEFING_FILE], f"Briefing of {day} ({title})",
-                                         dict([TRAILER]))
-            commit = result.sha
-    return BriefingResult(path, text, commit, source, usage)
+    committed = write_generated(config, ledger, BRIEFING_FILE, text.encode("utf-8"), f"Briefing of {day} ({title})",
+                                dict([TRAILER]))
+    return BriefingResult(briefing_path(config), text, committed.sha if committed else None, source, usage)
 
 
 def briefing_history(config: Config, limit: int | None = None) -> list[BriefingVersion]:
