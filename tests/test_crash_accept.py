@@ -155,7 +155,8 @@ def _run(cfg: Config, cid: str, env: dict[str, str], crash_at: str | None = None
             pass
     proc.communicate(timeout=30)
     elapsed = time.monotonic() - ready
-    _wait_group_gone(proc.pid)
+    for pgid in {proc.pid, *_git_groups(cfg.memory)}:  # dreamtui's git runs in a group of its own
+        _wait_group_gone(pgid)
     return proc.returncode, elapsed
 
 
