@@ -308,22 +308,25 @@ def _opens(pid: int, target: str) -> bool:
 
 
 def lock_holders(repo: Repo, lock: Path | None = None) -> list[tuple[int, str]] | None:
-    """Live processes that may hold the repository's ``index.lock``: git processes working in this
-    repository, and any process with the lock file open, as (pid, command line). ``None`` when this
-    system has no ``/proc`` to look in. A git process whose places cannot be read counts as a holder."""
+    """Live processes of this user that may hold the repository's ``index.lock`` (only they can have
+    made a lock that is this user's): git processes working in this repository, and any process with
+    the lock file open, as (pid, command line). ``None`` when this system has no ``/proc`` to look in.
+    A git process whose places cannot be read counts as a holder."""
     if not os.path.isdir("/proc/self/fd"):
         return None
     lock = lock or index_lock(repo)
     roots = tuple({Path(os.path.realpath(p)) for p in (repo.working_tree_dir or repo.git_dir, repo.git_dir,
                                                        repo.common_dir)})
     target = os.path.realpath(lock)
-    me = os.getpid()
+    me, euid = os.getpid(), os.geteuid()
     found: list[tuple[int, str]] = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
             continue
         pid = int(name)
         try:
+            if os.stat(f"/proc/{pid}").st_uid != euid:
+                continue
             stat = _proc_text(pid, "stat")
             if stat[stat.rfind(")") + 2:].split()[:1] == ["Z"]:
                 continue  # a zombie holds nothing
