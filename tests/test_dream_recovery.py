@@ -267,3 +267,26 @@ def test_a_version_dreamtui_staged_under_a_persons_edit_is_unstaged(config: Conf
     assert repo.git.status("--porcelain", "--", "briefing.md") == "?? briefing.md"
     assert (config.memory / "briefing.md").read_text() == "the person's own briefing\n"
     assert repo.git.diff("--cached", "--name-only") == "staged.md"  # the person's staged file is still staged
+
+
+@pytest.mark.parametrize("left", ["untracked", "staged"])
+def test_a_leftover_of_dreamtuis_own_never_blocks_the_next_write(config: Config, ledger: Ledger, repo: git.Repo,
+                                                                  left: str) -> None:
+    """Without any reconcile: the next write that day replaces dreamtui's own leftover review file
+    (a hook said no, or the run was killed between `git add` and `git commit`)."""
+    first = b"# Review of 2026-03-10\n\n1 candidate survived the gate: 1 pending.\n"
+    if left == "untracked":
+        hook(repo, "pre-commit", "exit 1")
+        with pytest.raises(gitops.MemoryRepoError, match="pre-commit hook failed"):
+            generated.write_generated(config, ledger, REVIEW, first, "dreamtui: review", {})
+        (Path(repo.git_dir) / "hooks" / "pre-commit").unlink()
+    else:
+        generated._remember(ledger, REVIEW, first, "dreamtui: review", {})
+        (config.memory / "reviews").mkdir()
+        (config.memory / REVIEW).write_bytes(first)
+        repo.git.add(REVIEW)
+    assert REVIEW in repo.git.status("--porcelain", "--untracked-files=all")
+    second = first.replace(b"1 pending", b"1 rejected")
+    result = generated.write_generated(config, ledger, REVIEW, second, "dreamtui: review", {})
+    assert result is not None and gitops.show_file(repo, REVIEW) == second
+    assert clean(repo) and repo.git.diff("--cached", "--name-only") == "staged.md"
