@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import stat
 import subprocess
@@ -580,9 +581,7 @@ def execute(repo: Repo, argv: list[str], *, input: bytes | None = None, timeout:
                     proc.stdin.close()
                 except BrokenPipeError:
                     pass
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            timed_out = not _wait(proc, timeout)
         except BaseException:
             _stop(repo, proc)
             trace.unlink(missing_ok=True)
@@ -612,6 +611,27 @@ def execute(repo: Repo, argv: list[str], *, input: bytes | None = None, timeout:
         return stdout
     finally:
         trace.unlink(missing_ok=True)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``proc`` to exit (a pidfd where Linux has one: no polling);
+    whether it did."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready and proc.poll() is None:
+        return False
+    proc.wait()
+    return True
 
 
 def _stop(repo: Repo, proc: subprocess.Popen[bytes]) -> None:
@@ -758,7 +778,9 @@ def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str,
         _raise_after_put_back(repo, before, exc)
     except BaseException as exc:
         _raise_after_put_back(repo, before, exc)
-    sha = _read(repo, ["git", "rev-parse", "HEAD"]).strip()
+    sha = head_sha(repo)
+    if sha is None or sha == head_before:
+        raise MemoryRepoError(f"git commit made no commit in {repo.working_tree_dir}")
     return CommitResult(sha, notices)
 
 
