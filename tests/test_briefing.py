@@ -185,7 +185,7 @@ def test_session_lines_of_projects_not_read_this_time_are_kept_with_their_source
 
 
 def test_old_unsourced_lines_are_never_carried_forward(config: Config, ledger: Ledger) -> None:
-    briefing.write_briefing(config, "# Briefing\n\n## Blocked\n- Blocked: Waiting for results...\n", "old", {})
+    briefing.write_briefing(config, ledger, "# Briefing\n\n## Blocked\n- Blocked: Waiting for results...\n", "old", {})
     write_session(config, TURNS)
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
@@ -242,7 +242,7 @@ def test_a_newer_version_supersedes_the_waiting_one_and_an_unchanged_one_is_not_
 
 
 def test_a_persons_uncommitted_edit_is_never_overwritten_by_an_accept(config: Config, ledger: Ledger) -> None:
-    briefing.write_briefing(config, "# Briefing\n", "first", {})
+    briefing.write_briefing(config, ledger, "# Briefing\n", "first", {})
     write_session(config, TURNS)
     run_cycle(config, ledger, project=ACME)
     (config.memory / "briefing.md").write_text("# Briefing\n\n- my own note\n")
@@ -256,7 +256,7 @@ def test_a_persons_uncommitted_edit_is_never_overwritten_by_an_accept(config: Co
 
 
 def test_auto_written_after_promotion_and_rejected_after_the_fact(config: Config, ledger: Ledger) -> None:
-    briefing.write_briefing(config, "# Briefing\n\n- the version before\n", "before", {})
+    briefing.write_briefing(config, ledger, "# Briefing\n\n- the version before\n", "before", {})
     write_session(config, TURNS)
     digest = Digest(SESSION, ACME, turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)])
     result = briefing.propose_briefing(config, ledger, [SessionSource(digest, ())], day="2026-03-10",
@@ -307,9 +307,9 @@ def test_a_cycle_under_an_active_promotion_writes_the_briefing_itself(config: Co
 def test_history_lists_committed_versions(config: Config, ledger: Ledger) -> None:
     assert briefing.briefing_history(config) == []
     assert briefing.read_briefing(config) is None
-    first = briefing.write_briefing(config, "# Briefing\n\n- one\n", "one", {})
-    second = briefing.write_briefing(config, "# Briefing\n\n- two\n", "two", {})
-    assert briefing.write_briefing(config, "# Briefing\n\n- two\n", "same", {}) is None  # unchanged: no commit
+    first = briefing.write_briefing(config, ledger, "# Briefing\n\n- one\n", "one", {})
+    second = briefing.write_briefing(config, ledger, "# Briefing\n\n- two\n", "two", {})
+    assert briefing.write_briefing(config, ledger, "# Briefing\n\n- two\n", "same", {}) is None  # unchanged: no commit
     assert [v.sha for v in briefing.briefing_history(config)] == [second, first]
     assert briefing.briefing_at(config, first) == "# Briefing\n\n- one\n"  # type: ignore[arg-type]
 

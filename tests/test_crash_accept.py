@@ -155,7 +155,8 @@ def _run(cfg: Config, cid: str, env: dict[str, str], crash_at: str | None = None
             pass
     proc.communicate(timeout=30)
     elapsed = time.monotonic() - ready
-    _wait_group_gone(proc.pid)
+    for pgid in {proc.pid, *_git_groups(cfg.memory)}:  # dreamtui's git runs in a group of its own
+        _wait_group_gone(pgid)
     return proc.returncode, elapsed
 
 
@@ -234,3 +235,60 @@ def test_crash_during_undo(setup) -> None:
         assert len(undos) == 1
         assert ledger.get_candidate(cand.id).status == "pending"
         assert _person_state(repo) == person
+
+
+def test_an_accept_killed_with_its_git_leaves_no_lock_in_the_way_of_the_next(setup, tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    """SIGKILL of the accept and its git mid-commit (a pre-commit hook is running) leaves git's
+    index.lock behind; the next accept clears it (no process holds it) instead of failing until a
+    person deletes it, and the person's work is untouched."""
+    cfg, ledger, repo, env = setup
+    person = _person_state(repo)
+    hang = tmp_path / "hang"
+    started = tmp_path / "hook-started"
+    hook = Path(repo.git_dir) / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nif [ -e {hang} ]; then touch {started}; sleep 60; fi\n")
+    hook.chmod(0o755)
+    hang.write_text("")
+    cand = _candidate(300)
+    ledger.put_candidate(cand)
+    head_before = repo.head.commit.hexsha
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ACCEPT_SCRIPT, str(cfg.transcripts), str(cfg.memory), str(cfg.state), cand.id],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not started.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.01)
+    for pgid in {proc.pid, *_git_groups(cfg.memory)}:  # the accept, its git and the hook: all killed at once
+        os.killpg(pgid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    _wait_group_gone(proc.pid)
+    lock = Path(repo.git_dir) / "index.lock"
+    assert lock.exists()
+    hang.unlink()
+    monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0.5")
+    result = decisions.accept(cfg, ledger, cand.id)
+    assert any("cleared a stale" in n for n in result.notices), result.notices
+    assert not lock.exists()
+    assert _trailer_commits(repo, cand.id) == [result.commit_sha]
+    assert repo.head.commit.parents[0].hexsha == head_before
+    assert _person_state(repo) == person
+    assert "cleared a stale" in (Path(repo.git_dir) / gitops.RECOVERY_LOG).read_text()
+
+
+def _git_groups(memory: Path) -> set[int]:
+    """Process groups (not this test's) of processes working in ``memory``: dreamtui runs git in a group of its own."""
+    groups = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if cwd == str(memory) and fields[0] != "Z" and int(fields[2]) != os.getpgrp():
+            groups.add(int(fields[2]))
+    return groups

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -407,13 +409,21 @@ def test_an_auto_accept_found_only_in_git_is_recorded_as_auto(config: Config, le
 def test_listing_does_not_wait_for_a_persons_long_git_session(config: Config, ledger: Ledger, monkeypatch) -> None:
     decisions.accept(config, ledger, make(ledger, 1).id)
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.2")
+    monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # a live holder is waited on, however old its lock
     lock = Path(repo_of(config).git_dir) / "index.lock"
     lock.write_text("git add -p in progress")
-    assert decisions.reconcile(config, ledger).ok  # read-only work goes on
-    cand = make(ledger, 2)
-    with pytest.raises(MemoryRepoError, match="index.lock is held"):
-        decisions.accept(config, ledger, cand.id)
-    assert lock.read_text() == "git add -p in progress"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
+                               "time.sleep(30)", str(lock)], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline()
+    try:
+        assert decisions.reconcile(config, ledger).ok  # read-only work goes on
+        cand = make(ledger, 2)
+        with pytest.raises(MemoryRepoError, match="index.lock is held"):
+            decisions.accept(config, ledger, cand.id)
+        assert lock.read_text() == "git add -p in progress"
+    finally:
+        holder.kill()
+        holder.wait()
     assert ledger.get_candidate(cand.id).status == "pending"
     assert repo_of(config).git.status("--porcelain", "--untracked-files=all") == ""  # files put back
     assert not ledger.query("SELECT * FROM memory_intents")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -107,14 +109,23 @@ def test_a_held_index_lock_is_waited_on_then_the_commit_succeeds(repo: git.Repo,
     assert gitops.changed_paths(repo, sha) == ["t.md"]
 
 
-def test_a_lock_never_released_times_out_clearly_and_is_not_deleted(repo: git.Repo, monkeypatch) -> None:
+def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(repo: git.Repo, monkeypatch) -> None:
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.3")
+    monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # however old it is: a live holder is never overruled
     lock = Path(repo.git_dir) / "index.lock"
     lock.write_text("held by someone")
-    (Path(repo.working_tree_dir) / "t.md").write_text("t\n")
-    with pytest.raises(MemoryRepoError, match=r"index.lock is held by another git process \(waited 0.3s\)"):
-        gitops.commit_paths(repo, ["t.md"], "t", {})
-    assert lock.read_text() == "held by someone"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
+                               "time.sleep(30)", str(lock)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline()
+        (Path(repo.working_tree_dir) / "t.md").write_text("t\n")
+        with pytest.raises(MemoryRepoError, match=rf"index.lock is held by a running process \(pid {holder.pid}: "
+                                                  r".*\) \(waited 0.3s\); try again when it finishes"):
+            gitops.commit_paths(repo, ["t.md"], "t", {})
+        assert lock.read_text() == "held by someone"
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_missing_identity_gets_a_fallback_and_a_notice(tmp_path: Path, monkeypatch) -> None:

@@ -140,10 +140,13 @@ def test_a_failed_commit_puts_every_file_back(config: Config, repo_files: dict[s
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     repo = gitops.open_repo(config.memory)
     plan = plan_normalize(config)
-    monkeypatch.setenv("DREAMTUI_GIT_LOCK_TIMEOUT", "0")
-    (Path(repo.git_dir) / "index.lock").write_text("")  # another git process holds the index
-    with pytest.raises(MemoryRepoError, match="busy"):
+    hook = Path(repo.git_dir) / "hooks" / "pre-commit"  # the person's hook refuses the commit
+    hook.write_text("#!/bin/sh\necho 'frontmatter is frozen' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    index = repo.git.execute(["git", "ls-files", "-s"])
+    with pytest.raises(MemoryRepoError, match="the pre-commit hook failed .*: frontmatter is frozen"):
         apply_normalize(config, plan)
+    assert repo.git.execute(["git", "ls-files", "-s"]) == index
     for rel in ("feedback_commit_style.md", "projects/proj/aliases.md"):
         assert (Path(config.memory) / rel).read_text() == repo_files[rel]
 

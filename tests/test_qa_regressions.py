@@ -71,13 +71,13 @@ def test_review_left_uncommitted_by_dreamtui_itself_is_still_committed(config: C
 
 
 def test_briefing_refuses_to_overwrite_a_persons_edit(config: Config, ledger: Ledger) -> None:
-    write_briefing(config, "# Briefing\n\n- one\n", "Briefing one", {"Dreamtui-Briefing": "1"})
+    write_briefing(config, ledger, "# Briefing\n\n- one\n", "Briefing one", {"Dreamtui-Briefing": "1"})
     path = config.memory / "briefing.md"
     with path.open("a") as fh:
         fh.write("- my own note\n")
     before = _porcelain(config.memory)
     with pytest.raises(MemoryRepoError, match="briefing.md .*uncommitted changes"):
-        write_briefing(config, "# Briefing\n\n- two\n", "Briefing two", {"Dreamtui-Briefing": "2"})
+        write_briefing(config, ledger, "# Briefing\n\n- two\n", "Briefing two", {"Dreamtui-Briefing": "2"})
     assert _porcelain(config.memory) == before
 
 

@@ -143,6 +143,16 @@ CREATE TABLE IF NOT EXISTS candidate_edits (
     original TEXT NOT NULL DEFAULT '{}',   -- JSON claim, why, how_to_apply as extracted
     edited_at TEXT NOT NULL
 );
+-- A file the dream cycle generates (review file, briefing) as dreamtui wrote it and has not yet
+-- seen committed: an interrupted run's leftover is recognised as dreamtui's own, never a person's edit.
+CREATE TABLE IF NOT EXISTS generated_writes (
+    path TEXT NOT NULL,                    -- relative to the memory repository
+    blob TEXT NOT NULL,                    -- git blob id of the bytes written
+    subject TEXT NOT NULL,                 -- the commit it was meant for
+    trailers TEXT NOT NULL DEFAULT '{}',
+    written_at TEXT NOT NULL,
+    PRIMARY KEY (path, blob)
+);
 CREATE TABLE IF NOT EXISTS dream_cycles (
     id INTEGER PRIMARY KEY,
     chat_id TEXT NOT NULL,

@@ -174,7 +174,8 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         if row is None:
             cur = c.execute(
                 "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats) "
-                "VALUES (?, ?, 'running', ?, ?, ?)", (chat_id, day, started, trigger, json.dumps({"attempt": 1})))
+                "VALUES (?, ?, 'running', ?, ?, ?)",
+                (chat_id, day, started, trigger, json.dumps({"attempt": 1, "pid": os.getpid()})))
             return int(cur.lastrowid or 0), {"attempt": 1}
         if _done(row["status"], row["depth"], json.loads(row["stats"] or "{}")):
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
@@ -183,12 +184,13 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         # failed, 'running' left by a killed process (we hold the lock, so nobody runs it), or a
         # shallow sleep that only deferred sessions still being written: run it again
         prior = json.loads(row["stats"] or "{}")
+        prior.pop("pid", None)
         prior["depth"] = row["depth"]
         attempt = int(prior.get("attempt", 1) or 1) + 1
         c.execute(
             "UPDATE dream_cycles SET status = 'running', started_at = ?, completed_at = NULL, "
             "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = ? WHERE id = ?",
-            (started, trigger, json.dumps({"attempt": attempt}), row["id"]))
+            (started, trigger, json.dumps({"attempt": attempt, "pid": os.getpid()}), row["id"]))
         prior["next_attempt"] = attempt
         return int(row["id"]), prior
 
@@ -207,7 +209,7 @@ def _begin_on_demand(ledger: Ledger, chat_id: str, day: str) -> int:
         cur = c.execute(
             "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats, kind) "
             "VALUES (?, ?, 'running', ?, 'manual', ?, ?)",
-            (chat_id, day, clock.now_iso(), json.dumps({"attempt": 1}), ON_DEMAND))
+            (chat_id, day, clock.now_iso(), json.dumps({"attempt": 1, "pid": os.getpid()}), ON_DEMAND))
         return int(cur.lastrowid or 0)
 
 
@@ -262,6 +264,38 @@ def plan_dream(config: Config, ledger: Ledger, project: str | None = None,
         return DreamPlan(FULL, day)
     new = [p for p in projects_with_new_content(config, ledger) if project is None or p == project]
     return DreamPlan(ON_DEMAND if new else "nothing", day, covering, tuple(new))
+
+
+def fail_interrupted(ledger: Ledger) -> list[int]:
+    """Mark every cycle still ``running`` as failed: call with the cycle lock held, so none of them
+    can still be running (the process that ran it was killed). Returns their ids."""
+    failed = []
+    with ledger.write() as c:
+        for row in c.execute("SELECT id, started_at, stats FROM dream_cycles WHERE status = 'running'").fetchall():
+            pid = json.loads(row["stats"] or "{}").get("pid")
+            who = f"the process running it (pid {pid})" if pid else "the process running it"
+            c.execute("UPDATE dream_cycles SET status = 'failed', completed_at = ?, error_message = ? WHERE id = ?",
+                      (clock.now_iso(), f"interrupted: {who} ended before it finished (started "
+                       f"{row['started_at']}); marked failed when the next cycle started", row["id"]))
+            failed.append(int(row["id"]))
+    return failed
+
+
+def _mark_deep(ledger: Ledger, cycle_id: int) -> None:
+    """Say in the row, while it runs, that the cycle went past light sleep: if it is killed, the
+    retry knows to finish its REM."""
+    with ledger.write() as c:
+        c.execute("UPDATE dream_cycles SET depth = 'deep' WHERE id = ? AND status = 'running'", (cycle_id,))
+
+
+def _save_progress(ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]],
+                   stats: dict[str, Any]) -> None:
+    """Keep the running row's phases and counts current, so a killed cycle's work still counts in
+    the retry's totals (with its pid, which says who ran it)."""
+    with ledger.write() as c:
+        c.execute("UPDATE dream_cycles SET depth = COALESCE(?, depth), phases = ?, "
+                  "stats = json_patch(stats, ?) WHERE id = ? AND status = 'running'",
+                  (depth if depth in ("deep", "shallow") else None, json.dumps(phases), json.dumps(stats), cycle_id))
 
 
 def _finish(ledger: Ledger, cycle_id: int, status: str, depth: str | None, phases: list[dict[str, Any]],
@@ -356,6 +390,11 @@ def waking_message(record: CycleRecord) -> str:
         out.append(f"Error: {record.error_message}")
     ran = [PHASE_TITLES.get(p["name"], p["name"]) for p in record.phases]
     out.append("Phases: " + (" → ".join(ran) if ran else "none"))
+    if s.get("interrupted_cycles"):
+        ids = ", ".join(f"#{i}" for i in s["interrupted_cycles"])
+        out.append(f"Interrupted: cycle {ids} had been killed while running; marked failed.")
+    for notice in s.get("recovered") or []:
+        out.append(f"Recovered: {notice}")
     out.append(
         f"Sessions: {s.get('sessions_new', 0)} with new content, {s.get('sessions_deferred', 0)} deferred "
         f"(still being written), {s.get('sessions_quiet', 0)} too quiet "
@@ -508,6 +547,8 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         if project is not None and (project in {"", ".", ".."} or Path(project).name != project
                                     or not is_dir(config.transcripts / project)):
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
+        interrupted = fail_interrupted(ledger)
+        recovered = _recover_memory(config, ledger)
         if trigger != "manual":  # the scheduler, a goodnight: the date's full cycle of every project covers P too
             every = covering_cycle(ledger, project, day)
             if every is not None and every.chat_id != chat_id:
@@ -526,6 +567,10 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         run.stats["attempt"] = int(prior.get("next_attempt", 1))
         if run.on_demand:
             run.stats["after_cycle"] = plan.covering.id if plan.covering else None
+        if interrupted:
+            run.stats["interrupted_cycles"] = interrupted
+        if recovered:
+            run.stats["recovered"] = recovered
         try:
             run.run()
         except BaseException as exc:
@@ -545,6 +590,14 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     record = get_cycle(ledger, cycle_id)
     assert record is not None
     return record
+
+
+def _recover_memory(config: Config, ledger: Ledger) -> list[str]:
+    """What an interrupted run left in the memory repository, put right before this cycle starts
+    (a stale ``index.lock``, an uncommitted or staged review file or briefing): one notice each."""
+    from dreamtui.core.memory.generated import reconcile_generated
+
+    return reconcile_generated(config, ledger)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -603,6 +656,7 @@ class _Cycle:
         self._phase["counts"].update(counts)
         self._phase["ended"] = clock.now_iso()
         self._phase = None
+        _save_progress(self.ledger, self.id, self.depth, self.phases, self.stats)
 
     # -- the phases -----------------------------------------------------------------------------
 
@@ -621,6 +675,7 @@ class _Cycle:
             self.wake()
             return
         self.depth = "deep"
+        _mark_deep(self.ledger, self.id)
         self.deep()
         self.branch()
         if not self.on_demand:  # an on-demand pass never dreams a second REM the same date

@@ -376,23 +376,14 @@ def read_briefing(config: Config) -> str | None:
         return None
 
 
-def write_briefing(config: Config, text: str, subject: str, trailers: dict[str, str]) -> str | None:
+def write_briefing(config: Config, ledger: Ledger, text: str, subject: str, trailers: dict[str, str]) -> str | None:
     """Write ``briefing.md`` and commit it alone (``git commit --only``); the commit's sha, or None
-    when the file already held ``text``. Refuses to overwrite a person's uncommitted edit of it."""
-    from dreamtui.core.memory import gitops
-    from dreamtui.core.memory import layout as memory
-    from dreamtui.core.memory.decisions import memory_lock
+    when the file already held ``text``. Refuses to overwrite a person's uncommitted edit of it; a
+    leftover of an interrupted run of dreamtui's own is replaced (see :mod:`.generated`)."""
+    from dreamtui.core.memory.generated import write_generated
 
-    data = text.encode("utf-8")
-    with memory_lock(config):
-        repo = gitops.open_repo(config.memory)
-        gitops.ensure_writable(repo)
-        gitops.refuse_uncommitted(repo, BRIEFING_FILE, data)
-        if read_briefing(config) != text:
-            memory.atomic_write(config.memory, BRIEFING_FILE, data)
-        if gitops.status(repo, [BRIEFING_FILE]):
-            return gitops.commit_paths(repo, [BRIEFING_FILE], subject, trailers).sha
-    return None
+    committed = write_generated(config, ledger, BRIEFING_FILE, text.encode("utf-8"), subject, trailers)
+    return committed.sha if committed else None
 
 
 # -- proposals (the ledger's ``briefings`` table) --------------------------------------------------
@@ -452,7 +443,7 @@ def propose_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionS
         return BriefingResult(path, text, None, "pending", int(same[0]["id"]))
     commit = None
     if auto:
-        commit = write_briefing(config, text, f"Briefing of {day} ({project or 'all projects'}), auto-written",
+        commit = write_briefing(config, ledger, text, f"Briefing of {day} ({project or 'all projects'}), auto-written",
                                 dict([TRAILER, AUTO_TRAILER]))
     with ledger.write() as c:
         cur = c.execute(
@@ -485,7 +476,7 @@ def accept_briefing(config: Config, ledger: Ledger, bid: int | None = None) -> B
         with ledger.write() as c:
             c.execute("UPDATE briefings SET reviewed_at = ? WHERE id = ?", (now, prop.id))
         return get_proposal(ledger, prop.id) or prop
-    sha = write_briefing(config, prop.text, f"Briefing #{prop.id} accepted", {TRAILER[0]: str(prop.id)})
+    sha = write_briefing(config, ledger, prop.text, f"Briefing #{prop.id} accepted", {TRAILER[0]: str(prop.id)})
     with ledger.write() as c:
         c.execute("UPDATE briefings SET status = 'accepted', decided_by = 'person', commit_sha = ?, "
                   "decided_at = ?, reviewed_at = ? WHERE id = ?", (sha, now, now, prop.id))
@@ -506,7 +497,7 @@ def reject_briefing(config: Config, ledger: Ledger, bid: int | None = None,
 
         repo = gitops.open_repo(config.memory, create=False)
         before = gitops.show_file(repo, BRIEFING_FILE, f"{prop.commit_sha}^")
-        sha = write_briefing(config, before.decode("utf-8", "replace") if before else "",
+        sha = write_briefing(config, ledger, before.decode("utf-8", "replace") if before else "",
                              f"Briefing #{prop.id} rejected after review",
                              {TRAILER[0]: str(prop.id), "Dreamtui-Review": "rejected"})
     with ledger.write() as c:

@@ -669,20 +669,11 @@ def _events(repo: Repo) -> dict[str, list[tuple[str, str]]]:
     return events
 
 
-def _wait_for_git(repo: Repo) -> None:
-    lock = Path(repo.git_dir) / "index.lock"
-    deadline = time.monotonic() + gitops.lock_timeout()
-    while lock.exists():
-        if time.monotonic() > deadline:
-            raise gitops._lock_error(repo, lock, gitops.lock_timeout())
-        time.sleep(0.05)
-
-
 def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
     report = ReconcileReport()
     intents = ledger.query("SELECT * FROM memory_intents ORDER BY id")
     if intents:  # an interrupted write may have left a git process running: let it finish first
-        _wait_for_git(repo)
+        gitops.wait_for_index(repo, notices=report.notices)
     events = _events(repo)
     for intent in intents:
         cid, action = intent["candidate_id"], intent["action"]

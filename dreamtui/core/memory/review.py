@@ -14,7 +14,7 @@ from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, row_to_candidate
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
-from dreamtui.core.memory.decisions import memory_lock
+from dreamtui.core.memory.generated import write_generated
 from dreamtui.core.models import Candidate
 
 
@@ -87,15 +87,6 @@ def write_review(config: Config, ledger: Ledger, date: Date | str) -> Path:
     day = _day(date)
     text = render_review(day, review_candidates(ledger, day))
     rel = review_rel_path(day)
-    with memory_lock(config):
-        repo = gitops.open_repo(config.memory)
-        gitops.ensure_writable(repo)
-        root = Path(repo.working_tree_dir or config.memory)
-        memory.make_dirs(root, memory.REVIEWS)
-        data = memory.storable(text.encode("utf-8"))  # the bytes the writer puts on disk
-        gitops.refuse_uncommitted(repo, rel, data)
-        if memory.read_bytes(root, rel) != data:
-            memory.atomic_write(root, rel, data)
-        if gitops.status(repo, [rel]):
-            gitops.commit_paths(repo, [rel], f"dreamtui: review of {day}", {gitops.TRAILER_REVIEW: day})
-    return root / rel
+    write_generated(config, ledger, rel, text.encode("utf-8"), f"dreamtui: review of {day}",
+                    {gitops.TRAILER_REVIEW: day})
+    return Path(config.memory) / rel
