@@ -134,8 +134,8 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
     install(config, "busy")
     person = person_state(repo)
     hang, started = tmp_path / "hang", tmp_path / "hook-started"
-    # the person's pre-commit hook hangs on the briefing's commit while `hang` exists
-    hook(repo, "pre-commit", f"if [ -e {hang} ] && git diff --cached --name-only | grep -q briefing.md; then\n"
+    # the person's pre-commit hook hangs on the review file's commit (REM) while `hang` exists
+    hook(repo, "pre-commit", f"if [ -e {hang} ] && git diff --cached --name-only | grep -q reviews/; then\n"
                              f"  touch {started}; sleep 60\nfi")
     hang.write_text("")
     proc = subprocess.Popen([sys.executable, "-c", DREAM, str(config.transcripts), str(config.memory),
@@ -150,10 +150,10 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
     out, _ = proc.communicate(timeout=30)
     assert b"finished" not in out
     hang.unlink()
-    # what the kill left: a cycle `running`, git's index.lock, the briefing written but not committed
+    # what the kill left: a cycle `running`, git's index.lock, the review file written but not committed
     assert find_cycle(ledger, ACME, DAY).status == "running"  # type: ignore[union-attr]
     assert gitops.index_lock(repo).exists()
-    assert "briefing.md" in repo.git.status("--porcelain", "--untracked-files=all")
+    assert REVIEW in repo.git.status("--porcelain", "--untracked-files=all")
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0.5")
 
     record = run_cycle(config, ledger, project=ACME)  # the next run, the same day: nobody helped
@@ -162,8 +162,8 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
     recovered = "\n".join(record.stats["recovered"])
     assert "cleared a stale" in recovered and "index.lock" in recovered
-    assert "committed briefing.md as an interrupted run left it" in recovered
-    assert "Recovered: committed briefing.md" in waking_message(record)
+    assert f"committed {REVIEW} as an interrupted run left it" in recovered
+    assert f"Recovered: committed {REVIEW}" in waking_message(record)
     assert not gitops.index_lock(repo).exists()
     assert clean(repo) and person_state(repo) == person
     assert (config.memory / REVIEW).exists() and gitops.show_file(repo, REVIEW) == (config.memory / REVIEW).read_bytes()
