@@ -11,7 +11,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared")  # ../shared, or where it is
 CORPUS = SHARED / "corpus" / "projects"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
