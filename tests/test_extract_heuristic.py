@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.extract.heuristic import MIN_QUOTE_WORDS, HeuristicExtractor
+from dreamtui.core.extract.heuristic import MIN_QUOTE_WORDS, HeuristicExtractor, word_count
 from dreamtui.core.models import Digest, Turn
 
 # Floors set from the measured figures (docs/extractors.md), just below them so noise-free
@@ -104,7 +104,7 @@ def test_short_sentence_is_joined_with_its_neighbour_or_skipped() -> None:
                           ("person", "Stop it.")))
     assert len(cands) == 1
     assert cands[0].quote == "Never do that. It broke the staging database last week."
-    assert all(len(c.quote.split()) >= MIN_QUOTE_WORDS for c in cands)
+    assert all(word_count(c.quote) >= MIN_QUOTE_WORDS for c in cands)
 
 
 def test_chatter_with_trigger_words_is_not_a_lesson() -> None:
@@ -229,7 +229,7 @@ def test_never_crashes_and_every_quote_is_verbatim(turns: list[tuple[str, str]])
     digest = digest_of(*turns)
     for c in run(digest):
         assert any(c.quote in t.text for t in digest.turns)
-        assert len(c.quote.split()) >= MIN_QUOTE_WORDS
+        assert word_count(c.quote) >= MIN_QUOTE_WORDS
         assert c.type in ("feedback", "project")
 
 
@@ -348,3 +348,17 @@ def test_why_says_only_what_the_transcript_shows_and_how_names_the_project() -> 
         assert "dreamboard-web" in c.how_to_apply and "-home-kim" not in c.how_to_apply
     assert "(line 7)" in cands[0].why and '"never"' in cands[0].why
     assert "line 12" in cands[2].why and "assistant" in cands[2].why
+
+
+def test_rules_in_other_languages_are_found_and_promises_are_not() -> None:
+    rule = ("Без моего подтверждения ты не удаляешь файлы, не отправляешь сообщения, не выходишь за пределы "
+            "рабочей папки ai-lessons.")                                                 # n29, line 15
+    digest = digest_of(
+        ("person", "Меня зовут Лиза. Обращайся ко мне Лиза. Я являюсь менеджером проектов.\n" + rule),
+        # n35: an assistant's answer pasted into the prompt ("…I will never touch it"), a promise, not a rule
+        ("person", "하지만 시스템의 심장(Master Key)은 절대 건드리지 않고 Kim님의 손에 들려드릴 것입니다."),
+        ("person", "Nunca faça push direto na main, sempre abra um PR antes."),
+    )
+    cands = run(digest)
+    assert [c.quote for c in cands] == [rule, "Nunca faça push direto na main, sempre abra um PR antes."]
+    assert cands[0].claim == rule and cands[0].type == "feedback"

@@ -35,7 +35,8 @@ LONG_PERSON_TURN = 600
 PERSON_KINDS = {"text", "prompt", "rejection", "queued"}
 
 # A sentence ends at . ! ? (followed by space or end) or at a line break.
-_SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|$)", re.MULTILINE)
+# A sentence ends at . ! ? followed by a space (or the end), at 。！？ (no space follows them) or at a line break.
+_SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|$)", re.MULTILINE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODEISH_LINE = re.compile(r"^\s*(?:[>$#➜%]|\{|\}|\[|\]|[-+]{3}|@@|\w+\s*[:=]\s*[\[{(]|Traceback|File \")")
 _ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
@@ -80,7 +81,7 @@ _PERSON_RULES: list[tuple[re.Pattern[str], str]] = [
                 r"by default)\b", _I), "preference"),
     (re.compile(r"\b(?:make sure|be sure|remember|don'?t forget)\s+(?:to|that|you|each|every|all|any|no|never|"
                 r"always)\b", _I), "preference"),
-    (re.compile(r"\b(?:you|we)\s+(?:should|must|need to|have to)\s+(?!be able|have been)\w+", _I),
+    (re.compile(r"\b(?:you|we)\s+(?:should|must|need to|have to)\s+(?!be able|have been|see|notice|get|receive|now)\w+", _I),
      "preference"),
     (re.compile(r"\blet'?s\s+keep\b", _I), "preference"),
     (re.compile(r"\bI\s+(?:really\s+)?like\b", _I), "preference"),
@@ -95,12 +96,32 @@ _PERSON_RULES: list[tuple[re.Pattern[str], str]] = [
      "correction"),
     # the person pointing at what already exists: "there are already applescripts to do this"
     (re.compile(r"^(?:but\s+)?(?:there\s+(?:is|are|'s)\s+already|(?:we|i)\s+already\s+have)\s+\w+", _I), "fact"),
-    (re.compile(r"\bnever\b", _I), "correction"),
+    # "never" as an order, not a report ("the callback never fires", "it never worked")
+    (re.compile(r"\bnever\b(?!\s+(?:\w*[^s\s]s|\w+ed|was|were|got|did|had|ran|came|went|saw|made|told|"
+                r"been|even)\b)", _I), "correction"),
     (re.compile(r"(?<!\bit )(?<!\bthat )(?<!\bthis )\balways\s+\w+", _I), "preference"),
     (re.compile(r"\bwe\s+(?:got|were|have been|'ve been)\s+(?:burned|burnt|bitten)\b|\bbit us\b", _I),
      "correction"),
     (re.compile(r"\bwe\s+(?:use|don'?t use|never use|always use|only use)\b", _I), "fact"),
     (re.compile(r"\b(?:is|are)\s+[\w ./`-]{1,40},\s+not\s+", _I), "fact"),
+    # round five: the same corrections and standing rules in the other languages of real sessions (Chinese,
+    # Japanese, Korean, Russian, Portuguese, Spanish, French, German): "don't", "never", "always", "from now
+    # on", "I (don't) want you to", "without my confirmation"
+    (re.compile(r"^(?:请|請)?(?:不要|别|別|不准|禁止|永远不要|永遠不要|绝对不要|絕對不要|千万不要|千萬不要)"
+                r"|^我(?:不希望|不想要|不喜欢|不喜歡)|[，,]\s*(?:请|請)?(?:不要|别|別)(?!的)"), "correction"),
+    (re.compile(r"以后|以後|今后|今後|从现在开始|從現在開始|总是|總是|一律|务必|務必|始终|始終|^我(?:希望|要求)你"),
+     "preference"),
+    (re.compile(r"しないで|しないこと|今後|これからは|必ず|常に"), "preference"),
+    (re.compile(r"하지\s*마|하지\s*말|앞으로|항상|절대|반드시"), "preference"),
+    (re.compile(r"\bникогда\s+не\b|^не\s+(?:надо|нужно|используй|делай|удаляй|трогай|пиши|меняй|запускай|"
+                r"коммить|пушь)\b|\bбез\s+моего\s+(?:подтверждения|разрешения|согласия)\b", _I), "correction"),
+    (re.compile(r"\b(?:всегда|с этого момента|впредь|обязательно)\b|\bя\s+хочу,?\s+чтобы\s+ты\b", _I),
+     "preference"),
+    (re.compile(r"\b(?:nunca|jamais|niemals)\b|^(?:não|no)\s+(?:use|usar|faça|fazer|mexa|altere|apague|uses|hagas|"
+                r"toques|cambies|borres)\b|\bne\s+\w+\s+jamais\b", _I), "correction"),
+    (re.compile(r"\b(?:sempre|siempre|toujours|immer|a partir de agora|a partir de ahora|de agora em diante|"
+                r"de ahora en adelante|désormais|à partir de maintenant|ab jetzt|ab sofort|prefiro|"
+                r"prefiero|quero que você|quiero que)\b", _I), "preference"),
     # third round: general shapes of a stated rule (imperative + scope or reason; "any/every X ...")
     (re.compile(r"^(?:only\s+)?(?:use|run|put|keep|add|set|write|report|send|ship|route|pin|name|tag|"
                 r"store|test|check|ask|wait|resend|retry|deploy|commit|merge|open|prefer|stick)\b[^?]*"
@@ -200,7 +221,10 @@ _SPECIFIC = re.compile(
 _REPORT = re.compile(
     r"\b(?:now|again|anymore|any more|still|since|yesterday|today|tonight|tomorrow|"
     r"sometimes|randomly|suddenly|keeps?\s+\w+ing|kept|broken|wrong|weird|slow|btw|seems?|looks? like|"
-    r"I (?:think|guess|noticed|saw|see)|you (?:removed|renamed|changed|deleted|added|broke|forgot))\b", _I)
+    r"I (?:think|guess|noticed|saw|see)|you (?:removed|renamed|changed|deleted|added|broke|forgot)|"
+    # a bug report in the present tense ("the API returns 500 on /login") is not how the project works
+    r"errors?|exceptions?|fail\w*|crash\w*|blank|undefined|not working|doesn'?t work|don'?t work|"
+    r"hangs?|freez\w*|404|500)\b", _I)
 _PERSON_HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably)\b", _I)
 # A person's sentence about this moment only ("…tomorrow, I need to sleep") is never a lesson.
 _MOMENT_ONLY = re.compile(r"\b(?:tomorrow|tonight|for now|right now|for today|this time|I need to sleep)\b", _I)
@@ -374,6 +398,10 @@ _TASK_ORDER = re.compile(
     r"|\b(?:make|create|add|build|write)\s+(?:a|an|the)\s+new\b", _I)
 
 
+# A speaker promising what they will do (often an assistant's answer pasted into a prompt) sets no rule.
+_SELF_PROMISE = re.compile(r"(?:겠습니다|것입니다|할게요|하겠다)[.。]?$|^我(?:会|将|會|將)|^я\s+(?:буду|сделаю)\b", _I)
+
+
 def _is_question(text: str) -> bool:
     """Whether a sentence asks something (a "?" outside quotation marks, or a question's word order)."""
     bare = _QUOTED.sub('""', _clean(text)).rstrip(" \"'”)*_")
@@ -504,8 +532,19 @@ def _framing(text: str, spans: list[_Span]) -> list[_Span]:
     return [sp for sp in spans if sp.end <= brk.start()]
 
 
-def _words(text: str) -> int:
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def word_count(text: str) -> int:
+    """Words of a quote as the gate counts them (whitespace-separated).
+
+    A Chinese or Japanese sentence has no spaces, so the gate refuses it as too short whatever its length
+    (``core/gate/verify.refusal``); proposing it would only add a dropped candidate.
+    """
     return len(text.split())
+
+
+_words = word_count
 
 
 def _clean(text: str) -> str:
@@ -517,12 +556,20 @@ def _capitalise(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+_TASK_THEN_RULE = re.compile(r"^(.{3,80}?)(?:,\s*|\s+)and\s+(make sure|be sure|always|never|don'?t|do not|"
+                             r"remember to)\b", _I)
+
+
 def _imperative(sentence: str, kind: str) -> str:
     """A cleaned imperative form of a person's sentence."""
     text = _clean(sentence)
     text = _LEAD.sub("", text).strip(" ,;:-—–")
     if kind in _PLAIN_KINDS:  # "Right, the template only works with biblatex" → "The template only works…"
         text = _FACT_LEAD.sub("", text).strip(" ,;:-—–") or text
+    # "Suggest further changes and make sure each sentence is on a new line" → the rule, without the task
+    rule = _TASK_THEN_RULE.match(text)
+    if rule and _TASK_ORDER.match(rule.group(1)):
+        text = text[rule.start(2):]
     rewrites = [
         (r"^(?:i(?:'d| would)?\s+(?:really\s+)?prefer)\s+(?:that\s+)?(?:you\s+|we\s+)?", "Prefer "),
         (r"^i(?:'d| would)?\s+rather\s+(?:you\s+|we\s+)?", "Prefer to "),
@@ -540,8 +587,12 @@ def _imperative(sentence: str, kind: str) -> str:
         if new != text:
             text = new
             break
-    text = text.rstrip(" .!?,;:")
-    return _capitalise(text) + "." if text else ""
+    text = text.rstrip(" .!?,;:。")
+    return _capitalise(text) + _full_stop(text) if text else ""
+
+
+def _full_stop(text: str) -> str:
+    return "。" if text and _CJK.match(text[-1]) and not "\uac00" <= text[-1] <= "\ud7af" else "."
 
 
 _STATUS_HEAD = re.compile(r"\b(?:fail\w*|broke|breaks|error|crash\w*|problem|issue|bug)\b", _I)
@@ -685,7 +736,7 @@ class HeuristicExtractor:
             return None
         if _is_question(stripped):
             return None  # a question is never filed as a fact, a correction included
-        if role == "person" and (_MOMENT_ONLY.search(stripped) or _one_off(bare)):
+        if role == "person" and (_MOMENT_ONLY.search(stripped) or _one_off(bare) or _SELF_PROMISE.search(bare)):
             return None
         if role == "assistant" and _assistant_transient(stripped):
             return None
