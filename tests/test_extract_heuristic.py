@@ -346,7 +346,8 @@ def test_why_says_only_what_the_transcript_shows_and_how_names_the_project() -> 
     for c in cands:
         assert "standing" not in c.why and "as a fact" not in c.why
         assert "dreamboard-web" in c.how_to_apply and "-home-kim" not in c.how_to_apply
-    assert "(line 7)" in cands[0].why and '"never"' in cands[0].why
+    assert cands[0].why == 'The person told the assistant this at line 7 ("never").'
+    assert cands[1].why == 'The person said this about the project at line 9 ("every").'
     assert "line 12" in cands[2].why and "assistant" in cands[2].why
 
 

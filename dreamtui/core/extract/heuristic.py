@@ -386,7 +386,8 @@ _REASON_OR_CONTRAST = re.compile(
 # A one-off task: an order to do something now ("Add an sqlite database to stock all the data", "we should
 # support .tar as well", "…, make a new col") with nothing that makes it a rule, a reason or a contrast.
 _TASK_ORDER = re.compile(
-    r"^(?:(?:please|pls|just|also|now|then|and|first|can you|could you|go ahead and)\s+)*(?:add|create|make(?! sure)|"
+    r"^(?:(?:please|pls|just|also|now|then|and|first|can you|could you|go ahead and)\s+)*"
+    r"(?:i\s+(?:want|need|would like|'d like)\s+(?:you\s+to\s+|us\s+to\s+|to\s+))?(?:add|create|make(?! sure)|"
     r"build|implement|write|generate|remove|delete|rename|change|update|fix|move|translate|convert|refactor|"
     r"replace|support|populate|train|plot|show|give|find|check|look|tell|explain|suggest|start|launch|relaunch|"
     r"kill|restart|run|push|commit|install|deploy|open|attach|amend|test|try|do|go|proceed|continue|redo|"
@@ -783,8 +784,7 @@ class HeuristicExtractor:
         else:
             claim = _faithful(_conclusion(quote), quote)
             ctype = "project"
-            why = (f"The assistant concluded this while working in this session ({where_said}); it is the "
-                   "assistant's own finding, not something the person said.")
+            why = f"The assistant's own finding at {where_said}, not the person's words."
             scope = project
         if _words(claim) < 3:
             return None
@@ -835,17 +835,16 @@ def _where(digest: Digest, turn: Turn) -> str:
 
 
 def _person_why(kind: str, quote: str, where_said: str) -> str:
-    """Why the person's words were proposed: only what the transcript shows (the shape of what was said)."""
+    """Why the person's words were proposed: only what the transcript shows (who said it, where, in what words)."""
     shape = {
-        "correction": "said this while redirecting the assistant",
-        "preference": "asked for this",
-        "fact": "said this about the project",
-        PLAIN_FACT: "said this about the project",
-        PLAIN_RULE: "said this together with its reason or its history",
+        "correction": "The person told the assistant this",
+        "preference": "The person asked for this",
+        "fact": "The person said this about the project",
+        PLAIN_FACT: "The person said this about the project",
+        PLAIN_RULE: "The person gave this with its reason",
     }[kind]
     marker = _STANDING.search(quote)
-    scope = f', in words meant beyond this task ("{marker.group(0)}")' if marker else ""
-    return f"The person {shape} ({where_said}){scope}."
+    return f'{shape} at {where_said}' + (f' ("{marker.group(0)}")' if marker else "") + "."
 
 
 _KIND_RANK = {"correction": 5, "fact": 4, PLAIN_RULE: 4, "preference": 3, PLAIN_FACT: 2, "cause": 2, "finding": 2,
