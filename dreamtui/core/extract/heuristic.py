@@ -15,6 +15,11 @@ Four shapes of moment make a lesson:
   and a failure) and is vetoed by words of the moment ("now", "again", "tomorrow"), hedges, and the
   assistant's own narration ("I'll…", "…, so the crash is gone").
 
+Round five (fewer, better; from the real evaluation set): a question, a one-off task order, pasted
+material (a long prompt is read to its first paragraph), the assistant's diagnosis in progress and its
+reports of this session's state are never proposed; one record gives at most one proposal; a claim never
+loses a negation; ``why`` says only who said it and where; ``how`` names the project from ``cwd``.
+
 Each candidate's quote is the sentence itself, cut verbatim from the turn text (so verification
 finds it in the raw transcript); a sentence under six words is joined with its neighbour in the same
 turn or skipped. The claim is a cleaned imperative form of the sentence.
