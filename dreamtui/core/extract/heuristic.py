@@ -427,7 +427,7 @@ def _one_off(bare: str) -> bool:
 # ("Try running…", "If…"), its reports ("passed", "worked", "returned"), and formatted analysis.
 _A_TRANSIENT = re.compile(
     r"\b(?:I see|I can see|now|currently|still|at the moment|right now|yet|today|actually|attempt(?:ed|s)?|tried|"
-    r"worked|works now|passed|passes|succeeded|confirm(?:s|ed|ing)?|returned|you|your|we|I)\b"
+    r"worked|works now|passed|passes|succeeded|confirm(?:s|ed|ing)?|returned|you|your|we|(?-i:I))\b"
     r"|\b(?:is|are|was|were|isn'?t|aren'?t|wasn'?t|weren'?t)\s+(?:not\s+|being\s+|also\s+|still\s+)?\w+ing\b"
     r"|\*\*|^\s*(?:[-*•>]|\d+[.)])\s"
     r"|^(?:the\s+)?(?:real\s+|actual\s+|main\s+|current\s+)?(?:issue|problem|error|bug)s?\s+(?:is|are|here is|"
@@ -538,7 +538,8 @@ def _framing(text: str, spans: list[_Span]) -> list[_Span]:
     return [sp for sp in spans if sp.end <= brk.start()]
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+# Chinese and Japanese script: a claim in it ends with "。".
+_HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def word_count(text: str) -> int:
@@ -550,7 +551,7 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-_words = word_count
+_words = word_count  # the module's own short name
 
 
 def _clean(text: str) -> str:
@@ -598,7 +599,7 @@ def _imperative(sentence: str, kind: str) -> str:
 
 
 def _full_stop(text: str) -> str:
-    return "。" if text and _CJK.match(text[-1]) and not "\uac00" <= text[-1] <= "\ud7af" else "."
+    return "。" if text and _HAN_KANA.match(text[-1]) else "."
 
 
 _STATUS_HEAD = re.compile(r"\b(?:fail\w*|broke|breaks|error|crash\w*|problem|issue|bug)\b", _I)
@@ -722,15 +723,12 @@ class HeuristicExtractor:
                 plain_causes += kind == PLAIN_CAUSE
             elif _words(sentence) < MIN_QUOTE_WORDS or kind == "finding":
                 start, end = self._extend(text, spans, i)
-                joined = text[start:end]
-                if start < used_until or _words(joined) < MIN_QUOTE_WORDS or _is_question(joined):
+                if start < used_until or _words(text[start:end]) < MIN_QUOTE_WORDS:
                     continue
-                if turn.role == "assistant" and _assistant_transient(joined):
-                    continue  # "Ah, I see! The files are actually in …"
             quote = text[start:end]
             if len(quote) > MAX_QUOTE_CHARS or (end - start != span.end - span.start and (
                     _is_question(quote) or (turn.role == "assistant" and _assistant_transient(quote)))):
-                continue  # a joined neighbour never brings a question or the assistant's narration along
+                continue  # a joined neighbour never brings a question or narration ("Ah, I see! The files are…")
             used_until = end
             yield quote, kind
 
