@@ -655,3 +655,20 @@ def test_an_unreadable_transcript_is_named_in_the_waking_message(config: Config,
                                completed_at=NOW, error_message=None, trigger="manual", depth="shallow",
                                phases=[], stats={"unreadable_files": unreadable})
     assert "Could not read 1 transcript file(s)" in waking_message(record)
+
+
+def test_the_offline_extractor_names_the_project_by_its_working_directory(config: Config, ledger: Ledger) -> None:
+    session = "c0ffee00-0000-4000-8000-000000000001"
+    path = session_file(config, session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    texts = ["Never push to the release branch without a green CI run, it deploys straight to customers.",
+             "From now on always run the migrations against the throwaway container before touching them."]
+    for n, text in enumerate(texts):
+        rec = {"type": "user", "sessionId": session, "uuid": f"{session[:8]}-cwd-{n}", "isSidechain": False,
+               "cwd": "/home/kim/src/acme-web", "timestamp": f"2026-03-10T09:{n:02d}:00.000Z",
+               "message": {"role": "user", "content": text}}
+        append(path, (json.dumps(rec) + "\n").encode())
+    run_cycle(replace(config, extractor="heuristic"), ledger, project=ACME)
+    pending = ledger.list_candidates(status="pending")
+    assert pending
+    assert all("acme-web" in c.how_to_apply and ACME not in c.how_to_apply for c in pending)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from bench.measure_extract import run_session
+from fakes.eval_set import Totals, load_sessions  # its roots are read at import, before the env is isolated
 from fakes.labels import HOLDOUT_DIR, load_fixtures, score, score_corpus, tuned_fixtures
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.extract.heuristic import MIN_QUOTE_WORDS, HeuristicExtractor
+from dreamtui.core.extract.heuristic import MIN_QUOTE_WORDS, HeuristicExtractor, word_count
 from dreamtui.core.models import Digest, Turn
 
 # Floors set from the measured figures (docs/extractors.md), just below them so noise-free
@@ -21,8 +24,14 @@ TUNED_PRECISION_FLOOR = 0.95     # measured 0.97 (72 of 74 candidates) on the 72
 TUNED_RECALL_FLOOR = 0.97        # measured 1.00
 HOLDOUT_PRECISION_FLOOR = 0.90   # measured 0.91 (10 of 11) on holdout/'s 10 lessons (tuned on since round four)
 HOLDOUT_RECALL_FLOOR = 0.90      # measured 1.00
-CORPUS_PRECISION_FLOOR = 0.75    # measured 0.77 (10 of 13) on ../shared/corpus (12 hand-labelled lessons)
-CORPUS_RECALL_FLOOR = 0.80       # measured 0.83
+# ../shared/corpus: 12 lessons labelled by an earlier round while looking at the rules. Round five (fewer,
+# better) no longer proposes four of them, on purpose: a question (":21", "...should match the filters?"), a
+# hedge (":46", "I think the library is setting it"), the assistant's diagnosis in progress (":250", "The
+# issue is with how `uv tool install` is building the package"; ":48"/":60", "I see the issue - ...") and its
+# narration (":51", "Need to activate the virtual environment"). The blind labels of the real evaluation set
+# (tests/data/real_eval, sessions s01-s08) keep none of those.
+CORPUS_PRECISION_FLOOR = 0.80    # measured 0.83 (5 of 6); was 0.77 (10 of 13)
+CORPUS_RECALL_FLOOR = 0.40       # measured 0.42; was 0.83 against the old labels
 
 
 def digest_of(*turns: tuple[str, str] | tuple[str, str, str], project: str = "-home-kim-shop") -> Digest:
@@ -54,6 +63,24 @@ def test_corpus_precision_and_recall_stay_above_floors(corpus: Path) -> None:
     s = score_corpus(HeuristicExtractor(), corpus)
     assert s.precision >= CORPUS_PRECISION_FLOOR, s.false_positives
     assert s.recall >= CORPUS_RECALL_FLOOR, s.misses
+
+
+# The real evaluation set's tuning split (tests/data/real_eval; transcripts in ../shared and ../eval, skipped
+# when absent), scored by tests/bench/measure_extract.py through the real gate: 0.86 (18/21) / 0.30 (11/37).
+REAL_TUNING_PRECISION_FLOOR = 0.80
+REAL_TUNING_RECALL_FLOOR = 0.27
+
+
+def test_real_tuning_split_precision_and_recall_stay_above_floors(tmp_path: Path) -> None:
+    sessions = load_sessions("tuning")
+    if len(sessions) < 20:
+        pytest.skip("the real evaluation set's transcripts are not on this machine")
+    totals = Totals()
+    for session in sessions:
+        totals.add(run_session(session, HeuristicExtractor(), tmp_path))
+    assert totals.precision >= REAL_TUNING_PRECISION_FLOOR, (totals.precise, totals.kept)
+    assert totals.keep_recall >= REAL_TUNING_RECALL_FLOOR, (totals.keep_found, totals.keep_labels)
+    assert totals.duplicates <= 2
 
 
 def test_a_correction_becomes_feedback_with_the_sentence_as_quote() -> None:
@@ -98,7 +125,7 @@ def test_short_sentence_is_joined_with_its_neighbour_or_skipped() -> None:
                           ("person", "Stop it.")))
     assert len(cands) == 1
     assert cands[0].quote == "Never do that. It broke the staging database last week."
-    assert all(len(c.quote.split()) >= MIN_QUOTE_WORDS for c in cands)
+    assert all(word_count(c.quote) >= MIN_QUOTE_WORDS for c in cands)
 
 
 def test_chatter_with_trigger_words_is_not_a_lesson() -> None:
@@ -223,5 +250,137 @@ def test_never_crashes_and_every_quote_is_verbatim(turns: list[tuple[str, str]])
     digest = digest_of(*turns)
     for c in run(digest):
         assert any(c.quote in t.text for t in digest.turns)
-        assert len(c.quote.split()) >= MIN_QUOTE_WORDS
+        assert word_count(c.quote) >= MIN_QUOTE_WORDS
         assert c.type in ("feedback", "project")
+
+
+# -- round five: fewer, better (defects found on the real, blind-labelled evaluation set) ---------------
+# Each test quotes real text: the sessions of ../shared/corpus (s01-s08 of tests/data/real_eval) or the
+# tuning split of the real evaluation set (r03, r04, r11, r16, r21, n31, n08).
+
+
+def test_the_assistant_narrating_a_transient_state_is_not_a_lesson() -> None:
+    digest = digest_of(
+        # r04: a state of this session's files, announced with "I see the issue!"
+        ("assistant", "I see the issue! The environment variables are missing, which is preventing the frontend "
+                      "from connecting to Convex.", "text"),
+        # s02: a diagnosis in progress
+        ("assistant", "The issue is with how `uv tool install` is building the package. Let me check the build.",
+         "text"),
+        # n31: a guess
+        ("assistant", "The issue is likely that the `clients` table relationship isn't being resolved.", "text"),
+        ("assistant", "Ah, I see! The files are actually in the build directory, not in src.", "text"),
+        ("assistant", "The issue is the test JSONL doesn't include uuid fields, so the parser skips every line.",
+         "text"),
+        # s08: a finding about how a library behaves, which is kept
+        ("assistant", "Interesting! tarfile strips the trailing slash from directory names when reading back.",
+         "text"),
+    )
+    assert [c.claim for c in run(digest)] == [
+        "Tarfile strips the trailing slash from directory names when reading back."]
+
+
+def test_a_one_off_task_instruction_is_not_kept_as_a_standing_rule() -> None:
+    digest = digest_of(
+        ("person", "add an sqlite database to stock all the data"),                       # r16
+        ("person", "New feature: we support .zip, but I've seen an archive that contains embedded tar.gz. "
+                   "We should support those (.tar, .tar.gz) as well, in a similar way to the .zip embedded "
+                   "archives."),                                                          # s08
+        ("person", "tansfer family size into isalone, make a new col"),                   # r21
+        ("person", "we want a real test, not at rivial test"),                            # r11: a standing rule
+    )
+    assert [c.quote for c in run(digest)] == ["we want a real test, not at rivial test"]
+
+
+def test_a_question_is_never_filed_as_a_fact() -> None:
+    digest = digest_of(
+        # s01: a correction asked as a question
+        ("person", "I don't think we need to loop through all items, the group names should match the filters?"),
+        ("person", "will the old magic link still work or do i need to send a new one"),   # n31: no "?"
+        ("person", "i mean, what do you think we should do about the test"),                # r11
+        ("person", "qwen3.5-0.8b是bf16的模型吗"),                                            # n08
+    )
+    assert run(digest) == []
+
+
+def test_documentation_pasted_into_a_prompt_is_not_the_person_s_feedback() -> None:
+    pasted = ("Tools are Python packages that provide command-line interfaces.\n\n"
+              "However, there are a couple notable differences when using uv's tool interface:\n\n"
+              "The --with option is not needed — the required package is inferred from the command name.\n"
+              "The temporary environment is cached in a dedicated location.\n"
+              "The --no-project flag is not needed — tools are always run isolated from the project.\n"
+              "Tools should always be installed with uv tool install, never with pip.\n")
+    text = ("We need to find a cleaner way to reinstall without manually going hunting for cached files. "
+            "Does this doc page help?\n\n" + pasted * 3)                                   # s02, line 260
+    assert [c.quote for c in run(digest_of(("person", text)))] == [
+        "We need to find a cleaner way to reinstall without manually going hunting for cached files."]
+
+
+def test_a_claim_keeps_its_negation_and_its_meaning() -> None:
+    cands = run(digest_of(("person", "No mocks for the database in the test suite please, they hid a broken "
+                                     "migration last month."),
+                          ("person", "Nope, never run the migrations against prod from a laptop."),
+                          ("person", "do not reinit task-master, we don't want to lose the history of tasks we "
+                                     "have worked on")))                                   # r03
+    claims = [c.claim for c in cands]
+    assert claims[0].startswith("No mocks for the database in the test suite")
+    assert claims[1] == "Never run the migrations against prod from a laptop."
+    assert claims[2].startswith("Do not reinit task-master, we don't want to lose")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["", "No, ", "Nope. ", "Please ", "Honestly, ", "ok ", "Also, "]),
+       st.sampled_from(["No mocks for the database in the test suite", "Never push to main without a review",
+                        "Don't put the pricing logic in the component", "We don't deploy on Fridays, ever",
+                        "Do not use the staging bucket for anything customer-facing",
+                        "Nothing under vendor/ is ever edited by hand", "Avoid any global state in the parser"]),
+       st.sampled_from([".", " please.", ", it broke the build twice.", "?", "!"]))
+def test_no_claim_drops_a_negation_or_answers_a_question(lead: str, body: str, end: str) -> None:
+    from dreamtui.core.extract.heuristic import _NEGATION
+
+    text = lead + body + end
+    for c in run(digest_of(("person", text))):
+        assert not c.quote.rstrip().endswith("?")
+        assert len(_NEGATION.findall(c.claim)) >= len(_NEGATION.findall(body))
+
+
+def test_one_record_gives_at_most_one_proposal() -> None:
+    text = ("In terms of todo, I remind you the main directive that we rely on task-master, not in a file. "
+            "Since we have only a wish list, we should first create two tasks in task master: 1. review the "
+            "list of future development, 2. create a PRD for the implementation.")      # r03, line 20
+    cands = run(digest_of(("person", text)))
+    assert [c.quote for c in cands] == [
+        "In terms of todo, I remind you the main directive that we rely on task-master, not in a file."]
+
+
+def test_why_says_only_what_the_transcript_shows_and_how_names_the_project() -> None:
+    turns = [Turn(role="person", text="Please never commit directly to main, open a PR.", file="s.jsonl", line=7,
+                  kind="prompt"),
+             Turn(role="person", text="The staging DB resets at midnight UTC, every night.", file="s.jsonl",
+                  line=9, kind="prompt"),
+             Turn(role="assistant", text="It turned out that `pg_dump` 16 writes a format the version 14 "
+                                         "`pg_restore` can't read.", file="s.jsonl", line=12, kind="text")]
+    digest = Digest(session="s1", project="-home-kim-src-dreamboard-web", files=["s.jsonl"], turns=turns,
+                    cwd="/home/kim/src/dreamboard-web")
+    cands = run(digest)
+    assert len(cands) == 3
+    for c in cands:
+        assert "standing" not in c.why and "as a fact" not in c.why
+        assert "dreamboard-web" in c.how_to_apply and "-home-kim" not in c.how_to_apply
+    assert cands[0].why == 'The person told the assistant this at line 7 ("never").'
+    assert cands[1].why == 'The person said this about the project at line 9 ("every").'
+    assert "line 12" in cands[2].why and "assistant" in cands[2].why
+
+
+def test_rules_in_other_languages_are_found_and_promises_are_not() -> None:
+    rule = ("Без моего подтверждения ты не удаляешь файлы, не отправляешь сообщения, не выходишь за пределы "
+            "рабочей папки ai-lessons.")                                                 # n29, line 15
+    digest = digest_of(
+        ("person", "Меня зовут Лиза. Обращайся ко мне Лиза. Я являюсь менеджером проектов.\n" + rule),
+        # n35: an assistant's answer pasted into the prompt ("…I will never touch it"), a promise, not a rule
+        ("person", "하지만 시스템의 심장(Master Key)은 절대 건드리지 않고 Kim님의 손에 들려드릴 것입니다."),
+        ("person", "Nunca faça push direto na main, sempre abra um PR antes."),
+    )
+    cands = run(digest)
+    assert [c.quote for c in cands] == [rule, "Nunca faça push direto na main, sempre abra um PR antes."]
+    assert cands[0].claim == rule and cands[0].type == "feedback"

@@ -1019,6 +1019,7 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
     streams: list[list[Turn]] = []
     stats = DigestStats()
     mtime = 0.0
+    cwd = ""
     for path in files:
         key = file_key(path)
         try:
@@ -1028,6 +1029,7 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
                 unreadable.append(str(path))
             continue  # vanished or unreadable since discovery: the next cycle sees it again
         mtime = max(mtime, read.identity.mtime)
+        cwd = cwd or digest.cwd
         row = ledger.query("SELECT offset, lines, dreamed_offset, dreamed_lines FROM files WHERE path = ?",
                            (key,))
         start, start_line = read.start_offset, read.start_line
@@ -1055,7 +1057,8 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
         return None
     keyed = [[(t.timestamp or "", i, pos, t) for pos, t in enumerate(s)] for i, s in enumerate(streams)]
     merged = [item[3] for item in heapq.merge(*keyed)] if len(streams) > 1 else streams[0]
-    digest = Digest(session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats)
+    digest = Digest(session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats,
+                    cwd=cwd)
     return SessionWork(project, session, list(files), ranges, digest, mtime)
 
 

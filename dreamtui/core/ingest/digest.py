@@ -462,5 +462,6 @@ def digest_increment(ledger: Ledger, path: Path | str, project: str = "", sessio
     _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)
-    digest = Digest(session=read.session, project=read.project, files=[str(path)], turns=turns, stats=stats)
+    digest = Digest(session=read.session, project=read.project, files=[str(path)], turns=turns, stats=stats,
+                    cwd=digester.cwd)
     return digest, read, state
