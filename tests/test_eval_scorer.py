@@ -135,3 +135,15 @@ def test_the_dedup_judges_recorded_answers_replay_through_the_sdk_on_the_blind_d
     recall = float(judged.split("recall")[1].split("%")[0])
     false_pos = float(judged.split("fp(any)")[1].split("%")[0])
     assert recall >= 90.0 and false_pos <= 5.0, judged
+
+
+def test_quotes_in_any_script_match_the_labelled_quote() -> None:
+    said = "我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是用户级别的"
+    label = Label(claim="Keep MCP servers configured at user level, not per project.", grade="keep", quote=said,
+                  line=7, file="s.jsonl", speaker="person")
+    assert match_score(proposal("MCP configuration belongs at user level.", said[:20], 7), label) > 1
+    russian = Label(claim="Never delete files without Liza's confirmation.", grade="keep",
+                    quote="Нельзя удалять файлы без подтверждения", line=3, file="s.jsonl", speaker="person")
+    assert match_score(proposal("Ask before deleting files.", "Нельзя удалять файлы без подтверждения", 3),
+                       russian) > 1
+    assert match_score(proposal("Write the report as a table.", "Пиши отчёт в таблице каждый день", 4), russian) == 0

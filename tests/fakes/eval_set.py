@@ -123,22 +123,30 @@ def load_recorded(tag: str, root: Path = RECORDED) -> dict[str, str]:
 
 # -- scoring ---------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_./-]*")
+_WORD = re.compile(r"[^\W_][\w./-]*")
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+"""Han and kana runs: written without spaces, so they are compared by character pairs."""
 STOP = frozenset(
     ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "we", "you", "i", "me", "my", "our", "your", "they", "them", "their", "he", "she", "his", "her", "not", "no", "do", "does", "did", "done", "so", "such", "than", "too", "very", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "just", "also", "only", "when", "where", "which", "who", "whom", "what", "why", "how", "all", "any", "each", "every", "some", "more", "most", "other", "into", "over", "under", "about", "after", "before", "again", "once", "up", "down", "out", "off", "because", "while", "until", "let", "lets", "make", "sure", "use", "using", "used"])
 
 
 def words(text: str) -> set[str]:
-    """Content words of a text, lower-cased, with a crude plural/tense strip (the scorer's own, not dreamtui's)."""
-    out = set()
-    for w in _WORD.findall(text.lower()):
+    """Content words of a text (the scorer's own, not dreamtui's): lower-cased words of any script,
+    English stop words left out, a crude plural/tense strip for ASCII words, and each run of Chinese or
+    Japanese characters as its character pairs."""
+    text = text.lower()
+    out: set[str] = set()
+    for run in _UNSPACED.findall(text):
+        out.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+    for w in _WORD.findall(_UNSPACED.sub(" ", text)):
         w = w.strip("./-")
         if not w or w in STOP:
             continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(w) > len(suffix) + 3 and w.endswith(suffix):
-                w = w[: -len(suffix)]
-                break
+        if w.isascii():
+            for suffix in ("ing", "ed", "es", "s"):
+                if len(w) > len(suffix) + 3 and w.endswith(suffix):
+                    w = w[: -len(suffix)]
+                    break
         out.add(w)
     return out
 
