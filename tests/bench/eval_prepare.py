@@ -60,9 +60,15 @@ def build_manifest() -> None:
                             "session": e["session"], "rebuilt": bool(e.get("rebuilt")),
                             "agent": e.get("agent", "claude-code"), "notes": e.get("notes", ""),
                             "files": e["files"]})
+    path = ROOTS["eval2"] / "manifest-native.json"
+    if path.is_file():  # the second blind set: gathered later, never tuned on
+        for e in json.loads(path.read_text()):
+            entries.append({"id": e["id"], "root": "eval2", "split": "blind2", "project_folder": e["project_folder"],
+                            "session": e["session"], "rebuilt": False, "agent": "claude-code",
+                            "notes": e.get("notes", ""), "files": e["files"]})
     MANIFEST.parent.mkdir(parents=True, exist_ok=True)
     MANIFEST.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
-    by = {s: sum(1 for e in entries if e["split"] == s) for s in ("tuning", "blind")}
+    by = {s: sum(1 for e in entries if e["split"] == s) for s in ("tuning", "blind", "blind2")}
     print(f"{len(entries)} sessions: {by}")
 
 
@@ -72,11 +78,11 @@ def _digest(session) -> object:
     return digest_session(session.files)
 
 
-def write_digests(out: Path) -> None:
+def write_digests(out: Path, split: str = "all") -> None:
     from dreamtui.cli.digest_cmd import render
 
     out.mkdir(parents=True, exist_ok=True)
-    for s in load_sessions(labelled_only=False):
+    for s in load_sessions(split, labelled_only=False):
         (out / f"{s.id}.txt").write_text(render(_digest(s)) + "\n")
     print(f"digests in {out}")
 
@@ -130,7 +136,7 @@ if __name__ == "__main__":
     if cmd == "manifest":
         build_manifest()
     elif cmd == "digests":
-        write_digests(Path(sys.argv[2]))
+        write_digests(Path(sys.argv[2]), *(sys.argv[3:4] or ["all"]))
     elif cmd == "requests":
         write_requests(sys.argv[2], Path(sys.argv[3]), *(sys.argv[4:5] or ["all"]))
     elif cmd == "collect":

@@ -4,7 +4,9 @@ The transcripts are public data that this repository does not redistribute: the 
 ``../shared/corpus`` (root ``shared``) and the sessions gathered into ``../eval`` beside the
 repository (root ``eval``; ``DREAMTUI_EVAL_DIR`` overrides it). ``tests/data/real_eval/manifest.json``
 names every file with its repository, commit, path, licence and sha256, and fixes each session's split
-(``tuning``: rules and prompts may be tuned on it; ``blind``: only ever measured). Labels
+(``tuning``: rules and prompts may be tuned on it; ``blind`` and ``blind2``: only ever measured;
+``blind2`` was gathered and labelled after the offline extractor's first round had been measured on
+``blind``, and the sessions of ``../eval2`` live beside the repository too). Labels
 (``labels/<id>.json``) were written from the digest alone, by someone who had not read the extractor's
 rules, following ``LABELLING.md``. Recorded answers (``recorded/<tag>/<id>.json``) are a Claude
 model's answers to the exact requests dreamtui would send, stored verbatim.
@@ -29,6 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 ROOTS = {
     "shared": Path(os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared") / "corpus",
     "eval": Path(os.environ.get("DREAMTUI_EVAL_DIR") or REPO.parent / "eval"),
+    "eval2": Path(os.environ.get("DREAMTUI_EVAL2_DIR") or REPO.parent / "eval2"),
 }
 
 
