@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.gate.verify import word_count as _gate_word_count
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Turn
 
 MIN_QUOTE_WORDS = 6
@@ -481,11 +482,16 @@ class _RuleSet:
 
     def first(self, stripped: str, bare: str) -> str | None:
         """The kind of the first rule that matches, or None."""
+        hit = self.which(stripped, bare)
+        return hit[0] if hit else None
+
+    def which(self, stripped: str, bare: str) -> tuple[str, int] | None:
+        """The kind and index of the first rule that matches, or None."""
         if not self.any_stripped.search(stripped) and not self.any_bare.search(bare):
             return None
-        for pattern, kind, on_bare in self.rules:
+        for index, (pattern, kind, on_bare) in enumerate(self.rules):
             if pattern.search(bare if on_bare else stripped):
-                return kind
+                return kind, index
         return None
 
 
@@ -542,13 +548,11 @@ def _framing(text: str, spans: list[_Span]) -> list[_Span]:
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def word_count(text: str) -> int:
-    """Words of a quote as the gate counts them (whitespace-separated).
-
-    A Chinese or Japanese sentence has no spaces, so the gate refuses it as too short whatever its length
-    (``core/gate/verify.refusal``); proposing it would only add a dropped candidate.
-    """
-    return len(text.split())
+def word_count(text: str) -> float:
+    """Words of a quote as the gate counts them (``core/gate/verify.word_count``: spaced words, and two Han or
+    kana characters for one word), so a sentence the gate would refuse as too short is never proposed and a
+    Chinese or Japanese one it accepts is not skipped."""
+    return _gate_word_count(text)
 
 
 _words = word_count  # the module's own short name
@@ -653,38 +657,216 @@ def _assistant_explanation(text: str) -> str | None:
     return None
 
 
+# -- confidence (round six: rules that generalise) ---------------------------------------------------------
+# A rule firing is not enough: each moment gets a confidence from signals that mark a lesson in any
+# conversation, whatever the project or the phrasing, and only moments above a threshold are proposed.
+# The signals: the person's own words (the assistant's are mostly narration), an explicit scope ("always",
+# "never", "from now on", "every time"), an explicit correction of the agent ("no, don't…", "I told you",
+# "not X, rather Y"), a first-person wish or rule ("I want you to…", "make sure…"), a reason ("because",
+# "otherwise"), a decision with its history ("we tried…", "we rely on…"); against it: hedges, a long quote,
+# code-heavy text (a detail of today's diff), and the assistant's words without a settled-finding marker.
+MIN_CONFIDENCE = 4
+"""The threshold: chosen on the tuning split with a margin (tests/bench/crossval_heuristic.py)."""
+EVERY_MOMENT = -100
+"""A threshold below any confidence: every moment the rules find (for measuring and testing the rules)."""
+
+_SCOPE = re.compile(
+    r"\b(?:always|never|from now on|going forward|in (?:the )?future|next time|every\s*time|each time|whenever|"
+    r"by default|as a rule|in general|any ?more|no longer|"
+    r"всегда|никогда|впредь|с этого момента|каждый раз|"
+    r"siempre|nunca|sempre|jamais|toujours|désormais|immer|niemals|ab jetzt|ab sofort|"
+    r"de ahora en adelante|a partir de ahora|a partir de agora|de agora em diante|à partir de maintenant)\b"
+    r"|(?:以后|以後)(?:都|请|請|不要|别|別|要|一律|每次)|今后|今後|从现在开始|從現在開始|总是|總是|永远|永遠|每次|一律|始终|始終|"
+    r"これからは|常に|毎回|앞으로|항상|매번|절대", _I)
+_CORRECTS = re.compile(
+    r"^(?:no+|nope|stop|don'?t|do not|never|avoid|quit)\b|^(?:please\s+)?(?:don'?t|do not|never|stop)\b"
+    r"|\bI\s+(?:said|told you|asked you|already said|remind you)\b|\bas I said\b|\blike I said\b"
+    r"|\b(?:that|this|it)(?:'s| is| was)\s+(?:wrong|not right|incorrect|not what I|not how)\b"
+    r"|\bnot\s+[^.!?\n]{1,60}?,?\s+(?:but\s+)?rather\b|,\s+not\s+\w"
+    r"|\b(?:don'?t|do not|never)\s+(?:make me|ask me|use|touch|change|add|commit|push|delete|remove|mock)\b"
+    r"|[,;]\s*(?:and\s+|but\s+)?(?:don'?t|dont|do not|never)\s+\w+"
+    r"|\bwithout\s+(?:my|asking|checking)\b|\bбез\s+моего\b|^не\s+\w+|\bне\s+(?:надо|нужно)\b"
+    r"|^(?:请|請)?(?:不要|别|別|不准|禁止)|[，,]\s*(?:请|請)?(?:不要|别|別)|我不希望|しないで|하지\s*마|하지\s*말"
+    r"|^(?:no|não)\s+(?:uses?|hagas|faça|mexa|toques|cambies|borres|altere|apague)\b", _I)
+_WISH = re.compile(
+    r"\bI(?:'d| would)?\s+(?:really\s+)?(?:prefer|rather)\b|\bI\s+(?:want|need|like)\s+(?:you|it|us|the|all|every)\b"
+    r"|\bI\s+(?:don'?t|do not|never)\s+(?:want|like)\b|\b(?:make sure|be sure|remember to|don'?t forget)\b"
+    r"|\bя\s+хочу,?\s+чтобы\b|我希望|我要求|我想要|我不想|\bprefiero|\bprefiro|\bquiero que\b|\bquero que\b"
+    r"|\bje veux que\b|\bich möchte\b|してほしい|하면 좋겠|했으면", _I)
+_REASON = re.compile(
+    r"\b(?:because|since|otherwise|so that|or else|we don'?t want|which (?:is|means)|потому что|иначе|чтобы не|"
+    r"porque|sinon|weil|sonst)\b|[,;]\s*so\b|因为|因為|否则|否則|ので|から[、。]|때문", _I)
+_DECISION = re.compile(
+    r"\bwe\s+(?:tried|decided|agreed|chose|rely on|use|don'?t use|never use|always use|only use|settled|"
+    r"went with|switched|moved)\b|\bstick (?:with|to)\b|\bthe hard way\b|\bdidn'?t work\b|\bthe main directive\b"
+    r"|\bthere\s+(?:is|are|'s)\s+al?ready\b|\bwe\s+already\s+have\b", _I)
+# A quantifier makes a wish reach past one thing ("make sure each sentence…", "all placeholder data").
+_QUANTIFIER = re.compile(r"\b(?:each|every|all|any|no)\s+(?!of\s+(?:this|that|these|those|it|them)\b)\w+|"
+                         r"每个|每個|所有|すべて|全て|모든|каждый|каждую|все\b", _I)
+_CONTRAST = re.compile(r"\binstead\b|\brather than\b|\bnot\s+\w+\s+but\b|而不是|而非|대신|вместо|en lugar de|au lieu de|"
+                       r"statt\b|em vez de", _I)
+# A request for help with a task is the task, whatever words of scope or reason it carries.
+_HELP_REQUEST = re.compile(
+    r"^(?:(?:hey|hi|hello)\b[^,.!]*[,.!]?\s*)?(?:I'?d like|I would like|I want|I need|can you|could you|please)\s+"
+    r"(?:your\s+|you\s+to\s+|some\s+)?help\b|\bhelp me\b|\bhelp us\b|^(?:请|請)?(?:帮我|幫我|帮忙|幫忙)"
+    r"|помоги(?:те)? мне|помогаешь мне|手伝って", _I)
+_HEDGED = re.compile(r"\b(?:might|maybe|perhaps|probably|possibly|I think|I guess|I believe|not sure|"
+                     r"I wonder)\b|可能|也许|たぶん|아마|может быть|наверное", _I)
+_FINDING = re.compile(r"\broot cause\b|\bturn(?:s|ed)? out\b|\bcaused by\b|\bthe reason (?:is|was)\b|"
+                      r"\bthat(?:'s| is| was) why\b|\bnote that\b|\bgotcha\b|\bworkaround\b|\bthe fix (?:is|was)\b|"
+                      r",\s+not\s+|\binstead of\b", _I)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One proposable moment: its candidate, how sure it is and why, and the rule that found it."""
+
+    candidate: RawCandidate
+    confidence: int
+    signals: tuple[str, ...]
+    rule: str
+    line: int | None
+    rank: int
+
+
+_CONTENT_WORD = re.compile(r"[^\W\d_]{4,}|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2}")
+_COMMON = frozenset({
+    "that", "this", "with", "from", "have", "they", "them", "then", "than", "there", "their", "what", "when",
+    "which", "would", "could", "should", "about", "into", "your", "just", "like", "make", "sure", "dont", "don't",
+    "want", "need", "also", "only", "some", "more", "very", "please"})
+
+
+def _content_words(text: str) -> set[str]:
+    """Lower-cased words of four letters or more (pairs of CJK characters), common ones left out."""
+    return {w for w in _CONTENT_WORD.findall(text.lower()) if w not in _COMMON}
+
+
+def _said_elsewhere(quote: str, turn: Turn, said: list[tuple[Turn, set[str]]]) -> bool:
+    """Whether the person said most of the quote's content words again in another turn (a repeated rule)."""
+    if turn.role != "person":
+        return False
+    words = _content_words(quote)
+    if len(words) < 3:
+        return False
+    return any(other is not turn and len(words & seen) >= max(3, int(0.6 * len(words))) for other, seen in said)
+
+
+def confidence(quote: str, kind: str, turn: Turn, *, repeated: bool = False) -> tuple[int, tuple[str, ...]]:
+    """How sure a moment is a lesson (an integer), and the names of the signals that made it so.
+
+    ``repeated``: the person said the same again in another turn.
+    """
+    text = _LEAD.sub("", _clean(quote))
+    signals: list[str] = []
+    score = 0
+
+    def signal(name: str, weight: int, present: object) -> None:
+        nonlocal score
+        if present:
+            score += weight
+            signals.append(f"{name}{weight:+d}")
+
+    person = turn.role == "person"
+    signal("person", 2, person)
+    signal("assistant", -1, not person)  # its words are a lesson about 1 sentence in 100: never on signals alone
+    signal("scope", 2, _SCOPE.search(text))
+    if person:
+        signal("correction", 2, _CORRECTS.search(text))
+        wish = _WISH.search(text)
+        signal("wish", 1, wish)
+        signal("quantifier", 1, wish and _QUANTIFIER.search(text))
+        signal("contrast", 1, _CONTRAST.search(text) and not _CORRECTS.search(text))
+        signal("decision", 2, _DECISION.search(text))
+    else:
+        signal("finding", 1, _FINDING.search(text))
+    signal("reason", 1, _REASON.search(text))
+    signal("repeated", 1, repeated)
+    signal("hedge", -2, _HEDGED.search(text))
+    signal("long", -1, _words(text) > 40)
+    signal("code", -1, len(_CODE_TOKEN.findall(text)) >= 3)
+    return score, tuple(signals)
+
+
+def vetoed(sentence: str, role: str) -> bool:
+    """Whether a sentence is never a lesson, whatever rule it matches: chatter, a question (a correction
+    included), a remark about this moment, a one-off task or a request for help, a promise, the assistant's
+    narration."""
+    stripped = _clean(sentence)
+    bare = _LEAD.sub("", stripped)
+    if not stripped or _NOT_A_LESSON.match(bare if role == "person" else stripped) or _is_question(stripped):
+        return True
+    if role == "person":
+        return bool(_MOMENT_ONLY.search(stripped) or _one_off(bare) or _SELF_PROMISE.search(bare)
+                    or _HELP_REQUEST.search(bare))
+    return _assistant_transient(stripped)
+
+
+def rule_label(sentence: str, role: str) -> str:
+    """Which rule found a sentence (``P3`` the person's fourth rule, ``PF2``, ``A0``…), for measuring rules."""
+    stripped = _clean(sentence)
+    bare = _LEAD.sub("", stripped)
+    if role == "person":
+        hit = _RULE_SETS["person"].which(stripped, bare)
+        if hit:
+            return f"P{hit[1]}"
+        bare = _FACT_LEAD.sub("", bare)
+        fact = _PERSON_FACTS.which(bare, bare)
+        if fact:
+            return f"PF{fact[1]}"
+        return "Preq" if _REQUIREMENT.search(bare) else "Phabit"
+    hit = _RULE_SETS["assistant"].which(stripped, bare)
+    if hit:
+        return f"A{hit[1]}"
+    shape = _ASSISTANT_SHAPES.which(stripped, stripped)
+    return f"AS{shape[1]}" if shape else "Acause"
+
+
+
 class HeuristicExtractor:
     """Offline rules: corrections, preferences and root causes become candidates."""
 
     name = "heuristic"
     model: str | None = None
 
+    def __init__(self, threshold: int | None = None) -> None:
+        self.threshold = MIN_CONFIDENCE if threshold is None else threshold
+
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """Find lesson-shaped sentences in ``digest``; never raises on odd text.
 
-        At most one proposal per record (turn): the best-ranked moment of it, so one lesson is never
-        proposed twice from the same words.
+        Only moments whose confidence reaches ``threshold`` are proposed, at most one per record
+        (turn): the surest moment of it, so one lesson is never proposed twice from the same words.
         """
         result = ExtractionResult(session=digest.session)
+        result.candidates.extend(m.candidate for m in self.scored(digest, context) if m.confidence >= self.threshold)
+        return result
+
+    def scored(self, digest: Digest, context: ExtractContext) -> list[Scored]:
+        """Every record's surest moment with its confidence and the rule that found it, whatever the threshold."""
+        out: list[Scored] = []
         seen: set[str] = set()
         known = [" ".join(m.lower().split()) for m in context.memories if m]
+        said = [(t, _content_words(t.text or "")) for t in digest.turns if t.role == "person" and t.kind in PERSON_KINDS]
         for turn in digest.turns:
-            best: tuple[int, RawCandidate] | None = None
-            for quote, kind in self._moments(turn):
+            best: Scored | None = None
+            for quote, kind, sentence in self._moments(turn):
                 key = " ".join(quote.lower().split())
                 if key in seen or any(key in mem for mem in known):
                     continue
                 cand = self._candidate(digest, context, turn, quote, kind)
-                rank = _rank(quote, kind)
-                if cand is not None and (best is None or rank > best[0]):
-                    best = (rank, cand)
+                if cand is None:
+                    continue
+                conf, signals = confidence(quote, kind, turn, repeated=_said_elsewhere(quote, turn, said))
+                item = Scored(cand, conf, signals, rule_label(sentence, turn.role), turn.line, _rank(quote, kind))
+                if best is None or (item.confidence, item.rank) > (best.confidence, best.rank):
+                    best = item
             if best is not None:
-                seen.add(" ".join(best[1].quote.lower().split()))
-                result.candidates.append(best[1])
-        return result
+                seen.add(" ".join(best.candidate.quote.lower().split()))
+                out.append(best)
+        return out
 
-    def _moments(self, turn: Turn) -> Iterator[tuple[str, str]]:
-        """``(quote, kind)`` for each lesson-shaped sentence of one turn."""
+    def _moments(self, turn: Turn) -> Iterator[tuple[str, str, str]]:
+        """``(quote, kind, sentence)`` for each lesson-shaped sentence of one turn (``sentence``: the one that matched)."""
         if turn.role == "person":
             if turn.kind not in PERSON_KINDS:
                 return
@@ -730,19 +912,13 @@ class HeuristicExtractor:
                     _is_question(quote) or (turn.role == "assistant" and _assistant_transient(quote)))):
                 continue  # a joined neighbour never brings a question or narration ("Ah, I see! The files are…")
             used_until = end
-            yield quote, kind
+            yield quote, kind, sentence
 
     @staticmethod
     def _match(sentence: str, rules: list[tuple[re.Pattern[str], str]], role: str) -> str | None:
         stripped = _clean(sentence)
         bare = _LEAD.sub("", stripped)
-        if not stripped or _NOT_A_LESSON.match(bare if role == "person" else stripped):
-            return None
-        if _is_question(stripped):
-            return None  # a question is never filed as a fact, a correction included
-        if role == "person" and (_MOMENT_ONLY.search(stripped) or _one_off(bare) or _SELF_PROMISE.search(bare)):
-            return None
-        if role == "assistant" and _assistant_transient(stripped):
+        if vetoed(sentence, role):
             return None
         kind = (_RULE_SETS[role] if rules is _RULE_SETS[role].source else _RuleSet(rules)).first(stripped, bare)
         if kind is not None:
