@@ -463,7 +463,7 @@ def test_confidence_counts_scope_correction_reason_and_repetition_and_hedges_cou
     assert conf("Always use the staging bucket for uploads.") > plain
     assert conf("No, don't use the staging bucket for uploads.") > plain
     assert conf("Use the staging bucket for uploads, otherwise the CDN caches them.") > plain
-    assert conf("Use the staging bucket for uploads.", repeated=True) > plain
+    assert conf("Use the staging bucket for uploads.", repeated=True) == plain  # reported, not counted
     assert conf("Maybe always use the staging bucket for uploads.") < conf("Always use the staging bucket for uploads.")
     # the same words from the assistant are never as sure as from the person
     assert conf("Always use the staging bucket for uploads.", role="assistant") < MIN_CONFIDENCE
@@ -477,4 +477,4 @@ def test_a_rule_the_person_repeats_in_another_turn_counts_as_repeated() -> None:
                   ("assistant", "Done.", "text"),
                   ("person", "Again: the release notes go in CHANGELOG.md under the version heading."))
     moments = HeuristicExtractor(every).scored(d, ExtractContext(project=d.project))
-    assert moments and any("repeated+1" in m.signals for m in moments)
+    assert moments and any("repeated+0" in m.signals for m in moments)
