@@ -478,3 +478,55 @@ def test_a_rule_the_person_repeats_in_another_turn_counts_as_repeated() -> None:
                   ("person", "Again: the release notes go in CHANGELOG.md under the version heading."))
     moments = HeuristicExtractor(every).scored(d, ExtractContext(project=d.project))
     assert moments and any("repeated+0" in m.signals for m in moments)
+
+
+# What people say to an agent in any session that is not a lesson (a reviewer rejects each at once): the
+# moment ("yet", "until I have reviewed", "this file", "that approach"), a complaint with no content, a
+# deferral, a bug report with "every time", a past "never", a reminder of a task.
+EVERYDAY_NOT_LESSONS = [
+    "No, I meant the other file, the one in src/components.",
+    "Don't change anything yet, just explain the plan.",
+    "Stop, you are editing the wrong file.",
+    "Don't forget to update the changelog.",
+    "Please don't make changes to the database schema in this PR.",
+    "That's wrong, the endpoint is /api/v2/users.",
+    "No, that's not what I asked for.",
+    "Don't do that again.",
+    "Whenever you're ready, go ahead and deploy it.",
+    "Let's do that next time, it is late.",
+    "Always the same error when I click save.",
+    "Don't run it, I'll run it myself later.",
+    "Do not push until I have reviewed the diff.",
+    "No, use the other branch instead of this one.",
+    "You should never have deleted that file without asking.",
+    "Every time I run the build it fails with a segfault.",
+    "Don't use that approach, it is too slow for this table.",
+    "I never said to remove the header component from the page.",
+    "Do it, dont just tell me what to do.",
+    "不要改这个文件，先看看日志。",
+    "Never use that, it's deprecated.",
+]
+# ...and standing rules in the shapes the labelling guide names, which must still reach the queue.
+EVERYDAY_LESSONS = [
+    "Please never force-push to the shared branches, other people build on them.",
+    "We deploy from the release branch only, never from main.",
+    "Don't add new dependencies without asking me first.",
+    "I prefer small functions with docstrings over long scripts.",
+    "We tried SQLite for the queue and it locked up under load, so stick with Postgres.",
+    "Stop adding comments that restate the code.",
+    "I don't want emojis in the UI text.",
+    "Use uv, not pip, in this repo.",
+    "Never log the request bodies, they contain personal data.",
+    "I'd rather you ask than guess when a requirement is unclear.",
+    "Prefer composition over inheritance in the service layer.",
+]
+
+
+@pytest.mark.parametrize("text", EVERYDAY_NOT_LESSONS)
+def test_everyday_remarks_to_the_agent_do_not_reach_the_queue(text: str) -> None:
+    assert shipped(("person", text)) == []
+
+
+@pytest.mark.parametrize("text", EVERYDAY_LESSONS)
+def test_standing_rules_in_the_guide_s_shapes_reach_the_queue(text: str) -> None:
+    assert shipped(("person", text)) == [text]

@@ -70,6 +70,8 @@ _PERSON_RULES: list[tuple[re.Pattern[str], str]] = [
                 r"rebase|import|start|set|leave|trust|assume|rely|hardcode|hard-code|log|print|return|"
                 r"catch|store|send|install|pin|bump|modify|create|open|close)\b", _I), "correction"),
     (re.compile(r"\buse\s+[^.!?\n]{1,60}?\s+instead\b", _I), "correction"),
+    (re.compile(r"^(?:always\s+|only\s+)?(?:use|run|call|pick|choose|go with|stick with|stay on)\s+[^,.!?\n]{1,40},\s+"
+                r"not\s+\S", _I), "correction"),
     (re.compile(r"\binstead of\s+[^.!?\n]{1,60}?,\s*(?:use|call|run|do|try|just)\b", _I), "correction"),
     (re.compile(r"\bwe(?:'ve| have)?\s+(?:already\s+)?tried\s+(?:that|this)\b", _I), "correction"),
     (re.compile(r"\b(?:that|this|it)(?:'s| is| was)\s+(?:wrong|not right|incorrect|not what I|not how)\b", _I),
@@ -233,7 +235,9 @@ _REPORT = re.compile(
     r"hangs?|freez\w*|404|500)\b", _I)
 _PERSON_HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably)\b", _I)
 # A person's sentence about this moment only ("…tomorrow, I need to sleep") is never a lesson.
-_MOMENT_ONLY = re.compile(r"\b(?:tomorrow|tonight|for now|right now|for today|this time|I need to sleep)\b", _I)
+_MOMENT_ONLY = re.compile(r"\b(?:tomorrow|tonight|for now|right now|for today|this time|I need to sleep|"
+                          r"when(?:ever)? you(?:'re| are) ready|(?:do|try|fix|handle|look at)\s+(?:that|this|it)\s+"
+                          r"next time)\b", _I)
 _CLAUSE = r"(?:the|our|my|its|their|this|that|these|those|it|it's|they|they're|we|we're|he|she|you|\w+ing)"
 _PERSON_FACT_RULES: list[tuple[re.Pattern[str], str]] = [
     # "we tried Redis for this and it didn't work", "we found that out the hard way", "stick with X"
@@ -671,7 +675,8 @@ EVERY_MOMENT = -100
 """A threshold below any confidence: every moment the rules find (for measuring and testing the rules)."""
 
 _SCOPE = re.compile(
-    r"\b(?:always|never(?!\s+(?:\w*[^s\s]s|\w+ed|was|were|got|did|had|ran|came|went|saw|made|told|been|even)\b)|"
+    r"\b(?:always|never(?!\s+(?:\w*[^s\s]s|\w+ed|was|were|got|did|had|have|ran|came|went|saw|made|told|been|even|said|"
+    r"meant|thought|knew|wrote|put|let|asked)\b)|"
     r"from now on|going forward|in (?:the )?future|next time|every\s*time|each time|whenever|by default|as a rule|"
     r"in general|"
     r"всегда|никогда|впредь|с этого момента|каждый раз|"
@@ -680,7 +685,7 @@ _SCOPE = re.compile(
     r"|(?:以后|以後)(?:都|请|請|不要|别|別|要|一律|每次)|今后|今後|从现在开始|從現在開始|总是|總是|永远|永遠|每次|一律|始终|始終|"
     r"これからは|常に|毎回|앞으로|항상|매번|절대", _I)
 _CORRECTS = re.compile(
-    r"^(?:stop|don'?t|dont|do not|never|avoid|quit)\b|^(?:please\s+)?(?:don'?t|dont|do not|never|stop)\b"
+    r"^(?:please\s+)?(?:(?:don'?t|dont|do not)(?!\s+forget)|never|avoid|quit)\b|^(?:please\s+)?stop\s+\w+ing\b"
     r"|\bI\s+(?:said|told you|asked you|already said|remind you)\b|\bas I said\b|\blike I said\b"
     r"|\b(?:that|this|it)(?:'s| is| was)\s+(?:wrong|not right|incorrect|not what I|not how)\b"
     r"|\bnot\s+[^.!?\n]{1,60}?,?\s+(?:but\s+)?rather\b|,\s+not\s+\w"
@@ -689,17 +694,23 @@ _CORRECTS = re.compile(
     r"|\bwithout\s+(?:my|asking|checking)\b|\bбез\s+моего\b|^не\s+\w+(?:й|йте|и|ите)\b|\bне\s+(?:надо|нужно)\b"
     r"|^(?:请|請)?(?:不要|别|別|不准|禁止)|[，,]\s*(?:请|請)?(?:不要|别|別)|我不希望|しないで|하지\s*마|하지\s*말"
     r"|^(?:no|não)\s+(?:uses?|hagas|faça|mexa|toques|cambies|borres|altere|apague)\b", _I)
+# A preference stated as the person's own ("I prefer…", "I'd rather…", "I don't want…") is as sure as a correction.
+_PREFERS = re.compile(
+    r"^(?:please\s+)?(?:always\s+)?prefer\s+\S+(?:\s+\S+){0,5}\s+(?:over|to|rather than)\s|"
+    r"\bI(?:'d| would)?\s+(?:really\s+|much\s+)?(?:prefer|rather)\b|\bI\s+(?:really\s+)?(?:don'?t|do not|never)\s+"
+    r"(?:want|like)\b|\bI\s+hate\s+(?:it\s+when|when)\b|\bя\s+не\s+хочу\b|我不想|我不希望|我更喜欢|\bprefiero|\bprefiro|"
+    r"\bje préfère\b|\bich bevorzuge\b", _I)
 _WISH = re.compile(
-    r"\bI(?:'d| would)?\s+(?:really\s+)?(?:prefer|rather)\b|\bI\s+(?:want|need|like)\s+(?:you|it|us|the|all|every)\b"
-    r"|\bI\s+(?:don'?t|do not|never)\s+(?:want|like)\b|\b(?:make sure|be sure|remember to|don'?t forget)\b"
-    r"|\bя\s+хочу,?\s+чтобы\b|我希望|我要求|我想要|我不想|\bprefiero|\bprefiro|\bquiero que\b|\bquero que\b"
+    r"\bI\s+(?:want|need|like)\s+(?:you|it|us|the|all|every)\b"
+    r"|\b(?:make sure|be sure|remember to|don'?t forget)\b"
+    r"|\bя\s+хочу,?\s+чтобы\b|我希望|我要求|我想要|\bquiero que\b|\bquero que\b"
     r"|\bje veux que\b|\bich möchte\b|してほしい|하면 좋겠|했으면", _I)
 _REASON = re.compile(
     r"\b(?:because|since|otherwise|so that|or else|we don'?t want|which (?:is|means)|потому что|иначе|чтобы не|"
     r"porque|sinon|weil|sonst)\b|[,;]\s*so\b|因为|因為|否则|否則|ので|から[、。]|때문", _I)
 _DECISION = re.compile(
     r"\bwe\s+(?:tried|decided|agreed|chose|rely on|use|don'?t use|never use|always use|only use|settled|"
-    r"went with|switched|moved)\b|\bstick (?:with|to)\b|\bthe hard way\b|\bdidn'?t work\b|\bthe main directive\b"
+    r"went with|switched|moved)\b|\b(?:got|were|have been|'ve been)\s+(?:burned|burnt|bitten)\b|\bstick (?:with|to)\b|\bthe hard way\b|\bdidn'?t work\b|\bthe main directive\b"
     r"|\bthere\s+(?:is|are|'s)\s+al?ready\b|\bwe\s+already\s+have\b", _I)
 # A quantifier makes a wish reach past one thing ("make sure each sentence…", "all placeholder data").
 _QUANTIFIER = re.compile(r"\b(?:each|every|all|any|no)\s+(?!of\s+(?:this|that|these|those|it|them)\b)\w+|"
@@ -712,6 +723,37 @@ _HELP_REQUEST = re.compile(
     r"(?:your\s+|you\s+to\s+|some\s+)?help\b|\bhelp me\b|\bhelp us\b|^(?:请|請)?(?:帮我|幫我|帮忙|幫忙)"
     r"|помоги(?:те)? мне|помогаешь мне|手伝って", _I)
 # A person reporting what happens now is describing a bug, not setting a rule ("every time I run it, it crashes").
+# Words that tie a request to this moment or to the thing on screen ("…yet", "…until I have reviewed it",
+# "this file", "that approach"): a lesson is self-contained and outlives the task.
+_MOMENT = re.compile(r"\b(?:yet|until I|till I|for the demo|at this point|in this (?:pr|commit|branch)|"
+                     r"(?:don'?t|dont|do not)\s+\w+\s+(?:it|that|this|them)(?!\s+\w+)|"
+                     r"(?:this|that|the other|the same)\s+(?:one|file|function|method|class|table|"
+                     r"approach|page|component|bug|error|test|branch|pr|commit|change|line|part|"
+                     r"thing|stuff|issue|step|command|script|folder|endpoint|button|modal|option|section|screen))\b"
+                     r"|这个|這個|那个|那個|この|その", _I)
+# A sentence with almost nothing but trigger words ("No, that's not what I asked for.", "Don't do that again.")
+# states no lesson a fresh session could act on.
+_FUNCTION_WORDS_TEXT = (
+    "the and but for not you your yours that this these those there then than them they their its it's what "
+    "which who whom when where why how was were are is am been being have has had having does did doing done "
+    "don't dont didn't doesn't won't can't cannot never always ever again just please stop make sure want "
+    "like need use used using asked said told meant wrong right correct okay also only very really thing "
+    "things stuff one ones all any each every some more much here now well let let's i'm i've i'd you're "
+    "it's that's should would could will shall must may might with from into about over under after before "
+    "thanks thank yes yeah no nope do me my us we our go so to of in on at by an or if as be it he up out get got "
+    "tell know see look try put come think")
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+_LETTER_WORD = re.compile(r"[^\W\d_][\w'’-]+")
+
+
+def _vague(text: str) -> bool:
+    """Fewer than three words of content (tool names like "uv" count) in a spaced-script sentence (Chinese and
+    Japanese are not judged)."""
+    if _HAN_KANA.search(text):
+        return False
+    return len({w for w in _LETTER_WORD.findall(text.lower().replace("’", "'")) if w not in _FUNCTION_WORDS}) < 3
+
+
 _BUG_REPORT = re.compile(r"\b(?:errors?|exceptions?|fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|broken|not working|"
                          r"doesn'?t work|does not work|still|stopped working)\b|报错|報錯|失败|失敗|エラー|에러|오류|"
                          r"не работает|ошибк", _I)
@@ -777,8 +819,10 @@ def confidence(quote: str, kind: str, turn: Turn, *, repeated: bool = False) -> 
     signal("scope", 2, _SCOPE.search(text))
     if person:
         signal("correction", 2, _CORRECTS.search(text))
-        wish = _WISH.search(text)
-        signal("wish", 1, wish)
+        prefers = _PREFERS.search(text)
+        wish = prefers or _WISH.search(text)
+        signal("prefers", 2, prefers)
+        signal("wish", 1, wish and not prefers)
         signal("quantifier", 1, wish and _QUANTIFIER.search(text))
         signal("contrast", 1, _CONTRAST.search(text) and not _CORRECTS.search(text))
         signal("decision", 2, _DECISION.search(text))
@@ -789,6 +833,8 @@ def confidence(quote: str, kind: str, turn: Turn, *, repeated: bool = False) -> 
     # than rules (tuning split: 1 of 14 repeated sentences holds a lesson; tests/bench/crossval_heuristic.py)
     signal("repeated", 0, repeated)
     signal("report", -1, person and _BUG_REPORT.search(text))
+    signal("moment", -2, person and _MOMENT.search(text) and not _SCOPE.search(text))
+    signal("vague", -3, _vague(text))
     signal("hedge", -2, _HEDGED.search(text))
     signal("long", -1, _words(text) > 40)
     signal("code", -1, len(_CODE_TOKEN.findall(text)) >= 3)
