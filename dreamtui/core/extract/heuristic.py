@@ -731,7 +731,7 @@ _MOMENT = re.compile(r"\b(?:yet|until I|till I|for the demo|at this point|in thi
                      r"approach|page|component|bug|error|test|branch|pr|commit|change|line|part|"
                      r"thing|stuff|issue|step|command|script|folder|endpoint|button|modal|option|section|screen))\b"
                      r"|这个|這個|那个|那個|この|その", _I)
-# A sentence with almost nothing but trigger words ("No, that's not what I asked for.", "Don't do that again.")
+# A sentence of nothing but trigger words ("No, that's not what I asked for.", "Don't do that again.")
 # states no lesson a fresh session could act on.
 _FUNCTION_WORDS_TEXT = (
     "the and but for not you your yours that this these those there then than them they their its it's what "
@@ -747,11 +747,11 @@ _LETTER_WORD = re.compile(r"[^\W\d_][\w'’-]+")
 
 
 def _vague(text: str) -> bool:
-    """Fewer than three words of content (tool names like "uv" count) in a spaced-script sentence (Chinese and
+    """At most one word of content (tool names like "uv" count) in a spaced-script sentence (Chinese and
     Japanese are not judged)."""
     if _HAN_KANA.search(text):
         return False
-    return len({w for w in _LETTER_WORD.findall(text.lower().replace("’", "'")) if w not in _FUNCTION_WORDS}) < 3
+    return len({w for w in _LETTER_WORD.findall(text.lower().replace("’", "'")) if w not in _FUNCTION_WORDS}) < 2
 
 
 _BUG_REPORT = re.compile(r"\b(?:errors?|exceptions?|fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|broken|not working|"
