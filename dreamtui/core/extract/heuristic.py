@@ -20,6 +20,12 @@ material (a long prompt is read to its first paragraph), the assistant's diagnos
 reports of this session's state are never proposed; one record gives at most one proposal; a claim never
 loses a negation; ``why`` says only who said it and where; ``how`` names the project from ``cwd``.
 
+Round six (rules that generalise; round five scored 0.25 precision on the blind split): the rules say what
+shape a lesson has, and a confidence from signals that mark a lesson in any conversation says whether to
+propose it (:func:`confidence`; only ``MIN_CONFIDENCE`` and above). The person's own words with a scope, a
+correction, a preference or a decision pass; words of the moment, hedges and content-free sentences count
+against; the assistant's words never reach the threshold. ``tests/bench/crossval_heuristic.py`` measures it.
+
 Each candidate's quote is the sentence itself, cut verbatim from the turn text (so verification
 finds it in the raw transcript); a sentence under six words is joined with its neighbour in the same
 turn or skipped. The claim is a cleaned imperative form of the sentence.
