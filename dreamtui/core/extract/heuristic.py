@@ -760,6 +760,9 @@ def _vague(text: str) -> bool:
     return len({w for w in _LETTER_WORD.findall(text.lower().replace("’", "'")) if w not in _FUNCTION_WORDS}) < 2
 
 
+# …unless the sentence is an order with a scope ("Always keep the raw line `payment failed ERROR` in the
+# fixtures…", "Never retry a failed charge…"): there the failure is what the rule is about.
+_ORDER_WITH_SCOPE = re.compile(r"^(?:please\s+)?(?:always|never)\s+(?!the\b|a\b|an\b|\w+(?:s|ed)\b)\w+", _I)
 _BUG_REPORT = re.compile(r"\b(?:errors?|exceptions?|fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|broken|not working|"
                          r"doesn'?t work|does not work|still|stopped working)\b|报错|報錯|失败|失敗|エラー|에러|오류|"
                          r"не работает|ошибк", _I)
@@ -838,7 +841,7 @@ def confidence(quote: str, kind: str, turn: Turn, *, repeated: bool = False) -> 
     # measured, not counted: in real sessions the person repeats tasks (a prompt sent again) far more often
     # than rules (tuning split: 1 of 14 repeated sentences holds a lesson; tests/bench/crossval_heuristic.py)
     signal("repeated", 0, repeated)
-    signal("report", -1, person and _BUG_REPORT.search(text))
+    signal("report", -1, person and _BUG_REPORT.search(text) and not _ORDER_WITH_SCOPE.match(text))
     signal("moment", -2, person and _MOMENT.search(text) and not _SCOPE.search(text))
     signal("vague", -3, _vague(text))
     signal("hedge", -2, _HEDGED.search(text))
