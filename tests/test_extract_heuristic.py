@@ -505,6 +505,9 @@ EVERYDAY_NOT_LESSONS = [
     "Do it, dont just tell me what to do.",
     "不要改这个文件，先看看日志。",
     "Never use that, it's deprecated.",
+    "I don't want to break anything in the checkout flow.",
+    "别的文件先不用管，继续修这个问题。",
+    "절대 경로를 사용해서 파일을 열어 주세요.",
 ]
 # ...and standing rules in the shapes the labelling guide names, which must still reach the queue.
 EVERYDAY_LESSONS = [

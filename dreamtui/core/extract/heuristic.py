@@ -689,7 +689,7 @@ _SCOPE = re.compile(
     r"siempre|nunca|sempre|jamais|toujours|désormais|immer|niemals|ab jetzt|ab sofort|"
     r"de ahora en adelante|a partir de ahora|a partir de agora|de agora em diante|à partir de maintenant)\b"
     r"|(?:以后|以後)(?:都|请|請|不要|别|別|要|一律|每次)|今后|今後|从现在开始|從現在開始|总是|總是|永远|永遠|每次|一律|始终|始終|"
-    r"これからは|常に|毎回|앞으로|항상|매번|절대", _I)
+    r"これからは|常に|毎回|앞으로|항상|매번|절대(?!\s*(?:경로|값|적|주소))", _I)
 _CORRECTS = re.compile(
     r"^(?:please\s+)?(?:(?:don'?t|dont|do not)(?!\s+forget)|never|avoid|quit)\b|^(?:please\s+)?stop\s+\w+ing\b"
     r"|\bI\s+(?:said|told you|asked you|already said|remind you)\b|\bas I said\b|\blike I said\b"
@@ -698,17 +698,18 @@ _CORRECTS = re.compile(
     r"|\b(?:don'?t|do not|never)\s+(?:make me|ask me|use|touch|change|add|commit|push|delete|remove|mock)\b"
     r"|[,;]\s*(?:and\s+|but\s+)?(?:don'?t|dont|do not|never)\s+\w+"
     r"|\bwithout\s+(?:my|asking|checking)\b|\bбез\s+моего\b|^не\s+\w+(?:й|йте|и|ите)\b|\bне\s+(?:надо|нужно)\b"
-    r"|^(?:请|請)?(?:不要|别|別|不准|禁止)|[，,]\s*(?:请|請)?(?:不要|别|別)|我不希望|しないで|하지\s*마|하지\s*말"
+    r"|^(?:请|請)?(?:不要|别(?!的|人)|別(?!的|人)|不准|禁止)|[，,]\s*(?:请|請)?(?:不要|别(?!的|人)|別(?!的|人))|我不希望"
+    r"|しないで|하지\s*마|하지\s*말"
     r"|^(?:no|não)\s+(?:uses?|hagas|faça|mexa|toques|cambies|borres|altere|apague)\b", _I)
 # A preference stated as the person's own ("I prefer…", "I'd rather…", "I don't want…") is as sure as a correction.
 _PREFERS = re.compile(
     r"^(?:please\s+)?(?:always\s+)?prefer\s+\S+(?:\s+\S+){0,5}\s+(?:over|to|rather than)\s|"
     r"\bI(?:'d| would)?\s+(?:really\s+|much\s+)?(?:prefer|rather)\b|\bI\s+(?:really\s+)?(?:don'?t|do not|never)\s+"
-    r"(?:want|like)\b|\bI\s+hate\s+(?:it\s+when|when)\b|\bя\s+не\s+хочу\b|我不想|我不希望|我更喜欢|\bprefiero|\bprefiro|"
+    r"(?:want|like)\b(?!\s+to\b)|\bI\s+hate\s+(?:it\s+when|when)\b|\bя\s+не\s+хочу\b|我不想|我不希望|我更喜欢|\bprefiero|\bprefiro|"
     r"\bje préfère\b|\bich bevorzuge\b", _I)
 _WISH = re.compile(
-    r"\bI\s+(?:want|need|like)\s+(?:you|it|us|the|all|every)\b"
-    r"|\b(?:make sure|be sure|remember to|don'?t forget)\b"
+    r"\bI\s+(?:want|need|like)\s+(?:you|it|us|the|all|every)\b|\bI\s+(?:don'?t|do not)\s+(?:want|like)\s+to\b"
+    r"|\b(?:make sure|be sure|remember to|don'?t forget)\b|必ず"
     r"|\bя\s+хочу,?\s+чтобы\b|我希望|我要求|我想要|\bquiero que\b|\bquero que\b"
     r"|\bje veux que\b|\bich möchte\b|してほしい|하면 좋겠|했으면", _I)
 _REASON = re.compile(
