@@ -910,7 +910,7 @@ class HeuristicExtractor:
         out: list[Scored] = []
         seen: set[str] = set()
         known = [" ".join(m.lower().split()) for m in context.memories if m]
-        said = [(t, _content_words(t.text or "")) for t in digest.turns if t.role == "person" and t.kind in PERSON_KINDS]
+        said: list[tuple[Turn, set[str]]] | None = None  # the person's words per turn, read on the first person moment
         for turn in digest.turns:
             best: Scored | None = None
             for quote, kind, sentence in self._moments(turn):
@@ -920,7 +920,10 @@ class HeuristicExtractor:
                 cand = self._candidate(digest, context, turn, quote, kind)
                 if cand is None:
                     continue
-                conf, signals = confidence(quote, kind, turn, repeated=_said_elsewhere(quote, turn, said))
+                if said is None and turn.role == "person":
+                    said = [(t, _content_words(t.text or "")) for t in digest.turns
+                            if t.role == "person" and t.kind in PERSON_KINDS]
+                conf, signals = confidence(quote, kind, turn, repeated=_said_elsewhere(quote, turn, said or []))
                 item = Scored(cand, conf, signals, rule_label(sentence, turn.role), turn.line, _rank(quote, kind))
                 if best is None or (item.confidence, item.rank) > (best.confidence, best.rank):
                     best = item
