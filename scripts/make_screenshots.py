@@ -19,11 +19,11 @@ FIXED_NOW = "2026-11-28T18:30:00Z"
 # (file name, keys pressed from the queue, what it shows)
 SHOTS: list[tuple[str, list[str], str]] = [
     ("queue", [], "the queue and the evidence of the highlighted proposal"),
-    ("queue-duplicate", ["j"] * 5, "a suspected duplicate beside the existing memory"),
-    ("queue-untrusted", ["j"] * 9, "a proposal whose quote is only in tool output"),
+    ("queue-duplicate", ["j"] * 4, "a suspected duplicate beside the existing memory"),
+    ("queue-untrusted", ["j"] * 7, "a proposal whose quote is only in tool output"),
     ("queue-markup", ["j", "j"], "Rich markup and an ANSI escape shown literally"),
     ("queue-grouped", ["o"], "the queue grouped by project, a header line per group"),
-    ("accept-untrusted", ["j"] * 9 + ["a"], "accepting tool output takes an explicit yes"),
+    ("accept-untrusted", ["j"] * 7 + ["a"], "accepting tool output takes an explicit yes"),
     ("reject", ["r"], "the reject dialog"),
     ("edit", ["e"], "edit, then accept"),
     ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),

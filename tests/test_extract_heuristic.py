@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.extract.heuristic import MIN_QUOTE_WORDS, HeuristicExtractor, word_count
+from dreamtui.core.extract.heuristic import (
+    EVERY_MOMENT,
+    MIN_CONFIDENCE,
+    MIN_QUOTE_WORDS,
+    HeuristicExtractor,
+    word_count,
+)
 from dreamtui.core.models import Digest, Turn
 
 # Floors set from the measured figures (docs/extractors.md), just below them so noise-free
@@ -41,34 +47,56 @@ def digest_of(*turns: tuple[str, str] | tuple[str, str, str], project: str = "-h
     return Digest(session="s1", project=project, files=["s.jsonl"], turns=built)
 
 
-def run(digest: Digest, memories: tuple[str, ...] = ()) -> list:
-    return HeuristicExtractor().extract(digest, ExtractContext(project=digest.project, memories=memories)).candidates
+def run(digest: Digest, memories: tuple[str, ...] = (), threshold: int = EVERY_MOMENT) -> list:
+    """What the rules find in ``digest``: every moment by default (the rules' own tests), or only those whose
+    confidence reaches ``threshold`` (what the shipped extractor proposes: ``threshold=MIN_CONFIDENCE``)."""
+    return HeuristicExtractor(threshold).extract(digest, ExtractContext(project=digest.project,
+                                                                        memories=memories)).candidates
+
+
+# Round six (rules that generalise): the shipped extractor proposes only moments whose confidence reaches
+# MIN_CONFIDENCE. The floors above hold for the rules themselves (every moment, EVERY_MOMENT); what the shipped
+# extractor proposes on the same sets is held to its precision (measured: fixtures 0.97, 34 of 35; holdout
+# 1.00, 2 of 2). Its recall there falls (0.47 and 0.20) on purpose: those sets are mostly the assistant's root
+# causes and plain facts, which on real sessions were mostly noise (blind precision 0.25 in round five).
+SHIPPED_FIXTURE_PRECISION_FLOOR = 0.95
+SHIPPED_HOLDOUT_PRECISION_FLOOR = 0.90
 
 
 def test_tuned_fixture_precision_and_recall_stay_above_floors() -> None:
-    s = score(HeuristicExtractor(), tuned_fixtures())
+    s = score(HeuristicExtractor(EVERY_MOMENT), tuned_fixtures())
     assert s.labels >= 40
     assert s.precision >= TUNED_PRECISION_FLOOR, s.false_positives
     assert s.recall >= TUNED_RECALL_FLOOR, s.misses
+    shipped = score(HeuristicExtractor(), tuned_fixtures())
+    assert shipped.precision >= SHIPPED_FIXTURE_PRECISION_FLOOR, shipped.false_positives
+    assert 0 < shipped.candidates < s.candidates
 
 
 def test_holdout_precision_and_recall_stay_above_floors() -> None:
-    s = score(HeuristicExtractor(), load_fixtures(HOLDOUT_DIR))
+    s = score(HeuristicExtractor(EVERY_MOMENT), load_fixtures(HOLDOUT_DIR))
     assert s.labels >= 10
     assert s.precision >= HOLDOUT_PRECISION_FLOOR, s.false_positives
     assert s.recall >= HOLDOUT_RECALL_FLOOR, s.misses
+    shipped = score(HeuristicExtractor(), load_fixtures(HOLDOUT_DIR))
+    assert shipped.precision >= SHIPPED_HOLDOUT_PRECISION_FLOOR, shipped.false_positives
 
 
 def test_corpus_precision_and_recall_stay_above_floors(corpus: Path) -> None:
-    s = score_corpus(HeuristicExtractor(), corpus)
+    # the rules themselves; at its threshold the shipped extractor proposes one moment here, the ClMail
+    # correction, which these older labels leave out and the real evaluation set's labels grade marginal
+    s = score_corpus(HeuristicExtractor(EVERY_MOMENT), corpus)
     assert s.precision >= CORPUS_PRECISION_FLOOR, s.false_positives
     assert s.recall >= CORPUS_RECALL_FLOOR, s.misses
 
 
 # The real evaluation set's tuning split (tests/data/real_eval; transcripts in ../shared and ../eval, skipped
-# when absent), scored by tests/bench/measure_extract.py through the real gate: 0.86 (18/21) / 0.30 (11/37).
-REAL_TUNING_PRECISION_FLOOR = 0.80
-REAL_TUNING_RECALL_FLOOR = 0.27
+# when absent), scored by tests/bench/measure_extract.py through the real gate. Round five: 0.86 (18/21) /
+# 0.30 (11/37), and on the blind split 0.25 / 0.10: its rules had learnt the tuning sessions' phrasing. Round
+# six proposes only above MIN_CONFIDENCE: 1.00 (12/12) / 0.24 (9/37); tests/bench/crossval_heuristic.py
+# shows why the threshold, and what each rule does on how many sessions.
+REAL_TUNING_PRECISION_FLOOR = 0.90
+REAL_TUNING_RECALL_FLOOR = 0.22
 
 
 def test_real_tuning_split_precision_and_recall_stay_above_floors(tmp_path: Path) -> None:
@@ -80,7 +108,7 @@ def test_real_tuning_split_precision_and_recall_stay_above_floors(tmp_path: Path
         totals.add(run_session(session, HeuristicExtractor(), tmp_path))
     assert totals.precision >= REAL_TUNING_PRECISION_FLOOR, (totals.precise, totals.kept)
     assert totals.keep_recall >= REAL_TUNING_RECALL_FLOOR, (totals.keep_found, totals.keep_labels)
-    assert totals.duplicates <= 2
+    assert totals.duplicates <= 1
 
 
 def test_a_correction_becomes_feedback_with_the_sentence_as_quote() -> None:
@@ -384,3 +412,124 @@ def test_rules_in_other_languages_are_found_and_promises_are_not() -> None:
     cands = run(digest)
     assert [c.quote for c in cands] == [rule, "Nunca faça push direto na main, sempre abra um PR antes."]
     assert cands[0].claim == rule and cands[0].type == "feedback"
+
+
+# -- round six: a confidence per moment, and a threshold ------------------------------------------------
+
+
+def shipped(*turns: tuple[str, str] | tuple[str, str, str]) -> list[str]:
+    """The quotes the shipped extractor (its default threshold) proposes for these turns."""
+    return [c.quote for c in run(digest_of(*turns), threshold=MIN_CONFIDENCE)]
+
+
+def test_a_standing_rule_or_correction_in_any_language_reaches_the_queue() -> None:
+    rules = [
+        "From now on, never push to main without running the linter first.",
+        "No, don't mock the database in these tests, we got burned by that before.",
+        "I told you, we rely on the Makefile targets, not on raw docker commands.",
+        "Make sure every migration has a matching down step.",
+        "Без моего подтверждения ты не удаляешь файлы и не отправляешь сообщения.",
+        "我不希望创建项目级别的配置文件，我希望配置在每个项目中都可以使用",
+    ]
+    for text in rules:
+        assert shipped(("person", text)) == [text], text
+
+
+def test_the_assistant_s_finding_and_a_person_s_plain_remark_wait_below_the_threshold() -> None:
+    # the rules find both, but neither carries a signal a reviewer could trust on unseen sessions
+    turns = (("assistant", "The root cause was that the lockfile pinned an old setuptools that cannot build wheels.",
+              "text"),
+             ("person", "The staging database resets every night at midnight UTC."))
+    assert len(run(digest_of(*turns))) == 2
+    assert shipped(*turns) == []
+
+
+def test_a_request_for_help_or_a_one_off_task_is_not_proposed_whatever_its_words() -> None:
+    for text in ("Hey Claude, I'd like your help with refactoring the filter so that we hide the group instead "
+                 "of every item.",
+                 "Ты помогаешь мне составить файл правил, который я всегда кладу в папку проекта.",
+                 "Please add a retry to the upload step so that it always succeeds."):
+        assert shipped(("person", text)) == [], text
+
+
+def test_confidence_counts_scope_correction_reason_and_repetition_and_hedges_count_against() -> None:
+    from dreamtui.core.extract.heuristic import confidence
+
+    def conf(text: str, role: str = "person", repeated: bool = False) -> int:
+        return confidence(text, "preference", Turn(role=role, text=text, file="s.jsonl", line=1),
+                          repeated=repeated)[0]
+
+    plain = conf("Use the staging bucket for uploads.")
+    assert conf("Always use the staging bucket for uploads.") > plain
+    assert conf("No, don't use the staging bucket for uploads.") > plain
+    assert conf("Use the staging bucket for uploads, otherwise the CDN caches them.") > plain
+    assert conf("Use the staging bucket for uploads.", repeated=True) == plain  # reported, not counted
+    assert conf("Maybe always use the staging bucket for uploads.") < conf("Always use the staging bucket for uploads.")
+    # the same words from the assistant are never as sure as from the person
+    assert conf("Always use the staging bucket for uploads.", role="assistant") < MIN_CONFIDENCE
+
+
+def test_a_rule_the_person_repeats_in_another_turn_counts_as_repeated() -> None:
+    from dreamtui.core.extract.heuristic import EVERY_MOMENT as every
+
+    d = digest_of(("person", "Keep the release notes in CHANGELOG.md under the version heading, "
+                             "otherwise the release script misses them."),
+                  ("assistant", "Done.", "text"),
+                  ("person", "Again: the release notes go in CHANGELOG.md under the version heading."))
+    moments = HeuristicExtractor(every).scored(d, ExtractContext(project=d.project))
+    assert moments and any("repeated+0" in m.signals for m in moments)
+
+
+# What people say to an agent in any session that is not a lesson (a reviewer rejects each at once): the
+# moment ("yet", "until I have reviewed", "this file", "that approach"), a complaint with no content, a
+# deferral, a bug report with "every time", a past "never", a reminder of a task.
+EVERYDAY_NOT_LESSONS = [
+    "No, I meant the other file, the one in src/components.",
+    "Don't change anything yet, just explain the plan.",
+    "Stop, you are editing the wrong file.",
+    "Don't forget to update the changelog.",
+    "Please don't make changes to the database schema in this PR.",
+    "That's wrong, the endpoint is /api/v2/users.",
+    "No, that's not what I asked for.",
+    "Don't do that again.",
+    "Whenever you're ready, go ahead and deploy it.",
+    "Let's do that next time, it is late.",
+    "Always the same error when I click save.",
+    "Don't run it, I'll run it myself later.",
+    "Do not push until I have reviewed the diff.",
+    "No, use the other branch instead of this one.",
+    "You should never have deleted that file without asking.",
+    "Every time I run the build it fails with a segfault.",
+    "Don't use that approach, it is too slow for this table.",
+    "I never said to remove the header component from the page.",
+    "Do it, dont just tell me what to do.",
+    "不要改这个文件，先看看日志。",
+    "Never use that, it's deprecated.",
+    "I don't want to break anything in the checkout flow.",
+    "别的文件先不用管，继续修这个问题。",
+    "절대 경로를 사용해서 파일을 열어 주세요.",
+]
+# ...and standing rules in the shapes the labelling guide names, which must still reach the queue.
+EVERYDAY_LESSONS = [
+    "Please never force-push to the shared branches, other people build on them.",
+    "We deploy from the release branch only, never from main.",
+    "Don't add new dependencies without asking me first.",
+    "I prefer small functions with docstrings over long scripts.",
+    "We tried SQLite for the queue and it locked up under load, so stick with Postgres.",
+    "Stop adding comments that restate the code.",
+    "I don't want emojis in the UI text.",
+    "Use uv, not pip, in this repo.",
+    "Never log the request bodies, they contain personal data.",
+    "I'd rather you ask than guess when a requirement is unclear.",
+    "Prefer composition over inheritance in the service layer.",
+]
+
+
+@pytest.mark.parametrize("text", EVERYDAY_NOT_LESSONS)
+def test_everyday_remarks_to_the_agent_do_not_reach_the_queue(text: str) -> None:
+    assert shipped(("person", text)) == []
+
+
+@pytest.mark.parametrize("text", EVERYDAY_LESSONS)
+def test_standing_rules_in_the_guide_s_shapes_reach_the_queue(text: str) -> None:
+    assert shipped(("person", text)) == [text]

@@ -39,11 +39,11 @@ def test_queue(snap_compare, demo_app) -> None:
 
 
 def test_queue_duplicate_side_by_side(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["j"] * 5, terminal_size=SIZE)
+    assert snap_compare(demo_app, press=["j"] * 4, terminal_size=SIZE)
 
 
 def test_queue_untrusted_tool_output(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["j"] * 9, terminal_size=SIZE)
+    assert snap_compare(demo_app, press=["j"] * 7, terminal_size=SIZE)
 
 
 def test_queue_grouped_by_project(snap_compare, demo_app) -> None:
@@ -51,7 +51,7 @@ def test_queue_grouped_by_project(snap_compare, demo_app) -> None:
 
 
 def test_accept_untrusted_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["j"] * 9 + ["a"], terminal_size=SIZE)
+    assert snap_compare(demo_app, press=["j"] * 7 + ["a"], terminal_size=SIZE)
 
 
 def test_reject_dialog(snap_compare, demo_app) -> None:

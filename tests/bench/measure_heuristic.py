@@ -1,6 +1,8 @@
 """Measure the heuristic extractor: precision/recall on hand labels, and its speed.
 
-Run from the repository root: ``python3 tests/bench/measure_heuristic.py [--verbose] [--no-round4]``.
+Run from the repository root: ``python3 tests/bench/measure_heuristic.py [--verbose] [--no-round4] [--every]``.
+``--every`` measures the rules themselves (every moment they find, no confidence threshold); without it,
+what the shipped extractor proposes.
 
 Quality: the labelled fixtures (``tests/fixtures/heuristic``: the sets the rules were tuned on, including
 ``holdout/`` since round four), the hand-labelled lessons of ``../shared/corpus`` when present, and the
@@ -26,7 +28,7 @@ sys.path.insert(0, str(HERE.parent.parent))  # the repository root, for dreamtui
 from fakes.labels import HOLDOUT_DIR, TUNED_DIRS, Score, load_fixtures, score, score_corpus  # noqa: E402
 
 from dreamtui.core.extract.base import ExtractContext  # noqa: E402
-from dreamtui.core.extract.heuristic import HeuristicExtractor  # noqa: E402
+from dreamtui.core.extract.heuristic import EVERY_MOMENT, HeuristicExtractor  # noqa: E402
 from dreamtui.core.models import Digest  # noqa: E402
 
 CORPUS = Path(os.environ.get("DREAMTUI_TEST_SHARED") or HERE.parent.parent.parent / "shared") / "corpus" / "projects"
@@ -112,7 +114,7 @@ def corpus_speed(repeat: int = 5) -> None:
 
 def main() -> None:
     verbose = "--verbose" in sys.argv or "-v" in sys.argv
-    ex = HeuristicExtractor()
+    ex = HeuristicExtractor(EVERY_MOMENT if "--every" in sys.argv else None)
     tuned = []
     for folder in (*TUNED_DIRS, HOLDOUT_DIR):
         items = load_fixtures(folder)

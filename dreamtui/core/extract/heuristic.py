@@ -20,6 +20,12 @@ material (a long prompt is read to its first paragraph), the assistant's diagnos
 reports of this session's state are never proposed; one record gives at most one proposal; a claim never
 loses a negation; ``why`` says only who said it and where; ``how`` names the project from ``cwd``.
 
+Round six (rules that generalise; round five scored 0.25 precision on the blind split): the rules say what
+shape a lesson has, and a confidence from signals that mark a lesson in any conversation says whether to
+propose it (:func:`confidence`; only ``MIN_CONFIDENCE`` and above). The person's own words with a scope, a
+correction, a preference or a decision pass; words of the moment, hedges and content-free sentences count
+against; the assistant's words never reach the threshold. ``tests/bench/crossval_heuristic.py`` measures it.
+
 Each candidate's quote is the sentence itself, cut verbatim from the turn text (so verification
 finds it in the raw transcript); a sentence under six words is joined with its neighbour in the same
 turn or skipped. The claim is a cleaned imperative form of the sentence.
@@ -32,6 +38,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.gate.verify import word_count as _gate_word_count
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Turn
 
 MIN_QUOTE_WORDS = 6
@@ -69,6 +76,8 @@ _PERSON_RULES: list[tuple[re.Pattern[str], str]] = [
                 r"rebase|import|start|set|leave|trust|assume|rely|hardcode|hard-code|log|print|return|"
                 r"catch|store|send|install|pin|bump|modify|create|open|close)\b", _I), "correction"),
     (re.compile(r"\buse\s+[^.!?\n]{1,60}?\s+instead\b", _I), "correction"),
+    (re.compile(r"^(?:always\s+|only\s+)?(?:use|run|call|pick|choose|go with|stick with|stay on)\s+[^,.!?\n]{1,40},\s+"
+                r"not\s+\S", _I), "correction"),
     (re.compile(r"\binstead of\s+[^.!?\n]{1,60}?,\s*(?:use|call|run|do|try|just)\b", _I), "correction"),
     (re.compile(r"\bwe(?:'ve| have)?\s+(?:already\s+)?tried\s+(?:that|this)\b", _I), "correction"),
     (re.compile(r"\b(?:that|this|it)(?:'s| is| was)\s+(?:wrong|not right|incorrect|not what I|not how)\b", _I),
@@ -232,7 +241,9 @@ _REPORT = re.compile(
     r"hangs?|freez\w*|404|500)\b", _I)
 _PERSON_HEDGE = re.compile(r"\b(?:might|maybe|perhaps|probably)\b", _I)
 # A person's sentence about this moment only ("…tomorrow, I need to sleep") is never a lesson.
-_MOMENT_ONLY = re.compile(r"\b(?:tomorrow|tonight|for now|right now|for today|this time|I need to sleep)\b", _I)
+_MOMENT_ONLY = re.compile(r"\b(?:tomorrow|tonight|for now|right now|for today|this time|I need to sleep|"
+                          r"when(?:ever)? you(?:'re| are) ready|(?:do|try|fix|handle|look at)\s+(?:that|this|it)\s+"
+                          r"next time)\b", _I)
 _CLAUSE = r"(?:the|our|my|its|their|this|that|these|those|it|it's|they|they're|we|we're|he|she|you|\w+ing)"
 _PERSON_FACT_RULES: list[tuple[re.Pattern[str], str]] = [
     # "we tried Redis for this and it didn't work", "we found that out the hard way", "stick with X"
@@ -481,11 +492,16 @@ class _RuleSet:
 
     def first(self, stripped: str, bare: str) -> str | None:
         """The kind of the first rule that matches, or None."""
+        hit = self.which(stripped, bare)
+        return hit[0] if hit else None
+
+    def which(self, stripped: str, bare: str) -> tuple[str, int] | None:
+        """The kind and index of the first rule that matches, or None."""
         if not self.any_stripped.search(stripped) and not self.any_bare.search(bare):
             return None
-        for pattern, kind, on_bare in self.rules:
+        for index, (pattern, kind, on_bare) in enumerate(self.rules):
             if pattern.search(bare if on_bare else stripped):
-                return kind
+                return kind, index
         return None
 
 
@@ -542,13 +558,11 @@ def _framing(text: str, spans: list[_Span]) -> list[_Span]:
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def word_count(text: str) -> int:
-    """Words of a quote as the gate counts them (whitespace-separated).
-
-    A Chinese or Japanese sentence has no spaces, so the gate refuses it as too short whatever its length
-    (``core/gate/verify.refusal``); proposing it would only add a dropped candidate.
-    """
-    return len(text.split())
+def word_count(text: str) -> float:
+    """Words of a quote as the gate counts them (``core/gate/verify.word_count``: spaced words, and two Han or
+    kana characters for one word), so a sentence the gate would refuse as too short is never proposed and a
+    Chinese or Japanese one it accepts is not skipped."""
+    return _gate_word_count(text)
 
 
 _words = word_count  # the module's own short name
@@ -653,38 +667,273 @@ def _assistant_explanation(text: str) -> str | None:
     return None
 
 
+# -- confidence (round six: rules that generalise) ---------------------------------------------------------
+# A rule firing is not enough: each moment gets a confidence from signals that mark a lesson in any
+# conversation, whatever the project or the phrasing, and only moments above a threshold are proposed.
+# The signals: the person's own words (the assistant's are mostly narration), an explicit scope ("always",
+# "never", "from now on", "every time"), an explicit correction of the agent ("no, don't…", "I told you",
+# "not X, rather Y"), a first-person wish or rule ("I want you to…", "make sure…"), a reason ("because",
+# "otherwise"), a decision with its history ("we tried…", "we rely on…"); against it: hedges, a long quote,
+# code-heavy text (a detail of today's diff), and the assistant's words without a settled-finding marker.
+MIN_CONFIDENCE = 4
+"""The threshold: chosen on the tuning split with a margin (tests/bench/crossval_heuristic.py)."""
+EVERY_MOMENT = -100
+"""A threshold below any confidence: every moment the rules find (for measuring and testing the rules)."""
+
+_SCOPE = re.compile(
+    r"\b(?:always|never(?!\s+(?:\w*[^s\s]s|\w+ed|was|were|got|did|had|have|ran|came|went|saw|made|told|been|even|said|"
+    r"meant|thought|knew|wrote|put|let|asked)\b)|"
+    r"from now on|going forward|in (?:the )?future|next time|every\s*time|each time|whenever|by default|as a rule|"
+    r"in general|"
+    r"всегда|никогда|впредь|с этого момента|каждый раз|"
+    r"siempre|nunca|sempre|jamais|toujours|désormais|immer|niemals|ab jetzt|ab sofort|"
+    r"de ahora en adelante|a partir de ahora|a partir de agora|de agora em diante|à partir de maintenant)\b"
+    r"|(?:以后|以後)(?:都|请|請|不要|别|別|要|一律|每次)|今后|今後|从现在开始|從現在開始|总是|總是|永远|永遠|每次|一律|始终|始終|"
+    r"これからは|常に|毎回|앞으로|항상|매번|절대(?!\s*(?:경로|값|적|주소))", _I)
+_CORRECTS = re.compile(
+    r"^(?:please\s+)?(?:(?:don'?t|dont|do not)(?!\s+forget)|never|avoid|quit)\b|^(?:please\s+)?stop\s+\w+ing\b"
+    r"|\bI\s+(?:said|told you|asked you|already said|remind you)\b|\bas I said\b|\blike I said\b"
+    r"|\b(?:that|this|it)(?:'s| is| was)\s+(?:wrong|not right|incorrect|not what I|not how)\b"
+    r"|\bnot\s+[^.!?\n]{1,60}?,?\s+(?:but\s+)?rather\b|,\s+not\s+\w"
+    r"|\b(?:don'?t|do not|never)\s+(?:make me|ask me|use|touch|change|add|commit|push|delete|remove|mock)\b"
+    r"|[,;]\s*(?:and\s+|but\s+)?(?:don'?t|dont|do not|never)\s+\w+"
+    r"|\bwithout\s+(?:my|asking|checking)\b|\bбез\s+моего\b|^не\s+\w+(?:й|йте|и|ите)\b|\bне\s+(?:надо|нужно)\b"
+    r"|^(?:请|請)?(?:不要|别(?!的|人)|別(?!的|人)|不准|禁止)|[，,]\s*(?:请|請)?(?:不要|别(?!的|人)|別(?!的|人))|我不希望"
+    r"|しないで|하지\s*마|하지\s*말"
+    r"|^(?:no|não)\s+(?:uses?|hagas|faça|mexa|toques|cambies|borres|altere|apague)\b", _I)
+# A preference stated as the person's own ("I prefer…", "I'd rather…", "I don't want…") is as sure as a correction.
+_PREFERS = re.compile(
+    r"^(?:please\s+)?(?:always\s+)?prefer\s+\S+(?:\s+\S+){0,5}\s+(?:over|to|rather than)\s|"
+    r"\bI(?:'d| would)?\s+(?:really\s+|much\s+)?(?:prefer|rather)\b|\bI\s+(?:really\s+)?(?:don'?t|do not|never)\s+"
+    r"(?:want|like)\b(?!\s+to\b)|\bI\s+hate\s+(?:it\s+when|when)\b|\bя\s+не\s+хочу\b|我不想|我不希望|我更喜欢|\bprefiero|\bprefiro|"
+    r"\bje préfère\b|\bich bevorzuge\b", _I)
+_WISH = re.compile(
+    r"\bI\s+(?:want|need|like)\s+(?:you|it|us|the|all|every)\b|\bI\s+(?:don'?t|do not)\s+(?:want|like)\s+to\b"
+    r"|\b(?:make sure|be sure|remember to|don'?t forget)\b|必ず"
+    r"|\bя\s+хочу,?\s+чтобы\b|我希望|我要求|我想要|\bquiero que\b|\bquero que\b"
+    r"|\bje veux que\b|\bich möchte\b|してほしい|하면 좋겠|했으면", _I)
+_REASON = re.compile(
+    r"\b(?:because|since|otherwise|so that|or else|we don'?t want|which (?:is|means)|потому что|иначе|чтобы не|"
+    r"porque|sinon|weil|sonst)\b|[,;]\s*so\b|因为|因為|否则|否則|ので|から[、。]|때문", _I)
+_DECISION = re.compile(
+    r"\bwe\s+(?:tried|decided|agreed|chose|rely on|use|don'?t use|never use|always use|only use|settled|"
+    r"went with|switched|moved)\b|\b(?:got|were|have been|'ve been)\s+(?:burned|burnt|bitten)\b|\bstick (?:with|to)\b|\bthe hard way\b|\bdidn'?t work\b|\bthe main directive\b"
+    r"|\bthere\s+(?:is|are|'s)\s+al?ready\b|\bwe\s+already\s+have\b", _I)
+# A quantifier makes a wish reach past one thing ("make sure each sentence…", "all placeholder data").
+_QUANTIFIER = re.compile(r"\b(?:each|every|all|any|no)\s+(?!of\s+(?:this|that|these|those|it|them)\b)\w+|"
+                         r"每个|每個|所有|すべて|全て|모든|каждый|каждую|все\b", _I)
+_CONTRAST = re.compile(r"^(?:no+|nope)\b\s*[,.!:;—–-]|\binstead\b|\brather than\b|\bnot\s+\w+\s+but\b|而不是|而非|대신|вместо|en lugar de|au lieu de|"
+                       r"statt\b|em vez de", _I)
+# A request for help with a task is the task, whatever words of scope or reason it carries.
+_HELP_REQUEST = re.compile(
+    r"^(?:(?:hey|hi|hello)\b[^,.!]*[,.!]?\s*)?(?:I'?d like|I would like|I want|I need|can you|could you|please)\s+"
+    r"(?:your\s+|you\s+to\s+|some\s+)?help\b|\bhelp me\b|\bhelp us\b|^(?:请|請)?(?:帮我|幫我|帮忙|幫忙)"
+    r"|помоги(?:те)? мне|помогаешь мне|手伝って", _I)
+# A person reporting what happens now is describing a bug, not setting a rule ("every time I run it, it crashes").
+# Words that tie a request to this moment or to the thing on screen ("…yet", "…until I have reviewed it",
+# "this file", "that approach"): a lesson is self-contained and outlives the task.
+_MOMENT = re.compile(r"\b(?:yet|until I|till I|for the demo|at this point|in this (?:pr|commit|branch)|"
+                     r"(?:don'?t|dont|do not)\s+\w+\s+(?:it|that|this|them)(?!\s+\w+)|"
+                     r"(?:this|that|the other|the same)\s+(?:one|file|function|method|class|table|"
+                     r"approach|page|component|bug|error|test|branch|pr|commit|change|line|part|"
+                     r"thing|stuff|issue|step|command|script|folder|endpoint|button|modal|option|section|screen))\b"
+                     r"|这个|這個|那个|那個|この|その", _I)
+# A sentence of nothing but trigger words ("No, that's not what I asked for.", "Don't do that again.")
+# states no lesson a fresh session could act on.
+_FUNCTION_WORDS_TEXT = (
+    "the and but for not you your yours that this these those there then than them they their its it's what "
+    "which who whom when where why how was were are is am been being have has had having does did doing done "
+    "don't dont didn't doesn't won't can't cannot never always ever again just please stop make sure want "
+    "like need use used using asked said told meant wrong right correct okay also only very really thing "
+    "things stuff one ones all any each every some more much here now well let let's i'm i've i'd you're "
+    "it's that's should would could will shall must may might with from into about over under after before "
+    "thanks thank yes yeah no nope do me my us we our go so to of in on at by an or if as be it he up out get got "
+    "tell know see look try put come think")
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+_LETTER_WORD = re.compile(r"[^\W\d_][\w'’-]+")
+
+
+def _vague(text: str) -> bool:
+    """At most one word of content (tool names like "uv" count) in a spaced-script sentence (Chinese and
+    Japanese are not judged)."""
+    if _HAN_KANA.search(text):
+        return False
+    return len({w for w in _LETTER_WORD.findall(text.lower().replace("’", "'")) if w not in _FUNCTION_WORDS}) < 2
+
+
+# …unless the sentence is an order with a scope ("Always keep the raw line `payment failed ERROR` in the
+# fixtures…", "Never retry a failed charge…"): there the failure is what the rule is about.
+_ORDER_WITH_SCOPE = re.compile(r"^(?:please\s+)?(?:always|never)\s+(?!the\b|a\b|an\b|\w+(?:s|ed)\b)\w+", _I)
+_BUG_REPORT = re.compile(r"\b(?:errors?|exceptions?|fail(?:s|ed|ing)?|crash(?:es|ed|ing)?|broken|not working|"
+                         r"doesn'?t work|does not work|still|stopped working)\b|报错|報錯|失败|失敗|エラー|에러|오류|"
+                         r"не работает|ошибк", _I)
+_HEDGED = re.compile(r"\b(?:might|maybe|perhaps|probably|possibly|I think|I guess|I believe|not sure|"
+                     r"I wonder)\b|可能|也许|たぶん|아마|может быть|наверное", _I)
+_FINDING = re.compile(r"\broot cause\b|\bturn(?:s|ed)? out\b|\bcaused by\b|\bthe reason (?:is|was)\b|"
+                      r"\bthat(?:'s| is| was) why\b|\bnote that\b|\bgotcha\b|\bworkaround\b|\bthe fix (?:is|was)\b|"
+                      r",\s+not\s+|\binstead of\b", _I)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One proposable moment: its candidate, how sure it is and why, and the rule that found it."""
+
+    candidate: RawCandidate
+    confidence: int
+    signals: tuple[str, ...]
+    rule: str
+    line: int | None
+    rank: int
+
+
+_CONTENT_WORD = re.compile(r"[^\W\d_]{4,}|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2}")
+_COMMON = frozenset({
+    "that", "this", "with", "from", "have", "they", "them", "then", "than", "there", "their", "what", "when",
+    "which", "would", "could", "should", "about", "into", "your", "just", "like", "make", "sure", "dont", "don't",
+    "want", "need", "also", "only", "some", "more", "very", "please"})
+
+
+def _content_words(text: str) -> set[str]:
+    """Lower-cased words of four letters or more (pairs of CJK characters), common ones left out."""
+    return {w for w in _CONTENT_WORD.findall(text.lower()) if w not in _COMMON}
+
+
+def _said_elsewhere(quote: str, turn: Turn, said: list[tuple[Turn, set[str]]]) -> bool:
+    """Whether the person said most of the quote's content words again in another turn (a repeated rule)."""
+    if turn.role != "person":
+        return False
+    words = _content_words(quote)
+    if len(words) < 3:
+        return False
+    return any(other is not turn and len(words & seen) >= max(3, int(0.6 * len(words))) for other, seen in said)
+
+
+def confidence(quote: str, kind: str, turn: Turn, *, repeated: bool = False) -> tuple[int, tuple[str, ...]]:
+    """How sure a moment is a lesson (an integer), and the names of the signals that made it so.
+
+    ``repeated``: the person said the same again in another turn.
+    """
+    text = _LEAD.sub("", _clean(quote))
+    signals: list[str] = []
+    score = 0
+
+    def signal(name: str, weight: int, present: object) -> None:
+        nonlocal score
+        if present:
+            score += weight
+            signals.append(f"{name}{weight:+d}")
+
+    person = turn.role == "person"
+    signal("person", 2, person)
+    signal("assistant", -1, not person)  # its words are a lesson about 1 sentence in 100: never on signals alone
+    signal("scope", 2, _SCOPE.search(text))
+    if person:
+        signal("correction", 2, _CORRECTS.search(text))
+        prefers = _PREFERS.search(text)
+        wish = prefers or _WISH.search(text)
+        signal("prefers", 2, prefers)
+        signal("wish", 1, wish and not prefers)
+        signal("quantifier", 1, wish and _QUANTIFIER.search(text))
+        signal("contrast", 1, _CONTRAST.search(text) and not _CORRECTS.search(text))
+        signal("decision", 2, _DECISION.search(text))
+    else:
+        signal("finding", 1, _FINDING.search(text))
+    signal("reason", 1, _REASON.search(text))
+    # measured, not counted: in real sessions the person repeats tasks (a prompt sent again) far more often
+    # than rules (tuning split: 1 of 14 repeated sentences holds a lesson; tests/bench/crossval_heuristic.py)
+    signal("repeated", 0, repeated)
+    signal("report", -1, person and _BUG_REPORT.search(text) and not _ORDER_WITH_SCOPE.match(text))
+    signal("moment", -2, person and _MOMENT.search(text) and not _SCOPE.search(text))
+    signal("vague", -3, _vague(text))
+    signal("hedge", -2, _HEDGED.search(text))
+    signal("long", -1, _words(text) > 40)
+    signal("code", -1, len(_CODE_TOKEN.findall(text)) >= 3)
+    return score, tuple(signals)
+
+
+def vetoed(sentence: str, role: str) -> bool:
+    """Whether a sentence is never a lesson, whatever rule it matches: chatter, a question (a correction
+    included), a remark about this moment, a one-off task or a request for help, a promise, the assistant's
+    narration."""
+    stripped = _clean(sentence)
+    bare = _LEAD.sub("", stripped)
+    if not stripped or _NOT_A_LESSON.match(bare if role == "person" else stripped) or _is_question(stripped):
+        return True
+    if role == "person":
+        return bool(_MOMENT_ONLY.search(stripped) or _one_off(bare) or _SELF_PROMISE.search(bare)
+                    or _HELP_REQUEST.search(bare))
+    return _assistant_transient(stripped)
+
+
+def rule_label(sentence: str, role: str) -> str:
+    """Which rule found a sentence (``P3`` the person's fourth rule, ``PF2``, ``A0``…), for measuring rules."""
+    stripped = _clean(sentence)
+    bare = _LEAD.sub("", stripped)
+    if role == "person":
+        hit = _RULE_SETS["person"].which(stripped, bare)
+        if hit:
+            return f"P{hit[1]}"
+        bare = _FACT_LEAD.sub("", bare)
+        fact = _PERSON_FACTS.which(bare, bare)
+        if fact:
+            return f"PF{fact[1]}"
+        return "Preq" if _REQUIREMENT.search(bare) else "Phabit"
+    hit = _RULE_SETS["assistant"].which(stripped, bare)
+    if hit:
+        return f"A{hit[1]}"
+    shape = _ASSISTANT_SHAPES.which(stripped, stripped)
+    return f"AS{shape[1]}" if shape else "Acause"
+
+
+
 class HeuristicExtractor:
     """Offline rules: corrections, preferences and root causes become candidates."""
 
     name = "heuristic"
     model: str | None = None
 
+    def __init__(self, threshold: int | None = None) -> None:
+        self.threshold = MIN_CONFIDENCE if threshold is None else threshold
+
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """Find lesson-shaped sentences in ``digest``; never raises on odd text.
 
-        At most one proposal per record (turn): the best-ranked moment of it, so one lesson is never
-        proposed twice from the same words.
+        Only moments whose confidence reaches ``threshold`` are proposed, at most one per record
+        (turn): the surest moment of it, so one lesson is never proposed twice from the same words.
         """
         result = ExtractionResult(session=digest.session)
+        result.candidates.extend(m.candidate for m in self.scored(digest, context) if m.confidence >= self.threshold)
+        return result
+
+    def scored(self, digest: Digest, context: ExtractContext) -> list[Scored]:
+        """Every record's surest moment with its confidence and the rule that found it, whatever the threshold."""
+        out: list[Scored] = []
         seen: set[str] = set()
         known = [" ".join(m.lower().split()) for m in context.memories if m]
+        said: list[tuple[Turn, set[str]]] | None = None  # the person's words per turn, read on the first person moment
         for turn in digest.turns:
-            best: tuple[int, RawCandidate] | None = None
-            for quote, kind in self._moments(turn):
+            best: Scored | None = None
+            for quote, kind, sentence in self._moments(turn):
                 key = " ".join(quote.lower().split())
                 if key in seen or any(key in mem for mem in known):
                     continue
                 cand = self._candidate(digest, context, turn, quote, kind)
-                rank = _rank(quote, kind)
-                if cand is not None and (best is None or rank > best[0]):
-                    best = (rank, cand)
+                if cand is None:
+                    continue
+                if said is None and turn.role == "person":
+                    said = [(t, _content_words(t.text or "")) for t in digest.turns
+                            if t.role == "person" and t.kind in PERSON_KINDS]
+                conf, signals = confidence(quote, kind, turn, repeated=_said_elsewhere(quote, turn, said or []))
+                item = Scored(cand, conf, signals, rule_label(sentence, turn.role), turn.line, _rank(quote, kind))
+                if best is None or (item.confidence, item.rank) > (best.confidence, best.rank):
+                    best = item
             if best is not None:
-                seen.add(" ".join(best[1].quote.lower().split()))
-                result.candidates.append(best[1])
-        return result
+                seen.add(" ".join(best.candidate.quote.lower().split()))
+                out.append(best)
+        return out
 
-    def _moments(self, turn: Turn) -> Iterator[tuple[str, str]]:
-        """``(quote, kind)`` for each lesson-shaped sentence of one turn."""
+    def _moments(self, turn: Turn) -> Iterator[tuple[str, str, str]]:
+        """``(quote, kind, sentence)`` for each lesson-shaped sentence of one turn (``sentence``: the one that matched)."""
         if turn.role == "person":
             if turn.kind not in PERSON_KINDS:
                 return
@@ -730,19 +979,13 @@ class HeuristicExtractor:
                     _is_question(quote) or (turn.role == "assistant" and _assistant_transient(quote)))):
                 continue  # a joined neighbour never brings a question or narration ("Ah, I see! The files are…")
             used_until = end
-            yield quote, kind
+            yield quote, kind, sentence
 
     @staticmethod
     def _match(sentence: str, rules: list[tuple[re.Pattern[str], str]], role: str) -> str | None:
         stripped = _clean(sentence)
         bare = _LEAD.sub("", stripped)
-        if not stripped or _NOT_A_LESSON.match(bare if role == "person" else stripped):
-            return None
-        if _is_question(stripped):
-            return None  # a question is never filed as a fact, a correction included
-        if role == "person" and (_MOMENT_ONLY.search(stripped) or _one_off(bare) or _SELF_PROMISE.search(bare)):
-            return None
-        if role == "assistant" and _assistant_transient(stripped):
+        if vetoed(sentence, role):
             return None
         kind = (_RULE_SETS[role] if rules is _RULE_SETS[role].source else _RuleSet(rules)).first(stripped, bare)
         if kind is not None:
