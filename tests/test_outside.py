@@ -378,3 +378,40 @@ def test_the_watcher_turns_file_events_into_items_and_ignores_dreamtuis_accept(w
     finally:
         watcher.stop()
     assert watcher.errors == []
+
+
+def test_an_edit_made_while_a_reject_is_running_is_kept(world, monkeypatch) -> None:
+    config, ledger, root = world
+    for step in ("aside", "link"):
+        (root / "tests.md").write_text("agent's version\n")
+        outside.scan(config, ledger)
+        [item] = outside.items(ledger)
+        mine = f"person typed this during the reject ({step})\n"
+
+        def person_types(name: str, step: str = step, mine: str = mine) -> None:
+            if name == step:
+                (root / "tests.md").write_text(mine)
+
+        monkeypatch.setattr(outside, "_step", person_types)
+        with pytest.raises(outside.OutsideError):
+            outside.reject(config, ledger, item.id, "wrong")
+        monkeypatch.setattr(outside, "_step", lambda name: None)
+        texts = {p.read_text() for p in root.glob("tests.md*")}
+        assert mine in texts  # the person's bytes are on disk
+        assert outside.get(ledger, item.id).status == "pending"
+        for extra in root.glob("tests.md.kept-*"):
+            extra.unlink()
+        outside.scan(config, ledger)
+        [again] = outside.items(ledger)
+        outside.accept_mine(config, ledger, [again.id])
+
+
+def test_a_rejected_deletion_never_replaces_a_file_written_meanwhile(world, monkeypatch) -> None:
+    config, ledger, root = world
+    (root / "style.md").unlink()
+    outside.scan(config, ledger)
+    [item] = outside.items(ledger)
+    monkeypatch.setattr(outside, "_step", lambda name: name == "link" and (root / "style.md").write_text("new\n"))
+    with pytest.raises(outside.OutsideError, match="written again"):
+        outside.reject(config, ledger, item.id, "keep it")
+    assert (root / "style.md").read_text() == "new\n"

@@ -678,17 +678,65 @@ def _restore(repo: Repo, item: Item) -> None:
     root = Path(repo.working_tree_dir)
     _check_unchanged(repo, item)
     _step("checked")
-    head = gitops.show_file(repo, item.old_path or item.path)
-    if head is not None:
-        target = item.old_path or item.path
-        folder = target.rsplit("/", 1)[0] if "/" in target else ""
-        memory.make_dirs(root, folder)
-        memory.atomic_write(root, target, head, verbatim=True)
-    if item.kind in ("added", "renamed"):
-        path = memory.safe_path(root, item.path)
-        data = memory.read_bytes(root, item.path)
-        if data is not None and blob_id(data) == item.blob:  # only the reviewed bytes go; stored in git
-            path.unlink()
+    if item.old_path:  # a rename: the old file back, the new one away
+        _put(repo, root, item.old_path, None, gitops.show_file(repo, item.old_path))
+        _put(repo, root, item.path, item.blob, None)
+    else:
+        _put(repo, root, item.path, item.blob, gitops.show_file(repo, item.path))
+
+
+def _put(repo: Repo, root: Path, rel: str, expected: str | None, data: bytes | None) -> None:
+    """Make ``rel`` hold ``data`` (``None``: absent), only while it holds the blob ``expected``
+    (``None``: absent). Never overwrites anything else, even written a moment ago: the file is first
+    renamed aside (atomic) and checked there, and the new bytes are put in place with a hard link,
+    which fails rather than replace a file that appeared meanwhile."""
+    target = memory.safe_path(root, rel)
+    folder = target.parent
+    aside: Path | None = None
+    if expected is not None:
+        aside = folder / f"{memory.TMP_PREFIX}aside-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            os.rename(target, aside)
+        except FileNotFoundError:
+            raise OutsideError(f"{rel} changed since it was shown; look at it again (dreamtui outside)") from None
+        _step("aside")
+        held = aside.read_bytes()
+        if blob_id(held) != expected:
+            _store_blob(repo, held)
+            _put_back(aside, target, rel)
+            raise OutsideError(f"{rel} changed since it was shown; look at it again (dreamtui outside)")
+    try:
+        if data is not None:
+            memory.make_dirs(root, rel.rsplit("/", 1)[0] if "/" in rel else "")
+            fd, tmp = tempfile.mkstemp(prefix=memory.TMP_PREFIX, dir=folder)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                _step("link")
+                os.link(tmp, target)
+            except FileExistsError:
+                raise OutsideError(f"{rel} was written again just now; nothing was put back over it "
+                                   "(look at it again: dreamtui outside)") from None
+            finally:
+                os.unlink(tmp)
+    except BaseException:
+        if aside is not None:
+            _put_back(aside, target, rel)
+        raise
+    if aside is not None:
+        aside.unlink()  # its bytes are the item's blob, kept in git
+
+
+def _put_back(aside: Path, target: Path, rel: str) -> None:
+    """Put a file renamed aside back; when something new took its place meanwhile, keep both (the
+    aside one as ``<name>.kept-<time>``, which the next scan shows)."""
+    try:
+        os.link(aside, target)
+        aside.unlink()
+    except FileExistsError:
+        os.rename(aside, target.with_name(f"{target.name}.kept-{int(time.time())}"))
 
 
 def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> list[str]:
