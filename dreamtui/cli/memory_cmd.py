@@ -42,6 +42,21 @@ def _reconcile(config: Config, ledger: Ledger) -> None:
         echo(f"dreamtui: restored {', '.join(report.restored)} after an interrupted write", err=True)
 
 
+def _outside_notice(config: Config, ledger: Ledger) -> None:
+    """Scan for changes dreamtui did not make; say on stderr how many wait for review."""
+    from dreamtui.core.memory import outside
+
+    if not gitops.repo_exists(config.memory):
+        return
+    outside.scan(config, ledger)
+    waiting = outside.items(ledger)
+    for batch in outside.batches(ledger):
+        echo(f"dreamtui: {batch.summary()} (batch {batch.id}; see dreamtui outside)", err=True)
+    if waiting:
+        echo(f"dreamtui: {len(waiting)} change{'s' if len(waiting) != 1 else ''} to the memory repository "
+             "made outside dreamtui wait for review: dreamtui outside", err=True)
+
+
 def _ceiling_notice(config: Config) -> None:
     """The group prints the ceiling warning for its own --memory; a sub-command override needs it here."""
     ctx = click.get_current_context()
@@ -93,6 +108,7 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
     ledger = _ledger(config)
     try:
         _reconcile(config, ledger)
+        _outside_notice(config, ledger)
         if status in (None, "all"):
             found = [c for c in ledger.list_candidates() if status == "all" or c.status != "dropped"]
         else:
