@@ -415,3 +415,25 @@ def test_a_rejected_deletion_never_replaces_a_file_written_meanwhile(world, monk
     with pytest.raises(outside.OutsideError, match="written again"):
         outside.reject(config, ledger, item.id, "keep it")
     assert (root / "style.md").read_text() == "new\n"
+
+
+def test_a_change_made_while_dreamtui_was_closed_is_attributed_at_the_next_start(world) -> None:
+    import os
+    from datetime import UTC, datetime, timedelta
+
+    config, ledger, root = world
+    then = datetime.now(UTC) - timedelta(hours=3)
+    (root / "tests.md").write_text("auto memory wrote this three hours ago\n")
+    os.utime(root / "tests.md", (then.timestamp(), then.timestamp()))
+    (root / "style.md").unlink()
+    os.utime(root, (then.timestamp(), then.timestamp()))  # the deletion's time is its folder's
+    stamp = (then - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    transcript = write_transcript(config, "tests.md", stamp, tool="Edit")
+    text = transcript.read_text()
+    transcript.write_text(text + text.replace("tests.md", "style.md").replace('"Edit"', '"Bash"')
+                          .replace('"file_path"', '"command"').replace(str(root / "style.md"),
+                                                                       "rm " + str(root / "style.md")))
+    os.utime(transcript, (then.timestamp(), then.timestamp()))
+    outside.scan(config, ledger)
+    got = {i.path: (i.writer, i.tool) for i in outside.items(ledger)}
+    assert got == {"tests.md": ("auto-memory", "Edit"), "style.md": ("auto-memory", "Bash")}

@@ -357,10 +357,13 @@ def _new_id(path: str, blob: str | None) -> str:
 
 
 def _mtime(root: Path, rel: str) -> float:
-    try:
-        return os.lstat(root / rel).st_mtime
-    except OSError:
-        return clock.now().timestamp()
+    """When ``rel`` changed: its mtime, or for a deleted file its folder's (an unlink updates it)."""
+    for path in (root / rel, (root / rel).parent):
+        try:
+            return os.lstat(path).st_mtime
+        except OSError:
+            continue
+    return clock.now().timestamp()
 
 
 def scan(config: Config, ledger: Ledger) -> ScanReport:
@@ -385,9 +388,10 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
             fresh.append((change, blob))
         batch = _batch_id(fresh)
         now = clock.now_iso()
+        when = {change.path: _mtime(root, change.path) for change, _ in fresh}
+        recent = _recent_transcripts(Path(config.transcripts), min(when.values()) - window()) if fresh else []
         for change, blob in fresh:
-            record = find_record(config, change.path if change.kind != "deleted" else change.path,
-                                 _mtime(root, change.path))
+            record = find_record(config, change.path, when[change.path], recent)
             writer = record.writer if record else ("auto-dream" if batch and _loud(change) else "person")
             values = {"path": change.path, "old_path": change.old_path, "kind": change.kind, "blob": blob,
                       "head_blob": blob_id(change.head) if change.head is not None else None, "writer": writer,
