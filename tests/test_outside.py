@@ -437,3 +437,30 @@ def test_a_change_made_while_dreamtui_was_closed_is_attributed_at_the_next_start
     outside.scan(config, ledger)
     got = {i.path: (i.writer, i.tool) for i in outside.items(ledger)}
     assert got == {"tests.md": ("auto-memory", "Edit"), "style.md": ("auto-memory", "Bash")}
+
+
+def test_accept_keeps_a_version_the_person_staged_of_the_same_file(world) -> None:
+    config, ledger, root = world
+    (root / "tests.md").write_text("the person's staged version\n")
+    git(root, "add", "tests.md")
+    (root / "tests.md").write_text("then auto memory wrote this\n")
+    outside.scan(config, ledger)
+    [item] = outside.items(ledger)
+    sha = outside.accept(config, ledger, item.id)
+    assert git(root, "show", f"{sha}:tests.md") == "then auto memory wrote this\n"
+    assert git(root, "show", ":tests.md") == "the person's staged version\n"  # still staged
+    assert (root / "tests.md").read_text() == "then auto memory wrote this\n"
+
+
+def test_a_batch_restore_leaves_a_file_changed_again_alone_and_names_it(world) -> None:
+    config, ledger, root = world
+    for name in ("tests", "style", "old"):
+        (root / f"{name}.md").unlink()
+    outside.scan(config, ledger)
+    [batch] = outside.batches(ledger)
+    assert batch.summary() == "auto dream removed 3 files"
+    (root / "old.md").write_text("the person wrote a new old.md meanwhile\n")
+    with pytest.raises(outside.OutsideError, match="old.md"):
+        outside.restore_batch(config, ledger, batch.id, "undo the dream")
+    assert (root / "old.md").read_text() == "the person wrote a new old.md meanwhile\n"
+    assert (root / "tests.md").exists() and (root / "style.md").exists()
