@@ -16,6 +16,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream.stats import compute_stats, format_stats
+from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory import layout as memory
@@ -48,7 +49,10 @@ def _outside_notice(config: Config, ledger: Ledger) -> None:
 
     if not gitops.repo_exists(config.memory):
         return
-    outside.scan(config, ledger)
+    try:
+        outside.scan(config, ledger)
+    except DreamError as exc:  # listing never fails for it
+        echo(f"dreamtui: outside changes not checked: {exc}", err=True)
     waiting = outside.items(ledger)
     for batch in outside.batches(ledger):
         echo(f"dreamtui: {batch.summary()} (batch {batch.id}; see dreamtui outside)", err=True)
