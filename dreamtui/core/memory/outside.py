@@ -380,11 +380,13 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
         seen: set[str] = set()
         fresh: list[tuple[_Change, str | None]] = []
         for change in found:
-            blob = _store_blob(repo, change.work) if change.work is not None else None
+            blob = blob_id(change.work) if change.work is not None else None
             seen.add(change.path)
             current = pending.get(change.path)
             if current and current.blob == blob and current.kind == change.kind:
                 continue
+            if change.work is not None:
+                _store_blob(repo, change.work)  # the reviewed bytes, kept in git from now on
             fresh.append((change, blob))
         batch = _batch_id(fresh)
         now = clock.now_iso()
