@@ -3,10 +3,12 @@ the detail pane, a / r / m decide it — the real app, a real git memory reposit
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 
 from test_tui_helpers import open_queue, wait_for
+from test_tui_queue import screen_text
 
 from dreamtui.core.memory import outside
 from dreamtui.tui.app import DreamApp
@@ -53,6 +55,10 @@ async def test_outside_changes_are_queue_rows_with_their_diff(tui_setup, git_hom
         await wait_for(pilot, lambda: outside.get(ledger, new.id).status == "rejected")
         assert not (root / "new-note.md").exists()
         assert table.row_count == len(ids), [(r.id, r.claim) for r in table.rows]
+        await pilot.press("5")  # the Stats screen counts them per writer
+        await pilot.pause(0.3)
+        shown = screen_text(app)
+        assert "Per writer" in shown and re.search(r"person\s.*50%", shown)
     assert outside.get(ledger, new.id).reason == "not worth keeping"
 
 
