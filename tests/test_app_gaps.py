@@ -66,10 +66,10 @@ async def test_a_failed_edited_accept_comes_back_with_the_edit(tui_setup) -> Non
     index = cfg.memory / "MEMORY.md"
     mine = index.read_text() + "- [A line of mine](mine.md) — not committed yet\n"
     index.write_text(mine)
-    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
-        await pilot.press("j")
+    # the uncommitted MEMORY.md is an outside change too (issue 17): one more row, listed first
+    async with open_queue(cfg, ledger, len(ids) + 1, at=ids[1]) as (app, pilot, table):
         await edit_and_accept(app, pilot)
-        await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.row_count == len(ids))
+        await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.row_count == len(ids) + 1)
         await pilot.pause(0.2)
         assert any("accept failed" in n.message for n in app._notifications)
         assert table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table)

@@ -31,7 +31,7 @@ def test_dumped_block_has_one_line_per_field_and_no_fence_inside() -> None:
     text = dump(_meta("a\n---\nb\u2028c\x85d\re"), "")
     block = text.split("\n")
     assert block[0] == "---" and block.count("---") == 2
-    assert len(block) == len(frontmatter.FIELDS) + 3  # two fences and the empty body after the last newline
+    assert len(block) == len(_meta("x")) + 3  # two fences and the empty body after the last newline
 
 
 def test_python_tags_are_text_never_executed(tmp_path) -> None:

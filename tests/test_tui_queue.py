@@ -232,10 +232,11 @@ async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(tu
     cfg, ledger, ids = tui_setup
     index = cfg.memory / "MEMORY.md"
     index.write_text(index.read_text() + "".join(f"- line {n}\n" for n in range(200)))
-    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
+    # the uncommitted MEMORY.md is an outside change too (issue 17): one more row, listed first
+    async with open_queue(cfg, ledger, len(ids) + 1, at=ids[0]) as (app, pilot, table):
         await pilot.press("a")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
-        await wait_for(pilot, lambda: table.row_count == len(ids))
+        await wait_for(pilot, lambda: table.row_count == len(ids) + 1)
         assert table.current_id == ids[0]
         assert any("accept failed" in n.message for n in app._notifications)
         assert app.is_running

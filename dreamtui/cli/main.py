@@ -143,6 +143,7 @@ from dreamtui.cli import (  # noqa: E402,F401
     extract_cmd,
     link_cmd,
     memory_cmd,
+    outside_cmd,
     promote_cmd,
     verify_cmd,
 )

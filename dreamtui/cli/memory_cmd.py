@@ -16,6 +16,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream.stats import compute_stats, format_stats
+from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory import layout as memory
@@ -40,6 +41,24 @@ def _reconcile(config: Config, ledger: Ledger) -> None:
         echo(f"dreamtui: recorded the accept of {cid} found in git", err=True)
     if report.restored:
         echo(f"dreamtui: restored {', '.join(report.restored)} after an interrupted write", err=True)
+
+
+def _outside_notice(config: Config, ledger: Ledger) -> None:
+    """Scan for changes dreamtui did not make; say on stderr how many wait for review."""
+    from dreamtui.core.memory import outside
+
+    if not gitops.repo_exists(config.memory):
+        return
+    try:
+        outside.scan(config, ledger)
+    except DreamError as exc:  # listing never fails for it
+        echo(f"dreamtui: outside changes not checked: {exc}", err=True)
+    waiting = outside.items(ledger)
+    for batch in outside.batches(ledger):
+        echo(f"dreamtui: {batch.summary()} (batch {batch.id}; see dreamtui outside)", err=True)
+    if waiting:
+        echo(f"dreamtui: {len(waiting)} change{'s' if len(waiting) != 1 else ''} to the memory repository "
+             "made outside dreamtui wait for review: dreamtui outside", err=True)
 
 
 def _ceiling_notice(config: Config) -> None:
@@ -93,6 +112,7 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
     ledger = _ledger(config)
     try:
         _reconcile(config, ledger)
+        _outside_notice(config, ledger)
         if status in (None, "all"):
             found = [c for c in ledger.list_candidates() if status == "all" or c.status != "dropped"]
         else:

@@ -203,6 +203,25 @@ CREATE TABLE IF NOT EXISTS promotions (
     end_reason TEXT,
     commit_sha TEXT
 );
+-- A change to the memory repository dreamtui did not make (issue 17), one per file while pending.
+CREATE TABLE IF NOT EXISTS outside_items (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    old_path TEXT,                         -- a rename's old path
+    kind TEXT NOT NULL,                    -- added | modified | deleted | renamed
+    blob TEXT,                             -- git blob id of the reviewed bytes (stored in git), NULL when deleted
+    head_blob TEXT,                        -- HEAD's blob id when seen
+    writer TEXT NOT NULL,                  -- auto-memory | auto-dream | person
+    session TEXT, transcript TEXT, line INTEGER, tool TEXT,
+    batch TEXT,                            -- a mass deletion/rewrite seen together
+    status TEXT NOT NULL DEFAULT 'pending',  -- pending | accepted | rejected | gone
+    decided_as TEXT,                       -- reviewed | mine
+    reason TEXT,
+    commit_sha TEXT,
+    detected_at TEXT NOT NULL,
+    decided_at TEXT
+);
+CREATE INDEX IF NOT EXISTS outside_status ON outside_items(status);
 """
 
 

@@ -168,7 +168,11 @@ class DreamApp(App):
             print(f"dreamtui: the dream cycle {services.CYCLE_STOPPED}", file=sys.stderr)
         return result
 
+    _outside_watcher: Any = None
+
     def on_unmount(self) -> None:
+        if self._outside_watcher is not None:
+            self._outside_watcher.stop()
         if self._watcher is not None:
             try:
                 self._watcher.stop(timeout=2.0)
@@ -251,7 +255,7 @@ class DreamApp(App):
 
     def decide(self, action: str, candidate_id: str | None, **kwargs: Any) -> None:
         """Queue a decision for the decision worker (decisions run in order, off the UI thread)."""
-        if candidate_id and action in ("accept", "reject"):
+        if candidate_id and (action in ("accept", "reject") or action.startswith("outside-")):
             self.in_flight.add(candidate_id)
         self._jobs.put(DecisionJob(action, candidate_id, kwargs))
 
@@ -276,6 +280,8 @@ class DreamApp(App):
                 elif job.action == "reject":
                     detail = services.reject(self.config, self.ledger, cid, job.kwargs["category"],
                                              job.kwargs.get("reason", ""))
+                elif job.action.startswith("outside-"):
+                    detail = _decide_outside(self.config, self.ledger, job.action, cid, job.kwargs)
                 elif job.action == "skip":
                     detail = services.skip(self.ledger, cid)
                 else:
@@ -288,7 +294,7 @@ class DreamApp(App):
 
     def on_decision_done(self, message: DecisionDone) -> None:
         self.in_flight.discard(message.candidate_id or "")
-        if message.action in ("accept", "reject", "undo", "reconcile"):
+        if message.action in ("accept", "reject", "undo", "reconcile") or message.action.startswith("outside-"):
             self.notify(message.detail, timeout=3)
         if message.action in ("undo", "reconcile"):
             screen = self.queue_screen()
@@ -329,6 +335,51 @@ class DreamApp(App):
         note = services.reconcile(self.config, self.ledger)
         if note:
             self.post_message(DecisionDone("reconcile", None, note))
+        if self.watch_enabled:
+            self.start_outside_watcher()  # it scans first
+        else:
+            self._outside_scanned(_scan_outside(self.config, self.ledger))
+
+    def start_outside_watcher(self) -> None:
+        """Watch the memory repository for changes dreamtui did not make (issue 17); each scan that finds
+        something reloads the queue."""
+        from dreamtui.core.memory import gitops, outside
+
+        if not gitops.repo_exists(self.config.memory):
+            return
+        self._outside_watcher = outside.OutsideWatcher(self.config, on_scan=self._outside_scanned)
+        try:
+            self._outside_watcher.start()
+        except Exception as exc:  # noqa: BLE001 - watching is a help, never a reason to fail
+            self._outside_watcher = None
+            self.post_message(DecisionFailed("watch", None, one_line_error(exc)))
+
+    def _outside_scanned(self, report: Any) -> None:
+        """From any thread: a scan found outside changes; say so, and show them in the queue."""
+        if report is None or not (report.new or report.updated or report.gone):
+            return
+        def show() -> None:
+            from dreamtui.core.memory import outside
+
+            for batch in outside.batches(self.ledger):
+                if batch.id in report.batches:
+                    self.notify(batch.summary(), title="Memory changed outside dreamtui", severity="warning",
+                                timeout=10)
+            if report.new and not report.batches:
+                self.notify(f"{len(report.new)} change(s) to the memory repository wait for review",
+                            title="Memory changed outside dreamtui", timeout=5)
+            screen = self.queue_screen()
+            if screen is not None:
+                screen.reload()
+            self.refresh_status()
+
+        if threading.current_thread() is threading.main_thread():
+            show()
+            return
+        try:
+            self.call_from_thread(show)
+        except RuntimeError:  # the app is closing
+            pass
 
     # -- dream cycles -----------------------------------------------------------------------------
 
@@ -480,3 +531,28 @@ class DreamApp(App):
                                          (f"{role:<9} ", ROLE_STYLE.get(role, "")),
                                          literal(text, 200, one_line=True)))
         return out
+
+
+def _scan_outside(config: Config, ledger: Ledger) -> Any:
+    """Scan the memory repository for outside changes (``None`` when it does not exist)."""
+    from dreamtui.core.memory import gitops, outside
+
+    if not gitops.repo_exists(config.memory):
+        return None
+    return outside.scan(config, ledger)
+
+
+def _decide_outside(config: Config, ledger: Ledger, action: str, item_id: str | None,
+                    kwargs: dict[str, Any]) -> str:
+    """Run one decision on an outside item; the line the app shows."""
+    from dreamtui.core.memory import outside
+
+    item = outside.get(ledger, item_id or "")
+    if action == "outside-accept":
+        sha = outside.accept(config, ledger, item.id)
+        return f"Accepted {item.path} ({item.writer_label}): commit {sha[:10]}"
+    if action == "outside-mine":
+        sha = outside.accept(config, ledger, item.id, mine=True)
+        return f"Committed your edit of {item.path}: {sha[:10]}"
+    outside.reject(config, ledger, item.id, kwargs.get("reason") or "rejected in the app")
+    return f"Rejected {item.path}: it is as committed again"

@@ -82,7 +82,21 @@ def compute_stats(ledger: Ledger) -> dict[str, Any]:
         "by_week": {k: _bucket(by_week, k) for k in sorted({k for k, _ in by_week})},
         "rejection_reasons": dict(reasons.most_common()),
         "candidates": {s: statuses.get(s, 0) for s in ("pending", "accepted", "rejected", "dropped")},
+        "by_writer": _by_writer(ledger, accepted, rejected),
     }
+
+
+def _by_writer(ledger: Ledger, accepted: int, rejected: int) -> dict[str, Any]:
+    """Per writer of memory (dreamtui extractor, Claude Code auto memory, auto dream, person): the
+    person's accepts and rejects, so they see which writer earns trust."""
+    from dreamtui.core.memory.outside import writer_stats
+
+    out: dict[str, Any] = {}
+    if accepted + rejected:
+        out["dreamtui extractor"] = {"accepted": accepted, "rejected": rejected, "decisions": accepted + rejected,
+                                     "accept_rate": _rate(accepted, rejected)}
+    out.update(writer_stats(ledger))
+    return out
 
 
 def format_stats(stats: dict[str, Any]) -> str:
@@ -94,7 +108,7 @@ def format_stats(stats: dict[str, Any]) -> str:
              f"accept rate {pct(stats['accept_rate'])}",
              "candidates: " + ", ".join(f"{n} {s}" for s, n in stats["candidates"].items()),
              f"skipped: {stats['skipped']}, undone: {stats['undone']}, auto-written: {stats['auto_accepted']}"]
-    for title, key in (("by extractor/model", "by_extractor"), ("by type", "by_type"), ("by week", "by_week")):
+    for title, key in (("by writer", "by_writer"), ("by extractor/model", "by_extractor"), ("by type", "by_type"), ("by week", "by_week")):
         if stats[key]:
             lines.append(f"{title}:")
             for name, b in stats[key].items():

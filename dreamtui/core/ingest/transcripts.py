@@ -5,11 +5,13 @@ Layouts under the transcripts root (``~/.claude/projects``)::
     <project>/<session>.jsonl                          main session (1.0.x sidechains inside it)
     <project>/agent-<8 hex>.jsonl                      2.0.x sub-agent (session read from its lines)
     <project>/<session>/subagents/agent-<id>.jsonl     2.1.x sub-agent (+ optional .meta.json)
+    <project>/<session>/subagents/workflows/<id>/agent-<x>.jsonl   a workflow's sub-agent (+ .meta.json)
     .../agent-acompact-*.jsonl                         the compaction helper: no human words
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,15 +50,77 @@ def kind_of(path: Path) -> FileKind:
     return "compact" if agent.startswith("acompact") else "subagent"
 
 
+def subagents_dir(path: Path) -> Path | None:
+    """The ``<session>/subagents`` folder a sub-agent file lives in (directly, or below
+    ``workflows/<id>/``), or ``None``."""
+    path = Path(path)
+    if path.parent.name == "subagents":
+        return path.parent
+    if path.parent.parent.name == "workflows" and path.parent.parent.parent.name == "subagents":
+        return path.parent.parent.parent
+    return None
+
+
 def _in_subagents_dir(path: Path) -> bool:
-    return path.parent.name == "subagents"
+    return subagents_dir(path) is not None
+
+
+def agent_meta(path: Path) -> dict[str, object] | None:
+    """The ``agent-<id>.meta.json`` beside a sub-agent file (``agentType``, ``description``, …), or
+    ``None`` when there is none or it is not a JSON object."""
+    agent = agent_id_of(path)
+    if agent is None:
+        return None
+    meta = Path(path).with_name(f"agent-{agent}.meta.json")
+    try:
+        with open_regular(meta) as fh:
+            data = json.loads(fh.read(_HEAD_BYTES))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def parent_tool_call(path: Path, main: Path | None = None) -> tuple[int, str] | None:
+    """The parent session's tool call that started a sub-agent: (line number, ``tool_use`` id) in the
+    main transcript. Found by the meta file's ``toolUseId`` (or ``parentToolUseID``) when it has one,
+    else by its ``description`` equal to a ``Task``/``Agent`` call's ``description``."""
+    meta = agent_meta(path)
+    folder = subagents_dir(path)
+    if meta is None or folder is None:
+        return None
+    main = main or folder.parent.parent / f"{folder.parent.name}.jsonl"
+    wanted_id = meta.get("toolUseId") or meta.get("parentToolUseID") or meta.get("toolUseID")
+    description = meta.get("description")
+    try:
+        with open_regular(main) as fh:
+            for number, raw in enumerate(fh, start=1):
+                if b"tool_use" not in raw:
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                message = obj.get("message") if isinstance(obj, dict) else None
+                content = message.get("content") if isinstance(message, dict) else None
+                for block in content if isinstance(content, list) else []:
+                    if not isinstance(block, dict) or block.get("type") != "tool_use":
+                        continue
+                    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    if (wanted_id and block.get("id") == wanted_id) or (
+                            not wanted_id and description and block.get("name") in ("Task", "Agent")
+                            and args.get("description") == description):
+                        return number, str(block.get("id"))
+    except OSError:
+        return None
+    return None
 
 
 def project_of(path: Path) -> str:
     """The project folder name a transcript belongs to (in every layout)."""
     path = Path(path)
-    if _in_subagents_dir(path):
-        return path.parent.parent.parent.name
+    folder = subagents_dir(path)
+    if folder is not None:
+        return folder.parent.parent.name
     return path.parent.name
 
 
@@ -75,8 +139,9 @@ def session_of(path: Path) -> str:
     """The session a transcript belongs to: its file name, its folder (2.1.x sub-agents), or, for a
     2.0.x ``agent-*.jsonl`` beside the sessions, the ``sessionId`` inside it."""
     path = Path(path)
-    if _in_subagents_dir(path):
-        return path.parent.parent.name
+    folder = subagents_dir(path)
+    if folder is not None:
+        return folder.parent.name
     if agent_id_of(path) is not None:
         return session_id_in(path) or path.name.removesuffix(".jsonl")
     return path.name.removesuffix(".jsonl")
@@ -100,8 +165,23 @@ def _project_files(project_dir: Path, skipped: list[Skipped] | None = None) -> l
         elif entry.is_dir:
             sub = entry.path / "subagents"
             if is_dir(sub):
-                found.extend(e.path for e in scan_folder(sub, skipped)
-                             if e.is_file and e.name.startswith("agent-"))
+                found.extend(_subagent_files(sub, skipped))
+    return found
+
+
+def _subagent_files(sub: Path, skipped: list[Skipped] | None = None) -> list[Path]:
+    """``agent-*.jsonl`` files in a ``subagents`` folder and in its ``workflows/<id>/`` folders
+    (the ``.meta.json`` beside them are not transcripts)."""
+    def agents(folder: Path) -> list[Path]:
+        return [e.path for e in scan_folder(folder, skipped)
+                if e.is_file and e.name.startswith("agent-") and e.name.endswith(".jsonl")]
+
+    found = agents(sub)
+    workflows = sub / "workflows"
+    if is_dir(workflows):
+        for entry in scan_folder(workflows, skipped):
+            if entry.is_dir:
+                found.extend(agents(entry.path))
     return found
 
 
@@ -135,7 +215,7 @@ def session_files(root: Path, project: str, session: str) -> list[Path]:
     if regular_problem(main) is None:
         out.append(describe(main))
     sub = project_dir / session / "subagents"
-    out.extend(describe(e.path) for e in scan_folder(sub) if e.is_file and e.name.startswith("agent-"))
+    out.extend(describe(p) for p in _subagent_files(sub))
     for e in scan_folder(project_dir):
         if e.is_file and e.name.startswith("agent-") and session_id_in(e.path) == session:
             out.append(describe(e.path))

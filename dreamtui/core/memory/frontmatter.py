@@ -19,12 +19,14 @@ from dreamtui.core.models import MEMORY_TYPES
 
 FIELDS: tuple[str, ...] = (
     "name", "description", "type", "source_session", "quote", "verified_line", "candidate",
-    "created", "extractor",
+    "created", "modified", "extractor",
 )
-"""The one schema, in the order fields are written."""
+"""The one schema, in the order fields are written. ``modified`` is the field Claude Code's auto memory
+now writes when it changes a file: kept as it is (a round-trip never moves or drops it)."""
 
 REQUIRED: tuple[str, ...] = ("name", "description", "type")
-PROVENANCE: tuple[str, ...] = ("source_session", "quote", "verified_line", "candidate", "created", "extractor")
+PROVENANCE: tuple[str, ...] = ("source_session", "quote", "verified_line", "candidate", "created", "modified",
+                                "extractor")
 
 FENCE = "---"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -217,14 +219,15 @@ def validate(meta: dict[str, Any]) -> list[str]:
         value = meta.get(key)
         if isinstance(value, str) and ("\n" in value or "\r" in value):
             problems.append(f"{key} must be one line")
-    for key in ("source_session", "quote", "candidate", "extractor", "created"):
+    for key in ("source_session", "quote", "candidate", "extractor", "created", "modified"):
         value = meta.get(key)
         if value is not None and not isinstance(value, str):
             problems.append(f"{key} must be text")
     line = meta.get("verified_line")
     if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 1):
         problems.append("verified_line must be a positive whole number")
-    created = meta.get("created")
-    if isinstance(created, str) and not _CREATED.match(created):
-        problems.append(f"created {created!r} is not an ISO 8601 date or timestamp")
+    for key in ("created", "modified"):
+        stamp = meta.get(key)
+        if isinstance(stamp, str) and not _CREATED.match(stamp):
+            problems.append(f"{key} {stamp!r} is not an ISO 8601 date or timestamp")
     return problems

@@ -393,9 +393,23 @@ class CeilingStatus:
                 "over": self.over, "max_lines": self.max_lines, "max_bytes": self.max_bytes}
 
 
+_HTML_COMMENT_LINES = re.compile(rb"^[ \t]*<!--.*?(?:-->|\Z)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_HTML_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
+_FRONTMATTER = re.compile(rb"\A---\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
+
+
+def counted_part(data: bytes) -> bytes:
+    """What of ``MEMORY.md`` counts against Claude Code's limit: the text without a leading
+    frontmatter block and without HTML comments (``<!-- … -->``, over several lines too; a comment
+    that fills its lines takes them along)."""
+    data = _FRONTMATTER.sub(b"", data, count=1)
+    return _HTML_COMMENT.sub(b"", _HTML_COMMENT_LINES.sub(b"", data))
+
+
 def ceiling_of(index_text: str | bytes) -> CeilingStatus:
-    """The ceiling status of an index text."""
+    """The ceiling status of an index text, counted as Claude Code counts it (:func:`counted_part`)."""
     data = index_text.encode("utf-8", "surrogatepass") if isinstance(index_text, str) else index_text
+    data = counted_part(data)
     lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     pct = max(100.0 * lines / MAX_INDEX_LINES, 100.0 * len(data) / MAX_INDEX_BYTES)
     return CeilingStatus(lines, len(data), round(pct, 1))

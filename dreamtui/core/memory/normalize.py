@@ -210,13 +210,14 @@ def normalize_text(text: str, stem: str) -> tuple[str | None, list[str]]:
         if out.get(key) is not None and not isinstance(out[key], str):
             out[key] = str(out[key])
             fixes.append(f"made {key} text")
-    created = out.get("created")
-    if created is not None and frontmatter.validate({"name": "x", "description": "x", "type": "user",
-                                                     "created": created}):
-        fixed = _created(created)
-        if fixed:
-            out["created"] = fixed
-            fixes.append(f"created {created!r} -> {fixed}")
+    for stamp_key in ("created", "modified"):
+        stamp = out.get(stamp_key)
+        if stamp is not None and frontmatter.validate({"name": "x", "description": "x", "type": "user",
+                                                       stamp_key: stamp}):
+            fixed = _created(stamp)
+            if fixed:
+                out[stamp_key] = fixed
+                fixes.append(f"{stamp_key} {stamp!r} -> {fixed}")
     if moved:
         note = "\n".join(frontmatter.dump(moved).split("\n")[1:-2]).replace("-->", "-- >")
         body = body.rstrip("\n") + ("\n\n" if body.strip() else "") + f"<!-- {MOVED_NOTE}\n{note}\n-->\n"

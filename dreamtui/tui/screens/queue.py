@@ -14,6 +14,8 @@ from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolO
 from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.outside_view import detail as outside_detail
+from dreamtui.tui.widgets.outside_view import is_outside, outside_rows
 from dreamtui.tui.widgets.queue_table import QueueTable, header
 
 SORTS = ("newest", "project", "session")
@@ -49,6 +51,7 @@ class QueueScreen(BaseScreen):
         Binding("e", "edit", "Edit+accept", id="edit"),
         Binding("s", "skip", "Skip", id="skip"),
         Binding("u", "undo", "Undo", id="undo"),
+        Binding("m", "mine", "Mine (outside change)", show=False, id="mine"),
         Binding("j", "down", "Down", show=False, id="down"),
         Binding("k", "up", "Up", show=False, id="up"),
         Binding("slash", "filter", "Filter", id="filter"),
@@ -102,7 +105,8 @@ class QueueScreen(BaseScreen):
         """Read the pending proposals again and keep the highlight on the same one when it is still there."""
         keep = self.table.current_id
         busy = self.app.in_flight  # type: ignore[attr-defined]
-        self.rows = [r for r in services.pending_rows(self.app.ledger) if r.id not in busy]  # type: ignore[attr-defined]
+        rows = [*outside_rows(self.app.ledger), *services.pending_rows(self.app.ledger)]  # type: ignore[attr-defined]
+        self.rows = [r for r in rows if r.id not in busy]
         # a proposal's text may have changed (an undone or failed edited accept is back with the person's
         # text): the table caches drawn lines by candidate id, so they are drawn again (only the visible ones)
         self.table.forget_drawn_lines()
@@ -158,6 +162,9 @@ class QueueScreen(BaseScreen):
                 view.show(None)
             return
         app = self.app
+        if is_outside(cid):
+            view.show_outside(outside_detail(app.config, app.ledger, cid))  # type: ignore[attr-defined]
+            return
         cand = services.candidate(app.ledger, cid)  # type: ignore[attr-defined]
         dup = services.duplicate_text(app.config, app.ledger, cand) if cand else None  # type: ignore[attr-defined]
         view.show(cand, dup)
@@ -180,6 +187,10 @@ class QueueScreen(BaseScreen):
         row = self.table.current_row
         if row is None:
             self.notify("No proposal is highlighted", severity="warning")
+            return
+        if is_outside(row.id):
+            self.take_current()
+            self.app.decide("outside-accept", row.id)  # type: ignore[attr-defined]
             return
         if row.provenance != "tool":
             self.take_current()
@@ -216,12 +227,33 @@ class QueueScreen(BaseScreen):
                 following = self.table.current_id
                 self.apply()
                 self.select(following or cid)
-        self.app.decide("skip", cid)  # type: ignore[attr-defined]
+        if not is_outside(cid):  # an outside change waits, skipped, where it is; nothing to record
+            self.app.decide("skip", cid)  # type: ignore[attr-defined]
+
+    def action_mine(self) -> None:
+        """The highlighted outside change is the person's own edit: commit it as theirs."""
+        cid = self.table.current_id
+        if not is_outside(cid):
+            self.notify("m marks a change to the memory repository as yours; this is a proposal",
+                        severity="warning")
+            return
+        self.take_current()
+        self.app.decide("outside-mine", cid)  # type: ignore[attr-defined]
 
     def action_reject(self) -> None:
         cid = self.table.current_id
         if cid is None:
             self.notify("No proposal is highlighted", severity="warning")
+            return
+        if is_outside(cid):
+            row = next((r for r in self.rows if r.id == cid), None)
+
+            def rejected(result: Rejection | None) -> None:
+                if result is not None and self.table.current_id == cid:
+                    self.take_current()
+                    self.app.decide("outside-reject", cid, reason=result.reason or result.category)  # type: ignore[attr-defined]
+
+            self.app.push_screen(RejectModal(row.claim if row else cid), rejected)
             return
         cand = services.candidate(self.app.ledger, cid)  # type: ignore[attr-defined]
 
@@ -234,6 +266,10 @@ class QueueScreen(BaseScreen):
 
     def action_edit(self) -> None:
         cid = self.table.current_id
+        if is_outside(cid):
+            self.notify("An outside change is accepted or rejected as it is (edit the file, it comes back)",
+                        severity="warning")
+            return
         cand = services.candidate(self.app.ledger, cid) if cid else None  # type: ignore[attr-defined]
         if cand is None:
             self.notify("No proposal is highlighted", severity="warning")

@@ -47,6 +47,14 @@ def rate_rows(buckets: dict[str, dict[str, Any]], label_width: int = 24) -> Text
     return out
 
 
+def _writer_rows(by_writer: dict[str, dict[str, Any]]) -> list[Text]:
+    """Per writer of memory (dreamtui extractor, Claude Code auto memory, auto dream, person), once a
+    decision on a change made outside dreamtui was taken (issue 17)."""
+    if not set(by_writer) - {"dreamtui extractor"}:
+        return []
+    return [title("Per writer (who wrote what you kept)"), rate_rows(by_writer), Text()]
+
+
 def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
     """The whole Stats page."""
     weeks = data.get("by_week") or {}
@@ -62,6 +70,7 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
                       ("  " + (f"{next(iter(weeks))} → {list(weeks)[-1]}" if weeks else ""), "dim")),
         rate_rows(weeks, 10),
         Text(),
+        *_writer_rows(data.get("by_writer") or {}),
         title("Per extractor / model"), rate_rows(data.get("by_extractor") or {}),
         Text(),
         title("Per type"), rate_rows(data.get("by_type") or {}),

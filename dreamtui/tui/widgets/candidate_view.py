@@ -169,6 +169,14 @@ class CandidateView(VerticalScroll):
             self.query_one("#dup-old", Static).update(Group(*old))
         self.scroll_home(animate=False)
 
+    def show_outside(self, renderable: Group) -> None:
+        """Show an outside change (its detail from :mod:`dreamtui.tui.widgets.outside_view`)."""
+        self.candidate = None
+        self.query_one("#summary", Static).update(renderable)
+        self.query_one("#evidence", Static).update("")
+        self.query_one("#dup").display = False
+        self.scroll_home(animate=False)
+
     def evidence(self, cand: Candidate) -> Group | Text:
         """The raw transcript around the best match."""
         quote_line = Text.assemble(("Quote  ", "bold dim")) + literal_text(f"“{cand.quote}”", style="italic")

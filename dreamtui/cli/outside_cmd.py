@@ -1,0 +1,156 @@
+"""``dreamtui outside``: review what others wrote into the memory repository (issue 17).
+
+A thin layer over :mod:`dreamtui.core.memory.outside`: every sub-command scans first, so what Claude
+Code's auto memory, auto dream or a person changed since the last look is listed.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.output import echo, echo_json
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import outside
+
+
+def _scanned(config: Config) -> Ledger:
+    ledger = Ledger.open(config.state)
+    try:
+        outside.scan(config, ledger)
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger
+
+
+def item_line(item: outside.Item) -> str:
+    """One line of the list: id, status, writer, what changed, where it was found."""
+    where = f"  (session {item.session[:8]}, line {item.line})" if item.session else ""
+    batch = f"  [batch {item.batch}]" if item.batch else ""
+    return f"{item.id}  {item.status:<8}  {item.title()}{where}{batch}"
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--all", "show_all", is_flag=True, help="Also decided items.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object with items and batches.")
+@click.pass_context
+def outside_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+    """Changes to the memory repository dreamtui did not make: list them (with no sub-command)."""
+    if ctx.invoked_subcommand:
+        return
+    from dreamtui.cli.main import config_of
+
+    config = config_of(ctx)
+    ledger = _scanned(config)
+    try:
+        found = outside.items(ledger, None if show_all else "pending")
+        batches = outside.batches(ledger)
+    finally:
+        ledger.close()
+    if as_json:
+        echo_json(json.dumps({"items": [i.to_json() for i in found],
+                              "batches": [{"id": b.id, "summary": b.summary(), "writer": b.writer,
+                                           "removed": b.removed, "rewrote": b.rewrote, "renamed": b.renamed,
+                                           "pending": b.pending} for b in batches]},
+                             ensure_ascii=False, indent=2))
+        return
+    for batch in batches:
+        echo(f"batch {batch.id}: {batch.summary()} ({batch.pending} waiting; "
+             f"dreamtui outside restore {batch.id} --reason … puts them all back)")
+    if not found:
+        echo("no outside changes")
+    for item in found:
+        echo(item_line(item))
+
+
+outside_cmd.name = "outside"
+
+
+@outside_cmd.command()
+@click.argument("item_id", metavar="ID")
+@pass_config
+def show(config: Config, item_id: str) -> None:
+    """Show one item: its diff, index lines added/dropped, and the transcript record that wrote it."""
+    ledger = _scanned(config)
+    try:
+        item = outside.get(ledger, item_id)
+    finally:
+        ledger.close()
+    echo(item_line(item))
+    added, dropped = outside.index_lines(config, item)
+    for line in added:
+        echo(f"index line added:   {line}")
+    for line in dropped:
+        echo(f"index line dropped: {line}")
+    echo(outside.diff(config, item).rstrip("\n") or "(no text difference)")
+    record = outside.transcript_excerpt(item)
+    if record:
+        echo(f"written by {item.tool} in {item.transcript}, line {item.line}:")
+        echo(record)
+    else:
+        echo("no transcript record wrote it within the window: taken as the person's own edit"
+             if item.writer == "person" else "no transcript record found")
+
+
+@outside_cmd.command()
+@click.argument("item_ids", metavar="ID...", nargs=-1, required=True)
+@click.option("--mine", is_flag=True, help="It is my own edit: commit it as mine.")
+@pass_config
+def accept(config: Config, item_ids: tuple[str, ...], mine: bool) -> None:
+    """Accept items: one commit of exactly each change (trailer Dreamtui-Reviewed: outside)."""
+    ledger = _scanned(config)
+    try:
+        for item_id in item_ids:
+            item = outside.get(ledger, item_id)
+            sha = outside.accept(config, ledger, item.id, mine=mine)
+            echo(f"accepted {item.id}: {item.title()} (commit {sha[:10]})")
+    finally:
+        ledger.close()
+
+
+@outside_cmd.command()
+@click.argument("item_ids", metavar="[ID...]", nargs=-1)
+@pass_config
+def mine(config: Config, item_ids: tuple[str, ...]) -> None:
+    """Commit my own edits (these items, or every change no agent session wrote) in one commit."""
+    ledger = _scanned(config)
+    try:
+        ids = [outside.get(ledger, i).id for i in item_ids] or None
+        sha = outside.accept_mine(config, ledger, ids)
+    finally:
+        ledger.close()
+    echo(f"committed your edits (commit {sha[:10]})" if sha else "no edits of yours to commit")
+
+
+@outside_cmd.command()
+@click.argument("item_ids", metavar="ID...", nargs=-1, required=True)
+@click.option("--reason", required=True, help="Why it is rejected (kept in the ledger).")
+@pass_config
+def reject(config: Config, item_ids: tuple[str, ...], reason: str) -> None:
+    """Reject items: each file back as HEAD has it (a deleted file comes back)."""
+    ledger = _scanned(config)
+    try:
+        for item_id in item_ids:
+            item = outside.get(ledger, item_id)
+            outside.reject(config, ledger, item.id, reason)
+            echo(f"rejected {item.id}: {item.path} is as committed again")
+    finally:
+        ledger.close()
+
+
+@outside_cmd.command()
+@click.argument("batch")
+@click.option("--reason", required=True, help="Why the batch is undone (kept in the ledger).")
+@pass_config
+def restore(config: Config, batch: str, reason: str) -> None:
+    """Put back every file of a batch (a mass deletion or rewrite) in one step."""
+    ledger = _scanned(config)
+    try:
+        done = outside.restore_batch(config, ledger, batch, reason)
+    finally:
+        ledger.close()
+    echo(f"restored {len(done)} file{'s' if len(done) != 1 else ''} from HEAD")

@@ -1,0 +1,85 @@
+"""Outside changes in the queue (issue 17): their rows and their detail view.
+
+An outside change (what Claude Code's auto memory, auto dream or the person wrote into the memory
+repository by itself) is a queue row like a proposal: ``a`` commits exactly that change, ``r`` puts the
+file back from HEAD, ``m`` commits it as the person's own. Its detail shows who wrote it, the batch it
+came with, the index lines it adds or drops, the diff and the transcript record that wrote it — all
+literally (never parsed as markup).
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import outside
+from dreamtui.tui.services import QueueRow
+from dreamtui.tui.widgets.literal import literal_text
+
+PROJECT = "memory repo"
+WRITER_SHORT = {"auto-memory": "auto mem", "auto-dream": "autodream", "person": "person"}
+WRITER_STYLE = {"auto-memory": "bold black on cyan", "auto-dream": "bold white on magenta", "person": "bold green"}
+DIFF_LINES = 400
+
+
+def is_outside(item_id: str | None) -> bool:
+    """``item_id`` names an outside item (``o`` + 9 hex), not a proposal (12 hex)."""
+    return bool(item_id) and item_id.startswith("o") and len(item_id) == 10  # type: ignore[union-attr]
+
+
+def outside_rows(ledger: Ledger) -> list[QueueRow]:
+    """Every pending outside item as a queue row (a batch's members say so in their text)."""
+    summaries = {b.id: b.summary() for b in outside.batches(ledger)}
+    rows = []
+    for item in reversed(outside.items(ledger)):
+        claim = item.title()
+        if item.batch in summaries:
+            claim = f"{claim}  · batch: {summaries[item.batch]}"
+        rows.append(QueueRow(item.id, PROJECT, item.session or "", item.kind,
+                             claim, WRITER_SHORT.get(item.writer, item.writer), False, 0, False, item.detected_at))
+    return rows
+
+
+def _diff_text(diff: str) -> Text:
+    out = Text()
+    for line in diff.splitlines()[:DIFF_LINES]:
+        style = ("green" if line.startswith("+") and not line.startswith("+++") else
+                 "red" if line.startswith("-") and not line.startswith("---") else
+                 "cyan" if line.startswith("@@") else "dim" if line.startswith(("+++", "---")) else "")
+        out.append_text(literal_text(line, style=style, limit=400, one_line=True))
+        out.append("\n")
+    return out
+
+
+def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
+    """What the detail pane shows for one outside item."""
+    item = outside.get(ledger, item_id)
+    badge = Text(f" {item.writer_label.upper()} ", WRITER_STYLE.get(item.writer, "reverse"))
+    badge.append(f"  {item.kind.upper()} ", "bold")
+    parts: list[Text] = [badge, Text(), literal_text(item.title(), style="bold")]
+    if item.batch:
+        batch = next((b for b in outside.batches(ledger) if b.id == item.batch), None)
+        if batch is not None:
+            parts.append(Text.assemble(("Batch  ", "bold dim"), (batch.summary(), "bold yellow"),
+                                       (f"  ({batch.pending} waiting; dreamtui outside restore {batch.id})", "dim")))
+    added, dropped = outside.index_lines(config, item)
+    for line in added:
+        parts.append(Text.assemble(("index + ", "bold green")) + literal_text(line, one_line=True))
+    for line in dropped:
+        parts.append(Text.assemble(("index − ", "bold red")) + literal_text(line, one_line=True))
+    parts.append(Text())
+    parts.append(_diff_text(outside.diff(config, item)) if item.blob or item.head_blob else Text("(empty)"))
+    record = outside.transcript_excerpt(item, 1200)
+    if record:
+        parts.append(Text.assemble(("Written by  ", "bold dim"), (f"{item.tool} ", "bold"),
+                                   literal_text(f"{item.transcript} : line {item.line}", one_line=True)))
+        parts.append(literal_text(record, style="dim", limit=1200))
+    elif item.writer == "person":
+        parts.append(Text("No agent session wrote this file in the window before it changed: taken as "
+                          "your own edit (m commits it as yours).", style="dim"))
+    parts.append(Text())
+    parts.append(Text("a accept (commit exactly this change) · r reject (back as committed) · m mine",
+                      style="dim"))
+    return Group(*parts)
