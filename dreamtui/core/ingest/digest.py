@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from dreamtui.core.ingest import records
 from dreamtui.core.ingest.tail import (
     DEFAULT_MAX_LINE,
@@ -219,7 +221,9 @@ class _Digester:
         stats = self.stats
         cheap = self.cheap
         out: list[Turn] = []
-        record = self.record
+        assistant, user, queued = self._assistant, self._user, self._queued
+        main = self.kind == "main"
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
         nbytes = nlines = 0
         for line_no, _offset, raw in lines:
             nbytes += len(raw) + 1
@@ -228,18 +232,34 @@ class _Digester:
                 if not raw.strip():
                     stats.skipped_lines += 1
                 continue
-            obj, error = decode_line(drop_big_strings(raw) if len(raw) > _SMALL else raw)
-            if error == "replaced":
-                stats.replaced += 1  # kept, and counted so a repaired record is never silent
-            elif obj is None:
-                stats.skipped_lines += 1
-                if error == "invalid_utf8":
-                    stats.invalid_utf8 += 1
-                elif error in ("malformed", "not_object"):
-                    stats.malformed += 1
-                continue
+            if len(raw) > _SMALL:
+                raw = drop_big_strings(raw)
+            try:  # the common case inline; decode_line repairs or refuses the rest
+                obj = loads(raw)
+                error = None if type(obj) is dict else "?"
+            except decode_error:
+                error = "?"
+            if error is not None:
+                obj, error = decode_line(raw)
+                if error == "replaced":
+                    stats.replaced += 1  # kept, and counted so a repaired record is never silent
+                elif obj is None:
+                    stats.skipped_lines += 1
+                    if error == "invalid_utf8":
+                        stats.invalid_utf8 += 1
+                    elif error in ("malformed", "not_object"):
+                        stats.malformed += 1
+                    continue
             try:
-                record(obj, line_no, out)
+                rtype = obj.get("type")
+                if rtype == "assistant":
+                    assistant(obj, line_no, out)
+                elif not main:
+                    continue  # sub-agent "user" lines are the parent agent; compaction files have no person
+                elif rtype == "user":
+                    user(obj, line_no, out)
+                elif rtype == "queue-operation":
+                    queued(obj, line_no, out)
             except Exception:  # an odd record must never stop the digest
                 stats.skipped_lines += 1
                 stats.malformed += 1
@@ -272,7 +292,7 @@ class _Digester:
 
     def _assistant(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         message = obj.get("message")
-        if not isinstance(message, dict) or self.kind == "compact":
+        if type(message) is not dict or self.kind == "compact":
             return
         if message.get("model") == "<synthetic>" or obj.get("isApiErrorMessage") is True:
             return
@@ -285,18 +305,21 @@ class _Digester:
             return
         sub = self.kind == "subagent" or obj.get("isSidechain") is True
         state = self.state
-        for index, block in enumerate(blocks):
-            if not isinstance(block, dict) or block.get("type") != "text":
+        # records.block_key for a text block, inlined: "<message.id or uuid>:text:<hash of the text>"
+        owner = message.get("id") or obj.get("uuid")
+        if not isinstance(owner, str) or not owner:
+            owner = None
+        for block in blocks:
+            if type(block) is not dict or block.get("type") != "text":
                 continue
-            text = block.get("text")
-            if not isinstance(text, str):
+            raw_text = block.get("text")
+            if not isinstance(raw_text, str):
                 continue
-            text = text.strip()
+            text = raw_text.strip()
             if not text:
                 continue
-            key = records.block_key(obj, index)
-            if key is not None:
-                key = "a:" + key
+            if owner is not None:
+                key = f"a:{owner}:text:{_text_hash(raw_text)}"
                 if state.has(key):
                     continue
                 state.add(key)
