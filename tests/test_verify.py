@@ -256,3 +256,77 @@ def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path)
     short = verify_quote("我不希望创建", [path])  # six characters are three words: too easy to find by chance
     assert not short.verified and "too short (3 words" in short.reason
     assert not verify_quote("我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]).verified
+
+
+# -- many quotes in one pass ---------------------------------------------------------------------
+
+
+def _session_quotes(files: list[Path], rng) -> list[str]:
+    """Real 8-14 word runs of person and assistant text in ``files``, and the same runs altered."""
+    from dreamtui.core.ingest import records
+
+    texts = []
+    for path in files:
+        for raw in path.read_bytes().splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                texts += [p.text for p in records.pieces(obj) if p.role in ("person", "assistant")
+                          and len(p.text.split(" ")) >= 16 and p.text == _at(obj, p.path)]
+    real = []
+    for text in [rng.choice(texts) for _ in range(40)]:
+        words = text.split(" ")
+        size = rng.randint(8, 14)
+        start = rng.randrange(0, len(words) - size)
+        real.append(" ".join(words[start:start + size]))
+    altered = []
+    for quote in real[:20]:
+        words = quote.split(" ")
+        words[rng.randrange(len(words))] += "zq"
+        altered.append(" ".join(words))
+    variants = [q.replace("'", "\u2019").replace(" ", "  ") for q in real[:5]]  # normalised forms
+    return real + altered + variants + ["too short to verify", "", real[0]]  # a repeat too
+
+
+def _at(obj: object, path: tuple) -> object:
+    """The value at ``path`` in a decoded record (None when there is none)."""
+    for key in path:
+        try:
+            obj = obj[key]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return obj
+
+
+@pytest.mark.parametrize("which", [LOG, RABBIT, MANIFEST, SHARE])
+def test_batch_gives_exactly_what_one_by_one_gives(corpus: Path, which) -> None:
+    import random
+
+    from dreamtui.core.gate.verify import verify_quotes
+
+    files = files_of(corpus, which)
+    quotes = _session_quotes(files, random.Random(7))
+    batch = verify_quotes(quotes, files)
+    single = [verify_quote(q, files) for q in quotes]
+    assert len(batch) == len(quotes)
+    assert [(v.verified, v.matches, v.reason) for v in batch] == \
+        [(v.verified, v.matches, v.reason) for v in single]
+    assert sum(v.verified for v in batch[:40]) >= 35  # real quotes verify (every place reported)
+    assert not any(v.verified for v in batch[40:60])  # altered ones never do
+    assert batch[-1].matches == batch[0].matches and batch[-1].matches is not batch[0].matches
+
+
+def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) -> None:
+    from dreamtui.core.gate.verify import verify_quotes
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-03-01T10:00:00Z",
+                                "message": {"role": "user", "content": "always run the linter before you push"}})
+                    + "\n")
+    missing = tmp_path / "gone.jsonl"
+    found, lost = verify_quotes(["always run the linter before you push", "never run the linter before you push"],
+                                [path, missing])
+    assert found.verified and found.best is not None and found.best.line == 1
+    assert not lost.verified and "gone.jsonl" in (lost.reason or "")

@@ -170,63 +170,132 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
         return b"", None
 
 
+class _Quote:
+    """One quote being verified: its needles and what was found so far."""
+
+    __slots__ = ("nq", "groups", "text_groups", "found", "seen_strings")
+
+    def __init__(self, nq: str) -> None:
+        self.nq = nq
+        self.groups = needles(nq)
+        self.text_groups = [[json.loads(b'"' + k + b'"') for k in group] for group in self.groups]
+        self.found: list[tuple[tuple[int, int, int, int], Match]] = []
+        self.seen_strings: set[tuple[str, str]] = set()
+
+    def result(self, unreadable: list[str]) -> Verification:
+        if self.found:
+            self.found.sort(key=lambda item: item[0])
+            return Verification(True, list(dict.fromkeys(m for _, m in self.found)), None)
+        reason = "not found: the quote is not inside any one string of the session's records"
+        if unreadable:
+            reason += f" (unreadable: {', '.join(unreadable)})"
+        return Verification(False, [], reason)
+
+
+class _Record:
+    """One decoded line, shared by every quote that may lie in it: its strings are listed and
+    normalised once, however many quotes look at them."""
+
+    __slots__ = ("obj", "strings", "norms", "progress")
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self.strings = list(_strings(obj))
+        self.norms: dict[int, str] = {}
+        self.progress = _is_progress_copy(obj)
+
+    def norm(self, index: int) -> str:
+        value = self.norms.get(index)
+        if value is None:
+            value = self.norms[index] = normalize(self.strings[index][1])
+        return value
+
+
 def verify_quote(quote: str, files: Sequence[Path | str]) -> Verification:
     """Search ``quote`` in the raw transcript ``files`` (a session's main file and its sub-agents).
 
     Verified when the normalised quote lies inside one string value of a record; every place is
     reported, originals before copies, then person > assistant > meta > tool, then file order.
-    Unreadable files are skipped (the reason says so when nothing is found).
+    Unreadable files are skipped (the reason says so when nothing is found). One quote of
+    :func:`verify_quotes`.
     """
-    why = refusal(quote)
-    if why:
-        return Verification(False, [], why)
-    nq = normalize(quote)
-    groups = needles(nq)
-    text_groups = [[json.loads(b'"' + k + b'"') for k in group] for group in groups]
-    found: list[tuple[tuple[int, int, int, int], Match]] = []
-    seen_strings: set[tuple[str, str]] = set()
-    unreadable: list[str] = []
-    for file_no, fpath in enumerate(files):
-        fpath = Path(fpath)
-        try:
-            data, fh = _open(fpath)
-        except OSError as exc:
-            unreadable.append(f"{fpath.name}: {exc.strerror}")
+    return verify_quotes([quote], files)[0]
+
+
+def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Verification]:
+    """:func:`verify_quote` for many quotes in one pass: each file is opened once, each candidate
+    line decoded once and each of its strings normalised once, whatever the number of quotes.
+
+    Returns one Verification per quote, in order, each exactly what :func:`verify_quote` gives.
+    """
+    results: list[Verification | None] = [None] * len(quotes)
+    active: dict[str, _Quote] = {}
+    owner: list[tuple[int, str]] = []
+    for i, quote in enumerate(quotes):
+        why = refusal(quote)
+        if why:
+            results[i] = Verification(False, [], why)
             continue
-        try:
-            spans = _candidate_lines(data, groups)
-            line_no, counted_to = 1, 0
-            for start, end in spans:
-                line_no += data[counted_to:start].count(b"\n")
-                counted_to = start
-                obj = _decode(bytes(data[start:end]))
-                if not isinstance(obj, dict):
-                    continue
-                progress = _is_progress_copy(obj)
-                for path, value in _strings(obj):
-                    if not all(any(k in value for k in group) for group in text_groups):
-                        continue
-                    if nq not in normalize(value):
-                        continue
-                    prov = _provenance(obj, path, value, nq)
-                    sig = (prov, value)
-                    copy = progress or sig in seen_strings
-                    seen_strings.add(sig)
-                    match = Match(str(fpath), line_no, _str_or_none(obj.get("uuid")),
-                                  _str_or_none(obj.get("timestamp")), prov, copy)  # type: ignore[arg-type]
-                    found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
-        finally:
-            if fh is not None:
-                data.close()  # type: ignore[union-attr]
-                fh.close()
-    if found:
-        found.sort(key=lambda item: item[0])
-        unique = list(dict.fromkeys(m for _, m in found))
-        return Verification(True, unique, None)
-    reason = "not found: the quote is not inside any one string of the session's records"
-    if unreadable:
-        reason += f" (unreadable: {', '.join(unreadable)})"
-    return Verification(False, [], reason)
+        nq = normalize(quote)
+        if nq not in active:
+            active[nq] = _Quote(nq)
+        owner.append((i, nq))
+    unreadable: list[str] = []
+    if active:
+        batch = list(active.values())
+        for file_no, fpath in enumerate(files):
+            _verify_file(Path(fpath), file_no, batch, unreadable)
+    done = {nq: q.result(unreadable) for nq, q in active.items()}
+    for i, nq in owner:
+        v = done[nq]
+        results[i] = Verification(v.verified, list(v.matches), v.reason)
+    return results  # type: ignore[return-value]
+
+
+def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: list[str]) -> None:
+    """Look for every quote of ``batch`` in one file, adding what is found to each quote."""
+    try:
+        data, fh = _open(fpath)
+    except OSError as exc:
+        unreadable.append(f"{fpath.name}: {exc.strerror}")
+        return
+    try:
+        by_span: dict[tuple[int, int], list[_Quote]] = {}
+        for q in batch:
+            for span in _candidate_lines(data, q.groups):
+                by_span.setdefault(span, []).append(q)
+        line_no, counted_to = 1, 0
+        path_str = str(fpath)
+        for start, end in sorted(by_span):
+            line_no += data[counted_to:start].count(b"\n")
+            counted_to = start
+            obj = _decode(bytes(data[start:end]))
+            if not isinstance(obj, dict):
+                continue
+            rec = _Record(obj)
+            for q in by_span[(start, end)]:
+                _match_record(q, rec, path_str, file_no, line_no)
+    finally:
+        if fh is not None:
+            data.close()  # type: ignore[union-attr]
+            fh.close()
+
+
+def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int) -> None:
+    """Add each string of ``rec`` that holds quote ``q`` to what ``q`` found."""
+    nq, text_groups, obj = q.nq, q.text_groups, rec.obj
+    for index, (path, value) in enumerate(rec.strings):
+        if not all(any(k in value for k in group) for group in text_groups):
+            continue
+        if nq not in rec.norm(index):
+            continue
+        prov = _provenance(obj, path, value, nq)
+        sig = (prov, value)
+        copy = rec.progress or sig in q.seen_strings
+        q.seen_strings.add(sig)
+        match = Match(path_str, line_no, _str_or_none(obj.get("uuid")),
+                      _str_or_none(obj.get("timestamp")), prov, copy)  # type: ignore[arg-type]
+        q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
 
 
 def _str_or_none(value: Any) -> str | None:
