@@ -14,8 +14,7 @@ from typing import Any
 
 import orjson
 
-WORDS = ("deploy script flag config lint test schema parser queue tail digest memory review branch "
-         "commit merge build cache token retry timeout logger handler window buffer").split()
+WORDS = ["deploy", "script", "flag", "config", "lint", "test", "schema", "parser", "queue", "tail", "digest", "memory", "review", "branch", "commit", "merge", "build", "cache", "token", "retry", "timeout", "logger", "handler", "window", "buffer"]
 
 
 def _words(rng: random.Random, n: int) -> str:
