@@ -96,6 +96,9 @@ def needles(norm_quote: str) -> list[list[bytes]]:
     runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
     groups: list[list[bytes]] = []
     for run in runs:
+        if run.isascii() and run.isprintable() and "\\" not in run:
+            groups.append([run.encode("ascii")])  # JSON writes it as it is, in every form
+            continue
         forms = [run]
         nfd = unicodedata.normalize("NFD", run)
         if nfd != run:
@@ -105,6 +108,16 @@ def needles(norm_quote: str) -> list[list[bytes]]:
         escaped += [e for e in (json.dumps(f)[1:-1].encode("ascii") for f in forms) if e not in escaped]
         groups.append(escaped)
     return groups
+
+
+def _text_forms(norm_quote: str) -> list[list[str]]:
+    """The runs of :func:`needles` as text (NFC, and NFD when different): what a string holding the
+    quote must contain."""
+    out = []
+    for run in {r for r in _UNSTABLE.split(norm_quote) if r}:
+        nfd = unicodedata.normalize("NFD", run)
+        out.append([run, nfd] if nfd != run else [run])
+    return out
 
 
 def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -118,6 +131,90 @@ def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
             stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
         elif isinstance(value, list):
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+
+
+_RUN = re.compile(r"[^\s'\"\-\ufffd]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
+# a \u escape of an ASCII letter or digit (no ordinary writer makes one): its line is always searched
+_ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
+_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
+INDEX_FROM = 8
+"""A batch of at least this many quotes reads each file into a token index instead of searching
+the file once per quote."""
+
+
+def safe_tokens(norm_quote: str) -> frozenset[bytes]:
+    """ASCII words of the normalised quote that any line holding it holds as whole words.
+
+    A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
+    letters and digits once JSON escapes are blanked (``_words_of``): the word is whole in the quote
+    (its neighbours are ASCII non-alphanumerics or the spaces, quotes and dashes between words, and
+    it is not cut by the quote's start or end), so no escape, combining mark or neighbour can join
+    it. Words with ``K`` are left out (the Kelvin sign normalises to it).
+    """
+    tokens: set[bytes] = set()
+    end_of_quote = len(norm_quote)
+    for run in _RUN.finditer(norm_quote):
+        rs, re_ = run.span()
+        for m in _ALNUM.finditer(norm_quote, rs, re_):
+            a, b = m.span()
+            left = (a > rs and norm_quote[a - 1].isascii()) or (a == rs and rs > 0)
+            right = (b < re_ and norm_quote[b].isascii()) or (b == re_ and re_ < end_of_quote)
+            if left and right and "K" not in m.group():
+                tokens.add(m.group().encode("ascii"))
+    return frozenset(tokens)
+
+
+class _LineIndex:
+    """The lines of one file that hold each wanted word (see :func:`safe_tokens`)."""
+
+    def __init__(self, data: bytes, wanted: frozenset[bytes]) -> None:
+        self.spans: list[tuple[int, int]] = []
+        self.lines: dict[bytes, set[int]] = {}
+        self.always: set[int] = set()
+        start = 0
+        for raw_line in data.split(b"\n"):
+            end = start + len(raw_line)
+            self.spans.append((start, end))
+            start = end + 1
+        words = _ESCAPE.sub(b" ", data).translate(_SEPARATE).split(b"\n")
+        lines = self.lines
+        for i, line in enumerate(words):
+            for word in wanted.intersection(line.split()):
+                got = lines.get(word)
+                if got is None:
+                    lines[word] = {i}
+                else:
+                    got.add(i)
+        if b"\\u00" in data:
+            for m in _ALNUM_ESCAPE.finditer(data):
+                self.always.add(data.count(b"\n", 0, m.start()))
+
+    def candidates(self, tokens: frozenset[bytes]) -> list[tuple[int, int]]:
+        """Spans of the lines that may hold a quote with these words (at least one), in file order."""
+        lines = self.lines
+        sets = []
+        for t in tokens:
+            got = lines.get(t)
+            if got is None:  # the usual answer: the quote is not in this file
+                sets = []
+                break
+            sets.append(got)
+        if sets:
+            sets.sort(key=len)
+            found = sets[0].intersection(*sets[1:])
+            if self.always:
+                found |= self.always
+        elif self.always:
+            found = self.always
+        else:
+            return []
+        return [self.spans[i] for i in sorted(found)]
+
+
+def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
+    return all(any(data.find(k, start, end) >= 0 for k in group) for group in groups)
 
 
 def _candidate_lines(data: bytes | mmap.mmap, groups: list[list[bytes]]) -> list[tuple[int, int]]:
@@ -173,12 +270,13 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "text_groups", "found", "seen_strings")
+    __slots__ = ("nq", "groups", "text_groups", "tokens", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
         self.groups = needles(nq)
-        self.text_groups = [[json.loads(b'"' + k + b'"') for k in group] for group in self.groups]
+        self.tokens = safe_tokens(nq)
+        self.text_groups = _text_forms(nq)
         self.found: list[tuple[tuple[int, int, int, int], Match]] = []
         self.seen_strings: set[tuple[str, str]] = set()
 
@@ -261,8 +359,15 @@ def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: lis
         return
     try:
         by_span: dict[tuple[int, int], list[_Quote]] = {}
+        index: _LineIndex | None = None
+        if len(batch) >= INDEX_FROM and len(data):
+            index = _LineIndex(data[:], frozenset().union(*(q.tokens for q in batch)))
         for q in batch:
-            for span in _candidate_lines(data, q.groups):
+            if index is not None and q.tokens:
+                spans = [sp for sp in index.candidates(q.tokens) if _holds_all(data, *sp, q.groups)]
+            else:
+                spans = _candidate_lines(data, q.groups)
+            for span in spans:
                 by_span.setdefault(span, []).append(q)
         line_no, counted_to = 1, 0
         path_str = str(fpath)
