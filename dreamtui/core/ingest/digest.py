@@ -57,6 +57,9 @@ _DATA = b'"data":"'
 _ASSISTANT_HEAD = b'message","role":"assistant","content":'
 _USER_HEAD = b'user","message":{"role":"user","content":'
 _ATTACHMENT = b'"attachment":{'
+_ASSISTANT_HEAD_LEN = len(_ASSISTANT_HEAD)
+_USER_HEAD_LEN = len(_USER_HEAD)
+_ATTACHMENT_LEN = len(_ATTACHMENT)
 _BIG_STRING = 4096
 
 
@@ -104,27 +107,32 @@ def needed(buf: bytes, start: int, end: int) -> bool:
     "content":[…`` and a user line as ``…"type":"user","message":{"role":"user","content":…``; other
     records put their own ``type`` first. Lines of any other shape take a slower, safe path.
     """
-    at = buf.find(_TYPE, start, end)
+    find = buf.find
+    at = find(_TYPE, start, end)
     if at < 0:
         return True  # empty, broken or spaced JSON: decode it and see
     p = at + 8
-    if buf.startswith(_ASSISTANT_HEAD, p, end):
-        q = p + len(_ASSISTANT_HEAD)
-        return not buf.startswith(b"[", q, end) or buf.find(_TEXT_BLOCK, q, end) >= 0
-    if buf.startswith(_USER_HEAD, p, end):
-        q = p + len(_USER_HEAD)
-        return not buf.startswith(b"[", q, end) or _tool_result_needed(buf, q, min(q + _WINDOW, end))
-    close = buf.find(b'"', p, min(p + 64, end))
+    close = find(b'"', p, p + 64 if p + 64 < end else end)
     first = buf[p:close] if close > 0 else b""
-    if first in _SKIP_TYPES or (at - start >= len(_ATTACHMENT)
-                                and buf.startswith(_ATTACHMENT, at - len(_ATTACHMENT), end)):
+    if first == b"message":
+        if buf.startswith(_ASSISTANT_HEAD, p, end):
+            q = p + _ASSISTANT_HEAD_LEN
+            return not buf.startswith(b"[", q, end) or find(_TEXT_BLOCK, q, end) >= 0
+    elif first == b"user" and buf.startswith(_USER_HEAD, p, end):
+        q = p + _USER_HEAD_LEN
+        if not buf.startswith(b"[", q, end):
+            return True
+        w = q + _WINDOW if q + _WINDOW < end else end
+        if find(b'"tool_result"', q, w) < 0 and find(b'"tool_use_id"', q, w) < 0:
+            return True
+        return find(b'"is_error":true', q, w) >= 0 or find(b"The user doesn't want to", q, w) >= 0
+    if first in _SKIP_TYPES or (at - start >= _ATTACHMENT_LEN
+                                and buf.startswith(_ATTACHMENT, at - _ATTACHMENT_LEN, end)):
         return False
     if first == b"queue-operation":
         return True
-    if first == b"user":
-        return _user_needed(buf, at, end)
     if first in (b"message", b"assistant"):
-        r = buf.find(_ROLE, at, min(at + _WINDOW, end))
+        r = find(_ROLE, at, at + _WINDOW if at + _WINDOW < end else end)
         if r >= 0 and buf.startswith(b"user", r + len(_ROLE), end):
             return _user_needed(buf, at, end)
         return _assistant_needed(buf, at, end)
@@ -286,9 +294,8 @@ class _Digester:
         ts = obj.get("timestamp")
         uuid = obj.get("uuid")
         self.stats.chars += len(text)
-        return Turn(role=role, text=text, file=self.file, line=line_no,  # type: ignore[arg-type]
-                    uuid=uuid if isinstance(uuid, str) else None,
-                    timestamp=ts if isinstance(ts, str) else None, kind=kind)
+        return Turn(role, text, self.file, line_no,  # type: ignore[arg-type]
+                    uuid if isinstance(uuid, str) else None, ts if isinstance(ts, str) else None, kind)
 
     def _assistant(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         message = obj.get("message")
@@ -303,7 +310,7 @@ class _Digester:
             blocks = content
         else:
             return
-        sub = self.kind == "subagent" or obj.get("isSidechain") is True
+        kind = "subagent" if self.kind == "subagent" or obj.get("isSidechain") is True else "text"
         state = self.state
         # records.block_key for a text block, inlined: "<message.id or uuid>:text:<hash of the text>"
         owner = message.get("id") or obj.get("uuid")
@@ -323,7 +330,7 @@ class _Digester:
                 if state.has(key):
                     continue
                 state.add(key)
-            out.append(self._turn("assistant", text, obj, line_no, "subagent" if sub else "text"))
+            out.append(self._turn("assistant", text, obj, line_no, kind))
 
     def _user(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         if obj.get("isSidechain") is True:
