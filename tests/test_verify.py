@@ -330,3 +330,40 @@ def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) ->
                                 [path, missing])
     assert found.verified and found.best is not None and found.best.line == 1
     assert not lost.verified and "gone.jsonl" in (lost.reason or "")
+
+
+def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path) -> None:
+    """The word index of a batch blanks JSON escapes: a quote written after a newline escape, with
+    \\uXXXX escapes (ensure_ascii), in NFD, with escaped slashes or letters, verifies exactly as alone."""
+    from dreamtui.core.gate.verify import INDEX_FROM, verify_quotes
+
+    said = "please run the café linter/formatter before every single push today"
+    texts = [
+        "intro\n" + said,  # \n escape right before the first word
+        said.replace("linter/", "linter\\"),  # a backslash in the text itself: another text
+        unicodedata.normalize("NFD", said),  # decomposed é
+        "tab\t" + said + "\tend",
+        said.replace("K", "\u212a"),
+        said.replace(" before ", "\nbefore\t"),  # escapes right before and after inner words
+    ]
+    lines = [json.dumps({"type": "user", "uuid": f"u{i}", "timestamp": f"2026-03-01T10:00:0{i}Z",
+                         "message": {"role": "user", "content": t}}, ensure_ascii=i % 2 == 0)
+             for i, t in enumerate(texts)]
+    # a writer that escapes letters and slashes (valid JSON, no ordinary writer does it)
+    lines.append('{"type":"user","uuid":"u9","message":{"role":"user","content":'
+                 '"please run the caf\\u00e9 \\u006cinter\\/formatter before every single push today"}}')
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    quotes = [said, "run the café linter/formatter before every single push",
+              "please run the cafe linter/formatter before every single push today",
+              "the café linter/formatter before every single push today and"]
+    quotes += [f"{q} " for q in quotes] + ["please run the café linter before every push",
+                                           "linter/formatter before every single push today"]
+    assert len(quotes) >= INDEX_FROM
+    batch = verify_quotes(quotes, [path])
+    single = [verify_quote(q, [path]) for q in quotes]
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    # escaped slashes and letters are not searched for (alone or in a batch): lines 2 and 7 are not places
+    assert batch[0].verified and {m.line for m in batch[0].matches} == {1, 3, 4, 5, 6}
+    assert {m.line for m in batch[-1].matches} == {1, 3, 4, 5, 6}
+    assert not batch[2].verified and not batch[-2].verified
