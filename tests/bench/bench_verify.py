@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from dreamtui.core.gate.verify import verify_quote, verify_quotes  # noqa: E402
+from dreamtui.core.gate.verify import refusal, verify_quote, verify_quotes  # noqa: E402
 from dreamtui.core.ingest import records  # noqa: E402
 
 CORPUS = Path(os.environ.get("DREAMTUI_TEST_SHARED", REPO.parent / "shared")) / "corpus" / "projects"
@@ -57,7 +57,9 @@ def pick_quotes(files: list[Path], n: int, rng: random.Random) -> tuple[list[str
         words = rng.choice(pool).split(" ")
         size = rng.randint(8, 14)
         start = rng.randrange(0, len(words) - size)
-        real.append(" ".join(words[start:start + size]))
+        quote = " ".join(words[start:start + size])
+        if refusal(quote) is None:  # runs of indentation are not words: such a run is refused, not searched
+            real.append(quote)
     false: list[str] = []
     for q in real[: n // 3]:
         words = q.split(" ")
