@@ -90,13 +90,14 @@ def _assistant_needed(buf: bytes, at: int, end: int) -> bool:
     return buf.find(_TEXT_BLOCK, c, end) >= 0
 
 
-def _slow_needed(raw: bytes) -> bool:
-    """The conservative test for lines of an unexpected shape."""
-    if b'"type":"user"' in raw or b'"type":"queue-operation"' in raw:
+def _slow_needed(buf: bytes, start: int, end: int) -> bool:
+    """The conservative test for lines of an unexpected shape (``buf[start:end]``, not copied)."""
+    find = buf.find
+    if find(b'"type":"user"', start, end) >= 0 or find(b'"type":"queue-operation"', start, end) >= 0:
         return True
-    if b'"type":"assistant"' in raw:
-        return _TEXT_BLOCK in raw or b'"content":"' in raw
-    return _SPACED in raw  # not Claude Code's compact writer: decode to be safe
+    if find(b'"type":"assistant"', start, end) >= 0:
+        return find(_TEXT_BLOCK, start, end) >= 0 or find(b'"content":"', start, end) >= 0
+    return find(_SPACED, start, end) >= 0  # not Claude Code's compact writer: decode to be safe
 
 
 def needed(buf: bytes, start: int, end: int) -> bool:
@@ -130,13 +131,16 @@ def needed(buf: bytes, start: int, end: int) -> bool:
                                 and buf.startswith(_ATTACHMENT, at - _ATTACHMENT_LEN, end)):
         return False
     if first == b"queue-operation":
-        return True
+        # text typed while the agent was busy is the record's "content"; most queue operations
+        # (dequeue, remove, a bare enqueue) have none, and hold nothing to keep (a \\u escape could
+        # spell the key: decode those)
+        return find(b'"content"', start, end) >= 0 or find(b"\\u", start, end) >= 0
     if first in (b"message", b"assistant"):
         r = find(_ROLE, at, at + _WINDOW if at + _WINDOW < end else end)
         if r >= 0 and buf.startswith(b"user", r + len(_ROLE), end):
             return _user_needed(buf, at, end)
         return _assistant_needed(buf, at, end)
-    return _slow_needed(buf[start:end])
+    return _slow_needed(buf, start, end)
 
 
 def needs_decode(raw: bytes) -> bool:
