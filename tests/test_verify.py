@@ -367,3 +367,19 @@ def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path
     assert batch[0].verified and {m.line for m in batch[0].matches} == {1, 3, 4, 5, 6}
     assert {m.line for m in batch[-1].matches} == {1, 3, 4, 5, 6}
     assert not batch[2].verified and not batch[-2].verified
+
+
+def test_batch_index_read_in_small_slices_gives_the_same_places(corpus: Path, monkeypatch) -> None:
+    """A big file is indexed in slices of whole lines (memory stays bounded): tiny slices change nothing."""
+    import random
+
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    files = files_of(corpus, MANIFEST)
+    quotes = _session_quotes(files, random.Random(11))
+    whole = verify_quotes(quotes, files)
+    monkeypatch.setattr(verify, "_INDEX_SLICE", 1000)
+    sliced = verify_quotes(quotes, files)
+    assert [(v.verified, v.matches) for v in sliced] == [(v.verified, v.matches) for v in whole]
+    assert sum(v.verified for v in sliced) >= 35

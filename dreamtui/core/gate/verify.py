@@ -140,6 +140,7 @@ _ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
 _ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
 _SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
 INDEX_FROM = 8
+_INDEX_SLICE = 8 * 1024 * 1024
 """A batch of at least this many quotes reads each file into a token index instead of searching
 the file once per quote."""
 
@@ -169,27 +170,38 @@ def safe_tokens(norm_quote: str) -> frozenset[bytes]:
 class _LineIndex:
     """The lines of one file that hold each wanted word (see :func:`safe_tokens`)."""
 
-    def __init__(self, data: bytes, wanted: frozenset[bytes]) -> None:
+    def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes]) -> None:
         self.spans: list[tuple[int, int]] = []
         self.lines: dict[bytes, set[int]] = {}
         self.always: set[int] = set()
-        start = 0
-        for raw_line in data.split(b"\n"):
+        size, start = len(data), 0
+        while start < size:  # slices of whole lines: memory stays bounded however large the file
+            cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
+            stop = size if cut < 0 else cut + 1
+            self._add(data[start:stop], start, wanted)
+            start = stop
+
+    def _add(self, part: bytes, offset: int, wanted: frozenset[bytes]) -> None:
+        """Index the whole lines ``part`` (the file's bytes from ``offset``)."""
+        first = len(self.spans)
+        body = part[:-1] if part.endswith(b"\n") else part
+        start = offset
+        for raw_line in body.split(b"\n"):
             end = start + len(raw_line)
             self.spans.append((start, end))
             start = end + 1
-        words = _ESCAPE.sub(b" ", data).translate(_SEPARATE).split(b"\n")
+        words = _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n")
         lines = self.lines
-        for i, line in enumerate(words):
+        for i, line in enumerate(words, first):
             for word in wanted.intersection(line.split()):
                 got = lines.get(word)
                 if got is None:
                     lines[word] = {i}
                 else:
                     got.add(i)
-        if b"\\u00" in data:
-            for m in _ALNUM_ESCAPE.finditer(data):
-                self.always.add(data.count(b"\n", 0, m.start()))
+        if b"\\u00" in body:
+            for m in _ALNUM_ESCAPE.finditer(body):
+                self.always.add(first + body.count(b"\n", 0, m.start()))
 
     def candidates(self, tokens: frozenset[bytes]) -> list[tuple[int, int]]:
         """Spans of the lines that may hold a quote with these words (at least one), in file order."""
@@ -361,7 +373,7 @@ def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: lis
         by_span: dict[tuple[int, int], list[_Quote]] = {}
         index: _LineIndex | None = None
         if len(batch) >= INDEX_FROM and len(data):
-            index = _LineIndex(data[:], frozenset().union(*(q.tokens for q in batch)))
+            index = _LineIndex(data, frozenset().union(*(q.tokens for q in batch)))
         for q in batch:
             if index is not None and q.tokens:
                 spans = [sp for sp in index.candidates(q.tokens) if _holds_all(data, *sp, q.groups)]
