@@ -10,6 +10,9 @@ How it works (see ``transcript-format.md``, "Encoding"):
 3. Prefilter on bytes: the longest run of the quote that normalisation never changes (no spaces,
    quotes, dashes) is JSON-escaped and searched in the raw file with ``bytes.find``; only the
    lines that hold it are decoded.
+   Many quotes at once (:func:`verify_quotes`, what the gate uses) read each file once: with
+   :data:`INDEX_FROM` quotes or more, into an index of the ASCII words each line holds whole
+   (:func:`safe_tokens`), so only the lines holding all of a quote's words are searched for it.
 4. Confirm: walk every string value of the decoded record; the normalised quote must lie inside one
    normalised string. Each place is reported with its provenance (``records.provenance_of``) and
    whether the record is a copy (an ``agent_progress`` record, or a repeat of a string already
@@ -140,16 +143,16 @@ _ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
 _ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
 _SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
 INDEX_FROM = 8
-_INDEX_SLICE = 8 * 1024 * 1024
-"""A batch of at least this many quotes reads each file into a token index instead of searching
+"""A batch of at least this many quotes reads each file into a word index instead of searching
 the file once per quote."""
+_INDEX_SLICE = 8 * 1024 * 1024  # the index reads a file in slices of whole lines of about this size
 
 
 def safe_tokens(norm_quote: str) -> frozenset[bytes]:
     """ASCII words of the normalised quote that any line holding it holds as whole words.
 
     A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
-    letters and digits once JSON escapes are blanked (``_words_of``): the word is whole in the quote
+    letters and digits once JSON escapes are blanked (:class:`_LineIndex`): the word is whole in the quote
     (its neighbours are ASCII non-alphanumerics or the spaces, quotes and dashes between words, and
     it is not cut by the quote's start or end), so no escape, combining mark or neighbour can join
     it. Words with ``K`` are left out (the Kelvin sign normalises to it).

@@ -132,9 +132,11 @@ def needed(buf: bytes, start: int, end: int) -> bool:
         return False
     if first == b"queue-operation":
         # text typed while the agent was busy is the record's "content"; most queue operations
-        # (dequeue, remove, a bare enqueue) have none, and hold nothing to keep (a \\u escape could
+        # (dequeue, remove, a bare enqueue) have none, and hold nothing to keep (a \u escape could
         # spell the key: decode those)
         return find(b'"content"', start, end) >= 0 or find(b"\\u", start, end) >= 0
+    if first == b"user":
+        return _user_needed(buf, at, end)
     if first in (b"message", b"assistant"):
         r = find(_ROLE, at, at + _WINDOW if at + _WINDOW < end else end)
         if r >= 0 and buf.startswith(b"user", r + len(_ROLE), end):
