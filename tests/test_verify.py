@@ -256,3 +256,130 @@ def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path)
     short = verify_quote("我不希望创建", [path])  # six characters are three words: too easy to find by chance
     assert not short.verified and "too short (3 words" in short.reason
     assert not verify_quote("我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]).verified
+
+
+# -- many quotes in one pass ---------------------------------------------------------------------
+
+
+def _session_quotes(files: list[Path], rng) -> list[str]:
+    """Real 8-14 word runs of person and assistant text in ``files``, and the same runs altered."""
+    from dreamtui.core.ingest import records
+
+    texts = []
+    for path in files:
+        for raw in path.read_bytes().splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                texts += [p.text for p in records.pieces(obj) if p.role in ("person", "assistant")
+                          and len(p.text.split(" ")) >= 16 and p.text == _at(obj, p.path)]
+    real = []
+    for text in [rng.choice(texts) for _ in range(40)]:
+        words = text.split(" ")
+        size = rng.randint(8, 14)
+        start = rng.randrange(0, len(words) - size)
+        real.append(" ".join(words[start:start + size]))
+    altered = []
+    for quote in real[:20]:
+        words = quote.split(" ")
+        words[rng.randrange(len(words))] += "zq"
+        altered.append(" ".join(words))
+    variants = [q.replace("'", "\u2019").replace(" ", "  ") for q in real[:5]]  # normalised forms
+    return real + altered + variants + ["too short to verify", "", real[0]]  # a repeat too
+
+
+def _at(obj: object, path: tuple) -> object:
+    """The value at ``path`` in a decoded record (None when there is none)."""
+    for key in path:
+        try:
+            obj = obj[key]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return obj
+
+
+@pytest.mark.parametrize("which", [LOG, RABBIT, MANIFEST, SHARE])
+def test_batch_gives_exactly_what_one_by_one_gives(corpus: Path, which) -> None:
+    import random
+
+    from dreamtui.core.gate.verify import verify_quotes
+
+    files = files_of(corpus, which)
+    quotes = _session_quotes(files, random.Random(7))
+    batch = verify_quotes(quotes, files)
+    single = [verify_quote(q, files) for q in quotes]
+    assert len(batch) == len(quotes)
+    assert [(v.verified, v.matches, v.reason) for v in batch] == \
+        [(v.verified, v.matches, v.reason) for v in single]
+    assert sum(v.verified for v in batch[:40]) >= 35  # real quotes verify (every place reported)
+    assert not any(v.verified for v in batch[40:60])  # altered ones never do
+    assert batch[-1].matches == batch[0].matches and batch[-1].matches is not batch[0].matches
+
+
+def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) -> None:
+    from dreamtui.core.gate.verify import verify_quotes
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-03-01T10:00:00Z",
+                                "message": {"role": "user", "content": "always run the linter before you push"}})
+                    + "\n")
+    missing = tmp_path / "gone.jsonl"
+    found, lost = verify_quotes(["always run the linter before you push", "never run the linter before you push"],
+                                [path, missing])
+    assert found.verified and found.best is not None and found.best.line == 1
+    assert not lost.verified and "gone.jsonl" in (lost.reason or "")
+
+
+def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path) -> None:
+    """The word index of a batch blanks JSON escapes: a quote written after a newline escape, with
+    \\uXXXX escapes (ensure_ascii), in NFD, with escaped slashes or letters, verifies exactly as alone."""
+    from dreamtui.core.gate.verify import INDEX_FROM, verify_quotes
+
+    said = "please run the café linter/formatter before every single push today"
+    texts = [
+        "intro\n" + said,  # \n escape right before the first word
+        said.replace("linter/", "linter\\"),  # a backslash in the text itself: another text
+        unicodedata.normalize("NFD", said),  # decomposed é
+        "tab\t" + said + "\tend",
+        said.replace("K", "\u212a"),
+        said.replace(" before ", "\nbefore\t"),  # escapes right before and after inner words
+    ]
+    lines = [json.dumps({"type": "user", "uuid": f"u{i}", "timestamp": f"2026-03-01T10:00:0{i}Z",
+                         "message": {"role": "user", "content": t}}, ensure_ascii=i % 2 == 0)
+             for i, t in enumerate(texts)]
+    # a writer that escapes letters and slashes (valid JSON, no ordinary writer does it)
+    lines.append('{"type":"user","uuid":"u9","message":{"role":"user","content":'
+                 '"please run the caf\\u00e9 \\u006cinter\\/formatter before every single push today"}}')
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    quotes = [said, "run the café linter/formatter before every single push",
+              "please run the cafe linter/formatter before every single push today",
+              "the café linter/formatter before every single push today and"]
+    quotes += [f"{q} " for q in quotes] + ["please run the café linter before every push",
+                                           "linter/formatter before every single push today"]
+    assert len(quotes) >= INDEX_FROM
+    batch = verify_quotes(quotes, [path])
+    single = [verify_quote(q, [path]) for q in quotes]
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    # escaped slashes and letters are not searched for (alone or in a batch): lines 2 and 7 are not places
+    assert batch[0].verified and {m.line for m in batch[0].matches} == {1, 3, 4, 5, 6}
+    assert {m.line for m in batch[-1].matches} == {1, 3, 4, 5, 6}
+    assert not batch[2].verified and not batch[-2].verified
+
+
+def test_batch_index_read_in_small_slices_gives_the_same_places(corpus: Path, monkeypatch) -> None:
+    """A big file is indexed in slices of whole lines (memory stays bounded): tiny slices change nothing."""
+    import random
+
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    files = files_of(corpus, MANIFEST)
+    quotes = _session_quotes(files, random.Random(11))
+    whole = verify_quotes(quotes, files)
+    monkeypatch.setattr(verify, "_INDEX_SLICE", 1000)
+    sliced = verify_quotes(quotes, files)
+    assert [(v.verified, v.matches) for v in sliced] == [(v.verified, v.matches) for v in whole]
+    assert sum(v.verified for v in sliced) >= 35

@@ -1,18 +1,25 @@
-"""Digest benchmark on a >= 200 MB corpus built from the real transcripts (ids rewritten per copy).
+"""Digest benchmark: the digest against ``orjson.loads`` on every line, per file and mixed.
 
-Run:  python3 tests/bench/bench_digest.py [--mb 200] [--corpus ../shared/corpus/projects] [--keep DIR]
+Run:  python3 tests/bench/bench_digest.py [--corpus DIR ...] [--synthetic 6] [--reps 5] [--scale-mb 200]
 
-Prints, from one run (the machine is shared and noisy, so every speed is also given as a ratio to a
-baseline measured in the same run):
-- digest throughput in MB/s, and its ratio to a loop that only runs ``orjson.loads`` on every line;
-- peak RSS of a process that digests the whole corpus (measured in a child process);
-- time to digest a 100 MB file incrementally after 1 KB was appended (the tailer reads only it).
-The corpus lives in a temporary directory and is deleted afterwards (never committed).
+Prints, from one run (the machine is shared and noisy, so every figure is a ratio to the baseline
+measured in the same run, CPU time, best of ``--reps``, baseline and digest interleaved per file):
+- per file: baseline time / digest time (above 1: the digest is faster), worst files first, and the
+  worst file of 100 KB or more named;
+- the mixed ratio: all files' baseline time over all files' digest time.
+The files are every transcript under each ``--corpus`` (default: the real corpus in ``../shared``;
+give a folder of other real sessions too) plus ``--synthetic`` generated metadata-heavy sessions
+(queue operations, file-history snapshots, progress and hook records; ``tests/transcript_synth.py``).
+``--scale-mb N`` also builds an N MB corpus from copies of the ``../shared`` files (ids rewritten per
+copy) in a temporary folder and reports throughput, peak RSS and the incremental re-digest time.
+Nothing is committed: generated files live in a temporary folder deleted afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import random
 import re
 import shutil
 import statistics
@@ -26,10 +33,12 @@ import orjson
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+SHARED_CORPUS = Path(os.environ.get("DREAMTUI_TEST_SHARED", REPO.parent / "shared")) / "corpus" / "projects"
 
 from dreamtui.core.ingest.digest import digest_file, digest_increment  # noqa: E402
 from dreamtui.core.ingest.tail import Tailer  # noqa: E402
 from dreamtui.core.ledger import Ledger  # noqa: E402
+from tests.transcript_synth import reorder, session_records, write_jsonl  # noqa: E402
 
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 MSG_ID = re.compile(rb'"(msg_|req_|toolu_)([A-Za-z0-9]+)"')
@@ -147,44 +156,139 @@ def incremental(big: Path, state: Path, reps: int) -> tuple[float, float, int]:
     return first, statistics.median(times), len(line)
 
 
+def orjson_file(path: Path) -> None:
+    """The baseline for one file: ``orjson.loads`` on every line (a bad line is passed over)."""
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+
+
+def digest_one(path: Path) -> None:
+    """The digest of one file, as ``dreamtui digest FILE`` makes it."""
+    digest_file(path)
+
+
+def per_file(files: list[Path], reps: int) -> list[tuple[float, float, Path]]:
+    """``(baseline CPU s, digest CPU s, path)`` per file: best of ``reps``, the two interleaved, each
+    timing repeated until it covers about 2 MB so small files are measured above the clock's noise."""
+    out = []
+    for path in files:
+        size = max(path.stat().st_size, 1)
+        inner = max(1, 2_000_000 // size)
+        best = [float("inf"), float("inf")]
+        for _ in range(reps):
+            for i, fn in enumerate((orjson_file, digest_one)):
+                t0 = time.process_time()
+                for _ in range(inner):
+                    fn(path)
+                best[i] = min(best[i], (time.process_time() - t0) / inner)
+        out.append((best[0], best[1], path))
+    return out
+
+
+def synthetic(dest: Path, n: int) -> list[Path]:
+    """``n`` metadata-heavy sessions of 150 KB to 1.5 MB, half with their keys in another order."""
+    out = []
+    for i in range(n):
+        rng = random.Random(1000 + i)
+        records = session_records(rng, rng.randint(300, 3000))
+        if i % 2:
+            records = [reorder(r, lambda keys: keys[::-1]) for r in records]
+        path = dest / "-bench-synthetic" / f"{i:08d}-2222-4333-8444-555555555555.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(write_jsonl(records))
+        out.append(path)
+    return out
+
+
+def report(rows: list[tuple[float, float, Path]], roots: list[Path], show: int) -> None:
+    """Print the per-file ratios (worst first), the worst big file, and the mixed ratio."""
+    def name(p: Path) -> str:
+        for root in roots:
+            if p.is_relative_to(root):
+                return str(p.relative_to(root))
+        return str(p)
+
+    rows = sorted(rows, key=lambda r: r[0] / r[1])
+    print(f"{'ratio':>6} {'KB':>7}  file (worst first)")
+    for base, dig, path in rows[:show]:
+        print(f"{base / dig:6.2f} {path.stat().st_size / 1000:7.0f}  {name(path)}")
+    big = [r for r in rows if r[2].stat().st_size >= 100_000]
+    small = [r for r in rows if r[2].stat().st_size < 100_000]
+    if big:
+        b, d, p = big[0]
+        under = sum(1 for r in big if r[0] < r[1])
+        print(f"worst file of 100 KB or more: {b / d:.2f}  {name(p)} ({p.stat().st_size / 1000:.0f} KB); "
+              f"{under} of {len(big)} such files under 1.0")
+    if small:
+        print(f"files under 100 KB ({len(small)}): {sum(r[0] for r in small) / sum(r[1] for r in small):.2f} "
+              f"together, worst {small[0][0] / small[0][1]:.2f}")
+    total = sum(r[2].stat().st_size for r in rows)
+    t_base, t_dig = sum(r[0] for r in rows), sum(r[1] for r in rows)
+    print(f"mixed: {len(rows)} files, {total / 1e6:.1f} MB: orjson-every-line {total / 1e6 / t_base:.0f} MB/s, "
+          f"digest {total / 1e6 / t_dig:.0f} MB/s, ratio {t_base / t_dig:.2f}")
+
+
+def scale(src: Path, tmp: Path, mb: int, reps: int) -> None:
+    """The throughput, peak RSS and incremental figures on an ``mb`` MB corpus of copies."""
+    t0 = time.perf_counter()
+    files = build_corpus(src, tmp / "projects", mb)
+    size = sum(f.stat().st_size for f in files)
+    print(f"scaled corpus: {len(files)} files, {size / 1e6:.1f} MB (built in {time.perf_counter() - t0:.1f} s)")
+    orjson_loop(files)  # warm the page cache
+    t_base, t_digest = best_of_interleaved([orjson_loop, digest_all], files, reps)
+    print(f"orjson.loads on every line: {size / 1e6 / t_base:8.1f} MB/s; digest {size / 1e6 / t_digest:8.1f} MB/s; "
+          f"ratio {t_base / t_digest:.2f}")
+    listing = tmp / "files.txt"
+    listing.write_text("\n".join(map(str, files)))
+    code_digest = ("import sys; from pathlib import Path; from dreamtui.core.ingest.digest import digest_file\n"
+                   f"files = Path({str(listing)!r}).read_text().split('\\n')\n"
+                   "sum(len(digest_file(f).turns) for f in files)\n")
+    rss_import = peak_rss_mb("import dreamtui.core.ingest.digest")
+    rss = peak_rss_mb(code_digest)
+    print(f"peak RSS digesting the whole corpus: {rss:.1f} MB  (target < 150; "
+          f"the interpreter with dreamtui imported: {rss_import:.1f} MB)")
+    big = build_big_file(src, tmp / "projects", min(100, mb))
+    first, again, appended = incremental(big, tmp / "state", max(reps, 5))
+    print(f"incremental: first digest of a {big.stat().st_size / 1e6:.0f} MB file through the tailer {first:.2f} s; "
+          f"after {appended} bytes appended: {again * 1000:.1f} ms (median; target < 50 ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "projects")
-    ap.add_argument("--mb", type=int, default=200, help="corpus size to build (MB)")
-    ap.add_argument("--big-mb", type=int, default=100, help="size of the file for the incremental test")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--keep", type=Path, default=None, help="build in this folder and keep it")
+    ap.add_argument("--corpus", type=Path, action="append", default=None, help="a folder of real transcripts")
+    ap.add_argument("--synthetic", type=int, default=6, help="generated metadata-heavy sessions to add")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--show", type=int, default=12, help="how many of the worst files to list")
+    ap.add_argument("--scale-mb", type=int, default=0, help="also measure an N MB corpus of copies")
     args = ap.parse_args()
-    tmp = args.keep or Path(tempfile.mkdtemp(prefix="dreamtui-bench-"))
+    roots = args.corpus or [SHARED_CORPUS]
+    tmp = Path(tempfile.mkdtemp(prefix="dreamtui-bench-"))
     try:
-        t0 = time.perf_counter()
-        files = build_corpus(args.corpus, tmp / "projects", args.mb)
-        size = sum(f.stat().st_size for f in files)
-        print(f"corpus: {len(files)} files, {size / 1e6:.1f} MB (built in {time.perf_counter() - t0:.1f} s)")
-        orjson_loop(files)  # warm the page cache
-        t_base, t_digest = best_of_interleaved([orjson_loop, digest_all], files, args.reps)
-        turns = digest_all(files)
-        print(f"orjson.loads on every line: {size / 1e6 / t_base:8.1f} MB/s ({t_base:.2f} s)")
-        print(f"digest:                     {size / 1e6 / t_digest:8.1f} MB/s ({t_digest:.2f} s, {turns} turns)")
-        print(f"digest / orjson-loop throughput ratio: {t_base / t_digest:.2f}  (target >= 1.0)")
-        listing = tmp / "files.txt"
-        listing.write_text("\n".join(map(str, files)))
-        code_digest = ("import sys; from pathlib import Path; from dreamtui.core.ingest.digest import digest_file\n"
-                       f"files = Path({str(listing)!r}).read_text().split('\\n')\n"
-                       "sum(len(digest_file(f).turns) for f in files)\n")
-        code_import = "import dreamtui.core.ingest.digest"
-        rss_import = peak_rss_mb(code_import)
-        rss = peak_rss_mb(code_digest)
-        print(f"peak RSS digesting the whole corpus: {rss:.1f} MB  (target < 150; "
-              f"the interpreter with dreamtui imported: {rss_import:.1f} MB)")
-        big = build_big_file(args.corpus, tmp / "projects", args.big_mb)
-        first, again, appended = incremental(big, tmp / "state", max(args.reps, 5))
-        big_mb = big.stat().st_size / 1e6
-        print(f"incremental: first digest of a {big_mb:.0f} MB file through the tailer {first:.2f} s; "
-              f"after {appended} bytes appended: {again * 1000:.1f} ms (median; target < 50 ms)")
+        files = sorted(p for root in roots for p in root.rglob("*.jsonl"))
+        if not files:
+            sys.exit(f"no transcripts under {', '.join(map(str, roots))}")
+        made = synthetic(tmp, args.synthetic)
+        print(f"{len(files)} real files under {', '.join(map(str, roots))}; {len(made)} synthetic metadata-heavy")
+        for f in files + made:
+            f.read_bytes()  # warm the page cache
+        real = per_file(files, args.reps)
+        print("\n-- real transcripts")
+        report(real, roots, args.show)
+        if made:
+            synth = per_file(made, args.reps)
+            print("\n-- synthetic metadata-heavy sessions")
+            report(synth, [tmp], args.show)
+            print("\n-- real and synthetic together")
+            report(real + synth, roots + [tmp], 0)
+        if args.scale_mb:
+            print()
+            scale(SHARED_CORPUS, tmp, args.scale_mb, min(args.reps, 3))
     finally:
-        if args.keep is None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

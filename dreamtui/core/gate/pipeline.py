@@ -46,7 +46,7 @@ from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
-from dreamtui.core.gate.verify import verify_quote
+from dreamtui.core.gate.verify import verify_quotes
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
@@ -427,6 +427,9 @@ def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, proje
     bumps: dict[str, set[str]] = {}
     seen_ids: set[str] = set()
     related_ids: set[str] = set()
+    # every quote of the session verified in one pass over its files (each file read once)
+    quotes = list(dict.fromkeys(_text(raw.quote).strip() for raw in raws))
+    verified = dict(zip(quotes, verify_quotes(quotes, files), strict=True))
 
     for raw in raws:
         claim_raw = _prose(raw.claim)
@@ -461,7 +464,7 @@ def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, proje
         if cand.type not in MEMORY_TYPES or not claim:
             _drop(cand, "invalid", report)
             continue
-        result = verify_quote(quote_raw, files)
+        result = verified[quote_raw]
         if not result.verified:
             _drop(cand, "unverified", report)
             continue

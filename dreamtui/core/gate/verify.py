@@ -10,6 +10,9 @@ How it works (see ``transcript-format.md``, "Encoding"):
 3. Prefilter on bytes: the longest run of the quote that normalisation never changes (no spaces,
    quotes, dashes) is JSON-escaped and searched in the raw file with ``bytes.find``; only the
    lines that hold it are decoded.
+   Many quotes at once (:func:`verify_quotes`, what the gate uses) read each file once: with
+   :data:`INDEX_FROM` quotes or more, into an index of the ASCII words each line holds whole
+   (:func:`safe_tokens`), so only the lines holding all of a quote's words are searched for it.
 4. Confirm: walk every string value of the decoded record; the normalised quote must lie inside one
    normalised string. Each place is reported with its provenance (``records.provenance_of``) and
    whether the record is a copy (an ``agent_progress`` record, or a repeat of a string already
@@ -96,6 +99,9 @@ def needles(norm_quote: str) -> list[list[bytes]]:
     runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
     groups: list[list[bytes]] = []
     for run in runs:
+        if run.isascii() and run.isprintable() and "\\" not in run:
+            groups.append([run.encode("ascii")])  # JSON writes it as it is, in every form
+            continue
         forms = [run]
         nfd = unicodedata.normalize("NFD", run)
         if nfd != run:
@@ -105,6 +111,16 @@ def needles(norm_quote: str) -> list[list[bytes]]:
         escaped += [e for e in (json.dumps(f)[1:-1].encode("ascii") for f in forms) if e not in escaped]
         groups.append(escaped)
     return groups
+
+
+def _text_forms(norm_quote: str) -> list[list[str]]:
+    """The runs of :func:`needles` as text (NFC, and NFD when different): what a string holding the
+    quote must contain."""
+    out = []
+    for run in {r for r in _UNSTABLE.split(norm_quote) if r}:
+        nfd = unicodedata.normalize("NFD", run)
+        out.append([run, nfd] if nfd != run else [run])
+    return out
 
 
 def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -118,6 +134,102 @@ def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
             stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
         elif isinstance(value, list):
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+
+
+_RUN = re.compile(r"[^\s'\"\-\ufffd]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
+# a \u escape of an ASCII letter or digit (no ordinary writer makes one): its line is always searched
+_ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
+_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
+INDEX_FROM = 8
+"""A batch of at least this many quotes reads each file into a word index instead of searching
+the file once per quote."""
+_INDEX_SLICE = 8 * 1024 * 1024  # the index reads a file in slices of whole lines of about this size
+
+
+def safe_tokens(norm_quote: str) -> frozenset[bytes]:
+    """ASCII words of the normalised quote that any line holding it holds as whole words.
+
+    A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
+    letters and digits once JSON escapes are blanked (:class:`_LineIndex`): the word is whole in the quote
+    (its neighbours are ASCII non-alphanumerics or the spaces, quotes and dashes between words, and
+    it is not cut by the quote's start or end), so no escape, combining mark or neighbour can join
+    it. Words with ``K`` are left out (the Kelvin sign normalises to it).
+    """
+    tokens: set[bytes] = set()
+    end_of_quote = len(norm_quote)
+    for run in _RUN.finditer(norm_quote):
+        rs, re_ = run.span()
+        for m in _ALNUM.finditer(norm_quote, rs, re_):
+            a, b = m.span()
+            left = (a > rs and norm_quote[a - 1].isascii()) or (a == rs and rs > 0)
+            right = (b < re_ and norm_quote[b].isascii()) or (b == re_ and re_ < end_of_quote)
+            if left and right and "K" not in m.group():
+                tokens.add(m.group().encode("ascii"))
+    return frozenset(tokens)
+
+
+class _LineIndex:
+    """The lines of one file that hold each wanted word (see :func:`safe_tokens`)."""
+
+    def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes]) -> None:
+        self.spans: list[tuple[int, int]] = []
+        self.lines: dict[bytes, set[int]] = {}
+        self.always: set[int] = set()
+        size, start = len(data), 0
+        while start < size:  # slices of whole lines: memory stays bounded however large the file
+            cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
+            stop = size if cut < 0 else cut + 1
+            self._add(data[start:stop], start, wanted)
+            start = stop
+
+    def _add(self, part: bytes, offset: int, wanted: frozenset[bytes]) -> None:
+        """Index the whole lines ``part`` (the file's bytes from ``offset``)."""
+        first = len(self.spans)
+        body = part[:-1] if part.endswith(b"\n") else part
+        start = offset
+        for raw_line in body.split(b"\n"):
+            end = start + len(raw_line)
+            self.spans.append((start, end))
+            start = end + 1
+        words = _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n")
+        lines = self.lines
+        for i, line in enumerate(words, first):
+            for word in wanted.intersection(line.split()):
+                got = lines.get(word)
+                if got is None:
+                    lines[word] = {i}
+                else:
+                    got.add(i)
+        if b"\\u00" in body:
+            for m in _ALNUM_ESCAPE.finditer(body):
+                self.always.add(first + body.count(b"\n", 0, m.start()))
+
+    def candidates(self, tokens: frozenset[bytes]) -> list[tuple[int, int]]:
+        """Spans of the lines that may hold a quote with these words (at least one), in file order."""
+        lines = self.lines
+        sets = []
+        for t in tokens:
+            got = lines.get(t)
+            if got is None:  # the usual answer: the quote is not in this file
+                sets = []
+                break
+            sets.append(got)
+        if sets:
+            sets.sort(key=len)
+            found = sets[0].intersection(*sets[1:])
+            if self.always:
+                found |= self.always
+        elif self.always:
+            found = self.always
+        else:
+            return []
+        return [self.spans[i] for i in sorted(found)]
+
+
+def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
+    return all(any(data.find(k, start, end) >= 0 for k in group) for group in groups)
 
 
 def _candidate_lines(data: bytes | mmap.mmap, groups: list[list[bytes]]) -> list[tuple[int, int]]:
@@ -170,63 +282,140 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
         return b"", None
 
 
+class _Quote:
+    """One quote being verified: its needles and what was found so far."""
+
+    __slots__ = ("nq", "groups", "text_groups", "tokens", "found", "seen_strings")
+
+    def __init__(self, nq: str) -> None:
+        self.nq = nq
+        self.groups = needles(nq)
+        self.tokens = safe_tokens(nq)
+        self.text_groups = _text_forms(nq)
+        self.found: list[tuple[tuple[int, int, int, int], Match]] = []
+        self.seen_strings: set[tuple[str, str]] = set()
+
+    def result(self, unreadable: list[str]) -> Verification:
+        if self.found:
+            self.found.sort(key=lambda item: item[0])
+            return Verification(True, list(dict.fromkeys(m for _, m in self.found)), None)
+        reason = "not found: the quote is not inside any one string of the session's records"
+        if unreadable:
+            reason += f" (unreadable: {', '.join(unreadable)})"
+        return Verification(False, [], reason)
+
+
+class _Record:
+    """One decoded line, shared by every quote that may lie in it: its strings are listed and
+    normalised once, however many quotes look at them."""
+
+    __slots__ = ("obj", "strings", "norms", "progress")
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self.strings = list(_strings(obj))
+        self.norms: dict[int, str] = {}
+        self.progress = _is_progress_copy(obj)
+
+    def norm(self, index: int) -> str:
+        value = self.norms.get(index)
+        if value is None:
+            value = self.norms[index] = normalize(self.strings[index][1])
+        return value
+
+
 def verify_quote(quote: str, files: Sequence[Path | str]) -> Verification:
     """Search ``quote`` in the raw transcript ``files`` (a session's main file and its sub-agents).
 
     Verified when the normalised quote lies inside one string value of a record; every place is
     reported, originals before copies, then person > assistant > meta > tool, then file order.
-    Unreadable files are skipped (the reason says so when nothing is found).
+    Unreadable files are skipped (the reason says so when nothing is found). One quote of
+    :func:`verify_quotes`.
     """
-    why = refusal(quote)
-    if why:
-        return Verification(False, [], why)
-    nq = normalize(quote)
-    groups = needles(nq)
-    text_groups = [[json.loads(b'"' + k + b'"') for k in group] for group in groups]
-    found: list[tuple[tuple[int, int, int, int], Match]] = []
-    seen_strings: set[tuple[str, str]] = set()
-    unreadable: list[str] = []
-    for file_no, fpath in enumerate(files):
-        fpath = Path(fpath)
-        try:
-            data, fh = _open(fpath)
-        except OSError as exc:
-            unreadable.append(f"{fpath.name}: {exc.strerror}")
+    return verify_quotes([quote], files)[0]
+
+
+def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Verification]:
+    """:func:`verify_quote` for many quotes in one pass: each file is opened once, each candidate
+    line decoded once and each of its strings normalised once, whatever the number of quotes.
+
+    Returns one Verification per quote, in order, each exactly what :func:`verify_quote` gives.
+    """
+    results: list[Verification | None] = [None] * len(quotes)
+    active: dict[str, _Quote] = {}
+    owner: list[tuple[int, str]] = []
+    for i, quote in enumerate(quotes):
+        why = refusal(quote)
+        if why:
+            results[i] = Verification(False, [], why)
             continue
-        try:
-            spans = _candidate_lines(data, groups)
-            line_no, counted_to = 1, 0
-            for start, end in spans:
-                line_no += data[counted_to:start].count(b"\n")
-                counted_to = start
-                obj = _decode(bytes(data[start:end]))
-                if not isinstance(obj, dict):
-                    continue
-                progress = _is_progress_copy(obj)
-                for path, value in _strings(obj):
-                    if not all(any(k in value for k in group) for group in text_groups):
-                        continue
-                    if nq not in normalize(value):
-                        continue
-                    prov = _provenance(obj, path, value, nq)
-                    sig = (prov, value)
-                    copy = progress or sig in seen_strings
-                    seen_strings.add(sig)
-                    match = Match(str(fpath), line_no, _str_or_none(obj.get("uuid")),
-                                  _str_or_none(obj.get("timestamp")), prov, copy)  # type: ignore[arg-type]
-                    found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
-        finally:
-            if fh is not None:
-                data.close()  # type: ignore[union-attr]
-                fh.close()
-    if found:
-        found.sort(key=lambda item: item[0])
-        unique = list(dict.fromkeys(m for _, m in found))
-        return Verification(True, unique, None)
-    reason = "not found: the quote is not inside any one string of the session's records"
-    if unreadable:
-        reason += f" (unreadable: {', '.join(unreadable)})"
-    return Verification(False, [], reason)
+        nq = normalize(quote)
+        if nq not in active:
+            active[nq] = _Quote(nq)
+        owner.append((i, nq))
+    unreadable: list[str] = []
+    if active:
+        batch = list(active.values())
+        for file_no, fpath in enumerate(files):
+            _verify_file(Path(fpath), file_no, batch, unreadable)
+    done = {nq: q.result(unreadable) for nq, q in active.items()}
+    for i, nq in owner:
+        v = done[nq]
+        results[i] = Verification(v.verified, list(v.matches), v.reason)
+    return results  # type: ignore[return-value]
+
+
+def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: list[str]) -> None:
+    """Look for every quote of ``batch`` in one file, adding what is found to each quote."""
+    try:
+        data, fh = _open(fpath)
+    except OSError as exc:
+        unreadable.append(f"{fpath.name}: {exc.strerror}")
+        return
+    try:
+        by_span: dict[tuple[int, int], list[_Quote]] = {}
+        index: _LineIndex | None = None
+        if len(batch) >= INDEX_FROM and len(data):
+            index = _LineIndex(data, frozenset().union(*(q.tokens for q in batch)))
+        for q in batch:
+            if index is not None and q.tokens:
+                spans = [sp for sp in index.candidates(q.tokens) if _holds_all(data, *sp, q.groups)]
+            else:
+                spans = _candidate_lines(data, q.groups)
+            for span in spans:
+                by_span.setdefault(span, []).append(q)
+        line_no, counted_to = 1, 0
+        path_str = str(fpath)
+        for start, end in sorted(by_span):
+            line_no += data[counted_to:start].count(b"\n")
+            counted_to = start
+            obj = _decode(bytes(data[start:end]))
+            if not isinstance(obj, dict):
+                continue
+            rec = _Record(obj)
+            for q in by_span[(start, end)]:
+                _match_record(q, rec, path_str, file_no, line_no)
+    finally:
+        if fh is not None:
+            data.close()  # type: ignore[union-attr]
+            fh.close()
+
+
+def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int) -> None:
+    """Add each string of ``rec`` that holds quote ``q`` to what ``q`` found."""
+    nq, text_groups, obj = q.nq, q.text_groups, rec.obj
+    for index, (path, value) in enumerate(rec.strings):
+        if not all(any(k in value for k in group) for group in text_groups):
+            continue
+        if nq not in rec.norm(index):
+            continue
+        prov = _provenance(obj, path, value, nq)
+        sig = (prov, value)
+        copy = rec.progress or sig in q.seen_strings
+        q.seen_strings.add(sig)
+        match = Match(path_str, line_no, _str_or_none(obj.get("uuid")),
+                      _str_or_none(obj.get("timestamp")), prov, copy)  # type: ignore[arg-type]
+        q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
 
 
 def _str_or_none(value: Any) -> str | None:

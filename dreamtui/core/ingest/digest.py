@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from dreamtui.core.ingest import records
 from dreamtui.core.ingest.tail import (
     DEFAULT_MAX_LINE,
@@ -55,6 +57,9 @@ _DATA = b'"data":"'
 _ASSISTANT_HEAD = b'message","role":"assistant","content":'
 _USER_HEAD = b'user","message":{"role":"user","content":'
 _ATTACHMENT = b'"attachment":{'
+_ASSISTANT_HEAD_LEN = len(_ASSISTANT_HEAD)
+_USER_HEAD_LEN = len(_USER_HEAD)
+_ATTACHMENT_LEN = len(_ATTACHMENT)
 _BIG_STRING = 4096
 
 
@@ -85,13 +90,14 @@ def _assistant_needed(buf: bytes, at: int, end: int) -> bool:
     return buf.find(_TEXT_BLOCK, c, end) >= 0
 
 
-def _slow_needed(raw: bytes) -> bool:
-    """The conservative test for lines of an unexpected shape."""
-    if b'"type":"user"' in raw or b'"type":"queue-operation"' in raw:
+def _slow_needed(buf: bytes, start: int, end: int) -> bool:
+    """The conservative test for lines of an unexpected shape (``buf[start:end]``, not copied)."""
+    find = buf.find
+    if find(b'"type":"user"', start, end) >= 0 or find(b'"type":"queue-operation"', start, end) >= 0:
         return True
-    if b'"type":"assistant"' in raw:
-        return _TEXT_BLOCK in raw or b'"content":"' in raw
-    return _SPACED in raw  # not Claude Code's compact writer: decode to be safe
+    if find(b'"type":"assistant"', start, end) >= 0:
+        return find(_TEXT_BLOCK, start, end) >= 0 or find(b'"content":"', start, end) >= 0
+    return find(_SPACED, start, end) >= 0  # not Claude Code's compact writer: decode to be safe
 
 
 def needed(buf: bytes, start: int, end: int) -> bool:
@@ -102,31 +108,41 @@ def needed(buf: bytes, start: int, end: int) -> bool:
     "content":[…`` and a user line as ``…"type":"user","message":{"role":"user","content":…``; other
     records put their own ``type`` first. Lines of any other shape take a slower, safe path.
     """
-    at = buf.find(_TYPE, start, end)
+    find = buf.find
+    at = find(_TYPE, start, end)
     if at < 0:
         return True  # empty, broken or spaced JSON: decode it and see
     p = at + 8
-    if buf.startswith(_ASSISTANT_HEAD, p, end):
-        q = p + len(_ASSISTANT_HEAD)
-        return not buf.startswith(b"[", q, end) or buf.find(_TEXT_BLOCK, q, end) >= 0
-    if buf.startswith(_USER_HEAD, p, end):
-        q = p + len(_USER_HEAD)
-        return not buf.startswith(b"[", q, end) or _tool_result_needed(buf, q, min(q + _WINDOW, end))
-    close = buf.find(b'"', p, min(p + 64, end))
+    close = find(b'"', p, p + 64 if p + 64 < end else end)
     first = buf[p:close] if close > 0 else b""
-    if first in _SKIP_TYPES or (at - start >= len(_ATTACHMENT)
-                                and buf.startswith(_ATTACHMENT, at - len(_ATTACHMENT), end)):
+    if first == b"message":
+        if buf.startswith(_ASSISTANT_HEAD, p, end):
+            q = p + _ASSISTANT_HEAD_LEN
+            return not buf.startswith(b"[", q, end) or find(_TEXT_BLOCK, q, end) >= 0
+    elif first == b"user" and buf.startswith(_USER_HEAD, p, end):
+        q = p + _USER_HEAD_LEN
+        if not buf.startswith(b"[", q, end):
+            return True
+        w = q + _WINDOW if q + _WINDOW < end else end
+        if find(b'"tool_result"', q, w) < 0 and find(b'"tool_use_id"', q, w) < 0:
+            return True
+        return find(b'"is_error":true', q, w) >= 0 or find(b"The user doesn't want to", q, w) >= 0
+    if first in _SKIP_TYPES or (at - start >= _ATTACHMENT_LEN
+                                and buf.startswith(_ATTACHMENT, at - _ATTACHMENT_LEN, end)):
         return False
     if first == b"queue-operation":
-        return True
+        # text typed while the agent was busy is the record's "content"; most queue operations
+        # (dequeue, remove, a bare enqueue) have none, and hold nothing to keep (a \u escape could
+        # spell the key: decode those)
+        return find(b'"content"', start, end) >= 0 or find(b"\\u", start, end) >= 0
     if first == b"user":
         return _user_needed(buf, at, end)
     if first in (b"message", b"assistant"):
-        r = buf.find(_ROLE, at, min(at + _WINDOW, end))
+        r = find(_ROLE, at, at + _WINDOW if at + _WINDOW < end else end)
         if r >= 0 and buf.startswith(b"user", r + len(_ROLE), end):
             return _user_needed(buf, at, end)
         return _assistant_needed(buf, at, end)
-    return _slow_needed(buf[start:end])
+    return _slow_needed(buf, start, end)
 
 
 def needs_decode(raw: bytes) -> bool:
@@ -219,7 +235,9 @@ class _Digester:
         stats = self.stats
         cheap = self.cheap
         out: list[Turn] = []
-        record = self.record
+        assistant, user, queued = self._assistant, self._user, self._queued
+        main = self.kind == "main"
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
         nbytes = nlines = 0
         for line_no, _offset, raw in lines:
             nbytes += len(raw) + 1
@@ -228,18 +246,34 @@ class _Digester:
                 if not raw.strip():
                     stats.skipped_lines += 1
                 continue
-            obj, error = decode_line(drop_big_strings(raw) if len(raw) > _SMALL else raw)
-            if error == "replaced":
-                stats.replaced += 1  # kept, and counted so a repaired record is never silent
-            elif obj is None:
-                stats.skipped_lines += 1
-                if error == "invalid_utf8":
-                    stats.invalid_utf8 += 1
-                elif error in ("malformed", "not_object"):
-                    stats.malformed += 1
-                continue
+            if len(raw) > _SMALL:
+                raw = drop_big_strings(raw)
+            try:  # the common case inline; decode_line repairs or refuses the rest
+                obj = loads(raw)
+                error = None if type(obj) is dict else "?"
+            except decode_error:
+                error = "?"
+            if error is not None:
+                obj, error = decode_line(raw)
+                if error == "replaced":
+                    stats.replaced += 1  # kept, and counted so a repaired record is never silent
+                elif obj is None:
+                    stats.skipped_lines += 1
+                    if error == "invalid_utf8":
+                        stats.invalid_utf8 += 1
+                    elif error in ("malformed", "not_object"):
+                        stats.malformed += 1
+                    continue
             try:
-                record(obj, line_no, out)
+                rtype = obj.get("type")
+                if rtype == "assistant":
+                    assistant(obj, line_no, out)
+                elif not main:
+                    continue  # sub-agent "user" lines are the parent agent; compaction files have no person
+                elif rtype == "user":
+                    user(obj, line_no, out)
+                elif rtype == "queue-operation":
+                    queued(obj, line_no, out)
             except Exception:  # an odd record must never stop the digest
                 stats.skipped_lines += 1
                 stats.malformed += 1
@@ -266,13 +300,12 @@ class _Digester:
         ts = obj.get("timestamp")
         uuid = obj.get("uuid")
         self.stats.chars += len(text)
-        return Turn(role=role, text=text, file=self.file, line=line_no,  # type: ignore[arg-type]
-                    uuid=uuid if isinstance(uuid, str) else None,
-                    timestamp=ts if isinstance(ts, str) else None, kind=kind)
+        return Turn(role, text, self.file, line_no,  # type: ignore[arg-type]
+                    uuid if isinstance(uuid, str) else None, ts if isinstance(ts, str) else None, kind)
 
     def _assistant(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         message = obj.get("message")
-        if not isinstance(message, dict) or self.kind == "compact":
+        if type(message) is not dict or self.kind == "compact":
             return
         if message.get("model") == "<synthetic>" or obj.get("isApiErrorMessage") is True:
             return
@@ -283,24 +316,27 @@ class _Digester:
             blocks = content
         else:
             return
-        sub = self.kind == "subagent" or obj.get("isSidechain") is True
+        kind = "subagent" if self.kind == "subagent" or obj.get("isSidechain") is True else "text"
         state = self.state
-        for index, block in enumerate(blocks):
-            if not isinstance(block, dict) or block.get("type") != "text":
+        # records.block_key for a text block, inlined: "<message.id or uuid>:text:<hash of the text>"
+        owner = message.get("id") or obj.get("uuid")
+        if not isinstance(owner, str) or not owner:
+            owner = None
+        for block in blocks:
+            if type(block) is not dict or block.get("type") != "text":
                 continue
-            text = block.get("text")
-            if not isinstance(text, str):
+            raw_text = block.get("text")
+            if not isinstance(raw_text, str):
                 continue
-            text = text.strip()
+            text = raw_text.strip()
             if not text:
                 continue
-            key = records.block_key(obj, index)
-            if key is not None:
-                key = "a:" + key
+            if owner is not None:
+                key = f"a:{owner}:text:{_text_hash(raw_text)}"
                 if state.has(key):
                     continue
                 state.add(key)
-            out.append(self._turn("assistant", text, obj, line_no, "subagent" if sub else "text"))
+            out.append(self._turn("assistant", text, obj, line_no, kind))
 
     def _user(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         if obj.get("isSidechain") is True:

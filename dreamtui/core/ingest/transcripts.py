@@ -148,9 +148,16 @@ def session_of(path: Path) -> str:
 
 
 def describe(path: Path) -> TranscriptFile:
-    """A :class:`TranscriptFile` for one path."""
+    """A :class:`TranscriptFile` for one path (what the ``*_of`` functions say, the path parsed once)."""
     path = Path(path)
-    return TranscriptFile(path, project_of(path), session_of(path), kind_of(path), agent_id_of(path))
+    stem = path.name.removesuffix(".jsonl")
+    agent = stem[len("agent-"):] if stem.startswith("agent-") else None
+    kind: FileKind = "main" if agent is None else "compact" if agent.startswith("acompact") else "subagent"
+    parent = path.parent
+    if parent.name == "subagents":
+        return TranscriptFile(path, parent.parent.parent.name, parent.parent.name, kind, agent)
+    session = stem if agent is None else session_id_in(path) or stem
+    return TranscriptFile(path, parent.name, session, kind, agent)
 
 
 def _sort_key(tf: TranscriptFile) -> tuple[str, str, int, str]:
