@@ -156,6 +156,9 @@ def describe(path: Path) -> TranscriptFile:
     parent = path.parent
     if parent.name == "subagents":
         return TranscriptFile(path, parent.parent.parent.name, parent.parent.name, kind, agent)
+    folder = subagents_dir(path) if agent is not None else None  # deeper: subagents/workflows/<id>/
+    if folder is not None:
+        return TranscriptFile(path, folder.parent.parent.name, folder.parent.name, kind, agent)
     session = stem if agent is None else session_id_in(path) or stem
     return TranscriptFile(path, parent.name, session, kind, agent)
 
