@@ -26,7 +26,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     **{f"screen.{mode}": ("app", key) for key, mode in (
         ("1", "queue"), ("2", "sessions"), ("3", "cycles"), ("4", "briefings"), ("5", "stats"), ("6", "memory"),
         ("7", "promotion"))},
-    "dream": ("app", "d"), "quit": ("app", "q"),
+    "dream": ("app", "d"), "quit": ("app", "q"), "help": ("app", "question_mark,f1"),
     "accept": ("queue", "a"), "reject": ("queue", "r"), "edit": ("queue", "e"), "skip": ("queue", "s"),
     "undo": ("queue", "u"), "down": ("queue", "j"), "up": ("queue", "k"), "filter": ("queue", "slash"),
     "sort": ("queue", "o"), "clear_filter": ("queue", "escape"), "detail_down": ("queue", "ctrl+d"),

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from dreamtui.core.config import Config
+from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.core.files import open_regular
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import services
@@ -34,6 +34,7 @@ from dreamtui.tui.messages import (
 )
 from dreamtui.tui.screens.briefings import BriefingsScreen
 from dreamtui.tui.screens.cycles import CyclesScreen
+from dreamtui.tui.screens.help import HelpScreen, key_lines
 from dreamtui.tui.screens.memory import MemoryScreen
 from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
@@ -81,10 +82,12 @@ class DreamApp(App):
     # below 36 rows the screens get -short (app.tcss: dialogs lose their spacing and keep their buttons)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     BINDINGS = [
-        *(Binding(key, f"switch_mode('{mode}')", label, id=f"screen.{mode}",
-                  group=Binding.Group("Screens", compact=True)) for key, mode, label in SCREENS_KEYS),
-        Binding("d", "dream", "Dream now", id="dream"),
+        # the screens are shown as numbered tabs under the header, so the footer keeps room for the screen's keys
+        *(Binding(key, f"switch_mode('{mode}')", f"{label} screen", id=f"screen.{mode}", show=False)
+          for key, mode, label in SCREENS_KEYS),
+        Binding("d", "dream", "Dream", tooltip="Dream now: a cycle in the background", id="dream"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark,f1", "help", "Help", id="help"),
     ]
 
     def __init__(self, config: Config, ledger: Ledger | None = None, *, watch: bool = True,
@@ -182,20 +185,39 @@ class DreamApp(App):
         ``Widget.notify`` passes ``markup=True`` by default, so ``markup`` is ignored here."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
+    def key_for(self, binding_id: str) -> str:
+        """The key in effect for the binding ``binding_id`` as the footer shows it (the config's
+        ``[keys]`` remapping it, else its default; the first of several)."""
+        keys = self.config.keys.get(binding_id) or KEY_ACTIONS[binding_id][1]
+        first = keys.split(",")[0].strip()
+        return self.get_key_display(Binding(first, ""))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for _key, mode, label in SCREENS_KEYS:
-            yield SystemCommand(f"Screen: {label}", f"Show the {label} screen",
+            yield SystemCommand(f"Screen: {label}", f"key {self.key_for(f'screen.{mode}')} · Show the {label} screen",
                                 lambda m=mode: self.switch_mode(m))
-        yield SystemCommand("Dream now", "Run a dream cycle in the background", self.action_dream)
+        yield SystemCommand("Dream now", f"key {self.key_for('dream')} · Run a dream cycle in the background",
+                            self.action_dream)
+        yield SystemCommand("Help: keys of this screen", f"key {self.key_for('help')} · Every key of the current "
+                            "screen and the global ones", self.action_help)
         queue_actions = (("Accept", "accept", "Accept the highlighted proposal (one commit)"),
                          ("Reject", "reject", "Reject the highlighted proposal with a reason"),
-                         ("Edit then accept", "edit", "Edit claim/why/how, then accept"),
+                         ("Edit then accept", "edit", "Edit claim/why/how, type and scope, then accept"),
                          ("Skip", "skip", "Skip the highlighted proposal for now"),
                          ("Undo", "undo", "Undo the last decision (an accept is reverted by a commit)"),
                          ("Filter", "filter", "Filter the queue"), ("Sort", "sort", "Change the queue order"))
         for title, action, help_text in queue_actions:
-            yield SystemCommand(title, help_text, lambda a=action: self._queue_action(a))
+            yield SystemCommand(title, f"key {self.key_for(action)} · {help_text} (queue)",
+                                lambda a=action: self._queue_action(a))
+
+    def action_help(self) -> None:
+        """Show every key of the current screen and the global ones (``?`` or F1; Esc or ``?`` closes)."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+            return
+        title = getattr(self.screen, "TITLE_TEXT", "").capitalize()
+        self.push_screen(HelpScreen(title, key_lines(self.screen)))
 
     def _queue_action(self, action: str) -> None:
         def run(_: Any = None) -> None:

@@ -46,7 +46,7 @@ class QueueScreen(BaseScreen):
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept"),
         Binding("r", "reject", "Reject", id="reject"),
-        Binding("e", "edit", "Edit+accept", id="edit"),
+        Binding("e", "edit", "Edit", tooltip="Edit claim, why, how, type or scope, then accept", id="edit"),
         Binding("s", "skip", "Skip", id="skip"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("j", "down", "Down", show=False, id="down"),
