@@ -84,3 +84,27 @@ def test_memory(snap_compare, demo_app) -> None:
 
 def test_promotion(snap_compare, demo_app) -> None:
     assert snap_compare(demo_app, press=["7"], terminal_size=SIZE)
+
+
+# the layout at the sizes people use: a laptop's 80x24, a split 120x40, a wide 200x50
+SIZES = {"80x24": (80, 24), "120x40": (120, 40), "200x50": (200, 50)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_queue_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_queue_duplicate_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, press=["j"] * 5, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", ["80x24", "200x50"])
+def test_sessions_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, press=["2"], terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", ["80x24", "120x40"])
+def test_help_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, press=["question_mark"], terminal_size=SIZES[size])

@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.core.files import open_regular
+from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import services
 from dreamtui.tui.messages import (
@@ -78,7 +79,8 @@ class DreamApp(App):
     }
     DEFAULT_MODE = "queue"
     # below 120 columns the screens get the class -narrow (app.tcss: fixed-width tables give way)
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # from 160 columns -xwide: the queue takes more of the width (its project and claim columns grow)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide"), (160, "-xwide")]
     # below 36 rows the screens get -short (app.tcss: dialogs lose their spacing and keep their buttons)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     BINDINGS = [
@@ -109,6 +111,7 @@ class DreamApp(App):
         self._stop_cycle = threading.Event()  # set: the running cycle stops at its next safe point
         self._cycle_idle = threading.Event()  # clear while a cycle's thread runs
         self._cycle_idle.set()
+        self.project_namer = ProjectNames(config.transcripts)  # folder -> the name its records' cwd gives
 
     # -- life cycle -------------------------------------------------------------------------------
 
@@ -498,7 +501,7 @@ class DreamApp(App):
             rec = decode_line(0, raw)
             for role, text in rec.texts:
                 out.append(Text.assemble((rec.timestamp[11:19] + " ", "dim"),
-                                         (short_project(project, 16) + " " if project else "", "dim"),
+                                         (short_project(self.project_namer(project), 16) + " " if project else "", "dim"),
                                          (f"{role:<9} ", ROLE_STYLE.get(role, "")),
                                          literal(text, 200, one_line=True)))
         return out

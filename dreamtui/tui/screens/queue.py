@@ -80,6 +80,7 @@ class QueueScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.app._queue_screen = self  # type: ignore[attr-defined]
+        self.table.project_namer = self.app.project_namer  # type: ignore[attr-defined]
         self.table.focus()
         live = self.query_one("#live", RichLog)
         live.border_title = "live transcripts"

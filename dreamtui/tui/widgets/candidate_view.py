@@ -57,7 +57,7 @@ LABEL_WIDTH = 8
 NARROW = 60  # a detail pane narrower than this lists its fields one per line
 
 
-def meta_table(cand: Candidate, width: int | None = None) -> Table:
+def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Table:
     """Type, session, extractor, id, project and where the memory would be written: a label column
     and a value column, so no field runs into the next one however long it is. Narrower than
     :data:`NARROW` cells, one field per line (two pairs side by side would cut every value)."""
@@ -88,7 +88,12 @@ def meta_table(cand: Candidate, width: int | None = None) -> Table:
     wide = Table.grid(padding=(0, 1), expand=True)
     wide.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
     wide.add_column(ratio=1)
-    wide.add_row("project", literal_text(cand.project, limit=300, one_line=True))
+    project = literal_text(name, style="bold", limit=120, one_line=True) if name and name != cand.project.strip("-") \
+        else Text()
+    if project:
+        project.append("  ")
+    project.append_text(literal_text(cand.project, style="dim" if project else "", limit=300, one_line=True))
+    wide.add_row("project", project)
     wide.add_row("scope", Text.assemble(scope, ("  → ", "dim"), where))
     outer = Table.grid(expand=True)
     outer.add_column(ratio=1)
@@ -97,8 +102,8 @@ def meta_table(cand: Candidate, width: int | None = None) -> Table:
     return outer
 
 
-def summary(cand: Candidate, width: int | None = None) -> Group:
-    """Claim, why, how to apply and where it comes from."""
+def summary(cand: Candidate, width: int | None = None, name: str = "") -> Group:
+    """Claim, why, how to apply and where it comes from (``name``: the project's readable name)."""
     parts = [
         badges(cand),
         Text(),
@@ -107,7 +112,7 @@ def summary(cand: Candidate, width: int | None = None) -> Group:
         Text.assemble(("Why  ", "bold dim")) + literal_text(cand.why or "—"),
         Text.assemble(("How  ", "bold dim")) + literal_text(cand.how_to_apply or "—"),
         Text(),
-        meta_table(cand, width),
+        meta_table(cand, width, name),
     ]
     return Group(*parts)
 
@@ -131,7 +136,9 @@ class CandidateView(VerticalScroll):
             return
         width = self.size.width or None  # not laid out yet: wide, until on_resize says otherwise
         self._narrow = width is not None and width < NARROW
-        self.query_one("#summary", Static).update(summary(self.candidate, width))
+        namer = getattr(self.app, "project_namer", None)
+        name = namer(self.candidate.project, self.candidate.transcript) if namer else ""
+        self.query_one("#summary", Static).update(summary(self.candidate, width, name))
 
     def on_resize(self) -> None:
         """Across the narrow/wide line the fields are laid out again."""
