@@ -58,7 +58,7 @@ async def test_the_detail_lays_out_its_fields_apart(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.pause()
-        shown = "\n".join(lines(app.query_one("#summary")))
+        shown = "\n".join(lines(app.query_one("#meta")))
         cand = ledger.get_candidate(ids[0])
         assert re.search(r"type {2,}feedback {2,}session {2,}" + cand.session[:8], shown)
         assert re.search(r"by {2,}heuristic {2,}id {2,}" + cand.id, shown)

@@ -6,6 +6,7 @@ terminal size, no clock widgets, and the one timing in the ledger (a cycle's sec
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ FIXED = "2026-11-28T18:30:00Z"
 def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The app on a freshly prepared demo, everything pinned."""
     monkeypatch.setenv("DREAMTUI_NOW", FIXED)
+    monkeypatch.setenv("TZ", "UTC")  # the evidence shows local times
+    time.tzset()
     for who in ("AUTHOR", "COMMITTER"):
         monkeypatch.setenv(f"GIT_{who}_NAME", "Demo Person")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "demo@example.com")
@@ -32,6 +35,8 @@ def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         c.execute("UPDATE dream_cycles SET stats = json_set(stats, '$.seconds', 0.42)")
     yield DreamApp(cfg, ledger, watch=False)
     ledger.close()
+    monkeypatch.undo()
+    time.tzset()
 
 
 def test_queue(snap_compare, demo_app) -> None:

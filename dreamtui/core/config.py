@@ -30,7 +30,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "accept": ("queue", "a"), "reject": ("queue", "r"), "edit": ("queue", "e"), "skip": ("queue", "s"),
     "undo": ("queue", "u"), "down": ("queue", "j"), "up": ("queue", "k"), "filter": ("queue", "slash"),
     "sort": ("queue", "o"), "clear_filter": ("queue", "escape"), "detail_down": ("queue", "ctrl+d"),
-    "detail_up": ("queue", "ctrl+u"),
+    "detail_up": ("queue", "ctrl+u"), "unfold": ("queue", "z"),
     "briefings.mark": ("briefings", "m"), "briefings.diff": ("briefings", "f"), "briefings.view": ("briefings", "v"),
     "briefings.accept": ("briefings", "a"), "briefings.reject": ("briefings", "r"),
     "memory.revert": ("memory", "x"),

@@ -56,6 +56,7 @@ class QueueScreen(BaseScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear_filter"),
         Binding("ctrl+d", "detail_down", "Scroll evidence down", show=False, id="detail_down"),
         Binding("ctrl+u", "detail_up", "Scroll evidence up", show=False, id="detail_up"),
+        Binding("z", "unfold", "Fold/unfold evidence", show=False, id="unfold"),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -84,7 +85,9 @@ class QueueScreen(BaseScreen):
         self.table.focus()
         live = self.query_one("#live", RichLog)
         live.border_title = "live transcripts"
-        live.display = False
+        # hidden by no height rather than display: a RichLog learns its width from its first resize and
+        # keeps lines written before that back; shown later, that resize could come too late
+        live.add_class("empty")
 
     def on_screen_resume(self) -> None:
         """Back from a dialog or another screen: the table is kept up to date in place."""
@@ -274,6 +277,10 @@ class QueueScreen(BaseScreen):
     def action_detail_up(self) -> None:
         self.query_one(CandidateView).scroll_page_up(animate=False)
 
+    def action_unfold(self) -> None:
+        """Show progress and hook records and long tool output in full (again: one line each)."""
+        self.query_one(CandidateView).toggle_fold()
+
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
         keep = self.table.current_id
@@ -317,6 +324,6 @@ class QueueScreen(BaseScreen):
     def live_lines(self, lines: list[Text]) -> None:
         """Append new transcript lines to the live panel."""
         live = self.query_one("#live", RichLog)
-        live.display = True
+        live.remove_class("empty")
         for line in lines:
             live.write(line)
