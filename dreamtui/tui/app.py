@@ -72,6 +72,7 @@ class DreamApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "dreamtui"
+    NOTIFICATION_TIMEOUT = 4  # seconds: a toast must not sit over the evidence (decisions' notes: 3)
     MODES = {
         "queue": QueueScreen, "sessions": SessionsScreen, "cycles": CyclesScreen,
         "briefings": BriefingsScreen, "stats": StatsScreen, "memory": MemoryScreen,
@@ -311,10 +312,25 @@ class DreamApp(App):
             finally:
                 self._jobs.task_done()
 
+    def claim_named(self, cid: str | None, detail: str) -> str:
+        """A decision's note with the proposal named by its claim (cut, in quotes) instead of its id:
+        ``accepted “Use the testcontainers fixture…” → projects/…/x.md (1a2b3c4d)``."""
+        cand = self.ledger.get_candidate(cid) if cid else None
+        if cand is None:
+            return detail
+        text = literal(cand.claim, 1000, one_line=True)
+        claim = f"“{text if len(text) <= 60 else text[:59] + '…'}”"
+        if cid and cid in detail:
+            return detail.replace(cid, claim)
+        for verb in ("accepted", "rejected"):
+            if detail.startswith(verb):
+                return f"{verb} {claim}{detail[len(verb):]}"
+        return f"{claim}: {detail}"
+
     def on_decision_done(self, message: DecisionDone) -> None:
         self.in_flight.discard(message.candidate_id or "")
         if message.action in ("accept", "reject", "undo", "reconcile"):
-            self.notify(message.detail, timeout=3)
+            self.notify(self.claim_named(message.candidate_id, message.detail), timeout=3)
         if message.action in ("undo", "reconcile"):
             screen = self.queue_screen()
             if screen is not None:
@@ -330,7 +346,8 @@ class DreamApp(App):
 
     def on_decision_failed(self, message: DecisionFailed) -> None:
         self.in_flight.discard(message.candidate_id or "")
-        self.notify(f"{message.action} failed: {message.error}", severity="error", timeout=8)
+        self.notify(self.claim_named(message.candidate_id, f"{message.action} failed: {message.error}"),
+                    severity="error", timeout=8)
         screen = self.queue_screen()
         if screen is not None:
             screen.reload()
