@@ -85,6 +85,8 @@ class Config:
     schedule: str | None = None
     dedup_judge: str = "auto"
     keys: dict[str, str] = field(default_factory=dict)
+    ui: dict[str, str] = field(default_factory=dict)
+    """Settings the app saves when the person changes them (``[ui]``: theme, sort); see core.settings."""
 
     @property
     def ledger_path(self) -> Path:
@@ -159,6 +161,10 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, dict):
             raise ConfigError("config [keys] must be a table of action = \"key\"")
         return check_keys({str(k): v for k, v in value.items()})
+    if name == "ui":
+        from dreamtui.core.settings import check_ui
+
+        return check_ui(value)
     if name == "dedup_judge":
         choice = value.strip().lower() if isinstance(value, str) else None
         if choice not in DEDUP_JUDGES:

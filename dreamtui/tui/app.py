@@ -8,7 +8,7 @@ import queue
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,10 @@ class DreamApp(App):
     def on_mount(self) -> None:
         if self.config.keys:
             self.set_keymap(dict(self.config.keys))
+        theme = self.config.ui.get("theme")
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, lambda theme: self.save_setting("theme", theme.name))
         self.refresh_status()
         self._decision_loop()
         if self.reconcile_on_start:
@@ -127,6 +131,21 @@ class DreamApp(App):
             self.start_watcher()
 
     _quitting = False
+
+    def save_setting(self, key: str, value: str) -> None:
+        """Keep a setting the person changed (theme, the queue's order) in their config file's ``[ui]``
+        table, the rest of the file untouched; a file that cannot take it gets a warning, nothing else."""
+        from dreamtui.core.settings import save_ui
+
+        path = self.config.config_file
+        if path is None or self.config.ui.get(key) == value:
+            return
+        try:
+            save_ui(path, {key: value})
+        except Exception as exc:  # noqa: BLE001 - a setting not saved is a warning, never a crash
+            self.notify(f"setting not saved: {one_line_error(exc)}", severity="warning")
+            return
+        self.config = replace(self.config, ui={**self.config.ui, key: value})
 
     async def action_quit(self) -> None:
         """Quit once every decision already taken is written: a row leaves the table when its key is

@@ -61,7 +61,8 @@ class QueueScreen(BaseScreen):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.sort_mode = SORTS[0]
+        saved = self.app.config.ui.get("sort", SORTS[0])  # type: ignore[attr-defined]
+        self.sort_mode = saved if saved in SORTS else SORTS[0]
         self.skipped: list[str] = []
         self.filter_text = ""
         self.rows: list[QueueRow] = []
@@ -283,6 +284,7 @@ class QueueScreen(BaseScreen):
 
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
+        self.app.save_setting("sort", self.sort_mode)  # type: ignore[attr-defined]
         keep = self.table.current_id
         self.apply()
         if keep:
