@@ -256,3 +256,21 @@ def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path)
     short = verify_quote("我不希望创建", [path])  # six characters are three words: too easy to find by chance
     assert not short.verified and "too short (3 words" in short.reason
     assert not verify_quote("我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]).verified
+
+
+def test_cli_verify_reads_the_quote_from_stdin_and_takes_quotes_that_begin_with_a_dash(tmp_path: Path) -> None:
+    path = tmp_path / "-home-kim-src-app" / "s1.jsonl"
+    path.parent.mkdir()
+    lesson = "- never push to main directly, open a pull request so CI runs first"
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-11-28T10:00:00Z", "sessionId": "s1",
+                                "message": {"role": "user", "content": f"Rules:\n{lesson}\n- keep it short"}}) + "\n")
+    runner = CliRunner()
+    for args, stdin in (([str(path), lesson], None), ([str(path), "--", lesson], None),
+                        ([str(path), "-"], lesson + "\n"), ([str(path), "-", "--json"], lesson)):
+        out = runner.invoke(cli, ["verify", *args], input=stdin)
+        assert out.exit_code == 0, (args, out.output)
+        assert "verified" in out.output
+    out = runner.invoke(cli, ["verify", str(path), "-"], input="- never force-push to main, a colleague lost work\n")
+    assert out.exit_code == 1 and "not verified" in out.output
+    out = runner.invoke(cli, ["verify", str(path), "-"], input="\n")
+    assert out.exit_code == 2 and "no quote on standard input" in out.output
