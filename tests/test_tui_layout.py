@@ -141,6 +141,10 @@ async def test_at_80x24_the_header_is_one_line_and_the_footer_keeps_every_queue_
         for key, label in (("a", "Accept"), ("r", "Reject"), ("e", "Edit"), ("s", "Skip"), ("u", "Undo"),
                            ("/", "Filter"), ("o", "Sort"), ("?", "Help")):
             assert f"{key} {label}" in footer, (key, footer)
+        for screen in "234567":  # every screen's header is one line at 80 columns
+            await pilot.press(screen)
+            await pilot.pause(0.2)
+            assert app.screen.query_one(StatusHeader).size.height == 1, screen
 
 
 @pytest.mark.parametrize("size", [(120, 40), (160, 40), (200, 50)])

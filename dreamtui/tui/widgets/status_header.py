@@ -43,7 +43,7 @@ class StatusHeader(Static):
         """The header: its first line always one line (narrower terminals get a shorter gauge and drop the
         KB figure and the screen name, shown by the tabs below), then a running cycle and banners."""
         s = self.status
-        width = width or (self.size.width - 2 if self.size.width else 200)
+        width = width or ((self.size.width or self.app.size.width) - 2)
         kb = s.index_bytes / 1000
         noun = " proposal waiting" if s.pending == 1 else " proposals waiting"
         ceiling = ("  AT CEILING", "bold red") if s.fraction >= 1.0 else \
