@@ -69,3 +69,21 @@ def test_the_demo_removes_its_temporary_folder(tmp_path: Path) -> None:
     assert "APP RAN True" in out.stdout and "LEFT False" in out.stdout
     assert "removed its temporary folder" in out.stdout
     assert not list(tmp_path.glob("dreamtui-demo-*"))
+
+
+def test_a_yes_at_the_terminal_adopts_the_folder_and_a_no_refuses(tmp_path: Path) -> None:
+    import pytest
+
+    from dreamtui.cli.main import adopt_memory
+    from dreamtui.core.config import Config
+    from dreamtui.core.errors import ConfigError
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "diary.md").write_text("mine\n")
+    asked: list[str] = []
+    with pytest.raises(ConfigError, match="not a git repository"):
+        adopt_memory(Config(memory=notes), False, lambda q: asked.append(q) or False)
+    assert asked and "Make it a git repository now?" in asked[0] and not (notes / ".git").exists()
+    adopt_memory(Config(memory=notes), False, lambda q: True)
+    assert (notes / ".git").is_dir()

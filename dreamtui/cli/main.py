@@ -65,7 +65,9 @@ def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state
                           state=state, extractor=extractor, model=model)
     refuse_bare_memory(ctx.obj)
     if not demo:
-        adopt_memory(ctx.obj, init)
+        # opening the app at a terminal, a yes adopts the folder as --init would
+        ask = click.confirm if ctx.invoked_subcommand is None and sys.stdin.isatty() and sys.stdout.isatty() else None
+        adopt_memory(ctx.obj, init, ask)
     if ctx.invoked_subcommand is None:
         from dreamtui.cli.app_cmd import run_app
 
@@ -82,15 +84,16 @@ def refuse_bare_memory(config: Config) -> None:
         raise ConfigError(bare_repository_message(config.memory))
 
 
-def adopt_memory(config: Config, init: bool) -> None:
+def adopt_memory(config: Config, init: bool, ask: Callable[[str], bool] | None = None) -> None:
     """A memory folder that holds files but is not a git repository is refused (dreamtui would make it
-    one and commit into it) unless ``--init`` says to: then it becomes a repository here, nothing else."""
+    one and commit into it) unless ``--init`` says to, or ``ask`` (a yes/no question at the terminal,
+    before the app opens) gets a yes: then it becomes a repository here, nothing else."""
     from dreamtui.core.memory.layout import foreign_folder_message
 
     problem = foreign_folder_message(config.memory)
     if problem is None:
         return
-    if not init:
+    if not init and not (ask is not None and ask(f"{problem}. Make it a git repository now?")):
         from dreamtui.core.errors import ConfigError
 
         raise ConfigError(problem)
