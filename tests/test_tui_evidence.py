@@ -109,3 +109,19 @@ def test_the_project_name_comes_from_the_records_cwd(tmp_path: Path) -> None:
     (folder / "s.jsonl").write_bytes(rec("user", cwd="/home/kim/src/my-app", message={"role": "user", "content": "x"}))
     assert project_name(tmp_path, "-home-kim-src-my-app") == "my-app"
     assert project_name(tmp_path, "-srv-other") == "srv-other"  # no transcript: the folder, readable
+
+
+def test_the_live_panel_shows_local_times(tui_setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamtui.tui.app import DreamApp
+
+    cfg, ledger, _ids = tui_setup
+    path = cfg.transcripts / PAY / f"{SESSION}.jsonl"
+    path.write_bytes(rec("user", message={"role": "user", "content": "hello there"}))
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        [line] = DreamApp(cfg, ledger, watch=False).read_new_lines(path)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert line.plain.startswith("15:30:00 payments-api person")

@@ -41,7 +41,7 @@ from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
-from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line
+from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line, local_time
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 from dreamtui.tui.widgets.status_header import StatusHeader
@@ -536,7 +536,7 @@ class DreamApp(App):
         for raw in data[: end + 1].splitlines():
             rec = decode_line(0, raw)
             for role, text in rec.texts:
-                out.append(Text.assemble((rec.timestamp[11:19] + " ", "dim"),
+                out.append(Text.assemble((local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
                                          (short_project(self.project_namer(project), 16) + " " if project else "", "dim"),
                                          (f"{role:<9} ", ROLE_STYLE.get(role, "")),
                                          literal(text, 200, one_line=True)))
