@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import tempfile
+import time
 from pathlib import Path
 
 FIXED_NOW = "2026-11-28T18:30:00Z"
@@ -31,13 +32,16 @@ SHOTS: list[tuple[str, list[str], str]] = [
     ("briefings", ["4"], "the proposed briefing as a diff, with accept and reject"),
     ("stats", ["a", "j", "r", "3", "enter", "a", "s", "a", "5"], "accept rate and the rest, after five decisions"),
     ("memory", ["a", "6", "j"], "the memory repo after one accept, the index gauge"),
-    ("promotion", ["7"], "the promotion gates"),
+    ("promotion", ["7"], "the promotion gates as a checklist"),
+    ("help", ["question_mark"], "the help: every key of the queue and the global ones"),
 ]
 
 
 def pin_environment() -> None:
     """Fixed clock and git identity/dates, so every run draws the same pictures."""
     os.environ["DREAMTUI_NOW"] = FIXED_NOW
+    os.environ["TZ"] = "UTC"  # the evidence shows local times
+    time.tzset()
     for who in ("AUTHOR", "COMMITTER"):
         os.environ[f"GIT_{who}_NAME"] = "Demo Person"
         os.environ[f"GIT_{who}_EMAIL"] = "demo@example.com"

@@ -88,8 +88,8 @@ def test_edits_are_applied(config: Config, ledger: Ledger) -> None:
     meta, body = parse((config.memory / result.path).read_text())
     assert result.path == "migrate-first.md" and meta["name"] == "Migrate first"
     assert "**How to apply:** run make migrate" in body
-    with pytest.raises(decisions.DecisionError, match="only claim, why and how"):
-        decisions.accept(config, ledger, make(ledger, 2).id, edits={"type": "user"})
+    with pytest.raises(decisions.DecisionError, match="only claim, why, how, type and scope"):
+        decisions.accept(config, ledger, make(ledger, 2).id, edits={"quote": "something else"})
     with pytest.raises(decisions.DecisionError, match="claim is empty"):
         decisions.accept(config, ledger, make(ledger, 3).id, edits={"claim": "  \n"})
 

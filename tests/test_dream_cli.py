@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -76,14 +77,17 @@ def test_dream_prints_progress_on_stderr_and_the_waking_message(home: Path) -> N
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Dream cycle #1 for every project on 2026-03-10 (manual): completed, deep sleep.")
     assert "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2)" in out.stdout
-    progress = [line for line in out.stderr.splitlines() if line.startswith("[")]
-    phases = list(dict.fromkeys(line.split()[0].strip("[]") for line in progress))
-    assert phases == ["light", "deep", "branch", "rem", "wake"]
-    assert "[branch 100%] branch 2/2 done" in progress
+    titles = ("Light sleep", "Deep sleep", "Branching", "REM", "Wake")
+    progress = [line for line in out.stderr.splitlines() if line.startswith(titles)]  # piped: plain lines
+    phases = list(dict.fromkeys(next(t for t in titles if line.startswith(t)) for line in progress))
+    assert phases == list(titles)
+    assert any(re.fullmatch(r"Branching +100% +2/2 +branch 2/2 done", line) for line in progress), progress
+    assert any(re.search(r"Light sleep .* 1/\d+ +reading .*\(session 1/\d+\)", line) for line in progress)
+    assert "\x1b" not in out.stderr  # no live display when stderr is not a terminal
     again = dreamtui(home, "dream")  # after the day's full cycle, with nothing written since
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("Nothing new in any project since cycle #1 (the full cycle of 2026-03-10)")
-    assert "[" not in again.stderr  # no cycle ran: no progress
+    assert not again.stderr.strip()  # no cycle ran: no progress
 
 
 def test_dream_json_is_the_record_and_nothing_on_stderr(home: Path) -> None:
@@ -279,3 +283,37 @@ def test_watch_stops_cleanly_on_ctrl_c(home: Path) -> None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 0 and "stopped watching" in stderr and "Traceback" not in stderr
+
+
+def test_dream_on_a_terminal_shows_a_live_display_of_phases_with_counts(home: Path) -> None:
+    import pty
+
+    install(home, "busy")
+    leader, follower = pty.openpty()
+    try:
+        env = {**env_for(home), "COLUMNS": "120", "TERM": "xterm-256color"}
+        out = subprocess.run([sys.executable, "-c", MAIN, "dream"], env=env, stdout=subprocess.PIPE,
+                             stderr=follower, text=True, timeout=120)
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert out.returncode == 0
+    screen = b"".join(chunks).decode("utf-8", "replace")
+    assert "\x1b[" in screen  # a live display, redrawn in place
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    for title in ("Light sleep", "Deep sleep", "Branching", "REM", "Wake"):
+        assert title in plain
+    assert re.search(r"Branching\s.*2/2", plain)  # its count of branches
+    assert out.stdout.startswith("Dream cycle #1")  # the waking message on stdout, untouched

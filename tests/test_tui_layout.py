@@ -58,11 +58,11 @@ async def test_the_detail_lays_out_its_fields_apart(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.pause()
-        shown = "\n".join(lines(app.query_one("#summary")))
+        shown = "\n".join(lines(app.query_one("#meta")))
         cand = ledger.get_candidate(ids[0])
         assert re.search(r"type {2,}feedback {2,}session {2,}" + cand.session[:8], shown)
         assert re.search(r"by {2,}heuristic {2,}id {2,}" + cand.id, shown)
-        assert re.search(rf"project {{2,}}{cand.project}", shown)
+        assert re.search(rf"project {{2,}}payments-api {{2,}}{cand.project}", shown)  # its name from the records' cwd
         assert re.search(r"scope {2,}this project  → projects/home-kim-src-payments-api/", shown)
 
 
@@ -124,3 +124,51 @@ async def test_svg_screenshots_keep_their_spaces(tui_setup) -> None:
     # rsvg-convert drop a run's leading spaces unless told to preserve them.
     assert re.search(r"<svg [^>]*xml:space=\"preserve\"", svg)
     assert ">&#160;proposals&#160;waiting" in svg
+
+
+async def test_at_80x24_the_header_is_one_line_and_the_footer_keeps_every_queue_key(tui_setup) -> None:
+    from textual.widgets import Footer
+
+    cfg, ledger, ids = tui_setup
+    async with open_queue(cfg, ledger, len(ids), size=(80, 24)) as (app, pilot, table):
+        await pilot.pause()
+        header = app.screen.query_one(StatusHeader)
+        assert header.size.height == 1
+        assert "6 proposals waiting" in lines(header)[0]
+        # every key in the footer, whole within the 80 columns
+        footer = " ".join(" ".join(lines(k)).strip() for k in app.screen.query_one(Footer).children
+                          if k.region.right <= 80 and k.region.width)
+        for key, label in (("a", "Accept"), ("r", "Reject"), ("e", "Edit"), ("s", "Skip"), ("u", "Undo"),
+                           ("/", "Filter"), ("o", "Sort"), ("?", "Help")):
+            assert f"{key} {label}" in footer, (key, footer)
+        for screen in "234567":  # every screen's header is one line at 80 columns
+            await pilot.press(screen)
+            await pilot.pause(0.2)
+            assert app.screen.query_one(StatusHeader).size.height == 1, screen
+
+
+@pytest.mark.parametrize("size", [(120, 40), (160, 40), (200, 50)])
+async def test_the_project_and_claim_columns_grow_with_the_terminal(tui_setup, size) -> None:
+    cfg, ledger, ids = tui_setup
+    async with open_queue(cfg, ledger, len(ids), size=size) as (app, pilot, table):
+        await pilot.pause()
+        widths = dict(table.fields)
+        claim = table.size.width - 1 - sum(w + 1 for w in widths.values())
+        if size[0] >= 160:
+            assert widths["project"] >= 18 and claim >= 40, (widths, claim)
+        else:
+            assert widths["project"] >= 12 and claim >= 24
+        assert "payments-api " in "\n".join(lines(table))  # the project's name, not a cut folder name
+
+
+async def test_the_duplicate_view_stacks_when_narrow(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
+    async with open_queue(cfg, ledger, len(ids), at=ids[0], size=(80, 24)) as (app, pilot, table):
+        await pilot.pause()
+        new, old = app.screen.query_one("#dup-new"), app.screen.query_one("#dup-old")
+        assert new.region.x == old.region.x and old.region.y > new.region.y
+        assert new.size.width > 20
+    async with open_queue(cfg, ledger, len(ids), at=ids[0], size=(150, 45)) as (app, pilot, table):
+        await pilot.pause()
+        new, old = app.screen.query_one("#dup-new"), app.screen.query_one("#dup-old")
+        assert old.region.x > new.region.x  # side by side when there is room

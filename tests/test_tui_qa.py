@@ -334,12 +334,12 @@ async def test_a_narrow_detail_lists_its_fields_one_per_line(tui_setup) -> None:
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == len(ids))
         await pilot.pause(0.2)
-        shown = lines(app.screen.query_one("#summary"))
+        shown = lines(app.screen.query_one("#meta"))
         assert any(line.split() == ["by", "heuristic"] for line in shown), shown
         assert any(line.split() == ["id", ids[0]] for line in shown), shown
         await pilot.resize_terminal(*SIZE)  # wide: two pairs per line again
         await pilot.pause(0.3)
-        shown = lines(app.screen.query_one("#summary"))
+        shown = lines(app.screen.query_one("#meta"))
         assert any(line.split() == ["by", "heuristic", "id", ids[0]] for line in shown), shown
 
 

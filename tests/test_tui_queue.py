@@ -68,7 +68,8 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
     assert len(after) == len(before) + 1
     # the notification names the file and the commit the core made, read from its AcceptResult
     row = ledger.query("SELECT memory_path, commit_sha FROM decisions WHERE action = 'accept'")[0]
-    assert f"accepted → {row['memory_path']} ({row['commit_sha'][:8]})" in notes
+    claim = ledger.get_candidate(first).claim
+    assert f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})" in notes  # named by its claim
 
 
 async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
@@ -106,7 +107,9 @@ async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
         notes = [n.message for n in app._notifications]
     assert not (cfg.memory / written).exists()
     revert = ledger.query("SELECT commit_sha FROM decisions WHERE action = 'undo'")[0]["commit_sha"]
-    assert f"undid accept of {ids[0]} (revert {revert[:8]})" in notes
+    claim = ledger.get_candidate(ids[0]).claim
+    assert f"undid accept of “{claim[:59]}…” (revert {revert[:8]})" in notes  # the claim, not the id
+    assert not any(ids[0] in note for note in notes)
     assert len(commits(cfg.memory)) == len(before) + 2  # the accept and its revert
 
 
@@ -347,3 +350,14 @@ async def test_edit_then_accept_of_tool_output_asks_first(tui_setup) -> None:
     assert len(commits(cfg.memory)) == len(before) + 1
     path = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
     assert "Check the release checklist before deploying on Fridays" in (cfg.memory / path).read_text()
+
+
+async def test_every_notification_times_out_soon(tui_setup) -> None:
+    cfg, ledger, ids = tui_setup
+    async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
+        await pilot.press("s", "a")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        app.notice_skipped(["skipped x.jsonl: it is a FIFO, not a regular file"])
+        await pilot.pause()
+        notes = list(app._notifications)
+        assert notes and all(n.timeout <= 4 for n in notes)  # nothing sits over the evidence

@@ -12,6 +12,7 @@ from test_tui_queue import plain, screen_text
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.queue_table import QueueTable
 
 SIZE = (150, 45)
@@ -137,12 +138,13 @@ async def test_promotion_screen_shows_gates_and_refuses_to_approve(fresh) -> Non
         await pilot.press("7")
         await pilot.pause(0.3)
         text = plain(app, "#promotion")
-        assert "AUTO-WRITE OFF" in text and "FAIL" in text
+        assert "AUTO-WRITE OFF" in text and "✘ evidence" in text and "Gates: " in text
+        assert "missing: no human decisions" in text  # each gate says what it still lacks
+        assert "Approval is offered once every gate passes" in text
+        assert "approve" not in {b.binding.action for b in app.screen.active_bindings.values()}  # A not offered
         await pilot.press("A")
-        await pilot.pause(0.1)
-        await pilot.press("y")
         await pilot.pause(0.2)
-        assert any("cannot approve" in n.message for n in app._notifications)
+        assert not isinstance(app.screen, ConfirmModal)  # no confirmation that would then be refused
     assert ledger.query("SELECT COUNT(*) FROM promotions")[0][0] == 0
 
 

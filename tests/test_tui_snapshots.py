@@ -6,6 +6,7 @@ terminal size, no clock widgets, and the one timing in the ledger (a cycle's sec
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,8 @@ FIXED = "2026-11-28T18:30:00Z"
 def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The app on a freshly prepared demo, everything pinned."""
     monkeypatch.setenv("DREAMTUI_NOW", FIXED)
+    monkeypatch.setenv("TZ", "UTC")  # the evidence shows local times
+    time.tzset()
     for who in ("AUTHOR", "COMMITTER"):
         monkeypatch.setenv(f"GIT_{who}_NAME", "Demo Person")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "demo@example.com")
@@ -32,6 +35,8 @@ def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         c.execute("UPDATE dream_cycles SET stats = json_set(stats, '$.seconds', 0.42)")
     yield DreamApp(cfg, ledger, watch=False)
     ledger.close()
+    monkeypatch.undo()
+    time.tzset()
 
 
 def test_queue(snap_compare, demo_app) -> None:
@@ -84,3 +89,27 @@ def test_memory(snap_compare, demo_app) -> None:
 
 def test_promotion(snap_compare, demo_app) -> None:
     assert snap_compare(demo_app, press=["7"], terminal_size=SIZE)
+
+
+# the layout at the sizes people use: a laptop's 80x24, a split 120x40, a wide 200x50
+SIZES = {"80x24": (80, 24), "120x40": (120, 40), "200x50": (200, 50)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_queue_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_queue_duplicate_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, press=["j"] * 5, terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", ["80x24", "200x50"])
+def test_sessions_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, press=["2"], terminal_size=SIZES[size])
+
+
+@pytest.mark.parametrize("size", ["80x24", "120x40"])
+def test_help_at(snap_compare, demo_app, size) -> None:
+    assert snap_compare(demo_app, press=["question_mark"], terminal_size=SIZES[size])

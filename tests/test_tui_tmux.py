@@ -60,7 +60,7 @@ def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
         before = git_log(demo / "memory")
         subprocess.run([TMUX, "send-keys", "-t", session, "a"], check=True)
         wait_screen(session, lambda t: f"{waiting - 1} proposals waiting" in t)
-        wait_screen(session, lambda t: "accepted →" in t)  # the notification names the new file
+        wait_screen(session, lambda t: "accepted “" in t and "→" in t)  # the note names the claim and the file
         subprocess.run([TMUX, "send-keys", "-t", session, "q"], check=True)
         wait_screen(session, lambda t: "DREAMTUI-EXITED" in t, timeout=20)
     finally:

@@ -383,3 +383,21 @@ def test_batch_index_read_in_small_slices_gives_the_same_places(corpus: Path, mo
     sliced = verify_quotes(quotes, files)
     assert [(v.verified, v.matches) for v in sliced] == [(v.verified, v.matches) for v in whole]
     assert sum(v.verified for v in sliced) >= 35
+
+
+def test_cli_verify_reads_the_quote_from_stdin_and_takes_quotes_that_begin_with_a_dash(tmp_path: Path) -> None:
+    path = tmp_path / "-home-kim-src-app" / "s1.jsonl"
+    path.parent.mkdir()
+    lesson = "- never push to main directly, open a pull request so CI runs first"
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-11-28T10:00:00Z", "sessionId": "s1",
+                                "message": {"role": "user", "content": f"Rules:\n{lesson}\n- keep it short"}}) + "\n")
+    runner = CliRunner()
+    for args, stdin in (([str(path), lesson], None), ([str(path), "--", lesson], None),
+                        ([str(path), "-"], lesson + "\n"), ([str(path), "-", "--json"], lesson)):
+        out = runner.invoke(cli, ["verify", *args], input=stdin)
+        assert out.exit_code == 0, (args, out.output)
+        assert "verified" in out.output
+    out = runner.invoke(cli, ["verify", str(path), "-"], input="- never force-push to main, a colleague lost work\n")
+    assert out.exit_code == 1 and "not verified" in out.output
+    out = runner.invoke(cli, ["verify", str(path), "-"], input="\n")
+    assert out.exit_code == 2 and "no quote on standard input" in out.output

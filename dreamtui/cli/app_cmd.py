@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from dreamtui.core.config import Config
@@ -24,22 +26,41 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
         # Textual would draw escape codes into a pipe or file and wait for keys that never come
         raise DreamError("the review app needs a terminal (standard input and output); in scripts use "
                          "`dreamtui candidates`, `accept`, `reject`, `dream` …")
+    temporary: Path | None = None  # the demo's own temporary folder, removed when the app closes
     if demo:
         from dreamtui.demo import prepare_demo
 
         if demo_dir is None and os.environ.get("DREAMTUI_DEMO_DIR"):
             demo_dir = Path(os.environ["DREAMTUI_DEMO_DIR"])
+        if demo_dir is None:
+            temporary = demo_dir = Path(tempfile.mkdtemp(prefix="dreamtui-demo-"))
         print("dreamtui: preparing the demo (one dream cycle with the offline extractor)…", file=sys.stderr)
-        config = prepare_demo(demo_dir, config)
+        try:
+            config = prepare_demo(demo_dir, config)
+        except BaseException:
+            remove_demo(temporary)
+            raise
         print(f"dreamtui demo: transcripts {config.transcripts}\n"
               f"dreamtui demo: memory repo {config.memory}\n"
               f"dreamtui demo: state {config.state}", flush=True)
     from dreamtui.tui.app import DreamApp
 
-    ledger = Ledger.open(config.state)
     try:
-        DreamApp(config, ledger).run()
+        ledger = Ledger.open(config.state)
+        try:
+            DreamApp(config, ledger).run()
+        finally:
+            ledger.close()
     finally:
-        ledger.close()
-    if demo:
-        print(f"dreamtui demo: memory repo {config.memory}")
+        if temporary is not None:
+            remove_demo(temporary)
+            print(f"dreamtui demo: removed its temporary folder {temporary} "
+                  "(set DREAMTUI_DEMO_DIR to keep the demo's memory repo)")
+        elif demo:
+            print(f"dreamtui demo: memory repo {config.memory}")
+
+
+def remove_demo(folder: Path | None) -> None:
+    """Remove the demo's temporary folder (and only a folder the demo made: ``dreamtui-demo-*``)."""
+    if folder is not None and folder.name.startswith("dreamtui-demo-"):
+        shutil.rmtree(folder, ignore_errors=True)

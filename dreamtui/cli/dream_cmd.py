@@ -15,6 +15,7 @@ import click
 
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
+from dreamtui.cli.progress import progress_display
 from dreamtui.core import clock
 from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
@@ -76,9 +77,9 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
     if batch:
         config = replace(config, batch=True)
     ledger = Ledger.open(config.state)
+    display = progress_display(not as_json)
     try:
-        record = run_cycle(config, ledger, project=project, date=day, trigger="manual",
-                           progress=_progress_printer(not as_json))
+        record = run_cycle(config, ledger, project=project, date=day, trigger="manual", progress=display)
     except NothingNew as exc:  # asked after the day's full cycle, and nothing was written since
         if as_json:
             echo_json(json.dumps({"nothing_new": True, "message": str(exc)}, indent=2, ensure_ascii=False))
@@ -94,6 +95,8 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
         echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_FAILED)
     finally:
+        if display is not None:
+            display.close()
         ledger.close()
     if as_json:
         echo_json(json.dumps(record.to_json(), indent=2, ensure_ascii=False))

@@ -51,10 +51,12 @@ class DreamGroup(click.Group):
               help="Which extractor proposes lessons (auto: anthropic when ANTHROPIC_API_KEY is set).")
 @click.option("--model", default=None, help="Claude model for the anthropic extractor.")
 @click.option("--demo", is_flag=True, help="Open the app on bundled demo transcripts in a temporary memory repo.")
+@click.option("--init", "init", is_flag=True,
+              help="Make the --memory folder a git repository even though it already holds files.")
 @click.version_option(__version__, prog_name="dreamtui")
 @click.pass_context
 def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state: Path | None,
-        config_file: Path | None, extractor: str | None, model: str | None, demo: bool) -> None:
+        config_file: Path | None, extractor: str | None, model: str | None, demo: bool, init: bool) -> None:
     """dreamtui: dream over agent transcripts, propose memories, prove each one, let a person decide.
 
     With no sub-command, opens the review app on the configured folders.
@@ -62,6 +64,10 @@ def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state
     ctx.obj = load_config(config_file, required=config_file is not None, transcripts=transcripts, memory=memory,
                           state=state, extractor=extractor, model=model)
     refuse_bare_memory(ctx.obj)
+    if not demo:
+        # opening the app at a terminal, a yes adopts the folder as --init would
+        ask = click.confirm if ctx.invoked_subcommand is None and sys.stdin.isatty() and sys.stdout.isatty() else None
+        adopt_memory(ctx.obj, init, ask)
     if ctx.invoked_subcommand is None:
         from dreamtui.cli.app_cmd import run_app
 
@@ -76,6 +82,25 @@ def refuse_bare_memory(config: Config) -> None:
         from dreamtui.core.errors import ConfigError
 
         raise ConfigError(bare_repository_message(config.memory))
+
+
+def adopt_memory(config: Config, init: bool, ask: Callable[[str], bool] | None = None) -> None:
+    """A memory folder that holds files but is not a git repository is refused (dreamtui would make it
+    one and commit into it) unless ``--init`` says to, or ``ask`` (a yes/no question at the terminal,
+    before the app opens) gets a yes: then it becomes a repository here, nothing else."""
+    from dreamtui.core.memory.layout import foreign_folder_message
+
+    problem = foreign_folder_message(config.memory)
+    if problem is None:
+        return
+    if not init and not (ask is not None and ask(f"{problem}. Make it a git repository now?")):
+        from dreamtui.core.errors import ConfigError
+
+        raise ConfigError(problem)
+    from dreamtui.core.memory import gitops
+
+    gitops.open_repo(config.memory)
+    echo(f"dreamtui: {config.memory} is now a git repository (--init)", err=True)
 
 
 class CandidateId(click.ParamType):

@@ -26,7 +26,7 @@ def files_for(path: Path) -> list[Path]:
     return [path, *[p for p in found if p.resolve() != path.resolve()]]
 
 
-@cli.command()
+@cli.command(context_settings={"ignore_unknown_options": True})  # a quote may begin with "-" (a list item)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.argument("quote")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -34,8 +34,14 @@ def files_for(path: Path) -> list[Path]:
 def verify(config: Config, file: Path, quote: str, as_json: bool) -> None:
     """Verify that QUOTE lies inside one record of the session FILE (and its sub-agents).
 
-    Exits 0 and prints every place when verified, 1 when not.
+    Exits 0 and prints every place when verified, 1 when not. QUOTE ``-`` reads the quote from
+    standard input (its final newline dropped); a quote that begins with ``-`` is a quote, not an
+    option (``verify FILE "- item"``, or ``verify FILE -- "- item"``).
     """
+    if quote == "-":
+        quote = click.get_text_stream("stdin").read().removesuffix("\n").removesuffix("\r")
+        if not quote.strip():
+            raise click.UsageError("no quote on standard input")
     result = verify_quote(quote, files_for(file))
     if as_json:
         data = result.to_json()

@@ -26,11 +26,11 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     **{f"screen.{mode}": ("app", key) for key, mode in (
         ("1", "queue"), ("2", "sessions"), ("3", "cycles"), ("4", "briefings"), ("5", "stats"), ("6", "memory"),
         ("7", "promotion"))},
-    "dream": ("app", "d"), "quit": ("app", "q"),
+    "dream": ("app", "d"), "quit": ("app", "q"), "help": ("app", "question_mark,f1"),
     "accept": ("queue", "a"), "reject": ("queue", "r"), "edit": ("queue", "e"), "skip": ("queue", "s"),
     "undo": ("queue", "u"), "down": ("queue", "j"), "up": ("queue", "k"), "filter": ("queue", "slash"),
     "sort": ("queue", "o"), "clear_filter": ("queue", "escape"), "detail_down": ("queue", "ctrl+d"),
-    "detail_up": ("queue", "ctrl+u"), "mine": ("queue", "m"),
+    "detail_up": ("queue", "ctrl+u"), "mine": ("queue", "m"), "unfold": ("queue", "z"),
     "briefings.mark": ("briefings", "m"), "briefings.diff": ("briefings", "f"), "briefings.view": ("briefings", "v"),
     "briefings.accept": ("briefings", "a"), "briefings.reject": ("briefings", "r"),
     "memory.revert": ("memory", "x"),
@@ -85,6 +85,8 @@ class Config:
     schedule: str | None = None
     dedup_judge: str = "auto"
     keys: dict[str, str] = field(default_factory=dict)
+    ui: dict[str, str] = field(default_factory=dict)
+    """Settings the app saves when the person changes them (``[ui]``: theme, sort); see core.settings."""
 
     @property
     def ledger_path(self) -> Path:
@@ -159,6 +161,10 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, dict):
             raise ConfigError("config [keys] must be a table of action = \"key\"")
         return check_keys({str(k): v for k, v in value.items()})
+    if name == "ui":
+        from dreamtui.core.settings import check_ui
+
+        return check_ui(value)
     if name == "dedup_judge":
         choice = value.strip().lower() if isinstance(value, str) else None
         if choice not in DEDUP_JUDGES:

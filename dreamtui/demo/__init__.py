@@ -109,7 +109,8 @@ def prepare_demo(base: Path | None = None, config: Config | None = None, dream: 
     for path in transcripts.rglob("*.jsonl"):
         os.utime(path, (past, past))
     cfg = replace(config or Config(), transcripts=transcripts, memory=root / "memory", state=root / "state",
-                  extractor="heuristic", quiet_minutes=0.0)
+                  extractor="heuristic", quiet_minutes=0.0,
+                  config_file=None)  # the demo never saves settings into the person's config file
     if not (cfg.memory / ".git").exists():
         _write_memories(cfg.memory)
     if dream:

@@ -8,7 +8,7 @@ import queue
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from dreamtui.core.config import Config
+from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.core.files import open_regular
+from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import services
 from dreamtui.tui.messages import (
@@ -34,12 +35,13 @@ from dreamtui.tui.messages import (
 )
 from dreamtui.tui.screens.briefings import BriefingsScreen
 from dreamtui.tui.screens.cycles import CyclesScreen
+from dreamtui.tui.screens.help import HelpScreen, key_lines
 from dreamtui.tui.screens.memory import MemoryScreen
 from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
-from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line
+from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line, local_time
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 from dreamtui.tui.widgets.status_header import StatusHeader
@@ -70,6 +72,7 @@ class DreamApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "dreamtui"
+    NOTIFICATION_TIMEOUT = 4  # seconds: a toast must not sit over the evidence (decisions' notes: 3)
     MODES = {
         "queue": QueueScreen, "sessions": SessionsScreen, "cycles": CyclesScreen,
         "briefings": BriefingsScreen, "stats": StatsScreen, "memory": MemoryScreen,
@@ -77,14 +80,17 @@ class DreamApp(App):
     }
     DEFAULT_MODE = "queue"
     # below 120 columns the screens get the class -narrow (app.tcss: fixed-width tables give way)
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # from 160 columns -xwide: the queue takes more of the width (its project and claim columns grow)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide"), (160, "-xwide")]
     # below 36 rows the screens get -short (app.tcss: dialogs lose their spacing and keep their buttons)
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     BINDINGS = [
-        *(Binding(key, f"switch_mode('{mode}')", label, id=f"screen.{mode}",
-                  group=Binding.Group("Screens", compact=True)) for key, mode, label in SCREENS_KEYS),
-        Binding("d", "dream", "Dream now", id="dream"),
+        # the screens are shown as numbered tabs under the header, so the footer keeps room for the screen's keys
+        *(Binding(key, f"switch_mode('{mode}')", f"{label} screen", id=f"screen.{mode}", show=False)
+          for key, mode, label in SCREENS_KEYS),
+        Binding("d", "dream", "Dream", tooltip="Dream now: a cycle in the background", id="dream"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark,f1", "help", "Help", id="help"),
     ]
 
     def __init__(self, config: Config, ledger: Ledger | None = None, *, watch: bool = True,
@@ -106,12 +112,17 @@ class DreamApp(App):
         self._stop_cycle = threading.Event()  # set: the running cycle stops at its next safe point
         self._cycle_idle = threading.Event()  # clear while a cycle's thread runs
         self._cycle_idle.set()
+        self.project_namer = ProjectNames(config.transcripts)  # folder -> the name its records' cwd gives
 
     # -- life cycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
         if self.config.keys:
             self.set_keymap(dict(self.config.keys))
+        theme = self.config.ui.get("theme")
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, lambda theme: self.save_setting("theme", theme.name))
         self.refresh_status()
         self._decision_loop()
         if self.reconcile_on_start:
@@ -120,6 +131,21 @@ class DreamApp(App):
             self.start_watcher()
 
     _quitting = False
+
+    def save_setting(self, key: str, value: str) -> None:
+        """Keep a setting the person changed (theme, the queue's order) in their config file's ``[ui]``
+        table, the rest of the file untouched; a file that cannot take it gets a warning, nothing else."""
+        from dreamtui.core.settings import save_ui
+
+        path = self.config.config_file
+        if path is None or self.config.ui.get(key) == value:
+            return
+        try:
+            save_ui(path, {key: value})
+        except Exception as exc:  # noqa: BLE001 - a setting not saved is a warning, never a crash
+            self.notify(f"setting not saved: {one_line_error(exc)}", severity="warning")
+            return
+        self.config = replace(self.config, ui={**self.config.ui, key: value})
 
     async def action_quit(self) -> None:
         """Quit once every decision already taken is written: a row leaves the table when its key is
@@ -186,20 +212,39 @@ class DreamApp(App):
         ``Widget.notify`` passes ``markup=True`` by default, so ``markup`` is ignored here."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
+    def key_for(self, binding_id: str) -> str:
+        """The key in effect for the binding ``binding_id`` as the footer shows it (the config's
+        ``[keys]`` remapping it, else its default; the first of several)."""
+        keys = self.config.keys.get(binding_id) or KEY_ACTIONS[binding_id][1]
+        first = keys.split(",")[0].strip()
+        return self.get_key_display(Binding(first, ""))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for _key, mode, label in SCREENS_KEYS:
-            yield SystemCommand(f"Screen: {label}", f"Show the {label} screen",
+            yield SystemCommand(f"Screen: {label}", f"key {self.key_for(f'screen.{mode}')} · Show the {label} screen",
                                 lambda m=mode: self.switch_mode(m))
-        yield SystemCommand("Dream now", "Run a dream cycle in the background", self.action_dream)
+        yield SystemCommand("Dream now", f"key {self.key_for('dream')} · Run a dream cycle in the background",
+                            self.action_dream)
+        yield SystemCommand("Help: keys of this screen", f"key {self.key_for('help')} · Every key of the current "
+                            "screen and the global ones", self.action_help)
         queue_actions = (("Accept", "accept", "Accept the highlighted proposal (one commit)"),
                          ("Reject", "reject", "Reject the highlighted proposal with a reason"),
-                         ("Edit then accept", "edit", "Edit claim/why/how, then accept"),
+                         ("Edit then accept", "edit", "Edit claim/why/how, type and scope, then accept"),
                          ("Skip", "skip", "Skip the highlighted proposal for now"),
                          ("Undo", "undo", "Undo the last decision (an accept is reverted by a commit)"),
                          ("Filter", "filter", "Filter the queue"), ("Sort", "sort", "Change the queue order"))
         for title, action, help_text in queue_actions:
-            yield SystemCommand(title, help_text, lambda a=action: self._queue_action(a))
+            yield SystemCommand(title, f"key {self.key_for(action)} · {help_text} (queue)",
+                                lambda a=action: self._queue_action(a))
+
+    def action_help(self) -> None:
+        """Show every key of the current screen and the global ones (``?`` or F1; Esc or ``?`` closes)."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+            return
+        title = getattr(self.screen, "TITLE_TEXT", "").capitalize()
+        self.push_screen(HelpScreen(title, key_lines(self.screen)))
 
     def _queue_action(self, action: str) -> None:
         def run(_: Any = None) -> None:
@@ -292,9 +337,26 @@ class DreamApp(App):
             finally:
                 self._jobs.task_done()
 
+    def claim_named(self, cid: str | None, detail: str) -> str:
+        """A decision's note with the proposal named by its claim (cut, in quotes) instead of its id:
+        ``accepted “Use the testcontainers fixture…” → projects/…/x.md (1a2b3c4d)``."""
+        cand = self.ledger.get_candidate(cid) if cid else None
+        if cand is None:
+            return detail
+        text = literal(cand.claim, 1000, one_line=True)
+        claim = f"“{text if len(text) <= 60 else text[:59] + '…'}”"
+        if cid and cid in detail:
+            return detail.replace(cid, claim)
+        for verb in ("accepted", "rejected"):
+            if detail.startswith(verb):
+                return f"{verb} {claim}{detail[len(verb):]}"
+        return f"{claim}: {detail}"
+
     def on_decision_done(self, message: DecisionDone) -> None:
         self.in_flight.discard(message.candidate_id or "")
-        if message.action in ("accept", "reject", "undo", "reconcile") or message.action.startswith("outside-"):
+        if message.action in ("accept", "reject", "undo", "reconcile"):
+            self.notify(self.claim_named(message.candidate_id, message.detail), timeout=3)
+        elif message.action.startswith("outside-"):
             self.notify(message.detail, timeout=3)
         if message.action in ("undo", "reconcile"):
             screen = self.queue_screen()
@@ -311,7 +373,8 @@ class DreamApp(App):
 
     def on_decision_failed(self, message: DecisionFailed) -> None:
         self.in_flight.discard(message.candidate_id or "")
-        self.notify(f"{message.action} failed: {message.error}", severity="error", timeout=8)
+        self.notify(self.claim_named(message.candidate_id, f"{message.action} failed: {message.error}"),
+                    severity="error", timeout=8)
         screen = self.queue_screen()
         if screen is not None:
             screen.reload()
@@ -526,8 +589,8 @@ class DreamApp(App):
         for raw in data[: end + 1].splitlines():
             rec = decode_line(0, raw)
             for role, text in rec.texts:
-                out.append(Text.assemble((rec.timestamp[11:19] + " ", "dim"),
-                                         (short_project(project, 16) + " " if project else "", "dim"),
+                out.append(Text.assemble((local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
+                                         (short_project(self.project_namer(project), 16) + " " if project else "", "dim"),
                                          (f"{role:<9} ", ROLE_STYLE.get(role, "")),
                                          literal(text, 200, one_line=True)))
         return out

@@ -693,7 +693,7 @@ class _Cycle:
         quiet = self.config.quiet_minutes * 60.0
         unreadable: list[str] = []
         for i, ((project, session), files) in enumerate(groups.items()):
-            self.progress(f"reading {project}/{session[:8]}", i / max(1, len(groups)))
+            self.progress(f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups)))
             work = _new_content(self.ledger, project, session, files, unreadable)
             if work is None:
                 continue
@@ -737,7 +737,8 @@ class _Cycle:
 
         scopes = gate.Scopes(self.config.memory, self.ledger)
         for i, work in enumerate(self.work):
-            self.progress(f"recalling memories for {work.session[:8]}", i / max(1, len(self.work)))
+            self.progress(f"recalling memories for {work.session[:8]} (session {i + 1}/{len(self.work)})",
+                          i / max(1, len(self.work)))
             work.memories, work.covered = _recall(index, work.digest, scopes)
             work.spark = not work.covered
         sparks = [w for w in self.work if w.spark]
@@ -757,7 +758,7 @@ class _Cycle:
         elif sparks:
             results = self._extract(sparks)
             for n, (work, result) in enumerate(zip(sparks, results, strict=True)):
-                self.progress(f"gate {work.session[:8]}", n / len(sparks))
+                self.progress(f"gate {work.session[:8]} (session {n + 1}/{len(sparks)})", n / len(sparks))
                 self.usage = self.usage + result.usage
                 if result.error:
                     stats["extraction_errors"] += 1

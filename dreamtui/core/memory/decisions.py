@@ -52,6 +52,7 @@ UNDO_CRASH_STEPS: tuple[str, ...] = ("undo-intent", "undo-write", "undo-commit")
 LOCK_WAIT = 30.0
 TITLE_LEN = 70
 EDIT_KEYS = {"claim": "claim", "why": "why", "how": "how_to_apply", "how_to_apply": "how_to_apply"}
+PLACEMENT_KEYS = ("type", "scope")  # edits that change where and as what the memory is written
 
 
 class DecisionError(DreamError):
@@ -189,13 +190,39 @@ def apply_edits(cand: Candidate, edits: dict[str, str] | None) -> tuple[str, str
     """(claim, why, how_to_apply) after a person's edits (keys ``claim``, ``why``, ``how``)."""
     values = {"claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}
     for key, value in (edits or {}).items():
+        if key in PLACEMENT_KEYS:
+            continue  # see apply_placement
         if key not in EDIT_KEYS:
-            raise DecisionError(f"cannot edit {key!r}: only claim, why and how can be edited")
+            raise DecisionError(f"cannot edit {key!r}: only claim, why, how, type and scope can be edited")
         if value is not None:
             values[EDIT_KEYS[key]] = str(value)
     if not memory.one_line(values["claim"]):
         raise DecisionError("the claim is empty: a memory needs a claim")
     return values["claim"], values["why"], values["how_to_apply"]
+
+
+def placement(cand: Candidate, edits: dict[str, str] | None) -> tuple[str, str]:
+    """(type, scope) after a person's edits: ``type`` one of :data:`MEMORY_TYPES`; ``scope`` ``global``
+    (the top of the memory repo) or ``project`` (``projects/<folder>/``, stored as the project)."""
+    kind = (edits or {}).get("type") or cand.type
+    if kind not in MEMORY_TYPES:
+        raise DecisionError(f"type {kind!r} is not one of {', '.join(MEMORY_TYPES)}")
+    scope = (edits or {}).get("scope") or cand.scope
+    if scope == "project":
+        scope = cand.project
+    if scope not in ("global", cand.project, cand.scope):
+        raise DecisionError(f"scope {scope!r} is neither global nor this proposal's project")
+    return kind, scope
+
+
+def apply_placement(ledger: Ledger, cand: Candidate, edits: dict[str, str] | None) -> None:
+    """Store a changed type or scope in the candidate before it is written (the file lands where the
+    scope says: global at the top level, a project's under ``projects/<folder>/``)."""
+    kind, scope = placement(cand, edits)
+    if (kind, scope) != (cand.type, cand.scope):
+        with ledger.write() as c:
+            c.execute("UPDATE candidates SET type = ?, scope = ?, updated_at = ? WHERE id = ?",
+                      (kind, scope, clock.now_iso(), cand.id))
 
 
 def is_edited(ledger: Ledger, cid: str) -> bool:
@@ -311,8 +338,10 @@ def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | Non
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be accepted")
         claim, why, how = apply_edits(cand, edits)
+        placement(cand, edits)  # a bad type or scope is refused before anything is stored
         if edits:  # the person's work is kept, whatever happens to this accept (unless it holds a secret)
             _keep_edit(ledger, cand, claim, why, how)
+            apply_placement(ledger, cand, edits)
         _check_acceptable(cand, claim, why, how, bool(edits) or is_edited(ledger, cid), decided_by, allow_tool)
         cand = _candidate(ledger, cid)
         result = _write_accept(config, ledger, repo, cand, claim, why, how, decided_by, trailers)

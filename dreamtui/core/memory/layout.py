@@ -121,6 +121,26 @@ def is_bare_repository(path: Path) -> bool:
         return False
 
 
+def foreign_folder_message(path: Path) -> str | None:
+    """Why ``path`` cannot be taken as the memory repository without being asked: a folder that holds
+    files and is not a git repository (dreamtui would ``git init`` it and commit into it). ``None``
+    for a git repository (work tree), an empty folder or none at all."""
+    path = Path(path)
+    try:
+        if not path.is_dir() or os.path.lexists(path / ".git") or is_bare_repository(path):
+            return None
+        with os.scandir(path) as entries:
+            names = sorted(entry.name for _, entry in zip(range(4), entries, strict=False))
+    except OSError:
+        return None
+    if not names:
+        return None
+    shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+    return (f"memory folder {path} holds files ({shown}) and is not a git repository; dreamtui would make it "
+            "one and commit into it. Pass --init to do that, or give an empty folder or a git repository "
+            "as --memory")
+
+
 def bare_repository_message(path: Path) -> str:
     """The one-line refusal of a bare repository given as the memory repository."""
     return (f"memory repository {path} is a bare git repository (no work tree for the memory files); give a "

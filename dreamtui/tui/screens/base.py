@@ -7,6 +7,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
+from dreamtui.tui.widgets.screen_tabs import ScreenTabs
 from dreamtui.tui.widgets.status_header import StatusHeader
 
 
@@ -42,8 +43,9 @@ class BaseScreen(Screen):
         header = StatusHeader(id="status")
         header.screen_title = self.TITLE_TEXT
         yield header
+        yield ScreenTabs(self.TITLE_TEXT, id="tabs")
         yield from self.body()
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)  # ? lists it
 
     def body(self) -> ComposeResult:
         yield from ()

@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Static, TextArea
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, TextArea
 
-from dreamtui.core.models import REJECT_CATEGORIES, Candidate
+from dreamtui.core.memory.layout import topic_rel_path
+from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
 from dreamtui.tui.widgets.literal import literal, literal_text
 
 QUOTE_CHARS = 600
@@ -140,7 +141,9 @@ class RejectModal(ModalScreen[Rejection | None]):
 
 
 class EditModal(ModalScreen[dict[str, str] | None]):
-    """Edit claim, why and how-to-apply; Ctrl+S accepts the edited memory, Escape cancels."""
+    """Edit claim, why, how-to-apply, type and scope; Ctrl+S accepts the edited memory, Escape cancels.
+    The scope says where the file is written: global at the top of the memory repo, this project under
+    ``projects/<folder>/``."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"),
                 Binding("ctrl+s", "submit", "Accept edited", priority=True)]
@@ -153,6 +156,7 @@ class EditModal(ModalScreen[dict[str, str] | None]):
         # as it was keeps its original text.
         self.original = {"claim": cand.claim, "why": cand.why, "how": cand.how_to_apply}
         self.shown = {key: literal(value, 1_000_000) for key, value in self.original.items()}
+        self.original_scope = "global" if cand.scope in ("global", "", "user") else "project"
 
     def value(self, key: str) -> str:
         """A field's text: the original when the person left it as it was shown."""
@@ -168,6 +172,15 @@ class EditModal(ModalScreen[dict[str, str] | None]):
             yield TextArea(self.shown["why"], id="why", soft_wrap=True)
             yield Label("How to apply")
             yield TextArea(self.shown["how"], id="how", soft_wrap=True)
+            cand = self.cand
+            with Horizontal(classes="dialog-choices"):
+                yield Select([(kind, kind) for kind in MEMORY_TYPES], value=cand.type if cand.type in MEMORY_TYPES
+                             else "project", allow_blank=False, id="type", prompt="type")
+                folder = topic_rel_path(cand.project, cand.project, "x").rpartition("/")[0]
+                yield Select([("global  → top of the memory repo", "global"),
+                              (f"this project  → {literal(folder, 60, one_line=True)}/", "project")],
+                             value="global" if self.original_scope == "global" else "project",
+                             allow_blank=False, id="scope", prompt="scope")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept", variant="success", id="ok")
                 yield Button("Cancel", id="cancel")
@@ -180,8 +193,13 @@ class EditModal(ModalScreen[dict[str, str] | None]):
         if not claim:
             self.notify("The claim cannot be empty", severity="error")
             return
-        self.dismiss({"claim": claim, "why": self.value("why").strip(),
-                      "how_to_apply": self.value("how").strip()})
+        edits = {"claim": claim, "why": self.value("why").strip(), "how_to_apply": self.value("how").strip()}
+        kind, scope = self.query_one("#type", Select).value, self.query_one("#scope", Select).value
+        if kind != self.cand.type:
+            edits["type"] = str(kind)
+        if scope != self.original_scope:  # only a change is sent: a proposal for another scope keeps its own
+            edits["scope"] = str(scope)
+        self.dismiss(edits)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

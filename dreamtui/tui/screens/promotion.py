@@ -30,6 +30,24 @@ def evidence_line(evidence: dict) -> str:
     return " · ".join(bits)
 
 
+def evidence_lines(evidence: dict) -> list[str]:
+    """A gate's evidence as checklist lines (``key: value``), what is missing left out (shown apart)."""
+    return [part for part in evidence_line({k: v for k, v in evidence.items() if k != "failures"}).split(" · ")
+            if part]
+
+
+def gate_block(gate) -> list[Text]:
+    """One gate as a checklist item: ✔ or ✘, its title and summary, its evidence, what is still missing."""
+    mark, style = ("✔", "bold green") if gate.passed else ("✘", "bold red")
+    out = [Text.assemble((f" {mark} ", style), (gate.title, "bold"), "  ", literal(gate.summary, 400, one_line=True))]
+    for line in evidence_lines(gate.evidence):
+        out.append(Text.assemble(("     · ", "dim"), (literal(line, 300, one_line=True), "dim")))
+    missing = gate.evidence.get("failures") or ([] if gate.passed else [gate.summary])
+    for item in missing[:5]:
+        out.append(Text.assemble(("     missing: ", "bold yellow"), literal(str(item), 300, one_line=True)))
+    return out
+
+
 class PromotionScreen(BaseScreen):
     """Gates for the most-decided extractor/model pair; A approves (after a confirmation), R revokes."""
 
@@ -57,19 +75,24 @@ class PromotionScreen(BaseScreen):
         if not status.active and status.reason:
             state.append("  " + literal(status.reason, 300, one_line=True), "dim")
         parts += [state, Text(), Text.assemble(("Candidate pair: ", "dim"), (str(pair or "none yet"), "bold")),
-                  Text()]
+                  Text(), Text(f"Gates: {sum(g.passed for g in gates)} of {len(gates)} pass", style="bold"), Text()]
         for gate in gates:
-            line = Text()
-            line.append(" PASS " if gate.passed else " FAIL ",
-                        "bold black on green" if gate.passed else "bold white on red")
-            line.append(f" {gate.title}", "bold")
-            line.append("  " + literal(gate.summary, 400, one_line=True))
-            parts.append(line)
-            parts.append(Text("       " + literal(evidence_line(gate.evidence), 600, one_line=True), style="dim"))
-        parts += [Text(), Text("Auto-write is earned: every gate must pass, then a person approves it (A). "
-                               "Untrusted, secret-flagged and duplicate proposals always wait for a person.",
-                               style="italic")]
+            parts += [*gate_block(gate), Text()]
+        self.can_approve = bool(pair) and bool(gates) and all(g.passed for g in gates) and not status.active
+        key = self.app.get_key_display(next(b for b in self.BINDINGS if b.id == "promotion.approve"))
+        parts.append(Text(f"Every gate passes: {key} approves auto-write for {pair}." if self.can_approve else
+                          "Approval is offered once every gate passes. Untrusted, secret-flagged and duplicate "
+                          "proposals always wait for a person.", style="italic"))
         self.query_one("#promotion", Static).update(Group(*parts))
+        self.refresh_bindings()
+
+    can_approve = False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``A`` is offered only when approval is possible (every gate passes, auto-write off)."""
+        if action == "approve":
+            return self.can_approve
+        return True
 
     def action_approve(self) -> None:
         def done(yes: bool | None) -> None:

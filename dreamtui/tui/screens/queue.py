@@ -48,7 +48,7 @@ class QueueScreen(BaseScreen):
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept"),
         Binding("r", "reject", "Reject", id="reject"),
-        Binding("e", "edit", "Edit+accept", id="edit"),
+        Binding("e", "edit", "Edit", tooltip="Edit claim, why, how, type or scope, then accept", id="edit"),
         Binding("s", "skip", "Skip", id="skip"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("m", "mine", "Mine (outside change)", show=False, id="mine"),
@@ -59,11 +59,13 @@ class QueueScreen(BaseScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="clear_filter"),
         Binding("ctrl+d", "detail_down", "Scroll evidence down", show=False, id="detail_down"),
         Binding("ctrl+u", "detail_up", "Scroll evidence up", show=False, id="detail_up"),
+        Binding("z", "unfold", "Fold/unfold evidence", show=False, id="unfold"),
     ]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.sort_mode = SORTS[0]
+        saved = self.app.config.ui.get("sort", SORTS[0])  # type: ignore[attr-defined]
+        self.sort_mode = saved if saved in SORTS else SORTS[0]
         self.skipped: list[str] = []
         self.filter_text = ""
         self.rows: list[QueueRow] = []
@@ -83,10 +85,13 @@ class QueueScreen(BaseScreen):
 
     def on_mount(self) -> None:
         self.app._queue_screen = self  # type: ignore[attr-defined]
+        self.table.project_namer = self.app.project_namer  # type: ignore[attr-defined]
         self.table.focus()
         live = self.query_one("#live", RichLog)
         live.border_title = "live transcripts"
-        live.display = False
+        # hidden by no height rather than display: a RichLog learns its width from its first resize and
+        # keeps lines written before that back; shown later, that resize could come too late
+        live.add_class("empty")
 
     def on_screen_resume(self) -> None:
         """Back from a dialog or another screen: the table is kept up to date in place."""
@@ -309,8 +314,13 @@ class QueueScreen(BaseScreen):
     def action_detail_up(self) -> None:
         self.query_one(CandidateView).scroll_page_up(animate=False)
 
+    def action_unfold(self) -> None:
+        """Show progress and hook records and long tool output in full (again: one line each)."""
+        self.query_one(CandidateView).toggle_fold()
+
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
+        self.app.save_setting("sort", self.sort_mode)  # type: ignore[attr-defined]
         keep = self.table.current_id
         self.apply()
         if keep:
@@ -352,6 +362,6 @@ class QueueScreen(BaseScreen):
     def live_lines(self, lines: list[Text]) -> None:
         """Append new transcript lines to the live panel."""
         live = self.query_one("#live", RichLog)
-        live.display = True
+        live.remove_class("empty")
         for line in lines:
             live.write(line)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,7 +15,7 @@ from textual.widgets import Static
 from dreamtui.core.config import Config
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import Candidate
-from dreamtui.tui.widgets.evidence import read_window, render_window
+from dreamtui.tui.widgets.evidence import read_window, render_records
 from dreamtui.tui.widgets.literal import literal, literal_text
 
 PROVENANCE_STYLE = {"person": "bold green", "assistant": "bold cyan", "tool": "bold white on red"}
@@ -57,7 +58,7 @@ LABEL_WIDTH = 8
 NARROW = 60  # a detail pane narrower than this lists its fields one per line
 
 
-def meta_table(cand: Candidate, width: int | None = None) -> Table:
+def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Table:
     """Type, session, extractor, id, project and where the memory would be written: a label column
     and a value column, so no field runs into the next one however long it is. Narrower than
     :data:`NARROW` cells, one field per line (two pairs side by side would cut every value)."""
@@ -88,7 +89,12 @@ def meta_table(cand: Candidate, width: int | None = None) -> Table:
     wide = Table.grid(padding=(0, 1), expand=True)
     wide.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
     wide.add_column(ratio=1)
-    wide.add_row("project", literal_text(cand.project, limit=300, one_line=True))
+    project = literal_text(name, style="bold", limit=120, one_line=True) if name and name != cand.project.strip("-") \
+        else Text()
+    if project:
+        project.append("  ")
+    project.append_text(literal_text(cand.project, style="dim" if project else "", limit=300, one_line=True))
+    wide.add_row("project", project)
     wide.add_row("scope", Text.assemble(scope, ("  → ", "dim"), where))
     outer = Table.grid(expand=True)
     outer.add_column(ratio=1)
@@ -98,7 +104,8 @@ def meta_table(cand: Candidate, width: int | None = None) -> Table:
 
 
 def summary(cand: Candidate, width: int | None = None) -> Group:
-    """Claim, why, how to apply and where it comes from."""
+    """Badges, claim, why and how to apply (type, session, project and scope follow the evidence:
+    :func:`meta_table`)."""
     parts = [
         badges(cand),
         Text(),
@@ -106,8 +113,6 @@ def summary(cand: Candidate, width: int | None = None) -> Group:
         Text(),
         Text.assemble(("Why  ", "bold dim")) + literal_text(cand.why or "—"),
         Text.assemble(("How  ", "bold dim")) + literal_text(cand.how_to_apply or "—"),
-        Text(),
-        meta_table(cand, width),
     ]
     return Group(*parts)
 
@@ -118,6 +123,7 @@ class CandidateView(VerticalScroll):
     DEFAULT_CSS = """
     CandidateView > .pane { height: auto; padding: 0 1; }
     CandidateView #evidence { border-top: solid $primary-darken-2; margin-top: 1; }
+    CandidateView #meta { margin-top: 1; }
     """
 
     def __init__(self, config: Config, **kwargs) -> None:
@@ -131,12 +137,16 @@ class CandidateView(VerticalScroll):
             return
         width = self.size.width or None  # not laid out yet: wide, until on_resize says otherwise
         self._narrow = width is not None and width < NARROW
+        namer = getattr(self.app, "project_namer", None)
+        name = namer(self.candidate.project, self.candidate.transcript) if namer else ""
         self.query_one("#summary", Static).update(summary(self.candidate, width))
+        self.query_one("#meta", Static).update(meta_table(self.candidate, width, name))
 
     def on_resize(self) -> None:
-        """Across the narrow/wide line the fields are laid out again."""
+        """Across the narrow/wide line the fields and the evidence's gutter are laid out again."""
         if self.candidate is not None and (self.size.width < NARROW) != self._narrow:
             self._render_summary()
+            self._show_evidence(*self.evidence(self.candidate))
 
     def compose(self) -> ComposeResult:
         yield Static("", id="summary", classes="pane")
@@ -144,6 +154,7 @@ class CandidateView(VerticalScroll):
             yield Static("", id="dup-new")
             yield Static("", id="dup-old")
         yield Static("", id="evidence", classes="pane")
+        yield Static("", id="meta", classes="pane")
 
     def show(self, cand: Candidate | None, duplicate: tuple[str, str] | None = None, *,
              empty: str = "Nothing waits. Press d to dream, or 2 for sessions.") -> None:
@@ -152,11 +163,12 @@ class CandidateView(VerticalScroll):
         dup = self.query_one("#dup")
         if cand is None:
             self.query_one("#summary", Static).update(Text(empty, style="dim"))
-            self.query_one("#evidence", Static).update("")
+            self.query_one("#meta", Static).update("")
+            self._show_evidence(Text(""))
             dup.display = False
             return
         self._render_summary()
-        self.query_one("#evidence", Static).update(self.evidence(cand))
+        self._show_evidence(*self.evidence(cand))
         dup.display = duplicate is not None
         if duplicate is not None:
             title, text = duplicate
@@ -168,20 +180,70 @@ class CandidateView(VerticalScroll):
                 old.append(verdict)
             self.query_one("#dup-old", Static).update(Group(*old))
         self.scroll_home(animate=False)
+        if duplicate is None:  # a suspected duplicate opens on the comparison, which decides it
+            self.call_after_refresh(self.centre_on_quote)
 
     def show_outside(self, renderable: Group) -> None:
         """Show an outside change (its detail from :mod:`dreamtui.tui.widgets.outside_view`)."""
         self.candidate = None
         self.query_one("#summary", Static).update(renderable)
+        self._match = None
         self.query_one("#evidence", Static).update("")
         self.query_one("#dup").display = False
         self.scroll_home(animate=False)
 
-    def evidence(self, cand: Candidate) -> Group | Text:
-        """The raw transcript around the best match."""
+    fold = True  # progress and hook records and long tool output one line each (z unfolds)
+
+    def toggle_fold(self) -> None:
+        """Fold or unfold the evidence window's bookkeeping records and long tool output."""
+        self.fold = not self.fold
+        if self.candidate is not None:
+            self._show_evidence(*self.evidence(self.candidate))
+            self.call_after_refresh(self.centre_on_quote)
+
+    def quote_span(self) -> tuple[int, int] | None:
+        """Where the quoted record is drawn in the pane's content: (first line, lines), if shown."""
+        evidence = self.query_one("#evidence", Static)
+        if self._match is None or not evidence.region.height:
+            return None
+        before, match = self._match
+        # measured on a console of its own: the app's console is the one Textual draws with
+        console = Console(file=io.StringIO(), width=max(1, evidence.content_region.width), color_system=None)
+        top = evidence.virtual_region.y + evidence.styles.gutter.top + len(
+            console.render_lines(before, console.options, pad=False))
+        return top, len(console.render_lines(match, console.options, pad=False))
+
+    def centre_on_quote(self) -> None:
+        """Bring the quoted record into sight when it opens below the fold: scrolled just enough for it
+        and a line after it (the badges and claim above stay in view as far as they can)."""
+        span = self.quote_span()
+        if span is None:
+            if self._match is not None and self._centre_tries < 20:  # not laid out yet (the first proposal)
+                self._centre_tries += 1
+                self.set_timer(0.05, self.centre_on_quote)
+            return
+        self._centre_tries = 0
+        top, height = span
+        bottom = top + height + 1
+        if bottom <= self.scroll_offset.y + self.size.height:
+            return
+        # set_scroll, not scroll_to: a scroll_to here kept the live panel's RichLog from drawing its lines
+        self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
+
+    _centre_tries = 0
+    _match: tuple[Group, Group] | None = None  # what is drawn before the quoted record, and that record
+
+    def _show_evidence(self, before: Group | Text, match: Group | None = None, after: Group | None = None) -> None:
+        self._match = (before, match) if isinstance(before, Group) and match is not None else None
+        parts = [before, *(p for p in (match, after) if p is not None)]
+        self.query_one("#evidence", Static).update(Group(*parts))
+
+    def evidence(self, cand: Candidate) -> tuple[Group | Text, ...]:
+        """The raw transcript around the best match: the quote, where it is and the records before it;
+        the quoted record; the records after it."""
         quote_line = Text.assemble(("Quote  ", "bold dim")) + literal_text(f"“{cand.quote}”", style="italic")
         if not cand.matches:
-            return Group(quote_line, Text("not verified: no place in the transcript", style="bold red"))
+            return (Group(quote_line, Text("not verified: no place in the transcript", style="bold red")),)
         best = cand.matches[0]
         path = transcript_path(self.config, best.file or cand.transcript)
         try:
@@ -194,5 +256,8 @@ class CandidateView(VerticalScroll):
         try:
             window = read_window(path, best.line)
         except OSError as exc:
-            return Group(quote_line, where, Text(f"cannot read the transcript: {exc.strerror}", style="red"))
-        return Group(quote_line, where, Text(), render_window(window, best.line, cand.quote))
+            return (Group(quote_line, where, Text(f"cannot read the transcript: {exc.strerror}", style="red")),)
+        part = {n: render_records([r for r in window if (r.line > best.line) - (r.line < best.line) == n],
+                                  best.line, cand.quote, fold=self.fold,
+                                  compact=bool(self.size.width) and self.size.width < NARROW) for n in (-1, 0, 1)}
+        return Group(quote_line, where, Text(), *part[-1]), Group(*part[0]), Group(*part[1])

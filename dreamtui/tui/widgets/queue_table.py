@@ -10,6 +10,7 @@ group and how many proposals it holds); the cursor never rests on a header.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -34,10 +35,22 @@ MIN_CLAIM = 24  # narrower than this, columns are left out (type first, then pro
 OPTIONAL = ("type", "project")  # the order they are left out in; provenance and flags always stay
 
 
+PROJECT_MIN, PROJECT_MAX = 12, 28
+
+
+def project_width(width: int | None) -> int:
+    """The project column grows with the table: 12 cells up to an 80-cell table, then a third of
+    what is beyond 32 cells, at most 28 (the claim keeps the rest)."""
+    if width is None:
+        return PROJECT_MIN
+    return max(PROJECT_MIN, min(PROJECT_MAX, (width - 32) // 3))
+
+
 def fields_for(width: int | None) -> tuple[tuple[str, int], ...]:
     """The columns shown in a table ``width`` cells wide: all of them when the claim keeps at least
-    :data:`MIN_CLAIM` cells, else without type, then without project (``TOOL!`` and the flags stay)."""
-    fields = FIELDS
+    :data:`MIN_CLAIM` cells, else without type, then without project (``TOOL!`` and the flags stay);
+    the project column grows with the width (:func:`project_width`)."""
+    fields = tuple((name, project_width(width) if name == "project" else w) for name, w in FIELDS)
     if width is None:
         return fields
     for name in OPTIONAL:
@@ -92,13 +105,15 @@ def header(fields: tuple[tuple[str, int], ...] = FIELDS) -> Text:
     return out
 
 
-def row_text(row: QueueRow, fields: tuple[tuple[str, int], ...] = FIELDS) -> Text:
-    """One row; transcript-derived text is escaped and never parsed as markup."""
+def row_text(row: QueueRow, fields: tuple[tuple[str, int], ...] = FIELDS,
+             namer: Callable[[str], str] | None = None) -> Text:
+    """One row; transcript-derived text is escaped and never parsed as markup. ``namer`` turns a
+    project folder into the project's readable name (its ``cwd``'s last part) for the project column."""
     prov = row.provenance or "?"
     out = Text(" ", no_wrap=True, overflow="ellipsis")
     for name, width in fields:
         if name == "project":
-            out.append_text(cell(short_project(row.project, width), width))
+            out.append_text(cell(short_project(namer(row.project) if namer else row.project, width), width))
         elif name == "type":
             out.append_text(cell(literal(row.type, width, one_line=True), width))
         elif name == "from":
@@ -179,6 +194,7 @@ class QueueTable(ScrollView, can_focus=True):
         self._lines: LRUCache[tuple, Strip] = LRUCache(2000)
         self._announced: str | None = None
         self.fields: tuple[tuple[str, int], ...] = FIELDS
+        self.project_namer: Callable[[str], str] | None = None  # project folder -> readable name
 
     # -- data -------------------------------------------------------------------------------------
 
@@ -374,7 +390,7 @@ class QueueTable(ScrollView, can_focus=True):
     def _draw(self, row: QueueRow, cursor: bool, stripe: bool, width: int) -> Strip:
         extra = (self.get_component_rich_style("queue--cursor") if cursor
                  else self.get_component_rich_style("queue--stripe") if stripe else None)
-        return self._draw_text(row_text(row, self.fields), extra, width)
+        return self._draw_text(row_text(row, self.fields, self.project_namer), extra, width)
 
     def _draw_text(self, text: Text, extra: Style | None, width: int) -> Strip:
         text.truncate(width, overflow="ellipsis", pad=True)

@@ -39,22 +39,37 @@ class StatusHeader(Static):
             self.activity = activity
         self.update(self.render_text())
 
-    def render_text(self) -> Text:
+    def render_text(self, width: int | None = None) -> Text:
+        """The header: its first line always one line (narrower terminals get a shorter gauge and drop the
+        KB figure and the screen name, shown by the tabs below), then a running cycle and banners."""
         s = self.status
+        width = width or ((self.size.width or self.app.size.width) - 2)
         kb = s.index_bytes / 1000
-        line = Text.assemble(
-            ("dreamtui", "bold"), (f" · {self.screen_title}" if self.screen_title else "", "bold"), "  ",
-            (f"{s.pending:,}", "bold cyan"), (" proposal waiting" if s.pending == 1 else " proposals waiting", ""), "   index ",
-            gauge(s.fraction), f" {s.index_lines}/{s.max_lines} lines · {kb:.1f}/{s.max_bytes / 1000:.0f} KB",
-        )
-        if s.fraction >= 1.0:
-            line.append("  AT CEILING", "bold red")
-        elif s.fraction >= 0.85:
-            line.append("  near ceiling", "bold yellow")
+        noun = " proposal waiting" if s.pending == 1 else " proposals waiting"
+        ceiling = ("  AT CEILING", "bold red") if s.fraction >= 1.0 else \
+            ("  near ceiling", "bold yellow") if s.fraction >= 0.85 else ("", "")
+        for title, cells, kb_text in ((True, GAUGE_CELLS, True), (False, GAUGE_CELLS, True), (False, 8, False),
+                                      (False, 4, False)):
+            line = Text.assemble(
+                ("dreamtui", "bold"), (f" · {self.screen_title}" if title and self.screen_title else "", "bold"),
+                "  ", (f"{s.pending:,}", "bold cyan"), (noun, ""), "   index ", gauge(s.fraction, cells),
+                f" {s.index_lines}/{s.max_lines} lines" + (f" · {kb:.1f}/{s.max_bytes / 1000:.0f} KB" if kb_text else ""),
+                ceiling, no_wrap=True, overflow="ellipsis")
+            if line.cell_len <= width:
+                break
         if self.activity:
-            line.append(f"\n⟳ {self.activity}", "italic magenta")
+            line.append(f"\n⟳ {literal_one(self.activity, width)}", "italic magenta")
         for level, text in s.banners:
             style = {"error": "bold white on red", "warning": "bold black on yellow"}.get(level, "bold white on blue")
             line.append("\n")
             line.append(f" {text} ", style)
         return line
+
+    def on_resize(self) -> None:
+        self.update(self.render_text())
+
+
+def literal_one(text: str, width: int) -> str:
+    """``text`` on one line of at most ``width`` cells (a cycle's progress must not push the screen down)."""
+    text = " ".join(text.split())
+    return text if len(text) <= width - 2 else text[: max(1, width - 3)] + "…"

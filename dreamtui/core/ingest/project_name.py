@@ -1,0 +1,69 @@
+"""A project's name as a person says it (``payments-api``), read from its transcripts' ``cwd``.
+
+Claude Code names a project's transcript folder after its working directory with every ``/`` made a
+``-`` (``-home-kim-src-payments-api``), which cannot be turned back (a ``-`` in a name looks the same).
+The records carry the real ``cwd``; this reads it from the first lines of a transcript (bounded), the
+same name :attr:`Digest.project_name` gives.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dreamtui.core.files import open_regular
+from dreamtui.core.models import Digest
+
+HEAD_BYTES = 64 * 1024  # the first records of a transcript carry its cwd
+
+
+def cwd_of(path: Path) -> str:
+    """The first ``cwd`` in the first :data:`HEAD_BYTES` of the transcript ``path`` ('' if none or unreadable)."""
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return ""
+    for raw in head.splitlines():
+        if b'"cwd"' not in raw:
+            continue
+        try:
+            cwd = json.loads(raw).get("cwd")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(cwd, str) and cwd.strip():
+            return cwd
+    return ""
+
+
+def project_name(transcripts: Path, project: str, transcript: str | None = None) -> str:
+    """``project``'s readable name: the last part of the ``cwd`` in ``transcript`` (or in the first of
+    the project folder's transcripts that has one, at most five read), else the folder name without its
+    leading dash."""
+    candidates: list[Path] = []
+    if transcript:
+        path = Path(transcript)
+        candidates.append(path if path.is_absolute() else transcripts / path)
+    folder = transcripts / project
+    try:
+        candidates.extend(sorted(folder.glob("*.jsonl"))[:5])
+    except OSError:
+        pass
+    for path in candidates:
+        cwd = cwd_of(path)
+        if cwd:
+            return Digest(session="", project=project, cwd=cwd).project_name
+    return Digest(session="", project=project).project_name
+
+
+class ProjectNames:
+    """:func:`project_name` remembered per project folder (a queue shows the same few projects often)."""
+
+    def __init__(self, transcripts: Path) -> None:
+        self.transcripts = transcripts
+        self._names: dict[str, str] = {}
+
+    def __call__(self, project: str, transcript: str | None = None) -> str:
+        if project not in self._names:
+            self._names[project] = project_name(self.transcripts, project, transcript)
+        return self._names[project]
