@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,22 +10,19 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import echo_json
+from dreamtui.cli.output import echo_json, printable
 from dreamtui.core.config import Config
 from dreamtui.core.models import Candidate, Digest, ExtractionResult
-from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
     from dreamtui.core.extract.batch import BatchRunner
     from dreamtui.core.ledger import Ledger
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
 
 def safe(text: str, limit: int | None = None) -> str:
     """Text fit for a terminal line: secrets redacted (before any cut), escape/control characters shown
     as ``\\xNN``, newlines as ⏎."""
-    out = _UNSAFE.sub(lambda m: f"\\x{ord(m.group(0)):02x}", redact(text).replace("\n", " ⏎ "))
+    out = printable(text.replace("\n", " ⏎ "))
     if limit is not None and len(out) > limit:
         out = out[: limit - 1] + "…"
     return out

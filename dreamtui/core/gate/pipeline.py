@@ -51,8 +51,8 @@ from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import split as split_frontmatter
-from dreamtui.core.memory.layout import clean_text
 from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
+from dreamtui.core.text import clean_text, without_surrogates
 
 if TYPE_CHECKING:
     from dreamtui.core.gate.judge import Judge
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 DROP_REASONS: tuple[str, ...] = (
     "invalid", "unverified", "duplicate", "duplicate-pending", "previously-rejected", "already-decided",
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
 DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rejected"})
 
 
@@ -114,7 +113,7 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    return _SURROGATE.sub("\ufffd", text)
+    return without_surrogates(text)
 
 
 def _prose(value: Any) -> str:

@@ -45,6 +45,7 @@ from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import dump as dump_frontmatter
 from dreamtui.core.memory.frontmatter import parse as parse_frontmatter
 from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+from dreamtui.core.text import clean_text
 
 CRASH_ENV = "DREAMTUI_CRASH_AT"
 CRASH_STEPS: tuple[str, ...] = ("intent", "topic-tmp", "topic", "index", "commit", "ledger")
@@ -237,11 +238,11 @@ def render_topic(cand: Candidate, claim: str, why: str, how: str) -> tuple[dict[
         "created": clock.now_iso(),
         "extractor": f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor,
     }
-    parts = [memory.clean_text(claim).strip()]
-    if memory.clean_text(why).strip():
-        parts.append(f"**Why:** {memory.clean_text(why).strip()}")
-    if memory.clean_text(how).strip():
-        parts.append(f"**How to apply:** {memory.clean_text(how).strip()}")
+    parts = [clean_text(claim).strip()]
+    if clean_text(why).strip():
+        parts.append(f"**Why:** {clean_text(why).strip()}")
+    if clean_text(how).strip():
+        parts.append(f"**How to apply:** {clean_text(how).strip()}")
     return meta, "\n" + "\n\n".join(parts) + "\n"
 
 
@@ -479,7 +480,7 @@ def reject(config: Config | Ledger, ledger: Ledger | str, cid: str | None = None
         cand = _candidate(ledger, cid)
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be rejected")
-        _insert_decision(c, cand, "reject", decided_by, category=cat, reason=memory.clean_text(reason or "").strip())
+        _insert_decision(c, cand, "reject", decided_by, category=cat, reason=clean_text(reason or "").strip())
         _set_status(c, cid, "rejected")
 
 
