@@ -15,7 +15,7 @@ from test_tui_queue import screen_text, status_of
 from dreamtui.core.dream import cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
 from dreamtui.core.ledger import Ledger
-from dreamtui.tui import services
+from dreamtui.tui import progress as services
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.widgets.queue_table import QueueTable
 

@@ -11,9 +11,9 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 from dreamtui.core.memory import decisions
+from dreamtui.core.models import QueueRow
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.stats import render_stats
-from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.queue_table import QueueTable, header, row_text
 from dreamtui.tui.widgets.status_header import StatusHeader
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from dreamtui.core.memory.frontmatter import read_lenient
 from dreamtui.core.models import Candidate, DedupHit
 
 DUPLICATE = 0.70
@@ -126,7 +127,6 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments",
              "ment", "ings", "ness", "edly", "ing", "ies", "ied", "ers", "est", "ed", "ly", "er",
              "es", "s")
-_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
 _INDEX_LINE = re.compile(r"^\s*[-*]\s+\[([^\]]*)\]\(([^)]*)\)\s*(?:[-—–:]+\s*)?(.*)$")
 
 _COMPOUND_MAP = {"pull request": "pr", "command line": "commandline", "merge request": "pr"}
@@ -371,19 +371,6 @@ def similarity(a: str, b: str, weights: Weights | None = None) -> float:
 # -- the memory repository -------------------------------------------------------------------------
 
 
-def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """Simple ``key: value`` frontmatter (enough for name/description) and the body."""
-    m = _FRONTMATTER.match(text)
-    if not m:
-        return {}, text
-    meta: dict[str, str] = {}
-    for line in m.group(1).splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() and not key.startswith((" ", "\t")):
-            meta[key.strip()] = value.strip().strip("'\"")
-    return meta, text[m.end():]
-
-
 def memory_files(memory_dir: Path) -> list[Path]:
     """Every markdown file of the memory repository, at every level, but ``.git``, ``reviews/``
     and ``briefing.md``."""
@@ -437,7 +424,7 @@ def memory_docs(memory_dir: Path) -> list[Doc]:
                     ref = _linked(path.parent, m.group(2)) if m else None
                     docs.append(Doc.of("memory", ref or f"{rel}:{no}", content))
             continue
-        meta, body = split_frontmatter(text)
+        meta, body = read_lenient(text)
         head = " — ".join(v for v in (meta.get("name", ""), meta.get("description", "")) if v)
         body = body.strip()
         if head:

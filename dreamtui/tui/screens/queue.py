@@ -8,10 +8,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RichLog, Static
 
-from dreamtui.tui import services
+from dreamtui.core.models import QueueRow
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
-from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import QueueTable, header
@@ -75,11 +74,11 @@ class QueueScreen(BaseScreen):
                 yield Static(header(), id="queue-header")
                 yield QueueTable(id="queue")
                 yield Static("", id="queue-info")
-            yield CandidateView(self.app.config, id="detail")  # type: ignore[attr-defined]
+            yield CandidateView(self.dream_app.config, id="detail")
         yield RichLog(id="live", max_lines=200, markup=False, wrap=False)
 
     def on_mount(self) -> None:
-        self.app._queue_screen = self  # type: ignore[attr-defined]
+        self.dream_app._queue_screen = self
         self.table.focus()
         live = self.query_one("#live", RichLog)
         live.border_title = "live transcripts"
@@ -87,7 +86,7 @@ class QueueScreen(BaseScreen):
 
     def on_screen_resume(self) -> None:
         """Back from a dialog or another screen: the table is kept up to date in place."""
-        self.app.refresh_status()  # type: ignore[attr-defined]
+        self.dream_app.refresh_status()
         if self.stale:
             self.stale = False
             self.reload()
@@ -101,14 +100,14 @@ class QueueScreen(BaseScreen):
     def reload(self) -> None:
         """Read the pending proposals again and keep the highlight on the same one when it is still there."""
         keep = self.table.current_id
-        busy = self.app.in_flight  # type: ignore[attr-defined]
-        self.rows = [r for r in services.pending_rows(self.app.ledger) if r.id not in busy]  # type: ignore[attr-defined]
+        busy = self.dream_app.in_flight
+        self.rows = [r for r in self.workspace.queue_rows() if r.id not in busy]
         # a proposal's text may have changed (an undone or failed edited accept is back with the person's
         # text): the table caches drawn lines by candidate id, so they are drawn again (only the visible ones)
         self.table.forget_drawn_lines()
         if not self._loaded:  # skips made before the app was opened stay last
             self._loaded = True
-            self.skipped = [*services.skipped_ids(self.app.ledger), *self.skipped]  # type: ignore[attr-defined]
+            self.skipped = [*self.workspace.skipped_ids(), *self.skipped]
         self.skipped = [cid for cid in self.skipped if any(r.id == cid for r in self.rows)]
         self.apply()
         if keep:
@@ -157,9 +156,8 @@ class QueueScreen(BaseScreen):
             else:
                 view.show(None)
             return
-        app = self.app
-        cand = services.candidate(app.ledger, cid)  # type: ignore[attr-defined]
-        dup = services.duplicate_text(app.config, app.ledger, cand) if cand else None  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(cid)
+        dup = self.workspace.duplicate_text(cand) if cand else None
         view.show(cand, dup)
 
     # -- decisions ------------------------------------------------------------------------------
@@ -183,16 +181,16 @@ class QueueScreen(BaseScreen):
             return
         if row.provenance != "tool":
             self.take_current()
-            self.app.decide("accept", row.id)  # type: ignore[attr-defined]
+            self.dream_app.decide("accept", row.id)
             return
-        cand = services.candidate(self.app.ledger, row.id)  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(row.id)
         if cand is None:
             return
 
         def done(confirmed: bool | None) -> None:
             if confirmed and self.table.current_id == row.id:
                 self.take_current()
-                self.app.decide("accept", row.id, allow_tool=True)  # type: ignore[attr-defined]
+                self.dream_app.decide("accept", row.id, allow_tool=True)
             elif not confirmed:
                 self.notify("Not accepted: the untrusted proposal stays in the queue", timeout=3)
 
@@ -216,25 +214,25 @@ class QueueScreen(BaseScreen):
                 following = self.table.current_id
                 self.apply()
                 self.select(following or cid)
-        self.app.decide("skip", cid)  # type: ignore[attr-defined]
+        self.dream_app.decide("skip", cid)
 
     def action_reject(self) -> None:
         cid = self.table.current_id
         if cid is None:
             self.notify("No proposal is highlighted", severity="warning")
             return
-        cand = services.candidate(self.app.ledger, cid)  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(cid)
 
         def done(result: Rejection | None) -> None:
             if result is not None and self.table.current_id == cid:
                 self.take_current()
-                self.app.decide("reject", cid, category=result.category, reason=result.reason)  # type: ignore[attr-defined]
+                self.dream_app.decide("reject", cid, category=result.category, reason=result.reason)
 
         self.app.push_screen(RejectModal(cand.claim if cand else cid), done)
 
     def action_edit(self) -> None:
         cid = self.table.current_id
-        cand = services.candidate(self.app.ledger, cid) if cid else None  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(cid) if cid else None
         if cand is None:
             self.notify("No proposal is highlighted", severity="warning")
             return
@@ -243,7 +241,7 @@ class QueueScreen(BaseScreen):
         def done(edits: dict[str, str] | None) -> None:
             if edits is not None and self.table.current_id == cid:
                 self.take_current()
-                self.app.decide("accept", cid, edits=edits, allow_tool=untrusted)  # type: ignore[attr-defined]
+                self.dream_app.decide("accept", cid, edits=edits, allow_tool=untrusted)
 
         def confirmed(yes: bool | None) -> None:
             if yes and self.table.current_id == cid:
@@ -257,7 +255,7 @@ class QueueScreen(BaseScreen):
             self.app.push_screen(EditModal(cand), done)
 
     def action_undo(self) -> None:
-        self.app.decide("undo", None)  # type: ignore[attr-defined]
+        self.dream_app.decide("undo", None)
 
     # -- moving, sorting, filtering ---------------------------------------------------------------
 
