@@ -238,7 +238,7 @@ def test_watch_dreams_when_the_person_says_good_night(home: Path) -> None:
 def test_schedule_times() -> None:
     from datetime import UTC, datetime
 
-    from dreamtui.cli.dream_cmd import next_run, parse_schedule
+    from dreamtui.core.dream.daemon import next_run, parse_schedule
     from dreamtui.core.errors import ConfigError
 
     assert parse_schedule("03:30") == (3, 30) and parse_schedule(" 23:05 ") == (23, 5)

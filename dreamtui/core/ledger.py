@@ -380,6 +380,12 @@ class Ledger:
         row = self.conn.execute("PRAGMA integrity_check").fetchone()
         return bool(row) and row[0] == "ok"
 
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)

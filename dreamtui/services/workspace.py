@@ -57,11 +57,15 @@ class Status:
 
 @dataclass(frozen=True, slots=True)
 class DecisionResult:
-    """What a decision did: a one-line summary, the candidate it concerned, its commit (if any)."""
+    """What a decision did: a one-line summary (the app's words), the candidate it concerned, its
+    commit and memory file (if any), the action (for an undo: the action undone) and notices."""
 
     summary: str
     candidate_id: str | None = None
     commit_sha: str | None = None
+    action: str = ""
+    path: str | None = None
+    notices: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -182,24 +186,25 @@ class Workspace:
         result = decisions.accept(self.config, self.ledger, cid, edits=edits, decided_by=decided_by,
                                   allow_tool=allow_tool)
         summary = " · ".join([f"accepted → {result.path} ({result.commit_sha[:8]})", *result.notices])
-        return DecisionResult(summary, cid, result.commit_sha)
+        return DecisionResult(summary, cid, result.commit_sha, "accept", result.path, tuple(result.notices))
 
     def reject(self, cid: str, category: str, reason: str) -> DecisionResult:
         """Reject a proposal with a category and free text."""
         decisions.reject(self.config, self.ledger, cid, category, reason)
-        return DecisionResult(f"rejected ({category})", cid)
+        return DecisionResult(f"rejected ({category})", cid, action="reject")
 
     def skip(self, cid: str) -> DecisionResult:
         """Skip a proposal for now (it stays pending)."""
         decisions.skip(self.ledger, cid)
-        return DecisionResult("skipped", cid)
+        return DecisionResult("skipped", cid, action="skip")
 
     def undo(self) -> DecisionResult:
         """Undo the last decision."""
         result = decisions.undo_last(self.config, self.ledger)
         sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
         summary = " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices])
-        return DecisionResult(summary, result.candidate_id, result.commit_sha)
+        return DecisionResult(summary, result.candidate_id, result.commit_sha, result.action,
+                              notices=tuple(result.notices))
 
     def revert_memory(self, rel: str) -> DecisionResult:
         """Revert one accepted memory by a revert commit; its proposal is pending again."""

@@ -46,7 +46,7 @@ from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, MemoryRepoE
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
-from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, Turn, Usage
 from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
@@ -763,19 +763,7 @@ class _Cycle:
                     stats["extraction_errors"] += 1
                     self._record_failed_extraction(work, result)
                     continue
-                checked = _check(result.candidates, self.config, self.ledger, work, self.id, self.index)
-                with self.ledger.write():  # candidates, ranges and offsets: one transaction
-                    report = _store(self.ledger, checked)
-                    self._mark_dreamed(work, result, len(result.candidates))
-                stats["surfaced"] += len(result.candidates)
-                kept = list(getattr(report, "kept", []))
-                stats["kept"] += len(kept)
-                stats["duplicates"] += int(getattr(report, "duplicates", 0) or 0)
-                stats["suspected"] += sum(1 for c in kept if c.duplicate_of)
-                _count_judge(stats, report)
-                self.dropped.update(getattr(report, "dropped", {}) or {})
-                self.kept_ids.extend(c.id for c in kept)
-                self.corroborated.update(getattr(report, "corroborated", []) or [])
+                self._gate_session(work, result, stats, advance=True)
             if stats["extraction_errors"] == len(sparks):
                 raise DreamError(f"every extraction failed ({results[0].error})")
             stats["verified"] = stats["surfaced"] - self.dropped["invalid"] - self.dropped["unverified"]
@@ -856,19 +844,9 @@ class _Cycle:
                     stats["extraction_errors"] += 1
                     self._give_back(work, item.result)
                     continue
-                checked = _check(item.result.candidates, self.config, self.ledger, work, self.id, self.index)
-                with self.ledger.write():  # candidates and ranges: one transaction
-                    report = _store(self.ledger, checked)
-                    self._record_ranges(work, item.result, len(item.result.candidates))
+                # the ranges were marked dreamed at submit: only the extraction is recorded now
+                self._gate_session(work, item.result, stats, advance=False)
                 stats["batch_sessions_collected"] += 1
-                stats["surfaced"] += len(item.result.candidates)
-                stats["kept"] += len(report.kept)
-                stats["duplicates"] += int(report.duplicates or 0)
-                stats["suspected"] += sum(1 for c in report.kept if c.duplicate_of)
-                _count_judge(stats, report)
-                self.dropped.update(report.dropped)
-                self.kept_ids.extend(c.id for c in report.kept)
-                self.corroborated.update(getattr(report, "corroborated", []) or [])
             runner.mark_collected(batch_id)
         stats["verified"] = stats["surfaced"] - self.dropped["invalid"] - self.dropped["unverified"]
         stats["auto_written"] = _auto_write(self.config, self.ledger, self.kept_ids)
@@ -897,9 +875,24 @@ class _Cycle:
         stats["batch_submitted"] = batch_id
         stats["batch_sessions_submitted"] = len(sparks)
 
-    def _record_ranges(self, work: SessionWork, result: ExtractionResult, candidates: int) -> None:
-        """Record a collected session's submitted ranges as extracted (its offsets moved at submit)."""
-        self._mark_dreamed(work, result, candidates, advance=False)
+    def _gate_session(self, work: SessionWork, result: ExtractionResult, stats: dict[str, Any],
+                      advance: bool) -> None:
+        """Gate one session's proposals and record its extraction (ranges, and the offsets when
+        ``advance``) in the same transaction (:func:`gate.gate`), then count what it kept."""
+        from dreamtui.core.gate import pipeline as gate
+
+        report = gate.gate(result.candidates, config=self.config, ledger=self.ledger, project=work.project,
+                           files=work.files, cycle_id=self.id, index=self.index,
+                           record=lambda: self._mark_dreamed(work, result, len(result.candidates),
+                                                             advance=advance))
+        stats["surfaced"] += len(result.candidates)
+        stats["kept"] += len(report.kept)
+        stats["duplicates"] += report.duplicates
+        stats["suspected"] += sum(1 for c in report.kept if c.duplicate_of)
+        _count_judge(stats, report)
+        self.dropped.update(report.dropped)
+        self.kept_ids.extend(c.id for c in report.kept)
+        self.corroborated.update(report.corroborated)
 
     def _give_back(self, work: SessionWork, result: ExtractionResult) -> None:
         """A failed batch request: record the error and return its ranges to the undreamed part."""
@@ -1108,30 +1101,13 @@ def _make_extractor(config: Config) -> Any:
     return make_extractor(config)
 
 
-def _count_judge(stats: dict[str, Any], report: Any) -> None:
+def _count_judge(stats: dict[str, Any], report: gate.GateReport) -> None:
     """Add the model dedup judge's counts (and its first error) of one gate run to ``stats``."""
-    for key in ("judged", "judged_same", "judged_distinct"):
-        stats[key] = stats.get(key, 0) + int(getattr(report, key, 0) or 0)
-    error = getattr(report, "judge_error", None)
-    if error and not stats.get("judge_error"):
-        stats["judge_error"] = str(error)
-
-
-def _store(ledger: Ledger, checked: gate.CheckedGate) -> Any:
-    """Write what the gate decided (inside the cycle's transaction)."""
-    from dreamtui.core.gate import pipeline as gate
-
-    return gate.store(ledger, checked)
-
-
-def _check(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,
-           index: Any) -> gate.CheckedGate:
-    """The gate's decisions for one session, made before the cycle's write transaction opens (the
-    model dedup judge is a network call; the ledger's write lock is never held across it)."""
-    from dreamtui.core.gate import pipeline as gate
-
-    return gate.check(raws, config=config, ledger=ledger, project=work.project, files=work.files,
-                      cycle_id=cycle_id, index=index)
+    stats["judged"] = stats.get("judged", 0) + report.judged
+    stats["judged_same"] = stats.get("judged_same", 0) + report.judged_same
+    stats["judged_distinct"] = stats.get("judged_distinct", 0) + report.judged_distinct
+    if report.judge_error and not stats.get("judge_error"):
+        stats["judge_error"] = str(report.judge_error)
 
 
 def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:
