@@ -118,7 +118,7 @@ def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(
                      "dates in the exports stay stable", "Always run the exporter tests with the frozen clock")
     decisions.accept(config, ledger, accepted.id)
     record_ = run_cycle(config, ledger, project=ACME)
-    assert record_.status == "completed" and record_.stats["briefing_status"] == "pending"
+    assert record_.status == "completed" and record_.stats.briefing_status == "pending"
     proposal = briefing.waiting_proposal(ledger)
     assert proposal is not None
     lowered = proposal.text.lower()
@@ -231,8 +231,8 @@ def test_a_newer_version_supersedes_the_waiting_one_and_an_unchanged_one_is_not_
                                      "twice when they press the button quickly.")], session=OTHER)
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     second = run_cycle(config, ledger, project=ACME)
-    p1 = briefing.get_proposal(ledger, first.stats["briefing_proposal"])
-    p2 = briefing.get_proposal(ledger, second.stats["briefing_proposal"])
+    p1 = briefing.get_proposal(ledger, first.stats.briefing_proposal)
+    p2 = briefing.get_proposal(ledger, second.stats.briefing_proposal)
     assert (p1.status, p1.reason, p2.status) == ("superseded", f"superseded by #{p2.id}", "pending")  # type: ignore[union-attr]
     briefing.accept_briefing(config, ledger)
     sessions = [SessionSource(Digest(SESSION, ACME), ())]
@@ -294,7 +294,7 @@ def test_a_cycle_under_an_active_promotion_writes_the_briefing_itself(config: Co
     write_session(config, TURNS)
     nothing = (sys.executable, "-c", "import json, sys; json.load(sys.stdin); print(json.dumps({'candidates': []}))")
     record_ = run_cycle(replace(config, extractor="command", command=nothing), ledger, project=ACME)
-    assert record_.stats["briefing_status"] == "auto-written" and record_.stats["briefing_commit"]
+    assert record_.stats.briefing_status == "auto-written" and record_.stats.briefing_commit
     assert (config.memory / "briefing.md").is_file()
     log = subprocess.run(["git", "-C", str(config.memory), "log", "--format=%B", "-1", "--", "briefing.md"],
                          capture_output=True, text=True, check=True).stdout

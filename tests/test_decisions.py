@@ -183,14 +183,14 @@ def test_unknown_and_non_pending_candidates(config: Config, ledger: Ledger) -> N
     with pytest.raises(decisions.DecisionError, match="no candidate with id 'nope'"):
         decisions.accept(config, ledger, "nope")
     cand = make(ledger)
-    decisions.reject(config, ledger, cand.id, "wrong", "not true")
+    decisions.reject(ledger, cand.id, "wrong", "not true")
     with pytest.raises(decisions.DecisionError, match="is rejected, not pending"):
         decisions.accept(config, ledger, cand.id)
 
 
 def test_reject_and_skip_record_who_and_when(config: Config, ledger: Ledger) -> None:
     a, b, c = make(ledger, 1), make(ledger, 2), make(ledger, 3)
-    decisions.reject(config, ledger, a.id, "not-a-lesson", "just chatter")
+    decisions.reject(ledger, a.id, "not-a-lesson", "just chatter")
     decisions.reject(ledger, b.id, "Too_Specific", "one-off path")  # the short form
     decisions.skip(ledger, c.id)
     rows = ledger.query("SELECT candidate_id, action, category, reason, decided_by, decided_at FROM decisions")
@@ -200,7 +200,7 @@ def test_reject_and_skip_record_who_and_when(config: Config, ledger: Ledger) -> 
         (c.id, "skip", None, None, "person", NOW)]
     assert [ledger.get_candidate(x.id).status for x in (a, b, c)] == ["rejected", "rejected", "pending"]
     with pytest.raises(decisions.DecisionError, match="unknown reject category 'meh'"):
-        decisions.reject(config, ledger, c.id, "meh", "x")
+        decisions.reject(ledger, c.id, "meh", "x")
 
 
 def test_undo_an_accept_is_a_revert_commit(config: Config, ledger: Ledger) -> None:
@@ -226,7 +226,7 @@ def test_undo_an_accept_is_a_revert_commit(config: Config, ledger: Ledger) -> No
 
 def test_undo_a_reject_or_skip_returns_to_pending(config: Config, ledger: Ledger) -> None:
     a, b = make(ledger, 1), make(ledger, 2)
-    decisions.reject(config, ledger, a.id, "wrong", "no")
+    decisions.reject(ledger, a.id, "wrong", "no")
     decisions.skip(ledger, b.id)
     assert decisions.undo_last(config, ledger).action == "skip"
     assert decisions.undo_last(config, ledger).candidate_id == a.id

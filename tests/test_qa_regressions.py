@@ -252,11 +252,11 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(config: Conf
             run_cycle(broken, ledger, date="2026-03-10")
     record = run_cycle(config, ledger, date="2026-03-10")
     assert record.status == "completed" and record.depth == "deep"
-    assert record.stats["attempt"] == 3
-    assert record.stats["kept"] >= 1 and record.stats["surfaced"] >= record.stats["kept"]
-    assert record.stats["review_path"] and Path(record.stats["review_path"]).is_file()
+    assert record.stats.attempt == 3
+    assert record.stats.kept >= 1 and record.stats.surfaced >= record.stats.kept
+    assert record.stats.review_path and Path(record.stats.review_path).is_file()
     kept = ledger.query("SELECT COUNT(*) AS n FROM candidates WHERE status = 'pending'")[0]["n"]
-    assert record.stats["kept"] == kept
+    assert record.stats.kept == kept
 
 
 # -- --project must name one project folder, not a path ---------------------------------------------
@@ -453,6 +453,6 @@ def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(con
     assert result.exit_code == 0, result.output
     assert "\ufffd" in json.loads(result.output)["turns"][-1]["text"]
     record = run_cycle(config, ledger, date="2026-03-10")
-    assert record.stats["kept"] >= 1 and not record.stats["dropped"].get("unverified")
+    assert record.stats.kept >= 1 and not record.stats.dropped.get("unverified")
     quotes = [r["quote"] for r in ledger.query("SELECT quote FROM candidates WHERE status = 'pending'")]
     assert any("\ufffd" in q for q in quotes)

@@ -35,7 +35,7 @@ def test_review_lists_every_survivor_of_the_day(config: Config, ledger: Ledger) 
         c.execute("INSERT INTO dream_cycles (id, chat_id, date, status, started_at) "
                   "VALUES (7, 'p', '2026-04-01', 'completed', '2026-04-02T00:10:00Z')")
     make(ledger, 5, "2026-04-02T00:20:00Z", cycle_id=7)  # made by that day's cycle, after midnight
-    decisions.reject(config, ledger, "r001", "wrong", "no")
+    decisions.reject(ledger, "r001", "wrong", "no")
     path = write_review(config, ledger, "2026-04-01")
     assert path == config.memory / "reviews" / "review-2026-04-01.md"
     text = path.read_text()

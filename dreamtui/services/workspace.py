@@ -190,7 +190,7 @@ class Workspace:
 
     def reject(self, cid: str, category: str, reason: str) -> DecisionResult:
         """Reject a proposal with a category and free text."""
-        decisions.reject(self.config, self.ledger, cid, category, reason)
+        decisions.reject(self.ledger, cid, category, reason)
         return DecisionResult(f"rejected ({category})", cid, action="reject")
 
     def skip(self, cid: str) -> DecisionResult:

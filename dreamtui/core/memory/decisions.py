@@ -460,20 +460,12 @@ def normalize_category(category: str) -> str:
     return value
 
 
-def reject(config: Config | Ledger, ledger: Ledger | str, cid: str | None = None, category: str | None = None,
-           reason: str | None = None, decided_by: str = "person") -> None:
+def reject(ledger: Ledger, cid: str, category: str = "other", reason: str = "",
+           decided_by: str = "person") -> None:
     """Reject a pending candidate with a category (wrong, duplicate, not a lesson, too specific, secret,
-    other) and a free-text reason. Also callable as ``reject(ledger, cid, category, reason)``."""
-    if isinstance(config, Ledger):  # the short form: reject(ledger, cid, category, reason)
-        positional_category = cid
-        ledger, cid = config, str(ledger)
-        if positional_category is not None:
-            reason = category if category is not None else reason
-            category = positional_category
-    if not isinstance(ledger, Ledger) or not cid:
-        raise DecisionError("reject needs a ledger and a candidate id")
-    if category is None:
-        category = "other"
+    other) and a free-text reason (the memory repository is not touched: no config needed)."""
+    if not cid:
+        raise DecisionError("reject needs a candidate id")
     _check_decided_by(decided_by)
     cat = normalize_category(category)
     with ledger.write() as c:
