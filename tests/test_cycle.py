@@ -80,7 +80,8 @@ def test_a_killed_holder_releases_the_lock(config: Config) -> None:
     code = textwrap.dedent(f"""
         import sys, time
         from dreamtui.core.dream.lock import CycleLock
-        CycleLock({str(config.lock_path)!r}).acquire()
+        lock = CycleLock({str(config.lock_path)!r})  # held while referenced, until the process dies
+        lock.acquire()
         print("held", flush=True)
         time.sleep(60)
     """)

@@ -562,6 +562,7 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
         if plan.kind == "nothing":
             raise NothingNew(plan.describe(project))
+        prior: dict[str, Any]
         if plan.kind == ON_DEMAND:
             cycle_id, prior = _begin_on_demand(ledger, chat_id, day), {}
         else:
@@ -953,7 +954,7 @@ class _Cycle:
         now = clock.now_iso()
         with self.ledger.write() as c:
             for i, rng in enumerate(work.ranges):
-                if rng.read is not None:
+                if rng.read is not None and rng.state is not None:  # read and state are set together
                     persist(self.ledger, tailer, rng.read, rng.state, DigestStats())
                 if advance:
                     c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ?",

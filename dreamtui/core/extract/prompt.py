@@ -114,7 +114,7 @@ class ExtractionOut(BaseModel):
                 else:
                     kept.append(item)
             data = {**data, "candidates": kept}
-        result = handler(data)
+        result: ExtractionOut = handler(data)
         result._malformed = malformed
         return result
 

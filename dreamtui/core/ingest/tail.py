@@ -166,7 +166,8 @@ class LineScanner:
         view = memoryview(buf)
         while True:
             want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
-            n = self.fh.readinto(view[:want]) if want > 0 else 0
+            # every transcript is opened as a buffered binary file, which has readinto
+            n = self.fh.readinto(view[:want]) if want > 0 else 0  # type: ignore[attr-defined]
             if not n:
                 return None
             filepos += n

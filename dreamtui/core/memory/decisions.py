@@ -19,20 +19,19 @@ crash therefore never makes a second commit.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import signal
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from git import GitCommandError, Repo
 
 from dreamtui.core import clock, secrets
@@ -107,6 +106,11 @@ def _crash(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _text(value: str | bytes) -> str:
+    """A git field as text (GitPython types a commit summary as ``str | bytes``)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
@@ -126,29 +130,22 @@ def memory_lock(config: Config) -> Iterator[None]:
             _lock_state.depth -= 1
         return
     path = Path(config.state) / "memory.lock"
+    lock = FileLock(path, timeout=LOCK_WAIT, poll_interval=0.05)  # flock: the OS frees it if we are killed
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        lock.acquire()
+    except Timeout:
+        raise MemoryRepoError("another dreamtui is writing to the memory repository; try again in a moment") from None
     except OSError as exc:
         raise MemoryRepoError(f"cannot open the memory lock {path}: {exc.strerror}") from exc
-    deadline = time.monotonic() + LOCK_WAIT
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise MemoryRepoError(
-                        "another dreamtui is writing to the memory repository; try again in a moment") from None
-                time.sleep(0.05)
         _lock_state.depth = 1
         try:
             yield
         finally:
             _lock_state.depth = 0
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def _candidate(ledger: Ledger, cid: str) -> Candidate:
@@ -414,7 +411,7 @@ def _rollback(ledger: Ledger, repo: Repo, intent_id: int) -> None:
 
 def _restore_intent(repo: Repo, intent: sqlite3.Row, report: ReconcileReport) -> None:
     """Put every path of an uncommitted intent back to HEAD, if it still holds what dreamtui wrote."""
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     paths: dict[str, str | None] = json.loads(intent["paths"])
     to_reset: list[str] = []
     for rel, written in paths.items():
@@ -561,7 +558,7 @@ def _has_parent(repo: Repo, sha: str) -> bool:
 
 def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
                 notices: list[str] | None = None) -> str:
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     rel = row["memory_path"]
     sha = row["commit_sha"]
     paths = [p for p in (rel, memory.INDEX) if p]
@@ -594,7 +591,8 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
             memory.atomic_write(root, memory.INDEX, index_bytes)
         _crash("undo-write")
         # Even with nothing left to remove, the (then empty) commit carries the trailer for reconcile.
-        subject = repo.commit(sha).summary if gitops.commit_exists(repo, sha) else f"dreamtui: remember {cand.id}"
+        subject = (_text(repo.commit(sha).summary) if gitops.commit_exists(repo, sha)
+                   else f"dreamtui: remember {cand.id}")
         committed = gitops.commit_paths(repo, list(changes), f'Revert "{subject}"',
                                         {gitops.TRAILER_UNDO: cand.id}, body=f"This reverts commit {sha}.")
         revert_sha = committed.sha
@@ -672,7 +670,8 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
         cid, action = intent["candidate_id"], intent["action"]
         known = {r["commit_sha"] for r in ledger.query("SELECT commit_sha FROM decisions WHERE candidate_id = ? "
                                                       "AND commit_sha IS NOT NULL", (cid,))}
-        latest = (events.get(cid) or [None])[0]
+        history = events.get(cid)
+        latest = history[0] if history else None
         payload = json.loads(intent["payload"] or "{}")
         cand = ledger.get_candidate(cid)
         found = latest[1] if latest is not None and latest[0] == action and latest[1] not in known else None
@@ -696,7 +695,7 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
                     _record_undo(c, cand, payload.get("decision"), found)
                     report.undone.append(cid)
                 c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
-            root = Path(repo.working_tree_dir)
+            root = gitops.work_tree(repo)
             memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else ""
                                             for p in json.loads(intent["paths"])])
             continue
