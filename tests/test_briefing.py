@@ -13,12 +13,14 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.cli_world import porcelain
 
 from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import briefing, decisions
-from dreamtui.core.memory.briefing import BriefingError, SessionSource
+from dreamtui.core.memory.briefing import BriefingError, SessionSource, write_briefing
 from dreamtui.core.models import Candidate, Digest, Turn, candidate_id
 
 ACME = "-home-kim-acme"
@@ -317,3 +319,15 @@ def test_history_lists_committed_versions(config: Config, ledger: Ledger) -> Non
 def test_clean_keeps_one_printable_line() -> None:
     assert briefing.clean("a\x1b[31mred\x1b[0m `x`\nb") == "ared 'x' b"
     assert len(briefing.clean("word " * 100)) <= briefing.ITEM_CHARS
+
+
+@pytest.mark.usefixtures("git_home")
+def test_briefing_refuses_to_overwrite_a_persons_edit(config: Config, ledger: Ledger) -> None:
+    write_briefing(config, ledger, "# Briefing\n\n- one\n", "Briefing one", {"Dreamtui-Briefing": "1"})
+    path = config.memory / "briefing.md"
+    with path.open("a") as fh:
+        fh.write("- my own note\n")
+    before = porcelain(config.memory)
+    with pytest.raises(MemoryRepoError, match="briefing.md .*uncommitted changes"):
+        write_briefing(config, ledger, "# Briefing\n\n- two\n", "Briefing two", {"Dreamtui-Briefing": "2"})
+    assert porcelain(config.memory) == before

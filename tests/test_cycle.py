@@ -685,3 +685,5 @@ def test_cycle_stats_read_typed_and_stored_without_losing_keys() -> None:
     out = stats.to_json()
     assert out["written_by_a_newer_version"] == [1] and out["kept"] == 3
     assert "review_path" not in out and "pid" not in out  # a partial update never erases a stored key
+
+

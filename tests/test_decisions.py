@@ -10,30 +10,18 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.candidates import make_pending as make
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory.frontmatter import parse, validate
-from dreamtui.core.models import Candidate, Match
+from dreamtui.core.models import Candidate
 
 NOW = "2026-02-03T09:15:00Z"
 
 
-def make(ledger: Ledger, n: int = 1, **kw: object) -> Candidate:
-    """Put a pending candidate in the ledger."""
-    fields: dict[str, object] = dict(
-        id=f"c{n:011d}", session="sess-42", project="-home-me-shop", transcript="/t/sess-42.jsonl",
-        claim=f"Run the migrations before the tests {n}", why="the schema drifts otherwise",
-        how_to_apply="make migrate && pytest", type="feedback", scope="global",
-        quote="please always run migrations first", extractor="anthropic", model="claude-x",
-        provenance="person", matches=[Match("/t/sess-42.jsonl", 17, "u17", None, "person")],
-        created_at="2026-02-03T08:00:00Z")
-    fields.update(kw)
-    cand = Candidate(**fields)  # type: ignore[arg-type]
-    ledger.put_candidate(cand)
-    return cand
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_tui_helpers import make_config, wait_for
-from test_tui_queue import plain, screen_text
+from fakes.tui import make_config, plain, screen_text, wait_for
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, Match

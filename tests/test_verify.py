@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import write_records
 
 from dreamtui.cli.main import cli
+from dreamtui.core.config import Config
 from dreamtui.core.gate.verify import MIN_WORDS, normalize, verify_quote
 from dreamtui.core.ingest.transcripts import session_files
 
@@ -256,3 +258,16 @@ def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path)
     short = verify_quote("我不希望创建", [path])  # six characters are three words: too easy to find by chance
     assert not short.verified and "too short (3 words" in short.reason
     assert not verify_quote("我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]).verified
+
+
+@pytest.mark.usefixtures("git_home")
+def test_verify_a_quote_with_a_lone_surrogate(config: Config) -> None:
+    from dreamtui.core.gate.verify import verify_quote
+
+    text = "Always run the migrations before the test suite \udcff because the schema drifts otherwise."
+    path = write_records(config.transcripts / "acme", [("user", text)])
+    assert verify_quote("the test suite \udcff because the schema drifts", [path]).verified
+    assert not verify_quote("\udcff\udcfe one two three four five six", [path]).verified
+    result = CliRunner().invoke(cli, ["verify", str(path), "\udcff\udcfe one two three four five six"])
+    assert result.exit_code == 1, result.output
+    assert "not verified" in result.output

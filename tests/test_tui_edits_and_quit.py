@@ -9,8 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import SIZE, commits, make_config, open_queue, wait_for
-from test_tui_queue import screen_text, status_of
+from fakes.tui import SIZE, commits, make_config, open_queue, screen_text, status_of, wait_for
 
 from dreamtui.core.dream import cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
