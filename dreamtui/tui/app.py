@@ -100,6 +100,7 @@ class DreamApp(App):
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
         self._watcher: Any = None
         self._live_offsets: dict[Path, int] = {}
+        self._tail_lock = threading.Lock()
         self._skip_notices: set[str] = set()
         self.cycle_running = False
         self._queue_screen: QueueScreen | None = None
@@ -446,14 +447,24 @@ class DreamApp(App):
         self.action_dream(message.project, "goodnight")
 
     def on_transcripts_changed(self, message: TranscriptsChanged) -> None:
-        lines: list[Text] = []
-        for path in message.paths:
-            lines.extend(self.read_new_lines(Path(path)))
-        screen = self.queue_screen()
-        if lines and screen is not None:
-            screen.live_lines(lines[-LIVE_MAX_LINES_PER_EVENT:])
+        self._tail_new_lines([Path(path) for path in message.paths])
         if not isinstance(self.screen, QueueScreen) and getattr(self.screen, "SHOWS_TRANSCRIPTS", False):
             self.screen.reload()  # type: ignore[attr-defined]
+
+    @work(thread=True, exit_on_error=False, group="tail")
+    def _tail_new_lines(self, paths: list[Path]) -> None:
+        """Read what was appended to ``paths`` off the UI thread, then show it in the live tail."""
+        with self._tail_lock:  # one reader at a time: each line is shown once
+            lines: list[Text] = []
+            for path in paths:
+                lines.extend(self.read_new_lines(path))
+        if lines:
+            self.call_from_thread(self._show_live_lines, lines[-LIVE_MAX_LINES_PER_EVENT:])
+
+    def _show_live_lines(self, lines: list[Text]) -> None:
+        screen = self.queue_screen()
+        if screen is not None:
+            screen.live_lines(lines)
 
     def read_new_lines(self, path: Path) -> list[Text]:
         """The complete lines appended to ``path`` since it was last read here, one Text each."""
