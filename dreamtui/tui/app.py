@@ -30,6 +30,7 @@ from dreamtui.tui.messages import (
     DecisionDone,
     DecisionFailed,
     GoodnightHeard,
+    MemoryReverted,
     PathSkipped,
     TranscriptsChanged,
 )
@@ -431,6 +432,13 @@ class DreamApp(App):
             return
         for path, (size, _mtime) in self._watcher.initial.items():  # regular files only
             self._live_offsets[path] = size
+
+    def on_memory_reverted(self, _message: MemoryReverted) -> None:
+        """A memory screen reverted a memory: the queue shows its proposal again when next shown."""
+        screen = self.queue_screen()
+        if screen is not None:
+            screen.stale = True
+        self.refresh_status()
 
     def on_path_skipped(self, message: PathSkipped) -> None:
         self.notice_skipped([message.notice])

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from dreamtui.tui.messages import MemoryReverted
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.literal import literal, literal_text
@@ -90,18 +91,14 @@ class MemoryScreen(BaseScreen):
         def done(yes: bool | None) -> None:
             if not yes:
                 return
-            app = self.dream_app
             try:
-                note = self.workspace.revert_memory(rel).summary
+                result = self.workspace.revert_memory(rel)
             except Exception as exc:  # noqa: BLE001 - shown as a notification
-                app.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
+                self.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
                 return
-            app.notify(note)
-            queue = app.queue_screen()
-            if queue is not None:
-                queue.stale = True
+            self.notify(result.summary)
             self.reload()
-            app.refresh_status()
+            self.app.post_message(MemoryReverted(result.candidate_id))
 
         self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
                              done)
