@@ -39,7 +39,7 @@ def git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def tui_setup(tmp_path: Path):
     """The app's test world: a config in tmp_path, its ledger, and the ids of the sample proposals."""
-    from test_tui_helpers import add_candidates, make_config
+    from fakes.tui import add_candidates, make_config
 
     cfg = make_config(tmp_path)
     led = Ledger.open(cfg.state)

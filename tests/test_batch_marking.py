@@ -109,7 +109,7 @@ def test_collected_content_is_not_extracted_again_and_a_failed_request_gives_its
 
     # a dream cycle while the batch runs does not extract the submitted content
     first = run_cycle(config, ledger, project=SHOP, date="2026-03-10")
-    assert first.stats["sessions_new"] == 0 and ledger.list_candidates() == []
+    assert first.stats.sessions_new == 0 and ledger.list_candidates() == []
 
     # the person goes on in session 1 after the submit: that part was never in the batch
     append_person(one, LATER)
@@ -132,7 +132,7 @@ def test_collected_content_is_not_extracted_again_and_a_failed_request_gives_its
     # the next cycle extracts only what the batch did not: session 1's new line, all of session 2
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     second = run_cycle(config, ledger, project=SHOP, date="2026-03-11")
-    assert second.stats["sessions_new"] == 2 and second.stats["branches"] == 2
+    assert second.stats.sessions_new == 2 and second.stats.branches == 2
     ranges_1 = extractions(ledger, one)
     assert [(r["start_offset"], r["end_offset"]) for r in ranges_1] == [(0, size_1), (size_1, one.stat().st_size)]
     assert ranges_1[1]["extractor"] == "heuristic"
@@ -146,14 +146,14 @@ def test_collected_content_is_not_extracted_again_and_a_failed_request_gives_its
 
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
     third = run_cycle(config, ledger, project=SHOP, date="2026-03-12")
-    assert third.stats["sessions_new"] == 0
+    assert third.stats.sessions_new == 0
 
 
 def test_only_the_undreamed_part_is_reserved_and_given_back(config: Config, ledger: Ledger,
                                                            server: FakeAnthropic) -> None:
     one, _two = sessions(config)
     first = run_cycle(config, ledger, project=SHOP, date="2026-03-10")  # dreams both sessions offline
-    assert first.stats["sessions_new"] == 2
+    assert first.stats.sessions_new == 2
     dreamed = one.stat().st_size
     append_person(one, LATER)
 
@@ -190,7 +190,7 @@ def test_a_dream_cycle_that_collects_an_ad_hoc_batch_records_it_without_extracti
     server.script.append(Reply(200, message("## Working on\n- billing\n", input_tokens=1, output_tokens=1,
                                             cache_read=0)))  # the briefing
     record = run_cycle(cfg, ledger, project=SHOP, date="2026-03-10")
-    assert record.stats.get("batch_sessions_collected") == 2 and record.stats["sessions_new"] == 0
+    assert record.stats.batch_sessions_collected == 2 and record.stats.sessions_new == 0
     assert [c.quote for c in ledger.list_candidates(status="pending")] == [QUOTE_1]
     assert sorted((r["start_offset"], r["end_offset"]) for r in extractions(ledger, one) + extractions(ledger, two)) \
         == sorted([(0, one.stat().st_size), (0, two.stat().st_size)])

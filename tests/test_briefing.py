@@ -13,12 +13,14 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.cli_world import porcelain
 
 from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import briefing, decisions
-from dreamtui.core.memory.briefing import BriefingError, SessionSource
+from dreamtui.core.memory.briefing import BriefingError, SessionSource, write_briefing
 from dreamtui.core.models import Candidate, Digest, Turn, candidate_id
 
 ACME = "-home-kim-acme"
@@ -118,7 +120,7 @@ def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(
                      "dates in the exports stay stable", "Always run the exporter tests with the frozen clock")
     decisions.accept(config, ledger, accepted.id)
     record_ = run_cycle(config, ledger, project=ACME)
-    assert record_.status == "completed" and record_.stats["briefing_status"] == "pending"
+    assert record_.status == "completed" and record_.stats.briefing_status == "pending"
     proposal = briefing.waiting_proposal(ledger)
     assert proposal is not None
     lowered = proposal.text.lower()
@@ -231,8 +233,8 @@ def test_a_newer_version_supersedes_the_waiting_one_and_an_unchanged_one_is_not_
                                      "twice when they press the button quickly.")], session=OTHER)
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     second = run_cycle(config, ledger, project=ACME)
-    p1 = briefing.get_proposal(ledger, first.stats["briefing_proposal"])
-    p2 = briefing.get_proposal(ledger, second.stats["briefing_proposal"])
+    p1 = briefing.get_proposal(ledger, first.stats.briefing_proposal)
+    p2 = briefing.get_proposal(ledger, second.stats.briefing_proposal)
     assert (p1.status, p1.reason, p2.status) == ("superseded", f"superseded by #{p2.id}", "pending")  # type: ignore[union-attr]
     briefing.accept_briefing(config, ledger)
     sessions = [SessionSource(Digest(SESSION, ACME), ())]
@@ -294,7 +296,7 @@ def test_a_cycle_under_an_active_promotion_writes_the_briefing_itself(config: Co
     write_session(config, TURNS)
     nothing = (sys.executable, "-c", "import json, sys; json.load(sys.stdin); print(json.dumps({'candidates': []}))")
     record_ = run_cycle(replace(config, extractor="command", command=nothing), ledger, project=ACME)
-    assert record_.stats["briefing_status"] == "auto-written" and record_.stats["briefing_commit"]
+    assert record_.stats.briefing_status == "auto-written" and record_.stats.briefing_commit
     assert (config.memory / "briefing.md").is_file()
     log = subprocess.run(["git", "-C", str(config.memory), "log", "--format=%B", "-1", "--", "briefing.md"],
                          capture_output=True, text=True, check=True).stdout
@@ -317,3 +319,15 @@ def test_history_lists_committed_versions(config: Config, ledger: Ledger) -> Non
 def test_clean_keeps_one_printable_line() -> None:
     assert briefing.clean("a\x1b[31mred\x1b[0m `x`\nb") == "ared 'x' b"
     assert len(briefing.clean("word " * 100)) <= briefing.ITEM_CHARS
+
+
+@pytest.mark.usefixtures("git_home")
+def test_briefing_refuses_to_overwrite_a_persons_edit(config: Config, ledger: Ledger) -> None:
+    write_briefing(config, ledger, "# Briefing\n\n- one\n", "Briefing one", {"Dreamtui-Briefing": "1"})
+    path = config.memory / "briefing.md"
+    with path.open("a") as fh:
+        fh.write("- my own note\n")
+    before = porcelain(config.memory)
+    with pytest.raises(MemoryRepoError, match="briefing.md .*uncommitted changes"):
+        write_briefing(config, ledger, "# Briefing\n\n- two\n", "Briefing two", {"Dreamtui-Briefing": "2"})
+    assert porcelain(config.memory) == before

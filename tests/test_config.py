@@ -122,3 +122,41 @@ def test_cli_config_shows_every_setting_and_whether_claude_judges_duplicates(tmp
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
     result = CliRunner().invoke(cli, ["--config", str(toml), "config"])
     assert "extractor: anthropic" in result.output and "dedup_judge: auto (on" in result.output
+
+
+@pytest.mark.usefixtures("git_home")
+@pytest.mark.parametrize("text, message", [
+    ("min_person_chars = 1e400", "'min_person_chars' must be a whole number"),
+    ("concurrency = true", "'concurrency' must be a whole number"),
+    ("concurrency = 2.5", "'concurrency' must be a whole number"),
+    ("quiet_minutes = nan", "'quiet_minutes' must be a finite number"),
+    ("quiet_minutes = -inf", "'quiet_minutes' must be a finite number"),
+    ("command_timeout = 0", "'command_timeout' must be a finite number above 0"),
+    ("rescan_seconds = -1", "'rescan_seconds' must be a finite number above 0"),
+    ("model = 5", "'model' must be a string"),
+])
+def test_unusable_config_values_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(text + "\n")
+    result = CliRunner().invoke(cli, ["--config", str(cfg), "config"])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.usefixtures("git_home")
+def test_usable_config_values_still_load(tmp_path: Path) -> None:
+    from dreamtui.core.config import load_config
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('concurrency = 3.0\nquiet_minutes = 0\nmin_person_chars = "40"\n')
+    loaded = load_config(cfg)
+    assert (loaded.concurrency, loaded.quiet_minutes, loaded.min_person_chars) == (3, 0.0, 40)
+
+
+@pytest.mark.usefixtures("git_home")
+def test_config_shows_paths_with_escape_codes_escaped(tmp_path: Path) -> None:
+    odd = tmp_path / "mem\x1b]0;T\x07ory"
+    result = CliRunner().invoke(cli, ["--memory", str(odd), "--state", str(tmp_path / "s"), "config"])
+    assert result.exit_code == 0
+    assert "\x1b" not in result.output and "mem\\x1b]0;T\\x07ory" in result.output

@@ -27,6 +27,7 @@ from dreamtui.core.dream.cycle import (
     waking_message,
     yield_floor_active,
 )
+from dreamtui.core.dream.cycle_stats import CycleStats
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.errors import ConfigError, CycleBusy
 from dreamtui.core.ledger import Ledger
@@ -79,7 +80,8 @@ def test_a_killed_holder_releases_the_lock(config: Config) -> None:
     code = textwrap.dedent(f"""
         import sys, time
         from dreamtui.core.dream.lock import CycleLock
-        CycleLock({str(config.lock_path)!r}).acquire()
+        lock = CycleLock({str(config.lock_path)!r})  # held while referenced, until the process dies
+        lock.acquire()
         print("held", flush=True)
         time.sleep(60)
     """)
@@ -105,8 +107,8 @@ def test_a_quiet_day_ends_at_light_sleep(config: Config, ledger: Ledger) -> None
     assert (record.status, record.depth, record.date, record.chat_id) == ("completed", "shallow", DAY, "*")
     assert [p["name"] for p in record.phases] == ["light", "wake"]
     assert record.phases[0]["counts"]["signal"] == "wake"
-    assert record.stats["sessions_new"] == 1 and record.stats["sessions_quiet"] == 1
-    assert "branches" not in record.stats
+    assert record.stats.sessions_new == 1 and record.stats.sessions_quiet == 1
+    assert record.stats.branches == 0 and not any(p["name"] == "branch" for p in record.phases)
     assert not (config.memory / "briefing.md").exists()
     assert {e[0] for e in events} == {"light", "wake"}
     # nothing was marked dreamed: the few words wait for the next cycle
@@ -121,8 +123,8 @@ def test_sessions_still_being_written_are_deferred(config: Config, ledger: Ledge
         os.utime(p, (recent, recent))
     record = run_cycle(config, ledger, project=ACME)
     assert record.depth == "shallow"
-    assert record.stats["sessions_deferred"] == 2
-    assert record.stats["sessions_digested"] == 0
+    assert record.stats.sessions_deferred == 2
+    assert record.stats.sessions_digested == 0
 
 
 def test_an_unknown_project_is_a_clear_error_and_records_nothing(config: Config, ledger: Ledger) -> None:
@@ -210,21 +212,21 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
     s = record.stats
     assert (record.status, record.depth, record.chat_id) == ("completed", "deep", ACME)
     assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
-    assert (s["sessions_new"], s["sparks"], s["branches"], s["extraction_errors"]) == (2, 2, 2, 0)
-    assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (5, 3, 2, 1)
-    assert s["dropped"] == {"duplicate-pending": 1, "unverified": 2}
+    assert (s.sessions_new, s.sparks, s.branches, s.extraction_errors) == (2, 2, 2, 0)
+    assert (s.surfaced, s.verified, s.kept, s.duplicates) == (5, 3, 2, 1)
+    assert s.dropped == {"duplicate-pending": 1, "unverified": 2}
     # the same lesson in two sessions: one candidate, corroborated by the other session
     uv = [c for c in ledger.list_candidates(status="pending") if c.quote == UV]
-    assert len(uv) == 1 and uv[0].corroborated == 1 and s["corroborated"] == 1
+    assert len(uv) == 1 and uv[0].corroborated == 1 and s.corroborated == 1
     assert {c.cycle_id for c in ledger.list_candidates()} == {record.id}
-    assert s["model_calls"] == 0 and s["extractor"] == "command"
+    assert s.model_calls == 0 and s.extractor == "command"
 
     review = config.memory / "reviews" / f"review-{DAY}.md"
-    assert s["review_path"] == str(review) and UV[:40] in review.read_text()
+    assert s.review_path == str(review) and UV[:40] in review.read_text()
     # the briefing waits for a person: built, stored as pending, not written into memory
-    assert s["briefing_status"] == "pending" and s["briefing_commit"] is None
+    assert s.briefing_status == "pending" and s.briefing_commit is None
     assert not (config.memory / "briefing.md").exists()
-    proposal = briefing.get_proposal(ledger, s["briefing_proposal"])
+    proposal = briefing.get_proposal(ledger, s.briefing_proposal)
     assert proposal is not None and proposal.status == "pending" and proposal.cycle_id == record.id
     assert "invoice exporter" in proposal.text and len(proposal.text.splitlines()) <= 80
 
@@ -250,10 +252,10 @@ def test_a_busy_day_with_the_offline_heuristic_extractor(config: Config, ledger:
     record = run_cycle(replace(config, extractor="heuristic"), ledger, project=ACME)
     s = record.stats
     assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
-    assert s["extractor"] == "heuristic" and s["branches"] == 2 and s["kept"] >= 1
-    assert s["surfaced"] == s["kept"] + sum(s["dropped"].values())
-    assert s["kept"] == len(ledger.list_candidates(status="pending"))
-    assert (config.memory / "reviews" / f"review-{DAY}.md").exists() and s["briefing_status"] == "pending"
+    assert s.extractor == "heuristic" and s.branches == 2 and s.kept >= 1
+    assert s.surfaced == s.kept + sum(s.dropped.values())
+    assert s.kept == len(ledger.list_candidates(status="pending"))
+    assert (config.memory / "reviews" / f"review-{DAY}.md").exists() and s.briefing_status == "pending"
 
 
 def test_projects_with_new_content(config: Config, ledger: Ledger) -> None:
@@ -275,8 +277,8 @@ def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     second = run_cycle(config, ledger, project=ACME)
     assert second.date == "2026-03-11" and second.depth == "deep"
-    assert (second.stats["sessions_new"], second.stats["branches"], second.stats["kept"]) == (1, 1, 1)
-    assert second.stats["dropped"] == {"unverified": 1}
+    assert (second.stats.sessions_new, second.stats.branches, second.stats.kept) == (1, 1, 1)
+    assert second.stats.dropped == {"unverified": 1}
     new = [c for c in ledger.list_candidates(status="pending") if c.cycle_id == second.id]
     assert len(ledger.list_candidates()) == before + 1 and ["generated files" in c.quote for c in new] == [True]
     ranges = ledger.query("SELECT start_offset, end_offset FROM extractions WHERE cycle_id = ?", (second.id,))
@@ -284,7 +286,7 @@ def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
     assert promotion.overlapping_extractions(ledger) == []
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
     third = run_cycle(config, ledger, project=ACME)  # nothing new: wakes at light sleep
-    assert third.depth == "shallow" and third.stats["sessions_new"] == 0
+    assert third.depth == "shallow" and third.stats.sessions_new == 0
 
 
 def test_a_quiet_days_words_wait_for_the_next_cycle(config: Config, ledger: Ledger,
@@ -297,7 +299,7 @@ def test_a_quiet_days_words_wait_for_the_next_cycle(config: Config, ledger: Ledg
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     record = run_cycle(config, ledger)
     assert record.depth == "deep"
-    assert record.stats["person_chars"] == len("ok") + len("thanks") + len(words)
+    assert record.stats.person_chars == len("ok") + len("thanks") + len(words)
     rows = ledger.query("SELECT start_offset, end_offset FROM extractions")
     assert [(r["start_offset"], r["end_offset"]) for r in rows] == [(0, path.stat().st_size)]
 
@@ -313,11 +315,11 @@ def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Led
         "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n")
     record = run_cycle(config, ledger, project=ACME)
     assert record.depth == "deep"
-    assert (record.stats["sparks"], record.stats["covered"], record.stats["branches"]) == (0, 1, 0)
+    assert (record.stats.sparks, record.stats.covered, record.stats.branches) == (0, 1, 0)
     assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
     assert ledger.query("SELECT * FROM extractions") == []
     assert ledger.query("SELECT dreamed_offset, size FROM files")[0]["dreamed_offset"] > 0
-    assert record.stats["briefing_status"] == "pending"  # the memory file is its "Decided" line
+    assert record.stats.briefing_status == "pending"  # the memory file is its "Decided" line
     assert "deploy failures — source: `deploys.md`" in briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
 
 
@@ -335,7 +337,7 @@ def test_only_this_projects_or_global_memories_cover_a_session(config: Config, l
         "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n")
     record = run_cycle(config, ledger, project=ACME)
     # another project's memory says nothing about whether this project already knows the lesson
-    assert (record.stats["covered"], record.stats["sparks"]) == ((1, 0) if covered else (0, 1))
+    assert (record.stats.covered, record.stats.sparks) == ((1, 0) if covered else (0, 1))
 
 
 def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Ledger, tmp_path: Path) -> None:
@@ -348,8 +350,8 @@ def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Led
     assert "every extraction failed" in (failed.error_message or "")
     assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0") == []  # nothing marked dreamed
     retried = run_cycle(config, ledger, project=ACME)
-    assert (retried.id, retried.status, retried.stats["attempt"]) == (failed.id, "completed", 2)
-    assert retried.stats["kept"] == 2
+    assert (retried.id, retried.status, retried.stats.attempt) == (failed.id, "completed", 2)
+    assert retried.stats.kept == 2
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
 
@@ -365,10 +367,10 @@ def test_a_cycle_that_failed_in_rem_finishes_rem_on_retry(config: Config, ledger
     extractions = len(ledger.query("SELECT * FROM extractions"))
     retried = run_cycle(config, ledger, project=ACME)
     assert retried.status == "completed" and retried.depth == "deep"
-    assert retried.stats["kept"] == 2 and retried.stats["branches"] == 2  # the first attempt's work counts
+    assert retried.stats.kept == 2 and retried.stats.branches == 2  # the first attempt's work counts
     assert len(ledger.query("SELECT * FROM extractions")) == extractions  # nothing extracted twice
     assert (config.memory / "reviews" / f"review-{DAY}.md").exists()
-    assert retried.stats["briefing_status"] == "pending"
+    assert retried.stats.briefing_status == "pending"
 
 
 def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -381,14 +383,14 @@ def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monk
     recent = WRITTEN + 3540
     os.utime(path, (recent, recent))
     first = run_cycle(config, ledger, project=ACME)
-    assert first.depth == "shallow" and first.stats["sessions_deferred"] == 1
+    assert first.depth == "shallow" and first.stats.sessions_deferred == 1
     with path.open("ab") as fh:
         fh.write((source / f"{session}-part2.jsonl").read_bytes())
     os.utime(path, (recent, recent))
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T00:00:00Z")
     record = run_cycle(config, ledger, project=ACME)  # 2 minutes after the last write, but good night
-    assert record.depth == "deep" and record.stats["goodnight"] is True
-    assert record.stats["sessions_deferred"] == 0 and record.stats["branches"] == 1
+    assert record.depth == "deep" and record.stats.goodnight is True
+    assert record.stats.sessions_deferred == 0 and record.stats.branches == 1
 
 
 def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -404,11 +406,11 @@ def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkey
         calls = server.calls()
     s = record.stats
     # the briefing is built from its sources by code: no model call writes it
-    assert len(calls) == 2 and s["extractor"] == "anthropic" and s["model"] == config.model
-    assert (s["model_calls"], s["input_tokens"], s["output_tokens"], s["cached_tokens"]) == (2, 2000, 200, 1600)
-    assert (s["surfaced"], s["verified"], s["kept"], s["duplicates"]) == (4, 2, 1, 1)
-    assert s["dropped"] == {"unverified": 2, "duplicate-pending": 1}
-    assert s["corroborated"] == 1 and s["briefing_status"] == "pending"
+    assert len(calls) == 2 and s.extractor == "anthropic" and s.model == config.model
+    assert (s.model_calls, s.input_tokens, s.output_tokens, s.cached_tokens) == (2, 2000, 200, 1600)
+    assert (s.surfaced, s.verified, s.kept, s.duplicates) == (4, 2, 1, 1)
+    assert s.dropped == {"unverified": 2, "duplicate-pending": 1}
+    assert s.corroborated == 1 and s.briefing_status == "pending"
     assert "2 calls; tokens 2000 in, 200 out, 1600 cached" in waking_message(record)
     assert "4 surfaced, 2 verified, 3 dropped (duplicate-pending 1, unverified 2)" in waking_message(record)
 
@@ -438,7 +440,7 @@ def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: 
     assert "Dependencies are installed with uv" in judge_request
     (cand,) = ledger.list_candidates(status="pending")
     assert (cand.duplicate_of, cand.duplicate_judged) == ("tools.md", "same")
-    assert (record.stats["judged"], record.stats["judged_same"], record.stats["suspected"]) == (1, 1, 1)
+    assert (record.stats.judged, record.stats.judged_same, record.stats.suspected) == (1, 1, 1)
     assert "Dedup judge (model): 1 judged, 1 the same lesson" in waking_message(record)
 
 
@@ -474,7 +476,7 @@ def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(config: Con
         server.script.append(Reply(200, message({"verdicts": [{"item": 1, "same_as": 0, "reason": "new"}]})))
         server.script.append(Reply(200, message("## Working on\n- uv\n")))
         record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
-    assert record.status == "completed" and record.stats["judged"] == 1
+    assert record.status == "completed" and record.stats.judged == 1
     assert writable == [True]
 
 
@@ -511,8 +513,8 @@ def test_a_cycle_over_the_real_corpus(config: Config, ledger: Ledger, corpus: Pa
     cfg = replace(config, transcripts=corpus)
     record = run_cycle(cfg, ledger)
     assert record.status == "completed" and record.depth == "deep"
-    assert record.stats["sessions_new"] >= 6 and record.stats["branches"] >= 1
-    assert record.stats["kept"] == len(ledger.list_candidates(status="pending"))
+    assert record.stats.sessions_new >= 6 and record.stats.branches >= 1
+    assert record.stats.kept == len(ledger.list_candidates(status="pending"))
     assert promotion.overlapping_extractions(ledger) == []
     assert len(briefing.waiting_proposal(ledger).text.splitlines()) <= 80  # type: ignore[union-attr]
     with pytest.raises(CycleAlreadyDone):
@@ -525,11 +527,11 @@ def test_a_quiet_session_finished_long_ago_is_settled(config: Config, ledger: Le
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")  # two days after its last write
     record = run_cycle(config, ledger)
     assert record.depth == "shallow"
-    assert (record.stats["sessions_quiet"], record.stats["sessions_settled"]) == (1, 1)
+    assert (record.stats.sessions_quiet, record.stats.sessions_settled) == (1, 1)
     assert "1 too quiet (1 of them settled)" in waking_message(record)
     assert ledger.query("SELECT * FROM extractions") == []  # settled, not extracted
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-13T23:00:00Z")
-    assert run_cycle(config, ledger).stats["sessions_new"] == 0
+    assert run_cycle(config, ledger).stats.sessions_new == 0
 
 
 def test_a_cycle_left_running_by_a_killed_process_is_retried(config: Config, ledger: Ledger) -> None:
@@ -538,8 +540,8 @@ def test_a_cycle_left_running_by_a_killed_process_is_retried(config: Config, led
         c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
                   "VALUES (?, ?, 'running', ?, NULL, '{}')", (ACME, DAY, "2026-03-10T22:30:00Z"))
     record = run_cycle(config, ledger, project=ACME)
-    assert (record.id, record.status, record.stats["attempt"]) == (1, "completed", 2)
-    assert record.stats["kept"] == 2
+    assert (record.id, record.status, record.stats.attempt) == (1, "completed", 2)
+    assert record.stats.kept == 2
 
 
 def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, ledger: Ledger,
@@ -552,7 +554,7 @@ def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, 
     os.utime(path, (WRITTEN + 86_400, WRITTEN + 86_400))
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     record = run_cycle(config, ledger, project=ACME)
-    assert (record.depth, record.stats["branches"], record.stats["kept"]) == ("deep", 1, 1)
+    assert (record.depth, record.stats.branches, record.stats.kept) == ("deep", 1, 1)
     row = ledger.query("SELECT offset, dreamed_offset, resets FROM files WHERE path = ?", (str(path),))[0]
     assert row["dreamed_offset"] == row["offset"] == path.stat().st_size and row["resets"] == 1
 
@@ -569,11 +571,11 @@ def test_a_day_that_only_deferred_sessions_may_dream_again(tmp_path, monkeypatch
         os.utime(f, (fresh, fresh))
     led = Ledger.open(cfg.state)
     first = cycle.run_cycle(cfg, led)
-    assert first.depth == "shallow" and first.stats["sessions_deferred"] > 0
+    assert first.depth == "shallow" and first.stats.sessions_deferred > 0
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T13:00:00Z")
     second = cycle.run_cycle(cfg, led)
     assert second.id == first.id
-    assert second.depth == "deep" and second.stats["kept"] > 0
+    assert second.depth == "deep" and second.stats.kept > 0
     led.close()
 
 
@@ -596,8 +598,8 @@ def test_batch_mode_submits_today_and_a_later_cycle_collects(config: Config, led
 
         first = run_cycle(cfg, ledger, project=ACME, date=DAY)
         s1 = first.stats
-        assert s1["batch_submitted"].startswith("msgbatch_") and s1["batch_sessions_submitted"] == 2
-        assert s1["kept"] == 0 and ledger.list_candidates() == []
+        assert s1.batch_submitted.startswith("msgbatch_") and s1.batch_sessions_submitted == 2
+        assert s1.kept == 0 and ledger.list_candidates() == []
         assert len(server.calls("/v1/messages/batches")) == 1
         waiting = ledger.query("SELECT path, size, dreamed_offset FROM files WHERE project = ?", (ACME,))
         assert waiting and all(r["dreamed_offset"] == r["size"] for r in waiting)  # reserved at submit
@@ -606,9 +608,9 @@ def test_batch_mode_submits_today_and_a_later_cycle_collects(config: Config, led
         monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
         second = run_cycle(cfg, ledger, project=ACME, date="2026-03-11")  # nothing new: collects only
         s2 = second.stats
-        assert s2["batch_sessions_collected"] == 2 and "batch_submitted" not in s2
-        assert (s2["surfaced"], s2["kept"]) == (4, 1)
-        assert s2["dropped"]["unverified"] == 2
+        assert s2.batch_sessions_collected == 2 and s2.batch_submitted is None
+        assert (s2.surfaced, s2.kept) == (4, 1)
+        assert s2.dropped["unverified"] == 2
         kept = ledger.list_candidates(status="pending")
         assert [c.quote for c in kept] == [UV] and kept[0].extractor == "anthropic"
         rows = ledger.query("SELECT candidates, error FROM extractions WHERE project = ?", (ACME,))
@@ -635,12 +637,12 @@ def test_a_failed_batch_request_gives_its_session_back(config: Config, ledger: L
         run_cycle(cfg, ledger, project=ACME, date=DAY)
         monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
         second = run_cycle(cfg, ledger, project=ACME, date="2026-03-11")
-        assert second.stats["extraction_errors"] == 2 and second.stats["batch_sessions_collected"] == 0
+        assert second.stats.extraction_errors == 2 and second.stats.batch_sessions_collected == 0
         rows = ledger.query("SELECT dreamed_offset FROM files WHERE project = ?", (ACME,))
         assert rows and all(r["dreamed_offset"] == 0 for r in rows)  # given back, not lost
         monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
         third = run_cycle(cfg, ledger, project=ACME, date="2026-03-12")
-        assert third.stats["batch_sessions_submitted"] == 2  # the next cycle submits them again
+        assert third.stats.batch_sessions_submitted == 2  # the next cycle submits them again
         assert len(server.calls("/v1/messages/batches")) == 2
 
 
@@ -653,7 +655,7 @@ def test_an_unreadable_transcript_is_named_in_the_waking_message(config: Config,
     assert unreadable == [str(blocked)]
     record = cycle.CycleRecord(id=1, chat_id=ACME, date=DAY, status="completed", started_at=NOW,
                                completed_at=NOW, error_message=None, trigger="manual", depth="shallow",
-                               phases=[], stats={"unreadable_files": unreadable})
+                               phases=[], stats=CycleStats(unreadable_files=unreadable))
     assert "Could not read 1 transcript file(s)" in waking_message(record)
 
 
@@ -672,3 +674,16 @@ def test_the_offline_extractor_names_the_project_by_its_working_directory(config
     pending = ledger.list_candidates(status="pending")
     assert pending
     assert all("acme-web" in c.how_to_apply and ACME not in c.how_to_apply for c in pending)
+
+
+def test_cycle_stats_read_typed_and_stored_without_losing_keys() -> None:
+    stored = {"attempt": 2, "kept": 3, "dropped": {"unverified": 1}, "written_by_a_newer_version": [1],
+              "review_path": None}
+    stats = CycleStats.from_json(stored)
+    assert (stats.attempt, stats.kept, stats.dropped, stats.surfaced, stats.review_path) == (
+        2, 3, {"unverified": 1}, 0, None)
+    out = stats.to_json()
+    assert out["written_by_a_newer_version"] == [1] and out["kept"] == 3
+    assert "review_path" not in out and "pid" not in out  # a partial update never erases a stored key
+
+

@@ -10,30 +10,18 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.candidates import make_pending as make
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory.frontmatter import parse, validate
-from dreamtui.core.models import Candidate, Match
+from dreamtui.core.models import Candidate
 
 NOW = "2026-02-03T09:15:00Z"
 
 
-def make(ledger: Ledger, n: int = 1, **kw: object) -> Candidate:
-    """Put a pending candidate in the ledger."""
-    fields: dict[str, object] = dict(
-        id=f"c{n:011d}", session="sess-42", project="-home-me-shop", transcript="/t/sess-42.jsonl",
-        claim=f"Run the migrations before the tests {n}", why="the schema drifts otherwise",
-        how_to_apply="make migrate && pytest", type="feedback", scope="global",
-        quote="please always run migrations first", extractor="anthropic", model="claude-x",
-        provenance="person", matches=[Match("/t/sess-42.jsonl", 17, "u17", None, "person")],
-        created_at="2026-02-03T08:00:00Z")
-    fields.update(kw)
-    cand = Candidate(**fields)  # type: ignore[arg-type]
-    ledger.put_candidate(cand)
-    return cand
 
 
 @pytest.fixture(autouse=True)
@@ -183,14 +171,14 @@ def test_unknown_and_non_pending_candidates(config: Config, ledger: Ledger) -> N
     with pytest.raises(decisions.DecisionError, match="no candidate with id 'nope'"):
         decisions.accept(config, ledger, "nope")
     cand = make(ledger)
-    decisions.reject(config, ledger, cand.id, "wrong", "not true")
+    decisions.reject(ledger, cand.id, "wrong", "not true")
     with pytest.raises(decisions.DecisionError, match="is rejected, not pending"):
         decisions.accept(config, ledger, cand.id)
 
 
 def test_reject_and_skip_record_who_and_when(config: Config, ledger: Ledger) -> None:
     a, b, c = make(ledger, 1), make(ledger, 2), make(ledger, 3)
-    decisions.reject(config, ledger, a.id, "not-a-lesson", "just chatter")
+    decisions.reject(ledger, a.id, "not-a-lesson", "just chatter")
     decisions.reject(ledger, b.id, "Too_Specific", "one-off path")  # the short form
     decisions.skip(ledger, c.id)
     rows = ledger.query("SELECT candidate_id, action, category, reason, decided_by, decided_at FROM decisions")
@@ -200,7 +188,7 @@ def test_reject_and_skip_record_who_and_when(config: Config, ledger: Ledger) -> 
         (c.id, "skip", None, None, "person", NOW)]
     assert [ledger.get_candidate(x.id).status for x in (a, b, c)] == ["rejected", "rejected", "pending"]
     with pytest.raises(decisions.DecisionError, match="unknown reject category 'meh'"):
-        decisions.reject(config, ledger, c.id, "meh", "x")
+        decisions.reject(ledger, c.id, "meh", "x")
 
 
 def test_undo_an_accept_is_a_revert_commit(config: Config, ledger: Ledger) -> None:
@@ -226,7 +214,7 @@ def test_undo_an_accept_is_a_revert_commit(config: Config, ledger: Ledger) -> No
 
 def test_undo_a_reject_or_skip_returns_to_pending(config: Config, ledger: Ledger) -> None:
     a, b = make(ledger, 1), make(ledger, 2)
-    decisions.reject(config, ledger, a.id, "wrong", "no")
+    decisions.reject(ledger, a.id, "wrong", "no")
     decisions.skip(ledger, b.id)
     assert decisions.undo_last(config, ledger).action == "skip"
     assert decisions.undo_last(config, ledger).candidate_id == a.id

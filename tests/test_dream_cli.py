@@ -11,11 +11,23 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from fakes.cli_world import LESSON_TURNS, write_records
 
-from dreamtui.core.dream.cycle import YIELD_FLOOR_MESSAGE
+from dreamtui.cli.main import cli
+from dreamtui.core.config import Config
+from dreamtui.core.dream.cycle import (
+    YIELD_FLOOR_MESSAGE,
+    CycleFailed,
+    run_cycle,
+)
+from dreamtui.core.errors import ConfigError
+from dreamtui.core.ledger import Ledger
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
 ACME = "-home-kim-acme"
@@ -240,10 +252,8 @@ def test_watch_dreams_when_the_person_says_good_night(home: Path) -> None:
 
 
 def test_schedule_times() -> None:
-    from datetime import UTC, datetime
 
-    from dreamtui.cli.dream_cmd import next_run, parse_schedule
-    from dreamtui.core.errors import ConfigError
+    from dreamtui.core.dream.daemon import next_run, parse_schedule
 
     assert parse_schedule("03:30") == (3, 30) and parse_schedule(" 23:05 ") == (23, 5)
     for bad in ("3", "24:00", "12:60", "noon", "1:2:3"):
@@ -317,3 +327,82 @@ def test_dream_on_a_terminal_shows_a_live_display_of_phases_with_counts(home: Pa
         assert title in plain
     assert re.search(r"Branching\s.*2/2", plain)  # its count of branches
     assert out.stdout.startswith("Dream cycle #1")  # the waking message on stdout, untouched
+
+
+@pytest.mark.usefixtures("git_home")
+@pytest.mark.parametrize("project", ["..", ".", "", "acme/", "ABS"])
+def test_dream_project_that_is_a_path_is_refused_and_records_nothing(config: Config, ledger: Ledger,
+                                                                     project: str) -> None:
+
+    write_records(config.transcripts / "acme", LESSON_TURNS)
+    if project == "ABS":
+        project = str(config.transcripts / "acme")
+    with pytest.raises(ConfigError, match="no project"):
+        run_cycle(config, ledger, project=project, date="2026-03-10")
+    assert ledger.query("SELECT COUNT(*) AS n FROM dream_cycles")[0]["n"] == 0
+
+
+@pytest.mark.usefixtures("git_home")
+def test_dream_with_a_command_extractor_that_cannot_start_records_nothing(config: Config, ledger: Ledger,
+                                                                          tmp_path: Path) -> None:
+    write_records(config.transcripts / "acme", LESSON_TURNS)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'extractor = "command"\ncommand = "{tmp_path / "no-such-tool"} --json"\n')
+    result = CliRunner().invoke(cli, ["--config", str(cfg), "--transcripts", str(config.transcripts),
+                                      "--memory", str(config.memory), "--state", str(config.state), "dream"])
+    assert result.exit_code == 2, result.output
+    assert "extractor command not found" in result.output
+    assert ledger.query("SELECT COUNT(*) AS n FROM dream_cycles")[0]["n"] == 0
+
+
+@pytest.mark.usefixtures("git_home")
+def test_dream_over_a_transcripts_path_that_is_a_file_says_so(config: Config, ledger: Ledger, tmp_path: Path) -> None:
+
+    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.errors import TranscriptError
+
+    a_file = tmp_path / "projects.txt"
+    a_file.write_text("not a folder\n")
+    with pytest.raises(TranscriptError, match="is not a folder"):
+        run_cycle(replace(config, transcripts=a_file), ledger, date="2026-03-10")
+    with pytest.raises(TranscriptError, match="does not exist"):
+        run_cycle(replace(config, transcripts=tmp_path / "missing"), ledger, date="2026-03-10")
+
+
+@pytest.mark.usefixtures("git_home")
+def test_project_names_with_escape_codes_are_shown_escaped(config: Config) -> None:
+    project = "-home-\x1b]0;PWNED\x07\x1b[31mred"
+    path = write_records(config.transcripts / project, LESSON_TURNS)
+    base = ["--transcripts", str(config.transcripts), "--memory", str(config.memory), "--state", str(config.state)]
+    runner = CliRunner()
+    outputs = []
+    for args in (["dream"], ["dream"], ["dream", "--project", project],
+                 ["verify", str(path), "never edit the generated files directly; always change the template"]):
+        result = runner.invoke(cli, [*base, *args])
+        outputs.append(result.output)
+    text = "".join(outputs)
+    assert "Nothing new in" in text and "reading" in text and "verified" in text
+    assert "\x1b" not in text and "\x07" not in text
+    assert "\\x1b]0;PWNED\\x07" in text
+
+
+@pytest.mark.usefixtures("git_home")
+def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(config: Config, ledger: Ledger,
+                                                                    tmp_path: Path) -> None:
+
+    from dreamtui.core.dream.cycle import run_cycle
+
+    write_records(config.transcripts / "-home-kim-acme", LESSON_TURNS)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the memory repository should be\n")
+    broken = replace(config, memory=blocked)
+    for _ in range(2):  # both attempts fail in REM; only the first had anything to extract
+        with pytest.raises(CycleFailed, match="REM"):
+            run_cycle(broken, ledger, date="2026-03-10")
+    record = run_cycle(config, ledger, date="2026-03-10")
+    assert record.status == "completed" and record.depth == "deep"
+    assert record.stats.attempt == 3
+    assert record.stats.kept >= 1 and record.stats.surfaced >= record.stats.kept
+    assert record.stats.review_path and Path(record.stats.review_path).is_file()
+    kept = ledger.query("SELECT COUNT(*) AS n FROM candidates WHERE status = 'pending'")[0]["n"]
+    assert record.stats.kept == kept

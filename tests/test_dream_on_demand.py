@@ -78,7 +78,7 @@ def test_new_content_after_the_full_cycle_gets_an_on_demand_pass(config: Config,
     extra = run_cycle(config, ledger, project=project)  # one rule with and without --project
     assert (extra.kind, extra.status, extra.depth, extra.date) == ("on-demand", "completed", "deep", DAY)
     assert [p["name"] for p in extra.phases] == ["light", "deep", "branch", "wake"]  # never a second REM
-    assert extra.stats["sessions_new"] == 1 and extra.stats["kept"] == 1
+    assert extra.stats.sessions_new == 1 and extra.stats.kept == 1
     assert [c.quote for c in ledger.list_candidates(status="pending") if c.cycle_id == extra.id] == [NEW_LESSON]
     assert review.read_text() == review_text and commits(config) == before  # no review, no briefing
     assert len(briefing.list_proposals(ledger)) == proposals

@@ -87,7 +87,7 @@ def test_cycles_left_running_by_killed_processes_are_marked_failed_at_the_next_s
         c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, stats) VALUES "
                   "('-home-kim-other', '2026-03-09', 'running', '2026-03-09T03:00:00Z', '{}')")
     record = run_cycle(config, ledger, project=ACME)
-    assert record.status == "completed" and record.stats["interrupted_cycles"] == [1, 2]
+    assert record.status == "completed" and record.stats.interrupted_cycles == [1, 2]
     old = find_cycle(ledger, "*", "2026-03-08")
     assert old is not None and old.status == "failed" and old.completed_at
     assert old.error_message == ("interrupted: the process running it (pid 4242) ended before it finished (started "
@@ -95,7 +95,7 @@ def test_cycles_left_running_by_killed_processes_are_marked_failed_at_the_next_s
     assert find_cycle(ledger, "-home-kim-other", "2026-03-09").status == "failed"  # type: ignore[union-attr]
     assert "Interrupted: cycle #1, #2 had been killed while running; marked failed." in waking_message(record)
     assert not ledger.query("SELECT * FROM dream_cycles WHERE status = 'running'")
-    assert "pid" not in record.stats  # kept only while it runs
+    assert record.stats.pid is None  # kept only while it runs
 
 
 # -- a real SIGKILL in the middle of the briefing's commit ----------------------------------------------
@@ -158,16 +158,16 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
 
     record = run_cycle(config, ledger, project=ACME)  # the next run, the same day: nobody helped
 
-    assert (record.status, record.stats["attempt"], record.depth) == ("completed", 2, "deep")
+    assert (record.status, record.stats.attempt, record.depth) == ("completed", 2, "deep")
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
-    recovered = "\n".join(record.stats["recovered"])
+    recovered = "\n".join(record.stats.recovered)
     assert "cleared a stale" in recovered and "index.lock" in recovered
     assert f"committed {REVIEW} as an interrupted run left it" in recovered
     assert f"Recovered: committed {REVIEW}" in waking_message(record)
     assert not gitops.index_lock(repo).exists()
     assert clean(repo) and person_state(repo) == person
     assert (config.memory / REVIEW).exists() and gitops.show_file(repo, REVIEW) == (config.memory / REVIEW).read_bytes()
-    assert record.stats["kept"] == 2  # the killed attempt's candidates count, and were extracted once
+    assert record.stats.kept == 2  # the killed attempt's candidates count, and were extracted once
     assert not ledger.query("SELECT * FROM generated_writes")
     assert "cleared a stale" in (Path(repo.git_dir) / gitops.RECOVERY_LOG).read_text()
 
@@ -194,7 +194,7 @@ def test_a_failing_hook_fails_rem_by_name_and_a_retry_that_day_is_not_blocked(
     decisions.reject(ledger, first.id, "not a lesson", "too obvious")
     refuse.unlink()
     record = run_cycle(config, ledger, project=ACME)
-    assert (record.status, record.stats["attempt"]) == ("completed", 2)
+    assert (record.status, record.stats.attempt) == ("completed", 2)
     committed = gitops.show_file(repo, REVIEW)
     assert committed is not None and b"1 rejected" in committed
     assert clean(repo) and person_state(repo) == person

@@ -117,3 +117,13 @@ def test_other_yaml_readers_see_the_same_values(meta: dict[str, object]) -> None
     block, _ = frontmatter.split(dump(meta, ""))
     loaded = yaml.safe_load(block) or {}
     assert loaded == meta
+
+
+def test_read_lenient_reads_hand_written_files_without_raising() -> None:
+    from dreamtui.core.memory.frontmatter import read_lenient
+
+    meta, body = read_lenient('---\nname: "Deploy \\"safely\\""\ndescription: |\nweird: [1\n---\nbody\n')
+    assert meta == {"name": 'Deploy "safely"', "description": "|", "weird": "[1"}
+    assert body == "body\n"
+    assert read_lenient("---\nname: x\nno closing fence\n") == ({}, "---\nname: x\nno closing fence\n")
+    assert read_lenient("plain body") == ({}, "plain body")

@@ -237,7 +237,7 @@ def test_a_project_dream_is_not_troubled_by_another_projects_unreadable_folder(t
     try:
         with unreadable(config.transcripts / "-home-kim-locked", 0o000):
             record = run_cycle(config, ledger, project="-home-kim-acme")
-        assert record.status == "completed" and not record.stats.get("skipped_count")
+        assert record.status == "completed" and not record.stats.skipped_count
     finally:
         ledger.close()
 
@@ -415,5 +415,5 @@ def test_a_dream_counts_repaired_records_in_the_waking_message(tmp_path: Path, g
         record = run_cycle(config, ledger)
     finally:
         ledger.close()
-    assert record.stats["records_repaired"] == 1
+    assert record.stats.records_repaired == 1
     assert "Repaired 1 record(s)" in waking_message(record)

@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from fakes.cli_world import LESSON_TURNS, write_records
 
+from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
 from dreamtui.core.gate.dedup import DUPLICATE, SUSPECT
 from dreamtui.core.gate.pipeline import gate
@@ -208,3 +211,23 @@ def test_corroboration_can_be_left_to_the_caller(config, ledger, transcript) -> 
     assert ledger.get_candidate(pending.id).corroborated == 0
     (dropped,) = ledger.list_candidates(status="dropped")
     assert dropped.duplicate_of == pending.id and dropped.session == "s2"
+
+
+@pytest.mark.usefixtures("git_home")
+def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(config: Config, ledger: Ledger) -> None:
+    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.ingest.digest import digest_file
+
+    text = ("No, never edit the generated files directly \udcff; always change the template instead because "
+            "the generator overwrites them.")
+    path = write_records(config.transcripts / "acme", [*LESSON_TURNS[:2], ("user", text)])
+    digest = digest_file(path)
+    assert digest.stats.malformed == 0
+    assert [t.text for t in digest.turns if t.role == "person"][-1] == text.replace("\udcff", "\ufffd")
+    result = CliRunner().invoke(cli, ["digest", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "\ufffd" in json.loads(result.output)["turns"][-1]["text"]
+    record = run_cycle(config, ledger, date="2026-03-10")
+    assert record.stats.kept >= 1 and not record.stats.dropped.get("unverified")
+    quotes = [r["quote"] for r in ledger.query("SELECT quote FROM candidates WHERE status = 'pending'")]
+    assert any("\ufffd" in q for q in quotes)

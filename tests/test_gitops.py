@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -10,9 +11,14 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.candidates import make
+from fakes.cli_world import unprivileged
 
+from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import gitops
+from dreamtui.core.memory.review import write_review
 
 
 @pytest.fixture
@@ -199,3 +205,65 @@ def test_runs_inside_another_repos_hook_still_commit_to_the_memory_repo(tmp_path
     monkeypatch.delenv("GIT_INDEX_FILE")
     assert [c.message.strip() for c in project.iter_commits()] == ["project"]
     assert project.git.status("--porcelain") == ""
+
+
+@pytest.mark.usefixtures("git_home")
+def test_git_read_failures_are_memory_repo_errors(config: Config, ledger: Ledger) -> None:
+    make(ledger, 1)
+    write_review(config, ledger, "2026-04-01")
+    repo = git.Repo(config.memory)
+    with pytest.raises(MemoryRepoError, match="git diff-tree failed"):
+        gitops.changed_paths(repo, "0123456789" * 4)
+    assert gitops.status(repo, ["reviews/review-2026-04-01.md"]) == {}
+
+
+@pytest.mark.usefixtures("git_home")
+def test_status_never_writes_the_index(config: Config, ledger: Ledger) -> None:
+    """A listing must not need to write (a full disk, a person's lock): ``git status`` would."""
+    make(ledger, 1)
+    path = write_review(config, ledger, "2026-04-01")
+    index = config.memory / ".git" / "index"
+    os.utime(path, None)  # the stat data no longer matches: plain ``git status`` would refresh the index
+    before = index.stat().st_mtime_ns
+    assert gitops.status(git.Repo(config.memory), ["reviews/review-2026-04-01.md"]) == {}
+    assert index.stat().st_mtime_ns == before
+
+
+@pytest.mark.usefixtures("git_home")
+def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Ledger) -> None:
+    make(ledger, 1)
+    write_review(config, ledger, "2026-04-01")
+    make(ledger, 2)
+    reviews = config.memory / "reviews"
+    reviews.chmod(0o555)
+    try:
+        env = {**os.environ, "DREAMTUI_STATE": str(config.state), "DREAMTUI_MEMORY": str(config.memory),
+               "DREAMTUI_TRANSCRIPTS": str(config.transcripts)}
+        proc = subprocess.run([*unprivileged(), sys.executable, "-c", "from dreamtui.cli.main import main; main()",
+                               "review", "--date", "2026-04-01"], capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        reviews.chmod(0o755)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("dreamtui: cannot write ") and "review-2026-04-01.md" in proc.stderr
+    assert git.Repo(config.memory).git.status("--porcelain") == ""
+
+
+@pytest.mark.usefixtures("git_home")
+def test_undo_reports_the_fallback_git_identity(config: Config, ledger: Ledger, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamtui.core.memory import decisions
+
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    monkeypatch.setenv("HOME", str(empty))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(empty / ".config"))
+    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    make(ledger, 1)
+    accepted = decisions.accept(config, ledger, "r001")
+    assert any("no user.name" in n for n in accepted.notices)
+    undone = decisions.undo_last(config, ledger)
+    assert undone.commit_sha
+    assert any("no user.name" in n for n in undone.notices)
+    assert git.Repo(config.memory).head.commit.author.email == gitops.FALLBACK_EMAIL

@@ -202,3 +202,13 @@ def test_index_lines_keep_the_files_crlf_endings() -> None:
     assert added == "- [A](a.md) — a\r\n- [B](b.md) — b\r\n- [C](c.md) — c\r\n"
     assert add_index_line("", "- [C](c.md) — c") == "- [C](c.md) — c\n"
     assert remove_index_line(added, "- [C](c.md) — c") == "- [A](a.md) — a\r\n- [B](b.md) — b\r\n"
+
+
+@pytest.mark.usefixtures("git_home")
+def test_ceiling_warning_never_says_full_while_there_is_room() -> None:
+    from dreamtui.core.memory.layout import ceiling_of, ceiling_warning
+
+    text = "".join(f"- [m{i}](m{i}.md) — hook\n" for i in range(199))
+    warning = ceiling_warning(ceiling_of(text))
+    assert warning is not None and "at 99% " in warning and "(199/200 lines" in warning
+    assert "at 100% " in (ceiling_warning(ceiling_of(text + "- [x](x.md) — y\n")) or "")

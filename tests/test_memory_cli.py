@@ -8,6 +8,7 @@ from pathlib import Path
 import git
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import write_records
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -127,3 +128,27 @@ def test_review_command_writes_the_days_file(config: Config, ledger: Ledger) -> 
     assert len(gitops.list_commits(git.Repo(config.memory))) == 1
     code, _, err = run(config, "review", "--date", "someday")
     assert code == 2 and "not a date" in err
+
+
+@pytest.mark.usefixtures("git_home")
+def test_json_output_escapes_c1_controls_and_bidi_overrides_and_stays_the_same_data(config: Config) -> None:
+    nasty = "\x9b31m\u202e\x7f"
+    turns = [("user", f"Please never edit the generated files directly {nasty}; always change the template "
+                      "instead because the generator overwrites them.")]
+    path = write_records(config.transcripts / "acme", turns)
+    result = CliRunner().invoke(cli, ["digest", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    assert not any(ch in result.output for ch in "\x9b\u202e\x7f")
+    assert nasty in json.loads(result.output)["turns"][0]["text"]
+
+
+@pytest.mark.usefixtures("git_home")
+@pytest.mark.parametrize("args", [["accept", "c\udcff"], ["reject", "\udcff", "--reason", "x"], ["skip", "\udcff"],
+                                  ["promote", "--keep", "\udcff"], ["promote", "--reject", "\udcff", "--reason", "x"],
+                                  ["skip", "\x1b]0;x\x07"]])
+def test_candidate_ids_that_are_not_text_are_usage_errors(config: Config, args: list[str]) -> None:
+    result = CliRunner().invoke(cli, ["--transcripts", str(config.transcripts), "--memory", str(config.memory),
+                                      "--state", str(config.state), *args])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "is not a candidate id" in result.output and "\x1b" not in result.output

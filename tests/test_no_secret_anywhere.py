@@ -317,9 +317,10 @@ def test_a_failed_extractions_error_is_redacted_before_it_is_cut(tmp_path: Path)
 
 def test_the_waking_message_is_redacted() -> None:
     from dreamtui.core.dream.cycle import CycleRecord, waking_message
+    from dreamtui.core.dream.cycle_stats import CycleStats
 
     record = CycleRecord(1, "*", "2026-03-10", "failed", NOW, error_message=f"REM: boom near {STRIPE}",
-                         stats={"judge_error": f"the model said {PLANTED['google-api-key']}"})
+                         stats=CycleStats(judge_error=f"the model said {PLANTED['google-api-key']}"))
     text = waking_message(record)
     assert STRIPE not in text and PLANTED["google-api-key"] not in text
     assert "[REDACTED:stripe-key]" in text and "[REDACTED:google-api-key]" in text

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fakes.scopes import accept_in, run, session
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_gate_scope import accept_in, run, session
 
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
@@ -85,7 +85,7 @@ def test_a_folder_of_the_old_mapping_stays_its_projects_and_no_one_elses(config:
 
 def test_a_hand_made_folder_without_ledger_record_is_read_as_the_first_versions_read_it(
         config: Config, ledger: Ledger) -> None:
-    from test_gate_scope import CLAIM, topic
+    from fakes.scopes import CLAIM, topic
 
     topic(config, "projects/home-u/pipeline.md", CLAIM)  # no accept in the ledger: owner unknown
     for project, sid in ((NIHON, "s-1"), (CHUUBUN, "s-2")):

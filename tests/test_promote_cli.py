@@ -81,7 +81,7 @@ def test_revoke_without_a_promotion_is_a_clear_error(config: Config) -> None:
 
 # -- with 31 days of real decisions (shared with test_promotion) ---------------------------------
 
-from test_promotion import (  # noqa: E402
+from fakes.promotion import (  # noqa: E402
     APPROVE_AT,
     build_history,
     claim_of,
@@ -149,7 +149,7 @@ def test_review_after_the_fact_from_the_cli(world: Config) -> None:
 
 
 def test_every_command_of_mine_says_why_auto_write_stopped(world: Config) -> None:
-    from test_promotion import seed_cycles
+    from fakes.promotion import seed_cycles
 
     assert run(world, "promote", "--approve").exit_code == 0
     led = Ledger.open(world.state)

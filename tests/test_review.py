@@ -4,26 +4,18 @@ from __future__ import annotations
 
 import git
 import pytest
+from fakes.candidates import make
+from fakes.cli_world import porcelain
 
 from dreamtui.core.config import Config
+from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory.review import ReviewError, write_review
-from dreamtui.core.models import Candidate, Match
 
 pytestmark = pytest.mark.usefixtures("git_home")
 
 
-def make(ledger: Ledger, n: int, created: str = "2026-04-01T09:00:00Z", **kw: object) -> Candidate:
-    fields: dict[str, object] = dict(
-        id=f"r{n:03d}", session=f"sess-{n}", project="p", transcript="t", claim=f"Lesson number {n}",
-        why=f"why {n}", how_to_apply=f"how {n}", type="feedback", scope="global", quote=f"the quote {n}",
-        extractor="heuristic", model=None, provenance="person",
-        matches=[Match("t", 40 + n, None, None, "person")], created_at=created)
-    fields.update(kw)
-    cand = Candidate(**fields)  # type: ignore[arg-type]
-    ledger.put_candidate(cand)
-    return cand
 
 
 def test_review_lists_every_survivor_of_the_day(config: Config, ledger: Ledger) -> None:
@@ -35,7 +27,7 @@ def test_review_lists_every_survivor_of_the_day(config: Config, ledger: Ledger) 
         c.execute("INSERT INTO dream_cycles (id, chat_id, date, status, started_at) "
                   "VALUES (7, 'p', '2026-04-01', 'completed', '2026-04-02T00:10:00Z')")
     make(ledger, 5, "2026-04-02T00:20:00Z", cycle_id=7)  # made by that day's cycle, after midnight
-    decisions.reject(config, ledger, "r001", "wrong", "no")
+    decisions.reject(ledger, "r001", "wrong", "no")
     path = write_review(config, ledger, "2026-04-01")
     assert path == config.memory / "reviews" / "review-2026-04-01.md"
     text = path.read_text()
@@ -72,3 +64,38 @@ def test_empty_day_and_bad_date(config: Config, ledger: Ledger) -> None:
     assert "No candidate survived" in write_review(config, ledger, "2026-04-09").read_text()
     with pytest.raises(ReviewError, match="not a date"):
         write_review(config, ledger, "../../etc")
+
+
+@pytest.mark.usefixtures("git_home")
+def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(config: Config, ledger: Ledger) -> None:
+    make(ledger, 1)
+    path = write_review(config, ledger, "2026-04-01")
+    repo = git.Repo(config.memory)
+    with path.open("a") as fh:
+        fh.write("my staged note\n")
+    repo.git.add(str(path))
+    with path.open("a") as fh:
+        fh.write("my unstaged note\n")
+    before = porcelain(config.memory)
+    make(ledger, 2)  # the regenerated review would differ
+    with pytest.raises(MemoryRepoError, match="uncommitted changes"):
+        write_review(config, ledger, "2026-04-01")
+    assert porcelain(config.memory) == before
+    assert path.read_text().endswith("my staged note\nmy unstaged note\n")
+
+
+@pytest.mark.usefixtures("git_home")
+def test_review_left_uncommitted_by_dreamtui_itself_is_still_committed(config: Config, ledger: Ledger) -> None:
+    make(ledger, 1)
+    path = write_review(config, ledger, "2026-04-01")
+    make(ledger, 2)
+    repo = git.Repo(config.memory)
+    commits = len(gitops.list_commits(repo))
+    write_review(config, ledger, "2026-04-01")
+    text = path.read_text()
+    # a crash between the write and the commit leaves exactly the bytes dreamtui would write again
+    repo.git.reset("-q", "--hard", "HEAD~1")
+    path.write_text(text)
+    write_review(config, ledger, "2026-04-01")
+    assert repo.git.status("--porcelain") == ""
+    assert len(gitops.list_commits(repo)) == commits + 1

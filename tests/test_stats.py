@@ -62,7 +62,7 @@ def test_rates_by_pair_type_week_and_reasons(ledger: Ledger, monkeypatch: pytest
 def test_undone_decisions_do_not_count(config, ledger: Ledger, git_home) -> None:
     a, b = make(ledger, 1), make(ledger, 2)
     decisions.accept(config, ledger, a.id)
-    decisions.reject(config, ledger, b.id, "wrong", "nope")
+    decisions.reject(ledger, b.id, "wrong", "nope")
     assert compute_stats(ledger)["decisions"] == 2
     decisions.undo_last(config, ledger)  # the reject
     decisions.undo_last(config, ledger)  # the accept (a revert commit)

@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import PAY, REFUNDS, make_config, wait_for
-from test_tui_queue import plain
+from fakes.tui import PAY, REFUNDS, make_config, plain, wait_for
 
 from dreamtui.core.dream.cycle import run_cycle
 from dreamtui.core.ledger import Ledger

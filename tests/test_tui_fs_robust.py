@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+from fakes.tui import make_config, plain, wait_for
 from fsfaults import unreadable
-from test_tui_helpers import make_config, wait_for
-from test_tui_queue import plain
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp

@@ -6,22 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_tui_helpers import LOGGING, PAY, REFUNDS, SIZE, WEB, open_queue, wait_for
-from textual.geometry import Region
-from textual.widget import Widget
+from fakes.tui import LOGGING, PAY, REFUNDS, SIZE, WEB, lines, open_queue, wait_for
 
 from dreamtui.core.memory import decisions
+from dreamtui.core.models import QueueRow
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.stats import render_stats
-from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.queue_table import QueueTable, header, row_text
 from dreamtui.tui.widgets.status_header import StatusHeader
-
-
-def lines(widget: Widget) -> list[str]:
-    """The lines a widget shows on the screen, as plain text."""
-    width, height = widget.size
-    return ["".join(seg.text for seg in strip).rstrip() for strip in widget.render_lines(Region(0, 0, width, height))]
 
 
 def row(provenance: str = "person", duplicate: bool = False, corroborated: int = 0, secret: bool = False) -> QueueRow:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_tui_helpers import make_config, wait_for
-from test_tui_queue import plain, screen_text
+from fakes.tui import make_config, plain, screen_text, wait_for
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, Match
 from dreamtui.tui.app import DreamApp
-from dreamtui.tui.widgets.evidence import decode_line, read_window
+from dreamtui.tui.widgets.evidence import raw_record, read_window
 from dreamtui.tui.widgets.literal import literal, literal_text
 
 OSC_LINK = "\x1b]8;;https://evil.example\x07click me\x1b]8;;\x07"
@@ -48,12 +47,12 @@ def test_surrogates_and_huge_text_are_bounded() -> None:
 
 
 def test_broken_lines_decode_to_placeholders() -> None:
-    assert decode_line(1, b"\xff\xfe not json").broken
-    assert decode_line(2, b"[1, 2]").broken
-    big = decode_line(3, b'{"type":"user","message":{"content":"' + b"a" * 300_000 + b'"}}')
+    assert raw_record(1, b"\xff\xfe not json").broken
+    assert raw_record(2, b"[1, 2]").broken
+    big = raw_record(3, b'{"type":"user","message":{"content":"' + b"a" * 300_000 + b'"}}')
     assert big.oversized and "too long to show" in big.texts[0][1]
     invalid_utf8 = b'{"type":"user","message":{"role":"user","content":"caf\xe9 ok"}}'
-    assert decode_line(4, invalid_utf8).texts  # decoded with surrogateescape, not dropped
+    assert raw_record(4, invalid_utf8).texts  # decoded with surrogateescape, not dropped
 
 
 def _hostile_transcript(folder: Path) -> tuple[Path, str]:

@@ -8,9 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import PAY, SIZE, WEB, commits, make_config, open_queue, wait_for
-from test_tui_layout import lines
-from test_tui_queue import plain, screen_text
+from fakes.tui import PAY, SIZE, WEB, commits, lines, make_config, open_queue, plain, screen_text, wait_for
 from textual import events
 from textual.content import Content
 from textual.geometry import Region

@@ -2,49 +2,27 @@
 
 from __future__ import annotations
 
-import html
 import json
-import re
 from dataclasses import replace
 
-from test_tui_helpers import (
+from fakes.tui import (
     DUP_MEMORY,
     LOGGING,
     PAY,
     SIZE,
     commits,
     open_queue,
+    plain,
+    screen_text,
+    status_of,
+    texts,
     wait_for,
 )
 
 from dreamtui.core.dream import stats as core_stats
-from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.modals import EditModal, ToolOutputModal
 from dreamtui.tui.widgets.status_header import StatusHeader
-
-
-def screen_text(app: DreamApp) -> str:
-    """What the terminal shows, as plain text (from the SVG export)."""
-    svg = app.export_screenshot()
-    text = re.sub(r"<[^>]+>", "", svg.split("</style>", 1)[-1])
-    return html.unescape(text).replace("\xa0", " ")
-
-
-def texts(renderable) -> list:
-    """Every Text inside a renderable (Groups flattened)."""
-    if hasattr(renderable, "renderables"):
-        return [t for r in renderable.renderables for t in texts(r)]
-    return [renderable]
-
-
-def plain(app: DreamApp, selector: str) -> str:
-    """The plain text of a Static (a Text or a Group of Texts)."""
-    return "\n".join(getattr(t, "plain", str(t)) for t in texts(app.screen.query_one(selector).content))
-
-
-def status_of(ledger: Ledger, cid: str) -> str:
-    return ledger.get_candidate(cid).status
 
 
 async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_setup) -> None:

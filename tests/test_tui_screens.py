@@ -6,8 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import add_candidates, make_config, wait_for
-from test_tui_queue import plain, screen_text
+from fakes.tui import add_candidates, make_config, plain, screen_text, wait_for
 
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.ledger import Ledger
@@ -170,7 +169,7 @@ async def test_a_goodnight_in_a_session_starts_that_projects_cycle(fresh) -> Non
 
 
 async def test_memory_screen_reverts_one_memory(fresh) -> None:
-    from test_tui_helpers import commits
+    from fakes.tui import commits
 
     cfg, ledger = fresh
     ids = add_candidates(cfg, ledger)
@@ -203,7 +202,7 @@ async def test_memory_screen_reverts_one_memory(fresh) -> None:
 
 
 async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
-    from test_tui_helpers import WEBAPP
+    from fakes.tui import WEBAPP
 
     cfg, ledger = fresh
     ids = add_candidates(cfg, ledger)

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import write_records
 
 from dreamtui.cli.main import cli
+from dreamtui.core.config import Config
 from dreamtui.core.gate.verify import MIN_WORDS, normalize, verify_quote
 from dreamtui.core.ingest.transcripts import session_files
 
@@ -401,3 +403,16 @@ def test_cli_verify_reads_the_quote_from_stdin_and_takes_quotes_that_begin_with_
     assert out.exit_code == 1 and "not verified" in out.output
     out = runner.invoke(cli, ["verify", str(path), "-"], input="\n")
     assert out.exit_code == 2 and "no quote on standard input" in out.output
+
+
+@pytest.mark.usefixtures("git_home")
+def test_verify_a_quote_with_a_lone_surrogate(config: Config) -> None:
+    from dreamtui.core.gate.verify import verify_quote
+
+    text = "Always run the migrations before the test suite \udcff because the schema drifts otherwise."
+    path = write_records(config.transcripts / "acme", [("user", text)])
+    assert verify_quote("the test suite \udcff because the schema drifts", [path]).verified
+    assert not verify_quote("\udcff\udcfe one two three four five six", [path]).verified
+    result = CliRunner().invoke(cli, ["verify", str(path), "\udcff\udcfe one two three four five six"])
+    assert result.exit_code == 1, result.output
+    assert "not verified" in result.output

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from dreamtui.cli.main import cli
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.ingest.watch import Watcher
 
@@ -196,3 +198,11 @@ def test_a_goodnight_in_a_file_nested_deeper_than_a_project_is_not_a_project(tra
         assert wait_for(lambda: events.goodnights, 10)
         time.sleep(0.3)
     assert events.goodnights == [PROJECT]
+
+
+@pytest.mark.usefixtures("git_home")
+def test_watch_on_a_missing_folder_says_only_why(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "nope"), "--memory", str(tmp_path / "m"),
+                                      "--state", str(tmp_path / "s"), "watch", "--poll"])
+    assert result.exit_code == 2
+    assert "cannot watch" in result.output and "stopped watching" not in result.output

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import queue
 import signal
 import sys
 import time
 from dataclasses import replace
-from datetime import datetime, timedelta
 from typing import Any
 
 import click
@@ -16,7 +14,6 @@ import click
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.cli.progress import progress_display
-from dreamtui.core import clock
 from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
 from dreamtui.core.ledger import Ledger
@@ -24,8 +21,6 @@ from dreamtui.core.ledger import Ledger
 EXIT_FAILED = 1
 EXIT_BUSY = 3
 PROGRESS_EVERY = 0.5
-BUSY_RETRY_SECONDS = 30.0
-BUSY_RETRIES = 10
 
 
 def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
@@ -104,24 +99,6 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
         echo(waking_message(record))
 
 
-def parse_schedule(text: str) -> tuple[int, int]:
-    """``HH:MM`` (24-hour, UTC) -> (hour, minute); a clear error otherwise."""
-    try:
-        hour_text, minute_text = text.strip().split(":")
-        hour, minute = int(hour_text), int(minute_text)
-    except ValueError:
-        raise ConfigError(f"--schedule must be HH:MM (24-hour, UTC), not {text!r}") from None
-    if not (0 <= hour < 24 and 0 <= minute < 60):
-        raise ConfigError(f"--schedule must be HH:MM (24-hour, UTC), not {text!r}")
-    return hour, minute
-
-
-def next_run(now: datetime, hour: int, minute: int) -> datetime:
-    """The first time at ``hour:minute`` strictly after ``now``."""
-    at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    return at if at > now else at + timedelta(days=1)
-
-
 @cli.command("watch")
 @click.option("--poll", is_flag=True, default=None,
               help="Poll the folder instead of inotify (for network or odd file systems).")
@@ -135,84 +112,37 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 
     Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
     """
-    from dreamtui.core.dream.cycle import CycleAlreadyDone, CycleFailed, run_cycle, waking_message
-    from dreamtui.core.ingest.watch import Watcher
+    from dreamtui.core.dream.cycle import CycleRecord, waking_message
+    from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
 
     poll = config.poll if poll is None else poll
     schedule = schedule or config.schedule
     hm = parse_schedule(schedule) if schedule else None
-    ledger = Ledger.open(config.state)
-    events: queue.Queue[tuple[str, Any]] = queue.Queue()
-    watcher = Watcher(config.transcripts, on_goodnight=lambda p: events.put(("goodnight", p)),
-                      on_error=lambda e: events.put(("error", e)),
-                      on_skip=lambda notice: events.put(("skip", notice)), poll=poll, debounce=debounce,
-                      rescan_seconds=config.rescan_seconds)
 
-    def on_term(_signum: int, _frame: Any) -> None:
-        events.put(("stop", None))
-
-    previous = signal.signal(signal.SIGTERM, on_term)
-    due = next_run(clock.now(), *hm) if hm else None
-    progress = _progress_printer(True)
-
-    retries: dict[str | None, tuple[float, int, str]] = {}  # project -> (when, tries, trigger)
-
-    def dream_now(project: str | None, trigger: str, tries: int = 0) -> None:
-        retries.pop(project, None)
-        try:
-            record = run_cycle(config, ledger, project=project, trigger=trigger, progress=progress)
-        except CycleAlreadyDone as exc:
-            echo(f"dreamtui: {trigger}: {exc}", err=True)
-            return
-        except CycleBusy as exc:  # another cycle holds the lock: try again a little later
-            if tries < BUSY_RETRIES:
-                retries[project] = (time.monotonic() + BUSY_RETRY_SECONDS, tries + 1, trigger)
-                echo(f"dreamtui: {trigger}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s", err=True)
-            else:
-                echo(f"dreamtui: {trigger}: {exc}; giving up", err=True)
-            return
-        except (CycleFailed, DreamError) as exc:
-            echo(f"dreamtui: {trigger}: {exc}", err=True)
-            return
+    def wake(record: CycleRecord) -> None:
         echo(waking_message(record))
         echo("", nl=True)
 
-    started = False
-    try:
-        watcher.start()
-        started = True
-        how = "polling" if poll else "watching"
-        when = f"; dreaming daily at {schedule} UTC" if hm else ""
-        echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
-        while True:
-            timeout = 1.0
-            if due is not None:
-                timeout = max(0.05, min(timeout, (due - clock.now()).total_seconds()))
-            try:
-                kind, value = events.get(timeout=timeout)
-            except queue.Empty:
-                kind, value = "tick", None
-            if kind == "stop":
-                break
-            if kind == "goodnight":
-                echo(f"dreamtui: good night said in {value}: dreaming", err=True)
-                dream_now(value, "goodnight")
-            elif kind in ("error", "skip"):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
-                echo(f"dreamtui: watch: {value}", err=True)
-            for project, (retry_at, tries, trigger) in list(retries.items()):
-                if time.monotonic() >= retry_at:
-                    dream_now(project, trigger, tries)
-            if due is not None and clock.now() >= due:
-                dream_now(None, "schedule")
-                due = next_run(max(clock.now(), due), *hm)  # type: ignore[misc]
-    except KeyboardInterrupt:
-        pass
-    finally:
-        watcher.stop()
-        signal.signal(signal.SIGTERM, previous)
-        ledger.close()
-        if started:  # a folder that cannot be watched was never watched: its error says so
-            echo("dreamtui: stopped watching", err=True)
+    with Ledger.open(config.state) as ledger:
+        daemon = DreamDaemon(config, ledger, poll=poll, schedule=hm, debounce=debounce,
+                             say=lambda text: echo(text, err=True), on_wake=wake,
+                             progress=_progress_printer(True))
+        previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: daemon.stop())
+        started = False
+        try:
+            daemon.start()
+            started = True
+            how = "polling" if poll else "watching"
+            when = f"; dreaming daily at {schedule} UTC" if hm else ""
+            echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
+            daemon.run()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            daemon.close()
+            signal.signal(signal.SIGTERM, previous)
+            if started:  # a folder that cannot be watched was never watched: its error says so
+                echo("dreamtui: stopped watching", err=True)
 
 
 @cli.command("briefing")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,22 +10,19 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from dreamtui.cli.main import cli, pass_config
-from dreamtui.cli.output import echo_json
+from dreamtui.cli.output import echo_json, printable
 from dreamtui.core.config import Config
 from dreamtui.core.models import Candidate, Digest, ExtractionResult
-from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
     from dreamtui.core.extract.batch import BatchRunner
     from dreamtui.core.ledger import Ledger
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
 
 def safe(text: str, limit: int | None = None) -> str:
     """Text fit for a terminal line: secrets redacted (before any cut), escape/control characters shown
     as ``\\xNN``, newlines as ⏎."""
-    out = _UNSAFE.sub(lambda m: f"\\x{ord(m.group(0)):02x}", redact(text).replace("\n", " ⏎ "))
+    out = printable(text.replace("\n", " ⏎ "))
     if limit is not None and len(out) > limit:
         out = out[: limit - 1] + "…"
     return out
@@ -75,42 +71,26 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
     """Extract lessons from one session FILE (and its sub-agents), pass them through the gate
     (verification, dedup, secret scan), store them in the ledger and print the survivors."""
     from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.extract import make_extractor
-    from dreamtui.core.extract.runner import context_maker
-    from dreamtui.core.gate.dedup import DedupIndex
-    from dreamtui.core.gate.pipeline import gate
+    from dreamtui.core.dream.adhoc import extract_session
     from dreamtui.core.ingest.digest import digest_session
-    from dreamtui.core.ledger import Ledger
 
     if extractor_name:
         config = replace(config, extractor=extractor_name)
     if model:
         config = replace(config, model=model)
     files = files_for(file)
-    digest = digest_session(files)
     if show_request:
-        _show_request(config, digest, as_json)
+        _show_request(config, digest_session(files), as_json)
         return
-    extractor = make_extractor(config)
-    ledger = Ledger.open(config.state)
-    try:
-        index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart
-        context = context_maker(config, index)(digest)
-        result = extractor.extract(digest, context)
-        report = gate(result.candidates, config=config, ledger=ledger, project=digest.project, files=files,
-                      index=index)
-    finally:
-        ledger.close()
-    dropped: dict[str, int] = dict(report.dropped)
-    if result.malformed:
-        dropped["malformed"] = dropped.get("malformed", 0) + result.malformed
+    done = extract_session(config, files)
+    digest, result, report, dropped = done.digest, done.result, done.report, done.dropped
     if as_json:
         data: dict[str, Any] = {
             "session": digest.session,
             "project": digest.project,
             "files": [str(f) for f in files],
-            "extractor": extractor.name,
-            "model": extractor.model,
+            "extractor": done.extractor,
+            "model": done.model,
             "turns": len(digest.turns),
             "proposed": len(result.candidates) + result.malformed,
             "candidates": [c.to_json() for c in report.kept],
@@ -123,7 +103,7 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
         }
         echo_json(json.dumps(data, ensure_ascii=False))
         return
-    who = f"{extractor.name}" + (f" ({extractor.model})" if extractor.model else "")
+    who = f"{done.extractor}" + (f" ({done.model})" if done.model else "")
     click.echo(f"session {safe(digest.session)} of {safe(digest.project)}: {len(digest.turns)} turns, "
                f"extractor {who}")
     for note in result.notes:
@@ -227,65 +207,18 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
 
     What a session's request extracted is recorded as extracted in the transaction that stores its
     candidates (no dream cycle extracts it again); a failed request gives its content back."""
-    from dreamtui.core.dream.lock import CycleLock
-    from dreamtui.core.gate.dedup import DedupIndex
+    from dreamtui.core.dream.adhoc import collect_batches
     from dreamtui.core.ledger import Ledger
 
-    ledger = Ledger.open(config.state)
-    out: list[dict[str, Any]] = []
-    try:
-        runner = _batch_runner(config, ledger)
-        pending = [b for b in runner.unfinished() if not runner.from_cycle(b)]
-        left = len(runner.unfinished()) - len(pending)
-        if left and not as_json:
+    def left_for_cycle(left: int) -> None:
+        if not as_json:
             click.echo(f"{left} batch(es) submitted by `dreamtui dream --batch` are left for the next dream cycle",
                        err=True)
-        for batch_id in pending:
-            status = runner.wait(batch_id, interval=interval, timeout=wait_seconds)
-            if not status.ended:
-                out.append({"batch": batch_id, "status": status.status, "counts": status.counts})
-                continue
-            with CycleLock(config.lock_path):  # a dream cycle collects open batches too: never both at once
-                if batch_id not in runner.unfinished():
-                    continue  # a cycle collected it while we were waiting
-                index = DedupIndex.build(config.memory, ledger)
-                _collect_one(config, ledger, runner, batch_id, index, out)
-    finally:
-        ledger.close()
-    _print_collected(out, as_json)
 
-
-def _collect_one(config: Config, ledger: Ledger, runner: BatchRunner, batch_id: str, index: Any,
-                 out: list[dict[str, Any]]) -> None:
-    """Collect one ended ad-hoc batch: per session, gate its candidates and record what it extracted
-    (or give a failed request's content back) in one transaction."""
-    from dreamtui.core.extract.batch import give_back, record_extracted
-    from dreamtui.core.gate.pipeline import check, store
-
-    name, model = runner.extractor.name, runner.extractor.model
-    for item in runner.collect(batch_id, mark=False):
-        res = item.result
-        # decided before the write transaction: the model dedup judge never runs under the write lock
-        checked = check(res.candidates, config=config, ledger=ledger, project=item.project,
-                        files=item.files, index=index) if res.candidates else None
-        with ledger.write():  # candidates, extraction ranges and offsets: one transaction
-            report = store(ledger, checked) if checked is not None else None
-            if res.error:
-                give_back(ledger, item, extractor=name, model=model)
-                recorded = 0
-            else:
-                recorded = record_extracted(ledger, item, len(res.candidates), extractor=name,
-                                            model=model)
-        dropped = dict(report.dropped) if report else {}
-        if res.malformed:
-            dropped["malformed"] = res.malformed
-        out.append({"batch": batch_id, "status": "collected", "session": item.session,
-                    "project": item.project, "error": res.error,
-                    "kept": [c.to_json() for c in report.kept] if report else [],
-                    "dropped": dropped, "usage": res.usage.to_json(), "notes": res.notes,
-                    "ranges_recorded": recorded,
-                    "given_back": bool(res.error and item.extra.get("ranges"))})
-    runner.mark_collected(batch_id)
+    with Ledger.open(config.state) as ledger:
+        outcomes = collect_batches(config, ledger, _batch_runner(config, ledger), wait_seconds=wait_seconds,
+                                   interval=interval, on_left=left_for_cycle)
+    _print_collected([o.to_json() for o in outcomes], as_json)
 
 
 def _print_collected(out: list[dict[str, Any]], as_json: bool) -> None:

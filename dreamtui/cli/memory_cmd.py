@@ -15,13 +15,14 @@ from dreamtui.cli.main import CANDIDATE_ID, cli, config_of, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core import clock
 from dreamtui.core.config import Config
-from dreamtui.core.dream.stats import compute_stats, format_stats
+from dreamtui.core.dream.stats import format_stats
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.review import write_review
 from dreamtui.core.models import REJECT_CATEGORIES, Candidate
+from dreamtui.services import Workspace
 
 STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
 
@@ -145,22 +146,19 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
 def accept(config: Config, cid: str, claim: str | None, why: str | None, how: str | None,
            allow_tool: bool) -> None:
     """Accept a candidate: write its memory file and index line, and commit them."""
-    ledger = _ledger(config)
-    try:
-        cand = ledger.get_candidate(cid)
+    with Workspace(config) as ws:
+        cand = ws.candidate(cid)
         if cand is not None and cand.provenance == "tool":
             echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
             if not allow_tool:
                 echo("dreamtui: to accept it anyway, check the quote yourself and pass --yes-tool-output",
                      err=True)
         edits = {k: v for k, v in (("claim", claim), ("why", why), ("how", how)) if v is not None}
-        result = decisions.accept(config, ledger, cid, edits or None, allow_tool=allow_tool)
-    finally:
-        ledger.close()
+        result = ws.accept(cid, edits or None, allow_tool=allow_tool)
     for line in result.notices:
         if not _is_ceiling(line):
             echo(f"dreamtui: {line}", err=True)
-    echo(f"accepted {cid} → {result.path} (commit {result.commit_sha[:10]})")
+    echo(f"accepted {cid} → {result.path} (commit {(result.commit_sha or '')[:10]})")
     _ceiling_notice(config)
 
 
@@ -172,11 +170,8 @@ def accept(config: Config, cid: str, claim: str | None, why: str | None, how: st
 @pass_config
 def reject(config: Config, cid: str, reason: str, category: str) -> None:
     """Reject a candidate with a category and a reason."""
-    ledger = _ledger(config)
-    try:
-        decisions.reject(config, ledger, cid, category, reason)
-    finally:
-        ledger.close()
+    with Workspace(config) as ws:
+        ws.reject(cid, category, reason)
     echo(f"rejected {cid} ({decisions.normalize_category(category)})")
     _ceiling_notice(config)
 
@@ -186,11 +181,8 @@ def reject(config: Config, cid: str, reason: str, category: str) -> None:
 @pass_config
 def skip(config: Config, cid: str) -> None:
     """Skip a candidate: it stays pending."""
-    ledger = _ledger(config)
-    try:
-        decisions.skip(ledger, cid)
-    finally:
-        ledger.close()
+    with Workspace(config) as ws:
+        ws.skip(cid)
     echo(f"skipped {cid} (still pending)")
     _ceiling_notice(config)
 
@@ -199,11 +191,8 @@ def skip(config: Config, cid: str) -> None:
 @pass_config
 def undo(config: Config) -> None:
     """Undo the last decision (an accept by a revert commit)."""
-    ledger = _ledger(config)
-    try:
-        result = decisions.undo_last(config, ledger)
-    finally:
-        ledger.close()
+    with Workspace(config) as ws:
+        result = ws.undo()
     for line in result.notices:
         echo(f"dreamtui: {line}", err=True)
     if result.commit_sha:
@@ -218,12 +207,9 @@ def undo(config: Config) -> None:
 @pass_config
 def stats(config: Config, as_json: bool) -> None:
     """Accept rate over human decisions, per extractor/model, type and week; rejection reasons."""
-    ledger = _ledger(config)
-    try:
-        _reconcile(config, ledger)
-        data = compute_stats(ledger)
-    finally:
-        ledger.close()
+    with Workspace(config) as ws:
+        _reconcile(config, ws.ledger)
+        data = ws.stats()
     data["ceiling"] = memory.ceiling_status(config.memory).to_json()
     if as_json:
         echo_json(json.dumps(data, indent=2))

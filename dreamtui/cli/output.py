@@ -16,16 +16,13 @@ from typing import Any
 import click
 
 from dreamtui.core.secrets import redact
-
-_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
-           *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]
-_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
+from dreamtui.core.text import escape_controls, escape_controls_json
 
 
 def printable(text: str) -> str:
     """``text`` with every secret redacted and control characters and bidi overrides escaped
     (``\\x1b``), newlines kept."""
-    return redact(text).translate(_ESCAPES)
+    return escape_controls(redact(text))
 
 
 def echo(message: Any = "", *, err: bool = False, nl: bool = True) -> None:
@@ -33,10 +30,7 @@ def echo(message: Any = "", *, err: bool = False, nl: bool = True) -> None:
     click.echo(printable(str(message)), err=err, nl=nl)
 
 
-_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _UNSAFE if code >= 0x7F}
-
-
 def echo_json(text: str) -> None:
     """Print JSON text with DEL, C1 controls and bidi overrides as ``\\u`` escapes (still valid JSON,
     the same data): ``json.dumps(ensure_ascii=False)`` and ``orjson`` escape only C0 themselves."""
-    click.echo(redact(text).translate(_JSON_ESCAPES))
+    click.echo(escape_controls_json(redact(text)))

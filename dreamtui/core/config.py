@@ -144,13 +144,13 @@ def _coerce(name: str, value: Any) -> Any:
         try:
             if isinstance(value, bool):
                 raise ValueError(value)
-            number = float(value)
+            real = float(value)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"config {name!r} must be a number, not {value!r}") from exc
-        if not math.isfinite(number) or number < 0 or (number == 0 and name != "quiet_minutes"):
+        if not math.isfinite(real) or real < 0 or (real == 0 and name != "quiet_minutes"):
             least = "0 or more" if name == "quiet_minutes" else "above 0"
             raise ConfigError(f"config {name!r} must be a finite number {least}, not {value!r}")
-        return number
+        return real
     if name in {"model", "schedule"} and not isinstance(value, str):
         raise ConfigError(f"config {name!r} must be a string, not {value!r}")
     if name in {"batch", "poll"}:

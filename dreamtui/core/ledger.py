@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamtui.core.errors import LedgerError
-from dreamtui.core.models import Candidate, Match, Usage
+from dreamtui.core.models import Candidate, FileRow, Match, QueueRow, Usage
 from dreamtui.core.secrets import redact, scan
 
 SCHEMA_VERSION = 1
@@ -399,6 +399,12 @@ class Ledger:
         row = self.conn.execute("PRAGMA integrity_check").fetchone()
         return bool(row) and row[0] == "ok"
 
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Close this thread's connection."""
         conn = getattr(self._local, "conn", None)
@@ -439,6 +445,47 @@ class Ledger:
                 f"INSERT INTO candidates ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}",
                 tuple(data.values()),
             )
+
+
+    # -- read models for the front ends (the one place their SQL lives) ------------------------
+
+    def queue_rows(self) -> list[QueueRow]:
+        """Every pending candidate, newest first, as light rows (no JSON decoding of matches)."""
+        rows = self.query(
+            "SELECT id, project, session, type, claim, provenance, duplicate_of, corroborated, secrets, "
+            "created_at FROM candidates WHERE status = 'pending' ORDER BY created_at DESC, id"
+        )
+        return [
+            QueueRow(r["id"], r["project"], r["session"], r["type"], r["claim"], r["provenance"],
+                     bool(r["duplicate_of"]), int(r["corroborated"] or 0),
+                     bool(r["secrets"]) and r["secrets"] != "[]", r["created_at"] or "")
+            for r in rows
+        ]
+
+    def skipped_ids(self) -> list[str]:
+        """Pending candidates with a skip that was not undone, in the order they were skipped."""
+        rows = self.query(
+            "SELECT d.candidate_id, MAX(d.id) AS last FROM decisions d JOIN candidates c ON c.id = d.candidate_id "
+            "WHERE d.action = 'skip' AND d.undone = 0 AND c.status = 'pending' GROUP BY d.candidate_id ORDER BY last"
+        )
+        return [str(r["candidate_id"]) for r in rows]
+
+    def pending_count(self) -> int:
+        """How many candidates wait for a decision."""
+        return int(self.query("SELECT COUNT(*) FROM candidates WHERE status = 'pending'")[0][0])
+
+    def pending_by_session(self) -> dict[str, int]:
+        """Pending candidates per session."""
+        return {str(r["session"]): int(r["n"]) for r in self.query(
+            "SELECT session, COUNT(*) AS n FROM candidates WHERE status = 'pending' GROUP BY session")}
+
+    def file_rows(self) -> list[FileRow]:
+        """Every transcript file the tailer has read, with its offsets."""
+        return [FileRow(r["path"], r["project"], r["session"],
+                        r["size"] if r["size"] is not None else r["offset"], int(r["lines"] or 0),
+                        int(r["dreamed_offset"] or 0), int(r["dreamed_lines"] or 0), r["updated_at"] or "")
+                for r in self.query("SELECT path, project, session, size, offset, lines, dreamed_offset, "
+                                    "dreamed_lines, updated_at FROM files")]
 
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (

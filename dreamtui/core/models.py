@@ -283,3 +283,33 @@ class Candidate:
         data["matches"] = [m.to_json() for m in self.matches]
         data["verified_line"] = self.verified_line
         return data
+
+
+@dataclass(slots=True)
+class QueueRow:
+    """One pending proposal as a review queue lists it (cheap to build for 10,000 rows)."""
+
+    id: str
+    project: str
+    session: str
+    type: str
+    claim: str
+    provenance: str | None
+    duplicate: bool
+    corroborated: int
+    secret: bool
+    created_at: str
+
+
+@dataclass(slots=True)
+class FileRow:
+    """One transcript file as the ledger's ``files`` table holds it."""
+
+    path: str
+    project: str
+    session: str
+    size: int | None
+    lines: int
+    dreamed_offset: int
+    dreamed_lines: int
+    updated_at: str

@@ -260,13 +260,13 @@ def scan(text: str) -> list[SecretFinding]:
             found.append((start, stop, rule.name))
     found.sort(key=lambda f: (f[0], -f[1]))
     merged: list[list[Any]] = []
-    for start, stop, rule in found:
+    for start, stop, rule_name in found:
         if merged and start <= merged[-1][1]:
             if stop > merged[-1][1]:
                 merged[-1][1] = stop
             continue
-        merged.append([start, stop, rule])
-    return [SecretFinding(rule, start, stop) for start, stop, rule in merged]
+        merged.append([start, stop, rule_name])
+    return [SecretFinding(name, start, stop) for start, stop, name in merged]
 
 
 def has_secret(text: str) -> bool:

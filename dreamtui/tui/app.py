@@ -23,13 +23,15 @@ from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.core.files import open_regular
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ledger import Ledger
-from dreamtui.tui import services
+from dreamtui.services import DecisionResult, Workspace
+from dreamtui.tui import progress as cycle_words
 from dreamtui.tui.messages import (
     CycleFinished,
     CycleProgress,
     DecisionDone,
     DecisionFailed,
     GoodnightHeard,
+    MemoryReverted,
     PathSkipped,
     TranscriptsChanged,
 )
@@ -41,7 +43,7 @@ from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
-from dreamtui.tui.widgets.evidence import ROLE_STYLE, decode_line, local_time
+from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time, raw_record
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 from dreamtui.tui.widgets.status_header import StatusHeader
@@ -98,12 +100,14 @@ class DreamApp(App):
         super().__init__()
         self.config = config
         self.ledger = ledger or Ledger.open(config.state)
+        self.workspace = Workspace(config, self.ledger)
         self.watch_enabled = watch
         self.watch_debounce = watch_debounce
         self.reconcile_on_start = reconcile
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
         self._watcher: Any = None
         self._live_offsets: dict[Path, int] = {}
+        self._tail_lock = threading.Lock()
         self._skip_notices: set[str] = set()
         self.cycle_running = False
         self._queue_screen: QueueScreen | None = None
@@ -191,7 +195,7 @@ class DreamApp(App):
             print("dreamtui: the dream cycle stops at its next phase boundary; waiting for it…", file=sys.stderr)
             while not self._cycle_idle.is_set():
                 await asyncio.sleep(0.1)
-            print(f"dreamtui: the dream cycle {services.CYCLE_STOPPED}", file=sys.stderr)
+            print(f"dreamtui: the dream cycle {cycle_words.CYCLE_STOPPED}", file=sys.stderr)
         return result
 
     _outside_watcher: Any = None
@@ -278,7 +282,7 @@ class DreamApp(App):
     def refresh_status(self) -> None:
         """Recompute the header of the current screen."""
         try:
-            status = services.status(self.config, self.ledger)
+            status = self.workspace.status()
         except Exception as exc:  # noqa: BLE001 - a header must never crash the app
             self.notify(f"cannot read status: {one_line_error(exc)}", severity="error")
             return
@@ -320,18 +324,18 @@ class DreamApp(App):
             try:
                 cid = job.candidate_id
                 if job.action == "accept":
-                    detail = services.accept(self.config, self.ledger, cid, job.kwargs.get("edits"),
-                                             allow_tool=job.kwargs.get("allow_tool", False))
+                    result = self.workspace.accept(cid, job.kwargs.get("edits"),
+                                                   allow_tool=job.kwargs.get("allow_tool", False))
                 elif job.action == "reject":
-                    detail = services.reject(self.config, self.ledger, cid, job.kwargs["category"],
-                                             job.kwargs.get("reason", ""))
+                    result = self.workspace.reject(cid, job.kwargs["category"], job.kwargs.get("reason", ""))
                 elif job.action.startswith("outside-"):
-                    detail = _decide_outside(self.config, self.ledger, job.action, cid, job.kwargs)
+                    result = DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs),
+                                            cid)
                 elif job.action == "skip":
-                    detail = services.skip(self.ledger, cid)
+                    result = self.workspace.skip(cid)
                 else:
-                    detail, cid = services.undo(self.config, self.ledger)
-                self.post_message(DecisionDone(job.action, cid, detail))
+                    result = self.workspace.undo()
+                self.post_message(DecisionDone(job.action, result.candidate_id, result.summary))
             except Exception as exc:  # noqa: BLE001 - every failure becomes a notification
                 self.post_message(DecisionFailed(job.action, job.candidate_id, one_line_error(exc)))
             finally:
@@ -395,7 +399,7 @@ class DreamApp(App):
 
     @work(thread=True, exit_on_error=False, name="reconcile")
     def _reconcile(self) -> None:
-        note = services.reconcile(self.config, self.ledger)
+        note = self.workspace.reconcile()
         if note:
             self.post_message(DecisionDone("reconcile", None, note))
         if self.watch_enabled:
@@ -478,9 +482,9 @@ class DreamApp(App):
             # quitting (or the worker cancelled as the app closes): stop here if it is a safe point;
             # only on the cycle's own thread (branches report from a pool)
             if ((self._stop_cycle.is_set() or worker.is_cancelled) and threading.get_ident() == thread
-                    and services.cycle_stop_point(phase, message, fraction)):
-                raise services.CycleStopped(services.CYCLE_STOPPED)
-            self.post_message(CycleProgress(phase, services.describe_progress(phase, message, fraction)))
+                    and cycle_words.cycle_stop_point(phase, message, fraction)):
+                raise cycle_words.CycleStopped(cycle_words.CYCLE_STOPPED)
+            self.post_message(CycleProgress(phase, cycle_words.describe_progress(phase, message, fraction)))
 
         try:
             record = cycle.run_cycle(self.config, self.ledger, project=project, trigger=trigger,
@@ -488,13 +492,13 @@ class DreamApp(App):
         except cycle.NothingNew as exc:  # asked after the day's full cycle, nothing written since
             self.post_message(CycleFinished(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
-        except services.CycleStopped:
-            self.post_message(CycleFinished(error=services.CYCLE_STOPPED))
+        except cycle_words.CycleStopped:
+            self.post_message(CycleFinished(error=cycle_words.CYCLE_STOPPED))
             return
         except Exception as exc:  # noqa: BLE001 - reported as a notification, never a crash
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
-        self.post_message(CycleFinished(services.waking_message(record)))
+        self.post_message(CycleFinished(cycle.waking_message(record)))
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
@@ -506,7 +510,7 @@ class DreamApp(App):
     def on_cycle_finished(self, message: CycleFinished) -> None:
         self.cycle_running = False
         self.set_activity("")
-        if message.error == services.CYCLE_STOPPED:
+        if message.error == cycle_words.CYCLE_STOPPED:
             self.notify(f"dream cycle {message.error}", severity="warning", timeout=10)
         elif message.error:
             self.notify(f"dream cycle failed: {message.error}", severity="error", timeout=10)
@@ -544,6 +548,13 @@ class DreamApp(App):
         for path, (size, _mtime) in self._watcher.initial.items():  # regular files only
             self._live_offsets[path] = size
 
+    def on_memory_reverted(self, _message: MemoryReverted) -> None:
+        """A memory screen reverted a memory: the queue shows its proposal again when next shown."""
+        screen = self.queue_screen()
+        if screen is not None:
+            screen.stale = True
+        self.refresh_status()
+
     def on_path_skipped(self, message: PathSkipped) -> None:
         self.notice_skipped([message.notice])
 
@@ -559,14 +570,24 @@ class DreamApp(App):
         self.action_dream(message.project, "goodnight")
 
     def on_transcripts_changed(self, message: TranscriptsChanged) -> None:
-        lines: list[Text] = []
-        for path in message.paths:
-            lines.extend(self.read_new_lines(Path(path)))
-        screen = self.queue_screen()
-        if lines and screen is not None:
-            screen.live_lines(lines[-LIVE_MAX_LINES_PER_EVENT:])
+        self._tail_new_lines([Path(path) for path in message.paths])
         if not isinstance(self.screen, QueueScreen) and getattr(self.screen, "SHOWS_TRANSCRIPTS", False):
             self.screen.reload()  # type: ignore[attr-defined]
+
+    @work(thread=True, exit_on_error=False, group="tail")
+    def _tail_new_lines(self, paths: list[Path]) -> None:
+        """Read what was appended to ``paths`` off the UI thread, then show it in the live tail."""
+        with self._tail_lock:  # one reader at a time: each line is shown once
+            lines: list[Text] = []
+            for path in paths:
+                lines.extend(self.read_new_lines(path))
+        if lines:
+            self.call_from_thread(self._show_live_lines, lines[-LIVE_MAX_LINES_PER_EVENT:])
+
+    def _show_live_lines(self, lines: list[Text]) -> None:
+        screen = self.queue_screen()
+        if screen is not None:
+            screen.live_lines(lines)
 
     def read_new_lines(self, path: Path) -> list[Text]:
         """The complete lines appended to ``path`` since it was last read here, one Text each."""
@@ -587,7 +608,7 @@ class DreamApp(App):
         out: list[Text] = []
         project = path.parent.name if path.parent != self.config.transcripts else ""
         for raw in data[: end + 1].splitlines():
-            rec = decode_line(0, raw)
+            rec = raw_record(0, raw)
             for role, text in rec.texts:
                 out.append(Text.assemble((local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
                                          (short_project(self.project_namer(project), 16) + " " if project else "", "dim"),

@@ -61,3 +61,10 @@ class PathSkipped(Message):
     """A transcript path is left out (a FIFO or device named ``*.jsonl``, an unreadable folder): one line."""
 
     notice: str
+
+
+@dataclass
+class MemoryReverted(Message):
+    """A memory was reverted on the Memory screen: its proposal is pending again (the queue reloads)."""
+
+    candidate_id: str | None

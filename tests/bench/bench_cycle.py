@@ -64,7 +64,7 @@ def baseline(root: Path) -> float:
 def timed_cycle(config: Config, ledger: Ledger, day: str) -> tuple[float, dict[str, object]]:
     t = time.perf_counter()
     record = run_cycle(config, ledger, date=day)
-    return time.perf_counter() - t, record.stats
+    return time.perf_counter() - t, record.stats.to_json()
 
 
 def watch_latency(root: Path, poll: bool, rounds: int = 5) -> list[float]:

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
-from test_tui_helpers import make_config  # noqa: E402
+from fakes.tui import make_config  # noqa: E402
 from textual.screen import Screen  # noqa: E402
 
 from dreamtui.core.ledger import Ledger  # noqa: E402

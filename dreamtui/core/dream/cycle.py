@@ -41,16 +41,21 @@ from typing import TYPE_CHECKING, Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.cycle_stats import CycleStats
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, MemoryRepoError, TranscriptError
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
-from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Turn, Usage
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, Turn, Usage
 from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
+    from dreamtui.core.extract.base import Extractor
     from dreamtui.core.gate import pipeline as gate
+    from dreamtui.core.gate.dedup import DedupIndex
+    from dreamtui.core.ingest.digest import DigestState
+    from dreamtui.core.ingest.tail import TailRead
 
 ALL_PROJECTS = "*"
 FULL = "full"
@@ -69,6 +74,10 @@ CONTEXT_MEMORIES = 5
 CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "suspected",
            "judged", "judged_same", "judged_distinct", "auto_written", "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
 """Counts a retry adds from the failed attempt of the same date."""
+BRANCH_COUNTS = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "suspected",
+                 "auto_written", "judged", "judged_same", "judged_distinct", "judge_error", "batches_waiting",
+                 "batch_sessions_collected", "batch_submitted", "batch_sessions_submitted")
+"""What the branch phase counts (taken into the cycle's stats when branching is done)."""
 PHASES = ("light", "deep", "branch", "rem", "wake")
 PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
                 "wake": "Wake"}
@@ -109,7 +118,7 @@ class CycleRecord:
     trigger: str = "manual"
     depth: str | None = None
     phases: list[dict[str, Any]] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: CycleStats = field(default_factory=CycleStats)
     kind: str = FULL
 
     @property
@@ -120,7 +129,7 @@ class CycleRecord:
     @property
     def new_candidates(self) -> int:
         """Candidates this cycle put in front of a person (verified, not duplicate, not dropped)."""
-        return int(self.stats.get("kept", 0) or 0)
+        return self.stats.kept
 
     def to_json(self) -> dict[str, Any]:
         """The record as ``dreamtui dream --json`` prints it."""
@@ -128,7 +137,7 @@ class CycleRecord:
             "id": self.id, "chat_id": self.chat_id, "date": self.date, "status": self.status,
             "started_at": self.started_at, "completed_at": self.completed_at,
             "error_message": self.error_message, "trigger": self.trigger, "depth": self.depth,
-            "phases": self.phases, "stats": self.stats, "kind": self.kind,
+            "phases": self.phases, "stats": self.stats.to_json(), "kind": self.kind,
         }
 
 
@@ -137,7 +146,7 @@ def _row_to_record(row: Any) -> CycleRecord:
         id=row["id"], chat_id=row["chat_id"], date=row["date"], status=row["status"],
         started_at=row["started_at"], completed_at=row["completed_at"], error_message=row["error_message"],
         trigger=row["trigger"], depth=row["depth"], phases=json.loads(row["phases"] or "[]"),
-        stats=json.loads(row["stats"] or "{}"), kind=row["kind"] or FULL,
+        stats=CycleStats.from_json(json.loads(row["stats"] or "{}")), kind=row["kind"] or FULL,
     )
 
 
@@ -177,7 +186,7 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
                 "VALUES (?, ?, 'running', ?, ?, ?)",
                 (chat_id, day, started, trigger, json.dumps({"attempt": 1, "pid": os.getpid()})))
             return int(cur.lastrowid or 0), {"attempt": 1}
-        if _done(row["status"], row["depth"], json.loads(row["stats"] or "{}")):
+        if _done(row["status"], row["depth"], CycleStats.from_json(json.loads(row["stats"] or "{}"))):
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
             raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row['id']}); "
                                    "one cycle per project per date")
@@ -195,11 +204,11 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         return int(row["id"]), prior
 
 
-def _done(status: str, depth: str | None, stats: dict[str, Any]) -> bool:
+def _done(status: str, depth: str | None, stats: CycleStats) -> bool:
     """A full cycle that may not run again this date: completed, unless it was a shallow sleep that
     only deferred sessions still being written (that one runs again)."""
     deferred_only = (status == "completed" and depth == "shallow"
-                     and int(stats.get("sessions_deferred", 0) or 0) > 0)
+                     and stats.sessions_deferred > 0)
     return status == "completed" and not deferred_only
 
 
@@ -289,22 +298,23 @@ def _mark_deep(ledger: Ledger, cycle_id: int) -> None:
 
 
 def _save_progress(ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]],
-                   stats: dict[str, Any]) -> None:
+                   stats: CycleStats) -> None:
     """Keep the running row's phases and counts current, so a killed cycle's work still counts in
     the retry's totals (with its pid, which says who ran it)."""
     with ledger.write() as c:
         c.execute("UPDATE dream_cycles SET depth = COALESCE(?, depth), phases = ?, "
                   "stats = json_patch(stats, ?) WHERE id = ? AND status = 'running'",
-                  (depth if depth in ("deep", "shallow") else None, json.dumps(phases), json.dumps(stats), cycle_id))
+                  (depth if depth in ("deep", "shallow") else None, json.dumps(phases), json.dumps(stats.to_json()),
+                   cycle_id))
 
 
 def _finish(ledger: Ledger, cycle_id: int, status: str, depth: str | None, phases: list[dict[str, Any]],
-            stats: dict[str, Any], error: str | None) -> None:
+            stats: CycleStats, error: str | None) -> None:
     with ledger.write() as c:
         c.execute(
             "UPDATE dream_cycles SET status = ?, completed_at = ?, error_message = ?, depth = ?, "
             "phases = ?, stats = ? WHERE id = ?",
-            (status, clock.now_iso(), error, depth, json.dumps(phases), json.dumps(stats), cycle_id))
+            (status, clock.now_iso(), error, depth, json.dumps(phases), json.dumps(stats.to_json()), cycle_id))
 
 
 # -- yield floor and banners ----------------------------------------------------------------------
@@ -321,7 +331,7 @@ def yield_floor_active(ledger: Ledger) -> bool:
         "AND depth != 'shallow' AND kind = 'full' ORDER BY started_at DESC, id DESC LIMIT ?", (YIELD_FLOOR_CYCLES,))
     if len(rows) < YIELD_FLOOR_CYCLES:
         return False
-    return all(int(json.loads(r["stats"] or "{}").get("kept", 0) or 0) == 0 for r in rows)
+    return all(CycleStats.from_json(json.loads(r["stats"] or "{}")).kept == 0 for r in rows)
 
 
 def banner_lines(config: Config, ledger: Ledger | None, check_promotion: bool = False) -> list[str]:
@@ -382,7 +392,7 @@ def waking_message(record: CycleRecord) -> str:
     who = "every project" if record.chat_id == ALL_PROJECTS else record.chat_id
     depth = {"shallow": "shallow sleep", "deep": "deep sleep"}.get(record.depth or "", record.depth or "-")
     if record.on_demand:
-        after = f" after cycle #{s['after_cycle']}" if s.get("after_cycle") else ""
+        after = f" after cycle #{s.after_cycle}" if s.after_cycle else ""
         out = [f"On-demand dream pass #{record.id} for {who} on {record.date}{after}: {record.status}, {depth}."]
     else:
         out = [f"Dream cycle #{record.id} for {who} on {record.date} ({record.trigger}): {record.status}, {depth}."]
@@ -390,86 +400,81 @@ def waking_message(record: CycleRecord) -> str:
         out.append(f"Error: {record.error_message}")
     ran = [PHASE_TITLES.get(p["name"], p["name"]) for p in record.phases]
     out.append("Phases: " + (" → ".join(ran) if ran else "none"))
-    if s.get("interrupted_cycles"):
-        ids = ", ".join(f"#{i}" for i in s["interrupted_cycles"])
+    if s.interrupted_cycles:
+        ids = ", ".join(f"#{i}" for i in s.interrupted_cycles)
         out.append(f"Interrupted: cycle {ids} had been killed while running; marked failed.")
-    for notice in s.get("recovered") or []:
+    for notice in s.recovered:
         out.append(f"Recovered: {notice}")
     out.append(
-        f"Sessions: {s.get('sessions_new', 0)} with new content, {s.get('sessions_deferred', 0)} deferred "
-        f"(still being written), {s.get('sessions_quiet', 0)} too quiet "
-        f"({s.get('sessions_settled', 0)} of them settled); "
-        f"{s.get('sparks', 0)} sparks, {s.get('covered', 0)} already covered by memory.")
-    if s.get("batch_submitted") or s.get("batch_sessions_collected") or s.get("batches_waiting"):
+        f"Sessions: {s.sessions_new} with new content, {s.sessions_deferred} deferred "
+        f"(still being written), {s.sessions_quiet} too quiet "
+        f"({s.sessions_settled} of them settled); "
+        f"{s.sparks} sparks, {s.covered} already covered by memory.")
+    if s.batch_submitted or s.batch_sessions_collected or s.batches_waiting:
         out.append(
-            f"Batch: {s.get('batch_sessions_collected', 0)} session(s) collected from earlier batches"
-            + (f", {s['batches_waiting']} batch(es) still processing" if s.get("batches_waiting") else "")
-            + (f"; submitted {s['batch_submitted']} with {s.get('batch_sessions_submitted', 0)} session(s), "
-               "collected by a later cycle" if s.get("batch_submitted") else "") + ".")
-    if s.get("skipped_count"):
-        shown = "; ".join(s.get("skipped_paths", [])[:3])
-        more = s["skipped_count"] - min(3, len(s.get("skipped_paths", [])))
-        out.append(f"Skipped {s['skipped_count']} path(s) that cannot be read as transcripts (the rest were "
+            f"Batch: {s.batch_sessions_collected} session(s) collected from earlier batches"
+            + (f", {s.batches_waiting} batch(es) still processing" if s.batches_waiting else "")
+            + (f"; submitted {s.batch_submitted} with {s.batch_sessions_submitted} session(s), "
+               "collected by a later cycle" if s.batch_submitted else "") + ".")
+    if s.skipped_count:
+        shown = "; ".join(s.skipped_paths[:3])
+        more = s.skipped_count - min(3, len(s.skipped_paths))
+        out.append(f"Skipped {s.skipped_count} path(s) that cannot be read as transcripts (the rest were "
                    f"dreamed): {shown}{f'; and {more} more' if more > 0 else ''}.")
-    if s.get("records_repaired"):
-        out.append(f"Repaired {s['records_repaired']} record(s) with bytes that are not UTF-8 or a byte-order "
+    if s.records_repaired:
+        out.append(f"Repaired {s.records_repaired} record(s) with bytes that are not UTF-8 or a byte-order "
                    "mark (kept, bad bytes read as U+FFFD).")
-    if s.get("unreadable_files"):
-        files = s["unreadable_files"]
+    if s.unreadable_files:
+        files = s.unreadable_files
         out.append(f"Could not read {len(files)} transcript file(s) (permissions?), e.g. {files[0]}; "
                    "they are tried again next cycle.")
-    if record.depth == "shallow" and s.get("sessions_deferred", 0):
+    if record.depth == "shallow" and s.sessions_deferred:
         out.append("Deferred sessions are still being written: dream again once they have been quiet "
                    "for a few minutes (allowed the same date), or say good night in the session.")
     out.append(
-        f"Branches: {s.get('branches', 0)} ({s.get('extraction_errors', 0)} failed), extractor "
-        f"{s.get('extractor', '-')}{' / ' + s['model'] if s.get('model') else ''}.")
+        f"Branches: {s.branches} ({s.extraction_errors} failed), extractor "
+        f"{s.extractor}{' / ' + s.model if s.model else ''}.")
     out.append(
-        f"Model: {s.get('model_calls', 0)} calls; tokens {s.get('input_tokens', 0)} in, "
-        f"{s.get('output_tokens', 0)} out, {s.get('cached_tokens', 0)} cached.")
-    dropped: dict[str, int] = s.get("dropped", {}) or {}
-    total_dropped = sum(dropped.values())
-    reasons = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items()))
+        f"Model: {s.model_calls} calls; tokens {s.input_tokens} in, "
+        f"{s.output_tokens} out, {s.cached_tokens} cached.")
+    total_dropped = sum(s.dropped.values())
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(s.dropped.items()))
     out.append(
-        f"Candidates: {s.get('surfaced', 0)} surfaced, {s.get('verified', 0)} verified, "
+        f"Candidates: {s.surfaced} surfaced, {s.verified} verified, "
         f"{total_dropped} dropped{' (' + reasons + ')' if reasons else ''}, "
-        f"{s.get('duplicates', 0)} duplicates, {s.get('kept', 0)} new for review"
-        + (f" ({s['suspected']} of them a suspected duplicate, shown beside what it may repeat)"
-           if s.get("suspected") else "")
-        + (f", {s['auto_written']} auto-written" if s.get("auto_written") else "") + ".")
-    if s.get("judged") or s.get("judge_error"):
-        out.append(f"Dedup judge (model): {s.get('judged', 0)} judged, {s.get('judged_same', 0)} the same lesson "
-                   f"as one in memory or waiting, {s.get('judged_distinct', 0)} new"
-                   + (f"; {s['judge_error']}" if s.get("judge_error") else "") + ".")
-    if s.get("corroborated"):
-        n = s["corroborated"]
+        f"{s.duplicates} duplicates, {s.kept} new for review"
+        + (f" ({s.suspected} of them a suspected duplicate, shown beside what it may repeat)"
+           if s.suspected else "")
+        + (f", {s.auto_written} auto-written" if s.auto_written else "") + ".")
+    if s.judged or s.judge_error:
+        out.append(f"Dedup judge (model): {s.judged} judged, {s.judged_same} the same lesson "
+                   f"as one in memory or waiting, {s.judged_distinct} new"
+                   + (f"; {s.judge_error}" if s.judge_error else "") + ".")
+    if s.corroborated:
+        n = s.corroborated
         out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
-    if s.get("review_path"):
-        out.append(f"Review: {s['review_path']}")
+    if s.review_path:
+        out.append(f"Review: {s.review_path}")
     out.extend(_briefing_lines(s))
     if record.on_demand:
         out.append("No REM on demand: the review file and the briefing wait for the next full cycle.")
-    out.append(f"Took {s.get('seconds', 0):.1f} s.")
+    out.append(f"Took {s.seconds:.1f} s.")
     return redact("\n".join(out))
 
 
-def _briefing_lines(s: dict[str, Any]) -> list[str]:
+def _briefing_lines(s: CycleStats) -> list[str]:
     """The waking message's word on the briefing: a version waiting for review, auto-written, or unchanged."""
-    status = s.get("briefing_status")
-    if status == "pending":
-        return [f"Briefing: a new version (#{s.get('briefing_proposal')}) waits for your review: "
+    if s.briefing_status == "pending":
+        return [f"Briefing: a new version (#{s.briefing_proposal}) waits for your review: "
                 "`dreamtui briefing --pending` shows the diff, `--accept` commits it, `--reject --reason` "
                 "keeps it out (or 4 in the app)."]
-    if status == "auto-written":
-        sha = (s.get("briefing_commit") or "")[:10]
-        return [f"Briefing: {s.get('briefing_path')} (auto-written #{s.get('briefing_proposal')}, commit {sha}; "
+    if s.briefing_status == "auto-written":
+        sha = (s.briefing_commit or "")[:10]
+        return [f"Briefing: {s.briefing_path} (auto-written #{s.briefing_proposal}, commit {sha}; "
                 "review it with `dreamtui briefing --pending`)."]
-    if status == "unchanged":
+    if s.briefing_status == "unchanged":
         return ["Briefing: unchanged."]
     return []
-
-
-# -- the cycle ------------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -482,8 +487,8 @@ class FileRange:
     end_offset: int
     end_line: int
     content_hash: str
-    read: Any = None  # tail.TailRead, persisted when the range is dreamed
-    state: Any = None  # digest.DigestState
+    read: TailRead | None = None  # persisted when the range is dreamed
+    state: DigestState | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -557,6 +562,7 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
         if plan.kind == "nothing":
             raise NothingNew(plan.describe(project))
+        prior: dict[str, Any]
         if plan.kind == ON_DEMAND:
             cycle_id, prior = _begin_on_demand(ledger, chat_id, day), {}
         else:
@@ -564,13 +570,13 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
         run.on_demand = plan.kind == ON_DEMAND
         run.prior = prior if prior.get("next_attempt") else {}
-        run.stats["attempt"] = int(prior.get("next_attempt", 1))
+        run.stats.attempt = int(prior.get("next_attempt", 1))
         if run.on_demand:
-            run.stats["after_cycle"] = plan.covering.id if plan.covering else None
+            run.stats.after_cycle = plan.covering.id if plan.covering else None
         if interrupted:
-            run.stats["interrupted_cycles"] = interrupted
+            run.stats.interrupted_cycles = interrupted
         if recovered:
-            run.stats["recovered"] = recovered
+            run.stats.recovered = recovered
         try:
             run.run()
         except BaseException as exc:
@@ -580,7 +586,7 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
             # finishes their REM and counts it, however many attempts fail in between
             run._carry_prior()
             depth = "deep" if run.prior.get("depth") == "deep" else run.depth
-            run.stats["seconds"] = round(time.monotonic() - run.t0, 3)
+            run.stats.seconds = round(time.monotonic() - run.t0, 3)
             _finish(ledger, cycle_id, "failed", depth, run.phases, run.stats, message)
             record = get_cycle(ledger, cycle_id)
             if isinstance(exc, Exception):
@@ -625,13 +631,13 @@ class _Cycle:
         self.depth: str | None = None
         self.usage = Usage()
         self.dropped: Counter[str] = Counter()
-        self.stats: dict[str, Any] = {}
+        self.stats = CycleStats()
         self.work: list[SessionWork] = []
         self.kept_ids: list[str] = []
         self.corroborated: set[str] = set()
         self.prior: dict[str, Any] = {}
         self._carried = False
-        self.index: Any = None
+        self.index: DedupIndex | None = None
         self.on_demand = False
 
     # -- bookkeeping ----------------------------------------------------------------------------
@@ -662,8 +668,8 @@ class _Cycle:
 
     def run(self) -> None:
         self.extractor = self._extractor
-        self.stats.update({"extractor": getattr(self.extractor, "name", "?"),
-                           "model": getattr(self.extractor, "model", None)})
+        self.stats.extractor = getattr(self.extractor, "name", "?")
+        self.stats.model = getattr(self.extractor, "model", None)
         self.light()
         if self.depth == "shallow" and self.prior.get("depth") == "deep":
             # an earlier attempt today got past light sleep and then failed: what it extracted is
@@ -688,7 +694,7 @@ class _Cycle:
         groups = _session_groups(self.config.transcripts, self.project, skipped)
         for skip in skipped:  # one bad folder or FIFO never fails the cycle: the others are dreamed
             self.progress(skip.notice)
-        self.stats["sessions_seen"] = len(groups)
+        self.stats.sessions_seen = len(groups)
         now = clock.now().timestamp()
         quiet = self.config.quiet_minutes * 60.0
         unreadable: list[str] = []
@@ -707,26 +713,24 @@ class _Cycle:
                    and now - w.mtime >= SETTLED_SECONDS]
         for work in settled:  # finished long ago and still too quiet: no words will be added to it
             self._mark_dreamed(work, None, 0)
-        self.stats.update({
-            "sessions_new": len(self.work),
-            "sessions_deferred": sum(w.deferred for w in self.work),
-            "sessions_digested": len(ready),
-            "sessions_quiet": len(ready) - len(deep_enough),
-            "sessions_settled": len(settled),
-            "person_chars": sum(w.person_chars for w in ready),
-            "goodnight": any(w.goodnight for w in self.work),
-            "unreadable_files": unreadable[:20],
-            "skipped_paths": [skip.notice for skip in skipped[:20]],
-            "skipped_count": len(skipped),
-            "records_repaired": sum(w.digest.stats.replaced for w in self.work),
-        })
+        st = self.stats
+        st.sessions_new = len(self.work)
+        st.sessions_deferred = sum(w.deferred for w in self.work)
+        st.sessions_digested = len(ready)
+        st.sessions_quiet = len(ready) - len(deep_enough)
+        st.sessions_settled = len(settled)
+        st.person_chars = sum(w.person_chars for w in ready)
+        st.goodnight = any(w.goodnight for w in self.work)
+        st.unreadable_files = unreadable[:20]
+        st.skipped_paths = [skip.notice for skip in skipped[:20]]
+        st.skipped_count = len(skipped)
+        st.records_repaired = sum(w.digest.stats.replaced for w in self.work)
         self.work = deep_enough
         signal = "deeper" if deep_enough else "wake"
         if not deep_enough:
             self.depth = "shallow"
-        self.close_phase(sessions_seen=len(groups), sessions_new=self.stats["sessions_new"],
-                         deferred=self.stats["sessions_deferred"], quiet=self.stats["sessions_quiet"],
-                         person_chars=self.stats["person_chars"], signal=signal)
+        self.close_phase(sessions_seen=len(groups), sessions_new=st.sessions_new, deferred=st.sessions_deferred,
+                         quiet=st.sessions_quiet, person_chars=st.person_chars, signal=signal)
 
     def deep(self) -> None:
         self.open_phase("deep")
@@ -745,14 +749,13 @@ class _Cycle:
         covered = [w for w in self.work if w.covered]
         for work in covered:
             self._mark_dreamed(work, None, 0)
-        self.stats.update({"sparks": len(sparks), "covered": len(covered)})
+        self.stats.sparks, self.stats.covered = len(sparks), len(covered)
         self.close_phase(sparks=len(sparks), covered=len(covered))
 
     def branch(self) -> None:
         self.open_phase("branch")
         sparks = [w for w in self.work if w.spark]
-        stats = {"branches": len(sparks), "extraction_errors": 0, "surfaced": 0, "verified": 0,
-                 "kept": 0, "duplicates": 0, "suspected": 0, "auto_written": 0}
+        stats = CycleStats(branches=len(sparks))  # taken into the cycle's stats when branching is done
         if not self.on_demand and self._batching():  # on demand: the person waits for the answer now
             self._branch_batch(sparks, stats)
         elif sparks:
@@ -761,39 +764,32 @@ class _Cycle:
                 self.progress(f"gate {work.session[:8]} (session {n + 1}/{len(sparks)})", n / len(sparks))
                 self.usage = self.usage + result.usage
                 if result.error:
-                    stats["extraction_errors"] += 1
+                    stats.extraction_errors += 1
                     self._record_failed_extraction(work, result)
                     continue
-                checked = _check(result.candidates, self.config, self.ledger, work, self.id, self.index)
-                with self.ledger.write():  # candidates, ranges and offsets: one transaction
-                    report = _store(self.ledger, checked)
-                    self._mark_dreamed(work, result, len(result.candidates))
-                stats["surfaced"] += len(result.candidates)
-                kept = list(getattr(report, "kept", []))
-                stats["kept"] += len(kept)
-                stats["duplicates"] += int(getattr(report, "duplicates", 0) or 0)
-                stats["suspected"] += sum(1 for c in kept if c.duplicate_of)
-                _count_judge(stats, report)
-                self.dropped.update(getattr(report, "dropped", {}) or {})
-                self.kept_ids.extend(c.id for c in kept)
-                self.corroborated.update(getattr(report, "corroborated", []) or [])
-            if stats["extraction_errors"] == len(sparks):
+                self._gate_session(work, result, stats, advance=True)
+            if stats.extraction_errors == len(sparks):
                 raise DreamError(f"every extraction failed ({results[0].error})")
-            stats["verified"] = stats["surfaced"] - self.dropped["invalid"] - self.dropped["unverified"]
-            stats["auto_written"] = _auto_write(self.config, self.ledger, self.kept_ids)
-        self.stats.update(stats)
-        self.stats["dropped"] = dict(self.dropped)
+            stats.verified = stats.surfaced - self.dropped["invalid"] - self.dropped["unverified"]
+            stats.auto_written = _auto_write(self.config, self.ledger, self.kept_ids)
+        self._take_branch(stats)
+        self.stats.dropped = dict(self.dropped)
         self._usage_stats()
-        self.close_phase(branches=stats["branches"], surfaced=stats["surfaced"], kept=stats["kept"],
-                         errors=stats["extraction_errors"])
+        self.close_phase(branches=stats.branches, surfaced=stats.surfaced, kept=stats.kept,
+                         errors=stats.extraction_errors)
+
+    def _take_branch(self, branch: CycleStats) -> None:
+        """The branch phase's counts into the cycle's stats (only once branching is done)."""
+        for name in BRANCH_COUNTS:
+            setattr(self.stats, name, getattr(branch, name))
 
     def rem(self) -> None:
         self.open_phase("rem")
         # the gate bumps ``corroborated`` as it stores a repeat from another session; REM reports it
-        self.stats["corroborated"] = len(self.corroborated)
+        self.stats.corroborated = len(self.corroborated)
         self.progress("writing the review file", 0.3)
         review_path = _write_review(self.config, self.ledger, self.day)
-        self.stats["review_path"] = str(review_path) if review_path else None
+        self.stats.review_path = str(review_path) if review_path else None
         self.progress("building the briefing", 0.6)
         from dreamtui.core.dream.promotion import active_promotion
         from dreamtui.core.memory import briefing
@@ -803,18 +799,18 @@ class _Cycle:
         result = briefing.propose_briefing(
             self.config, self.ledger, sessions, day=self.day, project=self.project, cycle_id=self.id,
             auto=active_promotion(self.ledger) is not None)
-        self.stats.update({"briefing_path": str(result.path), "briefing_commit": result.commit,
-                           "briefing_status": result.status, "briefing_proposal": result.proposal,
-                           "briefing_lines": result.lines})
-        self.close_phase(corroborated=self.stats["corroborated"], review=bool(review_path),
+        self.stats.briefing_path, self.stats.briefing_commit = str(result.path), result.commit
+        self.stats.briefing_status, self.stats.briefing_proposal = result.status, result.proposal
+        self.stats.briefing_lines = result.lines
+        self.close_phase(corroborated=self.stats.corroborated, review=bool(review_path),
                          briefing_commit=result.commit)
 
     def wake(self) -> None:
         self.open_phase("wake")
-        self.stats.setdefault("dropped", dict(self.dropped))
+        self.stats.dropped = self.stats.dropped or dict(self.dropped)
         self._usage_stats()
         self._carry_prior()
-        self.stats["seconds"] = round(time.monotonic() - self.t0, 3)
+        self.stats.seconds = round(time.monotonic() - self.t0, 3)
         self.close_phase()
 
     # -- batch mode (Message Batches API: half the price, results at a later cycle) ----------------
@@ -832,7 +828,7 @@ class _Cycle:
         marks = ", ".join("?" for _ in OPEN_STATES)
         return bool(self.ledger.query(f"SELECT 1 FROM batches WHERE status IN ({marks}) LIMIT 1", OPEN_STATES))
 
-    def _branch_batch(self, sparks: list[SessionWork], stats: dict[str, Any]) -> None:
+    def _branch_batch(self, sparks: list[SessionWork], stats: CycleStats) -> None:
         """Collect what earlier cycles submitted (gate it, record its ranges), then submit today's sparks.
 
         Submitted ranges are marked dreamed in the transaction that records the batch, so no later
@@ -841,12 +837,11 @@ class _Cycle:
         from dreamtui.core.extract.batch import BatchRunner
 
         runner = BatchRunner(self.extractor, self.ledger)
-        stats.update({"batches_waiting": 0, "batch_sessions_collected": 0})
         for batch_id in runner.unfinished():
             self.progress(f"polling batch {batch_id}", 0.1)
             status = runner.poll(batch_id)
             if not status.ended:
-                stats["batches_waiting"] += 1
+                stats.batches_waiting += 1
                 continue
             for item in runner.collect(batch_id, mark=False):
                 self.usage = self.usage + item.result.usage
@@ -854,25 +849,15 @@ class _Cycle:
                 work = SessionWork(item.project, item.session, [Path(f) for f in item.files], ranges,
                                    Digest(item.session, item.project), 0.0)
                 if item.result.error:
-                    stats["extraction_errors"] += 1
+                    stats.extraction_errors += 1
                     self._give_back(work, item.result)
                     continue
-                checked = _check(item.result.candidates, self.config, self.ledger, work, self.id, self.index)
-                with self.ledger.write():  # candidates and ranges: one transaction
-                    report = _store(self.ledger, checked)
-                    self._record_ranges(work, item.result, len(item.result.candidates))
-                stats["batch_sessions_collected"] += 1
-                stats["surfaced"] += len(item.result.candidates)
-                stats["kept"] += len(report.kept)
-                stats["duplicates"] += int(report.duplicates or 0)
-                stats["suspected"] += sum(1 for c in report.kept if c.duplicate_of)
-                _count_judge(stats, report)
-                self.dropped.update(report.dropped)
-                self.kept_ids.extend(c.id for c in report.kept)
-                self.corroborated.update(getattr(report, "corroborated", []) or [])
+                # the ranges were marked dreamed at submit: only the extraction is recorded now
+                self._gate_session(work, item.result, stats, advance=False)
+                stats.batch_sessions_collected += 1
             runner.mark_collected(batch_id)
-        stats["verified"] = stats["surfaced"] - self.dropped["invalid"] - self.dropped["unverified"]
-        stats["auto_written"] = _auto_write(self.config, self.ledger, self.kept_ids)
+        stats.verified = stats.surfaced - self.dropped["invalid"] - self.dropped["unverified"]
+        stats.auto_written = _auto_write(self.config, self.ledger, self.kept_ids)
         if not sparks:
             return
         from dreamtui.core.extract.base import ExtractContext
@@ -895,12 +880,26 @@ class _Cycle:
             lambda d: ExtractContext(project=by_digest[id(d)].project, memories=by_digest[id(d)].memories,
                                      max_chars=self.config.max_digest_chars),
             extra_for=extra_for, on_recorded=reserve)
-        stats["batch_submitted"] = batch_id
-        stats["batch_sessions_submitted"] = len(sparks)
+        stats.batch_submitted = batch_id
+        stats.batch_sessions_submitted = len(sparks)
 
-    def _record_ranges(self, work: SessionWork, result: ExtractionResult, candidates: int) -> None:
-        """Record a collected session's submitted ranges as extracted (its offsets moved at submit)."""
-        self._mark_dreamed(work, result, candidates, advance=False)
+    def _gate_session(self, work: SessionWork, result: ExtractionResult, stats: CycleStats,
+                      advance: bool) -> None:
+        """Gate one session's proposals and record its extraction (ranges, and the offsets when
+        ``advance``) in the same transaction (:func:`gate.gate`), then count what it kept."""
+        from dreamtui.core.gate import pipeline as gate
+
+        report = gate.gate(result.candidates, config=self.config, ledger=self.ledger, project=work.project,
+                           files=work.files, cycle_id=self.id, index=self.index,
+                           record=lambda: self._mark_dreamed(work, result, len(result.candidates),
+                                                             advance=advance))
+        stats.count_gate(surfaced=len(result.candidates), kept=len(report.kept), duplicates=report.duplicates,
+                         suspected=sum(1 for c in report.kept if c.duplicate_of), judged=report.judged,
+                         judged_same=report.judged_same, judged_distinct=report.judged_distinct,
+                         judge_error=str(report.judge_error) if report.judge_error else None)
+        self.dropped.update(report.dropped)
+        self.kept_ids.extend(c.id for c in report.kept)
+        self.corroborated.update(report.corroborated)
 
     def _give_back(self, work: SessionWork, result: ExtractionResult) -> None:
         """A failed batch request: record the error and return its ranges to the undreamed part."""
@@ -919,17 +918,16 @@ class _Cycle:
         if self._carried or self.prior.get("depth") != "deep":
             return
         self._carried = True
+        prior = CycleStats.from_json(self.prior)
         for key in CARRIED:
-            if self.prior.get(key):
-                self.stats[key] = int(self.stats.get(key, 0) or 0) + int(self.prior[key])
-        dropped = Counter(self.stats.get("dropped") or {})
-        dropped.update(self.prior.get("dropped") or {})
-        self.stats["dropped"] = dict(dropped)
+            setattr(self.stats, key, getattr(self.stats, key) + getattr(prior, key))
+        dropped = Counter(self.stats.dropped)
+        dropped.update(prior.dropped)
+        self.stats.dropped = dict(dropped)
 
     def _usage_stats(self) -> None:
-        self.stats.update({"model_calls": self.usage.calls, "input_tokens": self.usage.input_tokens,
-                           "output_tokens": self.usage.output_tokens,
-                           "cached_tokens": self.usage.cached_tokens})
+        self.stats.model_calls, self.stats.input_tokens = self.usage.calls, self.usage.input_tokens
+        self.stats.output_tokens, self.stats.cached_tokens = self.usage.output_tokens, self.usage.cached_tokens
 
     def _extract(self, sparks: list[SessionWork]) -> list[ExtractionResult]:
         from dreamtui.core.extract import runner
@@ -957,7 +955,7 @@ class _Cycle:
         now = clock.now_iso()
         with self.ledger.write() as c:
             for i, rng in enumerate(work.ranges):
-                if rng.read is not None:
+                if rng.read is not None and rng.state is not None:  # read and state are set together
                     persist(self.ledger, tailer, rng.read, rng.state, DigestStats())
                 if advance:
                     c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ?",
@@ -967,8 +965,8 @@ class _Cycle:
                 first = i == 0
                 record_extraction(c, session=work.session, project=work.project, path=rng.path,
                                   start_offset=rng.start_offset, end_offset=rng.end_offset,
-                                  content_hash=rng.content_hash, extractor=self.stats.get("extractor") or "?",
-                                  model=self.stats.get("model"), cycle_id=self.id,
+                                  content_hash=rng.content_hash, extractor=self.stats.extractor or "?",
+                                  model=self.stats.model, cycle_id=self.id,
                                   usage=result.usage if first else Usage(),
                                   candidates=candidates if first else 0, now=now)
 
@@ -979,8 +977,8 @@ class _Cycle:
         with self.ledger.write() as c:
             record_failed_extraction(c, session=work.session, project=work.project, path=rng.path,
                                      start_offset=rng.start_offset, end_offset=rng.end_offset,
-                                     content_hash=rng.content_hash, extractor=self.stats.get("extractor") or "?",
-                                     model=self.stats.get("model"), cycle_id=self.id, usage=result.usage,
+                                     content_hash=rng.content_hash, extractor=self.stats.extractor or "?",
+                                     model=self.stats.model, cycle_id=self.id, usage=result.usage,
                                      error=result.error, now=now)
 
 
@@ -1066,13 +1064,13 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
 # -- deep sleep helpers ----------------------------------------------------------------------------
 
 
-def _dedup_index(config: Config, ledger: Ledger) -> Any:
+def _dedup_index(config: Config, ledger: Ledger) -> DedupIndex:
     from dreamtui.core.gate.dedup import DedupIndex
 
     return DedupIndex.build(config.memory, ledger)
 
 
-def _recall(index: Any, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str, ...], bool]:
+def _recall(index: DedupIndex, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str, ...], bool]:
     """The closest memories the session's person turns touch, and whether memory covers them all.
     Only memories that apply to the session's project count (global ones, or this project's)."""
     from dreamtui.core.gate import dedup
@@ -1103,36 +1101,10 @@ def _recall(index: Any, digest: Digest, scopes: gate.Scopes) -> tuple[tuple[str,
 # -- branching helpers -----------------------------------------------------------------------------
 
 
-def _make_extractor(config: Config) -> Any:
+def _make_extractor(config: Config) -> Extractor:
     from dreamtui.core.extract import make_extractor
 
     return make_extractor(config)
-
-
-def _count_judge(stats: dict[str, Any], report: Any) -> None:
-    """Add the model dedup judge's counts (and its first error) of one gate run to ``stats``."""
-    for key in ("judged", "judged_same", "judged_distinct"):
-        stats[key] = stats.get(key, 0) + int(getattr(report, key, 0) or 0)
-    error = getattr(report, "judge_error", None)
-    if error and not stats.get("judge_error"):
-        stats["judge_error"] = str(error)
-
-
-def _store(ledger: Ledger, checked: gate.CheckedGate) -> Any:
-    """Write what the gate decided (inside the cycle's transaction)."""
-    from dreamtui.core.gate import pipeline as gate
-
-    return gate.store(ledger, checked)
-
-
-def _check(raws: list[RawCandidate], config: Config, ledger: Ledger, work: SessionWork, cycle_id: int,
-           index: Any) -> gate.CheckedGate:
-    """The gate's decisions for one session, made before the cycle's write transaction opens (the
-    model dedup judge is a network call; the ledger's write lock is never held across it)."""
-    from dreamtui.core.gate import pipeline as gate
-
-    return gate.check(raws, config=config, ledger=ledger, project=work.project, files=work.files,
-                      cycle_id=cycle_id, index=index)
 
 
 def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:

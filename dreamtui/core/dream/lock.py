@@ -1,16 +1,18 @@
 """The dream-cycle lock: one cycle at a time on this machine.
 
-An ``fcntl.flock`` on ``config.lock_path``. The operating system releases it when the holding process
-exits or is killed, so a crash never leaves a stale lock behind. The lock file holds the holder's pid
-and start time for the "busy" message; its content is informative only.
+A :class:`filelock.FileLock` (``flock``) on ``config.lock_path``, taken without waiting. The
+operating system releases it when the holding process exits or is killed, so a crash never leaves a
+stale lock behind. The lock file holds the holder's pid and start time for the "busy" message; its
+content is informative only.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 from types import TracebackType
+
+from filelock import FileLock, Timeout
 
 from dreamtui.core import clock
 from dreamtui.core.errors import CycleBusy, LedgerError
@@ -25,41 +27,37 @@ class CycleLock:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._fd: int | None = None
+        self._lock: FileLock | None = None
 
     @property
     def held(self) -> bool:
         """This object holds the lock."""
-        return self._fd is not None
+        return self._lock is not None
 
     def acquire(self) -> None:
         """Take the lock or raise :class:`CycleBusy` naming the holder."""
-        if self._fd is not None:
+        if self._lock is not None:
             return
+        lock = FileLock(self.path, timeout=0)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            lock.acquire()
+        except Timeout:
+            raise CycleBusy(f"another dream cycle is running{_read_holder(self.path)}; "
+                            "try again when it has finished") from None
         except OSError as exc:
             raise LedgerError(f"cannot open the dream lock {self.path}: {exc.strerror}") from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.path.write_text(f"{os.getpid()} {clock.now_iso()}\n", encoding="utf-8")
         except OSError:
-            holder = _read_holder(fd)
-            os.close(fd)
-            raise CycleBusy(f"another dream cycle is running{holder}; try again when it has finished") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {clock.now_iso()}\n".encode())
-        self._fd = fd
+            pass  # the holder line is informative only
+        self._lock = lock
 
     def release(self) -> None:
         """Release the lock (a no-op when not held)."""
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
     def __enter__(self) -> CycleLock:
         self.acquire()
@@ -70,10 +68,10 @@ class CycleLock:
         self.release()
 
 
-def _read_holder(fd: int) -> str:
+def _read_holder(path: Path) -> str:
     """`` (pid 123 since 2026-…)`` from the lock file, or empty when unreadable."""
     try:
-        text = os.pread(fd, 200, 0).decode("utf-8", "replace").split()
+        text = path.read_bytes()[:200].decode("utf-8", "replace").split()
     except OSError:
         return ""
     if len(text) >= 2 and text[0].isdigit():

@@ -230,7 +230,7 @@ def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
     rate = _rate(accepted, total)
     first = rows[0]["decided_at"] if rows else None
     latest = rows[-1]["decided_at"] if rows else None
-    span = (clock.parse_timestamp(latest) - clock.parse_timestamp(first)) if rows else timedelta(0)
+    span = (clock.parse_timestamp(str(latest)) - clock.parse_timestamp(str(first))) if rows else timedelta(0)
     days = round(span.total_seconds() / 86400, 1)
     failures = []
     if span < timedelta(days=MIN_DAYS):

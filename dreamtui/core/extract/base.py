@@ -32,8 +32,15 @@ class ExtractContext:
 class Extractor(Protocol):
     """Proposes lessons for one session. ``name`` is stored with every candidate."""
 
-    name: str
-    model: str | None
+    @property
+    def name(self) -> str:
+        """Stored with every candidate."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The model it asks (``None`` when it asks none)."""
+        ...
 
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """Return the candidates for ``digest`` (errors go in ``ExtractionResult.error``

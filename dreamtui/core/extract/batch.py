@@ -219,7 +219,8 @@ class BatchRunner:
                 mapping[cid] = {"session": digest.session, "project": context.project or digest.project,
                                 "files": list(digest.files), "part": part, "parts": len(params),
                                 "notes": notes, "extra": extra_for(digest) if extra_for else {}}
-        batch = self._api(lambda: self.client.messages.batches.create(requests=requests))
+        # plain dicts are what the SDK sends; its TypedDicts describe the same shape
+        batch = self._api(lambda: self.client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
         stamp = now_iso()
         with self.ledger.write() as c:
             c.execute(
@@ -229,7 +230,7 @@ class BatchRunner:
             )
             if on_recorded is not None:
                 on_recorded(c)
-        return batch.id
+        return str(batch.id)
 
     def submit_files(self, sessions: Sequence[Sequence[Path]],
                      context_for: Callable[[Digest], ExtractContext]) -> tuple[str, list[SessionRanges]]:
@@ -291,7 +292,8 @@ class BatchRunner:
         rows = self.ledger.query("SELECT requests FROM batches WHERE id = ?", (batch_id,))
         if not rows:
             raise ExtractorError(f"batch {batch_id} is not in the ledger")
-        return json.loads(rows[0]["requests"] or "{}")
+        mapping: dict[str, dict[str, Any]] = json.loads(rows[0]["requests"] or "{}")
+        return mapping
 
     # -- collect ---------------------------------------------------------------------------------
 
@@ -304,12 +306,12 @@ class BatchRunner:
         """
         mapping = self._mapping(batch_id)
         by_session: dict[str, Collected] = {}
-        for info in mapping.values():
-            if info["session"] not in by_session:
-                res = ExtractionResult(session=info["session"], notes=list(info.get("notes") or []))
-                by_session[info["session"]] = Collected(batch_id, info["session"], info["project"],
-                                                        list(info.get("files") or []), res,
-                                                        dict(info.get("extra") or {}))
+        for request in mapping.values():
+            if request["session"] not in by_session:
+                res = ExtractionResult(session=request["session"], notes=list(request.get("notes") or []))
+                by_session[request["session"]] = Collected(batch_id, request["session"], request["project"],
+                                                        list(request.get("files") or []), res,
+                                                        dict(request.get("extra") or {}))
         results = self._api(lambda: list(self.client.messages.batches.results(batch_id)))
         seen: set[str] = set()
         for item in results:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from dreamtui.core.extract.base import ExtractContext
 from dreamtui.core.gate.verify import word_count as _gate_word_count
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Turn
+from dreamtui.core.text import clean_line
 
 MIN_QUOTE_WORDS = 6
 MAX_QUOTE_CHARS = 400
@@ -51,7 +52,6 @@ PERSON_KINDS = {"text", "prompt", "rejection", "queued"}
 _SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|$)", re.MULTILINE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODEISH_LINE = re.compile(r"^\s*(?:[>$#➜%]|\{|\}|\[|\]|[-+]{3}|@@|\w+\s*[:=]\s*[\[{(]|Traceback|File \")")
-_ESCAPES = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b\[[0-?]*[ -/]*[@-~]|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 
 # Leading words that carry no meaning for the claim ("No, ", "Please ", "Actually, ").
 # "No", "nope" and "nah" are dropped only as an interjection with punctuation after them ("No, don't…"):
@@ -570,7 +570,7 @@ _words = word_count  # the module's own short name
 
 def _clean(text: str) -> str:
     """Remove escape codes and control characters and collapse whitespace (for claims, never quotes)."""
-    return " ".join(_ESCAPES.sub("", text).split())
+    return clean_line(text, control="")
 
 
 def _capitalise(text: str) -> str:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_valid
 
 from dreamtui.core.extract.base import ExtractContext
 from dreamtui.core.models import Digest, Turn
+from dreamtui.core.text import without_surrogates
 
 MAX_MEMORIES = 20
 MAX_MEMORY_CHARS = 300
@@ -113,7 +114,7 @@ class ExtractionOut(BaseModel):
                 else:
                     kept.append(item)
             data = {**data, "candidates": kept}
-        result = handler(data)
+        result: ExtractionOut = handler(data)
         result._malformed = malformed
         return result
 
@@ -131,14 +132,11 @@ def neutralise(text: str) -> str:
     return _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def sendable(text: str) -> str:
     """Secrets redacted, lone surrogates (undecodable bytes) as U+FFFD so the text can be sent as UTF-8."""
     from dreamtui.core.secrets import redact
 
-    return redact(_SURROGATE.sub("\ufffd", text))
+    return redact(without_surrogates(text))
 
 
 def render_turn(turn: Turn) -> str:

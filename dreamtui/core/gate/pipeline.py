@@ -37,7 +37,7 @@ from __future__ import annotations
 import glob
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -51,8 +51,8 @@ from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import split as split_frontmatter
-from dreamtui.core.memory.layout import clean_text
 from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
+from dreamtui.core.text import clean_text, without_surrogates
 
 if TYPE_CHECKING:
     from dreamtui.core.gate.judge import Judge
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 DROP_REASONS: tuple[str, ...] = (
     "invalid", "unverified", "duplicate", "duplicate-pending", "previously-rejected", "already-decided",
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
 DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rejected"})
 
 
@@ -114,7 +113,7 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    return _SURROGATE.sub("\ufffd", text)
+    return without_surrogates(text)
 
 
 def _prose(value: Any) -> str:
@@ -392,8 +391,13 @@ class CheckedGate:
 def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
          files: Sequence[Path | str], cycle_id: int | None = None,
          index: DedupIndex | None = None, corroborate: bool = True,
-         judge: Judge | None | Literal["auto"] = "auto") -> GateReport:
+         judge: Judge | None | Literal["auto"] = "auto",
+         record: Callable[[], object] | None = None) -> GateReport:
     """Check each raw candidate, store it in the ledger (kept ``pending`` or ``dropped``), and report.
+
+    The one collect → gate → record step of every path (a dream cycle's branch, a collected batch,
+    ``dreamtui extract``): ``record`` (what the caller made of the session: its extracted ranges and
+    offsets) runs in the same ledger transaction that stores the candidates.
 
     ``files`` are the session's transcript files (main first, then sub-agents) the quotes must be
     found in. ``project`` is the project the session belongs to: lessons of other projects never
@@ -403,12 +407,16 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     ``duplicate_of``). ``judge``: ``"auto"`` asks the model dedup judge when the config says so
     (``dedup_judge``, anthropic extractor); None never does; a
     :class:`~dreamtui.core.gate.judge.Judge` is asked about every kept candidate. Everything is
-    written in one ledger transaction, after the judge answered. A caller that writes more in the same
-    transaction calls :func:`check` first (outside it: the judge is a network call) and then
-    :func:`store` inside it.
+    written in one ledger transaction, after the judge answered (the judge is a network call: the
+    ledger's write lock is never held across it).
     """
-    return store(ledger, check(raws, config=config, ledger=ledger, project=project, files=files,
-                               cycle_id=cycle_id, index=index, corroborate=corroborate, judge=judge))
+    checked = check(raws, config=config, ledger=ledger, project=project, files=files, cycle_id=cycle_id,
+                    index=index, corroborate=corroborate, judge=judge)
+    with ledger.write():
+        report = store(ledger, checked)
+        if record is not None:
+            record()
+    return report
 
 
 def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,

@@ -33,6 +33,7 @@ from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import records
 from dreamtui.core.ingest.tail import decode_line
 from dreamtui.core.models import Match, Verification
+from dreamtui.core.text import SURROGATE
 
 MIN_WORDS = 6
 """Quotes with fewer words are refused as unverifiable: too easy to find by chance."""
@@ -65,7 +66,7 @@ _HIDDEN = re.compile(
 )
 # Characters the normalisation may produce from something else: never part of a prefilter needle.
 _UNSTABLE = re.compile(r"[\s'\"\-\ufffd]+")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = SURROGATE  # the one definition, in core/text.py
 
 
 def normalize(text: str) -> str:
@@ -209,7 +210,7 @@ class _LineIndex:
     def candidates(self, tokens: frozenset[bytes]) -> list[tuple[int, int]]:
         """Spans of the lines that may hold a quote with these words (at least one), in file order."""
         lines = self.lines
-        sets = []
+        sets: list[set[int]] = []
         for t in tokens:
             got = lines.get(t)
             if got is None:  # the usual answer: the quote is not in this file

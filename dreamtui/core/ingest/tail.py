@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from dreamtui.core import clock
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import NotRegularFile, open_regular
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.text import without_surrogates
 
 DEFAULT_MAX_LINE = 8 * 1024 * 1024
 HEAD_BYTES = 4096
@@ -166,7 +166,8 @@ class LineScanner:
         view = memoryview(buf)
         while True:
             want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
-            n = self.fh.readinto(view[:want]) if want > 0 else 0
+            # every transcript is opened as a buffered binary file, which has readinto
+            n = self.fh.readinto(view[:want]) if want > 0 else 0  # type: ignore[attr-defined]
             if not n:
                 return None
             filepos += n
@@ -220,13 +221,10 @@ def _decode_slow(raw: bytes) -> tuple[Any, bool, str | None]:
         return None, repaired, "invalid_utf8" if bad_bytes else "malformed"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _without_surrogates(value: Any) -> Any:
     """``value`` (decoded JSON) with every lone surrogate in its strings replaced by U+FFFD."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return without_surrogates(value)
     if isinstance(value, list):
         return [_without_surrogates(v) for v in value]
     if isinstance(value, dict):

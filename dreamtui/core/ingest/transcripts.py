@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from dreamtui.core.files import Skipped, is_dir, open_regular, regular_problem, scan_folder
 
@@ -105,7 +105,8 @@ def parent_tool_call(path: Path, main: Path | None = None) -> tuple[int, str] | 
                 for block in content if isinstance(content, list) else []:
                     if not isinstance(block, dict) or block.get("type") != "tool_use":
                         continue
-                    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    given = block.get("input")
+                    args: dict[str, Any] = given if isinstance(given, dict) else {}
                     if (wanted_id and block.get("id") == wanted_id) or (
                             not wanted_id and description and block.get("name") in ("Task", "Agent")
                             and args.get("description") == description):

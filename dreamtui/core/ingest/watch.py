@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from dreamtui.core.errors import TranscriptError
@@ -103,7 +104,7 @@ class Watcher:
         self._stopping = False
         self._snapshot: dict[Path, tuple[int, int]] = {}
         self._scanned: dict[Path, int] = {}
-        self._observer: Observer | PollingObserver | None = None
+        self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
         self._noticed: set[str] = set()
         self.initial: dict[Path, tuple[int, int]] = {}

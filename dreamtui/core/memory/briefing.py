@@ -28,6 +28,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Digest, Usage
+from dreamtui.core.text import clean_line, shorten
 
 BRIEFING_FILE = "briefing.md"
 MAX_LINES = 80
@@ -42,8 +43,6 @@ HEADER = ("# Briefing\n\n_Built by dreamtui from accepted memories and the trans
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 NOTHING = "_(nothing)_"
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 _ITEM = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
 _HEADING = re.compile(r"^##\s+(.*\S)\s*$")
 _SOURCED = re.compile(r"^- (?P<text>.*\S) — source: `(?P<source>[^`]+)`$")
@@ -146,14 +145,7 @@ class BriefingVersion:
 def clean(text: str, limit: int = ITEM_CHARS) -> str:
     """One printable line: escapes and control characters removed, whitespace collapsed, cut short,
     backticks made plain (they delimit a line's source)."""
-    text = _CONTROL.sub(" ", _ANSI.sub("", text)).replace("`", "'")
-    line = " ".join(text.split())
-    if len(line) > limit:
-        cut = line[: limit - 1]
-        if " " in cut[limit // 2:]:
-            cut = cut[: cut.rfind(" ")]
-        line = cut.rstrip(" ,.;:-") + "…"
-    return line
+    return shorten(clean_line(text).replace("`", "'"), limit)
 
 
 def _safe(text: str, limit: int = ITEM_CHARS) -> str:

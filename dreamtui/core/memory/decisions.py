@@ -19,20 +19,19 @@ crash therefore never makes a second commit.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import signal
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from git import GitCommandError, Repo
 
 from dreamtui.core import clock, secrets
@@ -45,6 +44,7 @@ from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import dump as dump_frontmatter
 from dreamtui.core.memory.frontmatter import parse as parse_frontmatter
 from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+from dreamtui.core.text import clean_text
 
 CRASH_ENV = "DREAMTUI_CRASH_AT"
 CRASH_STEPS: tuple[str, ...] = ("intent", "topic-tmp", "topic", "index", "commit", "ledger")
@@ -107,6 +107,11 @@ def _crash(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _text(value: str | bytes) -> str:
+    """A git field as text (GitPython types a commit summary as ``str | bytes``)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
@@ -126,29 +131,22 @@ def memory_lock(config: Config) -> Iterator[None]:
             _lock_state.depth -= 1
         return
     path = Path(config.state) / "memory.lock"
+    lock = FileLock(path, timeout=LOCK_WAIT, poll_interval=0.05)  # flock: the OS frees it if we are killed
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        lock.acquire()
+    except Timeout:
+        raise MemoryRepoError("another dreamtui is writing to the memory repository; try again in a moment") from None
     except OSError as exc:
         raise MemoryRepoError(f"cannot open the memory lock {path}: {exc.strerror}") from exc
-    deadline = time.monotonic() + LOCK_WAIT
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise MemoryRepoError(
-                        "another dreamtui is writing to the memory repository; try again in a moment") from None
-                time.sleep(0.05)
         _lock_state.depth = 1
         try:
             yield
         finally:
             _lock_state.depth = 0
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def _candidate(ledger: Ledger, cid: str) -> Candidate:
@@ -264,11 +262,11 @@ def render_topic(cand: Candidate, claim: str, why: str, how: str) -> tuple[dict[
         "created": clock.now_iso(),
         "extractor": f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor,
     }
-    parts = [memory.clean_text(claim).strip()]
-    if memory.clean_text(why).strip():
-        parts.append(f"**Why:** {memory.clean_text(why).strip()}")
-    if memory.clean_text(how).strip():
-        parts.append(f"**How to apply:** {memory.clean_text(how).strip()}")
+    parts = [clean_text(claim).strip()]
+    if clean_text(why).strip():
+        parts.append(f"**Why:** {clean_text(why).strip()}")
+    if clean_text(how).strip():
+        parts.append(f"**How to apply:** {clean_text(how).strip()}")
     return meta, "\n" + "\n\n".join(parts) + "\n"
 
 
@@ -442,7 +440,7 @@ def _rollback(ledger: Ledger, repo: Repo, intent_id: int) -> None:
 
 def _restore_intent(repo: Repo, intent: sqlite3.Row, report: ReconcileReport) -> None:
     """Put every path of an uncommitted intent back to HEAD, if it still holds what dreamtui wrote."""
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     paths: dict[str, str | None] = json.loads(intent["paths"])
     to_reset: list[str] = []
     for rel, written in paths.items():
@@ -488,27 +486,19 @@ def normalize_category(category: str) -> str:
     return value
 
 
-def reject(config: Config | Ledger, ledger: Ledger | str, cid: str | None = None, category: str | None = None,
-           reason: str | None = None, decided_by: str = "person") -> None:
+def reject(ledger: Ledger, cid: str, category: str = "other", reason: str = "",
+           decided_by: str = "person") -> None:
     """Reject a pending candidate with a category (wrong, duplicate, not a lesson, too specific, secret,
-    other) and a free-text reason. Also callable as ``reject(ledger, cid, category, reason)``."""
-    if isinstance(config, Ledger):  # the short form: reject(ledger, cid, category, reason)
-        positional_category = cid
-        ledger, cid = config, str(ledger)
-        if positional_category is not None:
-            reason = category if category is not None else reason
-            category = positional_category
-    if not isinstance(ledger, Ledger) or not cid:
-        raise DecisionError("reject needs a ledger and a candidate id")
-    if category is None:
-        category = "other"
+    other) and a free-text reason (the memory repository is not touched: no config needed)."""
+    if not cid:
+        raise DecisionError("reject needs a candidate id")
     _check_decided_by(decided_by)
     cat = normalize_category(category)
     with ledger.write() as c:
         cand = _candidate(ledger, cid)
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be rejected")
-        _insert_decision(c, cand, "reject", decided_by, category=cat, reason=memory.clean_text(reason or "").strip())
+        _insert_decision(c, cand, "reject", decided_by, category=cat, reason=clean_text(reason or "").strip())
         _set_status(c, cid, "rejected")
 
 
@@ -597,7 +587,7 @@ def _has_parent(repo: Repo, sha: str) -> bool:
 
 def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
                 notices: list[str] | None = None) -> str:
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     rel = row["memory_path"]
     sha = row["commit_sha"]
     paths = [p for p in (rel, memory.INDEX) if p]
@@ -630,7 +620,8 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
             memory.atomic_write(root, memory.INDEX, index_bytes)
         _crash("undo-write")
         # Even with nothing left to remove, the (then empty) commit carries the trailer for reconcile.
-        subject = repo.commit(sha).summary if gitops.commit_exists(repo, sha) else f"dreamtui: remember {cand.id}"
+        subject = (_text(repo.commit(sha).summary) if gitops.commit_exists(repo, sha)
+                   else f"dreamtui: remember {cand.id}")
         committed = gitops.commit_paths(repo, list(changes), f'Revert "{subject}"',
                                         {gitops.TRAILER_UNDO: cand.id}, body=f"This reverts commit {sha}.")
         revert_sha = committed.sha
@@ -708,7 +699,8 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
         cid, action = intent["candidate_id"], intent["action"]
         known = {r["commit_sha"] for r in ledger.query("SELECT commit_sha FROM decisions WHERE candidate_id = ? "
                                                       "AND commit_sha IS NOT NULL", (cid,))}
-        latest = (events.get(cid) or [None])[0]
+        history = events.get(cid)
+        latest = history[0] if history else None
         payload = json.loads(intent["payload"] or "{}")
         cand = ledger.get_candidate(cid)
         found = latest[1] if latest is not None and latest[0] == action and latest[1] not in known else None
@@ -732,7 +724,7 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
                     _record_undo(c, cand, payload.get("decision"), found)
                     report.undone.append(cid)
                 c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
-            root = Path(repo.working_tree_dir)
+            root = gitops.work_tree(repo)
             memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else ""
                                             for p in json.loads(intent["paths"])])
             continue

@@ -202,6 +202,29 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     return meta, body
 
 
+def read_lenient(text: str) -> tuple[dict[str, str], str]:
+    """(the fields as text, the body) of a file a person may have written by hand; never raises.
+
+    For readers that must index every memory file (dedup): a line outside the safe subset is read
+    as its plain text instead of refusing the file, and a file without a closed frontmatter is all body.
+    """
+    try:
+        block, body = split(text)
+    except FrontmatterError:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in (block or "").split("\n"):
+        key, sep, rest = line.rstrip("\r").partition(":")
+        if not sep or not key.strip() or key.startswith((" ", "\t")):
+            continue
+        try:
+            value = _parse_scalar(rest, "")
+        except FrontmatterError:
+            value = rest.strip().strip("'\"")
+        meta[key.strip()] = "" if value is None else str(value)
+    return meta, body
+
+
 def validate(meta: dict[str, Any]) -> list[str]:
     """Every way ``meta`` breaks the one schema, as short sentences (empty when it follows it)."""
     problems: list[str] = []

@@ -52,7 +52,7 @@ def _forget(ledger: Ledger, rel: str) -> None:
 def _versions(repo: Repo, rel: str) -> tuple[str | None, str | None, str | None, bool]:
     """Blob ids of ``rel`` in the working tree, the index and HEAD (``None``: absent), and whether
     the index holds a conflict for it."""
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     work = memory.read_bytes(root, rel)
     head = gitops.show_file(repo, rel)
     entries = gitops.index_entries(repo, [rel]).get(rel, [])

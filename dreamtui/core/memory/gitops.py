@@ -86,6 +86,13 @@ class CommitResult:
     notices: list[str] = field(default_factory=list)
 
 
+
+def work_tree(repo: Repo) -> Path:
+    """The repository's work tree (the memory repository is never bare)."""
+    if repo.working_tree_dir is None:
+        raise MemoryRepoError(f"{repo.git_dir} is a bare repository: the memory repository needs a work tree")
+    return Path(repo.working_tree_dir)
+
 def _seconds(name: str, default: float) -> float:
     try:
         return max(0.0, float(os.environ.get(name, default)))
@@ -208,7 +215,8 @@ def show_file(repo: Repo, rel: str, rev: str = "HEAD") -> bytes | None:
         return None
     if blob.type != "blob":
         return None
-    return blob.data_stream.read()
+    data: bytes = blob.data_stream.read()
+    return data
 
 
 def identity(repo: Repo) -> tuple[list[str], str | None]:
@@ -715,7 +723,7 @@ def refuse_uncommitted(repo: Repo, rel: str, data: bytes | None = None) -> None:
         return
     if data is not None and (code[0] in " ?" or code[1] == " "):
         try:
-            if (Path(repo.working_tree_dir) / rel).read_bytes() == data:
+            if (work_tree(repo) / rel).read_bytes() == data:
                 return
         except OSError:
             pass
@@ -777,7 +785,7 @@ def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str,
     wait_for_index(repo, notices=notices)
     before = index_entries(repo, paths)
     head_before = head_sha(repo)
-    present = [p for p in paths if (Path(repo.working_tree_dir) / p).exists()]
+    present = [p for p in paths if (work_tree(repo) / p).exists()]
     empty = [] if paths else ["--allow-empty"]  # --only with no paths: an empty commit, index untouched
     try:
         if present:

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.secrets import redact
+from dreamtui.core.text import clean_text, has_control, shorten
 
 INDEX = "MEMORY.md"
 BRIEFING = "briefing.md"
@@ -46,30 +47,14 @@ _RESERVED = {"con", "prn", "aux", "nul", "clock$", "conin$", "conout$",
              "com¹", "com²", "com³", "lpt¹", "lpt²", "lpt³"}
 # Topic slugs that would collide with the repository's own files on a case-insensitive disk.
 _TAKEN_SLUGS = {"memory", "briefing", "readme", "claude", "index"}
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
 
 # -- text --------------------------------------------------------------------------------------
 
 
-def clean_text(text: str) -> str:
-    """``text`` without ANSI/OSC escapes or control characters; line breaks become ``\\n``."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\x85", "\n")
-    text = _ANSI.sub("", text)
-    text = _CONTROL.sub("", text)
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 def one_line(text: str, limit: int | None = None) -> str:
     """``clean_text`` on a single line, whitespace collapsed, cut at a word boundary to ``limit``."""
-    line = " ".join(clean_text(text).split())
-    if limit is not None and len(line) > limit:
-        cut = line[: limit - 1]
-        if " " in cut[limit // 2:]:
-            cut = cut[: cut.rfind(" ")]
-        line = cut.rstrip(" ,.;:-") + "…"
-    return line
+    return shorten(" ".join(clean_text(text).split()), limit)
 
 
 def slugify(text: str, max_len: int = SLUG_MAX) -> str:
@@ -163,7 +148,7 @@ def _check_component(part: str, rel: str) -> None:
         raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} cannot be a file name here") from None
     if len(encoded) > 255:
         raise MemoryRepoError(f"unsafe memory path {rel!r}: a name is longer than 255 bytes")
-    if any(ch in part for ch in '\\:*?"<>|') or _CONTROL.search(part):
+    if any(ch in part for ch in '\\:*?"<>|') or has_control(part):
         raise MemoryRepoError(f"unsafe memory path {rel!r}: {part!r} has a character not allowed in names")
 
 

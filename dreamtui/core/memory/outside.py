@@ -199,7 +199,7 @@ class _Change:
 def changes(repo: Repo, ledger: Ledger) -> list[_Change]:
     """Every file whose working bytes differ from HEAD, less dreamtui's own writes in flight; a deleted
     file and a new one with (nearly) the same text are one rename."""
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     ours = _ours_in_flight(ledger, root)
     found: list[_Change] = []
     for rel in _changed(repo):
@@ -374,7 +374,7 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
         return report
     with memory_lock(config):
         repo = gitops.open_repo(config.memory, create=False)
-        root = Path(repo.working_tree_dir)
+        root = gitops.work_tree(repo)
         found = changes(repo, ledger)
         pending = {i.path: i for i in items(ledger)}
         seen: set[str] = set()
@@ -540,7 +540,7 @@ def _pending(ledger: Ledger, item_id: str) -> Item:
 
 
 def _check_unchanged(repo: Repo, item: Item) -> None:
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     work = memory.read_bytes(root, item.path)
     now = None if work is None else blob_id(work)
     old_back = item.old_path is not None and memory.read_bytes(root, item.old_path) is not None
@@ -681,7 +681,7 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
 
 
 def _restore(repo: Repo, item: Item) -> None:
-    root = Path(repo.working_tree_dir)
+    root = gitops.work_tree(repo)
     _check_unchanged(repo, item)
     _step("checked")
     if item.old_path:  # a rename: the old file back, the new one away

@@ -16,6 +16,7 @@ from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.generated import write_generated
 from dreamtui.core.models import Candidate
+from dreamtui.core.text import clean_text
 
 
 class ReviewError(DreamError):
@@ -76,7 +77,7 @@ def render_review(day: str, candidates: list[Candidate]) -> str:
             lines.append(f"- **Secret flagged:** {', '.join(cand.secrets)} (redacted)")
         where = f"line {cand.verified_line}" if cand.verified_line else "line unknown"
         source = f"{cand.provenance or 'unknown'}, session `{memory.one_line(cand.session)}`, {where}"
-        quote = memory.clean_text(cand.quote).strip("\n")
+        quote = clean_text(cand.quote).strip("\n")
         fence = _fence(quote)
         lines += [f"- **Quote** ({source}):", "", f"{fence}text", quote, fence, ""]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -9,6 +11,10 @@ from textual.widgets import DataTable, Footer
 
 from dreamtui.tui.widgets.screen_tabs import ScreenTabs
 from dreamtui.tui.widgets.status_header import StatusHeader
+
+if TYPE_CHECKING:
+    from dreamtui.services import Workspace
+    from dreamtui.tui.app import DreamApp
 
 
 def cursor_key(table: DataTable) -> str | None:
@@ -39,6 +45,16 @@ class BaseScreen(Screen):
     AUTO_FOCUS = "DataTable"
     BINDINGS = [Binding("j", "down", "Down", show=False), Binding("k", "up", "Up", show=False)]
 
+    @property
+    def dream_app(self) -> DreamApp:
+        """The running :class:`DreamApp`, typed (instead of ``self.app`` and ``type: ignore``)."""
+        return cast("DreamApp", self.app)
+
+    @property
+    def workspace(self) -> Workspace:
+        """The app's :class:`~dreamtui.services.Workspace`: every read and decision goes through it."""
+        return self.dream_app.workspace
+
     def compose(self) -> ComposeResult:
         header = StatusHeader(id="status")
         header.screen_title = self.TITLE_TEXT
@@ -51,7 +67,7 @@ class BaseScreen(Screen):
         yield from ()
 
     def on_screen_resume(self) -> None:
-        self.app.refresh_status()  # type: ignore[attr-defined]
+        self.dream_app.refresh_status()
         self.reload()
 
     def action_down(self) -> None:

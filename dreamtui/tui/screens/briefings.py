@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Markdown, Static
 
-from dreamtui.tui import services
+from dreamtui.services.workspace import BRIEFING, unified_diff
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ReasonModal
 from dreamtui.tui.widgets.literal import literal
@@ -69,8 +69,8 @@ class BriefingsScreen(BaseScreen):
         table = self.query_one("#versions", DataTable)
         keep = cursor_key(table)
         table.clear()
-        self.versions = {c.sha: c for c in services.briefing_versions(self.app.config)}  # type: ignore[attr-defined]
-        self.proposal = services.waiting_briefing(self.app.ledger)  # type: ignore[attr-defined]
+        self.versions = {c.sha: c for c in self.workspace.briefing_versions()}
+        self.proposal = self.workspace.waiting_briefing()
         if self.proposal is not None:
             p = self.proposal
             what = "auto-written: a keep · r reject" if p.status == "accepted" else "pending: a accept · r reject"
@@ -112,7 +112,6 @@ class BriefingsScreen(BaseScreen):
     def show_proposal(self) -> None:
         """The waiting version as a diff against the current ``briefing.md``."""
         p = self.proposal
-        cfg = self.app.config  # type: ignore[attr-defined]
         how = "auto-written, review it after the fact" if p.status == "accepted" else "waits for your review"
         self.query_one("#briefing-title", Static).update(Text.assemble(
             (f"briefing #{p.id}", "bold yellow"), f" {how} · diff against the current briefing.md · ",
@@ -120,7 +119,7 @@ class BriefingsScreen(BaseScreen):
         self.query_one("#briefing", Markdown).display = False
         box = self.query_one("#briefing-diff", Static)
         box.display = True
-        box.update(diff_text(services.briefing_diff(cfg, p)))
+        box.update(diff_text(self.workspace.briefing_diff(p)))
 
     def action_view(self) -> None:
         self._sync_current()
@@ -132,7 +131,7 @@ class BriefingsScreen(BaseScreen):
         if self.current not in self.versions:
             return
         c = self.versions[self.current]
-        text = services.file_at(self.app.config, services.BRIEFING, c.sha)  # type: ignore[attr-defined]
+        text = self.workspace.file_at(BRIEFING, c.sha)
         self.query_one("#briefing-title", Static).update(
             Text.assemble(("briefing.md", "bold"), f" at {c.sha[:8]} · {c.date[:16].replace('T', ' ')}"))
         md = self.query_one("#briefing", Markdown)
@@ -164,10 +163,9 @@ class BriefingsScreen(BaseScreen):
         if old_sha is None:
             self.notify("This is the first version: mark another one with m", severity="warning")
             return
-        cfg = self.app.config  # type: ignore[attr-defined]
-        old = services.file_at(cfg, services.BRIEFING, old_sha)
-        new = services.file_at(cfg, services.BRIEFING, self.current)
-        lines = services.unified_diff(old, new, f"briefing.md@{old_sha[:8]}", f"briefing.md@{self.current[:8]}")
+        old = self.workspace.file_at(BRIEFING, old_sha)
+        new = self.workspace.file_at(BRIEFING, self.current)
+        lines = unified_diff(old, new, f"briefing.md@{old_sha[:8]}", f"briefing.md@{self.current[:8]}")
         self.query_one("#briefing-title", Static).update(
             Text.assemble(("diff ", "bold"), f"{old_sha[:8]} → {self.current[:8]}"))
         self.query_one("#briefing", Markdown).display = False
@@ -216,7 +214,7 @@ class BriefingsScreen(BaseScreen):
     @work(thread=True, exit_on_error=False, group="briefing", name="briefing decision")
     def _decide_worker(self, bid: int, accept: bool, reason: str) -> None:
         try:
-            summary = services.decide_briefing(self.app.config, self.app.ledger, bid, accept, reason)  # type: ignore[attr-defined]
+            summary = self.workspace.decide_briefing(bid, accept, reason).summary
         except Exception as exc:  # noqa: BLE001 - a refused decision is a notification
             self.app.call_from_thread(self._decided, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, True)
             return

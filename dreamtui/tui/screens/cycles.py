@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.tui import services
+from dreamtui.core.dream import cycle
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
@@ -42,7 +42,7 @@ class CyclesScreen(BaseScreen):
         keep = cursor_key(table)
         table.clear()
         self.records = {}
-        for rec in services.cycles(self.app.ledger):  # type: ignore[attr-defined]
+        for rec in self.workspace.cycles():
             key = str(rec.id)
             self.records[key] = rec
             who = "all" if rec.chat_id == "*" else short_project(rec.chat_id, 12)
@@ -63,6 +63,6 @@ class CyclesScreen(BaseScreen):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rec = self.records.get(event.row_key.value or "")
         if rec is not None:
-            message = services.waking_message(rec)
-            message = message.replace(f"{self.app.config.memory}/", "")  # type: ignore[attr-defined]
+            message = cycle.waking_message(rec)
+            message = message.replace(f"{self.dream_app.config.memory}/", "")
             self.query_one("#waking", Static).update(Text(literal(message, 6000)))

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from dreamtui.tui import services
+from dreamtui.tui.messages import MemoryReverted
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.literal import literal, literal_text
@@ -53,8 +53,8 @@ class MemoryScreen(BaseScreen):
             table.add_column(label, width=width, key=label)
 
     def reload(self) -> None:
-        cfg = self.app.config  # type: ignore[attr-defined]
-        lines, size, max_lines, max_bytes = services.index_size(cfg)
+        ceiling = self.workspace.index_size()
+        lines, size, max_lines, max_bytes = ceiling.lines, ceiling.bytes, ceiling.max_lines, ceiling.max_bytes
         fraction = max(lines / max_lines, size / max_bytes)
         self.query_one("#ceiling", Static).update(Text.assemble(
             ("MEMORY.md ", "bold"), gauge(fraction, 30),
@@ -62,10 +62,10 @@ class MemoryScreen(BaseScreen):
         table = self.query_one("#memfiles", DataTable)
         keep = cursor_key(table)
         table.clear()
-        self.files = {f["path"]: f for f in services.memory_files(cfg)}
+        self.files = {f.path: f for f in self.workspace.memory_files()}
         for rel, f in self.files.items():
             table.add_row(Text(file_cell(rel), style="bold" if rel == INDEX else ""),
-                          Text(literal(f["type"], 40, one_line=True) or "—"), f"{f['bytes']:,}", key=rel)
+                          Text(literal(f.type, 40, one_line=True) or "—"), f"{f.bytes:,}", key=rel)
         restore_cursor(table, keep)
         if not self.files:
             self.query_one("#memfile", Static).update(Text("The memory repository is empty.", style="dim"))
@@ -74,8 +74,8 @@ class MemoryScreen(BaseScreen):
         self.current = event.row_key.value
         f = self.files.get(self.current or "")
         if f is not None:
-            self.query_one("#memfile", Static).update(Group(literal_text(f["path"], style="bold", one_line=True), Text(),
-                                                            literal_text(f["text"], limit=20_000)))
+            self.query_one("#memfile", Static).update(Group(literal_text(f.path, style="bold", one_line=True), Text(),
+                                                            literal_text(f.text, limit=20_000)))
 
     def highlighted(self) -> str | None:
         """The file under the table's cursor (read at the time of the key, not from the last
@@ -91,18 +91,14 @@ class MemoryScreen(BaseScreen):
         def done(yes: bool | None) -> None:
             if not yes:
                 return
-            app = self.app
             try:
-                note, _cid = services.revert_memory(app.config, app.ledger, rel)  # type: ignore[attr-defined]
+                result = self.workspace.revert_memory(rel)
             except Exception as exc:  # noqa: BLE001 - shown as a notification
-                app.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
+                self.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
                 return
-            app.notify(note)
-            queue = app.queue_screen()  # type: ignore[attr-defined]
-            if queue is not None:
-                queue.stale = True
+            self.notify(result.summary)
             self.reload()
-            app.refresh_status()  # type: ignore[attr-defined]
+            self.app.post_message(MemoryReverted(result.candidate_id))
 
         self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
                              done)

@@ -62,10 +62,10 @@ class PromotionScreen(BaseScreen):
     def reload(self) -> None:
         from dreamtui.core.dream import promotion
 
-        app = self.app
-        pair = promotion.choose_pair(app.ledger)  # type: ignore[attr-defined]
-        gates = promotion.compute_gates(app.config, app.ledger, pair)  # type: ignore[attr-defined]
-        status = promotion.promotion_status(app.config, app.ledger)  # type: ignore[attr-defined]
+        app = self.dream_app
+        pair = promotion.choose_pair(app.ledger)
+        gates = promotion.compute_gates(app.config, app.ledger, pair)
+        status = promotion.promotion_status(app.config, app.ledger)
         parts: list[Text] = []
         state = Text()
         if status.active and status.promotion:
@@ -104,24 +104,24 @@ class PromotionScreen(BaseScreen):
     def _approve(self) -> None:
         from dreamtui.core.dream import promotion
 
-        app = self.app
+        app = self.dream_app
         try:
-            promo = promotion.approve(app.config, app.ledger)  # type: ignore[attr-defined]
+            promo = promotion.approve(app.config, app.ledger)
         except Exception as exc:  # noqa: BLE001 - shown as a notification
             app.notify(literal(str(exc), 400, one_line=True), severity="error", timeout=10)
             return
         app.notify(f"Auto-write approved for {promo.pair}")
         self.reload()
-        app.refresh_status()  # type: ignore[attr-defined]
+        app.refresh_status()
 
     def action_revoke(self) -> None:
         from dreamtui.core.dream import promotion
 
-        app = self.app
+        app = self.dream_app
         try:
-            promotion.revoke(app.config, app.ledger)  # type: ignore[attr-defined]
+            promotion.revoke(app.config, app.ledger)
             app.notify("Auto-write revoked")
         except Exception as exc:  # noqa: BLE001
             app.notify(literal(str(exc), 400, one_line=True), severity="error")
         self.reload()
-        app.refresh_status()  # type: ignore[attr-defined]
+        app.refresh_status()

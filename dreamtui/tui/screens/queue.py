@@ -8,10 +8,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RichLog, Static
 
-from dreamtui.tui import services
+from dreamtui.core.models import QueueRow
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
-from dreamtui.tui.services import QueueRow
 from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.outside_view import detail as outside_detail
@@ -64,7 +63,7 @@ class QueueScreen(BaseScreen):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        saved = self.app.config.ui.get("sort", SORTS[0])  # type: ignore[attr-defined]
+        saved = self.dream_app.config.ui.get("sort", SORTS[0])
         self.sort_mode = saved if saved in SORTS else SORTS[0]
         self.skipped: list[str] = []
         self.filter_text = ""
@@ -80,12 +79,12 @@ class QueueScreen(BaseScreen):
                 yield Static(header(), id="queue-header")
                 yield QueueTable(id="queue")
                 yield Static("", id="queue-info")
-            yield CandidateView(self.app.config, id="detail")  # type: ignore[attr-defined]
+            yield CandidateView(self.dream_app.config, id="detail")
         yield RichLog(id="live", max_lines=200, markup=False, wrap=False)
 
     def on_mount(self) -> None:
-        self.app._queue_screen = self  # type: ignore[attr-defined]
-        self.table.project_namer = self.app.project_namer  # type: ignore[attr-defined]
+        self.dream_app._queue_screen = self
+        self.table.project_namer = self.dream_app.project_namer
         self.table.focus()
         live = self.query_one("#live", RichLog)
         live.border_title = "live transcripts"
@@ -95,7 +94,7 @@ class QueueScreen(BaseScreen):
 
     def on_screen_resume(self) -> None:
         """Back from a dialog or another screen: the table is kept up to date in place."""
-        self.app.refresh_status()  # type: ignore[attr-defined]
+        self.dream_app.refresh_status()
         if self.stale:
             self.stale = False
             self.reload()
@@ -109,15 +108,15 @@ class QueueScreen(BaseScreen):
     def reload(self) -> None:
         """Read the pending proposals again and keep the highlight on the same one when it is still there."""
         keep = self.table.current_id
-        busy = self.app.in_flight  # type: ignore[attr-defined]
-        rows = [*outside_rows(self.app.ledger), *services.pending_rows(self.app.ledger)]  # type: ignore[attr-defined]
+        busy = self.dream_app.in_flight
+        rows = [*outside_rows(self.workspace.ledger), *self.workspace.queue_rows()]
         self.rows = [r for r in rows if r.id not in busy]
         # a proposal's text may have changed (an undone or failed edited accept is back with the person's
         # text): the table caches drawn lines by candidate id, so they are drawn again (only the visible ones)
         self.table.forget_drawn_lines()
         if not self._loaded:  # skips made before the app was opened stay last
             self._loaded = True
-            self.skipped = [*services.skipped_ids(self.app.ledger), *self.skipped]  # type: ignore[attr-defined]
+            self.skipped = [*self.workspace.skipped_ids(), *self.skipped]
         self.skipped = [cid for cid in self.skipped if any(r.id == cid for r in self.rows)]
         self.apply()
         if keep:
@@ -166,12 +165,11 @@ class QueueScreen(BaseScreen):
             else:
                 view.show(None)
             return
-        app = self.app
         if is_outside(cid):
-            view.show_outside(outside_detail(app.config, app.ledger, cid))  # type: ignore[attr-defined]
+            view.show_outside(outside_detail(self.dream_app.config, self.workspace.ledger, cid))
             return
-        cand = services.candidate(app.ledger, cid)  # type: ignore[attr-defined]
-        dup = services.duplicate_text(app.config, app.ledger, cand) if cand else None  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(cid)
+        dup = self.workspace.duplicate_text(cand) if cand else None
         view.show(cand, dup)
 
     # -- decisions ------------------------------------------------------------------------------
@@ -195,20 +193,20 @@ class QueueScreen(BaseScreen):
             return
         if is_outside(row.id):
             self.take_current()
-            self.app.decide("outside-accept", row.id)  # type: ignore[attr-defined]
+            self.dream_app.decide("outside-accept", row.id)
             return
         if row.provenance != "tool":
             self.take_current()
-            self.app.decide("accept", row.id)  # type: ignore[attr-defined]
+            self.dream_app.decide("accept", row.id)
             return
-        cand = services.candidate(self.app.ledger, row.id)  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(row.id)
         if cand is None:
             return
 
         def done(confirmed: bool | None) -> None:
             if confirmed and self.table.current_id == row.id:
                 self.take_current()
-                self.app.decide("accept", row.id, allow_tool=True)  # type: ignore[attr-defined]
+                self.dream_app.decide("accept", row.id, allow_tool=True)
             elif not confirmed:
                 self.notify("Not accepted: the untrusted proposal stays in the queue", timeout=3)
 
@@ -233,7 +231,7 @@ class QueueScreen(BaseScreen):
                 self.apply()
                 self.select(following or cid)
         if not is_outside(cid):  # an outside change waits, skipped, where it is; nothing to record
-            self.app.decide("skip", cid)  # type: ignore[attr-defined]
+            self.dream_app.decide("skip", cid)
 
     def action_mine(self) -> None:
         """The highlighted outside change is the person's own edit: commit it as theirs."""
@@ -243,7 +241,7 @@ class QueueScreen(BaseScreen):
                         severity="warning")
             return
         self.take_current()
-        self.app.decide("outside-mine", cid)  # type: ignore[attr-defined]
+        self.dream_app.decide("outside-mine", cid)
 
     def action_reject(self) -> None:
         cid = self.table.current_id
@@ -256,16 +254,16 @@ class QueueScreen(BaseScreen):
             def rejected(result: Rejection | None) -> None:
                 if result is not None and self.table.current_id == cid:
                     self.take_current()
-                    self.app.decide("outside-reject", cid, reason=result.reason or result.category)  # type: ignore[attr-defined]
+                    self.dream_app.decide("outside-reject", cid, reason=result.reason or result.category)
 
             self.app.push_screen(RejectModal(row.claim if row else cid), rejected)
             return
-        cand = services.candidate(self.app.ledger, cid)  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(cid)
 
         def done(result: Rejection | None) -> None:
             if result is not None and self.table.current_id == cid:
                 self.take_current()
-                self.app.decide("reject", cid, category=result.category, reason=result.reason)  # type: ignore[attr-defined]
+                self.dream_app.decide("reject", cid, category=result.category, reason=result.reason)
 
         self.app.push_screen(RejectModal(cand.claim if cand else cid), done)
 
@@ -275,7 +273,7 @@ class QueueScreen(BaseScreen):
             self.notify("An outside change is accepted or rejected as it is (edit the file, it comes back)",
                         severity="warning")
             return
-        cand = services.candidate(self.app.ledger, cid) if cid else None  # type: ignore[attr-defined]
+        cand = self.workspace.candidate(cid) if cid else None
         if cand is None:
             self.notify("No proposal is highlighted", severity="warning")
             return
@@ -284,7 +282,7 @@ class QueueScreen(BaseScreen):
         def done(edits: dict[str, str] | None) -> None:
             if edits is not None and self.table.current_id == cid:
                 self.take_current()
-                self.app.decide("accept", cid, edits=edits, allow_tool=untrusted)  # type: ignore[attr-defined]
+                self.dream_app.decide("accept", cid, edits=edits, allow_tool=untrusted)
 
         def confirmed(yes: bool | None) -> None:
             if yes and self.table.current_id == cid:
@@ -298,7 +296,7 @@ class QueueScreen(BaseScreen):
             self.app.push_screen(EditModal(cand), done)
 
     def action_undo(self) -> None:
-        self.app.decide("undo", None)  # type: ignore[attr-defined]
+        self.dream_app.decide("undo", None)
 
     # -- moving, sorting, filtering ---------------------------------------------------------------
 
@@ -320,7 +318,7 @@ class QueueScreen(BaseScreen):
 
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
-        self.app.save_setting("sort", self.sort_mode)  # type: ignore[attr-defined]
+        self.dream_app.save_setting("sort", self.sort_mode)
         keep = self.table.current_id
         self.apply()
         if keep:

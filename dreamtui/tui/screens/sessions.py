@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.tui import services
+from dreamtui.tui.progress import dream_hint
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal, literal_text
 from dreamtui.tui.widgets.queue_table import short_project
@@ -55,28 +55,28 @@ class SessionsScreen(BaseScreen):
 
     def reload(self) -> None:
         skipped: list[str] = []
-        rows = services.sessions(self.app.config, self.app.ledger, skipped)  # type: ignore[attr-defined]
+        rows = self.workspace.sessions(skipped)
         self.skipped = skipped
         if skipped:
-            self.app.notice_skipped(skipped)  # type: ignore[attr-defined]
+            self.dream_app.notice_skipped(skipped)
         self.by_project = defaultdict(list)
         for r in rows:
-            self.by_project[r["project"]].append(r)
+            self.by_project[r.project].append(r)
         table = self.query_one("#projects", DataTable)
         keep = self.current_project
         keep_session = cursor_key(self.query_one("#sessions", DataTable))
         table.clear()
         for project, items in sorted(self.by_project.items()):
-            waiting = sum(int(r["waiting"] or 0) for r in items)
-            pending = sum(int(r["pending"] or 0) for r in items)
+            waiting = sum(int(r.waiting or 0) for r in items)
+            pending = sum(int(r.pending or 0) for r in items)
             table.add_row(Text(short_project(project, 24), style="bold"), str(len(items)), kb(waiting),
                           Text(str(pending), style="bold cyan" if pending else "dim"), key=project)
         if keep in self.by_project:
             table.move_cursor(row=table.get_row_index(keep))
             self.show_project(keep)
             restore_cursor(self.query_one("#sessions", DataTable), keep_session)
-        waiting_sessions = sum(1 for r in rows if (r["waiting"] or 0) > 0)
-        hint = services.dream_hint(services.dream_plan(self.app.config, self.app.ledger))  # type: ignore[attr-defined]
+        waiting_sessions = sum(1 for r in rows if (r.waiting or 0) > 0)
+        hint = dream_hint(self.workspace.dream_plan())
         self.query_one("#sessions-info", Static).update(Text.assemble(
             (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
             (f"{waiting_sessions}", "bold yellow"),
@@ -97,13 +97,13 @@ class SessionsScreen(BaseScreen):
         self.current_project = project
         table = self.query_one("#sessions", DataTable)
         table.clear()
-        items = sorted(self.by_project.get(project, []), key=lambda r: r["updated"] or "", reverse=True)
+        items = sorted(self.by_project.get(project, []), key=lambda r: r.updated or "", reverse=True)
         for r in items:
             table.add_row(
-                Text(literal(r["session"][:8], 8)), str(r["files"]), f"{int(r['lines'] or 0):,}",
-                f"{int(r['dreamed'] or 0):,}", kb(int(r["waiting"] or 0)),
-                Text(str(r["pending"]), style="bold cyan" if r["pending"] else "dim"),
-                Text(literal(r["updated"] or "not read yet", 20)), key=f"{project}\0{r['session']}")
+                Text(literal(r.session[:8], 8)), str(r.files), f"{int(r.lines or 0):,}",
+                f"{int(r.dreamed or 0):,}", kb(int(r.waiting or 0)),
+                Text(str(r.pending), style="bold cyan" if r.pending else "dim"),
+                Text(literal(r.updated or "not read yet", 20)), key=f"{project}\0{r.session}")
         table.border_title = literal(project, 60, one_line=True)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -113,4 +113,4 @@ class SessionsScreen(BaseScreen):
             return
         _project, _, session = (event.row_key.value or "").partition("\0")
         if session:
-            self.app.show_queue_filtered(session)  # type: ignore[attr-defined]
+            self.dream_app.show_queue_filtered(session)

@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from dreamtui.tui import services
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.widgets.charts import bars, sparkline
 from dreamtui.tui.widgets.literal import literal
@@ -97,7 +96,6 @@ class StatsScreen(BaseScreen):
             yield Static("", id="stats", classes="pane")
 
     def reload(self) -> None:
-        app = self.app
-        data = services.stats(app.ledger)  # type: ignore[attr-defined]
-        kept = [c.new_candidates for c in reversed(services.cycles(app.ledger, 60))]  # type: ignore[attr-defined]
+        data = self.workspace.stats()
+        kept = [c.new_candidates for c in reversed(self.workspace.cycles(60))]
         self.query_one("#stats", Static).update(render_stats(data, kept))

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from dreamtui.core.files import open_regular
 from dreamtui.core.ingest.records import pieces
-from dreamtui.core.ingest.tail import BOM
+from dreamtui.core.ingest.tail import decode_line
 from dreamtui.core.secrets import redact
 from dreamtui.tui.widgets.literal import highlight, literal_text
 
@@ -48,27 +48,22 @@ def read_window(path: Path, line: int, before: int = 4, after: int = 4) -> list[
     out: list[RawRecord] = []
     with open_regular(path) as fh:  # never a FIFO or a device: the app must not freeze
         for no, raw in enumerate(itertools.islice(fh, start - 1, line + after), start=start):
-            out.append(decode_line(no, raw))
+            out.append(raw_record(no, raw))
     return out
 
 
-def decode_line(no: int, raw: bytes) -> RawRecord:
-    """Decode one raw line; a huge, broken or non-object line becomes a short placeholder record."""
+def raw_record(no: int, raw: bytes) -> RawRecord:
+    """Line ``no`` decoded by the one line decoder (:func:`dreamtui.core.ingest.tail.decode_line`, as
+    the digest and the verifier read it); a huge, broken or non-object line becomes a short
+    placeholder record."""
     if len(raw) > MAX_LINE_BYTES:
         return RawRecord(no, "?", "", [("meta", f"({len(raw):,} bytes: too long to show)")], oversized=True)
-    raw = raw.removeprefix(BOM)  # an editor's byte-order mark on line 1 does not break the record
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            import json
-
-            obj = json.loads(raw.decode("utf-8", errors="surrogateescape"))
-        except ValueError:
-            text = raw.decode("utf-8", errors="replace")
-            return RawRecord(no, "?", "", [("meta", redact(f"(not JSON) {text}"))], broken=True)
-    if not isinstance(obj, dict):
-        return RawRecord(no, "?", "", [("meta", "(not a record)")], broken=True)
+    obj, error = decode_line(raw)
+    if obj is None:
+        if error == "not_object":
+            return RawRecord(no, "?", "", [("meta", "(not a record)")], broken=True)
+        text = raw.decode("utf-8", errors="replace")
+        return RawRecord(no, "?", "", [("meta", redact(f"(not JSON) {text}"))], broken=True)
     texts = [(str(p.role), redact(p.text)) for p in pieces(obj)] or tool_calls(obj)
     return RawRecord(no, str(obj.get("type") or "?"), str(obj.get("timestamp") or ""), texts, kind=record_kind(obj))
 

@@ -8,29 +8,13 @@ invalid UTF-8 (as surrogates), secrets and huge lines. Everything here returns p
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
 from dreamtui.core.secrets import redact
+from dreamtui.core.text import visible_controls
 
-# C0 controls except tab/newline, DEL, C1 controls, bidi overrides/isolates, lone surrogates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_NAMES = {"\x1b": "␛", "\r": "␍", "\x07": "␇", "\x7f": "␡"}
 DEFAULT_LIMIT = 4000
 _SECRET_MARGIN = 20_000  # scanned beyond the cut, so a secret across it is redacted whole (a key block)
-
-
-def _visible(match: re.Match[str]) -> str:
-    ch = match.group(0)
-    if ch in _NAMES:
-        return _NAMES[ch]
-    code = ord(ch)
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Unicode "control pictures" block
-    if 0xD800 <= code <= 0xDFFF:
-        return "\ufffd"
-    return f"\\u{code:04x}"
 
 
 def literal(text: str | None, limit: int = DEFAULT_LIMIT, one_line: bool = False) -> str:
@@ -42,7 +26,7 @@ def literal(text: str | None, limit: int = DEFAULT_LIMIT, one_line: bool = False
     body = redact(text[:limit + _SECRET_MARGIN])[:limit]
     if one_line:
         body = body.replace("\n", " ⏎ ").replace("\t", " ")
-    body = _UNSAFE.sub(_visible, body)
+    body = visible_controls(body)
     if cut:
         body += f" … (+{len(text) - limit:,} chars)"
     return body

@@ -15,7 +15,7 @@ from rich.text import Text
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import outside
-from dreamtui.tui.services import QueueRow
+from dreamtui.core.models import QueueRow
 from dreamtui.tui.widgets.literal import literal_text
 
 PROJECT = "memory repo"

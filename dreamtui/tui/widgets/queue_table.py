@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from dreamtui.tui.services import QueueRow
+from dreamtui.core.models import QueueRow
 from dreamtui.tui.widgets.literal import literal
 
 CLAIM_CHARS = 160

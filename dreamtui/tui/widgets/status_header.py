@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from dreamtui.tui.services import Status
+from dreamtui.services import Status
 
 GAUGE_CELLS = 16
 
@@ -59,7 +59,8 @@ class StatusHeader(Static):
                 break
         if self.activity:
             line.append(f"\n⟳ {literal_one(self.activity, width)}", "italic magenta")
-        for level, text in s.banners:
+        for banner in s.banners:
+            level, text = banner.level, banner.text
             style = {"error": "bold white on red", "warning": "bold black on yellow"}.get(level, "bold white on blue")
             line.append("\n")
             line.append(f" {text} ", style)

@@ -11,7 +11,7 @@ from pathlib import Path
 import git
 import pytest
 from click.testing import CliRunner
-from test_decisions import make as make_candidate
+from fakes.candidates import make_pending as make_candidate
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config

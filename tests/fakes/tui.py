@@ -7,7 +7,9 @@ copied transcripts, so the tests do not depend on what an extractor happens to p
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -15,11 +17,16 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from textual.geometry import Region
+from textual.widget import Widget
+
 from dreamtui.core.config import Config
 from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, candidate_id
 from dreamtui.demo import DEMO_TRANSCRIPTS, _write_memories
+from dreamtui.tui.app import DreamApp
+from dreamtui.tui.widgets.queue_table import QueueTable
 
 PAY = "-home-kim-src-payments-api"
 WEB = "-home-kim-src-dreamboard-web"
@@ -99,7 +106,6 @@ async def open_queue(cfg, ledger, rows: int, *, at: str | None = None, size: tup
     """The real app on the queue, its table showing ``rows`` proposals (optionally the cursor on the
     candidate ``at``): yields ``(app, pilot, table)``."""
     from dreamtui.tui.app import DreamApp
-    from dreamtui.tui.widgets.queue_table import QueueTable
 
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=size) as pilot:
@@ -119,3 +125,32 @@ async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> No
         if loop.time() > end:
             raise AssertionError("timed out waiting for the app")
         await pilot.pause(0.05)
+
+
+def screen_text(app: DreamApp) -> str:
+    """What the terminal shows, as plain text (from the SVG export)."""
+    svg = app.export_screenshot()
+    text = re.sub(r"<[^>]+>", "", svg.split("</style>", 1)[-1])
+    return html.unescape(text).replace("\xa0", " ")
+
+
+def texts(renderable) -> list:
+    """Every Text inside a renderable (Groups flattened)."""
+    if hasattr(renderable, "renderables"):
+        return [t for r in renderable.renderables for t in texts(r)]
+    return [renderable]
+
+
+def plain(app: DreamApp, selector: str) -> str:
+    """The plain text of a Static (a Text or a Group of Texts)."""
+    return "\n".join(getattr(t, "plain", str(t)) for t in texts(app.screen.query_one(selector).content))
+
+
+def status_of(ledger: Ledger, cid: str) -> str:
+    return ledger.get_candidate(cid).status
+
+
+def lines(widget: Widget) -> list[str]:
+    """The lines a widget shows on the screen, as plain text."""
+    width, height = widget.size
+    return ["".join(seg.text for seg in strip).rstrip() for strip in widget.render_lines(Region(0, 0, width, height))]

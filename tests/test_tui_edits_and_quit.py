@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import SIZE, commits, make_config, open_queue, wait_for
-from test_tui_queue import screen_text, status_of
+from fakes.tui import SIZE, commits, make_config, open_queue, screen_text, status_of, wait_for
 
 from dreamtui.core.dream import cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
 from dreamtui.core.ledger import Ledger
-from dreamtui.tui import services
+from dreamtui.tui import progress as services
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.widgets.queue_table import QueueTable
 

@@ -1,0 +1,95 @@
+"""A dream cycle's statistics, typed: what each phase counted, stored as JSON in ``dream_cycles.stats``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(slots=True)
+class CycleStats:
+    """Every count a dream cycle records; ``None`` fields are left out of the stored JSON."""
+
+    attempt: int = 1
+    pid: int | None = None
+    after_cycle: int | None = None
+    interrupted_cycles: list[int] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    extractor: str = "-"
+    model: str | None = None
+    # light sleep
+    sessions_seen: int = 0
+    sessions_new: int = 0
+    sessions_deferred: int = 0
+    sessions_digested: int = 0
+    sessions_quiet: int = 0
+    sessions_settled: int = 0
+    person_chars: int = 0
+    goodnight: bool = False
+    unreadable_files: list[str] = field(default_factory=list)
+    skipped_paths: list[str] = field(default_factory=list)
+    skipped_count: int = 0
+    records_repaired: int = 0
+    # deep sleep
+    sparks: int = 0
+    covered: int = 0
+    # branching and the gate
+    branches: int = 0
+    extraction_errors: int = 0
+    surfaced: int = 0
+    verified: int = 0
+    kept: int = 0
+    duplicates: int = 0
+    suspected: int = 0
+    auto_written: int = 0
+    judged: int = 0
+    judged_same: int = 0
+    judged_distinct: int = 0
+    judge_error: str | None = None
+    dropped: dict[str, int] = field(default_factory=dict)
+    batches_waiting: int = 0
+    batch_sessions_collected: int = 0
+    batch_submitted: str | None = None
+    batch_sessions_submitted: int = 0
+    # REM
+    corroborated: int = 0
+    review_path: str | None = None
+    briefing_path: str | None = None
+    briefing_commit: str | None = None
+    briefing_status: str | None = None
+    briefing_proposal: int | None = None
+    briefing_lines: int = 0
+    # model use and time
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys this version does not know (written by another version): kept as they were."""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> CycleStats:
+        """The stats stored in a ``dream_cycles`` row (missing keys take their defaults)."""
+        data = dict(data or {})
+        known = {f.name for f in fields(cls)} - {"extra"}
+        values = {k: v for k, v in data.items() if k in known and v is not None}
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+
+    def to_json(self) -> dict[str, Any]:
+        """The stats as stored (``None`` left out, so a partial update never erases a stored key)."""
+        out = {k: v for k, v in asdict(self).items() if v is not None and k != "extra"}
+        return {**self.extra, **out}
+
+    def count_gate(self, *, surfaced: int, kept: int, duplicates: int, suspected: int, judged: int,
+                   judged_same: int, judged_distinct: int, judge_error: str | None) -> None:
+        """Add one session's gate run."""
+        self.surfaced += surfaced
+        self.kept += kept
+        self.duplicates += duplicates
+        self.suspected += suspected
+        self.judged += judged
+        self.judged_same += judged_same
+        self.judged_distinct += judged_distinct
+        if judge_error and not self.judge_error:
+            self.judge_error = judge_error

@@ -1,0 +1,116 @@
+"""The watch daemon: dream a project when its person says good night, every project on a daily
+schedule, and again a little later when another cycle held the lock.
+
+The front end (``dreamtui watch``) only says what happens (``say`` for notes, ``on_wake`` for each
+waking message) and stops it (:meth:`DreamDaemon.stop`, e.g. from a signal handler).
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from dreamtui.core import clock
+from dreamtui.core.config import Config
+from dreamtui.core.dream.cycle import CycleAlreadyDone, CycleFailed, CycleRecord, Progress, run_cycle
+from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
+from dreamtui.core.ingest.watch import Watcher
+from dreamtui.core.ledger import Ledger
+
+BUSY_RETRY_SECONDS = 30.0
+BUSY_RETRIES = 10
+
+
+def parse_schedule(text: str) -> tuple[int, int]:
+    """``HH:MM`` (24-hour, UTC) -> (hour, minute); a clear error otherwise."""
+    try:
+        hour_text, minute_text = text.strip().split(":")
+        hour, minute = int(hour_text), int(minute_text)
+    except ValueError:
+        raise ConfigError(f"--schedule must be HH:MM (24-hour, UTC), not {text!r}") from None
+    if not (0 <= hour < 24 and 0 <= minute < 60):
+        raise ConfigError(f"--schedule must be HH:MM (24-hour, UTC), not {text!r}")
+    return hour, minute
+
+
+def next_run(now: datetime, hour: int, minute: int) -> datetime:
+    """The first time at ``hour:minute`` strictly after ``now``."""
+    at = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return at if at > now else at + timedelta(days=1)
+
+
+class DreamDaemon:
+    """Watches ``config.transcripts`` and runs dream cycles until :meth:`stop`."""
+
+    def __init__(self, config: Config, ledger: Ledger, *, poll: bool, schedule: tuple[int, int] | None,
+                 debounce: float, say: Callable[[str], None], on_wake: Callable[[CycleRecord], None],
+                 progress: Progress | None = None) -> None:
+        self.config, self.ledger = config, ledger
+        self.schedule = schedule
+        self.say, self.on_wake, self.progress = say, on_wake, progress
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.retries: dict[str | None, tuple[float, int, str]] = {}  # project -> (when, tries, trigger)
+        self.watcher = Watcher(config.transcripts, on_goodnight=lambda p: self.events.put(("goodnight", p)),
+                               on_error=lambda e: self.events.put(("error", e)),
+                               on_skip=lambda notice: self.events.put(("skip", notice)), poll=poll,
+                               debounce=debounce, rescan_seconds=config.rescan_seconds)
+
+    def stop(self) -> None:
+        """Ask the loop to end (safe from a signal handler or another thread)."""
+        self.events.put(("stop", None))
+
+    def start(self) -> None:
+        """Start watching (raises when the folder cannot be watched)."""
+        self.watcher.start()
+
+    def close(self) -> None:
+        """Stop watching."""
+        self.watcher.stop()
+
+    def run(self) -> None:
+        """Handle events until :meth:`stop`: good nights, the schedule, busy retries."""
+        due = next_run(clock.now(), *self.schedule) if self.schedule else None
+        while True:
+            timeout = 1.0
+            if due is not None:
+                timeout = max(0.05, min(timeout, (due - clock.now()).total_seconds()))
+            try:
+                kind, value = self.events.get(timeout=timeout)
+            except queue.Empty:
+                kind, value = "tick", None
+            if kind == "stop":
+                return
+            if kind == "goodnight":
+                self.say(f"dreamtui: good night said in {value}: dreaming")
+                self.dream_now(value, "goodnight")
+            elif kind in ("error", "skip"):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
+                self.say(f"dreamtui: watch: {value}")
+            for project, (retry_at, tries, trigger) in list(self.retries.items()):
+                if time.monotonic() >= retry_at:
+                    self.dream_now(project, trigger, tries)
+            if due is not None and self.schedule and clock.now() >= due:
+                self.dream_now(None, "schedule")
+                due = next_run(max(clock.now(), due), *self.schedule)
+
+    def dream_now(self, project: str | None, trigger: str, tries: int = 0) -> None:
+        """One dream cycle; a busy lock is retried later (up to :data:`BUSY_RETRIES` times)."""
+        self.retries.pop(project, None)
+        try:
+            record = run_cycle(self.config, self.ledger, project=project, trigger=trigger, progress=self.progress)
+        except CycleAlreadyDone as exc:
+            self.say(f"dreamtui: {trigger}: {exc}")
+            return
+        except CycleBusy as exc:  # another cycle holds the lock: try again a little later
+            if tries < BUSY_RETRIES:
+                self.retries[project] = (time.monotonic() + BUSY_RETRY_SECONDS, tries + 1, trigger)
+                self.say(f"dreamtui: {trigger}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s")
+            else:
+                self.say(f"dreamtui: {trigger}: {exc}; giving up")
+            return
+        except (CycleFailed, DreamError) as exc:
+            self.say(f"dreamtui: {trigger}: {exc}")
+            return
+        self.on_wake(record)

@@ -1,0 +1,341 @@
+"""One workspace: a config, its ledger and memory repository, and every read and decision the front
+ends need, as typed results.
+
+``with Workspace(config) as ws:`` opens the ledger and closes it on the way out (a ledger passed in
+stays the caller's). Plain Python, no Textual or click: the app and the CLI call it, the bench times
+it. All SQL stays in :class:`~dreamtui.core.ledger.Ledger`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from dreamtui.core.config import Config
+from dreamtui.core.dream import cycle, promotion
+from dreamtui.core.dream import stats as core_stats
+from dreamtui.core.dream.cycle import CycleRecord, DreamPlan
+from dreamtui.core.files import Skipped, is_dir
+from dreamtui.core.ingest.transcripts import discover
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import briefing, decisions, frontmatter, gitops
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.briefing import BriefingProposal
+from dreamtui.core.memory.gitops import CommitInfo
+from dreamtui.core.models import Candidate, QueueRow
+
+BRIEFING = memory.BRIEFING
+
+
+@dataclass(frozen=True, slots=True)
+class Banner:
+    """A line shown above everything: ``level`` is ``error``, ``warning`` or ``info``."""
+
+    level: str
+    text: str
+
+
+@dataclass(slots=True)
+class Status:
+    """What a header shows: pending proposals, how full ``MEMORY.md`` is, the banners."""
+
+    pending: int = 0
+    index_lines: int = 0
+    index_bytes: int = 0
+    max_lines: int = memory.MAX_INDEX_LINES
+    max_bytes: int = memory.MAX_INDEX_BYTES
+    banners: list[Banner] = field(default_factory=list)
+
+    @property
+    def fraction(self) -> float:
+        """How full the index is: the larger of the line and byte fractions."""
+        return max(self.index_lines / self.max_lines, self.index_bytes / self.max_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionResult:
+    """What a decision did: a one-line summary (the app's words), the candidate it concerned, its
+    commit and memory file (if any), the action (for an undo: the action undone) and notices."""
+
+    summary: str
+    candidate_id: str | None = None
+    commit_sha: str | None = None
+    action: str = ""
+    path: str | None = None
+    notices: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class SessionRow:
+    """One session: its files, lines read and dreamed, bytes waiting, pending proposals."""
+
+    project: str
+    session: str
+    files: int = 0
+    lines: int = 0
+    dreamed: int = 0
+    waiting: int = 0
+    updated: str = ""
+    pending: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFile:
+    """One markdown file of the memory repository with its frontmatter name and type."""
+
+    path: str
+    name: str
+    type: str
+    bytes: int
+    text: str
+
+
+class Workspace:
+    """The config's ledger and memory repository, and what the front ends do with them."""
+
+    def __init__(self, config: Config, ledger: Ledger | None = None) -> None:
+        self.config = config
+        self._owns_ledger = ledger is None
+        self.ledger = ledger if ledger is not None else Ledger.open(config.state)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the ledger when this workspace opened it."""
+        if self._owns_ledger:
+            self.ledger.close()
+
+    # -- the queue ---------------------------------------------------------------------------------
+
+    def queue_rows(self) -> list[QueueRow]:
+        """Every pending proposal, newest first."""
+        return self.ledger.queue_rows()
+
+    def skipped_ids(self) -> list[str]:
+        """Pending proposals skipped and not undone, in the order they were skipped."""
+        return self.ledger.skipped_ids()
+
+    def candidate(self, cid: str) -> Candidate | None:
+        """One candidate with its evidence."""
+        return self.ledger.get_candidate(cid)
+
+    def duplicate_text(self, cand: Candidate) -> tuple[str, str] | None:
+        """``(title, text)`` of the existing lesson a candidate duplicates, or ``None``."""
+        if not cand.duplicate_of:
+            return None
+        ref = cand.duplicate_of
+        if cand.duplicate_kind in ("pending", "rejected"):
+            other = self.ledger.get_candidate(ref)
+            if other is None:
+                return (f"{cand.duplicate_kind} candidate {ref}", "(no longer in the ledger)")
+            body = "\n\n".join(x for x in (other.claim, other.why, other.how_to_apply) if x)
+            return (f"{other.status} candidate {ref}", body)
+        path = Path(ref)
+        if not path.is_absolute():
+            path = self.config.memory / ref
+        try:
+            resolved = path.resolve()
+            if not resolved.is_relative_to(self.config.memory.resolve()):
+                return (f"memory {ref}", "(outside the memory repository)")
+            return (f"memory {ref}", resolved.read_text(encoding="utf-8", errors="replace")[:8000])
+        except OSError as exc:
+            return (f"memory {ref}", f"(cannot read: {exc.strerror})")
+
+    # -- the header --------------------------------------------------------------------------------
+
+    def index_size(self) -> memory.CeilingStatus:
+        """Lines and bytes of ``MEMORY.md`` against its ceiling."""
+        return memory.ceiling_status(self.config.memory)
+
+    def banners(self) -> list[Banner]:
+        """Yield-floor, index-ceiling and promotion/demotion banners."""
+        out: list[Banner] = []
+        if cycle.yield_floor_active(self.ledger):
+            out.append(Banner("error", cycle.YIELD_FLOOR_MESSAGE))
+        warning = memory.ceiling_warning(memory.ceiling_status(self.config.memory))
+        if warning:
+            out.append(Banner("warning", warning))
+        text = promotion.promotion_banner(self.config, self.ledger)
+        if text:
+            out.append(Banner("info" if text.startswith("Auto-write is on") else "warning", text))
+        return out
+
+    def status(self) -> Status:
+        """Everything the header shows, in one call."""
+        size = self.index_size()
+        return Status(self.ledger.pending_count(), size.lines, size.bytes, size.max_lines, size.max_bytes,
+                      self.banners())
+
+    # -- decisions ---------------------------------------------------------------------------------
+
+    def accept(self, cid: str, edits: dict[str, str] | None = None, *, allow_tool: bool = False,
+               decided_by: str = "person") -> DecisionResult:
+        """Accept a proposal (one memory file, one index line, one commit).
+
+        ``allow_tool`` accepts a proposal whose quote is only in tool output (untrusted), only after
+        the person confirmed it.
+        """
+        result = decisions.accept(self.config, self.ledger, cid, edits=edits, decided_by=decided_by,
+                                  allow_tool=allow_tool)
+        summary = " · ".join([f"accepted → {result.path} ({result.commit_sha[:8]})", *result.notices])
+        return DecisionResult(summary, cid, result.commit_sha, "accept", result.path, tuple(result.notices))
+
+    def reject(self, cid: str, category: str, reason: str) -> DecisionResult:
+        """Reject a proposal with a category and free text."""
+        decisions.reject(self.ledger, cid, category, reason)
+        return DecisionResult(f"rejected ({category})", cid, action="reject")
+
+    def skip(self, cid: str) -> DecisionResult:
+        """Skip a proposal for now (it stays pending)."""
+        decisions.skip(self.ledger, cid)
+        return DecisionResult("skipped", cid, action="skip")
+
+    def undo(self) -> DecisionResult:
+        """Undo the last decision."""
+        result = decisions.undo_last(self.config, self.ledger)
+        sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
+        summary = " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices])
+        return DecisionResult(summary, result.candidate_id, result.commit_sha, result.action,
+                              notices=tuple(result.notices))
+
+    def revert_memory(self, rel: str) -> DecisionResult:
+        """Revert one accepted memory by a revert commit; its proposal is pending again."""
+        result = decisions.revert_memory(self.config, self.ledger, rel)
+        sha = f" ({result.commit_sha[:8]})" if result.commit_sha else ""
+        return DecisionResult(f"reverted {rel}{sha}: its proposal is back in the queue", result.candidate_id,
+                              result.commit_sha)
+
+    def reconcile(self) -> str | None:
+        """Bring the ledger in line with the memory repo; a one-line note when it did something."""
+        if not gitops.repo_exists(self.config.memory):
+            return None
+        report = decisions.reconcile(self.config, self.ledger)
+        if report.ok and not report.notices:
+            return None
+        parts = [f"{len(v)} {k}" for k, v in (("recorded", report.recorded), ("undone", report.undone),
+                                              ("reopened", report.reopened), ("restored", report.restored)) if v]
+        return "reconciled with the memory repo: " + ", ".join(parts + list(report.notices))
+
+    # -- sessions, cycles, stats -------------------------------------------------------------------
+
+    def sessions(self, skipped: list[str] | None = None) -> list[SessionRow]:
+        """Per session: files, lines read and dreamed, bytes waiting, pending proposals.
+
+        Built from the ledger's files plus the transcript files on disk it has not read yet
+        (everything in those waits). Folders that cannot be read and ``*.jsonl`` paths that are no
+        regular files are left out, each with a one-line notice added to ``skipped``.
+        """
+        groups: dict[tuple[str, str], SessionRow] = {}
+
+        def group(project: str, session: str) -> SessionRow:
+            return groups.setdefault((project, session), SessionRow(project, session))
+
+        seen: set[str] = set()
+        for f in self.ledger.file_rows():
+            g = group(f.project, f.session)
+            seen.add(f.path)
+            size = f.size
+            try:
+                size = Path(f.path).stat().st_size
+            except OSError:
+                pass
+            g.files += 1
+            g.lines += f.lines
+            g.dreamed += f.dreamed_lines
+            g.waiting += max(0, int(size or 0) - f.dreamed_offset)
+            g.updated = max(g.updated, f.updated_at)
+        found: list[Skipped] = []
+        if is_dir(self.config.transcripts):
+            for tf in discover(self.config.transcripts, found):
+                if str(tf.path) in seen:
+                    continue
+                g = group(tf.project, tf.session)
+                g.files += 1
+                try:
+                    g.waiting += tf.path.stat().st_size
+                except OSError:
+                    pass
+        if skipped is not None:
+            skipped.extend(skip.notice for skip in found)
+        pending = self.ledger.pending_by_session()
+        for (_project, session), g in groups.items():
+            g.pending = pending.get(session, 0)
+        return sorted(groups.values(), key=lambda g: (g.project, g.session))
+
+    def cycles(self, limit: int = 200) -> list[CycleRecord]:
+        """Dream cycles, newest first."""
+        return cycle.list_cycles(self.ledger, limit)
+
+    def dream_plan(self) -> DreamPlan:
+        """What a person's dream of every project does now."""
+        return cycle.plan_dream(self.config, self.ledger)
+
+    def stats(self) -> dict[str, Any]:
+        """The statistics (:func:`dreamtui.core.dream.stats.compute_stats`)."""
+        return core_stats.compute_stats(self.ledger)
+
+    # -- briefings and memory files ----------------------------------------------------------------
+
+    def briefing_versions(self) -> list[CommitInfo]:
+        """Every commit that changed ``briefing.md``, newest first."""
+        if not gitops.repo_exists(self.config.memory):
+            return []
+        repo = gitops.open_repo(self.config.memory, create=False)
+        return gitops.file_history(repo, BRIEFING)
+
+    def waiting_briefing(self) -> BriefingProposal | None:
+        """The briefing version waiting for review, or ``None``."""
+        return briefing.waiting_proposal(self.ledger)
+
+    def briefing_diff(self, proposal: BriefingProposal) -> list[str]:
+        """A briefing proposal as a diff against the current ``briefing.md``."""
+        return briefing.diff_lines(self.config, proposal)
+
+    def decide_briefing(self, bid: int, accept: bool, reason: str = "") -> DecisionResult:
+        """Accept (one commit) or reject (kept with ``reason``) briefing #``bid``."""
+        if accept:
+            prop = briefing.accept_briefing(self.config, self.ledger, bid)
+            done = f"commit {prop.commit_sha[:8]}" if prop.commit_sha else "kept as written"
+            return DecisionResult(f"Accepted briefing #{prop.id} ({done})", None, prop.commit_sha)
+        prop, reverted = briefing.reject_briefing(self.config, self.ledger, bid, reason)
+        back = f"; the version before it is back ({reverted[:8]})" if reverted else ""
+        text = f"Rejected briefing #{prop.id}" + (f": {prop.reason}" if prop.reason else "") + back
+        return DecisionResult(text, None, reverted)
+
+    def file_at(self, rel: str, sha: str) -> str:
+        """The text of ``rel`` at commit ``sha`` ('' when it is not there)."""
+        repo = gitops.open_repo(self.config.memory, create=False)
+        data = gitops.show_file(repo, rel, sha)
+        return data.decode("utf-8", errors="replace") if data else ""
+
+    def memory_files(self) -> list[MemoryFile]:
+        """The memory files of the repo (index, topic files, project files) with frontmatter name/type."""
+        root = self.config.memory
+        if not root.is_dir():
+            return []
+        out: list[MemoryFile] = []
+        for path in sorted(root.rglob("*.md")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith((".git/", "reviews/")) or rel == BRIEFING:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                meta, _body = frontmatter.parse(text)
+            except frontmatter.FrontmatterError:  # a broken file is still listed
+                meta = {}
+            out.append(MemoryFile(rel, str(meta.get("name", "")), str(meta.get("type", "")),
+                                  path.stat().st_size, text))
+        return out
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
+    """The unified diff between two texts, as lines."""
+    return list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""))
