@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import open_queue, wait_for
+from fakes.tui import open_queue, wait_for
 
 from dreamtui.core.config import load_config
 from dreamtui.core.errors import ConfigError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from test_tui_helpers import open_queue, wait_for
+from fakes.tui import open_queue, wait_for
 
 from dreamtui.core.memory import decisions
 from dreamtui.core.memory.decisions import DecisionError

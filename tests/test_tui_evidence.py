@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tui_helpers import PAY, add_candidates, open_queue
-from test_tui_layout import lines
+from fakes.tui import PAY, add_candidates, lines, open_queue
 
 from dreamtui.tui.widgets.candidate_view import CandidateView
-from dreamtui.tui.widgets.evidence import decode_line, local_time, render_records
+from dreamtui.tui.widgets.evidence import local_time, raw_record, render_records
 
 SESSION = "5d1c0f3a-1111-4222-8333-944455556666"
 QUOTE = "never run the refund migrations by hand, the deploy job runs them and records the version"
@@ -53,7 +52,7 @@ def noisy(tui_setup):
 
 
 def test_bookkeeping_and_long_tool_output_fold_to_one_line_each() -> None:
-    records = [decode_line(n, raw) for n, raw in enumerate(noisy_transcript(), start=1)]
+    records = [raw_record(n, raw) for n, raw in enumerate(noisy_transcript(), start=1)]
     folded = render_records(records, 7, QUOTE)
     assert len(folded) == 8  # one line of text per record
     assert all("\n" not in t.plain for t in folded)
@@ -66,7 +65,7 @@ def test_bookkeeping_and_long_tool_output_fold_to_one_line_each() -> None:
 
 
 def test_the_quote_is_highlighted_on_its_marked_line() -> None:
-    records = [decode_line(n, raw) for n, raw in enumerate(noisy_transcript(), start=1)]
+    records = [raw_record(n, raw) for n, raw in enumerate(noisy_transcript(), start=1)]
     line = next(t for t in render_records(records, 7, QUOTE) if t.plain.startswith("▶"))
     start = line.plain.index(QUOTE)
     assert any(span.start <= start and span.end >= start + len(QUOTE) and "yellow" in str(span.style)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from test_tui_helpers import open_queue, wait_for
-from test_tui_layout import lines
+from fakes.tui import lines, open_queue, wait_for
 
 from dreamtui.tui.screens.help import HelpScreen
 from dreamtui.tui.widgets.screen_tabs import ScreenTabs

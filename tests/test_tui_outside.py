@@ -7,8 +7,7 @@ import re
 import subprocess
 import time
 
-from test_tui_helpers import open_queue, wait_for
-from test_tui_queue import screen_text
+from fakes.tui import open_queue, screen_text, wait_for
 
 from dreamtui.core.memory import outside
 from dreamtui.tui.app import DreamApp
