@@ -144,7 +144,7 @@ def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(con
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
     threads = briefing.parse_sections(text)["Open threads"]
-    assert threads == [f"{ACME}: unanswered: “{PERSON_LAST}” — source: `{ACME}/{SESSION}.jsonl:7`"]
+    assert threads == [f"acme: unanswered: “{PERSON_LAST}” — source: `{ACME}/{SESSION}.jsonl:7`"]
     assert "rename the exporter" not in text
 
 
@@ -164,7 +164,7 @@ def test_files_edited_are_what_was_worked_on_with_their_line(config: Config, led
     write_session(config, [*TURNS[:3], ("assistant", edit), ("assistant", "Done with the edit.")])
     run_cycle(config, ledger, project=ACME)
     working = briefing.parse_sections(briefing.waiting_proposal(ledger).text)["Working on"]  # type: ignore[union-attr]
-    assert f"{ACME}: edited src/exporter.py — source: `{ACME}/{SESSION}.jsonl:4`" in working
+    assert f"acme: edited src/exporter.py — source: `{ACME}/{SESSION}.jsonl:4`" in working
 
 
 def test_a_secret_in_a_request_is_redacted(config: Config, ledger: Ledger) -> None:

@@ -274,12 +274,12 @@ def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSour
         edits: list[Item] = []
         for path, start, start_line, end in src.ranges:
             for target, line in _edited_files(path, start, start_line, end):
-                edits.append(Item("Working on", _safe(f"{d.project}: edited {target}", 200),
+                edits.append(Item("Working on", _safe(f"{d.project_name}: edited {target}", 200),
                                   _pointer(config, path, line)))
         first = next((t for t in d.turns if t.role == "person" and t.kind in ("prompt", "text")
                       and len(t.text.split()) >= 4 and not _repeats(t.text, unaccepted)), None)
         if first is not None:  # what the session was about: the person's first request, as said
-            items.append(Item("Working on", f"{d.project} (session {d.session[:8]}): asked “{_safe(first.text, 140)}”",
+            items.append(Item("Working on", f"{d.project_name} (session {d.session[:8]}): asked “{_safe(first.text, 140)}”",
                               _pointer(config, first.file, first.line)))
         items += edits[:FILES_PER_SESSION]
         last = next((i for i in range(len(d.turns) - 1, -1, -1) if d.turns[i].role == "person"
@@ -289,7 +289,7 @@ def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSour
         turn = d.turns[last]
         if is_goodnight(turn.text) or _CLOSING.match(turn.text) or _repeats(turn.text, unaccepted):
             continue
-        items.append(Item("Open threads", f"{d.project}: unanswered: “{_safe(turn.text, 160)}”",
+        items.append(Item("Open threads", f"{d.project_name}: unanswered: “{_safe(turn.text, 160)}”",
                           _pointer(config, turn.file, turn.line)))
     return items
 
