@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -39,7 +40,7 @@ def verify(config: Config, file: Path, quote: str, as_json: bool) -> None:
     option (``verify FILE "- item"``, or ``verify FILE -- "- item"``).
     """
     if quote == "-":
-        quote = click.get_text_stream("stdin").read().removesuffix("\n").removesuffix("\r")
+        quote = sys.stdin.read().removesuffix("\n").removesuffix("\r")
         if not quote.strip():
             raise click.UsageError("no quote on standard input")
     result = verify_quote(quote, files_for(file))
