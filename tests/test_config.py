@@ -160,3 +160,37 @@ def test_config_shows_paths_with_escape_codes_escaped(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--memory", str(odd), "--state", str(tmp_path / "s"), "config"])
     assert result.exit_code == 0
     assert "\x1b" not in result.output and "mem\\x1b]0;T\\x07ory" in result.output
+
+
+def test_every_setting_can_come_from_a_dreamtui_environment_variable(tmp_path: Path, monkeypatch) -> None:
+    toml = write_toml(tmp_path / "c.toml", 'concurrency = 2\ncommand = "from-file"\ndedup_judge = "auto"\n')
+    monkeypatch.setenv("DREAMTUI_CONCURRENCY", "6")
+    monkeypatch.setenv("DREAMTUI_COMMAND", "my-extractor --json 'two words'")
+    monkeypatch.setenv("DREAMTUI_DEDUP_JUDGE", " OFF ")
+    monkeypatch.setenv("DREAMTUI_BATCH", "yes")
+    monkeypatch.setenv("DREAMTUI_QUIET_MINUTES", "")  # empty is not given: the default stays
+    cfg = load_config(toml)
+    assert (cfg.concurrency, cfg.command, cfg.dedup_judge, cfg.batch, cfg.quiet_minutes) == (
+        6, ("my-extractor", "--json", "two words"), "off", True, 5.0)
+    assert load_config(toml, concurrency=1).concurrency == 1  # a flag still wins
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("DREAMTUI_CONCURRENCY", "lots", "config 'concurrency' must be a whole number, not 'lots'"),
+    ("DREAMTUI_API_TIMEOUT", "0", "config 'api_timeout' must be a finite number above 0, not '0'"),
+    ("DREAMTUI_BATCH", "maybe", "config 'batch' must be true or false, not 'maybe'"),
+    ("DREAMTUI_EXTRACTOR", "magic", "unknown extractor 'magic': choose one of auto, heuristic, anthropic, command"),
+    ("DREAMTUI_KEYS", "accept=y", 'config [keys] must be a table of action = "key"'),
+])
+def test_a_bad_environment_value_is_the_same_one_line_error(tmp_path: Path, monkeypatch, name: str, value: str,
+                                                             message: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "missing.toml")
+    assert str(info.value) == message
+
+
+def test_config_file_is_not_a_setting_of_the_file_itself(tmp_path: Path) -> None:
+    toml = write_toml(tmp_path / "c.toml", 'config_file = "/elsewhere.toml"\n')
+    with pytest.raises(ConfigError, match=r"unknown setting\(s\) config_file"):
+        load_config(toml)

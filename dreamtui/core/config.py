@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-import math
 import os
+import shlex
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import platformdirs
+from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from dreamtui.core.errors import ConfigError
 from dreamtui.core.files import NotRegularFile, open_regular
 
 APP_NAME = "dreamtui"
 DEFAULT_MODEL = "claude-sonnet-5-5"
-EXTRACTORS = ("auto", "heuristic", "anthropic", "command")
-DEDUP_JUDGES = ("auto", "off")
+Extractor = Literal["auto", "heuristic", "anthropic", "command"]
+DedupJudge = Literal["auto", "off"]
+EXTRACTORS: tuple[str, ...] = get_args(Extractor)
+DEDUP_JUDGES: tuple[str, ...] = get_args(DedupJudge)
 """``dedup_judge``: ``auto`` asks the model whether a kept lesson repeats one in memory when the
 anthropic extractor is in use (never for heuristic/command); ``off`` keeps dedup lexical only."""
 
@@ -105,74 +115,125 @@ class Config:
         return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "heuristic"
 
 
-_ENV = {
-    "transcripts": "DREAMTUI_TRANSCRIPTS",
-    "memory": "DREAMTUI_MEMORY",
-    "state": "DREAMTUI_STATE",
-    "extractor": "DREAMTUI_EXTRACTOR",
-    "model": "DREAMTUI_MODEL",
-    "dedup_judge": "DREAMTUI_DEDUP_JUDGE",
-}
-_PATHS = {"transcripts", "memory", "state", "config_file"}
-
-
-def _coerce(name: str, value: Any) -> Any:
-    """Turn a TOML/env/flag value into the type of the Config field ``name``."""
-    if value is None:
-        return None
-    if name in _PATHS:
-        return Path(os.path.expanduser(str(value)))
-    if name == "command":
-        if isinstance(value, str):
-            import shlex
-
-            return tuple(shlex.split(value))
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        raise ConfigError("config 'command' must be a string or a list of strings")
-    if name in {"concurrency", "min_person_chars", "max_retries", "max_digest_chars"}:
-        try:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError(value)
-            number = int(value)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise ConfigError(f"config {name!r} must be a whole number, not {value!r}") from exc
-        if number < (0 if name == "max_retries" else 1):
-            raise ConfigError(f"config {name!r} must be positive, not {number}")
-        return number
-    if name in {"quiet_minutes", "api_timeout", "command_timeout", "rescan_seconds"}:
-        try:
-            if isinstance(value, bool):
-                raise ValueError(value)
-            real = float(value)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"config {name!r} must be a number, not {value!r}") from exc
-        if not math.isfinite(real) or real < 0 or (real == 0 and name != "quiet_minutes"):
-            least = "0 or more" if name == "quiet_minutes" else "above 0"
-            raise ConfigError(f"config {name!r} must be a finite number {least}, not {value!r}")
-        return real
-    if name in {"model", "schedule"} and not isinstance(value, str):
-        raise ConfigError(f"config {name!r} must be a string, not {value!r}")
-    if name in {"batch", "poll"}:
-        if isinstance(value, bool):
-            return value
-        return str(value).lower() in {"1", "true", "yes", "on"}
-    if name == "keys":
-        if not isinstance(value, dict):
-            raise ConfigError("config [keys] must be a table of action = \"key\"")
-        return check_keys({str(k): v for k, v in value.items()})
-    if name == "ui":
-        from dreamtui.core.settings import check_ui
-
-        return check_ui(value)
-    if name == "dedup_judge":
-        choice = value.strip().lower() if isinstance(value, str) else None
-        if choice not in DEDUP_JUDGES:
-            raise ConfigError(f"config 'dedup_judge' must be one of {', '.join(DEDUP_JUDGES)}, not {value!r}")
-        return choice
-    if name == "extractor" and value not in EXTRACTORS:
-        raise ConfigError(f"unknown extractor {value!r}: choose one of {', '.join(EXTRACTORS)}")
+def _not_bool(value: Any) -> Any:
+    """``true`` is not a number here, though Python counts it as 1."""
+    if isinstance(value, bool):
+        raise ValueError("a true/false value is not a number")
     return value
+
+
+def _command_words(value: Any) -> tuple[str, ...]:
+    """``command``: a shell-like string split into words, or a list of strings."""
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError("config 'command' must be a string or a list of strings")
+
+
+def _folded(value: Any) -> Any:
+    """A choice written in any case and with stray spaces (``OFF ``) is still that choice."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _table(message: str) -> Any:
+    def check(value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"config {message}")
+        return value
+
+    return check
+
+
+def _checked_ui(value: Any) -> dict[str, str]:
+    from dreamtui.core.settings import check_ui
+
+    return check_ui(value)
+
+
+_Folder = Annotated[Path, AfterValidator(lambda path: Path(os.path.expanduser(str(path))))]
+_Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1)]
+_Positive = Annotated[float, BeforeValidator(_not_bool), Field(gt=0, allow_inf_nan=False)]
+_WHOLE = {"concurrency", "min_person_chars", "max_retries", "max_digest_chars"}
+_REAL = {"quiet_minutes", "api_timeout", "command_timeout", "rescan_seconds"}
+
+
+class _Settings(BaseSettings):
+    """Validates the settings of a :class:`Config` (every field but ``config_file``).
+
+    The sources, highest first: keyword arguments (the flags), ``DREAMTUI_<NAME>`` environment
+    variables (an empty one is ignored), the TOML file's table; pydantic fills in the defaults.
+    Errors are turned into one-line :class:`ConfigError` messages by :func:`_one_line`.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="DREAMTUI_", env_ignore_empty=True, extra="forbid",
+                                      validate_default=False, frozen=True)
+
+    transcripts: _Folder = Field(default_factory=default_transcripts)
+    memory: _Folder = Field(default_factory=default_memory)
+    state: _Folder = Field(default_factory=default_state)
+    extractor: Extractor = "auto"
+    model: StrictStr = DEFAULT_MODEL
+    command: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_command_words)] = ()
+    command_timeout: _Positive = 120.0
+    concurrency: _Count = 4
+    quiet_minutes: Annotated[float, BeforeValidator(_not_bool), Field(ge=0, allow_inf_nan=False)] = 5.0
+    min_person_chars: _Count = 80
+    api_timeout: _Positive = 120.0
+    max_retries: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 3
+    max_digest_chars: _Count = 120_000
+    batch: bool = False
+    poll: bool = False
+    rescan_seconds: _Positive = 60.0
+    schedule: StrictStr | None = None
+    dedup_judge: Annotated[DedupJudge, BeforeValidator(_folded)] = "auto"
+    keys: Annotated[dict[str, Any], NoDecode, BeforeValidator(_table("[keys] must be a table of action = \"key\"")),
+                    AfterValidator(lambda keys: check_keys({str(k): v for k, v in keys.items()}))] = {}
+    ui: Annotated[dict[str, Any], NoDecode, BeforeValidator(_checked_ui)] = {}
+
+
+def _loader(table: dict[str, Any]) -> type[_Settings]:
+    """:class:`_Settings` reading ``table`` (the TOML file's) below the flags and the environment."""
+
+    class Loaded(_Settings):
+        @classmethod
+        def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                       env_settings: PydanticBaseSettingsSource,
+                                       dotenv_settings: PydanticBaseSettingsSource,
+                                       file_secret_settings: PydanticBaseSettingsSource,
+                                       ) -> tuple[PydanticBaseSettingsSource, ...]:
+            return init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=table)
+
+    return Loaded
+
+
+def _one_line(error: ValidationError) -> ConfigError:
+    """The first problem pydantic found, said as the one-line error the person sees."""
+    problem = error.errors()[0]
+    name = str(problem["loc"][0]) if problem["loc"] else "?"
+    kind, value = problem["type"], problem.get("input")
+    if name in _WHOLE:
+        if kind == "greater_than_equal":
+            return ConfigError(f"config {name!r} must be positive, not {value}")
+        return ConfigError(f"config {name!r} must be a whole number, not {value!r}")
+    if name in _REAL:
+        if kind in {"finite_number", "greater_than", "greater_than_equal"}:
+            least = "0 or more" if name == "quiet_minutes" else "above 0"
+            return ConfigError(f"config {name!r} must be a finite number {least}, not {value!r}")
+        return ConfigError(f"config {name!r} must be a number, not {value!r}")
+    if name == "extractor" and kind == "literal_error":
+        return ConfigError(f"unknown extractor {value!r}: choose one of {', '.join(EXTRACTORS)}")
+    if name == "dedup_judge" and kind == "literal_error":
+        return ConfigError(f"config 'dedup_judge' must be one of {', '.join(DEDUP_JUDGES)}, not {value!r}")
+    if kind == "path_type":
+        return ConfigError(f"config {name!r} must be a folder path (a string), not {value!r}")
+    if kind.startswith("bool_"):
+        return ConfigError(f"config {name!r} must be true or false, not {value!r}")
+    if kind == "string_type":
+        return ConfigError(f"config {name!r} must be a string, not {value!r}")
+    if kind == "value_error":  # one of the checks above, already worded for the person
+        return ConfigError(str(problem["ctx"]["error"]))
+    return ConfigError(f"config {name!r}: {problem['msg']}, not {value!r}")
 
 
 def _keys_of(value: str) -> list[str]:
@@ -223,7 +284,7 @@ def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not a regular file: {exc.strerror}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
-    known = {f.name for f in fields(Config)}
+    known = set(_Settings.model_fields)
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}")
@@ -242,14 +303,9 @@ def load_config(config_file: Path | str | None = None, *, required: bool = False
         path = Path(os.path.expanduser(env_file)) if env_file else default_config_file()
     else:
         path = Path(os.path.expanduser(str(config_file)))
-    values: dict[str, Any] = {}
-    for name, value in read_toml(path, required=required).items():
-        values[name] = _coerce(name, value)
-    for name, env in _ENV.items():
-        if os.environ.get(env):
-            values[name] = _coerce(name, os.environ[env])
-    for name, value in overrides.items():
-        if value is not None:
-            values[name] = _coerce(name, value)
-    cfg = Config(**values)
-    return replace(cfg, config_file=path)
+    flags = {name: value for name, value in overrides.items() if value is not None}
+    try:
+        settings = _loader(read_toml(path, required=required))(**flags)
+    except ValidationError as exc:
+        raise _one_line(exc) from None
+    return Config(**settings.model_dump(), config_file=path)
