@@ -74,3 +74,16 @@ def ledger(config: Config) -> Ledger:
     led = Ledger.open(config.state)
     yield led
     led.close()
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The app's world: demo transcripts and memory, an empty ledger (nothing dreamed yet), the clock
+    at the demo's date."""
+    from fakes.tui import make_config
+
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
+    cfg = make_config(tmp_path)
+    ledger = Ledger.open(cfg.state)
+    yield cfg, ledger
+    ledger.close()

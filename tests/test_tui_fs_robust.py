@@ -4,27 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
-import pytest
-from fakes.tui import make_config, plain, wait_for
+from fakes.tui import PAY, SIZE, WEB, plain, wait_for
 from fsfaults import unreadable
 
-from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
-
-SIZE = (150, 45)
-WEB = "-home-kim-src-dreamboard-web"
-PAY = "-home-kim-src-payments-api"
-
-
-@pytest.fixture
-def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
-    cfg = make_config(tmp_path)
-    ledger = Ledger.open(cfg.state)
-    yield cfg, ledger
-    ledger.close()
 
 
 async def test_sessions_screen_shows_an_unsearchable_project_folder_as_a_notice_not_a_crash(fresh) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-from fakes.tui import add_candidates, make_config, plain, screen_text, wait_for
+from fakes.tui import add_candidates, plain, screen_text, wait_for
 
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.ledger import Ledger
@@ -22,15 +21,6 @@ async def started(pilot) -> None:
     await wait_for(pilot, lambda: pilot.app.queue_screen() is not None)
     await pilot.pause(0.1)
 
-
-@pytest.fixture
-def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Demo transcripts and memory, an empty ledger (nothing dreamed yet)."""
-    monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
-    cfg = make_config(tmp_path)
-    ledger = Ledger.open(cfg.state)
-    yield cfg, ledger
-    ledger.close()
 
 
 async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -> None:
