@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.waiting import wait_for
 from fsfaults import unreadable
 
 from dreamtui.cli.main import cli
@@ -47,14 +48,6 @@ def person(text: str, uuid: str = "u1", session: str = SESSION) -> bytes:
            "isSidechain": False, "message": {"role": "user", "content": text}}
     return (json.dumps(rec, ensure_ascii=False) + "\n").encode()
 
-
-def wait_for(cond, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.errors import TranscriptError
@@ -56,14 +56,6 @@ class Events:
     def error(self, exc: BaseException) -> None:
         self.errors.append(exc)
 
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 @pytest.fixture
