@@ -32,6 +32,7 @@ ROOTS = {
     "shared": Path(os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared") / "corpus",
     "eval": Path(os.environ.get("DREAMTUI_EVAL_DIR") or REPO.parent / "eval"),
     "eval2": Path(os.environ.get("DREAMTUI_EVAL2_DIR") or REPO.parent / "eval2"),
+    "eval3": Path(os.environ.get("DREAMTUI_EVAL3_DIR") or REPO.parent / "eval3"),
 }
 
 
