@@ -20,7 +20,7 @@ from dreamtui.core.text import without_surrogates
 MAX_MEMORIES = 20
 MAX_MEMORY_CHARS = 300
 
-PROMPT_VERSION = "v3"
+PROMPT_VERSION = "v4"
 """Changes with every change of the system prompt or the user message; recorded answers are kept per version."""
 
 SYSTEM_PROMPT = """\
@@ -61,8 +61,10 @@ Not lessons:
 - anything an existing memory (listed in <existing_memories>) already says.
 Most sessions hold zero to five lessons; an empty list is the right answer when nothing passes the
 test. Propose at most 6.
-One lesson per subject: merge what the person said about one subject (e.g. their reply format, their
-profile) into one lesson, and never propose two lessons that say the same thing.
+One lesson per subject: everything about the person (name, role, languages, tools, reply format) is
+ONE user lesson, and everything about one tool, service or part of the system is one lesson. Before
+answering, compare your candidates: when two share a subject or say the same thing, merge them into
+one (keep the quote that states it best).
 
 Rules for every candidate:
 - quote: the words of the transcript that state the lesson, copied VERBATIM from a single turn,
