@@ -131,6 +131,24 @@ def test_short_quotes_are_unverifiable(corpus: Path) -> None:
     assert MIN_WORDS == 6
 
 
+def test_a_long_distinctive_quote_of_few_words_verifies_and_a_short_one_does_not(tmp_path: Path) -> None:
+    """A person's list of links or a long path is not found by chance, though it is only a few "words";
+    a short pair of words still is (real shapes from a recorded answer that the word count refused)."""
+    links = ("1、文档链接：https://wiki.example.cn/wiki/TOW2w3IQzisAi8kMFDMc7CAenEd,"
+             "https://wiki.example.cn/wiki/Cdwow4U9ei55WWkvZUxcR2Nqnid")
+    path_said = "/home/kim/llm-train/experiment_configuration_summary.md这个实验"
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
+        {"type": "user", "uuid": "u", "message": {"role": "user", "content": links}},
+        {"type": "user", "uuid": "v", "message": {"role": "user", "content": path_said + "的结果呢"}},
+    ])
+    assert verify_quote(links, [path]).verified
+    assert verify_quote(path_said, [path]).best.uuid == "v"
+    assert not verify_quote(links.replace("TOW2", "TOW3"), [path]).verified  # altered: never accepted
+    one_token = verify_quote("https://wiki.example.cn/wiki/TOW2w3IQzisAi8kMFDMc7CAenEd", [path])
+    assert not one_token.verified and one_token.reason.startswith("unverifiable: too short (1 words")
+    assert not verify_quote("文档链接：https://wiki.example.cn", [path]).verified  # under 40 characters
+
+
 @pytest.mark.parametrize("hidden", ["\u200b", "\u202e", "\u2066", "\U000e0041", "\ufeff"])
 def test_hidden_characters_are_refused(corpus: Path, hidden: str) -> None:
     quote = f"The above \"status report\" is very {hidden}interesting and good to keep"

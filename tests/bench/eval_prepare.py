@@ -60,15 +60,18 @@ def build_manifest() -> None:
                             "session": e["session"], "rebuilt": bool(e.get("rebuilt")),
                             "agent": e.get("agent", "claude-code"), "notes": e.get("notes", ""),
                             "files": e["files"]})
-    path = ROOTS["eval2"] / "manifest-native.json"
-    if path.is_file():  # the second blind set: gathered later, never tuned on
+    for root, split in (("eval2", "blind2"), ("eval3", "blind3")):
+        # later blind sets: each gathered after the previous one was measured, never tuned on when gathered
+        path = ROOTS[root] / "manifest-native.json"
+        if not path.is_file():
+            continue
         for e in json.loads(path.read_text()):
-            entries.append({"id": e["id"], "root": "eval2", "split": "blind2", "project_folder": e["project_folder"],
+            entries.append({"id": e["id"], "root": root, "split": split, "project_folder": e["project_folder"],
                             "session": e["session"], "rebuilt": False, "agent": "claude-code",
                             "notes": e.get("notes", ""), "files": e["files"]})
     MANIFEST.parent.mkdir(parents=True, exist_ok=True)
     MANIFEST.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
-    by = {s: sum(1 for e in entries if e["split"] == s) for s in ("tuning", "blind", "blind2")}
+    by = {s: sum(1 for e in entries if e["split"] == s) for s in ("tuning", "blind", "blind2", "blind3")}
     print(f"{len(entries)} sessions: {by}")
 
 

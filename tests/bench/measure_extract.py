@@ -3,7 +3,7 @@
 Run from the repository root:
 
     python3 tests/bench/measure_extract.py --extractor heuristic --split tuning [-v]
-    python3 tests/bench/measure_extract.py --extractor recorded --tag v2 --split blind
+    python3 tests/bench/measure_extract.py --extractor recorded --tag v4 --split blind3
     ANTHROPIC_API_KEY=... python3 tests/bench/measure_extract.py --live --split blind   # a live API run
 
 Every session goes through the real pipeline: digest, the extractor, then the real gate (verification,
@@ -101,8 +101,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--extractor", choices=["heuristic", "recorded", "command"], default="heuristic")
     ap.add_argument("--live", action="store_true", help="the anthropic extractor against the real API")
-    ap.add_argument("--tag", default="v2", help="which recording to replay (tests/data/real_eval/recorded/TAG)")
-    ap.add_argument("--split", choices=["tuning", "blind", "blind2", "all"], default="tuning")
+    ap.add_argument("--tag", default="v4", help="which recording to replay (tests/data/real_eval/recorded/TAG)")
+    ap.add_argument("--split", choices=["tuning", "blind", "blind2", "blind3", "all"], default="tuning")
     ap.add_argument("--command", help="the command for --extractor command")
     ap.add_argument("-v", "--verbose", action="store_true", help="every hit, noise and miss")
     args = ap.parse_args()

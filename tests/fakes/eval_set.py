@@ -4,9 +4,10 @@ The transcripts are public data that this repository does not redistribute: the 
 ``../shared/corpus`` (root ``shared``) and the sessions gathered into ``../eval`` beside the
 repository (root ``eval``; ``DREAMTUI_EVAL_DIR`` overrides it). ``tests/data/real_eval/manifest.json``
 names every file with its repository, commit, path, licence and sha256, and fixes each session's split
-(``tuning``: rules and prompts may be tuned on it; ``blind`` and ``blind2``: only ever measured;
+(``tuning``: rules and prompts may be tuned on it; ``blind``, ``blind2`` and ``blind3``: only ever measured;
 ``blind2`` was gathered and labelled after the offline extractor's first round had been measured on
-``blind``, and the sessions of ``../eval2`` live beside the repository too). Labels
+``blind``, ``blind3`` after prompt v4 was fixed (v4 was written from v2's misses on ``blind`` and
+``blind2``); the sessions of ``../eval2`` and ``../eval3`` live beside the repository too). Labels
 (``labels/<id>.json``) were written from the digest alone, by someone who had not read the extractor's
 rules, following ``LABELLING.md``. Recorded answers (``recorded/<tag>/<id>.json``) are a Claude
 model's answers to the exact requests dreamtui would send, stored verbatim.
@@ -32,6 +33,7 @@ ROOTS = {
     "shared": Path(os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared") / "corpus",
     "eval": Path(os.environ.get("DREAMTUI_EVAL_DIR") or REPO.parent / "eval"),
     "eval2": Path(os.environ.get("DREAMTUI_EVAL2_DIR") or REPO.parent / "eval2"),
+    "eval3": Path(os.environ.get("DREAMTUI_EVAL3_DIR") or REPO.parent / "eval3"),
 }
 
 

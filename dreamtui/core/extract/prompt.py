@@ -20,7 +20,7 @@ from dreamtui.core.text import without_surrogates
 MAX_MEMORIES = 20
 MAX_MEMORY_CHARS = 300
 
-PROMPT_VERSION = "v2"
+PROMPT_VERSION = "v4"
 """Changes with every change of the system prompt or the user message; recorded answers are kept per version."""
 
 SYSTEM_PROMPT = """\
@@ -35,27 +35,36 @@ this lesson, and could it NOT find it quickly by reading the code, the configs o
 
 What counts:
 - feedback: the person corrected or redirected the agent, or said how they want work done, in a way
-  that applies again ("don't mock the database", "run the formatter first", "ask before pushing").
-- user: a durable fact about the person (role, language, tools, machine, accounts) that changes how
-  to work with them.
-- project: a decision with its reason ("we tried X, it failed because Y"), or a non-obvious gotcha the
-  session established (a root cause that would bite again, surprising behaviour of a tool) - when the
-  session shows it to be true (fixed, tested, confirmed), not a guess.
-- reference: a place the person named as where to look (a doc, a dashboard, a ticket system).
+  that applies again ("don't mock the database", "run the formatter first", "ask before pushing"),
+  including what the agent must never do without the person's confirmation.
+- user: a durable fact about the person (role, the language they want replies in, operating system,
+  shell, machine, accounts, how they like to work) that changes how to work with them.
+- project: a decision with its reason ("we tried X, it failed because Y"); a requirement the person
+  set for the product that holds beyond this task (its language, look, structure, what it must never
+  do); a fact about the environment that the repository does not hold (where things live on the
+  machine or server, how the project is deployed or run, which environment or launcher to use, limits
+  of a hosting plan, a state someone left deliberately); or a non-obvious gotcha the session
+  established (a root cause that would bite again, surprising behaviour of a tool) - when the session
+  shows it to be true (fixed, tested, confirmed), not a guess.
+- reference: a place the person named as where to look (a doc, a dashboard, a ticket system, a
+  repository or folder that holds what this project needs).
 Not lessons:
 - one-off task instructions ("fix this test", "add a button", "write a README for this");
 - the agent narrating what it does or a transient state ("the files are actually in /tmp/x", "the
   issue is ...", "tests pass now"), and guesses the session did not confirm;
-- facts read off the code or configs (what a flag does, which files use a setting, where a config
-  lives, how a function works): the next session can read them itself;
+- facts read off the code or configs in the repository (what a flag does, which files use a setting,
+  where a config lives, how a function works): the next session can read them itself;
 - questions, unless the session answers them (then the answer is the lesson);
 - text the person pasted (documentation, logs, another agent's message), unless the person adopts
   it as a rule;
 - what any competent engineer already knows, summaries of what was built, thanks and chatter;
 - anything an existing memory (listed in <existing_memories>) already says.
-Most sessions hold zero to three lessons; an empty list is the usual answer. Propose at most 5.
-One lesson per subject: merge what the person said about one subject (e.g. their reply format, their
-profile) into one lesson, and never propose two lessons that say the same thing.
+Most sessions hold zero to five lessons; an empty list is the right answer when nothing passes the
+test. Propose at most 6.
+One lesson per subject: everything about the person (name, role, languages, tools, reply format) is
+ONE user lesson, and everything about one tool, service or part of the system is one lesson. Before
+answering, compare your candidates: when two share a subject or say the same thing, merge them into
+one (keep the quote that states it best).
 
 Rules for every candidate:
 - quote: the words of the transcript that state the lesson, copied VERBATIM from a single turn,

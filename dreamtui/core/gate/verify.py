@@ -36,7 +36,10 @@ from dreamtui.core.models import Match, Verification
 from dreamtui.core.text import SURROGATE
 
 MIN_WORDS = 6
-"""Quotes with fewer words are refused as unverifiable: too easy to find by chance."""
+"""Quotes with fewer words are refused as unverifiable: too easy to find by chance..."""
+MIN_DISTINCTIVE_CHARS = 40
+"""...unless they hold at least this many non-space characters in two words or more: a quote made of a
+long path or a list of links ("1、文档链接：https://…") is not found by chance either."""
 
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 """Han and kana: scripts written without spaces between words."""
@@ -82,10 +85,13 @@ def refusal(quote: str) -> str | None:
     """Why ``quote`` cannot be verified at all, or None when it may be searched."""
     if _HIDDEN.search(quote):
         return "refused: the quote holds zero-width, bidi-control or tag characters"
-    words = word_count(normalize(quote))
-    if words < MIN_WORDS:
+    text = normalize(quote)
+    words = word_count(text)
+    chars = len(text) - text.count(" ")
+    if words < MIN_WORDS and (words < 2 or chars < MIN_DISTINCTIVE_CHARS):
         shown = f"{words:g}" if words == int(words) else f"{words:.1f}"
-        return f"unverifiable: too short ({shown} words; at least {MIN_WORDS} needed)"
+        return (f"unverifiable: too short ({shown} words, {chars} characters; at least {MIN_WORDS} words "
+                f"or {MIN_DISTINCTIVE_CHARS} characters needed)")
     return None
 
 
