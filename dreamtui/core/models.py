@@ -9,6 +9,8 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 Role = Literal["person", "assistant"]
 Provenance = Literal["person", "assistant", "tool", "meta"]
 MemoryType = Literal["user", "feedback", "project", "reference"]
@@ -17,8 +19,7 @@ CandidateStatus = Literal["pending", "accepted", "rejected", "dropped"]
 REJECT_CATEGORIES: tuple[str, ...] = ("wrong", "duplicate", "not a lesson", "too specific", "secret", "other")
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(msgspec.Struct, frozen=True, gc=False):
     """One kept piece of a transcript, pointing back to its raw bytes.
 
     ``line`` is 1-based within ``file``; ``kind`` says what shape of person text it was

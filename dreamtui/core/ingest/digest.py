@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from dreamtui.core.ingest import records
@@ -36,7 +37,7 @@ from dreamtui.core.ingest.tail import (
     decode_line,
     open_transcript,
 )
-from dreamtui.core.ingest.transcripts import FileKind, describe
+from dreamtui.core.ingest.transcripts import FileKind, describe, kind_of
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Digest, DigestStats, Turn
 
@@ -179,36 +180,60 @@ def _text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
+Key = str | tuple[str, ...]
+
+
+def stored_key(key: Key) -> str:
+    """The form a dedup key is stored in (``seen_blocks``): ``a:<owner>:text:<hash>`` for an assistant
+    block, ``p:<timestamp>:<hash>`` for a person's record, ``q:<hash>`` for queued text."""
+    if isinstance(key, str):
+        return key
+    if key[0] == "a":
+        return f"a:{key[1]}:text:{_text_hash(key[2])}"
+    if key[0] == "p":
+        return f"p:{key[1]}:{_text_hash(key[2])}"
+    return "q:" + _text_hash(key[1])
+
+
 class DigestState:
     """The dedup keys seen so far (in memory, optionally backed by a lookup in the ledger).
 
-    ``added`` and ``removed`` are the keys to persist after an incremental digest.
+    ``added`` and ``removed`` are the keys to persist after an incremental digest (:func:`stored_key`
+    gives their stored form). Without a ledger behind it (no ``lookup``, no ``seen``), a key stays in
+    memory as a tuple holding the text itself: exact, and no hash is computed per turn.
     """
 
     def __init__(self, seen: Iterable[str] = (), lookup: Callable[[str], bool] | None = None) -> None:
-        self.seen: set[str] = set(seen)
+        self.seen: set[Key] = set(seen)
         self.lookup = lookup
-        self.added: set[str] = set()
-        self.removed: set[str] = set()
+        self.added: set[Key] = set()
+        self.removed: set[Key] = set()
+        self.hashed = bool(self.seen) or lookup is not None
 
-    def has(self, key: str) -> bool:
+    def key(self, prefix: str, scope: str, text: str) -> Key:
+        """The key of ``text`` (``prefix`` ``a``, ``p`` or ``q``; ``scope`` the owner or timestamp)."""
+        if self.hashed:
+            return stored_key((prefix, scope, text) if prefix != "q" else (prefix, text))
+        return (prefix, scope, text) if prefix != "q" else (prefix, text)
+
+    def has(self, key: Key) -> bool:
         """Whether ``key`` was seen (in this digest or, through ``lookup``, an earlier one)."""
         if key in self.seen:
             return True
         if key in self.removed or self.lookup is None:
             return False
-        if self.lookup(key):
+        if self.lookup(stored_key(key)):
             self.seen.add(key)
             return True
         return False
 
-    def add(self, key: str) -> None:
+    def add(self, key: Key) -> None:
         """Remember ``key``."""
         self.seen.add(key)
         self.added.add(key)
         self.removed.discard(key)
 
-    def discard(self, key: str) -> None:
+    def discard(self, key: Key) -> None:
         """Forget ``key`` (a queued text that has now arrived)."""
         self.seen.discard(key)
         if key in self.added:
@@ -217,8 +242,65 @@ class DigestState:
             self.removed.add(key)
 
 
+# -- the fast path's decoded shape: only the fields the digest reads ------------------------------
+# msgspec skips every other field (tool input and output, thinking, snapshots, progress data, image
+# data) without building it, whatever the key order. A value of another shape (``message`` not an
+# object, a content block that is not one) fails validation and the line takes the exact path.
+
+
+class _Block(msgspec.Struct, gc=False):
+    type: Any = None
+    text: Any = None
+    is_error: Any = None
+
+
+class _Message(msgspec.Struct, gc=False):
+    id: Any = None
+    model: Any = None
+    content: str | list[_Block] | None = None
+
+
+class _Record(msgspec.Struct, gc=False):
+    type: Any = None
+    message: _Message | None = None
+    uuid: Any = None
+    timestamp: Any = None
+    cwd: Any = None
+    isSidechain: Any = None
+    isApiErrorMessage: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    isVisibleInTranscriptOnly: Any = None
+    toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
+
+
+_decode_record = msgspec.json.Decoder(_Record).decode
+_NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
+_CHECKED_LINE = 2048
+"""Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
+decoded at once (msgspec skipping a short line costs less than the test)."""
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8 (msgspec does not check the bytes of the fields it skips)."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class _Digester:
-    """Turns decoded records of one file into Turns, updating stats and dedup state."""
+    """Turns the lines of one file into Turns, updating stats and dedup state.
+
+    :meth:`pairs` is the fast path: a short line, or a long one the byte test keeps, is decoded
+    into :class:`_Record` (only the fields read here), and a line msgspec refuses, a user record
+    that may hold a rejection, a queue operation and a record with bad bytes take the exact path
+    (:meth:`exact`: ``orjson`` into a dict, repaired by ``decode_line`` when needed) that
+    :meth:`lines` uses for every line.
+    """
 
     def __init__(self, file: str, kind: FileKind, state: DigestState, stats: DigestStats,
                  interrupts: bool, cheap: bool = True) -> None:
@@ -230,56 +312,181 @@ class _Digester:
         self.interrupts = interrupts
         self.cwd = ""
 
-    def lines(self, lines: Iterable[Line]) -> list[Turn]:
-        """Digest raw lines; bad lines are counted in ``stats`` and skipped."""
+    # -- the fast path ---------------------------------------------------------------------------
+
+    def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn]) -> None:
+        """Digest ``(line number, raw)`` pairs into ``out``. Bytes, lines and characters are counted by
+        the caller (:meth:`count_chars`).
+
+        The hot loop of the digest: an assistant record with one text block (how Claude Code writes
+        prose) is turned into its Turn inline; everything else goes through a method.
+        """
         stats = self.stats
-        cheap = self.cheap
-        out: list[Turn] = []
-        assistant, user, queued = self._assistant, self._user, self._queued
+        decode, exact, user, turns = _decode_record, self.exact, self._user_rec, self._assistant_turns
         main = self.kind == "main"
-        loads, decode_error = orjson.loads, orjson.JSONDecodeError
-        nbytes = nlines = 0
-        for line_no, _offset, raw in lines:
-            nbytes += len(raw) + 1
-            nlines += 1
-            if cheap and not needs_decode(raw):
-                if not raw.strip():
-                    stats.skipped_lines += 1
+        compact = self.kind == "compact"
+        checked = _CHECKED_LINE if self.cheap else 1 << 62
+        state, file = self.state, self.file
+        seen, added = state.seen, state.added
+        inline = not state.hashed  # dedup keys as tuples, checked here
+        prose = "subagent" if self.kind == "subagent" else "text"
+        for line_no, raw in pairs:
+            if len(raw) > checked and not needed(raw, 0, len(raw)):
                 continue
-            if len(raw) > _SMALL:
-                raw = drop_big_strings(raw)
-            try:  # the common case inline; decode_line repairs or refuses the rest
-                obj = loads(raw)
-                error = None if type(obj) is dict else "?"
-            except decode_error:
-                error = "?"
-            if error is not None:
-                obj, error = decode_line(raw)
-                if error == "replaced":
-                    stats.replaced += 1  # kept, and counted so a repaired record is never silent
-                elif obj is None:
-                    stats.skipped_lines += 1
-                    if error == "invalid_utf8":
-                        stats.invalid_utf8 += 1
-                    elif error in ("malformed", "not_object"):
-                        stats.malformed += 1
-                    continue
             try:
-                rtype = obj.get("type")
+                rec = decode(raw)
+            except _NOT_DECODED:
+                exact(raw, line_no, out)
+                continue
+            try:
+                rtype = rec.type
                 if rtype == "assistant":
-                    assistant(obj, line_no, out)
+                    message = rec.message
+                    if message is None or compact:
+                        continue
+                    content = message.content
+                    if type(content) is list:
+                        if len(content) == 1:
+                            block = content[0]
+                            text = block.text
+                            if block.type != "text" or type(text) is not str:
+                                continue
+                            texts = None
+                        else:
+                            texts = [b.text for b in content if b.type == "text" and type(b.text) is str]
+                            if not texts:
+                                continue
+                    elif type(content) is str:
+                        text, texts = content, None
+                    else:
+                        continue
+                    if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
+                        continue
+                    if not raw.isascii() and not _valid_utf8(raw):
+                        exact(raw, line_no, out)  # bad bytes somewhere: repaired and counted there
+                        continue
+                    if texts is not None or not inline or rec.isSidechain is True or not self.cwd:
+                        turns(rec, texts or [text], line_no, out)
+                        continue
+                    # one text block, the state in memory: records.block_key, as a tuple
+                    stripped = text.strip()
+                    if not stripped:
+                        continue
+                    owner = message.id or rec.uuid
+                    if type(owner) is str and owner:
+                        key = ("a", owner, text)
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                        added.add(key)
+                    uuid, ts = rec.uuid, rec.timestamp
+                    out.append(Turn("assistant", stripped, file, line_no, uuid if type(uuid) is str else None,
+                                    ts if type(ts) is str else None, prose))
                 elif not main:
-                    continue  # sub-agent "user" lines are the parent agent; compaction files have no person
+                    continue
                 elif rtype == "user":
-                    user(obj, line_no, out)
+                    user(rec, raw, line_no, out)
                 elif rtype == "queue-operation":
-                    queued(obj, line_no, out)
+                    exact(raw, line_no, out)
             except Exception:  # an odd record must never stop the digest
                 stats.skipped_lines += 1
                 stats.malformed += 1
-        stats.bytes += nbytes
-        stats.lines += nlines
-        return out
+
+    def _assistant_turns(self, rec: _Record, texts: list[str], line_no: int, out: list[Turn]) -> None:
+        """The turns of an assistant record's text blocks, each kept once per ``(message.id, text)``."""
+        message = rec.message
+        kind = "subagent" if self.kind == "subagent" or rec.isSidechain is True else "text"
+        uuid, ts = rec.uuid, rec.timestamp
+        owner = message.id or uuid  # type: ignore[union-attr]
+        if type(owner) is not str or not owner:
+            owner = None
+        uuid = uuid if type(uuid) is str else None
+        ts = ts if type(ts) is str else None
+        state, file = self.state, self.file
+        for raw_text in texts:
+            text = raw_text.strip()
+            if not text:
+                continue
+            if owner is not None:
+                key = state.key("a", owner, raw_text)
+                if state.has(key):
+                    continue
+                state.add(key)
+            if not self.cwd:
+                self.cwd = rec.cwd if type(rec.cwd) is str else ""
+            out.append(Turn("assistant", text, file, line_no, uuid, ts, kind))
+
+    def _user_rec(self, rec: _Record, raw: bytes, line_no: int, out: list[Turn]) -> None:
+        """A user record's person text (:func:`records.pieces` for the shapes that hold it), or the
+        exact path for a record whose tool result may be a rejection."""
+        if rec.isSidechain is True or rec.message is None:
+            return
+        content = rec.message.content
+        if type(content) is str:
+            texts: list[str] = [content]
+        elif content is None:
+            return
+        else:
+            texts = []
+            for block in content:
+                btype = block.type
+                if btype == "text":
+                    if type(block.text) is str:
+                        texts.append(block.text)
+                elif btype == "tool_result" and block.is_error is True:
+                    self.exact(raw, line_no, out)  # a rejected tool call may hold the person's reason
+                    return
+            if not texts:
+                return
+        if rec.toolUseResult or rec.isMeta is True or rec.isCompactSummary is True \
+                or rec.isVisibleInTranscriptOnly is True:
+            return  # tool output or harness text, never a person's
+        if not raw.isascii() and not _valid_utf8(raw):
+            self.exact(raw, line_no, out)
+            return
+        person = []
+        for text in texts:
+            role, kind, cleaned = records.classify_user_text(text)
+            if role == records.PERSON:
+                person.append((kind, cleaned))
+        if person:
+            self._person(person, rec.timestamp, rec.uuid, rec.cwd, line_no, out)
+
+    def count_chars(self, out: list[Turn]) -> None:
+        """Add the characters of the turns in ``out`` to ``stats``."""
+        self.stats.chars += sum([len(t.text) for t in out])
+
+    # -- the exact path --------------------------------------------------------------------------
+
+    def exact(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
+        """Decode one line in full with ``orjson`` (repairing or refusing it as ``decode_line`` does)
+        and append its turns to ``out``."""
+        stats = self.stats
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if len(raw) > _SMALL:
+            raw = drop_big_strings(raw)
+        try:  # the common case inline; decode_line repairs or refuses the rest
+            obj = orjson.loads(raw)
+            error = None if type(obj) is dict else "?"
+        except orjson.JSONDecodeError:
+            error = "?"
+        if error is not None:
+            obj, error = decode_line(raw)
+            if error == "replaced":
+                stats.replaced += 1  # kept, and counted so a repaired record is never silent
+            elif obj is None:
+                stats.skipped_lines += 1
+                if error == "invalid_utf8":
+                    stats.invalid_utf8 += 1
+                elif error in ("malformed", "not_object"):
+                    stats.malformed += 1
+                return
+        try:
+            self.record(obj, line_no, out)
+        except Exception:  # an odd record must never stop the digest
+            stats.skipped_lines += 1
+            stats.malformed += 1
 
     def record(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         """Append the turns of one decoded record to ``out``."""
@@ -294,12 +501,11 @@ class _Digester:
             self._queued(obj, line_no, out)
 
     def _turn(self, role: str, text: str, obj: dict[str, Any], line_no: int, kind: str) -> Turn:
+        return self._make(role, text, obj.get("timestamp"), obj.get("uuid"), obj.get("cwd"), line_no, kind)
+
+    def _make(self, role: str, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, kind: str) -> Turn:
         if not self.cwd:
-            cwd = obj.get("cwd")
             self.cwd = cwd if isinstance(cwd, str) else ""
-        ts = obj.get("timestamp")
-        uuid = obj.get("uuid")
-        self.stats.chars += len(text)
         return Turn(role, text, self.file, line_no,  # type: ignore[arg-type]
                     uuid if isinstance(uuid, str) else None, ts if isinstance(ts, str) else None, kind)
 
@@ -318,7 +524,7 @@ class _Digester:
             return
         kind = "subagent" if self.kind == "subagent" or obj.get("isSidechain") is True else "text"
         state = self.state
-        # records.block_key for a text block, inlined: "<message.id or uuid>:text:<hash of the text>"
+        # records.block_key for a text block: "<message.id or uuid>:text:<hash of the text>"
         owner = message.get("id") or obj.get("uuid")
         if not isinstance(owner, str) or not owner:
             owner = None
@@ -332,7 +538,7 @@ class _Digester:
             if not text:
                 continue
             if owner is not None:
-                key = f"a:{owner}:text:{_text_hash(raw_text)}"
+                key = state.key("a", owner, raw_text)
                 if state.has(key):
                     continue
                 state.add(key)
@@ -341,40 +547,70 @@ class _Digester:
     def _user(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         if obj.get("isSidechain") is True:
             return
-        person = [p for p in records.pieces(obj) if p.role == "person"]
-        if not person:
-            return
-        kinds = [p.kind for p in person]
-        if all(k == "interrupt" for k in kinds):
-            if self.interrupts:
-                out.append(self._turn("person", person[0].text, obj, line_no, "interrupt"))
-            return
-        person = [p for p in person if p.kind != "interrupt"]
-        text = "\n\n".join(p.text for p in person)
-        kind = next((k for k in ("rejection", "command") if k in kinds), "prompt")
-        digest = _text_hash(text)
-        ts = obj.get("timestamp")
-        if isinstance(ts, str):
-            key = f"p:{ts}:{digest}"
-            if self.state.has(key):
-                return  # the same record rewritten with a new uuid
-            self.state.add(key)
-        queued = "q:" + digest
-        if self.state.has(queued):
-            self.state.discard(queued)  # typed while busy: already kept where it was queued
-            return
-        out.append(self._turn("person", text, obj, line_no, kind))
+        person = [(p.kind, p.text) for p in records.pieces(obj) if p.role == "person"]
+        if person:
+            self._person(person, obj.get("timestamp"), obj.get("uuid"), obj.get("cwd"), line_no, out)
+
+    def _person(self, person: list[tuple[str, str]], ts: Any, uuid: Any, cwd: Any, line_no: int,
+                out: list[Turn]) -> None:
+        """The turn of a person's record from its person pieces ``(kind, text)``, deduplicated."""
+        if len(person) == 1:  # the common case, without the lists
+            kind, text = person[0]
+            if kind == "interrupt":
+                if self.interrupts:
+                    out.append(self._make("person", text, ts, uuid, cwd, line_no, "interrupt"))
+                return
+            if kind != "rejection" and kind != "command":
+                kind = "prompt"
+        else:
+            kinds = [k for k, _ in person]
+            if all(k == "interrupt" for k in kinds):
+                if self.interrupts:
+                    out.append(self._make("person", person[0][1], ts, uuid, cwd, line_no, "interrupt"))
+                return
+            text = "\n\n".join([t for k, t in person if k != "interrupt"])
+            kind = "rejection" if "rejection" in kinds else "command" if "command" in kinds else "prompt"
+        state = self.state
+        if state.hashed:
+            if isinstance(ts, str):
+                key = state.key("p", ts, text)
+                if state.has(key):
+                    return  # the same record rewritten with a new uuid
+                state.add(key)
+            queued = state.key("q", "", text)
+            if state.has(queued):
+                state.discard(queued)  # typed while busy: already kept where it was queued
+                return
+        else:  # the same, the keys in memory (never in ``removed``: only queued keys are)
+            seen = state.seen
+            if type(ts) is str:
+                key = ("p", ts, text)
+                if key in seen:
+                    return
+                seen.add(key)
+                state.added.add(key)
+            queued = ("q", text)
+            if queued in seen:
+                state.discard(queued)
+                return
+        out.append(self._make("person", text, ts, uuid, cwd, line_no, kind))
 
     def _queued(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         person = [p for p in records.pieces(obj) if p.role == "person" and p.kind != "interrupt"]
         if not person:
             return
         text = "\n\n".join(p.text for p in person)
-        key = "q:" + _text_hash(text)
+        key = self.state.key("q", "", text)
         if self.state.has(key):
             return
         self.state.add(key)
         out.append(self._turn("person", text, obj, line_no, "queued"))
+
+
+def _keep(buf: bytes, start: int, end: int) -> bool:
+    """The fast path's filter for a line ``buf[start:end]``: a short line is decoded (msgspec skips it
+    faster than the byte test could), a long one only when :func:`needed` says it may hold kept text."""
+    return end - start <= _CHECKED_LINE or needed(buf, start, end)
 
 
 def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
@@ -384,27 +620,41 @@ def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
 
     ``state`` carries dedup keys between calls; ``stats`` is updated in place.
     """
-    digester = _Digester(file, kind, state or DigestState(), stats if stats is not None else DigestStats(),
-                         interrupts)
-    return digester.lines(lines)
+    stats = stats if stats is not None else DigestStats()
+    digester = _Digester(file, kind, state or DigestState(), stats, interrupts)
+    lines = list(lines)
+    stats.bytes += sum(len(raw) + 1 for _, _, raw in lines)
+    stats.lines += len(lines)
+    out: list[Turn] = []
+    digester.pairs([(line_no, raw) for line_no, _, raw in lines], out)
+    digester.count_chars(out)
+    return out
 
 
 def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int = DEFAULT_MAX_LINE,
                 interrupts: bool = True, state: DigestState | None = None, cheap: bool = True) -> Digest:
     """Digest a whole transcript file, streaming (memory stays bounded however large it is).
 
-    ``cheap=False`` decodes every line instead of trusting the byte test (for checking it).
+    ``cheap=False`` decodes every line in full with ``orjson`` (:meth:`_Digester.exact`) instead of
+    taking the fast path: the reference the fast path is checked against.
 
     Raises :class:`~dreamtui.core.errors.TranscriptError` when the file cannot be read.
     """
     path = Path(path)
-    tf = describe(path)
     stats = DigestStats()
+    digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
+    turns: list[Turn] = []
     with open_transcript(path) as fh:
-        scanner = LineScanner(fh, max_line=max_line, keep=needed if cheap else None)
-        # the scanner applies the cheap test itself, so the digester decodes every line it gets
-        digester = _Digester(str(path), kind or tf.kind, state or DigestState(), stats, interrupts, cheap=False)
-        turns = digester.lines(scanner)
+        scanner = LineScanner(fh, max_line=max_line)
+        if cheap:
+            for batch in scanner.batches():
+                digester.pairs(batch, turns)
+        else:
+            exact = digester.exact
+            for line_no, _offset, raw in scanner:
+                exact(raw, line_no, turns)
+    digester.count_chars(turns)
+    tf = describe(path, scanner.head if cheap else None)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
     return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
                   cwd=digester.cwd)
@@ -469,10 +719,10 @@ def persist(ledger: Ledger, tailer: Tailer, read: TailRead, state: DigestState, 
             return False
         if state.added:
             c.executemany("INSERT OR IGNORE INTO seen_blocks(path, key) VALUES (?, ?)",
-                          [(read.path, k) for k in state.added])
+                          [(read.path, stored_key(k)) for k in state.added])
         if state.removed:
             c.executemany("DELETE FROM seen_blocks WHERE path = ? AND key = ?",
-                          [(read.path, k) for k in state.removed])
+                          [(read.path, stored_key(k)) for k in state.removed])
     state.added.clear()
     state.removed.clear()
     return True
@@ -490,11 +740,13 @@ def digest_increment(ledger: Ledger, path: Path | str, project: str = "", sessio
     """
     tailer = tailer or Tailer(ledger)
     tf = describe(Path(path))
-    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=needed)
+    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=_keep)
     state = DigestState(lookup=_ledger_lookup(ledger, read.path))
     stats = DigestStats()
-    digester = _Digester(str(path), kind or tf.kind, state, stats, interrupts, cheap=False)
-    turns = digester.lines(read.lines)
+    digester = _Digester(str(path), kind or tf.kind, state, stats, interrupts)
+    turns: list[Turn] = []
+    digester.pairs([(line_no, raw) for line_no, _, raw in read.lines], turns)
+    digester.count_chars(turns)
     _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)

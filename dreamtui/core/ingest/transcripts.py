@@ -125,14 +125,16 @@ def project_of(path: Path) -> str:
     return path.parent.name
 
 
-def session_id_in(path: Path) -> str | None:
-    """The ``sessionId`` of the first record that has one, read from the file's first bytes."""
-    try:
-        with open_regular(path) as fh:
-            head = fh.read(_HEAD_BYTES)
-    except OSError:
-        return None
-    m = _SESSION_ID.search(head)
+def session_id_in(path: Path, head: bytes | None = None) -> str | None:
+    """The ``sessionId`` of the first record that has one, read from the file's first bytes
+    (``head``, when the caller has already read them)."""
+    if head is None:
+        try:
+            with open_regular(path) as fh:
+                head = fh.read(_HEAD_BYTES)
+        except OSError:
+            return None
+    m = _SESSION_ID.search(head, 0, _HEAD_BYTES)
     return m.group(1).decode("utf-8", "replace") if m else None
 
 
@@ -148,8 +150,11 @@ def session_of(path: Path) -> str:
     return path.name.removesuffix(".jsonl")
 
 
-def describe(path: Path) -> TranscriptFile:
-    """A :class:`TranscriptFile` for one path (what the ``*_of`` functions say, the path parsed once)."""
+def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
+    """A :class:`TranscriptFile` for one path (what the ``*_of`` functions say, the path parsed once).
+
+    ``head``: the file's first bytes, when already read (a 2.0.x sub-agent file beside the sessions
+    names its session inside; without ``head`` the file is opened to read it)."""
     path = Path(path)
     stem = path.name.removesuffix(".jsonl")
     agent = stem[len("agent-"):] if stem.startswith("agent-") else None
@@ -160,7 +165,7 @@ def describe(path: Path) -> TranscriptFile:
     folder = subagents_dir(path) if agent is not None else None  # deeper: subagents/workflows/<id>/
     if folder is not None:
         return TranscriptFile(path, folder.parent.parent.name, folder.parent.name, kind, agent)
-    session = stem if agent is None else session_id_in(path) or stem
+    session = stem if agent is None else session_id_in(path, head) or stem
     return TranscriptFile(path, parent.name, session, kind, agent)
 
 
