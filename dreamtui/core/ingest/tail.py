@@ -167,56 +167,72 @@ class LineScanner:
         one line at a time, with no search or slice per line in Python (the digest's fast path).
         ``head`` keeps the first chunk when reading from the start. Only without ``limit`` and ``keep``.
 
-        Consume each batch whole before asking for the next; if the consumer stops inside a batch,
-        ``offset`` and ``line`` stay before that batch.
+        A chunk is never copied: it is cut at its last newline (``BytesIO.truncate``) and the next
+        read starts there. Consume each batch whole before asking for the next; if the consumer
+        stops inside a batch, ``offset`` and ``line`` stay before that batch.
         """
         if self.limit is not None or self.keep is not None:
             raise ValueError("batches() reads without a limit and without a keep filter")
-        max_line = self.max_line
-        base = self.offset  # the file offset of buf[0]
+        fh, max_line = self.fh, self.max_line
+        base = self.offset  # the file offset of the next line
         line_no = self.line
-        self.fh.seek(base)
-        filepos = base
-        rest = b""
+        fh.seek(base)
         try:
             while True:
-                chunk = self._read_sized(filepos)
+                chunk = self._read_sized(base)
                 if not chunk:
-                    self.partial = bool(rest)
                     return
-                if filepos == 0:
+                if base == 0:
                     self.head = chunk
-                filepos += len(chunk)
-                buf = rest + chunk if rest else chunk
-                end = buf.rfind(b"\n") + 1  # buf[:end] holds the complete lines
-                if end:
-                    lines = buf if end == len(buf) else buf[:end]
-                    if len(buf) > max_line:  # only then can a line of this batch be too long
-                        parts = lines.split(b"\n")[:-1]
-                        yield self._without_oversized(line_no + 1, parts)
-                        line_no += len(parts)
-                    else:
-                        numbers = count(line_no + 1)
-                        yield zip(numbers, io.BytesIO(lines))
-                        # zip took one number more than there were lines (count comes first)
-                        line_no = next(numbers) - 2
-                    base += end
-                    rest = buf[end:]
-                else:
-                    rest = buf
-                if len(rest) > max_line:  # a huge line: read on to its newline without holding it
-                    after = self._skip_rest(filepos)
-                    if after is None:
+                end = chunk.rfind(b"\n") + 1  # chunk[:end] holds the complete lines
+                if not end:  # one line longer than a chunk, or a partial line at the end
+                    chunk, end = self._long_line(chunk, base)
+                    if end < 0:  # over max_line: skipped up to its newline
+                        line_no += 1
+                        self.oversized.append(line_no)
+                        base = fh.tell() - len(chunk)
+                        fh.seek(base)
+                        continue
+                    if not end:
                         self.partial = True
                         return
-                    line_no += 1
-                    self.oversized.append(line_no)
-                    base = filepos = self.fh.tell() - len(after)
-                    self.fh.seek(base)  # re-read what followed the newline
-                    rest = b""
+                if len(chunk) > max_line:  # only then can a line of this batch be too long
+                    parts = chunk[:end].split(b"\n")[:-1]
+                    yield self._without_oversized(line_no + 1, parts)
+                    line_no += len(parts)
+                else:
+                    lines = io.BytesIO(chunk)
+                    if end < len(chunk):
+                        lines.truncate(end)
+                    numbers = count(line_no + 1)
+                    yield zip(numbers, lines)
+                    line_no = next(numbers) - 2  # zip took one number more than there were lines
+                base += end
+                if end < len(chunk):
+                    fh.seek(base)  # the partial last line is read again with the next chunk
         finally:
             self.offset = base
             self.line = line_no
+
+    def _long_line(self, chunk: bytes, base: int) -> tuple[bytes, int]:
+        """A chunk without a newline: read on. ``(lines, end)`` once a newline is found; ``(after, -1)``
+        when the line passed ``max_line`` (skipped without being held; ``after``: the bytes read past
+        its newline); ``(b"", 0)`` when the file ends first."""
+        parts = [chunk]
+        size = len(chunk)
+        while True:
+            if size > self.max_line:
+                after = self._skip_rest(base + size)
+                return (after, -1) if after is not None else (b"", 0)
+            more = self._read_sized(base + size)
+            if not more:
+                return b"", 0
+            parts.append(more)
+            size += len(more)
+            nl = more.rfind(b"\n")
+            if nl >= 0:
+                data = b"".join(parts)
+                return data, size - len(more) + nl + 1
 
     def _read_sized(self, filepos: int) -> bytes:
         """The next chunk, asking for no more than the file holds (plus one byte, to see it grew):
@@ -228,13 +244,14 @@ class LineScanner:
         return self.fh.read(want) if want > 0 else b""
 
     def _without_oversized(self, first: int, parts: list[bytes]) -> list[tuple[int, bytes]]:
-        """``(line number, raw)`` of ``parts``, lines over ``max_line`` counted in ``oversized`` and left out."""
+        """``(line number, raw + newline)`` of ``parts``; lines over ``max_line`` are counted in
+        ``oversized`` and left out."""
         out = []
         for line_no, raw in enumerate(parts, first):
             if len(raw) > self.max_line:
                 self.oversized.append(line_no)
             else:
-                out.append((line_no, raw))
+                out.append((line_no, raw + b"\n"))
         return out
 
     def _skip_rest(self, filepos: int) -> bytes | None:
