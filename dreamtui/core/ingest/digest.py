@@ -252,6 +252,7 @@ class _Block(msgspec.Struct, gc=False):
     type: Any = None
     text: Any = None
     is_error: Any = None
+    content: msgspec.Raw = msgspec.Raw()  # a tool result's output: decoded only for an error result
 
 
 class _Message(msgspec.Struct, gc=False):
@@ -274,11 +275,33 @@ class _Record(msgspec.Struct, gc=False):
     toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
 
 
+class _Queued(msgspec.Struct, gc=False):
+    """A ``queue-operation`` record (decoded a second time, for these fields)."""
+
+    operation: Any = None
+    content: Any = None
+    uuid: Any = None
+    timestamp: Any = None
+    cwd: Any = None
+
+
 _decode_record = msgspec.json.Decoder(_Record).decode
+_decode_queued = msgspec.json.Decoder(_Queued).decode
+_decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
 _CHECKED_LINE = 2048
 """Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
 decoded at once (msgspec skipping a short line costs less than the test)."""
+
+
+def _may_be_rejection(content: msgspec.Raw) -> bool:
+    """Whether an error tool result's ``content`` (raw JSON) is a string in the shape of a rejected
+    tool call (:func:`records.rejection_of` checks the rest); any other is tool output."""
+    try:
+        value = _decode_value(content)
+    except _NOT_DECODED:
+        return True  # let the exact path decide
+    return isinstance(value, str) and value.startswith(records.REJECTION_PREFIX)
 
 
 def _valid_utf8(raw: bytes) -> bool:
@@ -387,10 +410,31 @@ class _Digester:
                 elif rtype == "user":
                     user(rec, raw, line_no, out)
                 elif rtype == "queue-operation":
-                    exact(raw, line_no, out)
+                    self._queued_rec(raw, line_no, out)
             except Exception:  # an odd record must never stop the digest
                 stats.skipped_lines += 1
                 stats.malformed += 1
+
+    def _queued_rec(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
+        """Text typed while the agent was busy (:func:`records.pieces` of a queue operation)."""
+        try:
+            rec = _decode_queued(raw)
+        except _NOT_DECODED:
+            self.exact(raw, line_no, out)
+            return
+        if rec.operation not in ("enqueue", "popAll") or rec.content is None:
+            return  # other operations hold no person's text
+        person = []
+        for text, _path in records.queue_texts({"content": rec.content}):
+            role, kind, cleaned = records.classify_user_text(text)
+            if role == records.PERSON and kind != "interrupt":
+                person.append(cleaned)
+        if not person:
+            return
+        if not raw.isascii() and not _valid_utf8(raw):
+            self.exact(raw, line_no, out)
+            return
+        self._queued_text("\n\n".join(person), rec.timestamp, rec.uuid, rec.cwd, line_no, out)
 
     def _assistant_turns(self, rec: _Record, texts: list[str], line_no: int, out: list[Turn]) -> None:
         """The turns of an assistant record's text blocks, each kept once per ``(message.id, text)``."""
@@ -433,8 +477,9 @@ class _Digester:
                 if btype == "text":
                     if type(block.text) is str:
                         texts.append(block.text)
-                elif btype == "tool_result" and block.is_error is True:
-                    self.exact(raw, line_no, out)  # a rejected tool call may hold the person's reason
+                elif btype == "tool_result" and block.is_error is True and block.content \
+                        and _may_be_rejection(block.content):
+                    self.exact(raw, line_no, out)  # a rejected tool call: the exact path finds the reason
                     return
             if not texts:
                 return
@@ -597,14 +642,17 @@ class _Digester:
 
     def _queued(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         person = [p for p in records.pieces(obj) if p.role == "person" and p.kind != "interrupt"]
-        if not person:
-            return
-        text = "\n\n".join(p.text for p in person)
+        if person:
+            self._queued_text("\n\n".join(p.text for p in person), obj.get("timestamp"), obj.get("uuid"),
+                              obj.get("cwd"), line_no, out)
+
+    def _queued_text(self, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, out: list[Turn]) -> None:
+        """The turn of text typed while the agent was busy, kept once (until it arrives as a prompt)."""
         key = self.state.key("q", "", text)
         if self.state.has(key):
             return
         self.state.add(key)
-        out.append(self._turn("person", text, obj, line_no, "queued"))
+        out.append(self._make("person", text, ts, uuid, cwd, line_no, "queued"))
 
 
 def _keep(buf: bytes, start: int, end: int) -> bool:
