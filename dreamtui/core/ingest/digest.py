@@ -688,7 +688,7 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
 
     Raises :class:`~dreamtui.core.errors.TranscriptError` when the file cannot be read.
     """
-    path = Path(path)
+    path = path if isinstance(path, Path) else Path(path)
     stats = DigestStats()
     digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
     turns: list[Turn] = []

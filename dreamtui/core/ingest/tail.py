@@ -103,6 +103,7 @@ class LineScanner:
         self.partial = False
         self.more = False
         self.head = b""
+        self._at_end = False
 
     def _read(self, filepos: int) -> bytes:
         want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
@@ -209,6 +210,9 @@ class LineScanner:
                     line_no = next(numbers) - 2  # zip took one number more than there were lines
                 base += end
                 if end < len(chunk):
+                    if self._at_end:  # the file ends with it: a partial line, waiting for its newline
+                        self.partial = True
+                        return
                     fh.seek(base)  # the partial last line is read again with the next chunk
         finally:
             self.offset = base
@@ -236,12 +240,19 @@ class LineScanner:
 
     def _read_sized(self, filepos: int) -> bytes:
         """The next chunk, asking for no more than the file holds (plus one byte, to see it grew):
-        a 1 MB request for a 5 KB file costs more than reading the file."""
+        a 1 MB request for a 5 KB file costs more than reading the file. After a read that came
+        back short (the end of the file), the next gives ``b""`` without a system call."""
+        if self._at_end:
+            return b""
         want = CHUNK if self.end is None else min(CHUNK, self.end - filepos)
         left = os.fstat(self.fh.fileno()).st_size - filepos
         if left < want:
             want = max(left, 0) + 1
-        return self.fh.read(want) if want > 0 else b""
+        if want <= 0:
+            return b""
+        chunk = self.fh.read(want)
+        self._at_end = len(chunk) < want
+        return chunk
 
     def _without_oversized(self, first: int, parts: list[bytes]) -> list[tuple[int, bytes]]:
         """``(line number, raw + newline)`` of ``parts``; lines over ``max_line`` are counted in
@@ -334,19 +345,23 @@ def open_transcript(path: Path | str) -> IO[bytes]:
     Only a regular file is opened, and never blockingly (:func:`files.open_regular`): a FIFO, a
     device such as ``/dev/zero`` or a socket is refused at once.
     """
-    p = Path(path)
     try:
-        return open_regular(p)
-    except FileNotFoundError as exc:
-        raise TranscriptError(f"no such transcript: {p} does not exist") from exc
-    except NotRegularFile as exc:
-        if exc.strerror and "a folder" in exc.strerror:
-            raise TranscriptError(f"{p} is a directory, not a transcript file") from exc
-        raise TranscriptError(f"{p} is not a transcript file: {exc.strerror}") from exc
-    except IsADirectoryError as exc:
-        raise TranscriptError(f"{p} is a directory, not a transcript file") from exc
+        return open_regular(path)
     except OSError as exc:
-        raise TranscriptError(f"cannot read transcript {p}: {exc.strerror or exc}") from exc
+        raise _open_error(Path(path), exc) from exc
+
+
+def _open_error(p: Path, exc: OSError) -> TranscriptError:
+    """The one-line reason a transcript could not be opened."""
+    if isinstance(exc, FileNotFoundError):
+        return TranscriptError(f"no such transcript: {p} does not exist")
+    if isinstance(exc, NotRegularFile):
+        if exc.strerror and "a folder" in exc.strerror:
+            return TranscriptError(f"{p} is a directory, not a transcript file")
+        return TranscriptError(f"{p} is not a transcript file: {exc.strerror}")
+    if isinstance(exc, IsADirectoryError):
+        return TranscriptError(f"{p} is a directory, not a transcript file")
+    return TranscriptError(f"cannot read transcript {p}: {exc.strerror or exc}")
 
 
 def file_key(path: Path | str) -> str:

@@ -38,13 +38,13 @@ class TranscriptFile:
 
 def agent_id_of(path: Path) -> str | None:
     """``agent-<id>.jsonl`` -> ``<id>``; None for a main session file."""
-    stem = Path(path).name.removesuffix(".jsonl")
+    stem = (path if isinstance(path, Path) else Path(path)).name.removesuffix(".jsonl")
     return stem[len("agent-"):] if stem.startswith("agent-") else None
 
 
 def kind_of(path: Path) -> FileKind:
     """``main``, ``subagent`` or ``compact`` (``agent-acompact-*``) by the file name."""
-    agent = agent_id_of(path)
+    agent = agent_id_of(path if isinstance(path, Path) else Path(path))
     if agent is None:
         return "main"
     return "compact" if agent.startswith("acompact") else "subagent"
@@ -155,18 +155,22 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 
     ``head``: the file's first bytes, when already read (a 2.0.x sub-agent file beside the sessions
     names its session inside; without ``head`` the file is opened to read it)."""
-    path = Path(path)
-    stem = path.name.removesuffix(".jsonl")
+    path = path if isinstance(path, Path) else Path(path)
+    parts = path.parts
+    names = parts[1:] if path.anchor else parts  # the names of the path and of its folders, outermost first
+
+    def up(k: int) -> str:  # the name of the k-th folder above the file ("" past the top, as Path.parent)
+        return names[-1 - k] if k < len(names) else ""
+
+    stem = up(0).removesuffix(".jsonl")
     agent = stem[len("agent-"):] if stem.startswith("agent-") else None
     kind: FileKind = "main" if agent is None else "compact" if agent.startswith("acompact") else "subagent"
-    parent = path.parent
-    if parent.name == "subagents":
-        return TranscriptFile(path, parent.parent.parent.name, parent.parent.name, kind, agent)
-    folder = subagents_dir(path) if agent is not None else None  # deeper: subagents/workflows/<id>/
-    if folder is not None:
-        return TranscriptFile(path, folder.parent.parent.name, folder.parent.name, kind, agent)
+    if up(1) == "subagents":
+        return TranscriptFile(path, up(3), up(2), kind, agent)
+    if agent is not None and up(2) == "workflows" and up(3) == "subagents":  # subagents/workflows/<id>/
+        return TranscriptFile(path, up(5), up(4), kind, agent)
     session = stem if agent is None else session_id_in(path, head) or stem
-    return TranscriptFile(path, parent.name, session, kind, agent)
+    return TranscriptFile(path, up(1), session, kind, agent)
 
 
 def _sort_key(tf: TranscriptFile) -> tuple[str, str, int, str]:
