@@ -209,6 +209,51 @@ class DigestState:
         self.added: set[Key] = set()
         self.removed: set[Key] = set()
         self.hashed = bool(self.seen) or lookup is not None
+        self.blocks: dict[str, Any] = {}
+        """In memory: each reply's (``message.id``) text block, or a list of its text blocks."""
+        self.persons: dict[str, Any] = {}
+        """In memory: each person's record text by timestamp (or a list of them)."""
+        self.queued_any = False
+        """Whether a queued text was kept (until then no prompt needs looking up among them)."""
+
+    def new_block(self, owner: str, text: str) -> bool:
+        """True the first time the text block ``text`` of the reply ``owner`` is seen (and remembers it):
+        :func:`records.block_key`. In memory the reply's blocks are compared, the text never hashed."""
+        return self._new("a", self.blocks, owner, text)
+
+    def new_person(self, ts: str, text: str) -> bool:
+        """True the first time a person's record with this timestamp and text is seen (a record
+        rewritten with a new uuid is not new)."""
+        return self._new("p", self.persons, ts, text)
+
+    def _new(self, prefix: str, table: dict[str, Any], scope: str, text: str) -> bool:
+        if self.hashed:
+            key = stored_key((prefix, scope, text))
+            if self.has(key):
+                return False
+            self.add(key)
+            return True
+        prev = table.get(scope)
+        if prev is None:
+            table[scope] = text
+        elif type(prev) is list:
+            if text in prev:
+                return False
+            prev.append(text)
+        elif prev == text:
+            return False
+        else:
+            table[scope] = [prev, text]
+        return True
+
+    def pending(self) -> set[str]:
+        """The stored form of the keys added since the last persist (in memory: with the tables)."""
+        keys = {stored_key(k) for k in self.added}
+        for prefix, table in (("a", self.blocks), ("p", self.persons)):
+            for scope, texts in table.items():
+                for text in texts if type(texts) is list else [texts]:
+                    keys.add(stored_key((prefix, scope, text)))
+        return keys
 
     def key(self, prefix: str, scope: str, text: str) -> Key:
         """The key of ``text`` (``prefix`` ``a``, ``p`` or ``q``; ``scope`` the owner or timestamp)."""
@@ -244,29 +289,29 @@ class DigestState:
 
 # -- the fast path's decoded shape: only the fields the digest reads ------------------------------
 # msgspec skips every other field (tool input and output, thinking, snapshots, progress data, image
-# data) without building it, whatever the key order. A value of another shape (``message`` not an
-# object, a content block that is not one) fails validation and the line takes the exact path.
+# data) without building it, whatever the key order. A value of another shape than Claude Code writes
+# (``message`` not an object, a block that is not one, a ``uuid`` that is not a string) fails
+# validation, and the line takes the exact path, which treats it as the dict code always did.
 
 
 class _Block(msgspec.Struct, gc=False):
-    type: Any = None
-    text: Any = None
+    type: str | None = None
+    text: str | None = None
     is_error: Any = None
     content: msgspec.Raw = msgspec.Raw()  # a tool result's output: decoded only for an error result
 
 
 class _Message(msgspec.Struct, gc=False):
-    id: Any = None
+    id: str | None = None
     model: Any = None
     content: str | list[_Block] | None = None
 
 
 class _Record(msgspec.Struct, gc=False):
-    type: Any = None
+    type: str | None = None
     message: _Message | None = None
-    uuid: Any = None
-    timestamp: Any = None
-    cwd: Any = None
+    uuid: str | None = None
+    timestamp: str | None = None
     isSidechain: Any = None
     isApiErrorMessage: Any = None
     isMeta: Any = None
@@ -285,7 +330,12 @@ class _Queued(msgspec.Struct, gc=False):
     cwd: Any = None
 
 
+class _Cwd(msgspec.Struct, gc=False):
+    cwd: Any = None
+
+
 _decode_record = msgspec.json.Decoder(_Record).decode
+_decode_cwd = msgspec.json.Decoder(_Cwd).decode
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
@@ -350,8 +400,10 @@ class _Digester:
         compact = self.kind == "compact"
         checked = _CHECKED_LINE if self.cheap else 1 << 62
         state, file = self.state, self.file
-        seen, added = state.seen, state.added
-        inline = not state.hashed  # dedup keys as tuples, checked here
+        blocks = state.blocks
+        new_block = state.new_block
+        inline = not state.hashed  # the dedup state in memory, checked here
+        classify, PERSON = records.classify_user_text, records.PERSON
         prose = "subagent" if self.kind == "subagent" else "text"
         for line_no, raw in pairs:
             if len(raw) > checked and not needed(raw, 0, len(raw)):
@@ -368,47 +420,58 @@ class _Digester:
                     if message is None or compact:
                         continue
                     content = message.content
-                    if type(content) is list:
-                        if len(content) == 1:
-                            block = content[0]
-                            text = block.text
-                            if block.type != "text" or type(text) is not str:
-                                continue
-                            texts = None
-                        else:
-                            texts = [b.text for b in content if b.type == "text" and type(b.text) is str]
-                            if not texts:
-                                continue
+                    if type(content) is list and len(content) == 1:  # how Claude Code writes a reply
+                        block = content[0]
+                        text = block.text
+                        if text is None or block.type != "text":
+                            continue
                     elif type(content) is str:
-                        text, texts = content, None
+                        text = content
+                    elif content:
+                        texts = [b.text for b in content if b.type == "text" and b.text is not None]
+                        if texts and message.model != "<synthetic>" and rec.isApiErrorMessage is not True:
+                            turns(rec, raw, texts, line_no, out)
+                        continue
                     else:
                         continue
                     if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
                         continue
-                    if not raw.isascii() and not _valid_utf8(raw):
-                        exact(raw, line_no, out)  # bad bytes somewhere: repaired and counted there
+                    if not inline or rec.isSidechain is True or not self.cwd or not raw.isascii():
+                        turns(rec, raw, [text], line_no, out)
                         continue
-                    if texts is not None or not inline or rec.isSidechain is True or not self.cwd:
-                        turns(rec, texts or [text], line_no, out)
-                        continue
-                    # one text block, the state in memory: records.block_key, as a tuple
+                    # one text block, an ASCII line, the state in memory: _assistant_turns inline
                     stripped = text.strip()
-                    if not stripped:
-                        continue
-                    owner = message.id or rec.uuid
-                    if type(owner) is str and owner:
-                        key = ("a", owner, text)
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                        added.add(key)
-                    uuid, ts = rec.uuid, rec.timestamp
-                    out.append(Turn("assistant", stripped, file, line_no, uuid if type(uuid) is str else None,
-                                    ts if type(ts) is str else None, prose))
+                    if stripped:
+                        owner = message.id or rec.uuid
+                        if owner:
+                            if owner not in blocks:
+                                blocks[owner] = text
+                            elif not new_block(owner, text):
+                                continue
+                        out.append(Turn("assistant", stripped, file, line_no, rec.uuid, rec.timestamp, prose))
                 elif not main:
                     continue
                 elif rtype == "user":
-                    user(rec, raw, line_no, out)
+                    message = rec.message
+                    if message is None or rec.isSidechain is True:
+                        continue
+                    content = message.content
+                    if type(content) is str:  # a prompt, a command, an interrupt or harness text
+                        if rec.toolUseResult or rec.isMeta is True or rec.isCompactSummary is True \
+                                or rec.isVisibleInTranscriptOnly is True:
+                            continue
+                        role, kind, text = classify(content)
+                        if role != PERSON:
+                            continue
+                        if not raw.isascii() and not _valid_utf8(raw):
+                            exact(raw, line_no, out)
+                            continue
+                        self._person_one(kind, text, rec, raw, line_no, out)
+                    elif type(content) is list and len(content) == 1 and content[0].type == "tool_result" \
+                            and content[0].is_error is not True:
+                        continue  # a tool's output, the most common user record
+                    else:
+                        user(rec, raw, line_no, out)
                 elif rtype == "queue-operation":
                     self._queued_rec(raw, line_no, out)
             except Exception:  # an odd record must never stop the digest
@@ -436,28 +499,25 @@ class _Digester:
             return
         self._queued_text("\n\n".join(person), rec.timestamp, rec.uuid, rec.cwd, line_no, out)
 
-    def _assistant_turns(self, rec: _Record, texts: list[str], line_no: int, out: list[Turn]) -> None:
-        """The turns of an assistant record's text blocks, each kept once per ``(message.id, text)``."""
+    def _assistant_turns(self, rec: _Record, raw: bytes, texts: list[str], line_no: int, out: list[Turn]) -> None:
+        """The turns of an assistant record's text blocks, each kept once per ``(message.id, text)``
+        (a line with bad bytes goes to the exact path, which repairs and counts it)."""
+        if not raw.isascii() and not _valid_utf8(raw):
+            self.exact(raw, line_no, out)
+            return
         message = rec.message
         kind = "subagent" if self.kind == "subagent" or rec.isSidechain is True else "text"
         uuid, ts = rec.uuid, rec.timestamp
-        owner = message.id or uuid  # type: ignore[union-attr]
-        if type(owner) is not str or not owner:
-            owner = None
-        uuid = uuid if type(uuid) is str else None
-        ts = ts if type(ts) is str else None
+        owner = message.id or uuid or None  # type: ignore[union-attr]
         state, file = self.state, self.file
         for raw_text in texts:
             text = raw_text.strip()
             if not text:
                 continue
-            if owner is not None:
-                key = state.key("a", owner, raw_text)
-                if state.has(key):
-                    continue
-                state.add(key)
+            if owner is not None and not state.new_block(owner, raw_text):
+                continue
             if not self.cwd:
-                self.cwd = rec.cwd if type(rec.cwd) is str else ""
+                self._note_cwd(rec, raw)
             out.append(Turn("assistant", text, file, line_no, uuid, ts, kind))
 
     def _user_rec(self, rec: _Record, raw: bytes, line_no: int, out: list[Turn]) -> None:
@@ -475,7 +535,7 @@ class _Digester:
             for block in content:
                 btype = block.type
                 if btype == "text":
-                    if type(block.text) is str:
+                    if block.text is not None:
                         texts.append(block.text)
                 elif btype == "tool_result" and block.is_error is True and block.content \
                         and _may_be_rejection(block.content):
@@ -495,7 +555,8 @@ class _Digester:
             if role == records.PERSON:
                 person.append((kind, cleaned))
         if person:
-            self._person(person, rec.timestamp, rec.uuid, rec.cwd, line_no, out)
+            kind, text = _one_person(person)
+            self._person_one(kind, text, rec, raw, line_no, out)
 
     def count_chars(self, out: list[Turn]) -> None:
         """Add the characters of the turns in ``out`` to ``stats``."""
@@ -582,11 +643,8 @@ class _Digester:
             text = raw_text.strip()
             if not text:
                 continue
-            if owner is not None:
-                key = state.key("a", owner, raw_text)
-                if state.has(key):
-                    continue
-                state.add(key)
+            if owner is not None and not state.new_block(owner, raw_text):
+                continue
             out.append(self._turn("assistant", text, obj, line_no, kind))
 
     def _user(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
@@ -594,51 +652,60 @@ class _Digester:
             return
         person = [(p.kind, p.text) for p in records.pieces(obj) if p.role == "person"]
         if person:
-            self._person(person, obj.get("timestamp"), obj.get("uuid"), obj.get("cwd"), line_no, out)
+            self._person(person, obj, line_no, out)
 
-    def _person(self, person: list[tuple[str, str]], ts: Any, uuid: Any, cwd: Any, line_no: int,
-                out: list[Turn]) -> None:
-        """The turn of a person's record from its person pieces ``(kind, text)``, deduplicated."""
-        if len(person) == 1:  # the common case, without the lists
-            kind, text = person[0]
-            if kind == "interrupt":
-                if self.interrupts:
-                    out.append(self._make("person", text, ts, uuid, cwd, line_no, "interrupt"))
-                return
-            if kind != "rejection" and kind != "command":
-                kind = "prompt"
+    def _person(self, person: list[tuple[str, str]], obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
+        """The turn of a decoded person's record from its person pieces ``(kind, text)``."""
+        kind, text = _one_person(person)
+        self._person_one(kind, text, obj, None, line_no, out)
+
+    def _person_one(self, kind: str, text: str, rec: Any, raw: bytes | None, line_no: int,
+                    out: list[Turn]) -> None:
+        """The turn of a person's record (``rec`` a :class:`_Record` with its ``raw`` line, or a dict):
+        kept once per timestamp and text, and not again when it was queued while the agent was busy.
+        An interrupt marker is kept only with ``interrupts``."""
+        if raw is None:
+            ts, uuid = rec.get("timestamp"), rec.get("uuid")
+            ts = ts if isinstance(ts, str) else None
+            uuid = uuid if isinstance(uuid, str) else None
         else:
-            kinds = [k for k, _ in person]
-            if all(k == "interrupt" for k in kinds):
-                if self.interrupts:
-                    out.append(self._make("person", person[0][1], ts, uuid, cwd, line_no, "interrupt"))
-                return
-            text = "\n\n".join([t for k, t in person if k != "interrupt"])
-            kind = "rejection" if "rejection" in kinds else "command" if "command" in kinds else "prompt"
+            ts, uuid = rec.timestamp, rec.uuid
+        if kind == "interrupt":
+            if self.interrupts:
+                if not self.cwd:
+                    self._note_cwd(rec, raw)
+                out.append(Turn("person", text, self.file, line_no, uuid, ts, "interrupt"))
+            return
         state = self.state
-        if state.hashed:
-            if isinstance(ts, str):
-                key = state.key("p", ts, text)
-                if state.has(key):
+        if ts is not None:
+            persons = state.persons
+            if state.hashed or ts in persons:
+                if not state.new_person(ts, text):
                     return  # the same record rewritten with a new uuid
-                state.add(key)
+            else:
+                persons[ts] = text
+        if state.hashed or state.queued_any:
             queued = state.key("q", "", text)
             if state.has(queued):
                 state.discard(queued)  # typed while busy: already kept where it was queued
                 return
-        else:  # the same, the keys in memory (never in ``removed``: only queued keys are)
-            seen = state.seen
-            if type(ts) is str:
-                key = ("p", ts, text)
-                if key in seen:
-                    return
-                seen.add(key)
-                state.added.add(key)
-            queued = ("q", text)
-            if queued in seen:
-                state.discard(queued)
-                return
-        out.append(self._make("person", text, ts, uuid, cwd, line_no, kind))
+        if not self.cwd:
+            self._note_cwd(rec, raw)
+        out.append(Turn("person", text, self.file, line_no, uuid, ts, kind))
+
+    def _note_cwd(self, rec: Any, raw: bytes | None) -> None:
+        """The session's working directory: the first ``cwd`` of a kept record (read from the line
+        when it comes to that, so the fast path decodes no ``cwd`` per line)."""
+        if self.cwd:
+            return
+        if raw is None:
+            cwd = rec.get("cwd")
+        else:
+            try:
+                cwd = _decode_cwd(raw).cwd
+            except _NOT_DECODED:
+                cwd = None
+        self.cwd = cwd if isinstance(cwd, str) else ""
 
     def _queued(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         person = [p for p in records.pieces(obj) if p.role == "person" and p.kind != "interrupt"]
@@ -652,7 +719,21 @@ class _Digester:
         if self.state.has(key):
             return
         self.state.add(key)
+        self.state.queued_any = True
         out.append(self._make("person", text, ts, uuid, cwd, line_no, "queued"))
+
+
+def _one_person(person: list[tuple[str, str]]) -> tuple[str, str]:
+    """The ``(kind, text)`` of a person's record from its pieces: the pieces' text joined (interrupt
+    markers left out unless there is nothing else), a rejection or a command before a prompt."""
+    if len(person) == 1:
+        kind, text = person[0]
+        return (kind if kind in ("interrupt", "rejection", "command") else "prompt"), text
+    kinds = [k for k, _ in person]
+    if all(k == "interrupt" for k in kinds):
+        return "interrupt", person[0][1]
+    text = "\n\n".join([t for k, t in person if k != "interrupt"])
+    return ("rejection" if "rejection" in kinds else "command" if "command" in kinds else "prompt"), text
 
 
 def _keep(buf: bytes, start: int, end: int) -> bool:
@@ -765,9 +846,10 @@ def persist(ledger: Ledger, tailer: Tailer, read: TailRead, state: DigestState, 
     with ledger.write() as c:
         if not tailer.commit(read, skipped=stats.malformed + stats.invalid_utf8):
             return False
-        if state.added:
+        added = state.pending()
+        if added:
             c.executemany("INSERT OR IGNORE INTO seen_blocks(path, key) VALUES (?, ?)",
-                          [(read.path, stored_key(k)) for k in state.added])
+                          [(read.path, k) for k in added])
         if state.removed:
             c.executemany("DELETE FROM seen_blocks WHERE path = ? AND key = ?",
                           [(read.path, stored_key(k)) for k in state.removed])
