@@ -314,10 +314,16 @@ class _Record(msgspec.Struct, gc=False):
     timestamp: str | None = None
     isSidechain: Any = None
     isApiErrorMessage: Any = None
+    toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
+
+
+class _Flags(msgspec.Struct, gc=False):
+    """The flags that make a user record harness text (decoded a second time, only for a record whose
+    text reads as a person's: fewer fields make every line's decode faster)."""
+
     isMeta: Any = None
     isCompactSummary: Any = None
     isVisibleInTranscriptOnly: Any = None
-    toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
 
 
 class _Queued(msgspec.Struct, gc=False):
@@ -336,6 +342,13 @@ class _Cwd(msgspec.Struct, gc=False):
 
 _decode_record = msgspec.json.Decoder(_Record).decode
 _decode_cwd = msgspec.json.Decoder(_Cwd).decode
+_decode_flags = msgspec.json.Decoder(_Flags).decode
+
+
+def _harness(raw: bytes) -> bool:
+    """Whether the user record ``raw`` is flagged as the harness's (``records._META_FLAGS``)."""
+    flags = _decode_flags(raw)
+    return flags.isMeta is True or flags.isCompactSummary is True or flags.isVisibleInTranscriptOnly is True
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
@@ -388,8 +401,7 @@ class _Digester:
     # -- the fast path ---------------------------------------------------------------------------
 
     def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn]) -> None:
-        """Digest ``(line number, raw)`` pairs into ``out``. Bytes, lines and characters are counted by
-        the caller (:meth:`count_chars`).
+        """Digest ``(line number, raw)`` pairs into ``out`` (bytes and lines are counted by the caller).
 
         The hot loop of the digest: an assistant record with one text block (how Claude Code writes
         prose) is turned into its Turn inline; everything else goes through a method.
@@ -400,10 +412,11 @@ class _Digester:
         compact = self.kind == "compact"
         checked = _CHECKED_LINE if self.cheap else 1 << 62
         state, file = self.state, self.file
-        blocks = state.blocks
-        new_block = state.new_block
+        blocks, persons = state.blocks, state.persons
+        new_block, new_person = state.new_block, state.new_person
         inline = not state.hashed  # the dedup state in memory, checked here
         classify, PERSON = records.classify_user_text, records.PERSON
+        chars = 0  # of the turns made inline (the methods count their own)
         prose = "subagent" if self.kind == "subagent" else "text"
         for line_no, raw in pairs:
             if len(raw) > checked and not needed(raw, 0, len(raw)):
@@ -449,6 +462,7 @@ class _Digester:
                             elif not new_block(owner, text):
                                 continue
                         out.append(Turn("assistant", stripped, file, line_no, rec.uuid, rec.timestamp, prose))
+                        chars += len(stripped)
                 elif not main:
                     continue
                 elif rtype == "user":
@@ -457,16 +471,26 @@ class _Digester:
                         continue
                     content = message.content
                     if type(content) is str:  # a prompt, a command, an interrupt or harness text
-                        if rec.toolUseResult or rec.isMeta is True or rec.isCompactSummary is True \
-                                or rec.isVisibleInTranscriptOnly is True:
+                        if rec.toolUseResult:
                             continue
                         role, kind, text = classify(content)
-                        if role != PERSON:
+                        if role != PERSON or _harness(raw):
                             continue
                         if not raw.isascii() and not _valid_utf8(raw):
                             exact(raw, line_no, out)
                             continue
-                        self._person_one(kind, text, rec, raw, line_no, out)
+                        if not inline or kind == "interrupt" or state.queued_any or not self.cwd:
+                            self._person_one(kind, text, rec, raw, line_no, out)
+                            continue
+                        # a prompt or a command, the state in memory, nothing queued: _person_one inline
+                        ts = rec.timestamp
+                        if ts is not None:
+                            if ts not in persons:
+                                persons[ts] = text
+                            elif not new_person(ts, text):
+                                continue
+                        out.append(Turn("person", text, file, line_no, rec.uuid, ts, kind))
+                        chars += len(text)
                     elif type(content) is list and len(content) == 1 and content[0].type == "tool_result" \
                             and content[0].is_error is not True:
                         continue  # a tool's output, the most common user record
@@ -477,6 +501,7 @@ class _Digester:
             except Exception:  # an odd record must never stop the digest
                 stats.skipped_lines += 1
                 stats.malformed += 1
+        stats.chars += chars
 
     def _queued_rec(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
         """Text typed while the agent was busy (:func:`records.pieces` of a queue operation)."""
@@ -519,6 +544,7 @@ class _Digester:
             if not self.cwd:
                 self._note_cwd(rec, raw)
             out.append(Turn("assistant", text, file, line_no, uuid, ts, kind))
+            self.stats.chars += len(text)
 
     def _user_rec(self, rec: _Record, raw: bytes, line_no: int, out: list[Turn]) -> None:
         """A user record's person text (:func:`records.pieces` for the shapes that hold it), or the
@@ -543,24 +569,19 @@ class _Digester:
                     return
             if not texts:
                 return
-        if rec.toolUseResult or rec.isMeta is True or rec.isCompactSummary is True \
-                or rec.isVisibleInTranscriptOnly is True:
-            return  # tool output or harness text, never a person's
-        if not raw.isascii() and not _valid_utf8(raw):
-            self.exact(raw, line_no, out)
-            return
+        if rec.toolUseResult:
+            return  # tool output, never a person's
         person = []
         for text in texts:
             role, kind, cleaned = records.classify_user_text(text)
             if role == records.PERSON:
                 person.append((kind, cleaned))
-        if person:
+        if person and not _harness(raw):
+            if not raw.isascii() and not _valid_utf8(raw):
+                self.exact(raw, line_no, out)
+                return
             kind, text = _one_person(person)
             self._person_one(kind, text, rec, raw, line_no, out)
-
-    def count_chars(self, out: list[Turn]) -> None:
-        """Add the characters of the turns in ``out`` to ``stats``."""
-        self.stats.chars += sum([len(t.text) for t in out])
 
     # -- the exact path --------------------------------------------------------------------------
 
@@ -612,6 +633,7 @@ class _Digester:
     def _make(self, role: str, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, kind: str) -> Turn:
         if not self.cwd:
             self.cwd = cwd if isinstance(cwd, str) else ""
+        self.stats.chars += len(text)
         return Turn(role, text, self.file, line_no,  # type: ignore[arg-type]
                     uuid if isinstance(uuid, str) else None, ts if isinstance(ts, str) else None, kind)
 
@@ -675,6 +697,7 @@ class _Digester:
                 if not self.cwd:
                     self._note_cwd(rec, raw)
                 out.append(Turn("person", text, self.file, line_no, uuid, ts, "interrupt"))
+                self.stats.chars += len(text)
             return
         state = self.state
         if ts is not None:
@@ -692,6 +715,7 @@ class _Digester:
         if not self.cwd:
             self._note_cwd(rec, raw)
         out.append(Turn("person", text, self.file, line_no, uuid, ts, kind))
+        self.stats.chars += len(text)
 
     def _note_cwd(self, rec: Any, raw: bytes | None) -> None:
         """The session's working directory: the first ``cwd`` of a kept record (read from the line
@@ -756,7 +780,6 @@ def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
     stats.lines += len(lines)
     out: list[Turn] = []
     digester.pairs([(line_no, raw) for line_no, _, raw in lines], out)
-    digester.count_chars(out)
     return out
 
 
@@ -782,7 +805,6 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
             exact = digester.exact
             for line_no, _offset, raw in scanner:
                 exact(raw, line_no, turns)
-    digester.count_chars(turns)
     tf = describe(path, scanner.head if cheap else None)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
     return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
@@ -876,7 +898,6 @@ def digest_increment(ledger: Ledger, path: Path | str, project: str = "", sessio
     digester = _Digester(str(path), kind or tf.kind, state, stats, interrupts)
     turns: list[Turn] = []
     digester.pairs([(line_no, raw) for line_no, _, raw in read.lines], turns)
-    digester.count_chars(turns)
     _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)

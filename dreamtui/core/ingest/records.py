@@ -106,6 +106,9 @@ def classify_user_text(text: str) -> tuple[Provenance, str, str]:
             return PERSON, "interrupt", head.strip()
         if head.startswith(COMPACT_PREFIX):
             return META, "compact_summary", text
+    if "<" not in head:  # no tag anywhere: neither a command nor a span to strip
+        cleaned = text.strip()
+        return (PERSON, "prompt", cleaned) if cleaned else (META, "context", text)
     if "<command-name>" in head:
         name_m = _COMMAND_NAME.search(head)
         if name_m:
