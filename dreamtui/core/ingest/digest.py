@@ -343,18 +343,18 @@ class _Cwd(msgspec.Struct, gc=False):
 _decode_record = msgspec.json.Decoder(_Record).decode
 _decode_cwd = msgspec.json.Decoder(_Cwd).decode
 _decode_flags = msgspec.json.Decoder(_Flags).decode
-
-
-def _harness(raw: bytes) -> bool:
-    """Whether the user record ``raw`` is flagged as the harness's (``records._META_FLAGS``)."""
-    flags = _decode_flags(raw)
-    return flags.isMeta is True or flags.isCompactSummary is True or flags.isVisibleInTranscriptOnly is True
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
 _CHECKED_LINE = 2048
 """Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
 decoded at once (msgspec skipping a short line costs less than the test)."""
+
+
+def _harness(raw: bytes) -> bool:
+    """Whether the user record ``raw`` is flagged as the harness's (``records._META_FLAGS``)."""
+    flags = _decode_flags(raw)
+    return flags.isMeta is True or flags.isCompactSummary is True or flags.isVisibleInTranscriptOnly is True
 
 
 def _may_be_rejection(content: msgspec.Raw) -> bool:
