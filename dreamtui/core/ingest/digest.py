@@ -417,6 +417,7 @@ class _Digester:
         inline = not state.hashed  # the dedup state in memory, checked here
         classify, PERSON = records.classify_user_text, records.PERSON
         chars = 0  # of the turns made inline (the methods count their own)
+        fast = inline and bool(self.cwd)  # turns may be made inline (the first one sets cwd)
         prose = "subagent" if self.kind == "subagent" else "text"
         for line_no, raw in pairs:
             if len(raw) > checked and not needed(raw, 0, len(raw)):
@@ -449,8 +450,9 @@ class _Digester:
                         continue
                     if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
                         continue
-                    if not inline or rec.isSidechain is True or not self.cwd or not raw.isascii():
+                    if not fast or rec.isSidechain is True or not raw.isascii():
                         turns(rec, raw, [text], line_no, out)
+                        fast = inline and bool(self.cwd)
                         continue
                     # one text block, an ASCII line, the state in memory: _assistant_turns inline
                     stripped = text.strip()
@@ -479,8 +481,9 @@ class _Digester:
                         if not raw.isascii() and not _valid_utf8(raw):
                             exact(raw, line_no, out)
                             continue
-                        if not inline or kind == "interrupt" or state.queued_any or not self.cwd:
+                        if not fast or kind == "interrupt" or state.queued_any:
                             self._person_one(kind, text, rec, raw, line_no, out)
+                            fast = inline and bool(self.cwd)
                             continue
                         # a prompt or a command, the state in memory, nothing queued: _person_one inline
                         ts = rec.timestamp
