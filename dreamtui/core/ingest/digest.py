@@ -346,7 +346,7 @@ _decode_flags = msgspec.json.Decoder(_Flags).decode
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
-_CHECKED_LINE = 2048
+_CHECKED_LINE = 8192
 """Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
 decoded at once (msgspec skipping a short line costs less than the test)."""
 
