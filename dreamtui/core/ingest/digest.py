@@ -441,7 +441,7 @@ class _Digester:
                             continue
                     elif type(content) is str:
                         text = content
-                    elif content:
+                    elif isinstance(content, list) and content:
                         texts = [b.text for b in content if b.type == "text" and b.text is not None]
                         if texts and message.model != "<synthetic>" and rec.isApiErrorMessage is not True:
                             turns(rec, raw, texts, line_no, out)
@@ -555,7 +555,7 @@ class _Digester:
         if rec.isSidechain is True or rec.message is None:
             return
         content = rec.message.content
-        if type(content) is str:
+        if isinstance(content, str):
             texts: list[str] = [content]
         elif content is None:
             return
