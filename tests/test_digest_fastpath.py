@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import orjson
@@ -123,19 +124,17 @@ _PATHS = [("type",), ("message",), ("message", "content"), ("message", "id"), ("
 
 def _set(record: dict, path: tuple, value: object) -> None:
     """``record`` with the value at ``path`` replaced (where the path exists up to its last step)."""
-    cur: object = record
+    def has(cur: object, step: object) -> bool:
+        return (isinstance(cur, dict) and isinstance(step, str)
+                or isinstance(cur, list) and isinstance(step, int) and step < len(cur))
+
+    cur: Any = record
     for step in path[:-1]:
-        if isinstance(cur, dict) and isinstance(step, str) and step in cur:
-            cur = cur[step]
-        elif isinstance(cur, list) and isinstance(step, int) and step < len(cur):
-            cur = cur[step]
-        else:
+        if not has(cur, step) or isinstance(cur, dict) and step not in cur:
             return
-    last = path[-1]
-    if isinstance(cur, dict) and isinstance(last, str):
-        cur[last] = value
-    elif isinstance(cur, list) and isinstance(last, int) and last < len(cur):
-        cur[last] = value
+        cur = cur[step]
+    if has(cur, path[-1]):
+        cur[path[-1]] = value
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
