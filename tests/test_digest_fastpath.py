@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
