@@ -314,16 +314,10 @@ class _Record(msgspec.Struct, gc=False):
     timestamp: str | None = None
     isSidechain: Any = None
     isApiErrorMessage: Any = None
-    toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
-
-
-class _Flags(msgspec.Struct, gc=False):
-    """The flags that make a user record harness text (decoded a second time, only for a record whose
-    text reads as a person's: fewer fields make every line's decode faster)."""
-
     isMeta: Any = None
     isCompactSummary: Any = None
     isVisibleInTranscriptOnly: Any = None
+    toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
 
 
 class _Queued(msgspec.Struct, gc=False):
@@ -342,7 +336,6 @@ class _Cwd(msgspec.Struct, gc=False):
 
 _decode_record = msgspec.json.Decoder(_Record).decode
 _decode_cwd = msgspec.json.Decoder(_Cwd).decode
-_decode_flags = msgspec.json.Decoder(_Flags).decode
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
@@ -351,10 +344,9 @@ _CHECKED_LINE = 8192
 decoded at once (msgspec skipping a short line costs less than the test)."""
 
 
-def _harness(raw: bytes) -> bool:
-    """Whether the user record ``raw`` is flagged as the harness's (``records._META_FLAGS``)."""
-    flags = _decode_flags(raw)
-    return flags.isMeta is True or flags.isCompactSummary is True or flags.isVisibleInTranscriptOnly is True
+def _harness(rec: _Record) -> bool:
+    """Whether a user record is flagged as the harness's (``records._META_FLAGS``)."""
+    return rec.isMeta is True or rec.isCompactSummary is True or rec.isVisibleInTranscriptOnly is True
 
 
 def _may_be_rejection(content: msgspec.Raw) -> bool:
@@ -476,7 +468,7 @@ class _Digester:
                         if rec.toolUseResult:
                             continue
                         role, kind, text = classify(content)
-                        if role != PERSON or _harness(raw):
+                        if role != PERSON or _harness(rec):
                             continue
                         if not raw.isascii() and not _valid_utf8(raw):
                             exact(raw, line_no, out)
@@ -579,7 +571,7 @@ class _Digester:
             role, kind, cleaned = records.classify_user_text(text)
             if role == records.PERSON:
                 person.append((kind, cleaned))
-        if person and not _harness(raw):
+        if person and not _harness(rec):
             if not raw.isascii() and not _valid_utf8(raw):
                 self.exact(raw, line_no, out)
                 return
