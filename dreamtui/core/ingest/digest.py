@@ -4,11 +4,13 @@ Keeps the person's words (prompts, slash commands, rejection reasons, text typed
 was busy, interrupt markers) and the assistant's prose. Drops tool calls and results, thinking,
 system reminders, IDE context and metadata records.
 
-Cheap first: :func:`needed` looks at the first few hundred bytes of each line, in the read buffer and
-without copying it, and only lines that can hold kept text are decoded (a user line that is not a
-tool result, an assistant line with a text block, a queue operation). Progress, snapshots, tool
-results and tool-use-only lines are never decoded, and base64 image data is blanked before decoding,
-so the digest runs faster than ``orjson.loads`` over every line.
+Decode only what is read: each line is parsed by msgspec into :class:`_Record`, which holds only the
+fields the digest reads (tool input and output, thinking, image data, snapshots and progress payloads
+are skipped by the parser without being built); a line over 8 KB is first ruled out or in by the
+byte test :func:`needed`. A line msgspec refuses, a record of another shape, a kept record with bad
+bytes, and a possible rejection take the exact path (``orjson`` into a dict and
+:func:`records.pieces`), which ``digest_file(path, cheap=False)`` uses for every line. See
+``docs/digest.md``.
 
 Duplicates: assistant blocks are kept once per ``(message.id, block)``; a person's record rewritten
 with a new uuid (same timestamp and text) is kept once; text typed while the agent was busy is kept
@@ -198,9 +200,11 @@ def stored_key(key: Key) -> str:
 class DigestState:
     """The dedup keys seen so far (in memory, optionally backed by a lookup in the ledger).
 
-    ``added`` and ``removed`` are the keys to persist after an incremental digest (:func:`stored_key`
-    gives their stored form). Without a ledger behind it (no ``lookup``, no ``seen``), a key stays in
-    memory as a tuple holding the text itself: exact, and no hash is computed per turn.
+    With a ledger behind it (``lookup`` or ``seen``) every key is hashed into its stored form
+    (:func:`stored_key`), and ``added`` and ``removed`` are the keys to persist after an incremental
+    digest. Without one, the texts stay in memory and are compared, never hashed: a reply's blocks by
+    ``message.id`` (``blocks``), a person's records by timestamp (``persons``), queued texts as
+    ``("q", text)`` in ``seen``; :meth:`pending` gives the stored form of all of them.
     """
 
     def __init__(self, seen: Iterable[str] = (), lookup: Callable[[str], bool] | None = None) -> None:
@@ -374,10 +378,10 @@ class _Digester:
     """Turns the lines of one file into Turns, updating stats and dedup state.
 
     :meth:`pairs` is the fast path: a short line, or a long one the byte test keeps, is decoded
-    into :class:`_Record` (only the fields read here), and a line msgspec refuses, a user record
-    that may hold a rejection, a queue operation and a record with bad bytes take the exact path
-    (:meth:`exact`: ``orjson`` into a dict, repaired by ``decode_line`` when needed) that
-    :meth:`lines` uses for every line.
+    into :class:`_Record` (only the fields read here); a line msgspec refuses or finds of another
+    shape, a user record that may hold a rejection and a kept record with bad bytes take the exact
+    path (:meth:`exact`: ``orjson`` into a dict, repaired by ``decode_line`` when needed), which
+    ``digest_file(path, cheap=False)`` uses for every line.
     """
 
     def __init__(self, file: str, kind: FileKind, state: DigestState, stats: DigestStats,
