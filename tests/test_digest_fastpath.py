@@ -12,13 +12,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core.ingest.digest import digest_file
+from dreamtui.core.ingest.digest import DigestState, digest_file
 from tests.transcript_synth import reorder, session_records, write_jsonl
 
 ORDERS: dict[str, Callable[[list[str]], list[str]]] = {
@@ -101,3 +102,135 @@ def test_fast_path_equals_decoding_everything_for_any_key_order(tmp_path: Path, 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(write_jsonl(records))
     assert_same_digest(path)
+
+
+# -- the decoded shape: msgspec reads only some fields; any other shape takes the exact path -------
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(
+        ["", "text", "user", "assistant", "tool_result", "enqueue", "<synthetic>", "[Request interrupted by user]",
+         "<command-name>/x</command-name>", "Error: x", "2026-03-01T10:00:00.000Z"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "text", "content", "is_error", "id"]), inner, max_size=3),
+    max_leaves=6)
+# the paths the fast path reads, and a few it does not
+_PATHS = [("type",), ("message",), ("message", "content"), ("message", "id"), ("message", "model"), ("uuid",),
+          ("timestamp",), ("cwd",), ("isSidechain",), ("isMeta",), ("isCompactSummary",),
+          ("isVisibleInTranscriptOnly",), ("isApiErrorMessage",), ("toolUseResult",), ("operation",),
+          ("content",), ("message", "content", 0), ("message", "content", 0, "type"),
+          ("message", "content", 0, "text"), ("message", "content", 0, "is_error"),
+          ("message", "content", 0, "content"), ("data",), ("snapshot",)]
+
+
+def _set(record: dict, path: tuple, value: object) -> None:
+    """``record`` with the value at ``path`` replaced (where the path exists up to its last step)."""
+    def has(cur: object, step: object) -> bool:
+        return (isinstance(cur, dict) and isinstance(step, str)
+                or isinstance(cur, list) and isinstance(step, int) and step < len(cur))
+
+    cur: Any = record
+    for step in path[:-1]:
+        if not has(cur, step) or isinstance(cur, dict) and step not in cur:
+            return
+        cur = cur[step]
+    if has(cur, path[-1]):
+        cur[path[-1]] = value
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1),
+       changes=st.lists(st.tuples(st.integers(0, 59), st.sampled_from(_PATHS), _JSON_VALUES), max_size=25))
+def test_fast_path_equals_decoding_everything_for_records_of_any_shape(tmp_path: Path, seed: int,
+                                                                       changes: list) -> None:
+    records = session_records(random.Random(seed), 60)
+    for index, path, value in changes:
+        _set(records[index], path, value)
+    path = tmp_path / f"-p-{seed}" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(write_jsonl(records))
+    assert_same_digest(path)
+
+
+PROMPT = (b'{"type":"user","message":{"role":"user","content":"keep the deploy log terse %d"},'
+          b'"uuid":"u1","timestamp":"2026-03-01T10:00:0%d.000Z","cwd":"/w"%s}')
+REPLY = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
+         b'"text":"Done, it is terse now."}]},"uuid":"u2","timestamp":"2026-03-01T10:00:01.000Z"%s}')
+QUEUED = b'{"type":"queue-operation","operation":"enqueue","content":"and the staging one","timestamp":"t"%s}'
+
+
+@pytest.mark.parametrize("extra", [
+    b',"version":"\xff\xfe"',  # bad bytes in a field the fast path skips: repaired and counted as replaced
+    b',"\xc3(":1',  # in a key it skips
+    b',"version":"\\udcff"',  # a lone surrogate (as JavaScript writes half an emoji)
+    b',"version":"\xed\xa0\x80"',  # a surrogate written as UTF-8 bytes
+    b',"uuid":"u9"',  # a key twice: the last one counts, as orjson reads it
+    b',"isMeta":true',
+    b',"is\\u004deta":true',  # a key spelled with an escape
+    b',"toolUseResult":null',
+    b',"isSidechain":true',
+    b',"version":NaN',
+    b',"n":123456789012345678901234567890',
+    b',"message":"not an object"',
+    b',"uuid":7',
+    b',"isApiErrorMessage":true',
+])
+def test_fast_path_treats_odd_and_broken_lines_as_decoding_everything_does(tmp_path: Path, extra: bytes) -> None:
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    lines = [b"\xef\xbb\xbf" + PROMPT % (1, 1, b""), PROMPT % (2, 2, extra), REPLY % (1, extra), QUEUED % extra,
+             REPLY % (2, b""), b'{"type":"user","message":{"content":"half', b"", b"[1]"]
+    path.write_bytes(b"\n".join(lines) + b"\n" + PROMPT % (3, 3, extra))  # the last line without its newline
+    fast, full = digest_file(path), digest_file(path, cheap=False)
+    assert fast.turns == full.turns
+    assert fast.stats == full.stats
+    assert fast.stats.partial_tail and fast.stats.malformed == 2
+    assert len(full.turns) >= 2  # the good prompt and reply, whatever happens to the odd lines
+
+
+@pytest.mark.parametrize("line", [
+    b'{"type":"assistant","message":{"id":"m","content":[{"type":"thinking","text":"not prose"}]},"uuid":"u"}',
+    b'{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"a"},'
+    b'{"type":"tool_use","text":"b"},{"type":"text","text":"c"}]},"uuid":"u"}',
+    b'{"type":"assistant","message":{"id":"","content":"plain prose"},"uuid":"u"}',
+    b'{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"x"}]}}',
+    b'{"type":"assistant","message":{"content":[{"type":"text","text":"  "}]}}',
+    b'{"type":"assistant","message":{"content":[]}}',
+    b'{"type":"assistant","message":{"content":["a string block"]}}',
+    b'{"type":"user","message":{"content":[{"type":"text","text":"first"},{"type":"text","text":"second"}]},'
+    b'"timestamp":"t1"}',
+    b'{"type":"user","message":{"content":[{"type":"tool_result","content":"out"},{"type":"text","text":"hi"}]},'
+    b'"timestamp":"t2"}',
+    b'{"type":"user","message":{"content":"typed"},"toolUseResult":{"stdout":"x"},"timestamp":"t3"}',
+    b'{"type":"user","message":{"content":"<bash-stdout>ok</bash-stdout>"},"timestamp":"t4"}',
+    b'{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":[{"type":"text",'
+    b'"text":"failed"}]}]},"timestamp":"t5"}',
+    b'{"type":"queue-operation","operation":"popAll","content":[{"type":"text","text":"q1"},"q2",{"x":1}]}',
+    b'{"type":"queue-operation","operation":"remove","content":"not kept"}',
+    b'{"type":"queue-operation","operation":"enqueue","content":{"not":"a list"}}',
+])
+def test_fast_path_reads_every_block_shape_as_decoding_everything_does(tmp_path: Path, line: bytes) -> None:
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\n".join([line, line.replace(b'"t', b'"x'), REPLY % (5, b"")]) + b"\n")
+    assert_same_digest(path)
+
+
+def test_dedup_in_memory_keeps_what_hashed_keys_keep_and_stores_the_same_keys(tmp_path: Path) -> None:
+    """Without a ledger the dedup keys stay in memory (texts compared, never hashed); with one they are
+    hashed (``seen_blocks``): the same turns either way, and the same keys to store."""
+    records = session_records(random.Random(9), 800)
+    rng = random.Random(3)
+    again = []
+    for r in records:
+        again.append(r)
+        if r.get("type") in ("assistant", "user") and rng.random() < 0.3:  # a rewrite, with a new uuid
+            again.append({**r, "uuid": f"{r.get('uuid')}-again"})
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(write_jsonl(again))
+    memory, hashed = DigestState(), DigestState(lookup=lambda key: False)
+    in_memory = digest_file(path, state=memory)
+    with_hashes = digest_file(path, state=hashed)
+    assert in_memory.turns == with_hashes.turns == digest_file(path, cheap=False).turns
+    assert len(in_memory.turns) < len([r for r in again if r.get("type") in ("assistant", "user")])
+    assert memory.pending() == hashed.pending() and all(isinstance(k, str) for k in hashed.pending())

@@ -310,3 +310,27 @@ def test_line_scanner_matches_a_plain_split_whatever_the_chunk_and_limit(lines, 
     assert got_over == oversized
     assert (offset, line) == (end_offset, end_line)
     assert scanner.partial == (tail > 0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.integers(0, 300), max_size=30), tail=st.integers(0, 400),
+       max_line=st.integers(1, 400), chunk=st.integers(1, 96), start=st.integers(0, 5))
+def test_batches_match_a_plain_split_whatever_the_chunk_and_limit(lines, tail, max_line, chunk, start):
+    data = b"".join(b"x" * n + b"\n" for n in lines) + b"y" * tail
+    kept, oversized, end_offset, end_line = _reference(data, max_line)
+    skip = min(start, len(kept))  # start after a few lines, as a resumed read would
+    offset = sum(len(raw) + 1 for _, _, raw in kept[:skip]) if not oversized or skip == 0 else 0
+    first = kept[skip - 1][0] if skip and offset else 0
+    with tempfile.TemporaryDirectory() as tmp, patch.object(tail_module, "CHUNK", chunk):
+        f = Path(tmp) / "t.jsonl"
+        f.write_bytes(data)
+        with f.open("rb") as fh:
+            scanner = LineScanner(fh, offset, first, max_line=max_line)
+            got = [(n, raw) for batch in scanner.batches() for n, raw in batch]
+    # every line ends in its newline; numbers and bytes as the plain split gives them
+    assert all(raw.endswith(b"\n") for _, raw in got)
+    assert [(n, raw[:-1]) for n, raw in got] == [(n, raw) for n, _, raw in kept if n > first]
+    assert scanner.oversized == [n for n in oversized if n > first]
+    assert (scanner.offset, scanner.line) == (end_offset, end_line)
+    assert scanner.partial == (tail > 0)
+    assert scanner.head == (data[:chunk] if offset == 0 and data else scanner.head)

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from dreamtui.core.ingest.records import REJECTION_PREFIX
+
 WORDS = ["deploy", "script", "flag", "config", "lint", "test", "schema", "parser", "queue", "tail", "digest", "memory", "review", "branch", "commit", "merge", "build", "cache", "token", "retry", "timeout", "logger", "handler", "window", "buffer"]
 
 
@@ -38,8 +40,20 @@ def session_records(rng: random.Random, n: int, *, session: str = "11111111-2222
                 "sessionId": session, "version": "2.1.3", "gitBranch": "main"}
         roll = rng.random()
         if roll < 0.06:
-            rec = {**base, "type": "user", "message": {"role": "user", "content": _words(rng, 20)},
+            shape = rng.random()
+            content: Any = _words(rng, 20)
+            if shape < 0.2:  # a prompt with a pasted image: text and image blocks
+                content = [{"type": "text", "text": content},
+                           {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                        "data": "iVBORw0KGgo" * rng.randint(1, 40)}}]
+            elif shape < 0.3:
+                content = f"<command-name>/review</command-name><command-args>{_words(rng, 3)}</command-args>"
+            elif shape < 0.35:
+                content = "[Request interrupted by user]"
+            rec = {**base, "type": "user", "message": {"role": "user", "content": content},
                    "uuid": uid, "timestamp": ts}
+            if shape > 0.97:  # harness text in a user record
+                rec["isMeta"] = True
         elif roll < 0.12:
             mid = f"msg_{rng.getrandbits(64):016x}"
             rec = {**base, "message": {"id": mid, "type": "message", "role": "assistant", "model": "claude-x",
@@ -52,6 +66,12 @@ def session_records(rng: random.Random, n: int, *, session: str = "11111111-2222
                                        "content": [{"type": "tool_use", "id": tid, "name": "Bash",
                                                     "input": {"command": "make test"}}]},
                    "type": "assistant", "uuid": uid, "timestamp": ts}
+        elif roll < 0.20 and rng.random() < 0.1:  # a rejected tool call, with the person's reason
+            said = _words(rng, 12)
+            result = REJECTION_PREFIX + " " + said
+            rec = {**base, "type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "content": result, "is_error": True, "tool_use_id": f"toolu_{i:08d}"}]},
+                "uuid": uid, "timestamp": ts, "toolUseResult": "Error: " + result}
         elif roll < 0.20:
             rec = {**base, "type": "user", "message": {"role": "user", "content": [
                 {"tool_use_id": f"toolu_{i:08d}", "type": "tool_result", "content": _words(rng, 200),

@@ -189,6 +189,26 @@ def per_file(files: list[Path], reps: int) -> list[tuple[float, float, Path]]:
     return out
 
 
+def fixed_cost(dest: Path, reps: int) -> None:
+    """The cost of a file itself: an empty transcript and one of a single short prompt, in µs."""
+    folder = dest / "-bench-fixed"
+    folder.mkdir(parents=True)
+    empty = folder / "00000000-0000-4000-8000-000000000000.jsonl"
+    empty.write_bytes(b"")
+    one = folder / "00000000-0000-4000-8000-000000000001.jsonl"
+    one.write_bytes(orjson.dumps({"type": "user", "uuid": "u", "timestamp": "2026-03-01T10:00:00Z", "cwd": "/w",
+                                  "message": {"role": "user", "content": "keep the log terse"}}) + b"\n")
+    for name, path in (("empty file", empty), ("one-line file", one)):
+        best = [float("inf"), float("inf")]
+        for _ in range(reps):
+            for i, fn in enumerate((orjson_file, digest_one)):
+                t0 = time.process_time()
+                for _ in range(2000):
+                    fn(path)
+                best[i] = min(best[i], (time.process_time() - t0) / 2000)
+        print(f"fixed cost, {name}: orjson-every-line {best[0] * 1e6:.1f} µs, digest {best[1] * 1e6:.1f} µs")
+
+
 def synthetic(dest: Path, n: int) -> list[Path]:
     """``n`` metadata-heavy sessions of 150 KB to 1.5 MB, half with their keys in another order."""
     out = []
@@ -278,6 +298,7 @@ def main() -> None:
         real = per_file(files, args.reps)
         print("\n-- real transcripts")
         report(real, roots, args.show)
+        fixed_cost(tmp, args.reps)
         if made:
             synth = per_file(made, args.reps)
             print("\n-- synthetic metadata-heavy sessions")

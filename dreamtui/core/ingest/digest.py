@@ -4,11 +4,13 @@ Keeps the person's words (prompts, slash commands, rejection reasons, text typed
 was busy, interrupt markers) and the assistant's prose. Drops tool calls and results, thinking,
 system reminders, IDE context and metadata records.
 
-Cheap first: :func:`needed` looks at the first few hundred bytes of each line, in the read buffer and
-without copying it, and only lines that can hold kept text are decoded (a user line that is not a
-tool result, an assistant line with a text block, a queue operation). Progress, snapshots, tool
-results and tool-use-only lines are never decoded, and base64 image data is blanked before decoding,
-so the digest runs faster than ``orjson.loads`` over every line.
+Decode only what is read: each line is parsed by msgspec into :class:`_Record`, which holds only the
+fields the digest reads (tool input and output, thinking, image data, snapshots and progress payloads
+are skipped by the parser without being built); a line over 8 KB is first ruled out or in by the
+byte test :func:`needed`. A line msgspec refuses, a record of another shape, a kept record with bad
+bytes, and a possible rejection take the exact path (``orjson`` into a dict and
+:func:`records.pieces`), which ``digest_file(path, cheap=False)`` uses for every line. See
+``docs/digest.md``.
 
 Duplicates: assistant blocks are kept once per ``(message.id, block)``; a person's record rewritten
 with a new uuid (same timestamp and text) is kept once; text typed while the agent was busy is kept
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from dreamtui.core.ingest import records
@@ -36,7 +39,7 @@ from dreamtui.core.ingest.tail import (
     decode_line,
     open_transcript,
 )
-from dreamtui.core.ingest.transcripts import FileKind, describe
+from dreamtui.core.ingest.transcripts import FileKind, describe, kind_of
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Digest, DigestStats, Turn
 
@@ -179,36 +182,107 @@ def _text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
+Key = str | tuple[str, ...]
+
+
+def stored_key(key: Key) -> str:
+    """The form a dedup key is stored in (``seen_blocks``): ``a:<owner>:text:<hash>`` for an assistant
+    block, ``p:<timestamp>:<hash>`` for a person's record, ``q:<hash>`` for queued text."""
+    if isinstance(key, str):
+        return key
+    if key[0] == "a":
+        return f"a:{key[1]}:text:{_text_hash(key[2])}"
+    if key[0] == "p":
+        return f"p:{key[1]}:{_text_hash(key[2])}"
+    return "q:" + _text_hash(key[1])
+
+
 class DigestState:
     """The dedup keys seen so far (in memory, optionally backed by a lookup in the ledger).
 
-    ``added`` and ``removed`` are the keys to persist after an incremental digest.
+    With a ledger behind it (``lookup`` or ``seen``) every key is hashed into its stored form
+    (:func:`stored_key`), and ``added`` and ``removed`` are the keys to persist after an incremental
+    digest. Without one, the texts stay in memory and are compared, never hashed: a reply's blocks by
+    ``message.id`` (``blocks``), a person's records by timestamp (``persons``), queued texts as
+    ``("q", text)`` in ``seen``; :meth:`pending` gives the stored form of all of them.
     """
 
     def __init__(self, seen: Iterable[str] = (), lookup: Callable[[str], bool] | None = None) -> None:
-        self.seen: set[str] = set(seen)
+        self.seen: set[Key] = set(seen)
         self.lookup = lookup
-        self.added: set[str] = set()
-        self.removed: set[str] = set()
+        self.added: set[Key] = set()
+        self.removed: set[Key] = set()
+        self.hashed = bool(self.seen) or lookup is not None
+        self.blocks: dict[str, Any] = {}
+        """In memory: each reply's (``message.id``) text block, or a list of its text blocks."""
+        self.persons: dict[str, Any] = {}
+        """In memory: each person's record text by timestamp (or a list of them)."""
+        self.queued_any = False
+        """Whether a queued text was kept (until then no prompt needs looking up among them)."""
 
-    def has(self, key: str) -> bool:
+    def new_block(self, owner: str, text: str) -> bool:
+        """True the first time the text block ``text`` of the reply ``owner`` is seen (and remembers it):
+        :func:`records.block_key`. In memory the reply's blocks are compared, the text never hashed."""
+        return self._new("a", self.blocks, owner, text)
+
+    def new_person(self, ts: str, text: str) -> bool:
+        """True the first time a person's record with this timestamp and text is seen (a record
+        rewritten with a new uuid is not new)."""
+        return self._new("p", self.persons, ts, text)
+
+    def _new(self, prefix: str, table: dict[str, Any], scope: str, text: str) -> bool:
+        if self.hashed:
+            key = stored_key((prefix, scope, text))
+            if self.has(key):
+                return False
+            self.add(key)
+            return True
+        prev = table.get(scope)
+        if prev is None:
+            table[scope] = text
+        elif type(prev) is list:
+            if text in prev:
+                return False
+            prev.append(text)
+        elif prev == text:
+            return False
+        else:
+            table[scope] = [prev, text]
+        return True
+
+    def pending(self) -> set[str]:
+        """The stored form of the keys added since the last persist (in memory: with the tables)."""
+        keys = {stored_key(k) for k in self.added}
+        for prefix, table in (("a", self.blocks), ("p", self.persons)):
+            for scope, texts in table.items():
+                for text in texts if type(texts) is list else [texts]:
+                    keys.add(stored_key((prefix, scope, text)))
+        return keys
+
+    def key(self, prefix: str, scope: str, text: str) -> Key:
+        """The key of ``text`` (``prefix`` ``a``, ``p`` or ``q``; ``scope`` the owner or timestamp)."""
+        if self.hashed:
+            return stored_key((prefix, scope, text) if prefix != "q" else (prefix, text))
+        return (prefix, scope, text) if prefix != "q" else (prefix, text)
+
+    def has(self, key: Key) -> bool:
         """Whether ``key`` was seen (in this digest or, through ``lookup``, an earlier one)."""
         if key in self.seen:
             return True
         if key in self.removed or self.lookup is None:
             return False
-        if self.lookup(key):
+        if self.lookup(stored_key(key)):
             self.seen.add(key)
             return True
         return False
 
-    def add(self, key: str) -> None:
+    def add(self, key: Key) -> None:
         """Remember ``key``."""
         self.seen.add(key)
         self.added.add(key)
         self.removed.discard(key)
 
-    def discard(self, key: str) -> None:
+    def discard(self, key: Key) -> None:
         """Forget ``key`` (a queued text that has now arrived)."""
         self.seen.discard(key)
         if key in self.added:
@@ -217,8 +291,98 @@ class DigestState:
             self.removed.add(key)
 
 
+# -- the fast path's decoded shape: only the fields the digest reads ------------------------------
+# msgspec skips every other field (tool input and output, thinking, snapshots, progress data, image
+# data) without building it, whatever the key order. A value of another shape than Claude Code writes
+# (``message`` not an object, a block that is not one, a ``uuid`` that is not a string) fails
+# validation, and the line takes the exact path, which treats it as the dict code always did.
+
+
+class _Block(msgspec.Struct, gc=False):
+    type: str | None = None
+    text: str | None = None
+    is_error: Any = None
+    content: msgspec.Raw = msgspec.Raw()  # a tool result's output: decoded only for an error result
+
+
+class _Message(msgspec.Struct, gc=False):
+    id: str | None = None
+    model: Any = None
+    content: str | list[_Block] | None = None
+
+
+class _Record(msgspec.Struct, gc=False):
+    type: str | None = None
+    message: _Message | None = None
+    uuid: str | None = None
+    timestamp: str | None = None
+    isSidechain: Any = None
+    isApiErrorMessage: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    isVisibleInTranscriptOnly: Any = None
+    toolUseResult: msgspec.Raw = msgspec.Raw()  # only whether it is there: empty when absent
+
+
+class _Queued(msgspec.Struct, gc=False):
+    """A ``queue-operation`` record (decoded a second time, for these fields)."""
+
+    operation: Any = None
+    content: Any = None
+    uuid: Any = None
+    timestamp: Any = None
+    cwd: Any = None
+
+
+class _Cwd(msgspec.Struct, gc=False):
+    cwd: Any = None
+
+
+_decode_record = msgspec.json.Decoder(_Record).decode
+_decode_cwd = msgspec.json.Decoder(_Cwd).decode
+_decode_queued = msgspec.json.Decoder(_Queued).decode
+_decode_value = msgspec.json.Decoder().decode
+_NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
+_CHECKED_LINE = 8192
+"""Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
+decoded at once (msgspec skipping a short line costs less than the test)."""
+
+
+def _harness(rec: _Record) -> bool:
+    """Whether a user record is flagged as the harness's (``records._META_FLAGS``)."""
+    return rec.isMeta is True or rec.isCompactSummary is True or rec.isVisibleInTranscriptOnly is True
+
+
+def _may_be_rejection(content: msgspec.Raw) -> bool:
+    """Whether an error tool result's ``content`` (raw JSON) is a string in the shape of a rejected
+    tool call (:func:`records.rejection_of` checks the rest); any other is tool output."""
+    try:
+        value = _decode_value(content)
+    except _NOT_DECODED:
+        return True  # let the exact path decide
+    return isinstance(value, str) and value.startswith(records.REJECTION_PREFIX)
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8 (msgspec does not check the bytes of the fields it skips)."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class _Digester:
-    """Turns decoded records of one file into Turns, updating stats and dedup state."""
+    """Turns the lines of one file into Turns, updating stats and dedup state.
+
+    :meth:`pairs` is the fast path: a short line, or a long one the byte test keeps, is decoded
+    into :class:`_Record` (only the fields read here); a line msgspec refuses or finds of another
+    shape, a user record that may hold a rejection and a kept record with bad bytes take the exact
+    path (:meth:`exact`: ``orjson`` into a dict, repaired by ``decode_line`` when needed), which
+    ``digest_file(path, cheap=False)`` uses for every line.
+    """
 
     def __init__(self, file: str, kind: FileKind, state: DigestState, stats: DigestStats,
                  interrupts: bool, cheap: bool = True) -> None:
@@ -230,56 +394,225 @@ class _Digester:
         self.interrupts = interrupts
         self.cwd = ""
 
-    def lines(self, lines: Iterable[Line]) -> list[Turn]:
-        """Digest raw lines; bad lines are counted in ``stats`` and skipped."""
+    # -- the fast path ---------------------------------------------------------------------------
+
+    def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn]) -> None:
+        """Digest ``(line number, raw)`` pairs into ``out`` (bytes and lines are counted by the caller).
+
+        The hot loop of the digest: an assistant record with one text block (how Claude Code writes
+        prose) is turned into its Turn inline; everything else goes through a method.
+        """
         stats = self.stats
-        cheap = self.cheap
-        out: list[Turn] = []
-        assistant, user, queued = self._assistant, self._user, self._queued
+        decode, exact, user, turns = _decode_record, self.exact, self._user_rec, self._assistant_turns
         main = self.kind == "main"
-        loads, decode_error = orjson.loads, orjson.JSONDecodeError
-        nbytes = nlines = 0
-        for line_no, _offset, raw in lines:
-            nbytes += len(raw) + 1
-            nlines += 1
-            if cheap and not needs_decode(raw):
-                if not raw.strip():
-                    stats.skipped_lines += 1
+        compact = self.kind == "compact"
+        checked = _CHECKED_LINE if self.cheap else 1 << 62
+        state, file = self.state, self.file
+        blocks, persons = state.blocks, state.persons
+        new_block, new_person = state.new_block, state.new_person
+        inline = not state.hashed  # the dedup state in memory, checked here
+        classify, PERSON = records.classify_user_text, records.PERSON
+        chars = 0  # of the turns made inline (the methods count their own)
+        fast = inline and bool(self.cwd)  # turns may be made inline (the first one sets cwd)
+        prose = "subagent" if self.kind == "subagent" else "text"
+        for line_no, raw in pairs:
+            if len(raw) > checked and not needed(raw, 0, len(raw)):
                 continue
-            if len(raw) > _SMALL:
-                raw = drop_big_strings(raw)
-            try:  # the common case inline; decode_line repairs or refuses the rest
-                obj = loads(raw)
-                error = None if type(obj) is dict else "?"
-            except decode_error:
-                error = "?"
-            if error is not None:
-                obj, error = decode_line(raw)
-                if error == "replaced":
-                    stats.replaced += 1  # kept, and counted so a repaired record is never silent
-                elif obj is None:
-                    stats.skipped_lines += 1
-                    if error == "invalid_utf8":
-                        stats.invalid_utf8 += 1
-                    elif error in ("malformed", "not_object"):
-                        stats.malformed += 1
-                    continue
             try:
-                rtype = obj.get("type")
+                rec = decode(raw)
+            except _NOT_DECODED:
+                exact(raw, line_no, out)
+                continue
+            try:
+                rtype = rec.type
                 if rtype == "assistant":
-                    assistant(obj, line_no, out)
+                    message = rec.message
+                    if message is None or compact:
+                        continue
+                    content = message.content
+                    if type(content) is list and len(content) == 1:  # how Claude Code writes a reply
+                        block = content[0]
+                        text = block.text
+                        if text is None or block.type != "text":
+                            continue
+                    elif type(content) is str:
+                        text = content
+                    elif isinstance(content, list) and content:
+                        texts = [b.text for b in content if b.type == "text" and b.text is not None]
+                        if texts and message.model != "<synthetic>" and rec.isApiErrorMessage is not True:
+                            turns(rec, raw, texts, line_no, out)
+                        continue
+                    else:
+                        continue
+                    if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
+                        continue
+                    if not fast or rec.isSidechain is True or not raw.isascii():
+                        turns(rec, raw, [text], line_no, out)
+                        fast = inline and bool(self.cwd)
+                        continue
+                    # one text block, an ASCII line, the state in memory: _assistant_turns inline
+                    stripped = text.strip()
+                    if stripped:
+                        owner = message.id or rec.uuid
+                        if owner:
+                            if owner not in blocks:
+                                blocks[owner] = text
+                            elif not new_block(owner, text):
+                                continue
+                        out.append(Turn("assistant", stripped, file, line_no, rec.uuid, rec.timestamp, prose))
+                        chars += len(stripped)
                 elif not main:
-                    continue  # sub-agent "user" lines are the parent agent; compaction files have no person
+                    continue
                 elif rtype == "user":
-                    user(obj, line_no, out)
+                    message = rec.message
+                    if message is None or rec.isSidechain is True:
+                        continue
+                    content = message.content
+                    if type(content) is str:  # a prompt, a command, an interrupt or harness text
+                        if rec.toolUseResult:
+                            continue
+                        role, kind, text = classify(content)
+                        if role != PERSON or _harness(rec):
+                            continue
+                        if not raw.isascii() and not _valid_utf8(raw):
+                            exact(raw, line_no, out)
+                            continue
+                        if not fast or kind == "interrupt" or state.queued_any:
+                            self._person_one(kind, text, rec, raw, line_no, out)
+                            fast = inline and bool(self.cwd)
+                            continue
+                        # a prompt or a command, the state in memory, nothing queued: _person_one inline
+                        ts = rec.timestamp
+                        if ts is not None:
+                            if ts not in persons:
+                                persons[ts] = text
+                            elif not new_person(ts, text):
+                                continue
+                        out.append(Turn("person", text, file, line_no, rec.uuid, ts, kind))
+                        chars += len(text)
+                    elif type(content) is list and len(content) == 1 and content[0].type == "tool_result" \
+                            and content[0].is_error is not True:
+                        continue  # a tool's output, the most common user record
+                    else:
+                        user(rec, raw, line_no, out)
                 elif rtype == "queue-operation":
-                    queued(obj, line_no, out)
+                    self._queued_rec(raw, line_no, out)
             except Exception:  # an odd record must never stop the digest
                 stats.skipped_lines += 1
                 stats.malformed += 1
-        stats.bytes += nbytes
-        stats.lines += nlines
-        return out
+        stats.chars += chars
+
+    def _queued_rec(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
+        """Text typed while the agent was busy (:func:`records.pieces` of a queue operation)."""
+        try:
+            rec = _decode_queued(raw)
+        except _NOT_DECODED:
+            self.exact(raw, line_no, out)
+            return
+        if rec.operation not in ("enqueue", "popAll") or rec.content is None:
+            return  # other operations hold no person's text
+        person = []
+        for text, _path in records.queue_texts({"content": rec.content}):
+            role, kind, cleaned = records.classify_user_text(text)
+            if role == records.PERSON and kind != "interrupt":
+                person.append(cleaned)
+        if not person:
+            return
+        if not raw.isascii() and not _valid_utf8(raw):
+            self.exact(raw, line_no, out)
+            return
+        self._queued_text("\n\n".join(person), rec.timestamp, rec.uuid, rec.cwd, line_no, out)
+
+    def _assistant_turns(self, rec: _Record, raw: bytes, texts: list[str], line_no: int, out: list[Turn]) -> None:
+        """The turns of an assistant record's text blocks, each kept once per ``(message.id, text)``
+        (a line with bad bytes goes to the exact path, which repairs and counts it)."""
+        if not raw.isascii() and not _valid_utf8(raw):
+            self.exact(raw, line_no, out)
+            return
+        message = rec.message
+        kind = "subagent" if self.kind == "subagent" or rec.isSidechain is True else "text"
+        uuid, ts = rec.uuid, rec.timestamp
+        owner = message.id or uuid or None  # type: ignore[union-attr]
+        state, file = self.state, self.file
+        for raw_text in texts:
+            text = raw_text.strip()
+            if not text:
+                continue
+            if owner is not None and not state.new_block(owner, raw_text):
+                continue
+            if not self.cwd:
+                self._note_cwd(rec, raw)
+            out.append(Turn("assistant", text, file, line_no, uuid, ts, kind))
+            self.stats.chars += len(text)
+
+    def _user_rec(self, rec: _Record, raw: bytes, line_no: int, out: list[Turn]) -> None:
+        """A user record's person text (:func:`records.pieces` for the shapes that hold it), or the
+        exact path for a record whose tool result may be a rejection."""
+        if rec.isSidechain is True or rec.message is None:
+            return
+        content = rec.message.content
+        if isinstance(content, str):
+            texts: list[str] = [content]
+        elif content is None:
+            return
+        else:
+            texts = []
+            for block in content:
+                btype = block.type
+                if btype == "text":
+                    if block.text is not None:
+                        texts.append(block.text)
+                elif btype == "tool_result" and block.is_error is True and block.content \
+                        and _may_be_rejection(block.content):
+                    self.exact(raw, line_no, out)  # a rejected tool call: the exact path finds the reason
+                    return
+            if not texts:
+                return
+        if rec.toolUseResult:
+            return  # tool output, never a person's
+        person = []
+        for text in texts:
+            role, kind, cleaned = records.classify_user_text(text)
+            if role == records.PERSON:
+                person.append((kind, cleaned))
+        if person and not _harness(rec):
+            if not raw.isascii() and not _valid_utf8(raw):
+                self.exact(raw, line_no, out)
+                return
+            kind, text = _one_person(person)
+            self._person_one(kind, text, rec, raw, line_no, out)
+
+    # -- the exact path --------------------------------------------------------------------------
+
+    def exact(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
+        """Decode one line in full with ``orjson`` (repairing or refusing it as ``decode_line`` does)
+        and append its turns to ``out``."""
+        stats = self.stats
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if len(raw) > _SMALL:
+            raw = drop_big_strings(raw)
+        try:  # the common case inline; decode_line repairs or refuses the rest
+            obj = orjson.loads(raw)
+            error = None if type(obj) is dict else "?"
+        except orjson.JSONDecodeError:
+            error = "?"
+        if error is not None:
+            obj, error = decode_line(raw)
+            if error == "replaced":
+                stats.replaced += 1  # kept, and counted so a repaired record is never silent
+            elif obj is None:
+                stats.skipped_lines += 1
+                if error == "invalid_utf8":
+                    stats.invalid_utf8 += 1
+                elif error in ("malformed", "not_object"):
+                    stats.malformed += 1
+                return
+        try:
+            self.record(obj, line_no, out)
+        except Exception:  # an odd record must never stop the digest
+            stats.skipped_lines += 1
+            stats.malformed += 1
 
     def record(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         """Append the turns of one decoded record to ``out``."""
@@ -294,11 +627,11 @@ class _Digester:
             self._queued(obj, line_no, out)
 
     def _turn(self, role: str, text: str, obj: dict[str, Any], line_no: int, kind: str) -> Turn:
+        return self._make(role, text, obj.get("timestamp"), obj.get("uuid"), obj.get("cwd"), line_no, kind)
+
+    def _make(self, role: str, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, kind: str) -> Turn:
         if not self.cwd:
-            cwd = obj.get("cwd")
             self.cwd = cwd if isinstance(cwd, str) else ""
-        ts = obj.get("timestamp")
-        uuid = obj.get("uuid")
         self.stats.chars += len(text)
         return Turn(role, text, self.file, line_no,  # type: ignore[arg-type]
                     uuid if isinstance(uuid, str) else None, ts if isinstance(ts, str) else None, kind)
@@ -318,7 +651,7 @@ class _Digester:
             return
         kind = "subagent" if self.kind == "subagent" or obj.get("isSidechain") is True else "text"
         state = self.state
-        # records.block_key for a text block, inlined: "<message.id or uuid>:text:<hash of the text>"
+        # records.block_key for a text block: "<message.id or uuid>:text:<hash of the text>"
         owner = message.get("id") or obj.get("uuid")
         if not isinstance(owner, str) or not owner:
             owner = None
@@ -331,50 +664,105 @@ class _Digester:
             text = raw_text.strip()
             if not text:
                 continue
-            if owner is not None:
-                key = f"a:{owner}:text:{_text_hash(raw_text)}"
-                if state.has(key):
-                    continue
-                state.add(key)
+            if owner is not None and not state.new_block(owner, raw_text):
+                continue
             out.append(self._turn("assistant", text, obj, line_no, kind))
 
     def _user(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         if obj.get("isSidechain") is True:
             return
-        person = [p for p in records.pieces(obj) if p.role == "person"]
-        if not person:
-            return
-        kinds = [p.kind for p in person]
-        if all(k == "interrupt" for k in kinds):
+        person = [(p.kind, p.text) for p in records.pieces(obj) if p.role == "person"]
+        if person:
+            self._person(person, obj, line_no, out)
+
+    def _person(self, person: list[tuple[str, str]], obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
+        """The turn of a decoded person's record from its person pieces ``(kind, text)``."""
+        kind, text = _one_person(person)
+        self._person_one(kind, text, obj, None, line_no, out)
+
+    def _person_one(self, kind: str, text: str, rec: Any, raw: bytes | None, line_no: int,
+                    out: list[Turn]) -> None:
+        """The turn of a person's record (``rec`` a :class:`_Record` with its ``raw`` line, or a dict):
+        kept once per timestamp and text, and not again when it was queued while the agent was busy.
+        An interrupt marker is kept only with ``interrupts``."""
+        if raw is None:
+            ts, uuid = rec.get("timestamp"), rec.get("uuid")
+            ts = ts if isinstance(ts, str) else None
+            uuid = uuid if isinstance(uuid, str) else None
+        else:
+            ts, uuid = rec.timestamp, rec.uuid
+        if kind == "interrupt":
             if self.interrupts:
-                out.append(self._turn("person", person[0].text, obj, line_no, "interrupt"))
+                if not self.cwd:
+                    self._note_cwd(rec, raw)
+                out.append(Turn("person", text, self.file, line_no, uuid, ts, "interrupt"))
+                self.stats.chars += len(text)
             return
-        person = [p for p in person if p.kind != "interrupt"]
-        text = "\n\n".join(p.text for p in person)
-        kind = next((k for k in ("rejection", "command") if k in kinds), "prompt")
-        digest = _text_hash(text)
-        ts = obj.get("timestamp")
-        if isinstance(ts, str):
-            key = f"p:{ts}:{digest}"
-            if self.state.has(key):
-                return  # the same record rewritten with a new uuid
-            self.state.add(key)
-        queued = "q:" + digest
-        if self.state.has(queued):
-            self.state.discard(queued)  # typed while busy: already kept where it was queued
+        state = self.state
+        if ts is not None:
+            persons = state.persons
+            if state.hashed or ts in persons:
+                if not state.new_person(ts, text):
+                    return  # the same record rewritten with a new uuid
+            else:
+                persons[ts] = text
+        if state.hashed or state.queued_any:
+            queued = state.key("q", "", text)
+            if state.has(queued):
+                state.discard(queued)  # typed while busy: already kept where it was queued
+                return
+        if not self.cwd:
+            self._note_cwd(rec, raw)
+        out.append(Turn("person", text, self.file, line_no, uuid, ts, kind))
+        self.stats.chars += len(text)
+
+    def _note_cwd(self, rec: Any, raw: bytes | None) -> None:
+        """The session's working directory: the first ``cwd`` of a kept record (read from the line
+        when it comes to that, so the fast path decodes no ``cwd`` per line)."""
+        if self.cwd:
             return
-        out.append(self._turn("person", text, obj, line_no, kind))
+        if raw is None:
+            cwd = rec.get("cwd")
+        else:
+            try:
+                cwd = _decode_cwd(raw).cwd
+            except _NOT_DECODED:
+                cwd = None
+        self.cwd = cwd if isinstance(cwd, str) else ""
 
     def _queued(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         person = [p for p in records.pieces(obj) if p.role == "person" and p.kind != "interrupt"]
-        if not person:
-            return
-        text = "\n\n".join(p.text for p in person)
-        key = "q:" + _text_hash(text)
+        if person:
+            self._queued_text("\n\n".join(p.text for p in person), obj.get("timestamp"), obj.get("uuid"),
+                              obj.get("cwd"), line_no, out)
+
+    def _queued_text(self, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, out: list[Turn]) -> None:
+        """The turn of text typed while the agent was busy, kept once (until it arrives as a prompt)."""
+        key = self.state.key("q", "", text)
         if self.state.has(key):
             return
         self.state.add(key)
-        out.append(self._turn("person", text, obj, line_no, "queued"))
+        self.state.queued_any = True
+        out.append(self._make("person", text, ts, uuid, cwd, line_no, "queued"))
+
+
+def _one_person(person: list[tuple[str, str]]) -> tuple[str, str]:
+    """The ``(kind, text)`` of a person's record from its pieces: the pieces' text joined (interrupt
+    markers left out unless there is nothing else), a rejection or a command before a prompt."""
+    if len(person) == 1:
+        kind, text = person[0]
+        return (kind if kind in ("interrupt", "rejection", "command") else "prompt"), text
+    kinds = [k for k, _ in person]
+    if all(k == "interrupt" for k in kinds):
+        return "interrupt", person[0][1]
+    text = "\n\n".join([t for k, t in person if k != "interrupt"])
+    return ("rejection" if "rejection" in kinds else "command" if "command" in kinds else "prompt"), text
+
+
+def _keep(buf: bytes, start: int, end: int) -> bool:
+    """The fast path's filter for a line ``buf[start:end]``: a short line is decoded (msgspec skips it
+    faster than the byte test could), a long one only when :func:`needed` says it may hold kept text."""
+    return end - start <= _CHECKED_LINE or needed(buf, start, end)
 
 
 def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
@@ -384,27 +772,39 @@ def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
 
     ``state`` carries dedup keys between calls; ``stats`` is updated in place.
     """
-    digester = _Digester(file, kind, state or DigestState(), stats if stats is not None else DigestStats(),
-                         interrupts)
-    return digester.lines(lines)
+    stats = stats if stats is not None else DigestStats()
+    digester = _Digester(file, kind, state or DigestState(), stats, interrupts)
+    lines = list(lines)
+    stats.bytes += sum(len(raw) + 1 for _, _, raw in lines)
+    stats.lines += len(lines)
+    out: list[Turn] = []
+    digester.pairs([(line_no, raw) for line_no, _, raw in lines], out)
+    return out
 
 
 def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int = DEFAULT_MAX_LINE,
                 interrupts: bool = True, state: DigestState | None = None, cheap: bool = True) -> Digest:
     """Digest a whole transcript file, streaming (memory stays bounded however large it is).
 
-    ``cheap=False`` decodes every line instead of trusting the byte test (for checking it).
+    ``cheap=False`` decodes every line in full with ``orjson`` (:meth:`_Digester.exact`) instead of
+    taking the fast path: the reference the fast path is checked against.
 
     Raises :class:`~dreamtui.core.errors.TranscriptError` when the file cannot be read.
     """
-    path = Path(path)
-    tf = describe(path)
+    path = path if isinstance(path, Path) else Path(path)
     stats = DigestStats()
+    digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
+    turns: list[Turn] = []
     with open_transcript(path) as fh:
-        scanner = LineScanner(fh, max_line=max_line, keep=needed if cheap else None)
-        # the scanner applies the cheap test itself, so the digester decodes every line it gets
-        digester = _Digester(str(path), kind or tf.kind, state or DigestState(), stats, interrupts, cheap=False)
-        turns = digester.lines(scanner)
+        scanner = LineScanner(fh, max_line=max_line)
+        if cheap:
+            for batch in scanner.batches():
+                digester.pairs(batch, turns)
+        else:
+            exact = digester.exact
+            for line_no, _offset, raw in scanner:
+                exact(raw, line_no, turns)
+    tf = describe(path, scanner.head if cheap else None)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
     return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
                   cwd=digester.cwd)
@@ -467,12 +867,13 @@ def persist(ledger: Ledger, tailer: Tailer, read: TailRead, state: DigestState, 
     with ledger.write() as c:
         if not tailer.commit(read, skipped=stats.malformed + stats.invalid_utf8):
             return False
-        if state.added:
+        added = state.pending()
+        if added:
             c.executemany("INSERT OR IGNORE INTO seen_blocks(path, key) VALUES (?, ?)",
-                          [(read.path, k) for k in state.added])
+                          [(read.path, k) for k in added])
         if state.removed:
             c.executemany("DELETE FROM seen_blocks WHERE path = ? AND key = ?",
-                          [(read.path, k) for k in state.removed])
+                          [(read.path, stored_key(k)) for k in state.removed])
     state.added.clear()
     state.removed.clear()
     return True
@@ -490,11 +891,12 @@ def digest_increment(ledger: Ledger, path: Path | str, project: str = "", sessio
     """
     tailer = tailer or Tailer(ledger)
     tf = describe(Path(path))
-    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=needed)
+    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=_keep)
     state = DigestState(lookup=_ledger_lookup(ledger, read.path))
     stats = DigestStats()
-    digester = _Digester(str(path), kind or tf.kind, state, stats, interrupts, cheap=False)
-    turns = digester.lines(read.lines)
+    digester = _Digester(str(path), kind or tf.kind, state, stats, interrupts)
+    turns: list[Turn] = []
+    digester.pairs([(line_no, raw) for line_no, _, raw in read.lines], turns)
     _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)

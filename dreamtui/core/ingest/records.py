@@ -49,6 +49,9 @@ META_PREFIXES = (
 TOOL_PREFIXES = ("<bash-stdout>", "<bash-stderr>")
 COMPACT_PREFIX = "This session is being continued from a previous conversation"
 
+_PREFIX_STARTS = "".join(sorted({p[0] for p in (*CAVEAT_PREFIXES, *META_PREFIXES, *TOOL_PREFIXES, INTERRUPT_PREFIX,
+                                                  COMPACT_PREFIX, "<bash-input>")}))
+"""The first characters of every prefix :func:`classify_user_text` looks for."""
 _STRIP_SPANS = re.compile(
     r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.S
 )
@@ -91,17 +94,21 @@ def classify_user_text(text: str) -> tuple[Provenance, str, str]:
     text that is only reminders or IDE context is ``meta`` kind ``context``.
     """
     head = text.lstrip()
-    if head.startswith(CAVEAT_PREFIXES):
-        return META, "caveat", text
-    if head.startswith(META_PREFIXES):
-        kind = "stdout" if head.startswith("<local-command") else "notification"
-        return META, kind, text
-    if head.startswith(TOOL_PREFIXES):
-        return TOOL, "bash_output", text
-    if head.startswith(INTERRUPT_PREFIX):
-        return PERSON, "interrupt", head.strip()
-    if head.startswith(COMPACT_PREFIX):
-        return META, "compact_summary", text
+    if head[:1] in _PREFIX_STARTS:  # most prompts start otherwise: none of these checks can match
+        if head.startswith(CAVEAT_PREFIXES):
+            return META, "caveat", text
+        if head.startswith(META_PREFIXES):
+            kind = "stdout" if head.startswith("<local-command") else "notification"
+            return META, kind, text
+        if head.startswith(TOOL_PREFIXES):
+            return TOOL, "bash_output", text
+        if head.startswith(INTERRUPT_PREFIX):
+            return PERSON, "interrupt", head.strip()
+        if head.startswith(COMPACT_PREFIX):
+            return META, "compact_summary", text
+    if "<" not in head:  # no tag anywhere: neither a command nor a span to strip
+        cleaned = text.strip()
+        return (PERSON, "prompt", cleaned) if cleaned else (META, "context", text)
     if "<command-name>" in head:
         name_m = _COMMAND_NAME.search(head)
         if name_m:

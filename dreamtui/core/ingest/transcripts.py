@@ -38,13 +38,13 @@ class TranscriptFile:
 
 def agent_id_of(path: Path) -> str | None:
     """``agent-<id>.jsonl`` -> ``<id>``; None for a main session file."""
-    stem = Path(path).name.removesuffix(".jsonl")
+    stem = (path if isinstance(path, Path) else Path(path)).name.removesuffix(".jsonl")
     return stem[len("agent-"):] if stem.startswith("agent-") else None
 
 
 def kind_of(path: Path) -> FileKind:
     """``main``, ``subagent`` or ``compact`` (``agent-acompact-*``) by the file name."""
-    agent = agent_id_of(path)
+    agent = agent_id_of(path if isinstance(path, Path) else Path(path))
     if agent is None:
         return "main"
     return "compact" if agent.startswith("acompact") else "subagent"
@@ -125,14 +125,16 @@ def project_of(path: Path) -> str:
     return path.parent.name
 
 
-def session_id_in(path: Path) -> str | None:
-    """The ``sessionId`` of the first record that has one, read from the file's first bytes."""
-    try:
-        with open_regular(path) as fh:
-            head = fh.read(_HEAD_BYTES)
-    except OSError:
-        return None
-    m = _SESSION_ID.search(head)
+def session_id_in(path: Path, head: bytes | None = None) -> str | None:
+    """The ``sessionId`` of the first record that has one, read from the file's first bytes
+    (``head``, when the caller has already read them)."""
+    if head is None:
+        try:
+            with open_regular(path) as fh:
+                head = fh.read(_HEAD_BYTES)
+        except OSError:
+            return None
+    m = _SESSION_ID.search(head, 0, _HEAD_BYTES)
     return m.group(1).decode("utf-8", "replace") if m else None
 
 
@@ -148,20 +150,27 @@ def session_of(path: Path) -> str:
     return path.name.removesuffix(".jsonl")
 
 
-def describe(path: Path) -> TranscriptFile:
-    """A :class:`TranscriptFile` for one path (what the ``*_of`` functions say, the path parsed once)."""
-    path = Path(path)
-    stem = path.name.removesuffix(".jsonl")
+def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
+    """A :class:`TranscriptFile` for one path (what the ``*_of`` functions say, the path parsed once).
+
+    ``head``: the file's first bytes, when already read (a 2.0.x sub-agent file beside the sessions
+    names its session inside; without ``head`` the file is opened to read it)."""
+    path = path if isinstance(path, Path) else Path(path)
+    parts = path.parts
+    names = parts[1:] if path.anchor else parts  # the names of the path and of its folders, outermost first
+
+    def up(k: int) -> str:  # the name of the k-th folder above the file ("" past the top, as Path.parent)
+        return names[-1 - k] if k < len(names) else ""
+
+    stem = up(0).removesuffix(".jsonl")
     agent = stem[len("agent-"):] if stem.startswith("agent-") else None
     kind: FileKind = "main" if agent is None else "compact" if agent.startswith("acompact") else "subagent"
-    parent = path.parent
-    if parent.name == "subagents":
-        return TranscriptFile(path, parent.parent.parent.name, parent.parent.name, kind, agent)
-    folder = subagents_dir(path) if agent is not None else None  # deeper: subagents/workflows/<id>/
-    if folder is not None:
-        return TranscriptFile(path, folder.parent.parent.name, folder.parent.name, kind, agent)
-    session = stem if agent is None else session_id_in(path) or stem
-    return TranscriptFile(path, parent.name, session, kind, agent)
+    if up(1) == "subagents":
+        return TranscriptFile(path, up(3), up(2), kind, agent)
+    if agent is not None and up(2) == "workflows" and up(3) == "subagents":  # subagents/workflows/<id>/
+        return TranscriptFile(path, up(5), up(4), kind, agent)
+    session = stem if agent is None else session_id_in(path, head) or stem
+    return TranscriptFile(path, up(1), session, kind, agent)
 
 
 def _sort_key(tf: TranscriptFile) -> tuple[str, str, int, str]:
