@@ -21,11 +21,13 @@ How it works (see ``transcript-format.md``, "Encoding"):
 
 from __future__ import annotations
 
-import json
 import mmap
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
+from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +92,7 @@ def refusal(quote: str) -> str | None:
 
 
 def _json_escaped(text: str) -> bytes:
-    return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+    return encode_basestring(text)[1:-1].encode("utf-8", "surrogatepass")
 
 
 def needles(norm_quote: str) -> list[list[bytes]]:
@@ -109,7 +111,8 @@ def needles(norm_quote: str) -> list[list[bytes]]:
             forms.append(nfd)
         escaped = [_json_escaped(f) for f in forms]
         # a writer with ensure_ascii=True would have written \uXXXX escapes instead of UTF-8
-        escaped += [e for e in (json.dumps(f)[1:-1].encode("ascii") for f in forms) if e not in escaped]
+        escaped += [e for e in (encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
+                    if e not in escaped]
         groups.append(escaped)
     return groups
 
@@ -137,96 +140,149 @@ def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
 
 
-_RUN = re.compile(r"[^\s'\"\-\ufffd]+")
-_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_ALNUM_TOKEN = re.compile(
+    "(?<=[\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f\\ufffd])[A-Za-z0-9]+(?=[\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f\\ufffd])"
+)
+_NON_ASCII = re.compile("[^\\x00-\\x7f]")
 _ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
 # a \u escape of an ASCII letter or digit (no ordinary writer makes one): its line is always searched
 _ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
+# a \u escape of a character beyond ASCII (an ensure_ascii writer; a lone surrogate): for quotes
+# indexed by characters, its line is always searched (an escaped backslash before "u" and four hex
+# digits looks the same: that line is searched too, which changes nothing but time)
+_WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 _SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
+_ASCII_BYTES = bytes(range(128))
 INDEX_FROM = 8
-"""A batch of at least this many quotes reads each file into a word index instead of searching
-the file once per quote."""
+"""A batch of at least this many quotes reads each file into an index (the quotes' words and
+characters per line) instead of searching the file once per quote."""
 _INDEX_SLICE = 8 * 1024 * 1024  # the index reads a file in slices of whole lines of about this size
+_COMMON = frozenset(
+    b"a an and are as at be but by can do for from has have i if in is it its not of on or so that the "
+    b"then this to was we will with you".split()
+)
+"""Words on nearly every long line: a quote is indexed by its other words when it has some."""
 
 
 def safe_tokens(norm_quote: str) -> frozenset[bytes]:
     """ASCII words of the normalised quote that any line holding it holds as whole words.
 
     A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
-    letters and digits once JSON escapes are blanked (:class:`_LineIndex`): the word is whole in the quote
-    (its neighbours are ASCII non-alphanumerics or the spaces, quotes and dashes between words, and
-    it is not cut by the quote's start or end), so no escape, combining mark or neighbour can join
-    it. Words with ``K`` are left out (the Kelvin sign normalises to it).
+    letters and digits once JSON escapes are blanked (:class:`_LineIndex`): the word is whole in the
+    quote and its neighbours are ASCII (or U+FFFD, a bad byte), never the quote's start or end (a quote
+    may begin or end mid-word), so no escape, combining mark or neighbour can join it. Words with
+    ``K`` are left out (the Kelvin sign normalises to it).
     """
-    tokens: set[bytes] = set()
-    end_of_quote = len(norm_quote)
-    for run in _RUN.finditer(norm_quote):
-        rs, re_ = run.span()
-        for m in _ALNUM.finditer(norm_quote, rs, re_):
-            a, b = m.span()
-            left = (a > rs and norm_quote[a - 1].isascii()) or (a == rs and rs > 0)
-            right = (b < re_ and norm_quote[b].isascii()) or (b == re_ and re_ < end_of_quote)
-            if left and right and "K" not in m.group():
-                tokens.add(m.group().encode("ascii"))
-    return frozenset(tokens)
+    return frozenset(w.encode("ascii") for w in _ALNUM_TOKEN.findall(norm_quote) if "K" not in w)
+
+
+def safe_chars(norm_quote: str) -> list[frozenset[str]]:
+    """Characters beyond ASCII that any line holding the normalised quote holds as UTF-8 (or the line
+    has a ``\\u`` escape of such a character): for each character of the quote's runs, itself or
+    (when NFD takes it apart) one character beyond ASCII of its decomposition, since a transcript may
+    hold either form (:func:`needles`). Han, kana, Hangul, Vietnamese, Cyrillic...: the keys of text
+    without ASCII words."""
+    groups: list[frozenset[str]] = []
+    for char in set(_NON_ASCII.findall(norm_quote)) - {"\ufffd"}:
+        parts = unicodedata.normalize("NFD", char)
+        if parts == char:
+            groups.append(frozenset(char))
+            continue
+        wide = [p for p in parts if not p.isascii()]
+        if wide:  # the decomposed form holds its last part beyond ASCII (a mark, a jamo) instead
+            groups.append(frozenset((char, wide[-1])))
+    return groups
+
+
+def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], ...]:
+    """What the index looks up for a quote: groups of keys, each group holding the keys a line may
+    show in its place (one for a word). The quote's safe words (:func:`safe_tokens`) of three
+    characters or more that are not common, or all of them when it has no such word, and its safe
+    characters (:func:`safe_chars`). Empty: the quote is searched through each file instead."""
+    words = safe_tokens(norm_quote)
+    rare = {w for w in words if len(w) >= 3 and w not in _COMMON}
+    keyed: list[frozenset[bytes | str]] = [frozenset((w,)) for w in (rare or words)]
+    keyed += safe_chars(norm_quote)
+    return tuple(keyed)
 
 
 class _LineIndex:
-    """The lines of one file that hold each wanted word (see :func:`safe_tokens`)."""
+    """The lines of one file that hold each wanted key: an ASCII word (see :func:`safe_tokens`) or a
+    character beyond ASCII (see :func:`safe_chars`)."""
 
-    def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes]) -> None:
-        self.spans: list[tuple[int, int]] = []
-        self.lines: dict[bytes, set[int]] = {}
-        self.always: set[int] = set()
+    def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes | str]) -> None:
+        self.starts: list[int] = [0]  # line i is data[starts[i]:starts[i + 1] - 1]
+        self.lines: dict[bytes | str, set[int]] = {}
+        self.always_words: set[int] = set()
+        self.always_chars: set[int] = set()
+        words = frozenset(k for k in wanted if isinstance(k, bytes))
+        chars = frozenset(k for k in wanted if isinstance(k, str))
         size, start = len(data), 0
         while start < size:  # slices of whole lines: memory stays bounded however large the file
             cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
             stop = size if cut < 0 else cut + 1
-            self._add(data[start:stop], start, wanted)
+            self._add(data[start:stop], words, chars)
             start = stop
 
-    def _add(self, part: bytes, offset: int, wanted: frozenset[bytes]) -> None:
-        """Index the whole lines ``part`` (the file's bytes from ``offset``)."""
-        first = len(self.spans)
+    def _add(self, part: bytes, words: frozenset[bytes], chars: frozenset[str]) -> None:
+        """Index the whole lines ``part`` (the file's bytes from ``self.starts[-1]``)."""
+        first, base = len(self.starts) - 1, self.starts[-1]
         body = part[:-1] if part.endswith(b"\n") else part
-        start = offset
-        for raw_line in body.split(b"\n"):
-            end = start + len(raw_line)
-            self.spans.append((start, end))
-            start = end + 1
-        words = _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n")
+        raw_lines = body.split(b"\n")
+        self.starts += accumulate(map((1).__add__, map(len, raw_lines)), initial=self.starts.pop())
         lines = self.lines
-        for i, line in enumerate(words, first):
-            for word in wanted.intersection(line.split()):
-                got = lines.get(word)
-                if got is None:
-                    lines[word] = {i}
-                else:
-                    got.add(i)
-        if b"\\u00" in body:
-            for m in _ALNUM_ESCAPE.finditer(body):
-                self.always.add(first + body.count(b"\n", 0, m.start()))
+        if words:
+            blanked = _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n")
+            for i, line in enumerate(blanked, first):
+                for word in words.intersection(line.split()):
+                    got = lines.get(word)
+                    if got is None:
+                        lines[word] = {i}
+                    else:
+                        got.add(i)
+            if b"\\u00" in body:
+                self.always_words.update(self._lines_of(body, base, _ALNUM_ESCAPE))
+        if chars and not body.isascii():
+            for i, line in enumerate(raw_lines, first):
+                if line.isascii():
+                    continue
+                # ASCII bytes never sit inside a UTF-8 character: dropping them keeps every character
+                for char in chars.intersection(line.translate(None, _ASCII_BYTES).decode("utf-8", "replace")):
+                    got = lines.get(char)
+                    if got is None:
+                        lines[char] = {i}
+                    else:
+                        got.add(i)
+        if chars and b"\\u" in body:
+            self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
 
-    def candidates(self, tokens: frozenset[bytes]) -> list[tuple[int, int]]:
-        """Spans of the lines that may hold a quote with these words (at least one), in file order."""
+    def _lines_of(self, body: bytes, base: int, pattern: re.Pattern[bytes]) -> set[int]:
+        """The lines where ``pattern`` matches in ``body`` (the file's bytes from ``base``, indexed)."""
+        starts = self.starts
+        return {bisect_right(starts, base + m.start()) - 1 for m in pattern.finditer(body)}
+
+    def candidates(self, keys: tuple[frozenset[bytes | str], ...], has_words: bool, has_chars: bool) -> list[int]:
+        """The lines that may hold a quote with these keys, in file order."""
         lines = self.lines
         sets: list[set[int]] = []
-        for t in tokens:
-            got = lines.get(t)
+        for group in keys:
+            if len(group) == 1:
+                got = lines.get(next(iter(group)))
+            else:
+                got = set().union(*(lines.get(k, ()) for k in group)) or None
             if got is None:  # the usual answer: the quote is not in this file
                 sets = []
                 break
             sets.append(got)
+        found: set[int] = set()
         if sets:
             sets.sort(key=len)
             found = sets[0].intersection(*sets[1:])
-            if self.always:
-                found |= self.always
-        elif self.always:
-            found = self.always
-        else:
-            return []
-        return [self.spans[i] for i in sorted(found)]
+        if has_words and self.always_words:
+            found |= self.always_words
+        if has_chars and self.always_chars:
+            found |= self.always_chars
+        return sorted(found)
 
 
 def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
@@ -286,12 +342,14 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "text_groups", "tokens", "found", "seen_strings")
+    __slots__ = ("nq", "groups", "text_groups", "keys", "has_words", "has_chars", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
         self.groups = needles(nq)
-        self.tokens = safe_tokens(nq)
+        self.keys = _index_keys(nq)
+        self.has_words = any(isinstance(k, bytes) for group in self.keys for k in group)
+        self.has_chars = any(isinstance(k, str) for group in self.keys for k in group)
         self.text_groups = _text_forms(nq)
         self.found: list[tuple[tuple[int, int, int, int], Match]] = []
         self.seen_strings: set[tuple[str, str]] = set()
@@ -345,15 +403,17 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     results: list[Verification | None] = [None] * len(quotes)
     active: dict[str, _Quote] = {}
     owner: list[tuple[int, str]] = []
+    seen: dict[str, str | Verification] = {}  # a repeated quote is normalised once
     for i, quote in enumerate(quotes):
-        why = refusal(quote)
-        if why:
-            results[i] = Verification(False, [], why)
+        got = seen.get(quote)
+        if got is None:
+            got = seen[quote] = _prepare(quote)
+        if isinstance(got, Verification):
+            results[i] = Verification(False, [], got.reason)
             continue
-        nq = normalize(quote)
-        if nq not in active:
-            active[nq] = _Quote(nq)
-        owner.append((i, nq))
+        if got not in active:
+            active[got] = _Quote(got)
+        owner.append((i, got))
     unreadable: list[str] = []
     if active:
         batch = list(active.values())
@@ -366,6 +426,14 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     return results  # type: ignore[return-value]
 
 
+def _prepare(quote: str) -> str | Verification:
+    """The normalised quote, or the refusal (as :func:`refusal` words it) when it cannot be searched."""
+    why = refusal(quote)
+    if why:
+        return Verification(False, [], why)
+    return normalize(quote)
+
+
 def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: list[str]) -> None:
     """Look for every quote of ``batch`` in one file, adding what is found to each quote."""
     try:
@@ -374,32 +442,78 @@ def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: lis
         unreadable.append(f"{fpath.name}: {exc.strerror}")
         return
     try:
-        by_span: dict[tuple[int, int], list[_Quote]] = {}
-        index: _LineIndex | None = None
+        hits: dict[int, _Hit] = {}
         if len(batch) >= INDEX_FROM and len(data):
-            index = _LineIndex(data, frozenset().union(*(q.tokens for q in batch)))
-        for q in batch:
-            if index is not None and q.tokens:
-                spans = [sp for sp in index.candidates(q.tokens) if _holds_all(data, *sp, q.groups)]
-            else:
-                spans = _candidate_lines(data, q.groups)
-            for span in spans:
-                by_span.setdefault(span, []).append(q)
+            _index_search(data, batch, hits)
+        else:
+            for q in batch:
+                _scan_search(data, q, hits)
         line_no, counted_to = 1, 0
         path_str = str(fpath)
-        for start, end in sorted(by_span):
-            line_no += data[counted_to:start].count(b"\n")
-            counted_to = start
-            obj = _decode(bytes(data[start:end]))
+        for start in sorted(hits):
+            hit = hits[start]
+            if hit.line:
+                line_no, counted_to = hit.line, start
+            else:
+                line_no += data[counted_to:start].count(b"\n")
+                counted_to = start
+            obj = _decode(bytes(data[start:hit.end]))
             if not isinstance(obj, dict):
                 continue
             rec = _Record(obj)
-            for q in by_span[(start, end)]:
+            for q in hit.quotes:
                 _match_record(q, rec, path_str, file_no, line_no)
     finally:
         if fh is not None:
             data.close()  # type: ignore[union-attr]
             fh.close()
+
+
+class _Hit:
+    """A line some quotes may lie in: where it ends, its number (0 until counted) and the quotes."""
+
+    __slots__ = ("end", "line", "quotes")
+
+    def __init__(self, end: int, line: int) -> None:
+        self.end, self.line = end, line
+        self.quotes: list[_Quote] = []
+
+
+def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], hits: dict[int, _Hit]) -> None:
+    """Fill ``hits`` through one index of the file: only the lines holding all of a quote's keys are
+    searched for its needles (a quote without keys is searched through the file)."""
+    index = _LineIndex(data, frozenset(k for q in batch for group in q.keys for k in group))
+    starts = index.starts
+    for q in batch:
+        if not q.keys:
+            _scan_search(data, q, hits)
+            continue
+        groups = q.groups
+        first, rest = groups[0], groups[1:]
+        for i in index.candidates(q.keys, q.has_words, q.has_chars):
+            start, end = starts[i], starts[i + 1] - 1
+            if len(first) == 1:
+                if data.find(first[0], start, end) < 0:
+                    continue
+            elif not any(data.find(k, start, end) >= 0 for k in first):
+                continue
+            if rest and not _holds_all(data, start, end, rest):
+                continue
+            hit = hits.get(start)
+            if hit is None:
+                hit = hits[start] = _Hit(end, i + 1)
+            elif not hit.line:
+                hit.line = i + 1
+            hit.quotes.append(q)
+
+
+def _scan_search(data: bytes | mmap.mmap, q: _Quote, hits: dict[int, _Hit]) -> None:
+    """Fill ``hits`` for one quote by searching its longest needle through the whole file."""
+    for start, end in _candidate_lines(data, q.groups):
+        hit = hits.get(start)
+        if hit is None:
+            hit = hits[start] = _Hit(end, 0)
+        hit.quotes.append(q)
 
 
 def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int) -> None:
