@@ -25,7 +25,7 @@ import mmap
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import accumulate
 from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
@@ -61,7 +61,6 @@ _QUOTE_MAP = {
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
 }
 _FANCY = re.compile("[" + "".join(_QUOTE_MAP) + "]")
-_WS = re.compile(r"\s+")
 # Zero-width, bidi controls, Unicode tags, word joiner, BOM, soft hyphen, Mongolian vowel separator.
 _HIDDEN = re.compile(
     "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u061c\U000e0000-\U000e007f]"
@@ -77,7 +76,7 @@ def normalize(text: str) -> str:
         text = _SURROGATE.sub("\ufffd", text)  # a lone surrogate is the U+FFFD the digest shows
         text = unicodedata.normalize("NFC", text)
         text = _FANCY.sub(lambda m: _QUOTE_MAP[m.group(0)], text)
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())  # str.split splits at the characters \\s matches
 
 
 def refusal(quote: str) -> str | None:
@@ -99,45 +98,37 @@ def needles(norm_quote: str) -> list[list[bytes]]:
     """What a raw line holding the quote must contain: for every run of the normalised quote that
     normalisation cannot have produced (no spaces, quotes, dashes), its JSON-escaped bytes in NFC
     or (when different) NFD form. Longest run first; at least one form of every run must occur."""
+    return [utf8 + escaped for utf8, escaped in _needle_forms(norm_quote)]
+
+
+def _needle_forms(norm_quote: str) -> list[tuple[list[bytes], list[bytes]]]:
+    """:func:`needles` with each run's forms in two lists: as UTF-8, and as ``\\uXXXX`` escapes
+    (what a writer with ``ensure_ascii`` makes of text beyond ASCII; empty for ASCII runs)."""
     runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
-    groups: list[list[bytes]] = []
+    groups: list[tuple[list[bytes], list[bytes]]] = []
     for run in runs:
         if run.isascii() and run.isprintable() and "\\" not in run:
-            groups.append([run.encode("ascii")])  # JSON writes it as it is, in every form
+            groups.append(([run.encode("ascii")], []))  # JSON writes it as it is, in every form
             continue
         forms = [run]
         nfd = unicodedata.normalize("NFD", run)
         if nfd != run:
             forms.append(nfd)
-        escaped = [_json_escaped(f) for f in forms]
-        # a writer with ensure_ascii=True would have written \uXXXX escapes instead of UTF-8
-        escaped += [e for e in (encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
-                    if e not in escaped]
-        groups.append(escaped)
+        utf8 = [_json_escaped(f) for f in forms]
+        escaped = [e for e in dict.fromkeys(encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
+                   if e not in utf8]
+        groups.append((utf8, escaped))
     return groups
 
 
 def _text_forms(norm_quote: str) -> list[list[str]]:
     """The runs of :func:`needles` as text (NFC, and NFD when different): what a string holding the
-    quote must contain."""
+    quote must contain. Longest run first: the one a string most rarely holds."""
     out = []
-    for run in {r for r in _UNSTABLE.split(norm_quote) if r}:
+    for run in sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=len, reverse=True):
         nfd = unicodedata.normalize("NFD", run)
         out.append([run, nfd] if nfd != run else [run])
     return out
-
-
-def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Every string value inside ``obj`` with its JSON path (iterative: deep nesting is fine)."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), obj)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            yield path, value
-        elif isinstance(value, dict):
-            stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
 
 
 _ALNUM_TOKEN = re.compile(
@@ -213,6 +204,7 @@ class _LineIndex:
     def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes | str]) -> None:
         self.starts: list[int] = [0]  # line i is data[starts[i]:starts[i + 1] - 1]
         self.lines: dict[bytes | str, set[int]] = {}
+        self.keys_present = self.lines.keys()
         self.always_words: set[int] = set()
         self.always_chars: set[int] = set()
         words = frozenset(k for k in wanted if isinstance(k, bytes))
@@ -261,26 +253,25 @@ class _LineIndex:
         starts = self.starts
         return {bisect_right(starts, base + m.start()) - 1 for m in pattern.finditer(body)}
 
-    def candidates(self, keys: tuple[frozenset[bytes | str], ...], has_words: bool, has_chars: bool) -> list[int]:
-        """The lines that may hold a quote with these keys, in file order."""
+    def candidates(self, q: _Quote) -> list[int]:
+        """The lines that may hold quote ``q`` (all of its keys, or a ``\\u`` escape that could hide
+        one), in file order."""
         lines = self.lines
-        sets: list[set[int]] = []
-        for group in keys:
-            if len(group) == 1:
-                got = lines.get(next(iter(group)))
-            else:
-                got = set().union(*(lines.get(k, ()) for k in group)) or None
-            if got is None:  # the usual answer: the quote is not in this file
-                sets = []
-                break
-            sets.append(got)
         found: set[int] = set()
-        if sets:
-            sets.sort(key=len)
-            found = sets[0].intersection(*sets[1:])
-        if has_words and self.always_words:
+        if self.keys_present >= q.single:  # else the usual answer: the quote is not in this file
+            sets = [lines[k] for k in q.single]
+            for group in q.either:
+                got = [lines[k] for k in group if k in lines]
+                if not got:
+                    sets = []
+                    break
+                sets.append(got[0] if len(got) == 1 else got[0].union(*got[1:]))
+            if sets:
+                sets.sort(key=len)
+                found = sets[0].intersection(*sets[1:])
+        if q.has_words and self.always_words:
             found |= self.always_words
-        if has_chars and self.always_chars:
+        if q.has_chars and self.always_chars:
             found |= self.always_chars
         return sorted(found)
 
@@ -342,12 +333,17 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "text_groups", "keys", "has_words", "has_chars", "found", "seen_strings")
+    __slots__ = ("nq", "groups", "utf8_groups", "text_groups", "keys", "single", "either", "has_words",
+                 "has_chars", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
-        self.groups = needles(nq)
+        forms = _needle_forms(nq)
+        self.groups = [utf8 + escaped for utf8, escaped in forms]
+        self.utf8_groups = [utf8 for utf8, _ in forms]  # enough for a line without \\u escapes
         self.keys = _index_keys(nq)
+        self.single = frozenset(next(iter(g)) for g in self.keys if len(g) == 1)
+        self.either = [g for g in self.keys if len(g) > 1]
         self.has_words = any(isinstance(k, bytes) for group in self.keys for k in group)
         self.has_chars = any(isinstance(k, str) for group in self.keys for k in group)
         self.text_groups = _text_forms(nq)
@@ -372,15 +368,31 @@ class _Record:
 
     def __init__(self, obj: dict[str, Any]) -> None:
         self.obj = obj
-        self.strings = list(_strings(obj))
+        self.strings = _leaves(obj)
         self.norms: dict[int, str] = {}
         self.progress = _is_progress_copy(obj)
 
     def norm(self, index: int) -> str:
         value = self.norms.get(index)
         if value is None:
-            value = self.norms[index] = normalize(self.strings[index][1])
+            value = self.norms[index] = normalize(self.strings[index][2])
         return value
+
+
+def _leaves(obj: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str | int, str]]:
+    """Every string value inside ``obj`` as (the path of its container, its key, the string): the
+    same strings as :func:`_strings`, without a path tuple for each (iterative: deep nesting is fine)."""
+    out: list[tuple[tuple[str | int, ...], str | int, str]] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), obj)]
+    while stack:
+        path, value = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(item, str):
+                out.append((path, key, item))
+            elif isinstance(item, (dict, list)):
+                stack.append(((*path, key), item))
+    return out
 
 
 def verify_quote(quote: str, files: Sequence[Path | str]) -> Verification:
@@ -417,8 +429,11 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     unreadable: list[str] = []
     if active:
         batch = list(active.values())
+        wanted = None
+        if len(batch) >= INDEX_FROM:
+            wanted = frozenset(k for q in batch for group in q.keys for k in group)
         for file_no, fpath in enumerate(files):
-            _verify_file(Path(fpath), file_no, batch, unreadable)
+            _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
     for i, nq in owner:
         v = done[nq]
@@ -434,8 +449,10 @@ def _prepare(quote: str) -> str | Verification:
     return normalize(quote)
 
 
-def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: list[str]) -> None:
-    """Look for every quote of ``batch`` in one file, adding what is found to each quote."""
+def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: frozenset[bytes | str] | None,
+                 unreadable: list[str]) -> None:
+    """Look for every quote of ``batch`` in one file, adding what is found to each quote (through an
+    index of the file's lines when ``wanted``, the keys of the batch, is given)."""
     try:
         data, fh = _open(fpath)
     except OSError as exc:
@@ -443,8 +460,8 @@ def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: lis
         return
     try:
         hits: dict[int, _Hit] = {}
-        if len(batch) >= INDEX_FROM and len(data):
-            _index_search(data, batch, hits)
+        if wanted is not None and len(data):
+            _index_search(data, batch, wanted, hits)
         else:
             for q in batch:
                 _scan_search(data, q, hits)
@@ -479,25 +496,28 @@ class _Hit:
         self.quotes: list[_Quote] = []
 
 
-def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], hits: dict[int, _Hit]) -> None:
-    """Fill ``hits`` through one index of the file: only the lines holding all of a quote's keys are
-    searched for its needles (a quote without keys is searched through the file)."""
-    index = _LineIndex(data, frozenset(k for q in batch for group in q.keys for k in group))
-    starts = index.starts
+def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: frozenset[bytes | str],
+                  hits: dict[int, _Hit]) -> None:
+    """Fill ``hits`` through one index of the file (``wanted``: every key of the batch): only the
+    lines holding all of a quote's keys are searched for its needles (a quote without keys is
+    searched through the file)."""
+    index = _LineIndex(data, wanted)
+    starts, wide = index.starts, index.always_chars
     for q in batch:
         if not q.keys:
             _scan_search(data, q, hits)
             continue
-        groups = q.groups
-        first, rest = groups[0], groups[1:]
-        for i in index.candidates(q.keys, q.has_words, q.has_chars):
+        for i in index.candidates(q):
             start, end = starts[i], starts[i + 1] - 1
+            # a line without \u escapes of text beyond ASCII cannot hold their escaped forms
+            groups = q.groups if i in wide else q.utf8_groups
+            first = groups[0]
             if len(first) == 1:
                 if data.find(first[0], start, end) < 0:
                     continue
             elif not any(data.find(k, start, end) >= 0 for k in first):
                 continue
-            if rest and not _holds_all(data, start, end, rest):
+            if len(groups) > 1 and not _holds_all(data, start, end, groups[1:]):
                 continue
             hit = hits.get(start)
             if hit is None:
@@ -518,13 +538,19 @@ def _scan_search(data: bytes | mmap.mmap, q: _Quote, hits: dict[int, _Hit]) -> N
 
 def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int) -> None:
     """Add each string of ``rec`` that holds quote ``q`` to what ``q`` found."""
-    nq, text_groups, obj = q.nq, q.text_groups, rec.obj
-    for index, (path, value) in enumerate(rec.strings):
-        if not all(any(k in value for k in group) for group in text_groups):
+    nq, obj = q.nq, rec.obj
+    first, rest = q.text_groups[0], q.text_groups[1:]
+    for index, (where, key, value) in enumerate(rec.strings):
+        if len(first) == 1:
+            if first[0] not in value:
+                continue
+        elif not any(k in value for k in first):
+            continue
+        if rest and not all(any(k in value for k in group) for group in rest):
             continue
         if nq not in rec.norm(index):
             continue
-        prov = _provenance(obj, path, value, nq)
+        prov = _provenance(obj, (*where, key), value, nq)
         sig = (prov, value)
         copy = rec.progress or sig in q.seen_strings
         q.seen_strings.add(sig)
