@@ -256,28 +256,40 @@ class _LineIndex:
     def candidates(self, q: _Quote) -> list[int]:
         """The lines that may hold quote ``q`` (all of its keys, or a ``\\u`` escape that could hide
         one), in file order."""
-        lines = self.lines
-        found: set[int] = set()
-        if self.keys_present >= q.single:  # else the usual answer: the quote is not in this file
-            sets = [lines[k] for k in q.single]
-            for group in q.either:
-                got = [lines[k] for k in group if k in lines]
-                if not got:
-                    sets = []
-                    break
-                sets.append(got[0] if len(got) == 1 else got[0].union(*got[1:]))
-            if sets:
-                sets.sort(key=len)
-                found = sets[0].intersection(*sets[1:])
-        if q.has_words and self.always_words:
-            found |= self.always_words
+        always = self.always_words if q.has_words else None
         if q.has_chars and self.always_chars:
-            found |= self.always_chars
+            always = self.always_chars if not always else always | self.always_chars
+        if not self.keys_present >= q.single:  # the usual answer: the quote is not in this file
+            return sorted(always) if always else []
+        lines = self.lines
+        sets = [lines[k] for k in q.single]
+        for group in q.either:
+            got = [lines[k] for k in group if k in lines]
+            if not got:
+                return sorted(always) if always else []
+            sets.append(got[0] if len(got) == 1 else got[0].union(*got[1:]))
+        sets.sort(key=len)
+        found = sets[0].intersection(*sets[1:])
+        if always:
+            found |= always
         return sorted(found)
 
 
 def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
     return all(any(data.find(k, start, end) >= 0 for k in group) for group in groups)
+
+
+def _holds_near(data: bytes | mmap.mmap, start: int, end: int, at: int, reach: int,
+                groups: list[list[bytes]]) -> bool:
+    """:func:`_holds_all` for the line ``start:end``, looking first within ``reach`` bytes of ``at``
+    (where the first needle is): a long line is scanned whole only for a needle not found there."""
+    lo, hi = max(start, at - reach), min(end, at + reach)
+    for group in groups:
+        if any(data.find(k, lo, hi) >= 0 for k in group):
+            continue
+        if (lo == start and hi == end) or not any(data.find(k, start, end) >= 0 for k in group):
+            return False
+    return True
 
 
 def _candidate_lines(data: bytes | mmap.mmap, groups: list[list[bytes]]) -> list[tuple[int, int]]:
@@ -333,14 +345,15 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "utf8_groups", "text_groups", "keys", "single", "either", "has_words",
-                 "has_chars", "found", "seen_strings")
+    __slots__ = ("nq", "groups", "utf8_groups", "reach", "text_groups", "keys", "single", "either",
+                 "has_words", "has_chars", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
         forms = _needle_forms(nq)
         self.groups = [utf8 + escaped for utf8, escaped in forms]
         self.utf8_groups = [utf8 for utf8, _ in forms]  # enough for a line without \\u escapes
+        self.reach = 8 * len(nq) + 64  # bytes around one needle where the others usually are
         self.keys = _index_keys(nq)
         self.single = frozenset(next(iter(g)) for g in self.keys if len(g) == 1)
         self.either = [g for g in self.keys if len(g) > 1]
@@ -509,15 +522,14 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: frozense
             continue
         for i in index.candidates(q):
             start, end = starts[i], starts[i + 1] - 1
-            # a line without \u escapes of text beyond ASCII cannot hold their escaped forms
+            # a line without \\u escapes of text beyond ASCII cannot hold their escaped forms
             groups = q.groups if i in wide else q.utf8_groups
-            first = groups[0]
-            if len(first) == 1:
-                if data.find(first[0], start, end) < 0:
-                    continue
-            elif not any(data.find(k, start, end) >= 0 for k in first):
-                continue
-            if len(groups) > 1 and not _holds_all(data, start, end, groups[1:]):
+            at = -1
+            for key in groups[0]:
+                at = data.find(key, start, end)
+                if at >= 0:
+                    break
+            if at < 0 or (len(groups) > 1 and not _holds_near(data, start, end, at, q.reach, groups[1:])):
                 continue
             hit = hits.get(start)
             if hit is None:
