@@ -75,7 +75,8 @@ def normalize(text: str) -> str:
     if not text.isascii():
         text = _SURROGATE.sub("\ufffd", text)  # a lone surrogate is the U+FFFD the digest shows
         text = unicodedata.normalize("NFC", text)
-        text = _FANCY.sub(lambda m: _QUOTE_MAP[m.group(0)], text)
+        for fancy in set(_FANCY.findall(text)):
+            text = text.replace(fancy, _QUOTE_MAP[fancy])
     return " ".join(text.split())  # str.split splits at the characters \\s matches
 
 
@@ -104,31 +105,32 @@ def needles(norm_quote: str) -> list[list[bytes]]:
 def _needle_forms(norm_quote: str) -> list[tuple[list[bytes], list[bytes]]]:
     """:func:`needles` with each run's forms in two lists: as UTF-8, and as ``\\uXXXX`` escapes
     (what a writer with ``ensure_ascii`` makes of text beyond ASCII; empty for ASCII runs)."""
-    runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
-    groups: list[tuple[list[bytes], list[bytes]]] = []
-    for run in runs:
-        if run.isascii() and run.isprintable() and "\\" not in run:
-            groups.append(([run.encode("ascii")], []))  # JSON writes it as it is, in every form
-            continue
-        forms = [run]
-        nfd = unicodedata.normalize("NFD", run)
-        if nfd != run:
-            forms.append(nfd)
-        utf8 = [_json_escaped(f) for f in forms]
-        escaped = [e for e in dict.fromkeys(encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
-                   if e not in utf8]
-        groups.append((utf8, escaped))
-    return groups
+    return [_forms_of(run, nfd) for run, nfd in _runs(norm_quote)]
+
+
+def _runs(norm_quote: str) -> list[tuple[str, str]]:
+    """The runs of the normalised quote that normalisation cannot have produced (no spaces, quotes,
+    dashes), each with its NFD form; longest (in UTF-8) first, the one a line most rarely holds."""
+    runs = {r for r in _UNSTABLE.split(norm_quote) if r}
+    out = [(r, r if r.isascii() else unicodedata.normalize("NFD", r)) for r in runs]
+    out.sort(key=lambda pair: -len(pair[0].encode("utf-8")))
+    return out
+
+
+def _forms_of(run: str, nfd: str) -> tuple[list[bytes], list[bytes]]:
+    if run.isascii() and run.isprintable() and "\\" not in run:
+        return [run.encode("ascii")], []  # JSON writes it as it is, in every form
+    forms = [run] if nfd == run else [run, nfd]
+    utf8 = [_json_escaped(f) for f in forms]
+    escaped = [e for e in dict.fromkeys(encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
+               if e not in utf8]
+    return utf8, escaped
 
 
 def _text_forms(norm_quote: str) -> list[list[str]]:
     """The runs of :func:`needles` as text (NFC, and NFD when different): what a string holding the
-    quote must contain. Longest run first: the one a string most rarely holds."""
-    out = []
-    for run in sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=len, reverse=True):
-        nfd = unicodedata.normalize("NFD", run)
-        out.append([run, nfd] if nfd != run else [run])
-    return out
+    quote must contain. Longest run first."""
+    return [[run, nfd] if nfd != run else [run] for run, nfd in _runs(norm_quote)]
 
 
 _ALNUM_TOKEN = re.compile(
@@ -147,6 +149,9 @@ _ASCII_BYTES = bytes(range(128))
 INDEX_FROM = 8
 """A batch of at least this many quotes reads each file into an index (the quotes' words and
 characters per line) instead of searching the file once per quote."""
+_SYLLABLES_FROM = 4
+"""A quote with more candidate lines than this in a file, and syllables (:func:`safe_syllables`),
+keeps only the lines holding them whole."""
 _INDEX_SLICE = 8 * 1024 * 1024  # the index reads a file in slices of whole lines of about this size
 _COMMON = frozenset(
     b"a an and are as at be but by can do for from has have i if in is it its not of on or so that the "
@@ -174,6 +179,8 @@ def safe_chars(norm_quote: str) -> list[frozenset[str]]:
     hold either form (:func:`needles`). Han, kana, Hangul, Vietnamese, Cyrillic...: the keys of text
     without ASCII words."""
     groups: list[frozenset[str]] = []
+    if norm_quote.isascii():
+        return groups
     for char in set(_NON_ASCII.findall(norm_quote)) - {"\ufffd"}:
         parts = unicodedata.normalize("NFD", char)
         if parts == char:
@@ -185,16 +192,38 @@ def safe_chars(norm_quote: str) -> list[frozenset[str]]:
     return groups
 
 
-def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], ...]:
-    """What the index looks up for a quote: groups of keys, each group holding the keys a line may
-    show in its place (one for a word). The quote's safe words (:func:`safe_tokens`) of three
-    characters or more that are not common, or all of them when it has no such word, and its safe
-    characters (:func:`safe_chars`). Empty: the quote is searched through each file instead."""
+def safe_syllables(norm_quote: str) -> list[frozenset[str]]:
+    """Words with letters beyond ASCII (Vietnamese syllables, accented or Cyrillic words...) that any
+    line holding the normalised quote holds whole, in NFC or NFD, once JSON escapes are blanked and
+    the line is split at whitespace: the quote's inner space-separated pieces made only of letters.
+    Each piece is one run of :func:`needles`, and the spaces around it can only come from whitespace
+    or an escape (``\\n``, ``\\t``). Where single characters are weak keys (every line of a language
+    holds its letters), these tell the lines apart."""
+    groups: list[frozenset[str]] = []
+    if norm_quote.isascii():
+        return groups
+    for piece in set(norm_quote.split(" ")[1:-1]):
+        if len(piece) > 1 and not piece.isascii() and piece.isalpha():
+            groups.append(frozenset((piece, unicodedata.normalize("NFD", piece))))
+    return groups
+
+
+def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], list[frozenset[str]]]:
+    """What the index looks up for a quote: keys a line holding it must all hold, and groups of
+    keys of which such a line holds one (a character or the part its decomposed form holds). The
+    keys are the quote's safe words (:func:`safe_tokens`) of three characters or more that are not
+    common (all of them when it has no such word) and its safe characters (:func:`safe_chars`).
+    None at all: the quote is searched through each file instead."""
     words = safe_tokens(norm_quote)
-    rare = {w for w in words if len(w) >= 3 and w not in _COMMON}
-    keyed: list[frozenset[bytes | str]] = [frozenset((w,)) for w in (rare or words)]
-    keyed += safe_chars(norm_quote)
-    return tuple(keyed)
+    rare = frozenset(w for w in words if len(w) >= 3 and w not in _COMMON)
+    single: set[bytes | str] = set(rare or words)
+    either: list[frozenset[str]] = []
+    for group in safe_chars(norm_quote):
+        if len(group) == 1:
+            single |= group
+        else:
+            either.append(group)
+    return frozenset(single), either
 
 
 class _LineIndex:
@@ -207,6 +236,8 @@ class _LineIndex:
         self.keys_present = self.lines.keys()
         self.always_words: set[int] = set()
         self.always_chars: set[int] = set()
+        self._data = data
+        self._syllables: dict[int, set[str]] = {}
         words = frozenset(k for k in wanted if isinstance(k, bytes))
         chars = frozenset(k for k in wanted if isinstance(k, str))
         size, start = len(data), 0
@@ -247,6 +278,15 @@ class _LineIndex:
                         got.add(i)
         if chars and b"\\u" in body:
             self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
+
+    def syllables(self, line: int) -> set[str]:
+        """The whitespace-separated pieces of a line once its JSON escapes are blanked (computed once,
+        for a line that is a candidate of a quote with many: see :func:`safe_syllables`)."""
+        got = self._syllables.get(line)
+        if got is None:
+            raw = bytes(self._data[self.starts[line]:self.starts[line + 1] - 1])
+            got = self._syllables[line] = set(_ESCAPE.sub(b" ", raw).decode("utf-8", "replace").split())
+        return got
 
     def _lines_of(self, body: bytes, base: int, pattern: re.Pattern[bytes]) -> set[int]:
         """The lines where ``pattern`` matches in ``body`` (the file's bytes from ``base``, indexed)."""
@@ -346,20 +386,21 @@ class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
     __slots__ = ("nq", "groups", "utf8_groups", "reach", "text_groups", "keys", "single", "either",
-                 "has_words", "has_chars", "found", "seen_strings")
+                 "has_words", "has_chars", "syllables", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
-        forms = _needle_forms(nq)
+        runs = _runs(nq)
+        forms = [_forms_of(run, nfd) for run, nfd in runs]
         self.groups = [utf8 + escaped for utf8, escaped in forms]
         self.utf8_groups = [utf8 for utf8, _ in forms]  # enough for a line without \\u escapes
+        self.text_groups = [[run, nfd] if nfd != run else [run] for run, nfd in runs]
         self.reach = 8 * len(nq) + 64  # bytes around one needle where the others usually are
-        self.keys = _index_keys(nq)
-        self.single = frozenset(next(iter(g)) for g in self.keys if len(g) == 1)
-        self.either = [g for g in self.keys if len(g) > 1]
-        self.has_words = any(isinstance(k, bytes) for group in self.keys for k in group)
-        self.has_chars = any(isinstance(k, str) for group in self.keys for k in group)
-        self.text_groups = _text_forms(nq)
+        self.single, self.either = _index_keys(nq)
+        self.keys = self.single.union(*self.either)  # every key a line may be looked up by
+        self.has_chars = not nq.isascii() and any(isinstance(k, str) for k in self.keys)
+        self.has_words = any(isinstance(k, bytes) for k in self.single)
+        self.syllables = safe_syllables(nq)
         self.found: list[tuple[tuple[int, int, int, int], Match]] = []
         self.seen_strings: set[tuple[str, str]] = set()
 
@@ -444,7 +485,7 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
         batch = list(active.values())
         wanted = None
         if len(batch) >= INDEX_FROM:
-            wanted = frozenset(k for q in batch for group in q.keys for k in group)
+            wanted = frozenset().union(*(q.keys for q in batch))
         for file_no, fpath in enumerate(files):
             _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
@@ -516,11 +557,18 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: frozense
     searched through the file)."""
     index = _LineIndex(data, wanted)
     starts, wide = index.starts, index.always_chars
+    present = index.keys_present
     for q in batch:
         if not q.keys:
             _scan_search(data, q, hits)
             continue
-        for i in index.candidates(q):
+        if not (present >= q.single or index.always_words or wide):
+            continue  # the usual answer, found at once: a key of the quote is nowhere in this file
+        lines = index.candidates(q)
+        if q.syllables and len(lines) > _SYLLABLES_FROM:
+            lines = [i for i in lines if i in wide or all(
+                not group.isdisjoint(index.syllables(i)) for group in q.syllables)]
+        for i in lines:
             start, end = starts[i], starts[i + 1] - 1
             # a line without \\u escapes of text beyond ASCII cannot hold their escaped forms
             groups = q.groups if i in wide else q.utf8_groups
