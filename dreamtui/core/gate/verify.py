@@ -390,11 +390,9 @@ class _Quote:
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
-        runs = _runs(nq)
-        forms = [_forms_of(run, nfd) for run, nfd in runs]
-        self.groups = [utf8 + escaped for utf8, escaped in forms]
-        self.utf8_groups = [utf8 for utf8, _ in forms]  # enough for a line without \\u escapes
-        self.text_groups = [[run, nfd] if nfd != run else [run] for run, nfd in runs]
+        self.groups: list[list[bytes]] = []  # the needles, made when first needed (see :meth:`ready`)
+        self.utf8_groups: list[list[bytes]] = []  # enough for a line without \\u escapes
+        self.text_groups: list[list[str]] = []
         self.reach = 8 * len(nq) + 64  # bytes around one needle where the others usually are
         self.single, self.either = _index_keys(nq)
         self.keys = self.single.union(*self.either)  # every key a line may be looked up by
@@ -403,6 +401,16 @@ class _Quote:
         self.syllables = safe_syllables(nq)
         self.found: list[tuple[tuple[int, int, int, int], Match]] = []
         self.seen_strings: set[tuple[str, str]] = set()
+
+    def ready(self) -> _Quote:
+        """The quote with its needles made (most quotes of a batch need none in most files)."""
+        if not self.groups:
+            runs = _runs(self.nq)
+            forms = [_forms_of(run, nfd) for run, nfd in runs]
+            self.groups = [utf8 + escaped for utf8, escaped in forms]
+            self.utf8_groups = [utf8 for utf8, _ in forms]
+            self.text_groups = [[run, nfd] if nfd != run else [run] for run, nfd in runs]
+        return self
 
     def result(self, unreadable: list[str]) -> Verification:
         if self.found:
@@ -558,13 +566,16 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: frozense
     index = _LineIndex(data, wanted)
     starts, wide = index.starts, index.always_chars
     present = index.keys_present
+    if not (index.always_words or wide):  # the usual answer, found at once: a key is nowhere here
+        batch = [q for q in batch if present >= q.single]
     for q in batch:
         if not q.keys:
             _scan_search(data, q, hits)
             continue
-        if not (present >= q.single or index.always_words or wide):
-            continue  # the usual answer, found at once: a key of the quote is nowhere in this file
         lines = index.candidates(q)
+        if not lines:
+            continue
+        q.ready()
         if q.syllables and len(lines) > _SYLLABLES_FROM:
             lines = [i for i in lines if i in wide or all(
                 not group.isdisjoint(index.syllables(i)) for group in q.syllables)]
@@ -589,7 +600,7 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: frozense
 
 def _scan_search(data: bytes | mmap.mmap, q: _Quote, hits: dict[int, _Hit]) -> None:
     """Fill ``hits`` for one quote by searching its longest needle through the whole file."""
-    for start, end in _candidate_lines(data, q.groups):
+    for start, end in _candidate_lines(data, q.ready().groups):
         hit = hits.get(start)
         if hit is None:
             hit = hits[start] = _Hit(end, 0)
