@@ -145,7 +145,7 @@ _ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
 # digits looks the same: that line is searched too, which changes nothing but time)
 _WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 _SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
-_ASCII_BYTES = bytes(range(128))
+_ASCII_BUT_BREAK = bytes(c for c in range(128) if c != 10)
 INDEX_FROM = 8
 """A batch of at least this many quotes reads each file into an index (the quotes' words and
 characters per line) instead of searching the file once per quote."""
@@ -255,27 +255,21 @@ class _LineIndex:
         self.starts += accumulate(map((1).__add__, map(len, raw_lines)), initial=self.starts.pop())
         lines = self.lines
         if words:
-            blanked = _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n")
-            for i, line in enumerate(blanked, first):
-                for word in words.intersection(line.split()):
-                    got = lines.get(word)
-                    if got is None:
-                        lines[word] = {i}
-                    else:
-                        got.add(i)
+            tokens = map(bytes.split, _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n"))
+            for i, found in enumerate(map(words.intersection, tokens), first):
+                if found:
+                    _note(lines, found, i)
             if b"\\u00" in body:
                 self.always_words.update(self._lines_of(body, base, _ALNUM_ESCAPE))
         if chars and not body.isascii():
-            for i, line in enumerate(raw_lines, first):
-                if line.isascii():
-                    continue
-                # ASCII bytes never sit inside a UTF-8 character: dropping them keeps every character
-                for char in chars.intersection(line.translate(None, _ASCII_BYTES).decode("utf-8", "replace")):
-                    got = lines.get(char)
-                    if got is None:
-                        lines[char] = {i}
-                    else:
-                        got.add(i)
+            # ASCII bytes never sit inside a UTF-8 character: dropping all but the line breaks keeps
+            # every character, line by line
+            texts = body.translate(None, _ASCII_BUT_BREAK).decode("utf-8", "replace").split("\n")
+            for i, text in enumerate(texts, first):
+                if text:
+                    found = chars.intersection(text)
+                    if found:
+                        _note(lines, found, i)
         if chars and b"\\u" in body:
             self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
 
@@ -313,6 +307,16 @@ class _LineIndex:
         if always:
             found |= always
         return sorted(found)
+
+
+def _note(lines: dict[Any, set[int]], keys: frozenset[Any], line: int) -> None:
+    """Note that ``line`` holds each of ``keys``."""
+    for key in keys:
+        got = lines.get(key)
+        if got is None:
+            lines[key] = {line}
+        else:
+            got.add(line)
 
 
 def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
