@@ -409,7 +409,13 @@ class _Quote:
     def ready(self) -> _Quote:
         """The quote with its needles made (most quotes of a batch need none in most files)."""
         if not self.groups:
-            runs = _runs(self.nq)
+            nq = self.nq
+            if nq.isascii() and nq.isprintable() and "\\" not in nq:  # every run as it is, in every form
+                plain = sorted({r for r in _UNSTABLE.split(nq) if r}, key=len, reverse=True)
+                self.groups = self.utf8_groups = [[r.encode("ascii")] for r in plain]
+                self.text_groups = [[r] for r in plain]
+                return self
+            runs = _runs(nq)
             forms = [_forms_of(run, nfd) for run, nfd in runs]
             self.groups = [utf8 + escaped for utf8, escaped in forms]
             self.utf8_groups = [utf8 for utf8, _ in forms]
