@@ -226,11 +226,15 @@ def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], list[frozenset
     return frozenset(single), either
 
 
+_Wanted = tuple[frozenset[bytes], frozenset[str]]
+"""The keys of a batch: its words, and its characters beyond ASCII."""
+
+
 class _LineIndex:
     """The lines of one file that hold each wanted key: an ASCII word (see :func:`safe_tokens`) or a
     character beyond ASCII (see :func:`safe_chars`)."""
 
-    def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes | str]) -> None:
+    def __init__(self, data: bytes | mmap.mmap, words: frozenset[bytes], chars: frozenset[str]) -> None:
         self.starts: list[int] = [0]  # line i is data[starts[i]:starts[i + 1] - 1]
         self.lines: dict[bytes | str, set[int]] = {}
         self.keys_present = self.lines.keys()
@@ -238,8 +242,6 @@ class _LineIndex:
         self.always_chars: set[int] = set()
         self._data = data
         self._syllables: dict[int, set[str]] = {}
-        words = frozenset(k for k in wanted if isinstance(k, bytes))
-        chars = frozenset(k for k in wanted if isinstance(k, str))
         size, start = len(data), 0
         while start < size:  # slices of whole lines: memory stays bounded however large the file
             cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
@@ -302,8 +304,7 @@ class _LineIndex:
             if not got:
                 return sorted(always) if always else []
             sets.append(got[0] if len(got) == 1 else got[0].union(*got[1:]))
-        sets.sort(key=len)
-        found = sets[0].intersection(*sets[1:])
+        found = set.intersection(*sets)  # each step walks the smaller set
         if always:
             found |= always
         return sorted(found)
@@ -503,7 +504,9 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
         batch = list(active.values())
         wanted = None
         if len(batch) >= INDEX_FROM:
-            wanted = frozenset().union(*(q.keys for q in batch))
+            keys = frozenset().union(*(q.keys for q in batch))
+            wanted = (frozenset(k for k in keys if isinstance(k, bytes)),
+                      frozenset(k for k in keys if isinstance(k, str)))
         for file_no, fpath in enumerate(files):
             _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
@@ -521,10 +524,10 @@ def _prepare(quote: str) -> str | Verification:
     return normalize(quote)
 
 
-def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: frozenset[bytes | str] | None,
+def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted | None,
                  unreadable: list[str]) -> None:
     """Look for every quote of ``batch`` in one file, adding what is found to each quote (through an
-    index of the file's lines when ``wanted``, the keys of the batch, is given)."""
+    index of the file's lines when ``wanted``, the words and characters of the batch, is given)."""
     try:
         data, fh = _open(fpath)
     except OSError as exc:
@@ -568,12 +571,12 @@ class _Hit:
         self.quotes: list[_Quote] = []
 
 
-def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: frozenset[bytes | str],
+def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
                   hits: dict[int, _Hit]) -> None:
-    """Fill ``hits`` through one index of the file (``wanted``: every key of the batch): only the
+    """Fill ``hits`` through one index of the file (``wanted``: the keys of the batch): only the
     lines holding all of a quote's keys are searched for its needles (a quote without keys is
     searched through the file)."""
-    index = _LineIndex(data, wanted)
+    index = _LineIndex(data, *wanted)
     starts, wide = index.starts, index.always_chars
     present = index.keys_present
     if not (index.always_words or wide):  # the usual answer, found at once: a key is nowhere here
