@@ -269,9 +269,9 @@ class _LineIndex:
             texts = body.translate(None, _ASCII_BUT_BREAK).decode("utf-8", "replace").split("\n")
             for i, text in enumerate(texts, first):
                 if text:
-                    found = chars.intersection(text)
-                    if found:
-                        _note(lines, found, i)
+                    held = chars.intersection(text)
+                    if held:
+                        _note(lines, held, i)
         if chars and b"\\u" in body:
             self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
 
