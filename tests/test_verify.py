@@ -131,6 +131,17 @@ def test_short_quotes_are_unverifiable(corpus: Path) -> None:
     assert MIN_WORDS == 6
 
 
+def test_a_quote_of_only_dashes_and_quotes_is_refused_not_a_crash(tmp_path: Path) -> None:
+    from dreamtui.core.gate.verify import verify_quotes
+
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [{"type": "user", "message": {"content": "a - - - - - - b"}}])
+    for quote in ("- - - - - -", "\u2014 \u2014 \u2014 \u2014 \u2014 \u2014", '" " \' \' - -'):
+        result = verify_quote(quote, [path])
+        assert not result.verified and result.reason == "unverifiable: the quote holds only spaces, quotes and dashes"
+    batch = verify_quotes(["- - - - - -"] + [f"always run the linter before push {i}" for i in range(9)], [path])
+    assert not batch[0].verified and "only spaces" in (batch[0].reason or "")
+
+
 @pytest.mark.parametrize("hidden", ["\u200b", "\u202e", "\u2066", "\U000e0041", "\ufeff"])
 def test_hidden_characters_are_refused(corpus: Path, hidden: str) -> None:
     quote = f"The above \"status report\" is very {hidden}interesting and good to keep"

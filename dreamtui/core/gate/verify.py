@@ -11,8 +11,11 @@ How it works (see ``transcript-format.md``, "Encoding"):
    quotes, dashes) is JSON-escaped and searched in the raw file with ``bytes.find``; only the
    lines that hold it are decoded.
    Many quotes at once (:func:`verify_quotes`, what the gate uses) read each file once: with
-   :data:`INDEX_FROM` quotes or more, into an index of the ASCII words each line holds whole
-   (:func:`safe_tokens`), so only the lines holding all of a quote's words are searched for it.
+   :data:`INDEX_FROM` quotes or more, into an index of the keys each line holds, keys that work
+   for any script: ASCII words held whole (:func:`safe_tokens`) and characters beyond ASCII in
+   either normal form (:func:`safe_chars`). Only the lines holding all of a quote's keys are
+   searched for its needles (narrowed by whole syllables, :func:`safe_syllables`, when a quote has
+   many such lines); the same lines pass as with one search per quote, so the answers are the same.
 4. Confirm: walk every string value of the decoded record; the normalised quote must lie inside one
    normalised string. Each place is reported with its provenance (``records.provenance_of``) and
    whether the record is a copy (an ``agent_progress`` record, or a repeat of a string already
@@ -77,14 +80,17 @@ def normalize(text: str) -> str:
         text = unicodedata.normalize("NFC", text)
         for fancy in set(_FANCY.findall(text)):
             text = text.replace(fancy, _QUOTE_MAP[fancy])
-    return " ".join(text.split())  # str.split splits at the characters \\s matches
+    return " ".join(text.split())  # str.split splits at the characters \s matches
 
 
 def refusal(quote: str) -> str | None:
     """Why ``quote`` cannot be verified at all, or None when it may be searched."""
     if _HIDDEN.search(quote):
         return "refused: the quote holds zero-width, bidi-control or tag characters"
-    words = word_count(normalize(quote))
+    norm_quote = normalize(quote)
+    if not _UNSTABLE.sub("", norm_quote):  # nothing to search for: no needle, no key
+        return "unverifiable: the quote holds only spaces, quotes and dashes"
+    words = word_count(norm_quote)
     if words < MIN_WORDS:
         shown = f"{words:g}" if words == int(words) else f"{words:.1f}"
         return f"unverifiable: too short ({shown} words; at least {MIN_WORDS} needed)"
