@@ -139,9 +139,9 @@ def _text_forms(norm_quote: str) -> list[list[str]]:
     return [[run, nfd] if nfd != run else [run] for run, nfd in _runs(norm_quote)]
 
 
-_ALNUM_TOKEN = re.compile(
-    "(?<=[\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f\\ufffd])[A-Za-z0-9]+(?=[\\x00-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f\\ufffd])"
-)
+# an ASCII word whose neighbours are ASCII (or U+FFFD) but neither a letter, a digit, "-" nor "_"
+_WORD_EDGE = "[\\x00-\\x2c\\x2e\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\x7f\\ufffd]"
+_ALNUM_TOKEN = re.compile(f"(?<={_WORD_EDGE})[A-Za-z0-9]+(?={_WORD_EDGE})")
 _NON_ASCII = re.compile("[^\\x00-\\x7f]")
 _ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
 # a \u escape of an ASCII letter or digit (no ordinary writer makes one): its line is always searched
@@ -150,7 +150,9 @@ _ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
 # indexed by characters, its line is always searched (an escaped backslash before "u" and four hex
 # digits looks the same: that line is searched too, which changes nothing but time)
 _WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
-_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
+# what the index splits a line into words at: all but ASCII letters, digits, "-" and "_" (which keep
+# an identifier, a path or a UUID one word: fewer words to look at) and the line break
+_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "-_\n") else 32 for c in range(256))
 _ASCII_BUT_BREAK = bytes(c for c in range(128) if c != 10)
 INDEX_FROM = 8
 """A batch of at least this many quotes reads each file into an index (the quotes' words and
@@ -170,10 +172,10 @@ def safe_tokens(norm_quote: str) -> frozenset[bytes]:
     """ASCII words of the normalised quote that any line holding it holds as whole words.
 
     A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
-    letters and digits once JSON escapes are blanked (:class:`_LineIndex`): the word is whole in the
-    quote and its neighbours are ASCII (or U+FFFD, a bad byte), never the quote's start or end (a quote
-    may begin or end mid-word), so no escape, combining mark or neighbour can join it. Words with
-    ``K`` are left out (the Kelvin sign normalises to it).
+    letters, digits, ``-`` and ``_`` once JSON escapes are blanked (:class:`_LineIndex`): the word is
+    whole in the quote and its neighbours are ASCII (or U+FFFD, a bad byte) but not ``-`` or ``_``,
+    never the quote's start or end (a quote may begin or end mid-word), so no escape, combining mark
+    or neighbour can join it. Words with ``K`` are left out (the Kelvin sign normalises to it).
     """
     return frozenset(w.encode("ascii") for w in _ALNUM_TOKEN.findall(norm_quote) if "K" not in w)
 
