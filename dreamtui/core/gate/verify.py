@@ -398,13 +398,14 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "utf8_groups", "reach", "text_groups", "keys", "single", "either",
+    __slots__ = ("nq", "groups", "utf8_groups", "exact", "reach", "text_groups", "keys", "single", "either",
                  "has_words", "has_chars", "syllables", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
-        self.groups: list[list[bytes]] = []  # the needles, made when first needed (see :meth:`ready`)
-        self.utf8_groups: list[list[bytes]] = []  # enough for a line without \\u escapes
+        self.groups: list[list[bytes]] = []  # the needles, made when first needed (:meth:`all_groups`)
+        self.utf8_groups: list[list[bytes]] = []  # enough for a line without \\u escapes (:meth:`ready`)
+        self.exact = b""
         self.text_groups: list[list[str]] = []
         self.reach = 8 * len(nq) + 64  # bytes around one needle where the others usually are
         self.single, self.either = _index_keys(nq)
@@ -416,20 +417,26 @@ class _Quote:
         self.seen_strings: set[tuple[str, str]] = set()
 
     def ready(self) -> _Quote:
-        """The quote with its needles made (most quotes of a batch need none in most files)."""
-        if not self.groups:
+        """The quote with its needles as UTF-8 made (most quotes of a batch need none in most files)."""
+        if not self.utf8_groups:
             nq = self.nq
+            self.exact = _json_escaped(nq)  # the whole quote as most transcripts write it
             if nq.isascii() and nq.isprintable() and "\\" not in nq:  # every run as it is, in every form
                 plain = sorted({r for r in _UNSTABLE.split(nq) if r}, key=len, reverse=True)
                 self.groups = self.utf8_groups = [[r.encode("ascii")] for r in plain]
                 self.text_groups = [[r] for r in plain]
                 return self
             runs = _runs(nq)
-            forms = [_forms_of(run, nfd) for run, nfd in runs]
-            self.groups = [utf8 + escaped for utf8, escaped in forms]
-            self.utf8_groups = [utf8 for utf8, _ in forms]
+            self.utf8_groups = [[_json_escaped(f) for f in ((run,) if nfd == run else (run, nfd))] for run, nfd in runs]
             self.text_groups = [[run, nfd] if nfd != run else [run] for run, nfd in runs]
         return self
+
+    def all_groups(self) -> list[list[bytes]]:
+        """Every needle form, ``\\uXXXX`` escapes included (:func:`needles`): for a line that has such
+        escapes, or a search through the whole file."""
+        if not self.groups:
+            self.groups = needles(self.nq)
+        return self.groups
 
     def result(self, unreadable: list[str]) -> Verification:
         if self.found:
@@ -603,14 +610,19 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
         for i in lines:
             start, end = starts[i], starts[i + 1] - 1
             # a line without \\u escapes of text beyond ASCII cannot hold their escaped forms
-            groups = q.groups if i in wide else q.utf8_groups
+            groups = q.all_groups() if i in wide else q.utf8_groups
             at = -1
             for key in groups[0]:
                 at = data.find(key, start, end)
                 if at >= 0:
                     break
-            if at < 0 or (len(groups) > 1 and not _holds_near(data, start, end, at, q.reach, groups[1:])):
+            if at < 0:
                 continue
+            if len(groups) > 1:
+                size = len(q.exact)  # the quote written as it is around there holds every needle
+                if data.find(q.exact, max(start, at - size), min(end, at + size)) < 0 and \
+                        not _holds_near(data, start, end, at, q.reach, groups[1:]):
+                    continue
             hit = hits.get(start)
             if hit is None:
                 hit = hits[start] = _Hit(end, i + 1)
@@ -621,7 +633,7 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
 
 def _scan_search(data: bytes | mmap.mmap, q: _Quote, hits: dict[int, _Hit]) -> None:
     """Fill ``hits`` for one quote by searching its longest needle through the whole file."""
-    for start, end in _candidate_lines(data, q.ready().groups):
+    for start, end in _candidate_lines(data, q.ready().all_groups()):
         hit = hits.get(start)
         if hit is None:
             hit = hits[start] = _Hit(end, 0)
