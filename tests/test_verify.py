@@ -345,10 +345,13 @@ def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) ->
     assert not lost.verified and "gone.jsonl" in (lost.reason or "")
 
 
-def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path) -> None:
+def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path, monkeypatch) -> None:
     """The word index of a batch blanks JSON escapes: a quote written after a newline escape, with
     \\uXXXX escapes (ensure_ascii), in NFD, with escaped slashes or letters, verifies exactly as alone."""
-    from dreamtui.core.gate.verify import INDEX_FROM, verify_quotes
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
 
     said = "please run the café linter/formatter before every single push today"
     texts = [
@@ -372,7 +375,6 @@ def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path
               "the café linter/formatter before every single push today and"]
     quotes += [f"{q} " for q in quotes] + ["please run the café linter before every push",
                                            "linter/formatter before every single push today"]
-    assert len(quotes) >= INDEX_FROM
     batch = verify_quotes(quotes, [path])
     single = [verify_quote(q, [path]) for q in quotes]
     assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
@@ -482,11 +484,11 @@ def test_batch_index_finds_every_script_exactly_as_one_by_one(tmp_path: Path, mo
     characters and syllables) gives every place one by one gives, and no other, in NFC, NFD and
     \\u-escaped records; altered quotes verify in neither; a quote only in tool output says tool."""
     from dreamtui.core.gate import verify
-    from dreamtui.core.gate.verify import INDEX_FROM, verify_quotes
+    from dreamtui.core.gate.verify import verify_quotes
 
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
     path = _script_session(tmp_path)
     quotes = _script_quotes()
-    assert len(quotes) >= INDEX_FROM
     single = [verify_quote(q, [path]) for q in quotes]
     batch = verify_quotes(quotes, [path])
     assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
@@ -523,14 +525,16 @@ _PIECES = ["the", "linter", "K", "café", "thích", "cho", "tôi", "用户", "�
            "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd"]
 
 
-def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path) -> None:
+def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, monkeypatch) -> None:
     """Random text in many scripts, with curly quotes, dashes, odd spaces, escapes, combining
     marks and emoji, written as UTF-8, NFD or ``ensure_ascii``: every quote cut from it (and every
     altered one) gets from the batch index exactly what the one-quote search gives."""
     import random
 
-    from dreamtui.core.gate.verify import INDEX_FROM, verify_quotes
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
 
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
     rng = random.Random(16)
     for case in range(40):
         texts = [" ".join(rng.choice(_PIECES) + rng.choice(["", "", rng.choice(_PIECES)]) for _ in range(40))
@@ -551,7 +555,6 @@ def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path) ->
             quote = text[start:start + rng.randint(15, 60)]
             quotes.append(quote)
             quotes.append(quote[:-2] + "q" + quote[-1:])
-        assert len(quotes) >= INDEX_FROM
         batch = verify_quotes(quotes, [path])
         single = [verify_quote(q, [path]) for q in quotes]
         assert [(v.verified, v.matches, v.reason) for v in batch] == \

@@ -154,9 +154,11 @@ _WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 # an identifier, a path or a UUID one word: fewer words to look at) and the line break
 _SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "-_\n") else 32 for c in range(256))
 _ASCII_BUT_BREAK = bytes(c for c in range(128) if c != 10)
-INDEX_FROM = 8
+INDEX_FROM = 20
 """A batch of at least this many quotes reads each file into an index (the quotes' words and
-characters per line) instead of searching the file once per quote."""
+characters per line) instead of searching the file once per quote: about where the two cost the
+same on real sessions (the index costs a file's reading ~20 times over, whatever the number of
+quotes; see ``docs/gate.md``)."""
 _SYLLABLES_FROM = 4
 """A quote with more candidate lines than this in a file, and syllables (:func:`safe_syllables`),
 keeps only the lines holding them whole."""
