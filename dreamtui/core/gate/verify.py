@@ -85,9 +85,13 @@ def normalize(text: str) -> str:
 
 def refusal(quote: str) -> str | None:
     """Why ``quote`` cannot be verified at all, or None when it may be searched."""
+    return _refusal(quote, normalize(quote))
+
+
+def _refusal(quote: str, norm_quote: str) -> str | None:
+    """:func:`refusal`, the quote already normalised."""
     if _HIDDEN.search(quote):
         return "refused: the quote holds zero-width, bidi-control or tag characters"
-    norm_quote = normalize(quote)
     if not _UNSTABLE.sub("", norm_quote):  # nothing to search for: no needle, no key
         return "unverifiable: the quote holds only spaces, quotes and dashes"
     words = word_count(norm_quote)
@@ -98,6 +102,9 @@ def refusal(quote: str) -> str | None:
 
 
 def _json_escaped(text: str) -> bytes:
+    """``text`` as JSON writes it inside a string (UTF-8, escapes only where JSON needs them)."""
+    if text.isprintable() and "\\" not in text and '"' not in text:
+        return text.encode("utf-8", "surrogatepass")  # nothing JSON escapes: no control character
     return encode_basestring(text)[1:-1].encode("utf-8", "surrogatepass")
 
 
@@ -535,10 +542,9 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
 
 def _prepare(quote: str) -> str | Verification:
     """The normalised quote, or the refusal (as :func:`refusal` words it) when it cannot be searched."""
-    why = refusal(quote)
-    if why:
-        return Verification(False, [], why)
-    return normalize(quote)
+    norm_quote = normalize(quote)
+    why = _refusal(quote, norm_quote)
+    return Verification(False, [], why) if why else norm_quote
 
 
 def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted | None,
