@@ -166,6 +166,9 @@ INDEX_FROM = 20
 characters per line) instead of searching the file once per quote: about where the two cost the
 same on real sessions (the index costs a file's reading ~20 times over, whatever the number of
 quotes; see ``docs/gate.md``)."""
+_CHARS_BELOW = 3
+"""A quote with fewer rare words than this is indexed by its characters beyond ASCII too (Chinese,
+Vietnamese...); one with more (English with an arrow or a box-drawing line) needs no more keys."""
 _SYLLABLES_FROM = 4
 """A quote with more candidate lines than this in a file, and syllables (:func:`safe_syllables`),
 keeps only the lines holding them whole."""
@@ -229,13 +232,14 @@ def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], list[frozenset
     """What the index looks up for a quote: keys a line holding it must all hold, and groups of
     keys of which such a line holds one (a character or the part its decomposed form holds). The
     keys are the quote's safe words (:func:`safe_tokens`) of three characters or more that are not
-    common (all of them when it has no such word) and its safe characters (:func:`safe_chars`).
-    None at all: the quote is searched through each file instead."""
+    common (all of them when it has no such word) and, when it has fewer than :data:`_CHARS_BELOW`
+    such words, its safe characters (:func:`safe_chars`). None at all: the quote is searched
+    through each file instead."""
     words = safe_tokens(norm_quote)
     rare = frozenset(w for w in words if len(w) >= 3 and w not in _COMMON)
     single: set[bytes | str] = set(rare or words)
     either: list[frozenset[str]] = []
-    for group in safe_chars(norm_quote):
+    for group in safe_chars(norm_quote) if len(rare) < _CHARS_BELOW else ():
         if len(group) == 1:
             single |= group
         else:
@@ -243,15 +247,17 @@ def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], list[frozenset
     return frozenset(single), either
 
 
-_Wanted = tuple[frozenset[bytes], frozenset[str]]
-"""The keys of a batch: its words, and its characters beyond ASCII."""
+_Wanted = tuple[frozenset[bytes], frozenset[str], bool]
+"""The keys of a batch: its words, its characters beyond ASCII, and whether a quote holds text beyond
+ASCII (then the lines with ``\\u`` escapes of such text are noted)."""
 
 
 class _LineIndex:
     """The lines of one file that hold each wanted key: an ASCII word (see :func:`safe_tokens`) or a
     character beyond ASCII (see :func:`safe_chars`)."""
 
-    def __init__(self, data: bytes | mmap.mmap, words: frozenset[bytes], chars: frozenset[str]) -> None:
+    def __init__(self, data: bytes | mmap.mmap, words: frozenset[bytes], chars: frozenset[str],
+                 wide: bool) -> None:
         self.starts: list[int] = [0]  # line i is data[starts[i]:starts[i + 1] - 1]
         self.lines: dict[bytes | str, set[int]] = {}
         self.keys_present = self.lines.keys()
@@ -263,10 +269,10 @@ class _LineIndex:
         while start < size:  # slices of whole lines: memory stays bounded however large the file
             cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
             stop = size if cut < 0 else cut + 1
-            self._add(data[start:stop], words, chars)
+            self._add(data[start:stop], words, chars, wide)
             start = stop
 
-    def _add(self, part: bytes, words: frozenset[bytes], chars: frozenset[str]) -> None:
+    def _add(self, part: bytes, words: frozenset[bytes], chars: frozenset[str], wide: bool) -> None:
         """Index the whole lines ``part`` (the file's bytes from ``self.starts[-1]``)."""
         first, base = len(self.starts) - 1, self.starts[-1]
         body = part[:-1] if part.endswith(b"\n") else part
@@ -289,7 +295,7 @@ class _LineIndex:
                     held = chars.intersection(text)
                     if held:
                         _note(lines, held, i)
-        if chars and b"\\u" in body:
+        if wide and b"\\u" in body:
             self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
 
     def syllables(self, line: int) -> set[str]:
@@ -530,7 +536,8 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
         if len(batch) >= INDEX_FROM:
             keys = frozenset().union(*(q.keys for q in batch))
             wanted = (frozenset(k for k in keys if isinstance(k, bytes)),
-                      frozenset(k for k in keys if isinstance(k, str)))
+                      frozenset(k for k in keys if isinstance(k, str)),
+                      not all(q.nq.isascii() for q in batch))
         for file_no, fpath in enumerate(files):
             _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
