@@ -572,3 +572,21 @@ def test_normalize_folds_whitespace_exactly_as_the_regex_did() -> None:
     text = f"a{spaces}b \u201cc\u201d\u2014d  e\n"
     assert normalize(text) == 'a b "c"-d e'
     assert normalize(spaces) == ""
+
+
+@pytest.mark.parametrize("slice_bytes", [8 * 1024 * 1024, 100])
+def test_batch_index_numbers_lines_of_a_crlf_file_without_a_last_line_break(
+        tmp_path: Path, monkeypatch, slice_bytes: int) -> None:
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)
+    monkeypatch.setattr(verify, "_INDEX_SLICE", slice_bytes)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\r\n".join(json.dumps({"type": "user", "uuid": f"u{i}", "message": {
+        "content": f"note {i}: always run the linter number {i} before you push the branch"}}).encode()
+        for i in range(30)))
+    quotes = [f"always run the linter number {i} before you push" for i in range(30)]
+    batch = verify_quotes(quotes, [path])
+    assert [(v.best.line, v.best.uuid) for v in batch] == [(i + 1, f"u{i}") for i in range(30)]
+    assert [v.matches for v in batch] == [verify_quote(q, [path]).matches for q in quotes]
