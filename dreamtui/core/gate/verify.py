@@ -140,12 +140,6 @@ def _forms_of(run: str, nfd: str) -> tuple[list[bytes], list[bytes]]:
     return utf8, escaped
 
 
-def _text_forms(norm_quote: str) -> list[list[str]]:
-    """The runs of :func:`needles` as text (NFC, and NFD when different): what a string holding the
-    quote must contain. Longest run first."""
-    return [[run, nfd] if nfd != run else [run] for run, nfd in _runs(norm_quote)]
-
-
 # an ASCII word whose neighbours are ASCII (or U+FFFD) but neither a letter, a digit, "-" nor "_"
 _WORD_EDGE = "[\\x00-\\x2c\\x2e\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\x7f\\ufffd]"
 _ALNUM_TOKEN = re.compile(f"(?<={_WORD_EDGE})[A-Za-z0-9]+(?={_WORD_EDGE})")
@@ -343,14 +337,11 @@ def _note(lines: dict[Any, set[int]], keys: frozenset[Any], line: int) -> None:
             got.add(line)
 
 
-def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
-    return all(any(data.find(k, start, end) >= 0 for k in group) for group in groups)
-
-
 def _holds_near(data: bytes | mmap.mmap, start: int, end: int, at: int, reach: int,
                 groups: list[list[bytes]]) -> bool:
-    """:func:`_holds_all` for the line ``start:end``, looking first within ``reach`` bytes of ``at``
-    (where the first needle is): a long line is scanned whole only for a needle not found there."""
+    """Whether the line ``start:end`` holds a form of every needle group, looking first within
+    ``reach`` bytes of ``at`` (where the first needle is): a long line is scanned whole only for a
+    needle not found there."""
     lo, hi = max(start, at - reach), min(end, at + reach)
     for group in groups:
         if any(data.find(k, lo, hi) >= 0 for k in group):
