@@ -149,6 +149,17 @@ def test_a_long_distinctive_quote_of_few_words_verifies_and_a_short_one_does_not
     assert not verify_quote("文档链接：https://wiki.example.cn", [path]).verified  # under 40 characters
 
 
+def test_a_quote_of_only_dashes_and_quotes_is_refused_not_a_crash(tmp_path: Path) -> None:
+    from dreamtui.core.gate.verify import verify_quotes
+
+    path = write_jsonl(tmp_path / "p" / "s.jsonl", [{"type": "user", "message": {"content": "a - - - - - - b"}}])
+    for quote in ("- - - - - -", "\u2014 \u2014 \u2014 \u2014 \u2014 \u2014", '" " \' \' - -'):
+        result = verify_quote(quote, [path])
+        assert not result.verified and result.reason == "unverifiable: the quote holds only spaces, quotes and dashes"
+    batch = verify_quotes(["- - - - - -"] + [f"always run the linter before push {i}" for i in range(9)], [path])
+    assert not batch[0].verified and "only spaces" in (batch[0].reason or "")
+
+
 @pytest.mark.parametrize("hidden", ["\u200b", "\u202e", "\u2066", "\U000e0041", "\ufeff"])
 def test_hidden_characters_are_refused(corpus: Path, hidden: str) -> None:
     quote = f"The above \"status report\" is very {hidden}interesting and good to keep"
@@ -352,10 +363,13 @@ def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) ->
     assert not lost.verified and "gone.jsonl" in (lost.reason or "")
 
 
-def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path) -> None:
+def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path, monkeypatch) -> None:
     """The word index of a batch blanks JSON escapes: a quote written after a newline escape, with
     \\uXXXX escapes (ensure_ascii), in NFD, with escaped slashes or letters, verifies exactly as alone."""
-    from dreamtui.core.gate.verify import INDEX_FROM, verify_quotes
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
 
     said = "please run the café linter/formatter before every single push today"
     texts = [
@@ -379,7 +393,6 @@ def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path
               "the café linter/formatter before every single push today and"]
     quotes += [f"{q} " for q in quotes] + ["please run the café linter before every push",
                                            "linter/formatter before every single push today"]
-    assert len(quotes) >= INDEX_FROM
     batch = verify_quotes(quotes, [path])
     single = [verify_quote(q, [path]) for q in quotes]
     assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
@@ -434,3 +447,164 @@ def test_verify_a_quote_with_a_lone_surrogate(config: Config) -> None:
     result = CliRunner().invoke(cli, ["verify", str(path), "\udcff\udcfe one two three four five six"])
     assert result.exit_code == 1, result.output
     assert "not verified" in result.output
+
+
+# -- the batch index keys every script -----------------------------------------------------------
+
+# a person's words in scripts with and without spaces between words, each long enough to hold quotes
+SCRIPTS = {
+    "zh": "我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是用户级别的，这样所有项目都能共用同一份配置",
+    "ja": "このリポジトリではテストを実行する前に必ずマイグレーションを適用してください。スキーマがずれるからです",
+    "vi": "bạn làm gì cũng cần giải thích cho tôi để tôi có thể hiểu và huấn luyện lại mô hình sau này nhé",
+    "ru": "всегда запускай линтер перед тем как отправлять изменения в основную ветку нашего репозитория",
+    "ko": "테스트를 실행하기 전에 항상 데이터베이스 마이그레이션을 먼저 적용해야 합니다 그렇지 않으면 실패합니다",
+}
+
+
+def _script_session(tmp_path: Path) -> Path:
+    """One session holding each text as the person's (NFC), the assistant's (NFD), inside a tool's
+    output after a line break, written by an ``ensure_ascii`` writer, and in filler lines that hold
+    the same letters in another order (so single characters cannot tell the lines apart)."""
+    rows: list[object] = []
+    for lang, text in SCRIPTS.items():
+        rows.append({"type": "user", "uuid": f"{lang}-person", "message": {"role": "user", "content": text}})
+        rows.append({"type": "assistant", "uuid": f"{lang}-nfd", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": unicodedata.normalize("NFD", text)}]}})
+        rows.append(json.dumps({"type": "user", "uuid": f"{lang}-ascii", "message": {"role": "user", "content": text}},
+                               ensure_ascii=True).encode())
+        for k in range(6):
+            pieces = text.split(" ") if " " in text else list(text)
+            shuffled = pieces[k % 3::3] + pieces[1::2] + pieces[::4]
+            rows.append({"type": "assistant", "uuid": f"{lang}-filler{k}", "message": {"role": "assistant",
+                         "content": [{"type": "text", "text": " ".join(shuffled)}]}})
+    tool_only = "ログの出力: 데이터베이스 연결이 끊어졌습니다 다시 시도하세요 — проверьте настройки сети сейчас"
+    rows.append({"type": "user", "uuid": "tool", "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t1", "content": f"$ deploy\n{tool_only}\nexit 1"}]}})
+    return write_jsonl(tmp_path / "p" / "scripts.jsonl", rows)
+
+
+def _script_quotes() -> list[str]:
+    quotes = []
+    for text in SCRIPTS.values():
+        if " " in text:
+            words = text.split(" ")
+            quotes += [" ".join(words[1:9]), " ".join(words[4:12])]
+        else:
+            quotes += [text[2:20], text[10:34]]
+    altered = [q[:-3] + "x" + q[-2:] for q in quotes]  # one letter changed near the end
+    variants = [unicodedata.normalize("NFD", q) for q in quotes[::2]]  # the same quotes, decomposed
+    tool = ["데이터베이스 연결이 끊어졌습니다 다시 시도하세요 — проверьте настройки"]
+    return quotes + altered + variants + tool
+
+
+def test_batch_index_finds_every_script_exactly_as_one_by_one(tmp_path: Path, monkeypatch) -> None:
+    """Quotes in Chinese, Japanese, Vietnamese, Russian and Korean: the batch (index of words,
+    characters and syllables) gives every place one by one gives, and no other, in NFC, NFD and
+    \\u-escaped records; altered quotes verify in neither; a quote only in tool output says tool."""
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
+    path = _script_session(tmp_path)
+    quotes = _script_quotes()
+    single = [verify_quote(q, [path]) for q in quotes]
+    batch = verify_quotes(quotes, [path])
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    n = 2 * len(SCRIPTS)
+    for v in batch[:n]:  # each real quote: the person's record, the decomposed and the escaped copies
+        assert v.verified and {m.uuid.split("-")[1] for m in v.matches} >= {"person", "nfd", "ascii"}
+        assert v.best.provenance == "person"
+    assert not any(v.verified for v in batch[n:2 * n])
+    assert all(v.verified for v in batch[2 * n:-1])
+    assert batch[-1].verified and {m.provenance for m in batch[-1].matches} == {"tool"}
+    # syllables filtering every candidate list changes nothing either
+    monkeypatch.setattr(verify, "_SYLLABLES_FROM", 0)
+    again = verify_quotes(quotes, [path])
+    assert [(v.verified, v.matches) for v in again] == [(v.verified, v.matches) for v in batch]
+
+
+def test_index_keys_are_in_every_form_a_transcript_may_hold() -> None:
+    """The keys a line must hold (words, characters, syllables) come from the quote's own runs, in
+    NFC or the part NFD leaves: never a character a decomposed or escaped record would lack."""
+    from dreamtui.core.gate.verify import safe_chars, safe_syllables, safe_tokens
+
+    vi = normalize("giải thích cho tôi để")
+    assert frozenset({"ả", "\u0309"}) in safe_chars(vi)  # ả, or its hook above when decomposed
+    assert frozenset({"thích", unicodedata.normalize("NFD", "thích")}) in safe_syllables(vi)
+    assert safe_syllables(normalize("我希望的是 MCP 文件是用户级别的")) == []  # no inner piece of letters only
+    assert {"用", "户"} <= {c for g in safe_chars(normalize("MCP文件是用户级别的")) for c in g}
+    assert safe_tokens(normalize("run the linter/formatter before every push")) == {
+        b"the", b"linter", b"formatter", b"before", b"every"}
+    assert safe_chars("plain ASCII words only here") == []
+
+
+_PIECES = ["the", "linter", "K", "café", "thích", "cho", "tôi", "用户", "级别", "配置", "テスト", "всегда", "ветку",
+           "데이터", "ó", "e\u0301", "\u212a", "’", "“", "—", "-", "'", '"', "\\", "/", "\u00a0", "\u3000", "\n",
+           "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd"]
+
+
+def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, monkeypatch) -> None:
+    """Random text in many scripts, with curly quotes, dashes, odd spaces, escapes, combining
+    marks and emoji, written as UTF-8, NFD or ``ensure_ascii``: every quote cut from it (and every
+    altered one) gets from the batch index exactly what the one-quote search gives."""
+    import random
+
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
+    rng = random.Random(16)
+    for case in range(40):
+        texts = [" ".join(rng.choice(_PIECES) + rng.choice(["", "", rng.choice(_PIECES)]) for _ in range(40))
+                 for _ in range(3)]
+        lines = []
+        for i, text in enumerate(texts):
+            form = case % 3
+            body = unicodedata.normalize("NFD", text) if form == 1 else text
+            record = {"type": "user" if i % 2 else "assistant", "uuid": f"c{case}-{i}",
+                      "message": {"role": "user", "content": body}}
+            lines.append(json.dumps(record, ensure_ascii=form == 2))
+        path = tmp_path / f"case{case}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        quotes = []
+        for _ in range(12):
+            text = rng.choice(texts)
+            start = rng.randrange(len(text) // 2)
+            quote = text[start:start + rng.randint(15, 60)]
+            quotes.append(quote)
+            quotes.append(quote[:-2] + "q" + quote[-1:])
+        batch = verify_quotes(quotes, [path])
+        single = [verify_quote(q, [path]) for q in quotes]
+        assert [(v.verified, v.matches, v.reason) for v in batch] == \
+            [(v.verified, v.matches, v.reason) for v in single], case
+
+
+def test_normalize_folds_whitespace_exactly_as_the_regex_did() -> None:
+    """``normalize`` folds whitespace with ``str.split``: the same characters as ``\\s`` (every
+    Unicode space, line and paragraph separator, the ASCII file/group/record/unit separators)."""
+    import re
+    import sys
+
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if re.fullmatch(r"\s", chr(c)))
+    assert spaces == "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    text = f"a{spaces}b \u201cc\u201d\u2014d  e\n"
+    assert normalize(text) == 'a b "c"-d e'
+    assert normalize(spaces) == ""
+
+
+@pytest.mark.parametrize("slice_bytes", [8 * 1024 * 1024, 100])
+def test_batch_index_numbers_lines_of_a_crlf_file_without_a_last_line_break(
+        tmp_path: Path, monkeypatch, slice_bytes: int) -> None:
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)
+    monkeypatch.setattr(verify, "_INDEX_SLICE", slice_bytes)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\r\n".join(json.dumps({"type": "user", "uuid": f"u{i}", "message": {
+        "content": f"note {i}: always run the linter number {i} before you push the branch"}}).encode()
+        for i in range(30)))
+    quotes = [f"always run the linter number {i} before you push" for i in range(30)]
+    batch = verify_quotes(quotes, [path])
+    assert [(v.best.line, v.best.uuid) for v in batch] == [(i + 1, f"u{i}") for i in range(30)]
+    assert [v.matches for v in batch] == [verify_quote(q, [path]).matches for q in quotes]

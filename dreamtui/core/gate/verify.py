@@ -11,8 +11,11 @@ How it works (see ``transcript-format.md``, "Encoding"):
    quotes, dashes) is JSON-escaped and searched in the raw file with ``bytes.find``; only the
    lines that hold it are decoded.
    Many quotes at once (:func:`verify_quotes`, what the gate uses) read each file once: with
-   :data:`INDEX_FROM` quotes or more, into an index of the ASCII words each line holds whole
-   (:func:`safe_tokens`), so only the lines holding all of a quote's words are searched for it.
+   :data:`INDEX_FROM` quotes or more, into an index of the keys each line holds, keys that work
+   for any script: ASCII words held whole (:func:`safe_tokens`) and characters beyond ASCII in
+   either normal form (:func:`safe_chars`). Only the lines holding all of a quote's keys are
+   searched for its needles (narrowed by whole syllables, :func:`safe_syllables`, when a quote has
+   many such lines); the same lines pass as with one search per quote, so the answers are the same.
 4. Confirm: walk every string value of the decoded record; the normalised quote must lie inside one
    normalised string. Each place is reported with its provenance (``records.provenance_of``) and
    whether the record is a copy (an ``agent_progress`` record, or a repeat of a string already
@@ -21,11 +24,13 @@ How it works (see ``transcript-format.md``, "Encoding"):
 
 from __future__ import annotations
 
-import json
 import mmap
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from bisect import bisect_right
+from collections.abc import Sequence
+from itertools import accumulate
+from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +67,6 @@ _QUOTE_MAP = {
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
 }
 _FANCY = re.compile("[" + "".join(_QUOTE_MAP) + "]")
-_WS = re.compile(r"\s+")
 # Zero-width, bidi controls, Unicode tags, word joiner, BOM, soft hyphen, Mongolian vowel separator.
 _HIDDEN = re.compile(
     "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\u180e\u061c\U000e0000-\U000e007f]"
@@ -77,17 +81,24 @@ def normalize(text: str) -> str:
     if not text.isascii():
         text = _SURROGATE.sub("\ufffd", text)  # a lone surrogate is the U+FFFD the digest shows
         text = unicodedata.normalize("NFC", text)
-        text = _FANCY.sub(lambda m: _QUOTE_MAP[m.group(0)], text)
-    return _WS.sub(" ", text).strip()
+        for fancy in set(_FANCY.findall(text)):
+            text = text.replace(fancy, _QUOTE_MAP[fancy])
+    return " ".join(text.split())  # str.split splits at the characters \s matches
 
 
 def refusal(quote: str) -> str | None:
     """Why ``quote`` cannot be verified at all, or None when it may be searched."""
+    return _refusal(quote, normalize(quote))
+
+
+def _refusal(quote: str, norm_quote: str) -> str | None:
+    """:func:`refusal`, the quote already normalised."""
     if _HIDDEN.search(quote):
         return "refused: the quote holds zero-width, bidi-control or tag characters"
-    text = normalize(quote)
-    words = word_count(text)
-    chars = len(text) - text.count(" ")
+    if not _UNSTABLE.sub("", norm_quote):  # nothing to search for: no needle, no key
+        return "unverifiable: the quote holds only spaces, quotes and dashes"
+    words = word_count(norm_quote)
+    chars = len(norm_quote) - norm_quote.count(" ")
     if words < MIN_WORDS and (words < 2 or chars < MIN_DISTINCTIVE_CHARS):
         shown = f"{words:g}" if words == int(words) else f"{words:.1f}"
         return (f"unverifiable: too short ({shown} words, {chars} characters; at least {MIN_WORDS} words "
@@ -96,147 +107,253 @@ def refusal(quote: str) -> str | None:
 
 
 def _json_escaped(text: str) -> bytes:
-    return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+    """``text`` as JSON writes it inside a string (UTF-8, escapes only where JSON needs them)."""
+    if text.isprintable() and "\\" not in text and '"' not in text:
+        return text.encode("utf-8", "surrogatepass")  # nothing JSON escapes: no control character
+    return encode_basestring(text)[1:-1].encode("utf-8", "surrogatepass")
 
 
 def needles(norm_quote: str) -> list[list[bytes]]:
     """What a raw line holding the quote must contain: for every run of the normalised quote that
     normalisation cannot have produced (no spaces, quotes, dashes), its JSON-escaped bytes in NFC
     or (when different) NFD form. Longest run first; at least one form of every run must occur."""
-    runs = sorted({r for r in _UNSTABLE.split(norm_quote) if r}, key=lambda r: -len(r.encode("utf-8")))
-    groups: list[list[bytes]] = []
-    for run in runs:
-        if run.isascii() and run.isprintable() and "\\" not in run:
-            groups.append([run.encode("ascii")])  # JSON writes it as it is, in every form
-            continue
-        forms = [run]
-        nfd = unicodedata.normalize("NFD", run)
-        if nfd != run:
-            forms.append(nfd)
-        escaped = [_json_escaped(f) for f in forms]
-        # a writer with ensure_ascii=True would have written \uXXXX escapes instead of UTF-8
-        escaped += [e for e in (json.dumps(f)[1:-1].encode("ascii") for f in forms) if e not in escaped]
-        groups.append(escaped)
-    return groups
+    return [utf8 + escaped for utf8, escaped in _needle_forms(norm_quote)]
 
 
-def _text_forms(norm_quote: str) -> list[list[str]]:
-    """The runs of :func:`needles` as text (NFC, and NFD when different): what a string holding the
-    quote must contain."""
-    out = []
-    for run in {r for r in _UNSTABLE.split(norm_quote) if r}:
-        nfd = unicodedata.normalize("NFD", run)
-        out.append([run, nfd] if nfd != run else [run])
+def _needle_forms(norm_quote: str) -> list[tuple[list[bytes], list[bytes]]]:
+    """:func:`needles` with each run's forms in two lists: as UTF-8, and as ``\\uXXXX`` escapes
+    (what a writer with ``ensure_ascii`` makes of text beyond ASCII; empty for ASCII runs)."""
+    return [_forms_of(run, nfd) for run, nfd in _runs(norm_quote)]
+
+
+def _runs(norm_quote: str) -> list[tuple[str, str]]:
+    """The runs of the normalised quote that normalisation cannot have produced (no spaces, quotes,
+    dashes), each with its NFD form; longest (in UTF-8) first, the one a line most rarely holds."""
+    runs = {r for r in _UNSTABLE.split(norm_quote) if r}
+    out = [(r, r if r.isascii() else unicodedata.normalize("NFD", r)) for r in runs]
+    out.sort(key=lambda pair: -len(pair[0].encode("utf-8")))
     return out
 
 
-def _strings(obj: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Every string value inside ``obj`` with its JSON path (iterative: deep nesting is fine)."""
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), obj)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            yield path, value
-        elif isinstance(value, dict):
-            stack.extend(((*path, k), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
+def _forms_of(run: str, nfd: str) -> tuple[list[bytes], list[bytes]]:
+    if run.isascii() and run.isprintable() and "\\" not in run:
+        return [run.encode("ascii")], []  # JSON writes it as it is, in every form
+    forms = [run] if nfd == run else [run, nfd]
+    utf8 = [_json_escaped(f) for f in forms]
+    escaped = [e for e in dict.fromkeys(encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
+               if e not in utf8]
+    return utf8, escaped
 
 
-_RUN = re.compile(r"[^\s'\"\-\ufffd]+")
-_ALNUM = re.compile(r"[A-Za-z0-9]+")
+# an ASCII word whose neighbours are ASCII (or U+FFFD) but neither a letter, a digit, "-" nor "_"
+_WORD_EDGE = "[\\x00-\\x2c\\x2e\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\x7f\\ufffd]"
+_ALNUM_TOKEN = re.compile(f"(?<={_WORD_EDGE})[A-Za-z0-9]+(?={_WORD_EDGE})")
+_NON_ASCII = re.compile("[^\\x00-\\x7f]")
 _ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
 # a \u escape of an ASCII letter or digit (no ordinary writer makes one): its line is always searched
 _ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
-_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 10) else 32 for c in range(256))
-INDEX_FROM = 8
-"""A batch of at least this many quotes reads each file into a word index instead of searching
-the file once per quote."""
+# a \u escape of a character beyond ASCII (an ensure_ascii writer; a lone surrogate): for quotes
+# indexed by characters, its line is always searched (an escaped backslash before "u" and four hex
+# digits looks the same: that line is searched too, which changes nothing but time)
+_WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
+# what the index splits a line into words at: all but ASCII letters, digits, "-" and "_" (which keep
+# an identifier, a path or a UUID one word: fewer words to look at) and the line break
+_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "-_\n") else 32 for c in range(256))
+_ASCII_BUT_BREAK = bytes(c for c in range(128) if c != 10)
+INDEX_FROM = 20
+"""A batch of at least this many quotes reads each file into an index (the quotes' words and
+characters per line) instead of searching the file once per quote: about where the two cost the
+same on real sessions (the index costs a file's reading ~20 times over, whatever the number of
+quotes; see ``docs/gate.md``)."""
+_CHARS_BELOW = 3
+"""A quote with fewer rare words than this is indexed by its characters beyond ASCII too (Chinese,
+Vietnamese...); one with more (English with an arrow or a box-drawing line) needs no more keys."""
+_SYLLABLES_FROM = 4
+"""A quote with more candidate lines than this in a file, and syllables (:func:`safe_syllables`),
+keeps only the lines holding them whole."""
 _INDEX_SLICE = 8 * 1024 * 1024  # the index reads a file in slices of whole lines of about this size
+_COMMON = frozenset(
+    b"a an and are as at be but by can do for from has have i if in is it its not of on or so that the "
+    b"then this to was we will with you".split()
+)
+"""Words on nearly every long line: a quote is indexed by its other words when it has some."""
 
 
 def safe_tokens(norm_quote: str) -> frozenset[bytes]:
     """ASCII words of the normalised quote that any line holding it holds as whole words.
 
     A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
-    letters and digits once JSON escapes are blanked (:class:`_LineIndex`): the word is whole in the quote
-    (its neighbours are ASCII non-alphanumerics or the spaces, quotes and dashes between words, and
-    it is not cut by the quote's start or end), so no escape, combining mark or neighbour can join
-    it. Words with ``K`` are left out (the Kelvin sign normalises to it).
+    letters, digits, ``-`` and ``_`` once JSON escapes are blanked (:class:`_LineIndex`): the word is
+    whole in the quote and its neighbours are ASCII (or U+FFFD, a bad byte) but not ``-`` or ``_``,
+    never the quote's start or end (a quote may begin or end mid-word), so no escape, combining mark
+    or neighbour can join it. Words with ``K`` are left out (the Kelvin sign normalises to it).
     """
-    tokens: set[bytes] = set()
-    end_of_quote = len(norm_quote)
-    for run in _RUN.finditer(norm_quote):
-        rs, re_ = run.span()
-        for m in _ALNUM.finditer(norm_quote, rs, re_):
-            a, b = m.span()
-            left = (a > rs and norm_quote[a - 1].isascii()) or (a == rs and rs > 0)
-            right = (b < re_ and norm_quote[b].isascii()) or (b == re_ and re_ < end_of_quote)
-            if left and right and "K" not in m.group():
-                tokens.add(m.group().encode("ascii"))
-    return frozenset(tokens)
+    return frozenset(w.encode("ascii") for w in _ALNUM_TOKEN.findall(norm_quote) if "K" not in w)
+
+
+def safe_chars(norm_quote: str) -> list[frozenset[str]]:
+    """Characters beyond ASCII that any line holding the normalised quote holds as UTF-8 (or the line
+    has a ``\\u`` escape of such a character): for each character of the quote's runs, itself or
+    (when NFD takes it apart) one character beyond ASCII of its decomposition, since a transcript may
+    hold either form (:func:`needles`). Han, kana, Hangul, Vietnamese, Cyrillic...: the keys of text
+    without ASCII words."""
+    groups: list[frozenset[str]] = []
+    if norm_quote.isascii():
+        return groups
+    for char in set(_NON_ASCII.findall(norm_quote)) - {"\ufffd"}:
+        parts = unicodedata.normalize("NFD", char)
+        if parts == char:
+            groups.append(frozenset(char))
+            continue
+        wide = [p for p in parts if not p.isascii()]
+        if wide:  # the decomposed form holds its last part beyond ASCII (a mark, a jamo) instead
+            groups.append(frozenset((char, wide[-1])))
+    return groups
+
+
+def safe_syllables(norm_quote: str) -> list[frozenset[str]]:
+    """Words with letters beyond ASCII (Vietnamese syllables, accented or Cyrillic words...) that any
+    line holding the normalised quote holds whole, in NFC or NFD, once JSON escapes are blanked and
+    the line is split at whitespace: the quote's inner space-separated pieces made only of letters.
+    Each piece is one run of :func:`needles`, and the spaces around it can only come from whitespace
+    or an escape (``\\n``, ``\\t``). Where single characters are weak keys (every line of a language
+    holds its letters), these tell the lines apart."""
+    groups: list[frozenset[str]] = []
+    if norm_quote.isascii():
+        return groups
+    for piece in set(norm_quote.split(" ")[1:-1]):
+        if len(piece) > 1 and not piece.isascii() and piece.isalpha():
+            groups.append(frozenset((piece, unicodedata.normalize("NFD", piece))))
+    return groups
+
+
+def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], list[frozenset[str]]]:
+    """What the index looks up for a quote: keys a line holding it must all hold, and groups of
+    keys of which such a line holds one (a character or the part its decomposed form holds). The
+    keys are the quote's safe words (:func:`safe_tokens`) of three characters or more that are not
+    common (all of them when it has no such word) and, when it has fewer than :data:`_CHARS_BELOW`
+    such words, its safe characters (:func:`safe_chars`). None at all: the quote is searched
+    through each file instead."""
+    words = safe_tokens(norm_quote)
+    rare = frozenset(w for w in words if len(w) >= 3 and w not in _COMMON)
+    single: set[bytes | str] = set(rare or words)
+    either: list[frozenset[str]] = []
+    for group in safe_chars(norm_quote) if len(rare) < _CHARS_BELOW else ():
+        if len(group) == 1:
+            single |= group
+        else:
+            either.append(group)
+    return frozenset(single), either
+
+
+_Wanted = tuple[frozenset[bytes], frozenset[str], bool]
+"""The keys of a batch: its words, its characters beyond ASCII, and whether a quote holds text beyond
+ASCII (then the lines with ``\\u`` escapes of such text are noted)."""
 
 
 class _LineIndex:
-    """The lines of one file that hold each wanted word (see :func:`safe_tokens`)."""
+    """The lines of one file that hold each wanted key: an ASCII word (see :func:`safe_tokens`) or a
+    character beyond ASCII (see :func:`safe_chars`)."""
 
-    def __init__(self, data: bytes | mmap.mmap, wanted: frozenset[bytes]) -> None:
-        self.spans: list[tuple[int, int]] = []
-        self.lines: dict[bytes, set[int]] = {}
-        self.always: set[int] = set()
+    def __init__(self, data: bytes | mmap.mmap, words: frozenset[bytes], chars: frozenset[str],
+                 wide: bool) -> None:
+        self.starts: list[int] = [0]  # line i is data[starts[i]:starts[i + 1] - 1]
+        self.lines: dict[bytes | str, set[int]] = {}
+        self.keys_present = self.lines.keys()
+        self.always_words: set[int] = set()
+        self.always_chars: set[int] = set()
+        self._data = data
+        self._syllables: dict[int, set[str]] = {}
         size, start = len(data), 0
         while start < size:  # slices of whole lines: memory stays bounded however large the file
             cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
             stop = size if cut < 0 else cut + 1
-            self._add(data[start:stop], start, wanted)
+            self._add(data[start:stop], words, chars, wide)
             start = stop
 
-    def _add(self, part: bytes, offset: int, wanted: frozenset[bytes]) -> None:
-        """Index the whole lines ``part`` (the file's bytes from ``offset``)."""
-        first = len(self.spans)
+    def _add(self, part: bytes, words: frozenset[bytes], chars: frozenset[str], wide: bool) -> None:
+        """Index the whole lines ``part`` (the file's bytes from ``self.starts[-1]``)."""
+        first, base = len(self.starts) - 1, self.starts[-1]
         body = part[:-1] if part.endswith(b"\n") else part
-        start = offset
-        for raw_line in body.split(b"\n"):
-            end = start + len(raw_line)
-            self.spans.append((start, end))
-            start = end + 1
-        words = _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n")
+        raw_lines = body.split(b"\n")
+        self.starts += accumulate(map((1).__add__, map(len, raw_lines)), initial=self.starts.pop())
         lines = self.lines
-        for i, line in enumerate(words, first):
-            for word in wanted.intersection(line.split()):
-                got = lines.get(word)
-                if got is None:
-                    lines[word] = {i}
-                else:
-                    got.add(i)
-        if b"\\u00" in body:
-            for m in _ALNUM_ESCAPE.finditer(body):
-                self.always.add(first + body.count(b"\n", 0, m.start()))
+        if words:
+            tokens = map(bytes.split, _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n"))
+            for i, found in enumerate(map(words.intersection, tokens), first):
+                if found:
+                    _note(lines, found, i)
+            if b"\\u00" in body:
+                self.always_words.update(self._lines_of(body, base, _ALNUM_ESCAPE))
+        if chars and not body.isascii():
+            # ASCII bytes never sit inside a UTF-8 character: dropping all but the line breaks keeps
+            # every character, line by line
+            texts = body.translate(None, _ASCII_BUT_BREAK).decode("utf-8", "replace").split("\n")
+            for i, text in enumerate(texts, first):
+                if text:
+                    held = chars.intersection(text)
+                    if held:
+                        _note(lines, held, i)
+        if wide and b"\\u" in body:
+            self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
 
-    def candidates(self, tokens: frozenset[bytes]) -> list[tuple[int, int]]:
-        """Spans of the lines that may hold a quote with these words (at least one), in file order."""
+    def syllables(self, line: int) -> set[str]:
+        """The whitespace-separated pieces of a line once its JSON escapes are blanked (computed once,
+        for a line that is a candidate of a quote with many: see :func:`safe_syllables`)."""
+        got = self._syllables.get(line)
+        if got is None:
+            raw = bytes(self._data[self.starts[line]:self.starts[line + 1] - 1])
+            got = self._syllables[line] = set(_ESCAPE.sub(b" ", raw).decode("utf-8", "replace").split())
+        return got
+
+    def _lines_of(self, body: bytes, base: int, pattern: re.Pattern[bytes]) -> set[int]:
+        """The lines where ``pattern`` matches in ``body`` (the file's bytes from ``base``, indexed)."""
+        starts = self.starts
+        return {bisect_right(starts, base + m.start()) - 1 for m in pattern.finditer(body)}
+
+    def candidates(self, q: _Quote) -> list[int]:
+        """The lines that may hold quote ``q`` (all of its keys, or a ``\\u`` escape that could hide
+        one), in file order."""
+        always = self.always_words if q.has_words else None
+        if q.has_chars and self.always_chars:
+            always = self.always_chars if not always else always | self.always_chars
+        if not self.keys_present >= q.single:  # the usual answer: the quote is not in this file
+            return sorted(always) if always else []
         lines = self.lines
-        sets: list[set[int]] = []
-        for t in tokens:
-            got = lines.get(t)
-            if got is None:  # the usual answer: the quote is not in this file
-                sets = []
-                break
-            sets.append(got)
-        if sets:
-            sets.sort(key=len)
-            found = sets[0].intersection(*sets[1:])
-            if self.always:
-                found |= self.always
-        elif self.always:
-            found = self.always
+        sets = [lines[k] for k in q.single]
+        for group in q.either:
+            got = [lines[k] for k in group if k in lines]
+            if not got:
+                return sorted(always) if always else []
+            sets.append(got[0] if len(got) == 1 else got[0].union(*got[1:]))
+        found = set.intersection(*sets)  # each step walks the smaller set
+        if always:
+            found |= always
+        return sorted(found)
+
+
+def _note(lines: dict[Any, set[int]], keys: frozenset[Any], line: int) -> None:
+    """Note that ``line`` holds each of ``keys``."""
+    for key in keys:
+        got = lines.get(key)
+        if got is None:
+            lines[key] = {line}
         else:
-            return []
-        return [self.spans[i] for i in sorted(found)]
+            got.add(line)
 
 
-def _holds_all(data: bytes | mmap.mmap, start: int, end: int, groups: list[list[bytes]]) -> bool:
-    return all(any(data.find(k, start, end) >= 0 for k in group) for group in groups)
+def _holds_near(data: bytes | mmap.mmap, start: int, end: int, at: int, reach: int,
+                groups: list[list[bytes]]) -> bool:
+    """Whether the line ``start:end`` holds a form of every needle group, looking first within
+    ``reach`` bytes of ``at`` (where the first needle is): a long line is scanned whole only for a
+    needle not found there."""
+    lo, hi = max(start, at - reach), min(end, at + reach)
+    for group in groups:
+        if any(data.find(k, lo, hi) >= 0 for k in group):
+            continue
+        if (lo == start and hi == end) or not any(data.find(k, start, end) >= 0 for k in group):
+            return False
+    return True
 
 
 def _candidate_lines(data: bytes | mmap.mmap, groups: list[list[bytes]]) -> list[tuple[int, int]]:
@@ -292,15 +409,45 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "text_groups", "tokens", "found", "seen_strings")
+    __slots__ = ("nq", "groups", "utf8_groups", "exact", "reach", "text_groups", "keys", "single", "either",
+                 "has_words", "has_chars", "syllables", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
-        self.groups = needles(nq)
-        self.tokens = safe_tokens(nq)
-        self.text_groups = _text_forms(nq)
+        self.groups: list[list[bytes]] = []  # the needles, made when first needed (:meth:`all_groups`)
+        self.utf8_groups: list[list[bytes]] = []  # enough for a line without \\u escapes (:meth:`ready`)
+        self.exact = b""
+        self.text_groups: list[list[str]] = []
+        self.reach = 8 * len(nq) + 64  # bytes around one needle where the others usually are
+        self.single, self.either = _index_keys(nq)
+        self.keys = self.single.union(*self.either)  # every key a line may be looked up by
+        self.has_chars = not nq.isascii() and any(isinstance(k, str) for k in self.keys)
+        self.has_words = any(isinstance(k, bytes) for k in self.single)
+        self.syllables = safe_syllables(nq)
         self.found: list[tuple[tuple[int, int, int, int], Match]] = []
         self.seen_strings: set[tuple[str, str]] = set()
+
+    def ready(self) -> _Quote:
+        """The quote with its needles as UTF-8 made (most quotes of a batch need none in most files)."""
+        if not self.utf8_groups:
+            nq = self.nq
+            self.exact = _json_escaped(nq)  # the whole quote as most transcripts write it
+            if nq.isascii() and nq.isprintable() and "\\" not in nq:  # every run as it is, in every form
+                plain = sorted({r for r in _UNSTABLE.split(nq) if r}, key=len, reverse=True)
+                self.groups = self.utf8_groups = [[r.encode("ascii")] for r in plain]
+                self.text_groups = [[r] for r in plain]
+                return self
+            runs = _runs(nq)
+            self.utf8_groups = [[_json_escaped(f) for f in ((run,) if nfd == run else (run, nfd))] for run, nfd in runs]
+            self.text_groups = [[run, nfd] if nfd != run else [run] for run, nfd in runs]
+        return self
+
+    def all_groups(self) -> list[list[bytes]]:
+        """Every needle form, ``\\uXXXX`` escapes included (:func:`needles`): for a line that has such
+        escapes, or a search through the whole file."""
+        if not self.groups:
+            self.groups = needles(self.nq)
+        return self.groups
 
     def result(self, unreadable: list[str]) -> Verification:
         if self.found:
@@ -320,15 +467,31 @@ class _Record:
 
     def __init__(self, obj: dict[str, Any]) -> None:
         self.obj = obj
-        self.strings = list(_strings(obj))
+        self.strings = _leaves(obj)
         self.norms: dict[int, str] = {}
         self.progress = _is_progress_copy(obj)
 
     def norm(self, index: int) -> str:
         value = self.norms.get(index)
         if value is None:
-            value = self.norms[index] = normalize(self.strings[index][1])
+            value = self.norms[index] = normalize(self.strings[index][2])
         return value
+
+
+def _leaves(obj: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str | int, str]]:
+    """Every string value inside ``obj`` as (the path of its container, its key, the string): the
+    same strings as :func:`_strings`, without a path tuple for each (iterative: deep nesting is fine)."""
+    out: list[tuple[tuple[str | int, ...], str | int, str]] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), obj)]
+    while stack:
+        path, value = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(item, str):
+                out.append((path, key, item))
+            elif isinstance(item, (dict, list)):
+                stack.append(((*path, key), item))
+    return out
 
 
 def verify_quote(quote: str, files: Sequence[Path | str]) -> Verification:
@@ -351,20 +514,28 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     results: list[Verification | None] = [None] * len(quotes)
     active: dict[str, _Quote] = {}
     owner: list[tuple[int, str]] = []
+    seen: dict[str, str | Verification] = {}  # a repeated quote is normalised once
     for i, quote in enumerate(quotes):
-        why = refusal(quote)
-        if why:
-            results[i] = Verification(False, [], why)
+        got = seen.get(quote)
+        if got is None:
+            got = seen[quote] = _prepare(quote)
+        if isinstance(got, Verification):
+            results[i] = Verification(False, [], got.reason)
             continue
-        nq = normalize(quote)
-        if nq not in active:
-            active[nq] = _Quote(nq)
-        owner.append((i, nq))
+        if got not in active:
+            active[got] = _Quote(got)
+        owner.append((i, got))
     unreadable: list[str] = []
     if active:
         batch = list(active.values())
+        wanted = None
+        if len(batch) >= INDEX_FROM:
+            keys = frozenset().union(*(q.keys for q in batch))
+            wanted = (frozenset(k for k in keys if isinstance(k, bytes)),
+                      frozenset(k for k in keys if isinstance(k, str)),
+                      not all(q.nq.isascii() for q in batch))
         for file_no, fpath in enumerate(files):
-            _verify_file(Path(fpath), file_no, batch, unreadable)
+            _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
     for i, nq in owner:
         v = done[nq]
@@ -372,35 +543,43 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     return results  # type: ignore[return-value]
 
 
-def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: list[str]) -> None:
-    """Look for every quote of ``batch`` in one file, adding what is found to each quote."""
+def _prepare(quote: str) -> str | Verification:
+    """The normalised quote, or the refusal (as :func:`refusal` words it) when it cannot be searched."""
+    norm_quote = normalize(quote)
+    why = _refusal(quote, norm_quote)
+    return Verification(False, [], why) if why else norm_quote
+
+
+def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted | None,
+                 unreadable: list[str]) -> None:
+    """Look for every quote of ``batch`` in one file, adding what is found to each quote (through an
+    index of the file's lines when ``wanted``, the words and characters of the batch, is given)."""
     try:
         data, fh = _open(fpath)
     except OSError as exc:
         unreadable.append(f"{fpath.name}: {exc.strerror}")
         return
     try:
-        by_span: dict[tuple[int, int], list[_Quote]] = {}
-        index: _LineIndex | None = None
-        if len(batch) >= INDEX_FROM and len(data):
-            index = _LineIndex(data, frozenset().union(*(q.tokens for q in batch)))
-        for q in batch:
-            if index is not None and q.tokens:
-                spans = [sp for sp in index.candidates(q.tokens) if _holds_all(data, *sp, q.groups)]
-            else:
-                spans = _candidate_lines(data, q.groups)
-            for span in spans:
-                by_span.setdefault(span, []).append(q)
+        hits: dict[int, _Hit] = {}
+        if wanted is not None and len(data):
+            _index_search(data, batch, wanted, hits)
+        else:
+            for q in batch:
+                _scan_search(data, q, hits)
         line_no, counted_to = 1, 0
         path_str = str(fpath)
-        for start, end in sorted(by_span):
-            line_no += data[counted_to:start].count(b"\n")
-            counted_to = start
-            obj = _decode(bytes(data[start:end]))
+        for start in sorted(hits):
+            hit = hits[start]
+            if hit.line:
+                line_no, counted_to = hit.line, start
+            else:
+                line_no += data[counted_to:start].count(b"\n")
+                counted_to = start
+            obj = _decode(bytes(data[start:hit.end]))
             if not isinstance(obj, dict):
                 continue
             rec = _Record(obj)
-            for q in by_span[(start, end)]:
+            for q in hit.quotes:
                 _match_record(q, rec, path_str, file_no, line_no)
     finally:
         if fh is not None:
@@ -408,15 +587,85 @@ def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], unreadable: lis
             fh.close()
 
 
+class _Hit:
+    """A line some quotes may lie in: where it ends, its number (0 until counted) and the quotes."""
+
+    __slots__ = ("end", "line", "quotes")
+
+    def __init__(self, end: int, line: int) -> None:
+        self.end, self.line = end, line
+        self.quotes: list[_Quote] = []
+
+
+def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
+                  hits: dict[int, _Hit]) -> None:
+    """Fill ``hits`` through one index of the file (``wanted``: the keys of the batch): only the
+    lines holding all of a quote's keys are searched for its needles (a quote without keys is
+    searched through the file)."""
+    index = _LineIndex(data, *wanted)
+    starts, wide = index.starts, index.always_chars
+    present = index.keys_present
+    if not (index.always_words or wide):  # the usual answer, found at once: a key is nowhere here
+        batch = [q for q in batch if present >= q.single]
+    for q in batch:
+        if not q.keys:
+            _scan_search(data, q, hits)
+            continue
+        lines = index.candidates(q)
+        if not lines:
+            continue
+        q.ready()
+        if q.syllables and len(lines) > _SYLLABLES_FROM:
+            lines = [i for i in lines if i in wide or all(
+                not group.isdisjoint(index.syllables(i)) for group in q.syllables)]
+        for i in lines:
+            start, end = starts[i], starts[i + 1] - 1
+            # a line without \\u escapes of text beyond ASCII cannot hold their escaped forms
+            groups = q.all_groups() if i in wide else q.utf8_groups
+            at = -1
+            for key in groups[0]:
+                at = data.find(key, start, end)
+                if at >= 0:
+                    break
+            if at < 0:
+                continue
+            if len(groups) > 1:
+                size = len(q.exact)  # the quote written as it is around there holds every needle
+                if data.find(q.exact, max(start, at - size), min(end, at + size)) < 0 and \
+                        not _holds_near(data, start, end, at, q.reach, groups[1:]):
+                    continue
+            hit = hits.get(start)
+            if hit is None:
+                hit = hits[start] = _Hit(end, i + 1)
+            elif not hit.line:
+                hit.line = i + 1
+            hit.quotes.append(q)
+
+
+def _scan_search(data: bytes | mmap.mmap, q: _Quote, hits: dict[int, _Hit]) -> None:
+    """Fill ``hits`` for one quote by searching its longest needle through the whole file."""
+    for start, end in _candidate_lines(data, q.ready().all_groups()):
+        hit = hits.get(start)
+        if hit is None:
+            hit = hits[start] = _Hit(end, 0)
+        hit.quotes.append(q)
+
+
 def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int) -> None:
     """Add each string of ``rec`` that holds quote ``q`` to what ``q`` found."""
-    nq, text_groups, obj = q.nq, q.text_groups, rec.obj
-    for index, (path, value) in enumerate(rec.strings):
-        if not all(any(k in value for k in group) for group in text_groups):
+    nq, obj = q.nq, rec.obj
+    first, rest = q.text_groups[0], q.text_groups[1:]
+    for index, (where, key, value) in enumerate(rec.strings):
+        if len(first) == 1:
+            if first[0] not in value:
+                continue
+        elif not any(k in value for k in first):
+            continue
+        if rest and not all(any(k in value for k in group) for group in rest):
             continue
         if nq not in rec.norm(index):
             continue
-        prov = _provenance(obj, path, value, nq)
+        prov = _provenance(obj, (*where, key), value, nq)
         sig = (prov, value)
         copy = rec.progress or sig in q.seen_strings
         q.seen_strings.add(sig)
