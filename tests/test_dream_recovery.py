@@ -257,7 +257,7 @@ def test_a_person_editing_a_leftover_briefing_is_never_overwritten(config: Confi
 def test_a_version_dreamtui_staged_under_a_persons_edit_is_unstaged(config: Config, ledger: Ledger,
                                                                      repo: git.Repo) -> None:
     data = b"dreamtui's briefing\n"
-    generated._remember(ledger, "briefing.md", data, "Briefing", {"Dreamtui-Briefing": "yes"})
+    generated.remember(ledger, "briefing.md", data, "Briefing", {"Dreamtui-Briefing": "yes"})
     (config.memory / "briefing.md").write_bytes(data)
     repo.git.add("briefing.md")  # killed between `git add` and `git commit`
     (config.memory / "briefing.md").write_text("the person's own briefing\n")
@@ -281,7 +281,7 @@ def test_a_leftover_of_dreamtuis_own_never_blocks_the_next_write(config: Config,
             generated.write_generated(config, ledger, REVIEW, first, "dreamtui: review", {})
         (Path(repo.git_dir) / "hooks" / "pre-commit").unlink()
     else:
-        generated._remember(ledger, REVIEW, first, "dreamtui: review", {})
+        generated.remember(ledger, REVIEW, first, "dreamtui: review", {})
         (config.memory / "reviews").mkdir()
         (config.memory / REVIEW).write_bytes(first)
         repo.git.add(REVIEW)

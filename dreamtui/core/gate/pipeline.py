@@ -47,7 +47,8 @@ from dreamtui.core.config import Config
 from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
 from dreamtui.core.gate.verify import verify_quotes
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, candidates
+from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import split as split_frontmatter
@@ -219,12 +220,7 @@ class Scopes:
         """The one project whose accepted memories are in ``projects/<folder>/`` (None: none or several)."""
         if self.ledger is None:
             return None
-        like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self.ledger.query(
-            "SELECT DISTINCT c.project FROM decisions d JOIN candidates c ON c.id = d.candidate_id "
-            "WHERE d.action = 'accept' AND d.memory_path LIKE ? ESCAPE '\\'",
-            (f"{memory.PROJECTS}/{like}/%",))
-        owners = {r["project"] or "" for r in rows}
+        owners = decision_rows.projects_accepted_under(self.ledger, f"{memory.PROJECTS}/{folder}")
         return owners.pop() if len(owners) == 1 else None
 
     @staticmethod
@@ -371,10 +367,7 @@ def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, co
 
 
 def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
-    rows = ledger.query(
-        "SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? AND drop_reason = 'duplicate-pending' "
-        "LIMIT 1", (target, session))
-    return bool(rows)
+    return candidates.repeated_in_session(ledger, target, session)
 
 
 @dataclass
@@ -530,12 +523,11 @@ def store(ledger: Ledger, checked: CheckedGate) -> GateReport:
     """Write what :func:`check` decided: every candidate row and the corroboration counts, in one
     transaction (joining the caller's, if any). Returns the report."""
     report = checked.report
-    with ledger.write() as conn:
+    with ledger.write():
         for cand in checked.rows:
             ledger.put_candidate(cand)
         for target, sessions in checked.bumps.items():
-            conn.execute("UPDATE candidates SET corroborated = corroborated + ?, updated_at = ? "
-                         "WHERE id = ? AND status = 'pending'", (len(sessions), checked.now, target))
+            candidates.corroborate(ledger, target, len(sessions), checked.now)
             report.corroborated.append(target)
     return report
 
