@@ -46,7 +46,7 @@ from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, MemoryRepoE
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ledger import Ledger, batches, cycles, offsets, record_extraction, record_failed_extraction
-from dreamtui.core.models import Digest, DigestStats, ExtractionResult, Turn, Usage
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, Jsonable, Turn, Usage
 from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class CycleFailed(DreamError):
 
 
 @dataclass(slots=True)
-class CycleRecord:
+class CycleRecord(Jsonable):
     """One row of ``dream_cycles``: a cycle's identity, outcome, phases and stats."""
 
     id: int
@@ -129,15 +129,6 @@ class CycleRecord:
     def new_candidates(self) -> int:
         """Candidates this cycle put in front of a person (verified, not duplicate, not dropped)."""
         return self.stats.kept
-
-    def to_json(self) -> dict[str, Any]:
-        """The record as ``dreamtui dream --json`` prints it."""
-        return {
-            "id": self.id, "chat_id": self.chat_id, "date": self.date, "status": self.status,
-            "started_at": self.started_at, "completed_at": self.completed_at,
-            "error_message": self.error_message, "trigger": self.trigger, "depth": self.depth,
-            "phases": self.phases, "stats": self.stats.to_json(), "kind": self.kind,
-        }
 
 
 def _record(row: cycles.CycleRow) -> CycleRecord:

@@ -23,7 +23,7 @@ from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger.extractions import ExtractedRange
 from dreamtui.core.ledger.promotions import Pair, Promotion
 from dreamtui.core.memory import normalize
-from dreamtui.core.models import Candidate
+from dreamtui.core.models import Candidate, Jsonable
 
 MIN_DAYS = 30
 """Days between the first and the latest human decision."""
@@ -54,7 +54,7 @@ class PromotionError(DreamError):
 
 
 @dataclass(slots=True)
-class Gate:
+class Gate(Jsonable):
     """One promotion gate: whether it holds, a one-line summary, and the evidence behind it."""
 
     name: str
@@ -67,26 +67,20 @@ class Gate:
         """The human name of the gate (``one schema``, ``stable ledger``, ``evidence``)."""
         return GATE_TITLES.get(self.name, self.name)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "summary": self.summary,
-                "evidence": self.evidence}
-
 
 @dataclass(slots=True)
-class PromotionStatus:
+class PromotionStatus(Jsonable):
     """Whether auto-write is on, and why not when it is off."""
 
     active: bool
     promotion: Promotion | None = None
     reason: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"active": self.active, "reason": self.reason,
-                "promotion": self.promotion.to_json() if self.promotion else None}
+    JSON_KEYS = ("active", "reason", "promotion")  # ``dreamtui promote --json``
 
 
 @dataclass(slots=True)
-class AutoWrite:
+class AutoWrite(Jsonable):
     """What auto-write did with one candidate: ``written`` (with its commit) or ``waiting`` (why)."""
 
     candidate_id: str
@@ -95,13 +89,9 @@ class AutoWrite:
     commit_sha: str | None = None
     memory_path: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"candidate_id": self.candidate_id, "written": self.written, "reason": self.reason,
-                "commit_sha": self.commit_sha, "memory_path": self.memory_path}
-
 
 @dataclass(slots=True)
-class AutoWritten:
+class AutoWritten(Jsonable):
     """An auto-written memory and its after-the-fact review (``None`` while unreviewed)."""
 
     candidate_id: str
@@ -113,12 +103,6 @@ class AutoWritten:
     model: str | None
     review: str | None = None  # "kept" | "rejected" | "undone" (by `dreamtui undo`) | None: not yet
     reviewed_at: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"candidate_id": self.candidate_id, "claim": self.claim, "memory_path": self.memory_path,
-                "commit_sha": self.commit_sha, "decided_at": self.decided_at,
-                "extractor": self.extractor, "model": self.model, "review": self.review,
-                "reviewed_at": self.reviewed_at}
 
 
 # -- human decisions -------------------------------------------------------------------------------

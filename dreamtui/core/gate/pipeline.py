@@ -52,7 +52,7 @@ from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import split as split_frontmatter
-from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
+from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, Jsonable, RawCandidate, candidate_id
 from dreamtui.core.text import clean_text, without_surrogates
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rej
 
 
 @dataclass(slots=True)
-class GateReport:
+class GateReport(Jsonable):
     """What the gate did with one batch of raw candidates."""
 
     kept: list[Candidate] = field(default_factory=list)
@@ -92,21 +92,8 @@ class GateReport:
         """Quotes that were not found in the transcript."""
         return self.dropped.get("unverified", 0)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kept": [c.to_json() for c in self.kept],
-            "dropped": dict(self.dropped),
-            "duplicates": self.duplicates,
-            "invented": self.invented,
-            "flagged_secrets": self.flagged_secrets,
-            "suspected_duplicates": self.suspected_duplicates,
-            "corroborated": self.corroborated,
-            "related": self.related,
-            "judged": self.judged,
-            "judged_same": self.judged_same,
-            "judged_distinct": self.judged_distinct,
-            "judge_error": self.judge_error,
-        }
+    JSON_KEYS = ("kept", "dropped", "duplicates", "invented", "flagged_secrets", "suspected_duplicates", "corroborated",
+                 "related", "judged", "judged_same", "judged_distinct", "judge_error")  # as printed
 
 
 def _text(value: Any) -> str:

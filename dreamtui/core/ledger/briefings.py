@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dreamtui.core.models import Jsonable
 
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
 
 
 @dataclass(slots=True)
-class BriefingProposal:
+class BriefingProposal(Jsonable):
     """One row of ``briefings``: a built version of ``briefing.md`` and what became of it."""
 
     id: int
@@ -33,11 +35,8 @@ class BriefingProposal:
         return self.status == "pending" or (self.status == "accepted" and self.decided_by == "auto"
                                             and self.reviewed_at is None)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "cycle_id": self.cycle_id, "reason": self.reason,
-                "decided_by": self.decided_by, "commit_sha": self.commit_sha, "reviewed_at": self.reviewed_at,
-                "created_at": self.created_at, "decided_at": self.decided_at, "text": self.text,
-                "sources": self.sources}
+    JSON_KEYS = ("id", "status", "cycle_id", "reason", "decided_by", "commit_sha", "reviewed_at", "created_at",
+                 "decided_at", "text", "sources")  # as printed: the long text last
 
 
 def _proposal(row: sqlite3.Row) -> BriefingProposal:

@@ -3,10 +3,11 @@ while pending, and how the person decided each."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dreamtui.core.ledger.rows import from_row
+from dreamtui.core.models import Jsonable
 
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
@@ -18,7 +19,7 @@ WRITER_LABELS = {"auto-memory": "Claude Code auto memory", "auto-dream": "auto d
 
 
 @dataclass(slots=True)
-class Item:
+class Item(Jsonable):
     """One outside change, as the queue shows it (a row of ``outside_items``)."""
 
     id: str
@@ -48,8 +49,7 @@ class Item:
         what = f"{self.old_path} → {self.path}" if self.kind == "renamed" else self.path
         return f"{self.writer_label} {self.kind} {what}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)} | {"writer_label": self.writer_label}
+    JSON_EXTRA = ("writer_label",)
 
 
 def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:

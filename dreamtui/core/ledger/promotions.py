@@ -7,6 +7,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dreamtui.core.models import Jsonable
+
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
 
@@ -23,7 +25,7 @@ class Pair:
 
 
 @dataclass(slots=True)
-class Promotion:
+class Promotion(Jsonable):
     """A row of the ``promotions`` table."""
 
     id: int
@@ -40,10 +42,8 @@ class Promotion:
     def pair(self) -> Pair:
         return Pair(self.extractor, self.model)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "extractor": self.extractor, "model": self.model, "status": self.status,
-                "approved_at": self.approved_at, "ended_at": self.ended_at,
-                "end_reason": self.end_reason, "commit_sha": self.commit_sha}
+    JSON_KEYS = ("id", "extractor", "model", "status", "approved_at", "ended_at", "end_reason", "commit_sha")
+    """``dreamtui promote --json``: the evidence is shown per gate, not again here."""
 
 
 def _promotion(row: sqlite3.Row) -> Promotion:

@@ -26,7 +26,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, briefings, candidates
 from dreamtui.core.ledger.briefings import BriefingProposal
-from dreamtui.core.models import Digest, Usage
+from dreamtui.core.models import Digest, Jsonable, Usage
 from dreamtui.core.text import clean_line, shorten
 
 BRIEFING_FILE = "briefing.md"
@@ -56,7 +56,7 @@ class BriefingError(DreamError):
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class Item(Jsonable):
     """One line of the briefing and the source it comes from (a memory file, or ``transcript:line``)."""
 
     section: str
@@ -66,9 +66,6 @@ class Item:
     @property
     def line(self) -> str:
         return f"- {self.text} — source: `{self.source}`"
-
-    def to_json(self) -> dict[str, str]:
-        return {"section": self.section, "text": self.text, "source": self.source}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,15 +95,12 @@ class BriefingResult:
 
 
 @dataclass(frozen=True, slots=True)
-class BriefingVersion:
+class BriefingVersion(Jsonable):
     """One commit of ``briefing.md``."""
 
     sha: str
     date: str
     subject: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"sha": self.sha, "date": self.date, "subject": self.subject}
 
 
 # -- text helpers ---------------------------------------------------------------------------------

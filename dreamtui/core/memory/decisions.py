@@ -25,7 +25,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import dump as dump_frontmatter
 from dreamtui.core.memory.frontmatter import parse as parse_frontmatter
-from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate, Jsonable
 from dreamtui.core.text import clean_text
 
 CRASH_ENV = "DREAMTUI_CRASH_AT"
@@ -81,7 +81,7 @@ class UndoResult:
 
 
 @dataclass(slots=True)
-class ReconcileReport:
+class ReconcileReport(Jsonable):
     """What reconcile found and fixed. ``ok`` when ledger and git already agreed."""
 
     recorded: list[str] = field(default_factory=list)   # accepts found in git, now in the ledger
@@ -95,8 +95,7 @@ class ReconcileReport:
         """Nothing needed fixing."""
         return not (self.recorded or self.undone or self.reopened or self.restored)
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
+    JSON_EXTRA = ("ok",)
 
 
 # -- helpers -----------------------------------------------------------------------------------
