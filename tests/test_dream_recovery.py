@@ -21,7 +21,8 @@ from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, generated, gitops
-from tests.test_cycle import ACME, DAY, NOW, RULES, install
+from tests.fakes.candidates import refactor_lesson
+from tests.fakes.cycle_world import ACME, DAY, NOW, RULES, install
 
 REVIEW = f"reviews/review-{DAY}.md"
 
@@ -217,10 +218,8 @@ def test_a_hanging_hook_does_not_hang_the_dream(config: Config, ledger: Ledger, 
 
 def test_a_hanging_hook_does_not_hang_accept(config: Config, ledger: Ledger, repo: git.Repo,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_crash_accept import _candidate
-
     monkeypatch.setenv(gitops.HOOK_TIMEOUT_ENV, "1")
-    cand = _candidate(1)
+    cand = refactor_lesson(1)
     ledger.put_candidate(cand)
     before = repo.git.execute(["git", "ls-files", "-s"]), repo.git.status("--porcelain", "--untracked-files=all")
     head = repo.head.commit.hexsha

@@ -12,9 +12,7 @@ from typing import Any, ClassVar, Literal
 
 Role = Literal["person", "assistant"]
 Provenance = Literal["person", "assistant", "tool", "meta"]
-MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
-CandidateStatus = Literal["pending", "accepted", "rejected", "dropped"]
 REJECT_CATEGORIES: tuple[str, ...] = ("wrong", "duplicate", "not a lesson", "too specific", "secret", "other")
 
 

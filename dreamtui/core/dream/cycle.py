@@ -77,7 +77,6 @@ BRANCH_COUNTS = ("branches", "extraction_errors", "surfaced", "verified", "kept"
                  "auto_written", "judged", "judged_same", "judged_distinct", "judge_error", "batches_waiting",
                  "batch_sessions_collected", "batch_submitted", "batch_sessions_submitted")
 """What the branch phase counts (taken into the cycle's stats when branching is done)."""
-PHASES = ("light", "deep", "branch", "rem", "wake")
 PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
                 "wake": "Wake"}
 

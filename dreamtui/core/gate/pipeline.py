@@ -58,9 +58,6 @@ from dreamtui.core.text import clean_text, without_surrogates
 if TYPE_CHECKING:
     from dreamtui.core.gate.judge import Judge
 
-DROP_REASONS: tuple[str, ...] = (
-    "invalid", "unverified", "duplicate", "duplicate-pending", "previously-rejected", "already-decided",
-)
 DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rejected"})
 
 

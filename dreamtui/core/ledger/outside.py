@@ -12,9 +12,7 @@ from dreamtui.core.models import Jsonable
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
 
-WRITERS = ("auto-memory", "auto-dream", "dreamtui", "person")
-"""Who may have written a change (the ``writer`` column)."""
-WRITER_LABELS = {"auto-memory": "Claude Code auto memory", "auto-dream": "auto dream",
+WRITER_LABELS = {"auto-memory": "Claude Code auto memory", "auto-dream": "auto dream",  # how a person reads `writer`
                  "dreamtui": "dreamtui extractor", "person": "person"}
 
 

@@ -61,7 +61,6 @@ DEFAULT_WINDOW = 600.0
 BATCH_MIN = 3
 """Deletions and rewrites seen together from this many files on are one loud batch."""
 
-KINDS = ("added", "modified", "deleted", "renamed")
 _EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _INDEX_LINE = re.compile(r"^\s*[-*] \[")
 
