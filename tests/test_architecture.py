@@ -81,3 +81,40 @@ def test_no_sql_is_run_outside_the_ledger_package() -> None:
             continue
         found += sql_outside_ledger(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
     assert found == [], "SQL outside dreamtui/core/ledger/:\n" + "\n".join(found)
+
+
+# -- typed results -----------------------------------------------------------------------------------
+
+TYPED = [PACKAGE / "core", PACKAGE / "services"]
+
+
+def any_returns(source: str, name: str) -> list[str]:
+    """Public functions and methods of ``source`` declared to return ``Any`` (a function nested in another
+    is not public)."""
+    found = []
+    tree = ast.parse(source, name)
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and not n.name.startswith("_")]
+    for node in [*tree.body, *(n for c in classes for n in c.body)]:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            returns = node.returns
+            if isinstance(returns, ast.Constant):  # a string annotation
+                returns = ast.parse(str(returns.value), mode="eval").body
+            if (isinstance(returns, ast.Name) and returns.id == "Any") or (
+                    isinstance(returns, ast.Attribute) and returns.attr == "Any"):
+                found.append(f"{name}:{node.lineno}: {node.name}")
+    return found
+
+
+def test_the_detector_finds_a_public_any_return() -> None:
+    source = ("def f() -> Any: ...\ndef g() -> 'typing.Any': ...\ndef _h() -> Any: ...\ndef k() -> int: ...\n"
+              "class C:\n    def m(self) -> Any: ...\n")
+    assert any_returns(source, "x.py") == ["x.py:1: f", "x.py:2: g", "x.py:6: m"]
+
+
+def test_no_public_function_of_the_core_or_the_services_returns_any() -> None:
+    """Callers get a type to work with (mypy checks the rest: ``warn_return_any``)."""
+    found = []
+    for root in TYPED:
+        for path in sorted(root.rglob("*.py")):
+            found += any_returns(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
+    assert found == [], "public functions returning Any:\n" + "\n".join(found)

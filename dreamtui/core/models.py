@@ -19,19 +19,25 @@ REJECT_CATEGORIES: tuple[str, ...] = ("wrong", "duplicate", "not a lesson", "too
 # -- JSON: the one serialisation of dataclasses (``--json`` output, stored JSON) ---------------------
 
 
-def jsonable(value: Any) -> Any:
+JsonValue = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+def jsonable(value: object) -> JsonValue:
     """``value`` as plain JSON values: a dataclass by its ``to_json`` (else its fields), lists, tuples
     and sets as lists, a mapping's values in turn, a path as text; anything else as it is."""
     if is_dataclass(value) and not isinstance(value, type):
         to_json = getattr(value, "to_json", None)
-        return to_json() if to_json is not None else {f.name: jsonable(getattr(value, f.name)) for f in fields(value)}
+        if to_json is not None:
+            data: dict[str, JsonValue] = to_json()
+            return data
+        return {f.name: jsonable(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
     if isinstance(value, PurePath):
         return str(value)
-    return value
+    return value  # type: ignore[return-value]  # str, int, float, bool, None (or what json.dumps is given)
 
 
 class Jsonable:

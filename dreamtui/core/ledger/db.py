@@ -74,8 +74,9 @@ class RedactingConnection(sqlite3.Connection):
     """The ledger's connection: the choke point between dreamtui and the ledger file. Every text
     parameter of every statement is redacted on its way in, so no column can hold a secret."""
 
-    def cursor(self, factory: Any = RedactingCursor) -> Any:  # type: ignore[override]
-        return super().cursor(factory)
+    def cursor(self, factory: Any = RedactingCursor) -> sqlite3.Cursor:  # type: ignore[override]
+        cursor: sqlite3.Cursor = super().cursor(factory)
+        return cursor
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
         return super().execute(sql, _redacted(parameters))
