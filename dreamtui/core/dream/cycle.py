@@ -1065,27 +1065,21 @@ def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:
     """Auto-write the kept candidates when a promotion is active; how many were written."""
     if not kept_ids:
         return 0
-    try:
-        from dreamtui.core.dream import promotion
-    except ImportError:
-        return 0
+    from dreamtui.core.dream import promotion
+
     if promotion.active_promotion(ledger) is None:
         return 0
     kept = [c for c in (ledger.get_candidate(cid) for cid in kept_ids) if c is not None]
-    results = promotion.auto_write(config, ledger, kept)
-    return sum(1 for r in results if getattr(r, "written", False))
+    return sum(1 for r in promotion.auto_write(config, ledger, kept) if r.written)
 
 
 # -- REM helpers ------------------------------------------------------------------------------------
 
 
-def _write_review(config: Config, ledger: Ledger, day: str) -> Path | None:
+def _write_review(config: Config, ledger: Ledger, day: str) -> Path:
     from dreamtui.core.memory import review
 
-    result = review.write_review(config, ledger, Date.fromisoformat(day))
-    if result is None:
-        return None
-    return Path(getattr(result, "path", result))
+    return review.write_review(config, ledger, Date.fromisoformat(day))
 
 
 def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:

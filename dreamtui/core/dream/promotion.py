@@ -582,13 +582,8 @@ def auto_write(config: Config, ledger: Ledger, candidates: Iterable[Candidate] |
         except DreamError as exc:
             results.append(AutoWrite(cand.id, False, f"left for a person: {exc}"))
             continue
-        results.append(AutoWrite(cand.id, True, None, getattr(res, "commit_sha", None),
-                                 _as_str(getattr(res, "memory_path", None) or getattr(res, "path", None))))
+        results.append(AutoWrite(cand.id, True, None, res.commit_sha, res.path or None))
     return results
-
-
-def _as_str(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 # -- the promotion file in the memory repo ---------------------------------------------------------
