@@ -164,7 +164,8 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         row = cycles.find_full(ledger, chat_id, day)
         started = clock.now_iso()
         if row is None:
-            return cycles.begin(ledger, chat_id, day, started, trigger, {"attempt": 1, "pid": os.getpid()}), {"attempt": 1}
+            cycle_id = cycles.begin(ledger, chat_id, day, started, trigger, {"attempt": 1, "pid": os.getpid()})
+            return cycle_id, {"attempt": 1}
         if _done(row.status, row.depth, CycleStats.from_json(row.stats)):
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
             raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row.id}); "
