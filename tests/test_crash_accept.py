@@ -18,7 +18,7 @@ import pytest
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops
-from dreamtui.core.models import Candidate, Match
+from tests.fakes.candidates import refactor_lesson
 
 ACCEPT_SCRIPT = """
 import sys
@@ -32,16 +32,6 @@ print("ready", flush=True)
 decisions.accept(cfg, ledger, sys.argv[4])
 print("done", flush=True)
 """
-
-
-def _candidate(i: int) -> Candidate:
-    return Candidate(
-        id=f"crash{i:03d}", session="sess-1", project="-home-me-proj", transcript="/t/sess-1.jsonl",
-        claim=f"Prefer small commits when refactoring module {i}", why="reviews are easier",
-        how_to_apply="split refactors from behaviour changes", type="feedback",
-        scope="project" if i % 2 else "global", quote="keep the commits small", extractor="heuristic",
-        model=None, provenance="person", matches=[Match("/t/sess-1.jsonl", 7, "u7", None, "person")],
-        created_at="2026-01-05T10:00:00Z")
 
 
 def _person_state(repo: git.Repo) -> tuple[str, str, str]:
@@ -165,7 +155,7 @@ def test_crash_at_every_step_then_reconcile_and_retry(setup) -> None:
     person = _person_state(repo)
     outcomes = {}
     for i, step in enumerate(decisions.CRASH_STEPS):
-        cand = _candidate(i)
+        cand = refactor_lesson(i)
         ledger.put_candidate(cand)
         head_before = repo.head.commit.hexsha
         code, _ = _run(cfg, cand.id, env, crash_at=step)
@@ -180,14 +170,14 @@ def test_crash_at_random_moments(setup) -> None:
     cfg, ledger, repo, env = setup
     person = _person_state(repo)
     rng = random.Random(20260105)
-    probe = _candidate(99)
+    probe = refactor_lesson(99)
     ledger.put_candidate(probe)
     _, span = _run(cfg, probe.id, env)  # how long one accept takes here, from 'ready' to exit
     decisions.reconcile(cfg, ledger)
     person = _person_state(repo)
     killed = committed = 0
     for i in range(16):
-        cand = _candidate(100 + i)
+        cand = refactor_lesson(100 + i)
         ledger.put_candidate(cand)
         head_before = repo.head.commit.hexsha
         code, _ = _run(cfg, cand.id, env, kill_after=rng.uniform(0.0, 0.8 * span))
@@ -213,7 +203,7 @@ def test_crash_during_undo(setup) -> None:
     cfg, ledger, repo, env = setup
     person = _person_state(repo)
     for i, step in enumerate(decisions.UNDO_CRASH_STEPS):
-        cand = _candidate(200 + i)
+        cand = refactor_lesson(200 + i)
         ledger.put_candidate(cand)
         accepted = decisions.accept(cfg, ledger, cand.id)
         head_before = repo.head.commit.hexsha
@@ -250,7 +240,7 @@ def test_an_accept_killed_with_its_git_leaves_no_lock_in_the_way_of_the_next(set
     hook.write_text(f"#!/bin/sh\nif [ -e {hang} ]; then touch {started}; sleep 60; fi\n")
     hook.chmod(0o755)
     hang.write_text("")
-    cand = _candidate(300)
+    cand = refactor_lesson(300)
     ledger.put_candidate(cand)
     head_before = repo.head.commit.hexsha
     proc = subprocess.Popen(

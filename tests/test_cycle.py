@@ -33,27 +33,13 @@ from dreamtui.core.errors import ConfigError, CycleBusy
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import briefing
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, lesson, message, ok
-
-FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
-ACME = "-home-kim-acme"
-QUIET = "-home-kim-quiet"
-DAY = "2026-03-10"
-NOW = "2026-03-10T23:00:00Z"
-WRITTEN = 1773180000.0  # 2026-03-10T22:00:00Z: an hour before NOW, past the quiet period
-RULES = FIXTURES / "rules_extractor.py"
+from tests.fakes.cycle_world import ACME, DAY, FIXTURES, NOW, QUIET, RULES, WRITTEN, install
 
 
 @pytest.fixture
 def config(config: Config) -> Config:
     """The deterministic ``command`` extractor of the fixtures (the heuristic one is tuned elsewhere)."""
     return replace(config, extractor="command", command=(sys.executable, str(RULES)))
-
-
-def install(config: Config, name: str) -> None:
-    """Copy a fixture day into the transcripts folder, files last written an hour before NOW."""
-    shutil.copytree(FIXTURES / name, config.transcripts, dirs_exist_ok=True)
-    for p in config.transcripts.rglob("*.jsonl"):
-        os.utime(p, (WRITTEN, WRITTEN))
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,8 @@ from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, generated, gitops
-from tests.test_cycle import ACME, DAY, NOW, RULES, install
+from tests.fakes.candidates import refactor_lesson
+from tests.fakes.cycle_world import ACME, DAY, NOW, RULES, install
 
 REVIEW = f"reviews/review-{DAY}.md"
 
@@ -217,10 +218,8 @@ def test_a_hanging_hook_does_not_hang_the_dream(config: Config, ledger: Ledger, 
 
 def test_a_hanging_hook_does_not_hang_accept(config: Config, ledger: Ledger, repo: git.Repo,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_crash_accept import _candidate
-
     monkeypatch.setenv(gitops.HOOK_TIMEOUT_ENV, "1")
-    cand = _candidate(1)
+    cand = refactor_lesson(1)
     ledger.put_candidate(cand)
     before = repo.git.execute(["git", "ls-files", "-s"]), repo.git.status("--porcelain", "--untracked-files=all")
     head = repo.head.commit.hexsha
@@ -257,7 +256,7 @@ def test_a_person_editing_a_leftover_briefing_is_never_overwritten(config: Confi
 def test_a_version_dreamtui_staged_under_a_persons_edit_is_unstaged(config: Config, ledger: Ledger,
                                                                      repo: git.Repo) -> None:
     data = b"dreamtui's briefing\n"
-    generated._remember(ledger, "briefing.md", data, "Briefing", {"Dreamtui-Briefing": "yes"})
+    generated.remember(ledger, "briefing.md", data, "Briefing", {"Dreamtui-Briefing": "yes"})
     (config.memory / "briefing.md").write_bytes(data)
     repo.git.add("briefing.md")  # killed between `git add` and `git commit`
     (config.memory / "briefing.md").write_text("the person's own briefing\n")
@@ -281,7 +280,7 @@ def test_a_leftover_of_dreamtuis_own_never_blocks_the_next_write(config: Config,
             generated.write_generated(config, ledger, REVIEW, first, "dreamtui: review", {})
         (Path(repo.git_dir) / "hooks" / "pre-commit").unlink()
     else:
-        generated._remember(ledger, REVIEW, first, "dreamtui: review", {})
+        generated.remember(ledger, REVIEW, first, "dreamtui: review", {})
         (config.memory / "reviews").mkdir()
         (config.memory / REVIEW).write_bytes(first)
         repo.git.add(REVIEW)

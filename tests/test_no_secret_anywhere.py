@@ -305,10 +305,9 @@ def test_a_failed_extractions_error_is_redacted_before_it_is_cut(tmp_path: Path)
     ledger = Ledger.open(tmp_path)
     try:
         error = "x" * 490 + " " + STRIPE  # the cut at 500 characters falls inside the key
-        with ledger.write() as c:
-            record_failed_extraction(c, session="s", project="p", path="/t/s.jsonl", start_offset=0, end_offset=9,
-                                     content_hash="h", extractor="command", model=None, cycle_id=None,
-                                     usage=Usage(), error=error, now=NOW)
+        record_failed_extraction(ledger, session="s", project="p", path="/t/s.jsonl", start_offset=0, end_offset=9,
+                                 content_hash="h", extractor="command", model=None, cycle_id=None,
+                                 usage=Usage(), error=error, now=NOW)
         stored = ledger.query("SELECT error FROM extractions")[0]["error"]
         assert STRIPE[:12] not in stored and stored.startswith("x" * 490)
     finally:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from dreamtui.core.clock import now_iso
 from dreamtui.core.dream.stats import compute_stats, format_stats
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import decisions
 from dreamtui.core.models import Candidate
 
@@ -21,9 +23,8 @@ def make(ledger: Ledger, n: int, extractor: str = "heuristic", model: str | None
 
 def _decide(ledger: Ledger, cand: Candidate, action: str, by: str = "person",
             category: str | None = None) -> None:
-    with ledger.write() as c:
-        decisions._insert_decision(c, cand, action, by, category=category, commit_sha="f" * 40 if action == "accept"
-                                   else None)
+    decision_rows.record(ledger, cand, action, by, now_iso(), category=category,
+                         commit_sha="f" * 40 if action == "accept" else None)
 
 
 def test_empty_ledger(ledger: Ledger) -> None:

@@ -7,17 +7,58 @@ so every module can import them.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import PurePath
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
 Role = Literal["person", "assistant"]
 Provenance = Literal["person", "assistant", "tool", "meta"]
-MemoryType = Literal["user", "feedback", "project", "reference"]
 MEMORY_TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
-CandidateStatus = Literal["pending", "accepted", "rejected", "dropped"]
 REJECT_CATEGORIES: tuple[str, ...] = ("wrong", "duplicate", "not a lesson", "too specific", "secret", "other")
+
+
+# -- JSON: the one serialisation of dataclasses (``--json`` output, stored JSON) ---------------------
+
+
+JsonValue = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
+
+
+def jsonable(value: object) -> JsonValue:
+    """``value`` as plain JSON values: a dataclass by its ``to_json`` (else its fields), lists, tuples
+    and sets as lists, a mapping's values in turn, a path as text; anything else as it is."""
+    if isinstance(value, msgspec.Struct):
+        return jsonable(value.to_json() if hasattr(value, "to_json") else msgspec.structs.asdict(value))
+    if is_dataclass(value) and not isinstance(value, type):
+        to_json = getattr(value, "to_json", None)
+        if to_json is not None:
+            data: dict[str, JsonValue] = to_json()
+            return data
+        return {f.name: jsonable(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, PurePath):
+        return str(value)
+    return value  # type: ignore[return-value]  # str, int, float, bool, None (or what json.dumps is given)
+
+
+class Jsonable:
+    """A dataclass whose ``to_json()`` is its fields in declaration order, each made :func:`jsonable`.
+
+    ``JSON_KEYS`` (fields or properties) replaces that order where a printed shape (``--json``) has
+    its own; ``JSON_EXTRA`` names properties appended after the fields."""
+
+    __slots__ = ()
+    JSON_KEYS: ClassVar[tuple[str, ...] | None] = None
+    JSON_EXTRA: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The object as JSON values (see the class docstring)."""
+        keys = self.JSON_KEYS or (*(f.name for f in fields(self)), *self.JSON_EXTRA)  # type: ignore[arg-type]
+        return {key: jsonable(getattr(self, key)) for key in keys}
 
 
 class Turn(msgspec.Struct, frozen=True, gc=False):
@@ -38,20 +79,14 @@ class Turn(msgspec.Struct, frozen=True, gc=False):
     kind: str = "text"
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON shape of ``dreamtui digest --json``."""
-        return {
-            "role": self.role,
-            "text": self.text,
-            "line": self.line,
-            "uuid": self.uuid,
-            "timestamp": self.timestamp,
-            "file": self.file,
-            "kind": self.kind,
-        }
+        """The JSON shape of ``dreamtui digest --json`` (hand-written: a msgspec struct, not a Jsonable
+        dataclass, and the printed key order is not the field order)."""
+        return {"role": self.role, "text": self.text, "line": self.line, "uuid": self.uuid,
+                "timestamp": self.timestamp, "file": self.file, "kind": self.kind}
 
 
 @dataclass(slots=True)
-class DigestStats:
+class DigestStats(Jsonable):
     """What digesting cost and kept."""
 
     bytes: int = 0
@@ -70,24 +105,12 @@ class DigestStats:
         """Characters kept as a percentage of bytes read."""
         return round(100.0 * self.chars / self.bytes, 2) if self.bytes else 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON shape of ``dreamtui digest --json``'s ``stats``."""
-        return {
-            "bytes": self.bytes,
-            "chars": self.chars,
-            "signal_pct": self.signal_pct,
-            "skipped_lines": self.skipped_lines,
-            "lines": self.lines,
-            "malformed": self.malformed,
-            "invalid_utf8": self.invalid_utf8,
-            "oversized": self.oversized,
-            "partial_tail": self.partial_tail,
-            "replaced": self.replaced,
-        }
+    JSON_KEYS = ("bytes", "chars", "signal_pct", "skipped_lines", "lines", "malformed", "invalid_utf8", "oversized",
+                 "partial_tail", "replaced")  # ``dreamtui digest --json``'s ``stats``
 
 
 @dataclass(slots=True)
-class Digest:
+class Digest(Jsonable):
     """The ordered turns of one session that a model should read."""
 
     session: str
@@ -111,21 +134,11 @@ class Digest:
         """How many characters the person wrote (the depth signal)."""
         return sum(len(t.text) for t in self.turns if t.role == "person")
 
-    def to_json(self) -> dict[str, Any]:
-        """``{"turns": [...], "stats": {...}}`` plus session and project."""
-        return {
-            "session": self.session,
-            "project": self.project,
-            "project_name": self.project_name,
-            "cwd": self.cwd,
-            "files": self.files,
-            "turns": [t.to_json() for t in self.turns],
-            "stats": self.stats.to_json(),
-        }
+    JSON_KEYS = ("session", "project", "project_name", "cwd", "files", "turns", "stats")  # ``dreamtui digest --json``
 
 
 @dataclass(slots=True)
-class Usage:
+class Usage(Jsonable):
     """Model usage of an extraction or a cycle."""
 
     calls: int = 0
@@ -141,12 +154,9 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
         )
 
-    def to_json(self) -> dict[str, int]:
-        return asdict(self)
-
 
 @dataclass(slots=True)
-class RawCandidate:
+class RawCandidate(Jsonable):
     """A lesson as an extractor proposes it, before the gate."""
 
     claim: str
@@ -158,9 +168,6 @@ class RawCandidate:
     session: str
     extractor: str
     model: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(slots=True)
@@ -176,7 +183,7 @@ class ExtractionResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Match:
+class Match(Jsonable):
     """One place a quote was found in a raw transcript."""
 
     file: str
@@ -186,19 +193,9 @@ class Match:
     provenance: Provenance
     copy: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "uuid": self.uuid,
-            "timestamp": self.timestamp,
-            "provenance": self.provenance,
-            "copy": self.copy,
-        }
-
 
 @dataclass(slots=True)
-class Verification:
+class Verification(Jsonable):
     """The result of verifying a quote: every place it occurs, the best first."""
 
     verified: bool
@@ -209,13 +206,6 @@ class Verification:
     def best(self) -> Match | None:
         """The preferred place: an original (non-copy) record, person > assistant > meta > tool."""
         return self.matches[0] if self.matches else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verified": self.verified,
-            "matches": [m.to_json() for m in self.matches],
-            "reason": self.reason,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +234,7 @@ def candidate_id(session: str, quote: str, claim: str) -> str:
 
 
 @dataclass(slots=True)
-class Candidate:
+class Candidate(Jsonable):
     """A candidate as the ledger holds it: the raw proposal plus its evidence and gate results."""
 
     id: str
@@ -282,11 +272,7 @@ class Candidate:
         """The line of the preferred match, if verified."""
         return self.matches[0].line if self.matches else None
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["matches"] = [m.to_json() for m in self.matches]
-        data["verified_line"] = self.verified_line
-        return data
+    JSON_EXTRA = ("verified_line",)
 
 
 @dataclass(slots=True)

@@ -18,6 +18,17 @@ def make(ledger: Ledger, n: int, created: str = "2026-04-01T09:00:00Z", **kw: ob
     return cand
 
 
+def refactor_lesson(i: int) -> Candidate:
+    """A pending lesson of a refactoring session (global or project scope by turns), not yet in the ledger."""
+    return Candidate(
+        id=f"crash{i:03d}", session="sess-1", project="-home-me-proj", transcript="/t/sess-1.jsonl",
+        claim=f"Prefer small commits when refactoring module {i}", why="reviews are easier",
+        how_to_apply="split refactors from behaviour changes", type="feedback",
+        scope="project" if i % 2 else "global", quote="keep the commits small", extractor="heuristic",
+        model=None, provenance="person", matches=[Match("/t/sess-1.jsonl", 7, "u7", None, "person")],
+        created_at="2026-01-05T10:00:00Z")
+
+
 def make_pending(ledger: Ledger, n: int = 1, **kw: object) -> Candidate:
     """Put a pending candidate in the ledger."""
     fields: dict[str, object] = dict(

@@ -72,6 +72,7 @@ class BatchOutcome:
 
     def to_json(self) -> dict[str, Any]:
         """The row ``dreamtui batch collect --json`` prints."""
+        # hand-written: the row's shape depends on the status, and it flattens the report and result
         if self.status != "collected":
             return {"batch": self.batch, "status": self.status, "counts": self.counts}
         assert self.result is not None

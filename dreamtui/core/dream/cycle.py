@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import os
 import time
 from collections import Counter
@@ -46,8 +45,8 @@ from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError, MemoryRepoError, TranscriptError
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.goodnight import said_goodnight
-from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
-from dreamtui.core.models import Digest, DigestStats, ExtractionResult, Turn, Usage
+from dreamtui.core.ledger import Ledger, batches, cycles, offsets, record_extraction, record_failed_extraction
+from dreamtui.core.models import Digest, DigestStats, ExtractionResult, Jsonable, Turn, Usage
 from dreamtui.core.secrets import redact
 
 if TYPE_CHECKING:
@@ -78,7 +77,6 @@ BRANCH_COUNTS = ("branches", "extraction_errors", "surfaced", "verified", "kept"
                  "auto_written", "judged", "judged_same", "judged_distinct", "judge_error", "batches_waiting",
                  "batch_sessions_collected", "batch_submitted", "batch_sessions_submitted")
 """What the branch phase counts (taken into the cycle's stats when branching is done)."""
-PHASES = ("light", "deep", "branch", "rem", "wake")
 PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
                 "wake": "Wake"}
 
@@ -105,7 +103,7 @@ class CycleFailed(DreamError):
 
 
 @dataclass(slots=True)
-class CycleRecord:
+class CycleRecord(Jsonable):
     """One row of ``dream_cycles``: a cycle's identity, outcome, phases and stats."""
 
     id: int
@@ -131,44 +129,30 @@ class CycleRecord:
         """Candidates this cycle put in front of a person (verified, not duplicate, not dropped)."""
         return self.stats.kept
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as ``dreamtui dream --json`` prints it."""
-        return {
-            "id": self.id, "chat_id": self.chat_id, "date": self.date, "status": self.status,
-            "started_at": self.started_at, "completed_at": self.completed_at,
-            "error_message": self.error_message, "trigger": self.trigger, "depth": self.depth,
-            "phases": self.phases, "stats": self.stats.to_json(), "kind": self.kind,
-        }
 
-
-def _row_to_record(row: Any) -> CycleRecord:
+def _record(row: cycles.CycleRow) -> CycleRecord:
     return CycleRecord(
-        id=row["id"], chat_id=row["chat_id"], date=row["date"], status=row["status"],
-        started_at=row["started_at"], completed_at=row["completed_at"], error_message=row["error_message"],
-        trigger=row["trigger"], depth=row["depth"], phases=json.loads(row["phases"] or "[]"),
-        stats=CycleStats.from_json(json.loads(row["stats"] or "{}")), kind=row["kind"] or FULL,
+        id=row.id, chat_id=row.chat_id, date=row.date, status=row.status, started_at=row.started_at,
+        completed_at=row.completed_at, error_message=row.error_message, trigger=row.trigger, depth=row.depth,
+        phases=row.phases, stats=CycleStats.from_json(row.stats), kind=row.kind,
     )
 
 
 def get_cycle(ledger: Ledger, cycle_id: int) -> CycleRecord | None:
     """One cycle by id."""
-    rows = ledger.query("SELECT * FROM dream_cycles WHERE id = ?", (cycle_id,))
-    return _row_to_record(rows[0]) if rows else None
+    row = cycles.get(ledger, cycle_id)
+    return _record(row) if row else None
 
 
 def find_cycle(ledger: Ledger, chat_id: str, date: str) -> CycleRecord | None:
     """The full cycle of ``chat_id`` (a project, or ``*``) on ``date`` (YYYY-MM-DD), if any."""
-    rows = ledger.query("SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ? AND kind = 'full'",
-                        (chat_id, date))
-    return _row_to_record(rows[0]) if rows else None
+    row = cycles.find_full(ledger, chat_id, date)
+    return _record(row) if row else None
 
 
 def list_cycles(ledger: Ledger, limit: int | None = 20) -> list[CycleRecord]:
     """Cycles, newest first."""
-    sql = "SELECT * FROM dream_cycles ORDER BY started_at DESC, id DESC"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return [_row_to_record(r) for r in ledger.query(sql)]
+    return [_record(r) for r in cycles.listed(ledger, limit)]
 
 
 def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, dict[str, Any]]:
@@ -176,32 +160,25 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
 
     Call with the lock held.
     """
-    with ledger.write() as c:
-        row = c.execute("SELECT id, status, depth, stats FROM dream_cycles WHERE chat_id = ? AND date = ? "
-                        "AND kind = 'full'", (chat_id, day)).fetchone()
+    with ledger.write():
+        row = cycles.find_full(ledger, chat_id, day)
         started = clock.now_iso()
         if row is None:
-            cur = c.execute(
-                "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats) "
-                "VALUES (?, ?, 'running', ?, ?, ?)",
-                (chat_id, day, started, trigger, json.dumps({"attempt": 1, "pid": os.getpid()})))
-            return int(cur.lastrowid or 0), {"attempt": 1}
-        if _done(row["status"], row["depth"], CycleStats.from_json(json.loads(row["stats"] or "{}"))):
+            cycle_id = cycles.begin(ledger, chat_id, day, started, trigger, {"attempt": 1, "pid": os.getpid()})
+            return cycle_id, {"attempt": 1}
+        if _done(row.status, row.depth, CycleStats.from_json(row.stats)):
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
-            raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row['id']}); "
+            raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row.id}); "
                                    "one cycle per project per date")
         # failed, 'running' left by a killed process (we hold the lock, so nobody runs it), or a
         # shallow sleep that only deferred sessions still being written: run it again
-        prior = json.loads(row["stats"] or "{}")
+        prior = dict(row.stats)
         prior.pop("pid", None)
-        prior["depth"] = row["depth"]
+        prior["depth"] = row.depth
         attempt = int(prior.get("attempt", 1) or 1) + 1
-        c.execute(
-            "UPDATE dream_cycles SET status = 'running', started_at = ?, completed_at = NULL, "
-            "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = ? WHERE id = ?",
-            (started, trigger, json.dumps({"attempt": attempt, "pid": os.getpid()}), row["id"]))
+        cycles.restart(ledger, row.id, started, trigger, {"attempt": attempt, "pid": os.getpid()})
         prior["next_attempt"] = attempt
-        return int(row["id"]), prior
+        return int(row.id), prior
 
 
 def _done(status: str, depth: str | None, stats: CycleStats) -> bool:
@@ -214,12 +191,8 @@ def _done(status: str, depth: str | None, stats: CycleStats) -> bool:
 
 def _begin_on_demand(ledger: Ledger, chat_id: str, day: str) -> int:
     """Insert the row of an on-demand pass (call with the lock held)."""
-    with ledger.write() as c:
-        cur = c.execute(
-            "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats, kind) "
-            "VALUES (?, ?, 'running', ?, 'manual', ?, ?)",
-            (chat_id, day, clock.now_iso(), json.dumps({"attempt": 1, "pid": os.getpid()}), ON_DEMAND))
-        return int(cur.lastrowid or 0)
+    return cycles.begin(ledger, chat_id, day, clock.now_iso(), "manual", {"attempt": 1, "pid": os.getpid()},
+                        kind=ON_DEMAND)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,42 +252,32 @@ def fail_interrupted(ledger: Ledger) -> list[int]:
     """Mark every cycle still ``running`` as failed: call with the cycle lock held, so none of them
     can still be running (the process that ran it was killed). Returns their ids."""
     failed = []
-    with ledger.write() as c:
-        for row in c.execute("SELECT id, started_at, stats FROM dream_cycles WHERE status = 'running'").fetchall():
-            pid = json.loads(row["stats"] or "{}").get("pid")
+    with ledger.write():
+        for row in cycles.running(ledger):
+            pid = row.stats.get("pid")
             who = f"the process running it (pid {pid})" if pid else "the process running it"
-            c.execute("UPDATE dream_cycles SET status = 'failed', completed_at = ?, error_message = ? WHERE id = ?",
-                      (clock.now_iso(), f"interrupted: {who} ended before it finished (started "
-                       f"{row['started_at']}); marked failed when the next cycle started", row["id"]))
-            failed.append(int(row["id"]))
+            cycles.fail(ledger, row.id, clock.now_iso(), f"interrupted: {who} ended before it finished (started "
+                        f"{row.started_at}); marked failed when the next cycle started")
+            failed.append(int(row.id))
     return failed
 
 
 def _mark_deep(ledger: Ledger, cycle_id: int) -> None:
     """Say in the row, while it runs, that the cycle went past light sleep: if it is killed, the
     retry knows to finish its REM."""
-    with ledger.write() as c:
-        c.execute("UPDATE dream_cycles SET depth = 'deep' WHERE id = ? AND status = 'running'", (cycle_id,))
+    cycles.mark_deep(ledger, cycle_id)
 
 
 def _save_progress(ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]],
                    stats: CycleStats) -> None:
     """Keep the running row's phases and counts current, so a killed cycle's work still counts in
     the retry's totals (with its pid, which says who ran it)."""
-    with ledger.write() as c:
-        c.execute("UPDATE dream_cycles SET depth = COALESCE(?, depth), phases = ?, "
-                  "stats = json_patch(stats, ?) WHERE id = ? AND status = 'running'",
-                  (depth if depth in ("deep", "shallow") else None, json.dumps(phases), json.dumps(stats.to_json()),
-                   cycle_id))
+    cycles.save_progress(ledger, cycle_id, depth if depth in ("deep", "shallow") else None, phases, stats.to_json())
 
 
 def _finish(ledger: Ledger, cycle_id: int, status: str, depth: str | None, phases: list[dict[str, Any]],
             stats: CycleStats, error: str | None) -> None:
-    with ledger.write() as c:
-        c.execute(
-            "UPDATE dream_cycles SET status = ?, completed_at = ?, error_message = ?, depth = ?, "
-            "phases = ?, stats = ? WHERE id = ?",
-            (status, clock.now_iso(), error, depth, json.dumps(phases), json.dumps(stats.to_json()), cycle_id))
+    cycles.finish(ledger, cycle_id, status, clock.now_iso(), error, depth, phases, stats.to_json())
 
 
 # -- yield floor and banners ----------------------------------------------------------------------
@@ -326,12 +289,10 @@ def yield_floor_active(ledger: Ledger) -> bool:
     Shallow cycles (woke at light sleep: nothing worth extracting) and failed cycles are not counted
     either way; a deep cycle with no sparks counts as zero (the corpus is saturated).
     """
-    rows = ledger.query(
-        "SELECT stats FROM dream_cycles WHERE status = 'completed' AND depth IS NOT NULL "
-        "AND depth != 'shallow' AND kind = 'full' ORDER BY started_at DESC, id DESC LIMIT ?", (YIELD_FLOOR_CYCLES,))
+    rows = cycles.last_deep_full(ledger, YIELD_FLOOR_CYCLES)
     if len(rows) < YIELD_FLOOR_CYCLES:
         return False
-    return all(CycleStats.from_json(json.loads(r["stats"] or "{}")).kept == 0 for r in rows)
+    return all(CycleStats.from_json(r.stats).kept == 0 for r in rows)
 
 
 def banner_lines(config: Config, ledger: Ledger | None, check_promotion: bool = False) -> list[str]:
@@ -825,8 +786,7 @@ class _Cycle:
             return False
         from dreamtui.core.extract.batch import OPEN_STATES
 
-        marks = ", ".join("?" for _ in OPEN_STATES)
-        return bool(self.ledger.query(f"SELECT 1 FROM batches WHERE status IN ({marks}) LIMIT 1", OPEN_STATES))
+        return batches.any_with_status(self.ledger, OPEN_STATES)
 
     def _branch_batch(self, sparks: list[SessionWork], stats: CycleStats) -> None:
         """Collect what earlier cycles submitted (gate it, record its ranges), then submit today's sparks.
@@ -870,7 +830,7 @@ class _Cycle:
                                 "end_offset": r.end_offset, "end_line": r.end_line,
                                 "content_hash": r.content_hash} for r in work.ranges]}
 
-        def reserve(_conn: Any) -> None:
+        def reserve() -> None:
             for work in sparks:
                 self._mark_dreamed(work, None, 0)
 
@@ -905,11 +865,9 @@ class _Cycle:
         """A failed batch request: record the error and return its ranges to the undreamed part."""
         if work.ranges:
             self._record_failed_extraction(work, result)
-        with self.ledger.write() as c:
+        with self.ledger.write():
             for r in work.ranges:
-                c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? "
-                          "WHERE path = ? AND dreamed_offset > ?",
-                          (r.start_offset, r.start_line, r.path, r.start_offset))
+                offsets.give_back(self.ledger, r.path, r.start_offset, r.start_line)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -953,17 +911,16 @@ class _Cycle:
 
         tailer = Tailer(self.ledger)
         now = clock.now_iso()
-        with self.ledger.write() as c:
+        with self.ledger.write():
             for i, rng in enumerate(work.ranges):
                 if rng.read is not None and rng.state is not None:  # read and state are set together
                     persist(self.ledger, tailer, rng.read, rng.state, DigestStats())
                 if advance:
-                    c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ?",
-                              (rng.end_offset, rng.end_line, rng.path))
+                    offsets.set_dreamed(self.ledger, rng.path, rng.end_offset, rng.end_line)
                 if result is None or rng.end_offset <= rng.start_offset:
                     continue
                 first = i == 0
-                record_extraction(c, session=work.session, project=work.project, path=rng.path,
+                record_extraction(self.ledger, session=work.session, project=work.project, path=rng.path,
                                   start_offset=rng.start_offset, end_offset=rng.end_offset,
                                   content_hash=rng.content_hash, extractor=self.stats.extractor or "?",
                                   model=self.stats.model, cycle_id=self.id,
@@ -974,8 +931,7 @@ class _Cycle:
         """A failed extraction is recorded (with its error) but nothing is marked dreamed."""
         now = clock.now_iso()
         rng = work.ranges[0]
-        with self.ledger.write() as c:
-            record_failed_extraction(c, session=work.session, project=work.project, path=rng.path,
+        record_failed_extraction(self.ledger, session=work.session, project=work.project, path=rng.path,
                                      start_offset=rng.start_offset, end_offset=rng.end_offset,
                                      content_hash=rng.content_hash, extractor=self.stats.extractor or "?",
                                      model=self.stats.model, cycle_id=self.id, usage=result.usage,
@@ -1029,14 +985,13 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
             continue  # vanished or unreadable since discovery: the next cycle sees it again
         mtime = max(mtime, read.identity.mtime)
         cwd = cwd or digest.cwd
-        row = ledger.query("SELECT offset, lines, dreamed_offset, dreamed_lines FROM files WHERE path = ?",
-                           (key,))
+        dreamed = offsets.dreamed_point(ledger, key)
         start, start_line = read.start_offset, read.start_line
         turns = list(digest.turns)
         hasher = hashlib.blake2b(digest_size=16)
-        if row and not read.reset and row[0]["dreamed_offset"] < read.start_offset:
+        if dreamed and not read.reset and dreamed[0] < read.start_offset:
             # someone else read past what was dreamed: digest the gap too
-            start, start_line = int(row[0]["dreamed_offset"]), int(row[0]["dreamed_lines"])
+            start, start_line = dreamed
             with open_transcript(path) as fh:
                 gap = list(LineScanner(fh, start, start_line, end=read.start_offset))
             for _n, _o, raw in gap:
@@ -1111,27 +1066,21 @@ def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:
     """Auto-write the kept candidates when a promotion is active; how many were written."""
     if not kept_ids:
         return 0
-    try:
-        from dreamtui.core.dream import promotion
-    except ImportError:
-        return 0
+    from dreamtui.core.dream import promotion
+
     if promotion.active_promotion(ledger) is None:
         return 0
     kept = [c for c in (ledger.get_candidate(cid) for cid in kept_ids) if c is not None]
-    results = promotion.auto_write(config, ledger, kept)
-    return sum(1 for r in results if getattr(r, "written", False))
+    return sum(1 for r in promotion.auto_write(config, ledger, kept) if r.written)
 
 
 # -- REM helpers ------------------------------------------------------------------------------------
 
 
-def _write_review(config: Config, ledger: Ledger, day: str) -> Path | None:
+def _write_review(config: Config, ledger: Ledger, day: str) -> Path:
     from dreamtui.core.memory import review
 
-    result = review.write_review(config, ledger, Date.fromisoformat(day))
-    if result is None:
-        return None
-    return Path(getattr(result, "path", result))
+    return review.write_review(config, ledger, Date.fromisoformat(day))
 
 
 def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
@@ -1139,7 +1088,7 @@ def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
     from dreamtui.core.ingest.tail import file_key
     from dreamtui.core.ingest.transcripts import discover
 
-    dreamed = {r["path"]: int(r["dreamed_offset"]) for r in ledger.query("SELECT path, dreamed_offset FROM files")}
+    dreamed = offsets.dreamed_offsets(ledger)
     found: list[str] = []
     for tf in discover(config.transcripts):
         try:

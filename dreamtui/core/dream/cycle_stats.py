@@ -78,6 +78,7 @@ class CycleStats:
 
     def to_json(self) -> dict[str, Any]:
         """The stats as stored (``None`` left out, so a partial update never erases a stored key)."""
+        # hand-written: ``None`` is left out and the keys of another version (``extra``) are kept
         out = {k: v for k, v in asdict(self).items() if v is not None and k != "extra"}
         return {**self.extra, **out}
 

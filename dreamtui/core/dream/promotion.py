@@ -9,8 +9,6 @@ memories fall below the accept rate.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -20,9 +18,12 @@ from typing import Any
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, candidates, cycles, extractions, offsets, promotions
+from dreamtui.core.ledger import decisions as decision_rows
+from dreamtui.core.ledger.extractions import ExtractedRange
+from dreamtui.core.ledger.promotions import Pair, Promotion
 from dreamtui.core.memory import normalize
-from dreamtui.core.models import Candidate
+from dreamtui.core.models import Candidate, Jsonable
 
 MIN_DAYS = 30
 """Days between the first and the latest human decision."""
@@ -53,7 +54,7 @@ class PromotionError(DreamError):
 
 
 @dataclass(slots=True)
-class Gate:
+class Gate(Jsonable):
     """One promotion gate: whether it holds, a one-line summary, and the evidence behind it."""
 
     name: str
@@ -66,61 +67,20 @@ class Gate:
         """The human name of the gate (``one schema``, ``stable ledger``, ``evidence``)."""
         return GATE_TITLES.get(self.name, self.name)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "summary": self.summary,
-                "evidence": self.evidence}
-
 
 @dataclass(slots=True)
-class Pair:
-    """An extractor and model: promotion is for exactly one."""
-
-    extractor: str
-    model: str | None
-
-    def __str__(self) -> str:
-        return f"{self.extractor}/{self.model}" if self.model else self.extractor
-
-
-@dataclass(slots=True)
-class Promotion:
-    """A row of the ``promotions`` table."""
-
-    id: int
-    extractor: str
-    model: str | None
-    status: str
-    evidence: dict[str, Any]
-    approved_at: str
-    ended_at: str | None
-    end_reason: str | None
-    commit_sha: str | None
-
-    @property
-    def pair(self) -> Pair:
-        return Pair(self.extractor, self.model)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "extractor": self.extractor, "model": self.model, "status": self.status,
-                "approved_at": self.approved_at, "ended_at": self.ended_at,
-                "end_reason": self.end_reason, "commit_sha": self.commit_sha}
-
-
-@dataclass(slots=True)
-class PromotionStatus:
+class PromotionStatus(Jsonable):
     """Whether auto-write is on, and why not when it is off."""
 
     active: bool
     promotion: Promotion | None = None
     reason: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"active": self.active, "reason": self.reason,
-                "promotion": self.promotion.to_json() if self.promotion else None}
+    JSON_KEYS = ("active", "reason", "promotion")  # ``dreamtui promote --json``
 
 
 @dataclass(slots=True)
-class AutoWrite:
+class AutoWrite(Jsonable):
     """What auto-write did with one candidate: ``written`` (with its commit) or ``waiting`` (why)."""
 
     candidate_id: str
@@ -129,13 +89,9 @@ class AutoWrite:
     commit_sha: str | None = None
     memory_path: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"candidate_id": self.candidate_id, "written": self.written, "reason": self.reason,
-                "commit_sha": self.commit_sha, "memory_path": self.memory_path}
-
 
 @dataclass(slots=True)
-class AutoWritten:
+class AutoWritten(Jsonable):
     """An auto-written memory and its after-the-fact review (``None`` while unreviewed)."""
 
     candidate_id: str
@@ -148,44 +104,21 @@ class AutoWritten:
     review: str | None = None  # "kept" | "rejected" | "undone" (by `dreamtui undo`) | None: not yet
     reviewed_at: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"candidate_id": self.candidate_id, "claim": self.claim, "memory_path": self.memory_path,
-                "commit_sha": self.commit_sha, "decided_at": self.decided_at,
-                "extractor": self.extractor, "model": self.model, "review": self.review,
-                "reviewed_at": self.reviewed_at}
-
 
 # -- human decisions -------------------------------------------------------------------------------
 
-_HUMAN = """
-SELECT d.id, d.candidate_id, d.action, d.decided_at,
-       COALESCE(d.extractor, c.extractor) AS extractor,
-       COALESCE(d.model, c.model) AS model
-FROM decisions d JOIN candidates c ON c.id = d.candidate_id
-WHERE d.decided_by = 'person' AND d.action IN ('accept', 'reject') AND d.undone = 0
-"""
 
-
-def human_decisions(ledger: Ledger, pair: Pair | None = None) -> list[sqlite3.Row]:
+def human_decisions(ledger: Ledger, pair: Pair | None = None) -> list[decision_rows.HumanDecision]:
     """Human accepts and rejects that still stand (not undone), oldest first, optionally for one pair.
 
     Auto-written accepts never count; a person's after-the-fact review of one does.
     """
-    sql = f"SELECT * FROM ({_HUMAN})"
-    params: tuple[Any, ...] = ()
-    if pair is not None:
-        sql += " WHERE extractor = ? AND model IS ?"
-        params = (pair.extractor, pair.model)
-    return ledger.query(sql + " ORDER BY decided_at, id", params)
+    return decision_rows.human_decisions(ledger, None if pair is None else (pair.extractor, pair.model))
 
 
 def decision_pairs(ledger: Ledger) -> list[tuple[Pair, int]]:
     """Every extractor+model pair with human decisions, the most decided first."""
-    rows = ledger.query(
-        f"SELECT extractor, model, COUNT(*) AS n, MAX(decided_at) AS latest FROM ({_HUMAN}) "
-        "GROUP BY extractor, model ORDER BY n DESC, latest DESC"
-    )
-    return [(Pair(r["extractor"], r["model"]), r["n"]) for r in rows]
+    return [(Pair(extractor, model), n) for extractor, model, n in decision_rows.decision_pairs(ledger)]
 
 
 def choose_pair(ledger: Ledger, extractor: str | None = None, model: str | None = None) -> Pair | None:
@@ -225,11 +158,11 @@ def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
     if pair is None:
         return Gate(GATE_EVIDENCE, False, "no human decisions yet", {**base, "failures": ["no human decisions"]})
     rows = human_decisions(ledger, pair)
-    accepted = sum(1 for r in rows if r["action"] == "accept")
+    accepted = sum(1 for r in rows if r.action == "accept")
     total = len(rows)
     rate = _rate(accepted, total)
-    first = rows[0]["decided_at"] if rows else None
-    latest = rows[-1]["decided_at"] if rows else None
+    first = rows[0].decided_at if rows else None
+    latest = rows[-1].decided_at if rows else None
     span = (clock.parse_timestamp(str(latest)) - clock.parse_timestamp(str(first))) if rows else timedelta(0)
     days = round(span.total_seconds() / 86400, 1)
     failures = []
@@ -258,29 +191,22 @@ def overlapping_extractions(ledger: Ledger) -> list[dict[str, Any]]:
 
     Failed extractions (``error`` set) produced nothing, so a retry of their range is not a repeat.
     """
-    rows = ledger.query(
-        "SELECT id, path, start_offset, end_offset FROM extractions WHERE error IS NULL "
-        "ORDER BY path, start_offset, end_offset, id"
-    )
     found: list[dict[str, Any]] = []
-    prev: sqlite3.Row | None = None
-    for row in rows:
-        if prev is not None and prev["path"] == row["path"] and row["start_offset"] < prev["end_offset"]:
-            found.append({"path": row["path"], "first": prev["id"], "second": row["id"],
-                          "first_range": [prev["start_offset"], prev["end_offset"]],
-                          "second_range": [row["start_offset"], row["end_offset"]]})
-        if prev is None or prev["path"] != row["path"] or row["end_offset"] > prev["end_offset"]:
+    prev: ExtractedRange | None = None
+    for row in extractions.successful(ledger):
+        if prev is not None and prev.path == row.path and row.start_offset < prev.end_offset:
+            found.append({"path": row.path, "first": prev.id, "second": row.id,
+                          "first_range": [prev.start_offset, prev.end_offset],
+                          "second_range": [row.start_offset, row.end_offset]})
+        if prev is None or prev.path != row.path or row.end_offset > prev.end_offset:
             prev = row
     return found
 
 
 def last_cycles(ledger: Ledger, n: int = CYCLES_CHECKED) -> list[dict[str, Any]]:
     """The last ``n`` dream cycles that are not running right now, newest first."""
-    rows = ledger.query(
-        "SELECT id, chat_id, date, status, started_at, error_message FROM dream_cycles "
-        "WHERE status != 'running' ORDER BY started_at DESC, id DESC LIMIT ?", (n,)
-    )
-    return [dict(r) for r in rows]
+    return [{"id": r.id, "chat_id": r.chat_id, "date": r.date, "status": r.status, "started_at": r.started_at,
+             "error_message": r.error_message} for r in cycles.finished(ledger, n)]
 
 
 RECONCILE_FAILURE = "reconcile finds ledger and git out of agreement"
@@ -311,7 +237,7 @@ def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
     if not agrees:
         failures.append(RECONCILE_FAILURE)
     found = overlapping_extractions(ledger)
-    reset_paths = {r["path"] for r in ledger.query("SELECT path FROM files WHERE resets > 0")}
+    reset_paths = offsets.reset_paths(ledger)
     overlaps = [o for o in found if o["path"] not in reset_paths]
     rereads = [o for o in found if o["path"] in reset_paths]
     if overlaps:
@@ -381,68 +307,32 @@ def failing(gates: Iterable[Gate]) -> list[Gate]:
 # -- promotions table ------------------------------------------------------------------------------
 
 
-def _row_to_promotion(row: sqlite3.Row) -> Promotion:
-    return Promotion(id=row["id"], extractor=row["extractor"], model=row["model"], status=row["status"],
-                     evidence=json.loads(row["evidence"] or "{}"), approved_at=row["approved_at"],
-                     ended_at=row["ended_at"], end_reason=row["end_reason"], commit_sha=row["commit_sha"])
-
-
 def latest_promotion(ledger: Ledger) -> Promotion | None:
     """The most recent promotion row, whatever its status."""
-    rows = ledger.query("SELECT * FROM promotions ORDER BY id DESC LIMIT 1")
-    return _row_to_promotion(rows[0]) if rows else None
+    return promotions.latest(ledger)
 
 
 def active_promotion(ledger: Ledger) -> Promotion | None:
     """The approved promotion that has not ended, if any (cheap: reads the ledger only)."""
-    rows = ledger.query(
-        "SELECT * FROM promotions WHERE status = 'approved' AND ended_at IS NULL ORDER BY id DESC LIMIT 1"
-    )
-    return _row_to_promotion(rows[0]) if rows else None
+    return promotions.active(ledger)
 
 
 def _end(ledger: Ledger, promo: Promotion, status: str, reason: str) -> None:
-    with ledger.write() as c:
-        c.execute(
-            "UPDATE promotions SET status = ?, ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
-            (status, clock.now_iso(), reason, promo.id),
-        )
+    promotions.end(ledger, promo.id, status, reason, clock.now_iso())
 
 
 # -- after-the-fact reviews ------------------------------------------------------------------------
 
-_AUTO = """
-SELECT d.id, d.candidate_id, d.commit_sha, d.memory_path, d.decided_at, d.undone,
-       COALESCE(d.extractor, c.extractor) AS extractor, COALESCE(d.model, c.model) AS model, c.claim,
-       (SELECT r.action FROM decisions r WHERE r.candidate_id = d.candidate_id AND r.id > d.id
-          AND r.decided_by = 'person' AND r.action IN ('accept', 'reject') AND r.undone = 0
-          ORDER BY r.id DESC LIMIT 1) AS review,
-       (SELECT r.decided_at FROM decisions r WHERE r.candidate_id = d.candidate_id AND r.id > d.id
-          AND r.decided_by = 'person' AND r.action IN ('accept', 'reject') AND r.undone = 0
-          ORDER BY r.id DESC LIMIT 1) AS reviewed_at
-FROM decisions d JOIN candidates c ON c.id = d.candidate_id
-WHERE d.decided_by = 'auto' AND d.action = 'accept'
-"""
+_REVIEW_NAMES = {"accept": "kept", "reject": "rejected"}
 
 
 def auto_written(ledger: Ledger, *, since: str | None = None, unreviewed_only: bool = False) -> list[AutoWritten]:
     """Auto-written memories, newest first, each with its after-the-fact review (if any)."""
-    sql = f"SELECT * FROM ({_AUTO})"
-    where, params = [], []
-    if since:
-        where.append("decided_at >= ?")
-        params.append(since)
-    if unreviewed_only:
-        where.append("review IS NULL AND undone = 0")
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    rows = ledger.query(sql + " ORDER BY decided_at DESC, id DESC", tuple(params))
-    review_name = {"accept": "kept", "reject": "rejected"}
-    return [AutoWritten(candidate_id=r["candidate_id"], claim=r["claim"], memory_path=r["memory_path"],
-                        commit_sha=r["commit_sha"], decided_at=r["decided_at"], extractor=r["extractor"],
-                        model=r["model"], reviewed_at=r["reviewed_at"],
-                        review=review_name.get(r["review"]) or ("undone" if r["undone"] else None))
-            for r in rows]
+    return [AutoWritten(candidate_id=r.candidate_id, claim=r.claim, memory_path=r.memory_path,
+                        commit_sha=r.commit_sha, decided_at=r.decided_at, extractor=r.extractor,
+                        model=r.model, reviewed_at=r.reviewed_at,
+                        review=_REVIEW_NAMES.get(r.review or "") or ("undone" if r.undone else None))
+            for r in decision_rows.auto_decisions(ledger, since=since, unreviewed_only=unreviewed_only)]
 
 
 def review_counts(ledger: Ledger, promo: Promotion) -> tuple[int, int]:
@@ -454,11 +344,11 @@ def review_counts(ledger: Ledger, promo: Promotion) -> tuple[int, int]:
     return kept, rejected
 
 
-def _auto_decision(ledger: Ledger, cid: str) -> sqlite3.Row:
-    rows = ledger.query(f"SELECT * FROM ({_AUTO}) WHERE candidate_id = ? ORDER BY id DESC LIMIT 1", (cid,))
-    if not rows:
+def _auto_decision(ledger: Ledger, cid: str) -> decision_rows.AutoDecision:
+    row = decision_rows.auto_decision(ledger, cid)
+    if row is None:
         raise PromotionError(f"candidate {cid} was not auto-written: nothing to review after the fact")
-    return rows[0]
+    return row
 
 
 def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: str = "",
@@ -474,22 +364,22 @@ def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: st
 
     category = normalize_category(category)
     row = _auto_decision(ledger, cid)
-    if row["review"] is not None:
-        done = "kept" if row["review"] == "accept" else "rejected"
+    if row.review is not None:
+        done = "kept" if row.review == "accept" else "rejected"
         raise PromotionError(f"auto-written memory {cid} was already reviewed ({done})")
     cand = ledger.get_candidate(cid)
-    if cand is None or cand.status != "accepted" or row["undone"]:
+    if cand is None or cand.status != "accepted" or row.undone:
         raise PromotionError(f"auto-written memory {cid} is no longer in memory (undone); nothing to review")
     now = clock.now_iso()
     if keep:
-        _record_review(ledger, cand, "accept", reason or "kept after auto-write", row["commit_sha"],
-                       row["memory_path"], now)
+        _record_review(ledger, cand, "accept", reason or "kept after auto-write", row.commit_sha,
+                       row.memory_path, now)
     else:
         revert_sha = _revert_accept(config, ledger, cid)
-        with ledger.write() as c:
+        with ledger.write():
             _record_review(ledger, cand, "reject", reason or "rejected after auto-write", revert_sha,
-                           row["memory_path"], clock.now_iso(), category=category)
-            c.execute("UPDATE candidates SET status = 'rejected', updated_at = ? WHERE id = ?", (now, cid))
+                           row.memory_path, clock.now_iso(), category=category)
+            candidates.set_status(ledger, cid, "rejected", now)
     return promotion_status(config, ledger)
 
 
@@ -510,12 +400,8 @@ def _revert_accept(config: Config, ledger: Ledger, cid: str) -> str:
 
 def _record_review(ledger: Ledger, cand: Candidate, action: str, reason: str, sha: str | None,
                    memory_path: str | None, now: str, category: str | None = None) -> None:
-    with ledger.write() as c:
-        c.execute(
-            "INSERT INTO decisions (candidate_id, action, decided_by, category, reason, commit_sha, "
-            "memory_path, extractor, model, type, decided_at) VALUES (?, ?, 'person', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (cand.id, action, category, reason, sha, memory_path, cand.extractor, cand.model, cand.type, now),
-        )
+    decision_rows.record(ledger, cand, action, "person", now, category=category, reason=reason, commit_sha=sha,
+                     memory_path=memory_path)
 
 
 # -- status, demotion, banner ----------------------------------------------------------------------
@@ -591,8 +477,7 @@ def promotion_banner(config: Config, ledger: Ledger, check: bool = True) -> str 
 
 
 def _acknowledged(ledger: Ledger, promo: Promotion) -> bool:
-    rows = ledger.query("SELECT value FROM meta WHERE key = 'promotion_ack'")
-    return bool(rows) and rows[0]["value"] == str(promo.id)
+    return promotions.acknowledged(ledger) == str(promo.id)
 
 
 # -- approve / revoke ------------------------------------------------------------------------------
@@ -618,14 +503,10 @@ def approve(config: Config, ledger: Ledger, extractor: str | None = None, model:
             names = ", ".join(f"{g.title} ({g.summary})" for g in broken)
             raise PromotionError(f"cannot approve auto-write for {pair or 'any extractor'}: failing gates: {names}")
         evidence = {"gates": [g.to_json() for g in gates]}
-        with ledger.write() as c:
-            cur = c.execute(
-                "INSERT INTO promotions (extractor, model, status, evidence, approved_at) "
-                "VALUES (?, ?, 'approved', ?, ?)",
-                (pair.extractor, pair.model, json.dumps(evidence, ensure_ascii=False, default=str), clock.now_iso()),
-            )
+        with ledger.write():
+            promotion_id = promotions.approve(ledger, pair, evidence, clock.now_iso())
             sha = _commit_promotion_file(config, ledger, f"dreamtui: approve auto-write for {pair}", "approved")
-            c.execute("UPDATE promotions SET commit_sha = ? WHERE id = ?", (sha, cur.lastrowid))
+            promotions.set_commit(ledger, promotion_id, sha)
     promo = latest_promotion(ledger)
     assert promo is not None
     return promo
@@ -637,9 +518,7 @@ def revoke(config: Config, ledger: Ledger, reason: str = "revoked by the person"
     if promo is None:
         last = latest_promotion(ledger)
         if last is not None and last.status == "demoted" and not _acknowledged(ledger, last):
-            with ledger.write() as c:
-                c.execute("INSERT INTO meta(key, value) VALUES('promotion_ack', ?) "
-                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(last.id),))
+            promotions.acknowledge(ledger, last.id)
             return last
         raise PromotionError("auto-write is not approved: nothing to revoke")
     _check_promotion_file(config)  # refused before anything is recorded, not after
@@ -703,13 +582,8 @@ def auto_write(config: Config, ledger: Ledger, candidates: Iterable[Candidate] |
         except DreamError as exc:
             results.append(AutoWrite(cand.id, False, f"left for a person: {exc}"))
             continue
-        results.append(AutoWrite(cand.id, True, None, getattr(res, "commit_sha", None),
-                                 _as_str(getattr(res, "memory_path", None) or getattr(res, "path", None))))
+        results.append(AutoWrite(cand.id, True, None, res.commit_sha, res.path or None))
     return results
-
-
-def _as_str(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 # -- the promotion file in the memory repo ---------------------------------------------------------
@@ -717,7 +591,7 @@ def _as_str(value: Any) -> str | None:
 
 def render_promotion_file(ledger: Ledger) -> str:
     """``promotion.md``: every approval with its evidence, and how each one ended, newest first."""
-    rows = [_row_to_promotion(r) for r in ledger.query("SELECT * FROM promotions ORDER BY id DESC")]
+    rows = promotions.listed(ledger)
     lines = ["# Auto-write promotion", "",
              "Written by `dreamtui promote`. Auto-write commits carry the trailer `Dreamtui-Auto: yes`.", ""]
     for p in rows:

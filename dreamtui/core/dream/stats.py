@@ -7,17 +7,7 @@ from datetime import date
 from typing import Any
 
 from dreamtui.core.clock import parse_timestamp
-from dreamtui.core.ledger import Ledger
-
-_HUMAN = """
-SELECT d.action, d.category, d.decided_at,
-       COALESCE(d.extractor, c.extractor) AS extractor,
-       COALESCE(d.model, c.model) AS model,
-       COALESCE(d.type, c.type) AS type
-FROM decisions d LEFT JOIN candidates c ON c.id = d.candidate_id
-WHERE d.decided_by = 'person' AND d.undone = 0 AND d.action IN ('accept', 'reject')
-ORDER BY d.decided_at, d.id
-"""
+from dreamtui.core.ledger import Ledger, candidates, decisions
 
 
 def _rate(accepted: int, rejected: int) -> float | None:
@@ -43,39 +33,38 @@ def compute_stats(ledger: Ledger) -> dict[str, Any]:
     """Accept rate over human decisions (accepts and rejects a person made, not undone): overall,
     per extractor/model, per memory type, per ISO week; rejection reasons by category; and counts of
     candidates by status, skips and auto-written accepts."""
-    rows = ledger.query(_HUMAN)
+    rows = decisions.person_decisions(ledger)
     by_pair: Counter[tuple[str, str]] = Counter()
     by_type: Counter[tuple[str, str]] = Counter()
     by_week: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
     days: set[date] = set()
     for row in rows:
-        action = row["action"]
-        pair = f"{row['extractor']}/{row['model']}" if row["model"] else str(row["extractor"])
+        action = row.action
+        pair = f"{row.extractor}/{row.model}" if row.model else str(row.extractor)
         by_pair[(pair, action)] += 1
-        by_type[(str(row["type"]), action)] += 1
-        by_week[(_week(row["decided_at"]), action)] += 1
+        by_type[(str(row.type), action)] += 1
+        by_week[(_week(row.decided_at), action)] += 1
         if action == "reject":
-            reasons[row["category"] or "other"] += 1
+            reasons[row.category or "other"] += 1
         try:
-            days.add(parse_timestamp(row["decided_at"]).date())
+            days.add(parse_timestamp(row.decided_at).date())
         except ValueError:
             pass
-    accepted = sum(1 for r in rows if r["action"] == "accept")
+    accepted = sum(1 for r in rows if r.action == "accept")
     rejected = len(rows) - accepted
-    statuses = {r[0]: r[1] for r in ledger.query("SELECT status, COUNT(*) FROM candidates GROUP BY status")}
-    other = {r[0]: r[1] for r in ledger.query(
-        "SELECT action || ':' || decided_by, COUNT(*) FROM decisions WHERE undone = 0 GROUP BY 1")}
+    statuses = candidates.status_counts(ledger)
+    standing = decisions.standing_counts(ledger)
     return {
         "accepted": accepted,
         "rejected": rejected,
         "decisions": accepted + rejected,
         "accept_rate": _rate(accepted, rejected),
-        "skipped": other.get("skip:person", 0),
-        "auto_accepted": other.get("accept:auto", 0),
-        "undone": ledger.query("SELECT COUNT(*) FROM decisions WHERE undone = 1")[0][0],
-        "first_decision": rows[0]["decided_at"] if rows else None,
-        "last_decision": rows[-1]["decided_at"] if rows else None,
+        "skipped": standing.get(("skip", "person"), 0),
+        "auto_accepted": standing.get(("accept", "auto"), 0),
+        "undone": decisions.undone_count(ledger),
+        "first_decision": rows[0].decided_at if rows else None,
+        "last_decision": rows[-1].decided_at if rows else None,
         "decision_days": len(days),
         "by_extractor": {k: _bucket(by_pair, k) for k in sorted({k for k, _ in by_pair})},
         "by_type": {k: _bucket(by_type, k) for k in sorted({k for k, _ in by_type})},

@@ -93,15 +93,6 @@ def text_of(message: Any) -> str:
                    if getattr(b, "type", None) == "text")
 
 
-def parse_output_text(text: str) -> ExtractionOut:
-    """Validate the model's JSON text; raises ExtractorError when it is not the expected object at all."""
-    try:
-        return ExtractionOut.model_validate_json(text)
-    except pydantic.ValidationError as exc:
-        raise ExtractorError(f"the model's output is not valid JSON for the schema ({exc.error_count()} "
-                             "error(s)); nothing was kept from it") from None
-
-
 class AnthropicExtractor:
     """Claude via ``client.messages.parse`` with a pydantic output format."""
 

@@ -17,8 +17,6 @@ to the undreamed part (:func:`give_back`). Ad-hoc batches carry ``extra["origin"
 from __future__ import annotations
 
 import hashlib
-import json
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +28,7 @@ from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract.anthropic_ext import AnthropicExtractor, explain_api_error, text_of, usage_of
 from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut
-from dreamtui.core.ledger import Ledger, record_extraction, record_failed_extraction
+from dreamtui.core.ledger import Ledger, batches, offsets, record_extraction, record_failed_extraction
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Usage
 
 OPEN_STATES = ("in_progress", "canceling", "ended")  # ``ended`` = results ready but not yet collected
@@ -94,9 +92,9 @@ def undreamed_ranges(ledger: Ledger, files: Sequence[Path | str], project: str, 
         _digest, read, state = digest_increment(ledger, path, project, session, commit=False)
         start, start_line = read.start_offset, read.start_line
         hasher = hashlib.blake2b(digest_size=16)
-        rows = ledger.query("SELECT dreamed_offset, dreamed_lines FROM files WHERE path = ?", (read.path,))
-        if rows and not read.reset and int(rows[0]["dreamed_offset"]) < read.start_offset:
-            start, start_line = int(rows[0]["dreamed_offset"]), int(rows[0]["dreamed_lines"])
+        dreamed = offsets.dreamed_point(ledger, read.path)
+        if dreamed and not read.reset and dreamed[0] < read.start_offset:
+            start, start_line = dreamed
             with open_transcript(path) as fh:
                 for _n, _o, raw in LineScanner(fh, start, start_line, end=read.start_offset):
                     hasher.update(raw + b"\n")
@@ -117,13 +115,12 @@ def reserve(ledger: Ledger, sessions: Sequence[SessionRanges]) -> None:
     from dreamtui.core.ingest.tail import Tailer
 
     tailer = Tailer(ledger)
-    with ledger.write() as c:
+    with ledger.write():
         for sess in sessions:
             for read, state in sess.reads:
                 persist(ledger, tailer, read, state, DigestStats())
             for r in sess.ranges:
-                c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset < ?",
-                          (r["end_offset"], r["end_line"], r["path"], r["end_offset"]))
+                offsets.advance_dreamed(ledger, r["path"], r["end_offset"], r["end_line"])
 
 
 def _ranges(item: Collected) -> list[dict[str, Any]]:
@@ -138,12 +135,12 @@ def record_extracted(ledger: Ledger, item: Collected, candidates: int, *, extrac
     now = now_iso()
     usage = item.result.usage
     ranges = _ranges(item)
-    with ledger.write() as c:
+    with ledger.write():
         for i, r in enumerate(ranges):
             if r["end_offset"] <= r["start_offset"]:
                 continue
             first = i == 0
-            record_extraction(c, session=item.session, project=item.project, path=r["path"],
+            record_extraction(ledger, session=item.session, project=item.project, path=r["path"],
                               start_offset=r["start_offset"], end_offset=r["end_offset"],
                               content_hash=r["content_hash"], extractor=extractor, model=model, cycle_id=cycle_id,
                               usage=usage if first else Usage(), candidates=candidates if first else 0, now=now)
@@ -159,14 +156,13 @@ def give_back(ledger: Ledger, item: Collected, *, extractor: str, model: str | N
         return
     usage = item.result.usage
     first = ranges[0]
-    with ledger.write() as c:
-        record_failed_extraction(c, session=item.session, project=item.project, path=first["path"],
+    with ledger.write():
+        record_failed_extraction(ledger, session=item.session, project=item.project, path=first["path"],
                                  start_offset=first["start_offset"], end_offset=first["end_offset"],
                                  content_hash=first["content_hash"], extractor=extractor, model=model,
                                  cycle_id=cycle_id, usage=usage, error=item.result.error, now=now_iso())
         for r in ranges:
-            c.execute("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset > ?",
-                      (r["start_offset"], r["start_line"], r["path"], r["start_offset"]))
+            offsets.give_back(ledger, r["path"], r["start_offset"], r["start_line"])
 
 
 def _custom_id(index: int, session: str, part: int) -> str:
@@ -195,7 +191,7 @@ class BatchRunner:
 
     def submit(self, digests: Sequence[Digest], context_for: Callable[[Digest], ExtractContext], *,
                extra_for: Callable[[Digest], dict[str, Any]] | None = None,
-               on_recorded: Callable[[sqlite3.Connection], None] | None = None) -> str:
+               on_recorded: Callable[[], None] | None = None) -> str:
         """Send every digest (split into parts as needed) as one batch; returns the batch id.
 
         ``extra_for(digest)`` adds keys to that session's request map (the dream cycle keeps the byte
@@ -222,14 +218,10 @@ class BatchRunner:
         # plain dicts are what the SDK sends; its TypedDicts describe the same shape
         batch = self._api(lambda: self.client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
         stamp = now_iso()
-        with self.ledger.write() as c:
-            c.execute(
-                "INSERT INTO batches (id, status, requests, model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (batch.id, batch.processing_status, json.dumps(mapping, ensure_ascii=False), self.extractor.model,
-                 stamp, stamp),
-            )
+        with self.ledger.write():
+            batches.record(self.ledger, batch.id, batch.processing_status, mapping, self.extractor.model, stamp)
             if on_recorded is not None:
-                on_recorded(c)
+                on_recorded()
         return str(batch.id)
 
     def submit_files(self, sessions: Sequence[Sequence[Path]],
@@ -259,17 +251,14 @@ class BatchRunner:
             return {"origin": ADHOC, "ranges": by_digest[id(digest)].ranges}
 
         batch_id = self.submit([d for d, _r in prepared], context_for, extra_for=extra_for,
-                               on_recorded=lambda _c: reserve(self.ledger, [r for _d, r in prepared]))
+                               on_recorded=lambda: reserve(self.ledger, [r for _d, r in prepared]))
         return batch_id, [r for _d, r in prepared]
 
     # -- state -----------------------------------------------------------------------------------
 
     def unfinished(self) -> list[str]:
         """Batch ids in the ledger whose results have not been collected yet, oldest first."""
-        marks = ", ".join("?" for _ in OPEN_STATES)
-        rows = self.ledger.query(f"SELECT id FROM batches WHERE status IN ({marks}) ORDER BY created_at, id",
-                                 OPEN_STATES)
-        return [r["id"] for r in rows]
+        return batches.with_status(self.ledger, OPEN_STATES)
 
     def from_cycle(self, batch_id: str) -> bool:
         """The batch was submitted by a dream cycle (it carries byte ranges and is not ad-hoc): only a
@@ -278,8 +267,7 @@ class BatchRunner:
                    for info in self._mapping(batch_id).values())
 
     def _set_status(self, batch_id: str, status: str) -> None:
-        with self.ledger.write() as c:
-            c.execute("UPDATE batches SET status = ?, updated_at = ? WHERE id = ?", (status, now_iso(), batch_id))
+        batches.set_status(self.ledger, batch_id, status, now_iso())
 
     def poll(self, batch_id: str) -> BatchStatus:
         """Ask the API how the batch is doing and record it in the ledger."""
@@ -289,10 +277,9 @@ class BatchRunner:
         return BatchStatus(batch_id, batch.processing_status, counts)
 
     def _mapping(self, batch_id: str) -> dict[str, dict[str, Any]]:
-        rows = self.ledger.query("SELECT requests FROM batches WHERE id = ?", (batch_id,))
-        if not rows:
+        mapping = batches.requests(self.ledger, batch_id)
+        if mapping is None:
             raise ExtractorError(f"batch {batch_id} is not in the ledger")
-        mapping: dict[str, dict[str, Any]] = json.loads(rows[0]["requests"] or "{}")
         return mapping
 
     # -- collect ---------------------------------------------------------------------------------

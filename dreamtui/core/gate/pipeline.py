@@ -47,24 +47,22 @@ from dreamtui.core.config import Config
 from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
 from dreamtui.core.gate.verify import verify_quotes
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, candidates
+from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import split as split_frontmatter
-from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, RawCandidate, candidate_id
+from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, Jsonable, RawCandidate, candidate_id
 from dreamtui.core.text import clean_text, without_surrogates
 
 if TYPE_CHECKING:
     from dreamtui.core.gate.judge import Judge
 
-DROP_REASONS: tuple[str, ...] = (
-    "invalid", "unverified", "duplicate", "duplicate-pending", "previously-rejected", "already-decided",
-)
 DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rejected"})
 
 
 @dataclass(slots=True)
-class GateReport:
+class GateReport(Jsonable):
     """What the gate did with one batch of raw candidates."""
 
     kept: list[Candidate] = field(default_factory=list)
@@ -91,21 +89,8 @@ class GateReport:
         """Quotes that were not found in the transcript."""
         return self.dropped.get("unverified", 0)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kept": [c.to_json() for c in self.kept],
-            "dropped": dict(self.dropped),
-            "duplicates": self.duplicates,
-            "invented": self.invented,
-            "flagged_secrets": self.flagged_secrets,
-            "suspected_duplicates": self.suspected_duplicates,
-            "corroborated": self.corroborated,
-            "related": self.related,
-            "judged": self.judged,
-            "judged_same": self.judged_same,
-            "judged_distinct": self.judged_distinct,
-            "judge_error": self.judge_error,
-        }
+    JSON_KEYS = ("kept", "dropped", "duplicates", "invented", "flagged_secrets", "suspected_duplicates", "corroborated",
+                 "related", "judged", "judged_same", "judged_distinct", "judge_error")  # as printed
 
 
 def _text(value: Any) -> str:
@@ -219,12 +204,7 @@ class Scopes:
         """The one project whose accepted memories are in ``projects/<folder>/`` (None: none or several)."""
         if self.ledger is None:
             return None
-        like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self.ledger.query(
-            "SELECT DISTINCT c.project FROM decisions d JOIN candidates c ON c.id = d.candidate_id "
-            "WHERE d.action = 'accept' AND d.memory_path LIKE ? ESCAPE '\\'",
-            (f"{memory.PROJECTS}/{like}/%",))
-        owners = {r["project"] or "" for r in rows}
+        owners = decision_rows.projects_accepted_under(self.ledger, f"{memory.PROJECTS}/{folder}")
         return owners.pop() if len(owners) == 1 else None
 
     @staticmethod
@@ -371,10 +351,7 @@ def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, co
 
 
 def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
-    rows = ledger.query(
-        "SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? AND drop_reason = 'duplicate-pending' "
-        "LIMIT 1", (target, session))
-    return bool(rows)
+    return candidates.repeated_in_session(ledger, target, session)
 
 
 @dataclass
@@ -530,12 +507,11 @@ def store(ledger: Ledger, checked: CheckedGate) -> GateReport:
     """Write what :func:`check` decided: every candidate row and the corroboration counts, in one
     transaction (joining the caller's, if any). Returns the report."""
     report = checked.report
-    with ledger.write() as conn:
+    with ledger.write():
         for cand in checked.rows:
             ledger.put_candidate(cand)
         for target, sessions in checked.bumps.items():
-            conn.execute("UPDATE candidates SET corroborated = corroborated + ?, updated_at = ? "
-                         "WHERE id = ? AND status = 'pending'", (len(sessions), checked.now, target))
+            candidates.corroborate(ledger, target, len(sessions), checked.now)
             report.corroborated.append(target)
     return report
 

@@ -40,7 +40,7 @@ from dreamtui.core.ingest.tail import (
     open_transcript,
 )
 from dreamtui.core.ingest.transcripts import FileKind, describe, kind_of
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, offsets
 from dreamtui.core.models import Digest, DigestStats, Turn
 
 _TYPE = b'"type":"'
@@ -856,7 +856,7 @@ def digest_session(files: Sequence[Path | str], *, include_subagents: bool = Tru
 
 def _ledger_lookup(ledger: Ledger, path: str) -> Callable[[str], bool]:
     def lookup(key: str) -> bool:
-        return bool(ledger.query("SELECT 1 FROM seen_blocks WHERE path = ? AND key = ?", (path, key)))
+        return offsets.block_seen(ledger, path, key)
 
     return lookup
 
@@ -864,16 +864,14 @@ def _ledger_lookup(ledger: Ledger, path: str) -> Callable[[str], bool]:
 def persist(ledger: Ledger, tailer: Tailer, read: TailRead, state: DigestState, stats: DigestStats) -> bool:
     """Commit an incremental digest: the file offset and the new dedup keys, in one transaction
     (joins the caller's ``ledger.write()`` when there is one). False when the read was stale."""
-    with ledger.write() as c:
+    with ledger.write():
         if not tailer.commit(read, skipped=stats.malformed + stats.invalid_utf8):
             return False
         added = state.pending()
         if added:
-            c.executemany("INSERT OR IGNORE INTO seen_blocks(path, key) VALUES (?, ?)",
-                          [(read.path, k) for k in added])
+            offsets.add_blocks(ledger, read.path, added)
         if state.removed:
-            c.executemany("DELETE FROM seen_blocks WHERE path = ? AND key = ?",
-                          [(read.path, stored_key(k)) for k in state.removed])
+            offsets.remove_blocks(ledger, read.path, {stored_key(k) for k in state.removed})
     state.added.clear()
     state.removed.clear()
     return True

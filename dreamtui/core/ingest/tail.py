@@ -27,7 +27,8 @@ import orjson
 from dreamtui.core import clock
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import NotRegularFile, open_regular
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, offsets
+from dreamtui.core.ledger.offsets import FileState
 from dreamtui.core.text import without_surrogates
 
 DEFAULT_MAX_LINE = 8 * 1024 * 1024
@@ -382,10 +383,9 @@ class Tailer:
         self.max_line = max_line
         self.max_bytes = max_bytes
 
-    def state(self, path: Path | str) -> dict[str, Any] | None:
-        """The stored ``files`` row of ``path`` as a dict, or None when it was never committed."""
-        rows = self.ledger.query("SELECT * FROM files WHERE path = ?", (file_key(path),))
-        return dict(rows[0]) if rows else None
+    def state(self, path: Path | str) -> FileState | None:
+        """The stored ``files`` row of ``path``, or None when it was never committed."""
+        return offsets.file_state(self.ledger, file_key(path))
 
     def read(self, path: Path | str, project: str = "", session: str = "", *,
              max_bytes: int | None = None, keep: Callable[[bytes, int, int], bool] | None = None) -> TailRead:
@@ -413,37 +413,37 @@ class Tailer:
             if scanner.offset > 0:
                 n = min(TAIL_BYTES, scanner.offset)
                 tail_hash = _hash(_read_at(fh, scanner.offset - n, n))
-        seen = None if row is None else (row["offset"], row["ino"], row["head_hash"], row["tail_hash"])
+        seen = None if row is None else row.seen
         return TailRead(
-            path=key, project=project or (row or {}).get("project", ""),
-            session=session or (row or {}).get("session", ""), identity=identity,
+            path=key, project=project or (row.project if row else ""),
+            session=session or (row.session if row else ""), identity=identity,
             start_offset=offset, start_line=line, end_offset=scanner.offset, end_line=scanner.line,
             lines=lines, reset=reason is not None, reset_reason=reason, oversized=scanner.oversized,
             partial=scanner.partial, more=scanner.more, tail_hash=tail_hash, seen=seen,
         )
 
     @staticmethod
-    def _resume_point(fh: IO[bytes], row: dict[str, Any], dev: int, ino: int,
+    def _resume_point(fh: IO[bytes], row: FileState, dev: int, ino: int,
                       size: int) -> tuple[int, int, str | None]:
         """Where to continue: ``(offset, line, None)``, or ``(0, 0, reason)`` for a re-read."""
-        offset = int(row["offset"] or 0)
-        if row["dev"] != dev or row["ino"] != ino:
+        offset = int(row.offset or 0)
+        if row.dev != dev or row.ino != ino:
             return 0, 0, "replaced"
         if size < offset:
             return 0, 0, "truncated"
-        stored_head = row["head_hash"] or ""
+        stored_head = row.head_hash or ""
         n_text, _, _ = stored_head.partition(":")
         if n_text.isdigit():
             n = int(n_text)
             if size < n or _hash(_read_at(fh, 0, n)) != stored_head:
                 return 0, 0, "rewritten"
-        stored_tail = row["tail_hash"] or ""
+        stored_tail = row.tail_hash or ""
         t_text, _, _ = stored_tail.partition(":")
         if t_text.isdigit() and offset > 0:
             t = int(t_text)
             if t > offset or _hash(_read_at(fh, offset - t, t)) != stored_tail:
                 return 0, 0, "rewritten"
-        return offset, int(row["lines"] or 0), None
+        return offset, int(row.lines or 0), None
 
     def commit(self, read: TailRead, *, skipped: int = 0) -> bool:
         """Store where ``read`` stopped (inside ``ledger.write()``; joins an outer transaction).
@@ -453,29 +453,12 @@ class Tailer:
         committed this file since ``read`` was made (its lines must not be used twice).
         """
         ident = read.identity
-        with self.ledger.write() as c:
-            row = c.execute(
-                "SELECT offset, ino, head_hash, tail_hash FROM files WHERE path = ?", (read.path,)
-            ).fetchone()
-            now_seen = None if row is None else tuple(row)
-            if now_seen != read.seen:
+        with self.ledger.write():
+            if offsets.seen(self.ledger, read.path) != read.seen:
                 return False
-            c.execute(
-                """INSERT INTO files (path, project, session, dev, ino, size, head_hash, tail_hash,
-                       offset, lines, skipped, resets, mtime, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT(path) DO UPDATE SET
-                       project = excluded.project, session = excluded.session,
-                       dev = excluded.dev, ino = excluded.ino, size = excluded.size,
-                       head_hash = excluded.head_hash, tail_hash = excluded.tail_hash,
-                       offset = excluded.offset, lines = excluded.lines,
-                       skipped = files.skipped + excluded.skipped,
-                       resets = files.resets + excluded.resets,
-                       dreamed_offset = CASE WHEN excluded.resets > 0 THEN 0 ELSE files.dreamed_offset END,
-                       dreamed_lines = CASE WHEN excluded.resets > 0 THEN 0 ELSE files.dreamed_lines END,
-                       mtime = excluded.mtime, updated_at = excluded.updated_at""",
-                (read.path, read.project, read.session, ident.dev, ident.ino, ident.size,
-                 ident.head_hash, read.tail_hash, read.end_offset, read.end_line,
-                 len(read.oversized) + skipped, 1 if read.reset else 0, ident.mtime, clock.now_iso()),
-            )
+            offsets.store_read(self.ledger, path=read.path, project=read.project, session=read.session,
+                               dev=ident.dev, ino=ident.ino, size=ident.size, head_hash=ident.head_hash,
+                               tail_hash=read.tail_hash, offset=read.end_offset, lines=read.end_line,
+                               skipped=len(read.oversized) + skipped, reset=read.reset, mtime=ident.mtime,
+                               now=clock.now_iso())
         return True

@@ -61,10 +61,6 @@ def subagents_dir(path: Path) -> Path | None:
     return None
 
 
-def _in_subagents_dir(path: Path) -> bool:
-    return subagents_dir(path) is not None
-
-
 def agent_meta(path: Path) -> dict[str, object] | None:
     """The ``agent-<id>.meta.json`` beside a sub-agent file (``agentType``, ``description``, …), or
     ``None`` when there is none or it is not a JSON object."""

@@ -16,18 +16,17 @@ version before it back). :func:`write_briefing` is the one place that writes the
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
-from dreamtui.core.ledger import Ledger
-from dreamtui.core.models import Digest, Usage
+from dreamtui.core.ledger import Ledger, briefings, candidates
+from dreamtui.core.ledger.briefings import BriefingProposal
+from dreamtui.core.models import Digest, Jsonable, Usage
 from dreamtui.core.text import clean_line, shorten
 
 BRIEFING_FILE = "briefing.md"
@@ -57,7 +56,7 @@ class BriefingError(DreamError):
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class Item(Jsonable):
     """One line of the briefing and the source it comes from (a memory file, or ``transcript:line``)."""
 
     section: str
@@ -68,9 +67,6 @@ class Item:
     def line(self) -> str:
         return f"- {self.text} — source: `{self.source}`"
 
-    def to_json(self) -> dict[str, str]:
-        return {"section": self.section, "text": self.text, "source": self.source}
-
 
 @dataclass(frozen=True, slots=True)
 class SessionSource:
@@ -79,35 +75,6 @@ class SessionSource:
 
     digest: Digest
     ranges: tuple[tuple[str, int, int, int], ...] = ()
-
-
-@dataclass(slots=True)
-class BriefingProposal:
-    """One row of ``briefings``: a built version of ``briefing.md`` and what became of it."""
-
-    id: int
-    text: str
-    sources: list[dict[str, str]]
-    status: str
-    cycle_id: int | None = None
-    reason: str | None = None
-    decided_by: str | None = None
-    commit_sha: str | None = None
-    reviewed_at: str | None = None
-    created_at: str = ""
-    decided_at: str | None = None
-
-    @property
-    def awaits_review(self) -> bool:
-        """Pending, or written by auto-write and not yet reviewed after the fact."""
-        return self.status == "pending" or (self.status == "accepted" and self.decided_by == "auto"
-                                            and self.reviewed_at is None)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "cycle_id": self.cycle_id, "reason": self.reason,
-                "decided_by": self.decided_by, "commit_sha": self.commit_sha, "reviewed_at": self.reviewed_at,
-                "created_at": self.created_at, "decided_at": self.decided_at, "text": self.text,
-                "sources": self.sources}
 
 
 @dataclass(slots=True)
@@ -128,15 +95,12 @@ class BriefingResult:
 
 
 @dataclass(frozen=True, slots=True)
-class BriefingVersion:
+class BriefingVersion(Jsonable):
     """One commit of ``briefing.md``."""
 
     sha: str
     date: str
     subject: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"sha": self.sha, "date": self.date, "subject": self.subject}
 
 
 # -- text helpers ---------------------------------------------------------------------------------
@@ -296,13 +260,8 @@ def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSour
 
 def _unaccepted_words(ledger: Ledger, sessions: Iterable[str]) -> list[str]:
     """The quotes and claims of the sessions' proposals that are not accepted, as plain words."""
-    ids = sorted(set(sessions))
-    if not ids:
-        return []
-    marks = ", ".join("?" for _ in ids)
-    rows = ledger.query(f"SELECT quote, claim FROM candidates WHERE status != 'accepted' AND session IN ({marks})",
-                        tuple(ids))
-    return [w for r in rows for w in (_words(r["quote"] or ""), _words(r["claim"] or "")) if len(w) >= 12]
+    rows = candidates.unaccepted_texts(ledger, sorted(set(sessions)))
+    return [w for quote, claim in rows for w in (_words(quote), _words(claim)) if len(w) >= 12]
 
 
 def _repeats(text: str, unaccepted: list[str]) -> bool:
@@ -381,39 +340,20 @@ def write_briefing(config: Config, ledger: Ledger, text: str, subject: str, trai
 # -- proposals (the ledger's ``briefings`` table) --------------------------------------------------
 
 
-def _row(row: Any) -> BriefingProposal:
-    return BriefingProposal(
-        id=int(row["id"]), text=row["text"], sources=json.loads(row["sources"] or "[]"), status=row["status"],
-        cycle_id=row["cycle_id"], reason=row["reason"], decided_by=row["decided_by"],
-        commit_sha=row["commit_sha"], reviewed_at=row["reviewed_at"], created_at=row["created_at"],
-        decided_at=row["decided_at"])
-
-
 def get_proposal(ledger: Ledger, bid: int) -> BriefingProposal | None:
     """One briefing proposal by id."""
-    rows = ledger.query("SELECT * FROM briefings WHERE id = ?", (int(bid),))
-    return _row(rows[0]) if rows else None
+    return briefings.get(ledger, bid)
 
 
 def list_proposals(ledger: Ledger, limit: int = 50) -> list[BriefingProposal]:
     """Briefing proposals, newest first."""
-    return [_row(r) for r in ledger.query("SELECT * FROM briefings ORDER BY id DESC LIMIT ?", (int(limit),))]
+    return briefings.listed(ledger, limit)
 
 
 def waiting_proposal(ledger: Ledger) -> BriefingProposal | None:
     """The version waiting for a person: the pending one, else the latest auto-written one not yet
     reviewed after the fact."""
-    rows = ledger.query("SELECT * FROM briefings WHERE status = 'pending' ORDER BY id DESC LIMIT 1")
-    if not rows:
-        rows = ledger.query("SELECT * FROM briefings WHERE status = 'accepted' AND decided_by = 'auto' "
-                            "AND reviewed_at IS NULL ORDER BY id DESC LIMIT 1")
-    return _row(rows[0]) if rows else None
-
-
-def _supersede(c: Any, keep: int | None, now: str) -> None:
-    c.execute("UPDATE briefings SET status = 'superseded', decided_at = ?, reason = ? "
-              "WHERE status = 'pending' AND id IS NOT ?", (now, f"superseded by #{keep}" if keep else
-                                                           "the current briefing already says it", keep))
+    return briefings.latest_pending(ledger) or briefings.latest_unreviewed_auto(ledger)
 
 
 def propose_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionSource], *, day: str,
@@ -426,25 +366,19 @@ def propose_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionS
     text, items = build_briefing(config, ledger, sessions, previous, project)
     now = clock.now_iso()
     if previous == text:
-        with ledger.write() as c:
-            _supersede(c, None, now)
+        briefings.supersede(ledger, None, now)
         return BriefingResult(path, text, None, "unchanged")
-    same = ledger.query("SELECT id FROM briefings WHERE status = 'pending' AND text = ? ORDER BY id DESC LIMIT 1",
-                        (text,))
-    if same:
-        return BriefingResult(path, text, None, "pending", int(same[0]["id"]))
+    same = briefings.pending_with_text(ledger, text)
+    if same is not None:
+        return BriefingResult(path, text, None, "pending", same)
     commit = None
     if auto:
         commit = write_briefing(config, ledger, text, f"Briefing of {day} ({project or 'all projects'}), auto-written",
                                 dict([TRAILER, AUTO_TRAILER]))
-    with ledger.write() as c:
-        cur = c.execute(
-            "INSERT INTO briefings (cycle_id, text, sources, status, decided_by, commit_sha, created_at, decided_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (cycle_id, text, json.dumps([i.to_json() for i in items], ensure_ascii=False),
-             "accepted" if auto else "pending", "auto" if auto else None, commit, now, now if auto else None))
-        bid = int(cur.lastrowid or 0)
-        _supersede(c, bid, now)
+    with ledger.write():
+        bid = briefings.propose(ledger, cycle_id=cycle_id, text=text, sources=[i.to_json() for i in items],
+                                auto=auto, commit=commit, now=now)
+        briefings.supersede(ledger, bid, now)
     return BriefingResult(path, text, commit, "auto-written" if auto else "pending", bid)
 
 
@@ -465,13 +399,10 @@ def accept_briefing(config: Config, ledger: Ledger, bid: int | None = None) -> B
     prop = _pick(ledger, bid)
     now = clock.now_iso()
     if prop.status == "accepted":  # auto-written: the person keeps it
-        with ledger.write() as c:
-            c.execute("UPDATE briefings SET reviewed_at = ? WHERE id = ?", (now, prop.id))
+        briefings.mark_reviewed(ledger, prop.id, now)
         return get_proposal(ledger, prop.id) or prop
     sha = write_briefing(config, ledger, prop.text, f"Briefing #{prop.id} accepted", {TRAILER[0]: str(prop.id)})
-    with ledger.write() as c:
-        c.execute("UPDATE briefings SET status = 'accepted', decided_by = 'person', commit_sha = ?, "
-                  "decided_at = ?, reviewed_at = ? WHERE id = ?", (sha, now, now, prop.id))
+    briefings.mark_accepted(ledger, prop.id, sha, now)
     return get_proposal(ledger, prop.id) or prop
 
 
@@ -492,9 +423,7 @@ def reject_briefing(config: Config, ledger: Ledger, bid: int | None = None,
         sha = write_briefing(config, ledger, before.decode("utf-8", "replace") if before else "",
                              f"Briefing #{prop.id} rejected after review",
                              {TRAILER[0]: str(prop.id), "Dreamtui-Review": "rejected"})
-    with ledger.write() as c:
-        c.execute("UPDATE briefings SET status = 'rejected', reason = ?, decided_at = ?, reviewed_at = ? "
-                  "WHERE id = ?", (reason, now, now, prop.id))
+    briefings.mark_rejected(ledger, prop.id, reason, now)
     return get_proposal(ledger, prop.id) or prop, sha
 
 

@@ -20,14 +20,12 @@ crash therefore never makes a second commit.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import signal
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +35,16 @@ from git import GitCommandError, Repo
 from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, candidates, intents
+from dreamtui.core.ledger import decisions as decision_rows
+from dreamtui.core.ledger.decisions import Decision
+from dreamtui.core.ledger.intents import Intent
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import dump as dump_frontmatter
 from dreamtui.core.memory.frontmatter import parse as parse_frontmatter
-from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate, Jsonable
 from dreamtui.core.text import clean_text
 
 CRASH_ENV = "DREAMTUI_CRASH_AT"
@@ -80,7 +81,7 @@ class UndoResult:
 
 
 @dataclass(slots=True)
-class ReconcileReport:
+class ReconcileReport(Jsonable):
     """What reconcile found and fixed. ``ok`` when ledger and git already agreed."""
 
     recorded: list[str] = field(default_factory=list)   # accepts found in git, now in the ledger
@@ -94,8 +95,7 @@ class ReconcileReport:
         """Nothing needed fixing."""
         return not (self.recorded or self.undone or self.reopened or self.restored)
 
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
+    JSON_EXTRA = ("ok",)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -156,24 +156,19 @@ def _candidate(ledger: Ledger, cid: str) -> Candidate:
     return cand
 
 
-def _live_accept(ledger: Ledger, cid: str) -> sqlite3.Row | None:
-    rows = ledger.query("SELECT * FROM decisions WHERE candidate_id = ? AND action = 'accept' AND undone = 0 "
-                        "ORDER BY id DESC LIMIT 1", (cid,))
-    return rows[0] if rows else None
+def _live_accept(ledger: Ledger, cid: str) -> Decision | None:
+    return decision_rows.live_accept(ledger, cid)
 
 
-def _insert_decision(c: sqlite3.Connection, cand: Candidate, action: str, decided_by: str, *,
+def _insert_decision(ledger: Ledger, cand: Candidate, action: str, decided_by: str, *,
                      category: str | None = None, reason: str | None = None, commit_sha: str | None = None,
                      memory_path: str | None = None) -> None:
-    c.execute(
-        "INSERT INTO decisions (candidate_id, action, decided_by, category, reason, commit_sha, memory_path, "
-        "extractor, model, type, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (cand.id, action, decided_by, category, reason, commit_sha, memory_path, cand.extractor, cand.model,
-         cand.type, clock.now_iso()))
+    decision_rows.record(ledger, cand, action, decided_by, clock.now_iso(), category=category, reason=reason,
+                         commit_sha=commit_sha, memory_path=memory_path)
 
 
-def _set_status(c: sqlite3.Connection, cid: str, status: str) -> None:
-    c.execute("UPDATE candidates SET status = ?, updated_at = ? WHERE id = ?", (status, clock.now_iso(), cid))
+def _set_status(ledger: Ledger, cid: str, status: str) -> None:
+    candidates.set_status(ledger, cid, status, clock.now_iso())
 
 
 def _check_decided_by(decided_by: str) -> None:
@@ -218,20 +213,17 @@ def apply_placement(ledger: Ledger, cand: Candidate, edits: dict[str, str] | Non
     scope says: global at the top level, a project's under ``projects/<folder>/``)."""
     kind, scope = placement(cand, edits)
     if (kind, scope) != (cand.type, cand.scope):
-        with ledger.write() as c:
-            c.execute("UPDATE candidates SET type = ?, scope = ?, updated_at = ? WHERE id = ?",
-                      (kind, scope, clock.now_iso(), cand.id))
+        candidates.set_placement(ledger, cand.id, kind, scope, clock.now_iso())
 
 
 def is_edited(ledger: Ledger, cid: str) -> bool:
     """A person edited this candidate's text (its claim/why/how are theirs, see :func:`original_text`)."""
-    return bool(ledger.query("SELECT 1 FROM candidate_edits WHERE candidate_id = ?", (cid,)))
+    return candidates.is_edited(ledger, cid)
 
 
 def original_text(ledger: Ledger, cid: str) -> dict[str, str] | None:
     """The claim, why and how_to_apply as extracted, for a candidate a person edited (else ``None``)."""
-    rows = ledger.query("SELECT original FROM candidate_edits WHERE candidate_id = ?", (cid,))
-    return json.loads(rows[0]["original"]) if rows else None
+    return candidates.original_text(ledger, cid)
 
 
 def _keep_edit(ledger: Ledger, cand: Candidate, claim: str, why: str, how: str) -> None:
@@ -240,13 +232,7 @@ def _keep_edit(ledger: Ledger, cand: Candidate, claim: str, why: str, how: str) 
     A text that holds a secret is never stored (the ledger only keeps redacted text)."""
     if _secret_rules([claim, why, how]) != []:
         return
-    with ledger.write() as c:
-        c.execute("INSERT INTO candidate_edits (candidate_id, original, edited_at) VALUES (?, ?, ?) "
-                  "ON CONFLICT(candidate_id) DO UPDATE SET edited_at = excluded.edited_at",
-                  (cand.id, json.dumps({"claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}),
-                   clock.now_iso()))
-        c.execute("UPDATE candidates SET claim = ?, why = ?, how_to_apply = ?, updated_at = ? WHERE id = ?",
-                  (claim, why, how, clock.now_iso(), cand.id))
+    candidates.keep_edit(ledger, cand, claim, why, how, clock.now_iso())
 
 
 def render_topic(cand: Candidate, claim: str, why: str, how: str) -> tuple[dict[str, Any], str]:
@@ -330,8 +316,8 @@ def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | Non
         cand = _candidate(ledger, cid)
         if cand.status == "accepted":
             live = _live_accept(ledger, cid)
-            if live is not None and live["commit_sha"]:
-                return AcceptResult(live["commit_sha"], live["memory_path"] or "",
+            if live is not None and live.commit_sha:
+                return AcceptResult(live.commit_sha, live.memory_path or "",
                                     [*notices, f"{cid} was already accepted"], cid)
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be accepted")
@@ -396,10 +382,10 @@ def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, c
         _rollback(ledger, repo, intent)
         raise
     _crash("commit")
-    with ledger.write() as c:
-        _insert_decision(c, cand, "accept", decided_by, commit_sha=committed.sha, memory_path=rel)
-        _set_status(c, cand.id, "accepted")
-        c.execute("DELETE FROM memory_intents WHERE id = ?", (intent,))
+    with ledger.write():
+        _insert_decision(ledger, cand, "accept", decided_by, commit_sha=committed.sha, memory_path=rel)
+        _set_status(ledger, cand.id, "accepted")
+        intents.done(ledger, intent)
     _crash("ledger")
     notices = list(committed.notices)
     status = memory.ceiling_of(index_bytes)
@@ -418,30 +404,25 @@ def _missing_dirs(root: Path, folder: str) -> list[str]:
 
 def _record_intent(ledger: Ledger, cid: str, action: str, paths: dict[str, str | None], dirs: list[str],
                    payload: dict[str, Any]) -> int:
-    with ledger.write() as c:
-        cur = c.execute("INSERT INTO memory_intents (candidate_id, action, paths, created_dirs, payload, created_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?)",
-                        (cid, action, json.dumps(paths), json.dumps(dirs), json.dumps(payload), clock.now_iso()))
-        return int(cur.lastrowid or 0)
+    return intents.record(ledger, cid, action, paths, dirs, payload, clock.now_iso())
 
 
 def _rollback(ledger: Ledger, repo: Repo, intent_id: int) -> None:
     """After a failed write (not a crash): put the intent's paths back; keep the intent if that fails."""
-    rows = ledger.query("SELECT * FROM memory_intents WHERE id = ?", (intent_id,))
-    if not rows:
+    intent = intents.get(ledger, intent_id)
+    if intent is None:
         return
     try:
-        _restore_intent(repo, rows[0], ReconcileReport())
+        _restore_intent(repo, intent, ReconcileReport())
     except DreamError:
         return  # reconcile will finish the job once git is free again
-    with ledger.write() as c:
-        c.execute("DELETE FROM memory_intents WHERE id = ?", (intent_id,))
+    intents.done(ledger, intent_id)
 
 
-def _restore_intent(repo: Repo, intent: sqlite3.Row, report: ReconcileReport) -> None:
+def _restore_intent(repo: Repo, intent: Intent, report: ReconcileReport) -> None:
     """Put every path of an uncommitted intent back to HEAD, if it still holds what dreamtui wrote."""
     root = gitops.work_tree(repo)
-    paths: dict[str, str | None] = json.loads(intent["paths"])
+    paths = intent.paths
     to_reset: list[str] = []
     for rel, written in paths.items():
         current = memory.read_bytes(root, rel)
@@ -468,7 +449,7 @@ def _restore_intent(repo: Repo, intent: sqlite3.Row, report: ReconcileReport) ->
                 report.restored.append(rel)
     folders = [rel.rsplit("/", 1)[0] if "/" in rel else "" for rel in paths]
     memory.remove_temp_files(root, folders)
-    for folder in sorted(json.loads(intent["created_dirs"]), key=len, reverse=True):
+    for folder in sorted(intent.created_dirs, key=len, reverse=True):
         try:
             (root / folder).rmdir()
         except OSError:
@@ -494,22 +475,22 @@ def reject(ledger: Ledger, cid: str, category: str = "other", reason: str = "",
         raise DecisionError("reject needs a candidate id")
     _check_decided_by(decided_by)
     cat = normalize_category(category)
-    with ledger.write() as c:
+    with ledger.write():
         cand = _candidate(ledger, cid)
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be rejected")
-        _insert_decision(c, cand, "reject", decided_by, category=cat, reason=clean_text(reason or "").strip())
-        _set_status(c, cid, "rejected")
+        _insert_decision(ledger, cand, "reject", decided_by, category=cat, reason=clean_text(reason or "").strip())
+        _set_status(ledger, cid, "rejected")
 
 
 def skip(ledger: Ledger, cid: str, decided_by: str = "person") -> None:
     """Skip a pending candidate: it stays pending; the skip is recorded (and can be undone)."""
     _check_decided_by(decided_by)
-    with ledger.write() as c:
+    with ledger.write():
         cand = _candidate(ledger, cid)
         if cand.status != "pending":
             raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be skipped")
-        _insert_decision(c, cand, "skip", decided_by)
+        _insert_decision(ledger, cand, "skip", decided_by)
 
 
 # -- undo --------------------------------------------------------------------------------------
@@ -523,19 +504,17 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
         if gitops.repo_exists(config.memory):
             repo = gitops.open_repo(config.memory)
             notices += _reconcile_locked(ledger, repo).notices
-        rows = ledger.query("SELECT * FROM decisions WHERE action IN ('accept', 'reject', 'skip') AND undone = 0 "
-                            "ORDER BY id DESC LIMIT 1")
-        if not rows:
+        row = decision_rows.last_undoable(ledger)
+        if row is None:
             raise DecisionError("nothing to undo")
-        row = rows[0]
-        cand = _candidate(ledger, row["candidate_id"])
-        if row["action"] != "accept":
-            with ledger.write() as c:
-                c.execute("UPDATE decisions SET undone = 1 WHERE id = ?", (row["id"],))
-                _insert_decision(c, cand, "undo", "person", reason=f"undo {row['action']}")
+        cand = _candidate(ledger, row.candidate_id)
+        if row.action != "accept":
+            with ledger.write():
+                decision_rows.mark_undone(ledger, row.id)
+                _insert_decision(ledger, cand, "undo", "person", reason=f"undo {row.action}")
                 if cand.status == "rejected":
-                    _set_status(c, cand.id, "pending")
-            return UndoResult(cand.id, row["action"], None, notices)
+                    _set_status(ledger, cand.id, "pending")
+            return UndoResult(cand.id, row.action, None, notices)
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
         sha = _write_undo(ledger, repo, cand, row, notices)
@@ -550,13 +529,12 @@ def revert_memory(config: Config, ledger: Ledger, ref: str) -> UndoResult:
         repo = gitops.open_repo(config.memory, create=False)
         gitops.ensure_writable(repo)
         notices = _reconcile_locked(ledger, repo).notices
-        rows = ledger.query("SELECT * FROM decisions WHERE action = 'accept' AND undone = 0 "
-                            "AND (memory_path = ? OR candidate_id = ?) ORDER BY id DESC LIMIT 1", (ref, ref))
-        if not rows:
+        row = decision_rows.live_accept_of(ledger, ref)
+        if row is None:
             raise DecisionError(f"no accepted memory {ref!r} to revert")
-        cand = _candidate(ledger, rows[0]["candidate_id"])
+        cand = _candidate(ledger, row.candidate_id)
         notices = list(notices)
-        sha = _write_undo(ledger, repo, cand, rows[0], notices)
+        sha = _write_undo(ledger, repo, cand, row, notices)
         notices += _edit_notice(ledger, cand.id)
         return UndoResult(cand.id, "accept", sha, notices)
 
@@ -585,11 +563,11 @@ def _has_parent(repo: Repo, sha: str) -> bool:
     return bool(repo.commit(sha).parents)
 
 
-def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
+def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: Decision,
                 notices: list[str] | None = None) -> str:
     root = gitops.work_tree(repo)
-    rel = row["memory_path"]
-    sha = row["commit_sha"]
+    rel = row.memory_path
+    sha = row.commit_sha or ""  # every accept names its commit
     paths = [p for p in (rel, memory.INDEX) if p]
     dirty = gitops.status(repo, paths)
     if dirty:
@@ -611,7 +589,7 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
         changes[rel] = None
     if index_bytes != memory.read_bytes(root, memory.INDEX):
         changes[memory.INDEX] = _sha(index_bytes)
-    intent = _record_intent(ledger, cand.id, "undo", changes, [], {"decision": row["id"]})
+    intent = _record_intent(ledger, cand.id, "undo", changes, [], {"decision": row.id})
     _crash("undo-intent")
     try:
         if rel in changes:
@@ -631,9 +609,9 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
         _rollback(ledger, repo, intent)
         raise
     _crash("undo-commit")
-    with ledger.write() as c:
-        _record_undo(c, cand, row["id"], revert_sha)
-        c.execute("DELETE FROM memory_intents WHERE id = ?", (intent,))
+    with ledger.write():
+        _record_undo(ledger, cand, row.id, revert_sha)
+        intents.done(ledger, intent)
     if rel:
         folder = Path(root) / rel.rsplit("/", 1)[0] if "/" in rel else None
         while folder is not None and folder != root:
@@ -645,13 +623,14 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: sqlite3.Row,
     return revert_sha
 
 
-def _record_undo(c: sqlite3.Connection, cand: Candidate, decision_id: int | None, revert_sha: str | None) -> None:
-    if decision_id is not None:
-        c.execute("UPDATE decisions SET undone = 1 WHERE id = ?", (decision_id,))
-    else:
-        c.execute("UPDATE decisions SET undone = 1 WHERE candidate_id = ? AND action = 'accept'", (cand.id,))
-    _insert_decision(c, cand, "undo", "person", reason="undo accept", commit_sha=revert_sha)
-    _set_status(c, cand.id, "pending")
+def _record_undo(ledger: Ledger, cand: Candidate, decision_id: int | None, revert_sha: str | None) -> None:
+    with ledger.write():
+        if decision_id is not None:
+            decision_rows.mark_undone(ledger, decision_id)
+        else:
+            decision_rows.mark_accepts_undone(ledger, cand.id)
+        _insert_decision(ledger, cand, "undo", "person", reason="undo accept", commit_sha=revert_sha)
+        _set_status(ledger, cand.id, "pending")
 
 
 # -- reconcile ---------------------------------------------------------------------------------
@@ -662,7 +641,7 @@ def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
     interrupted write. Safe to run any time; does nothing when the repository does not exist yet."""
     with memory_lock(config):
         if not gitops.repo_exists(config.memory):
-            pending = ledger.query("SELECT COUNT(*) FROM memory_intents")[0][0]
+            pending = intents.count(ledger)
             report = ReconcileReport()
             if pending:
                 report.notices.append(f"{pending} interrupted memory write(s) but no repository at {config.memory}")
@@ -691,46 +670,43 @@ def _events(repo: Repo) -> dict[str, list[tuple[str, str]]]:
 
 def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
     report = ReconcileReport()
-    intents = ledger.query("SELECT * FROM memory_intents ORDER BY id")
-    if intents:  # an interrupted write may have left a git process running: let it finish first
+    in_flight = intents.listed(ledger)
+    if in_flight:  # an interrupted write may have left a git process running: let it finish first
         gitops.wait_for_index(repo, notices=report.notices)
     events = _events(repo)
-    for intent in intents:
-        cid, action = intent["candidate_id"], intent["action"]
-        known = {r["commit_sha"] for r in ledger.query("SELECT commit_sha FROM decisions WHERE candidate_id = ? "
-                                                      "AND commit_sha IS NOT NULL", (cid,))}
+    for intent in in_flight:
+        cid, action = intent.candidate_id, intent.action
+        known = decision_rows.commits_of(ledger, cid)
         history = events.get(cid)
         latest = history[0] if history else None
-        payload = json.loads(intent["payload"] or "{}")
+        payload = intent.payload
         cand = ledger.get_candidate(cid)
         found = latest[1] if latest is not None and latest[0] == action and latest[1] not in known else None
         if found is None and action == "accept" and cand is not None and cand.status == "pending":
             # committed, then the commit lost its trailer (a person's `git commit --amend`) before the
             # ledger heard of it: the memory file in HEAD says the accept stands
             rel = payload.get("memory_path")
-            found = _standing_accept(repo, cid, rel, written=json.loads(intent["paths"]).get(rel or ""))
+            found = _standing_accept(repo, cid, rel, written=intent.paths.get(rel or ""))
             if found is not None and found not in known:
                 report.notices.append(_no_trailer_notice(cid, rel, found))
             else:
                 found = None
         if found is not None and cand is not None:
-            with ledger.write() as c:
+            with ledger.write():
                 if action == "accept":
-                    _insert_decision(c, cand, "accept", payload.get("decided_by", "person"), commit_sha=found,
+                    _insert_decision(ledger, cand, "accept", payload.get("decided_by", "person"), commit_sha=found,
                                      memory_path=payload.get("memory_path"))
-                    _set_status(c, cid, "accepted")
+                    _set_status(ledger, cid, "accepted")
                     report.recorded.append(cid)
                 else:
-                    _record_undo(c, cand, payload.get("decision"), found)
+                    _record_undo(ledger, cand, payload.get("decision"), found)
                     report.undone.append(cid)
-                c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
+                intents.done(ledger, intent.id)
             root = gitops.work_tree(repo)
-            memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else ""
-                                            for p in json.loads(intent["paths"])])
+            memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else "" for p in intent.paths])
             continue
         _restore_intent(repo, intent, report)
-        with ledger.write() as c:
-            c.execute("DELETE FROM memory_intents WHERE id = ?", (intent["id"],))
+        intents.done(ledger, intent.id)
     _agree_with_git(ledger, repo, events, report)
     return report
 
@@ -774,17 +750,16 @@ def _no_trailer_notice(cid: str, rel: str | None, sha: str) -> str:
             f"{gitops.TRAILER_CANDIDATE} trailer (amended?); the accept stands")
 
 
-def _accept_stands(ledger: Ledger, repo: Repo, cand: Candidate, live: sqlite3.Row, report: ReconcileReport) -> bool:
+def _accept_stands(ledger: Ledger, repo: Repo, cand: Candidate, live: Decision, report: ReconcileReport) -> bool:
     """An accept the trailers no longer show stands when its memory file is still in HEAD; the ledger
     then points at the commit that now holds it (so an undo reverts the right one)."""
-    sha = _standing_accept(repo, cand.id, live["memory_path"], old_sha=live["commit_sha"])
+    sha = _standing_accept(repo, cand.id, live.memory_path, old_sha=live.commit_sha)
     if sha is None:
         return False
-    if sha != live["commit_sha"]:
-        with ledger.write() as c:
-            c.execute("UPDATE decisions SET commit_sha = ? WHERE id = ?", (sha, live["id"]))
+    if sha != live.commit_sha:
+        decision_rows.set_commit(ledger, live.id, sha)
         report.recorded.append(cand.id)
-        report.notices.append(_no_trailer_notice(cand.id, live["memory_path"], sha))
+        report.notices.append(_no_trailer_notice(cand.id, live.memory_path, sha))
     return True
 
 
@@ -805,31 +780,29 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
             continue
         live = _live_accept(ledger, cid)
         if kind == "accept":
-            if cand.status == "accepted" and live is not None and live["commit_sha"] == sha:
+            if cand.status == "accepted" and live is not None and live.commit_sha == sha:
                 continue
-            with ledger.write() as c:
+            with ledger.write():
                 if live is not None:
-                    c.execute("UPDATE decisions SET commit_sha = ? WHERE id = ?", (sha, live["id"]))
+                    decision_rows.set_commit(ledger, live.id, sha)
                 else:
                     path = next(iter(p for p in gitops.changed_paths(repo, sha) if p != memory.INDEX), None)
                     by = "auto" if _is_auto(repo, sha) else "person"
-                    _insert_decision(c, cand, "accept", by, commit_sha=sha, memory_path=path,
+                    _insert_decision(ledger, cand, "accept", by, commit_sha=sha, memory_path=path,
                                      reason="recorded by reconcile from git")
-                _set_status(c, cid, "accepted")
+                _set_status(ledger, cid, "accepted")
             report.recorded.append(cid)
         elif cand.status == "accepted":
             if live is not None and _accept_stands(ledger, repo, cand, live, report):
                 continue  # re-accepted after that undo; the new commit lost its trailer
-            with ledger.write() as c:
-                _record_undo(c, cand, live["id"] if live is not None else None, sha)
+            _record_undo(ledger, cand, live.id if live is not None else None, sha)
             report.undone.append(cid)
     orphans = [c for c in ledger.list_candidates(status="accepted") if c.id not in events]
     orphans = [c for c in orphans if (live := _live_accept(ledger, c.id)) is None
                or not _accept_stands(ledger, repo, c, live, report)]
     if not orphans:
         return
-    shas = [r["commit_sha"] for r in ledger.query(
-        "SELECT commit_sha FROM decisions WHERE action = 'accept' AND undone = 0 AND commit_sha IS NOT NULL")]
+    shas = decision_rows.live_accept_commits(ledger)
     if shas and not events and not any(gitops.commit_exists(repo, s) for s in shas[:50]):
         report.notices.append(
             f"the memory repository {repo.working_tree_dir} holds none of the ledger's accept commits; is --memory "
@@ -837,9 +810,9 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
         return
     for cand in orphans:
         live = _live_accept(ledger, cand.id)
-        with ledger.write() as c:
+        with ledger.write():
             if live is not None:
-                c.execute("UPDATE decisions SET undone = 1 WHERE id = ?", (live["id"],))
-            _set_status(c, cand.id, "pending")
+                decision_rows.mark_undone(ledger, live.id)
+            _set_status(ledger, cand.id, "pending")
         report.reopened.append(cand.id)
         report.notices.append(f"{cand.id} was accepted in the ledger but has no commit in git; back to pending")

@@ -25,8 +25,6 @@ FIELDS: tuple[str, ...] = (
 now writes when it changes a file: kept as it is (a round-trip never moves or drops it)."""
 
 REQUIRED: tuple[str, ...] = ("name", "description", "type")
-PROVENANCE: tuple[str, ...] = ("source_session", "quote", "verified_line", "candidate", "created", "modified",
-                                "extractor")
 
 FENCE = "---"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")

@@ -11,7 +11,6 @@ staged, without waiting for a person. A person's own edits to these files are ne
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 from git import Repo
@@ -20,6 +19,7 @@ from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.decisions import memory_lock
@@ -32,21 +32,16 @@ def blob_id(data: bytes) -> str:
 
 def _ours(ledger: Ledger, rel: str) -> dict[str, tuple[str, dict[str, str]]]:
     """Blob id → (subject, trailers) of every uncommitted version of ``rel`` dreamtui wrote."""
-    rows = ledger.query("SELECT blob, subject, trailers FROM generated_writes WHERE path = ?", (rel,))
-    return {r["blob"]: (r["subject"], json.loads(r["trailers"] or "{}")) for r in rows}
+    return generated_writes.versions(ledger, rel)
 
 
-def _remember(ledger: Ledger, rel: str, data: bytes, subject: str, trailers: dict[str, str]) -> None:
-    with ledger.write() as c:
-        c.execute("INSERT INTO generated_writes (path, blob, subject, trailers, written_at) VALUES (?, ?, ?, ?, ?) "
-                  "ON CONFLICT(path, blob) DO UPDATE SET subject = excluded.subject, trailers = excluded.trailers, "
-                  "written_at = excluded.written_at",
-                  (rel, blob_id(data), subject, json.dumps(trailers), clock.now_iso()))
+def remember(ledger: Ledger, rel: str, data: bytes, subject: str, trailers: dict[str, str]) -> None:
+    """Remember that dreamtui is about to write ``data`` to ``rel`` for the commit ``subject``."""
+    generated_writes.remember(ledger, rel, blob_id(data), subject, trailers, clock.now_iso())
 
 
 def _forget(ledger: Ledger, rel: str) -> None:
-    with ledger.write() as c:
-        c.execute("DELETE FROM generated_writes WHERE path = ?", (rel,))
+    generated_writes.forget(ledger, rel)
 
 
 def _versions(repo: Repo, rel: str) -> tuple[str | None, str | None, str | None, bool]:
@@ -91,7 +86,7 @@ def write_generated(config: Config, ledger: Ledger, rel: str, data: bytes, subje
         folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
         memory.make_dirs(root, folder)
         refuse_persons_changes(repo, ledger, rel, data)
-        _remember(ledger, rel, data, subject, trailers)
+        remember(ledger, rel, data, subject, trailers)
         if memory.read_bytes(root, rel) != data:
             memory.atomic_write(root, rel, data)
         result = None
@@ -106,7 +101,7 @@ def reconcile_generated(config: Config, ledger: Ledger) -> list[str]:
     cleared, a leftover that is dreamtui's own is committed (as the commit it was meant for), a
     version dreamtui staged under a person's later edit is unstaged. Never raises for one file: what
     cannot be done is said in the returned notices, and the cycle goes on."""
-    paths = [r["path"] for r in ledger.query("SELECT DISTINCT path FROM generated_writes ORDER BY path")]
+    paths = generated_writes.paths(ledger)
     if not paths or not gitops.repo_exists(config.memory):
         return []
     notices: list[str] = []

@@ -33,6 +33,7 @@ from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Rep
 
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.memory.layout import bare_repository_message
+from dreamtui.core.models import Jsonable
 from dreamtui.core.secrets import redact
 
 FALLBACK_NAME = "dreamtui"
@@ -63,7 +64,7 @@ _IN_PROGRESS = {
 
 
 @dataclass(frozen=True, slots=True)
-class CommitInfo:
+class CommitInfo(Jsonable):
     """One commit: sha, subject, author, ISO date, and its ``Key: value`` trailers."""
 
     sha: str
@@ -72,10 +73,6 @@ class CommitInfo:
     date: str
     trailers: dict[str, list[str]] = field(default_factory=dict)
     reverts: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {"sha": self.sha, "subject": self.subject, "author": self.author, "date": self.date,
-                "trailers": self.trailers, "reverts": self.reverts}
 
 
 @dataclass(slots=True)

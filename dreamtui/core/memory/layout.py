@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.models import Jsonable
 from dreamtui.core.secrets import redact
 from dreamtui.core.text import clean_text, has_control, shorten
 
@@ -374,7 +375,7 @@ def remove_index_line(index_text: str, line: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class CeilingStatus:
+class CeilingStatus(Jsonable):
     """How full ``MEMORY.md`` is against what Claude Code loads (200 lines, 25 KB)."""
 
     lines: int
@@ -393,9 +394,7 @@ class CeilingStatus:
         """Past either limit."""
         return self.lines > self.max_lines or self.bytes > self.max_bytes
 
-    def to_json(self) -> dict[str, object]:
-        return {"lines": self.lines, "bytes": self.bytes, "pct": self.pct, "warn": self.warn,
-                "over": self.over, "max_lines": self.max_lines, "max_bytes": self.max_bytes}
+    JSON_KEYS = ("lines", "bytes", "pct", "warn", "over", "max_lines", "max_bytes")  # as printed
 
 
 _HTML_COMMENT_LINES = re.compile(rb"^[ \t]*<!--.*?(?:-->|\Z)[ \t]*(?:\r?\n|\Z)", re.S | re.M)

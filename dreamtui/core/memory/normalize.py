@@ -20,7 +20,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.memory import frontmatter
 from dreamtui.core.memory import layout as memory
-from dreamtui.core.models import MEMORY_TYPES
+from dreamtui.core.models import MEMORY_TYPES, Jsonable
 
 ALIASES: dict[str, str] = {
     "title": "name", "summary": "description", "desc": "description", "kind": "type",
@@ -40,7 +40,7 @@ DESCRIPTION_CHARS = 150
 
 
 @dataclass(slots=True)
-class Change:
+class Change(Jsonable):
     """What normalizing one topic file would do.
 
     ``after`` is ``None`` when the file cannot be fixed automatically; ``remaining`` lists what a
@@ -67,9 +67,7 @@ class Change:
                                             self.after.splitlines(keepends=True),
                                             f"a/{self.path}", f"b/{self.path}"))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "problems": self.problems, "fixes": self.fixes,
-                "remaining": self.remaining, "fixable": self.fixable}
+    JSON_KEYS = ("path", "problems", "fixes", "remaining", "fixable")  # the texts are shown as a diff instead
 
 
 def topic_files(config: Config) -> list[Path]:

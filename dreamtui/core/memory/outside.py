@@ -45,7 +45,10 @@ from git import GitCommandError, Repo
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, intents
+from dreamtui.core.ledger import generated as generated_writes
+from dreamtui.core.ledger import outside as outside_items
+from dreamtui.core.ledger.outside import WRITER_LABELS, Item
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.decisions import memory_lock
@@ -58,10 +61,6 @@ DEFAULT_WINDOW = 600.0
 BATCH_MIN = 3
 """Deletions and rewrites seen together from this many files on are one loud batch."""
 
-WRITERS = ("auto-memory", "auto-dream", "dreamtui", "person")
-WRITER_LABELS = {"auto-memory": "Claude Code auto memory", "auto-dream": "auto dream",
-                 "dreamtui": "dreamtui extractor", "person": "person"}
-KINDS = ("added", "modified", "deleted", "renamed")
 _EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _INDEX_LINE = re.compile(r"^\s*[-*] \[")
 
@@ -84,41 +83,6 @@ class Record:
 
 
 @dataclass(slots=True)
-class Item:
-    """One outside change, as the queue shows it."""
-
-    id: str
-    path: str
-    kind: str
-    writer: str
-    status: str
-    old_path: str | None = None
-    blob: str | None = None
-    head_blob: str | None = None
-    session: str | None = None
-    transcript: str | None = None
-    line: int | None = None
-    tool: str | None = None
-    batch: str | None = None
-    reason: str | None = None
-    commit_sha: str | None = None
-    decided_as: str | None = None
-    detected_at: str = ""
-
-    @property
-    def writer_label(self) -> str:
-        return WRITER_LABELS.get(self.writer, self.writer)
-
-    def title(self) -> str:
-        """``auto memory added projects/x/y.md`` (one line)."""
-        what = f"{self.old_path} → {self.path}" if self.kind == "renamed" else self.path
-        return f"{self.writer_label} {self.kind} {what}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__} | {"writer_label": self.writer_label}
-
-
-@dataclass(slots=True)
 class ScanReport:
     """What one scan found: new items, items whose file changed again, items gone, batches."""
 
@@ -136,31 +100,17 @@ def window() -> float:
         return DEFAULT_WINDOW
 
 
-def ensure_schema(ledger: Ledger) -> None:
-    """The ``outside_items`` table is in the ledger's schema (``core/ledger.py``); nothing to do."""
-
-
-def _row_item(row: Any) -> Item:
-    return Item(**{k: row[k] for k in Item.__slots__})
-
-
 def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
     """Outside items (``status=None``: all), oldest first."""
-    ensure_schema(ledger)
-    if status is None:
-        rows = ledger.query("SELECT * FROM outside_items ORDER BY detected_at, id")
-    else:
-        rows = ledger.query("SELECT * FROM outside_items WHERE status = ? ORDER BY detected_at, id", (status,))
-    return [_row_item(r) for r in rows]
+    return outside_items.items(ledger, status)
 
 
 def get(ledger: Ledger, item_id: str) -> Item:
     """One item by id (a unique prefix is enough)."""
-    ensure_schema(ledger)
-    rows = ledger.query("SELECT * FROM outside_items WHERE id LIKE ? ORDER BY id", (item_id + "%",))
+    rows = outside_items.with_prefix(ledger, item_id)
     if len(rows) != 1:
         raise OutsideError(f"no outside item {item_id!r}" if not rows else f"outside item {item_id!r} is ambiguous")
-    return _row_item(rows[0])
+    return rows[0]
 
 
 # -- what changed ------------------------------------------------------------------------------
@@ -175,15 +125,15 @@ def _changed(repo: Repo) -> list[str]:
 def _ours_in_flight(ledger: Ledger, root: Path) -> set[str]:
     """Paths whose working bytes are a write dreamtui has in flight (an intent, a generated file)."""
     ours: set[str] = set()
-    for row in ledger.query("SELECT paths FROM memory_intents"):
-        for rel, digest in json.loads(row["paths"] or "{}").items():
+    for intent in intents.listed(ledger):
+        for rel, digest in intent.paths.items():
             data = memory.read_bytes(root, rel)
             if (data is None and digest is None) or (data is not None and hashlib.sha256(data).hexdigest() == digest):
                 ours.add(rel)
-    for row in ledger.query("SELECT path, blob FROM generated_writes"):
-        data = memory.read_bytes(root, row["path"])
-        if data is not None and blob_id(data) == row["blob"]:
-            ours.add(row["path"])
+    for rel, blob in generated_writes.blobs(ledger):
+        data = memory.read_bytes(root, rel)
+        if data is not None and blob_id(data) == blob:
+            ours.add(rel)
     return ours
 
 
@@ -368,7 +318,6 @@ def _mtime(root: Path, rel: str) -> float:
 
 def scan(config: Config, ledger: Ledger) -> ScanReport:
     """Compare the memory repository's working tree with HEAD and bring the outside items up to date."""
-    ensure_schema(ledger)
     report = ScanReport()
     if not gitops.repo_exists(config.memory):
         return report
@@ -402,17 +351,13 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
                       "line": record.line if record else None, "tool": record.tool if record else None,
                       "batch": batch if _loud(change) else None, "detected_at": now}
             current = pending.get(change.path)
-            with ledger.write() as c:
-                if current:
-                    sets = ", ".join(f"{k} = :{k}" for k in values)
-                    c.execute(f"UPDATE outside_items SET {sets} WHERE id = :id", {**values, "id": current.id})
-                    report.updated.append(current.id)
-                else:
-                    item_id = _new_id(change.path, blob)
-                    cols = ", ".join(["id", *values])
-                    marks = ", ".join(f":{k}" for k in ["id", *values])
-                    c.execute(f"INSERT INTO outside_items ({cols}) VALUES ({marks})", {**values, "id": item_id})
-                    report.new.append(item_id)
+            if current:
+                outside_items.update(ledger, current.id, values)
+                report.updated.append(current.id)
+            else:
+                item_id = _new_id(change.path, blob)
+                outside_items.add(ledger, item_id, values)
+                report.new.append(item_id)
         for path, item in pending.items():
             if path not in seen:
                 _close(ledger, item.id, "gone", None, "the file is as committed again")
@@ -436,9 +381,7 @@ def _batch_id(fresh: list[tuple[_Change, str | None]]) -> str | None:
 
 def _close(ledger: Ledger, item_id: str, status: str, sha: str | None, reason: str | None,
            decided_as: str | None = None) -> None:
-    with ledger.write() as c:
-        c.execute("UPDATE outside_items SET status = ?, commit_sha = ?, reason = ?, decided_as = ?, decided_at = ? "
-                  "WHERE id = ?", (status, sha, reason, decided_as, clock.now_iso(), item_id))
+    outside_items.close(ledger, item_id, status, sha, reason, decided_as, clock.now_iso())
 
 
 # -- showing -----------------------------------------------------------------------------------
@@ -513,13 +456,12 @@ class Batch:
 
 def batches(ledger: Ledger) -> list[Batch]:
     """Every batch with a pending item."""
-    ensure_schema(ledger)
     out = []
-    for row in ledger.query("SELECT DISTINCT batch FROM outside_items WHERE batch IS NOT NULL AND status = 'pending'"):
-        members = [i for i in items(ledger, None) if i.batch == row["batch"]]
+    for batch in outside_items.pending_batches(ledger):
+        members = [i for i in items(ledger, None) if i.batch == batch]
         writers = [m.writer for m in members]
         writer = max(set(writers), key=writers.count)
-        out.append(Batch(row["batch"], writer, sum(m.kind == "deleted" for m in members),
+        out.append(Batch(batch, writer, sum(m.kind == "deleted" for m in members),
                          sum(m.kind == "modified" for m in members), sum(m.kind == "renamed" for m in members),
                          sum(m.status == "pending" for m in members)))
     return out
@@ -607,24 +549,19 @@ def _follow_index(repo: Repo, before: dict[str, list[str]], changes: dict[str, s
 def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> str:
     """Commit exactly the reviewed change of one item (trailer ``Dreamtui-Reviewed: outside``, or
     ``mine`` for the person's own edit); returns the commit sha."""
-    ensure_schema(ledger)
     with memory_lock(config):
         item = _pending(ledger, item_id)
         repo = gitops.open_repo(config.memory, create=False)
         _check_unchanged(repo, item)
         _step("checked")
         sha = _commit_exact(repo, _item_changes(item), _subject(item, mine), _trailers(item, mine))
-        with ledger.write() as c:
-            c.execute("UPDATE outside_items SET status = 'accepted', commit_sha = ?, decided_as = ?, decided_at = ?, "
-                      "writer = CASE WHEN ? THEN 'person' ELSE writer END WHERE id = ?",
-                      (sha, "mine" if mine else "reviewed", clock.now_iso(), 1 if mine else 0, item.id))
+        outside_items.accepted(ledger, item.id, sha, "mine" if mine else "reviewed", clock.now_iso(), mine=mine)
     return sha
 
 
 def accept_mine(config: Config, ledger: Ledger, item_ids: list[str] | None = None) -> str | None:
     """Commit the person's own edits (the given items, or every pending item whose writer is the
     person) in one plain commit; returns its sha, ``None`` when there was nothing."""
-    ensure_schema(ledger)
     with memory_lock(config):
         chosen = [_pending(ledger, i) for i in item_ids] if item_ids else \
             [i for i in items(ledger) if i.writer == "person"]
@@ -638,10 +575,9 @@ def accept_mine(config: Config, ledger: Ledger, item_ids: list[str] | None = Non
             change.update(_item_changes(item))
         subject = f"My edits: {', '.join(i.path for i in chosen)}"[:200]
         sha = _commit_exact(repo, change, subject, {TRAILER_OUTSIDE: "mine"})
-        with ledger.write() as c:
+        with ledger.write():
             for item in chosen:
-                c.execute("UPDATE outside_items SET status = 'accepted', commit_sha = ?, decided_as = 'mine', "
-                          "writer = 'person', decided_at = ? WHERE id = ?", (sha, clock.now_iso(), item.id))
+                outside_items.accepted(ledger, item.id, sha, "mine", clock.now_iso(), mine=True)
     return sha
 
 
@@ -670,7 +606,6 @@ def _trailers(item: Item, mine: bool) -> dict[str, str]:
 def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
     """Put the file back as HEAD has it (a deleted file comes back, an added one goes), only while it
     still holds the reviewed bytes; the reason and the rejected bytes' blob stay in the ledger."""
-    ensure_schema(ledger)
     if not reason.strip():
         raise OutsideError("a reject needs a reason")
     with memory_lock(config):
@@ -748,7 +683,6 @@ def _put_back(aside: Path, target: Path, rel: str) -> None:
 def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> list[str]:
     """Reject every pending item of a batch in one step (each file back from HEAD); returns their ids.
     An item whose file changed again since it was seen is left pending (named in the error)."""
-    ensure_schema(ledger)
     members = [i for i in items(ledger) if i.batch and i.batch.startswith(batch)]
     if not members:
         raise OutsideError(f"no pending batch {batch!r}")
@@ -769,12 +703,10 @@ def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> li
 
 def writer_stats(ledger: Ledger) -> dict[str, dict[str, Any]]:
     """Per writer: the person's accepts and rejects of outside items (``mine`` counts for the person)."""
-    ensure_schema(ledger)
     out: dict[str, dict[str, Any]] = {}
-    for row in ledger.query("SELECT writer, status, COUNT(*) AS n FROM outside_items "
-                            "WHERE status IN ('accepted', 'rejected') GROUP BY writer, status"):
-        bucket = out.setdefault(WRITER_LABELS.get(row["writer"], row["writer"]), {"accepted": 0, "rejected": 0})
-        bucket[str(row["status"])] += int(row["n"])
+    for writer, status, n in outside_items.decided_counts(ledger):
+        bucket = out.setdefault(WRITER_LABELS.get(writer, writer), {"accepted": 0, "rejected": 0})
+        bucket[status] += n
     for bucket in out.values():
         total = bucket["accepted"] + bucket["rejected"]
         bucket["decisions"] = total

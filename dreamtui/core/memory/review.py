@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
-from dreamtui.core.ledger import Ledger, row_to_candidate
+from dreamtui.core.ledger import Ledger, candidates
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.generated import write_generated
@@ -38,11 +38,7 @@ def _day(value: Date | str) -> str:
 
 def review_candidates(ledger: Ledger, day: str) -> list[Candidate]:
     """Every candidate that survived the gate (not dropped) from that date's cycle(s) or created that date."""
-    rows = ledger.query(
-        "SELECT * FROM candidates WHERE status != 'dropped' AND ("
-        " cycle_id IN (SELECT id FROM dream_cycles WHERE date = ?) OR substr(created_at, 1, 10) = ?)"
-        " ORDER BY created_at, id", (day, day))
-    return [row_to_candidate(r) for r in rows]
+    return candidates.of_day(ledger, day)
 
 
 def _fence(text: str) -> str:

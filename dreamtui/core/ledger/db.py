@@ -1,0 +1,263 @@
+"""The ledger's connection: WAL mode, one connection per thread, writes in ``BEGIN IMMEDIATE``.
+
+Every write runs inside ``BEGIN IMMEDIATE`` through :meth:`Ledger.write`. One connection per thread
+(SQLite connections must not be shared across threads). The schema is in :mod:`.schema`; the named
+reads and writes of each group of tables are the package's other modules.
+
+No secret is ever stored: every text parameter of every statement passes through the one redaction
+(:func:`dreamtui.core.secrets.redact`) on its way in (:class:`RedactingConnection`), whichever step
+writes it — a claim, a quote, a reject reason, an extractor's error, a cycle's stats. Parameters of
+reads pass through it too, so a lookup finds what was stored.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dreamtui.core.errors import LedgerError
+from dreamtui.core.ledger import candidates, decisions, offsets
+from dreamtui.core.ledger.schema import migrate
+from dreamtui.core.models import Candidate, FileRow, QueueRow
+from dreamtui.core.secrets import redact, scan
+
+
+def stored_text(value: str) -> str:
+    """``value`` as the ledger stores it: every secret redacted. A JSON document (stats, matches)
+    stays valid JSON: the strings inside it are redacted and it is written again."""
+    if not value or not scan(value):
+        return value
+    if value[0] in "{[":
+        try:
+            return json.dumps(_redact_json(json.loads(value)), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            pass
+    return redact(value)
+
+
+def _redact_json(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, list):
+        return [_redact_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {redact(k) if isinstance(k, str) else k: _redact_json(v) for k, v in obj.items()}
+    return obj
+
+
+def _redacted(params: Any) -> Any:
+    """Statement parameters with every text value as :func:`stored_text` makes it."""
+    if isinstance(params, dict):
+        return {k: stored_text(v) if isinstance(v, str) else v for k, v in params.items()}
+    if isinstance(params, (list, tuple)):
+        return tuple(stored_text(v) if isinstance(v, str) else v for v in params)
+    return params
+
+
+class RedactingCursor(sqlite3.Cursor):
+    """A cursor whose statement parameters are redacted (see :class:`RedactingConnection`)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> RedactingCursor:  # type: ignore[override]
+        return super().execute(sql, _redacted(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> RedactingCursor:  # type: ignore[override]
+        return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+
+
+class RedactingConnection(sqlite3.Connection):
+    """The ledger's connection: the choke point between dreamtui and the ledger file. Every text
+    parameter of every statement is redacted on its way in, so no column can hold a secret."""
+
+    def cursor(self, factory: Any = RedactingCursor) -> sqlite3.Cursor:  # type: ignore[override]
+        cursor: sqlite3.Cursor = super().cursor(factory)
+        return cursor
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().execute(sql, _redacted(parameters))
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
+        return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+
+
+def _unusable(path: Path, exc: sqlite3.Error) -> str:
+    """One line saying why the ledger at ``path`` cannot be used."""
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return f"ledger {path} is not a usable SQLite database: {text}"
+    if "readonly" in text or "unable to open" in text:
+        return (f"cannot write the ledger {path}: {text} "
+                f"(check that you may write to {path} and its folder {path.parent})")
+    if "disk" in text or "full" in text:
+        return f"cannot write the ledger {path}: {text} (is the disk full?)"
+    return f"cannot use the ledger {path}: {text}"
+
+
+OPEN_WAIT_SECONDS = 30.0
+"""How long opening waits for another process that holds the new ledger's lock."""
+
+
+class Ledger:
+    """The ledger database in the state directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(f"cannot create state directory {self.path.parent}: {exc.strerror}") from exc
+        deadline = time.monotonic() + OPEN_WAIT_SECONDS
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                # two processes creating or switching a new ledger at once: SQLite answers "locked"
+                # at once, without its busy handler, to the one that loses the race; wait for the other
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                self.close()
+                raise LedgerError(_unusable(self.path, exc)) from exc
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                raise LedgerError(_unusable(self.path, exc)) from exc
+
+    @classmethod
+    def open(cls, state_dir: Path) -> Ledger:
+        """Open (creating when missing) the ledger in ``state_dir``."""
+        return cls(Path(state_dir) / "ledger.sqlite3")
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (autocommit; writes go through :meth:`write`)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None,
+                                       check_same_thread=False, factory=RedactingConnection)
+            except sqlite3.Error as exc:
+                raise LedgerError(f"cannot open ledger {self.path}: {exc}") from exc
+            try:
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA busy_timeout=30000")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as exc:  # a read-only or broken file: one line, never a traceback
+                conn.close()
+                raise LedgerError(_unusable(self.path, exc)) from exc
+            self._local.conn = conn
+        return conn
+
+    def _migrate(self) -> None:
+        with self.write() as c:
+            migrate(c)
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error).
+
+        Nested calls join the outer transaction.
+        """
+        conn = self.conn
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield conn
+            finally:
+                self._local.depth -= 1
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        self._local.depth = 1
+        try:
+            yield conn
+        except BaseException:
+            self._local.depth = 0
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            self._local.depth = 0
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query and return every row."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> sqlite3.Row | None:
+        """Run a read query and return its first row (None when there is none)."""
+        row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
+        return row
+
+    def run(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        """Run one write statement in a write transaction (joining the caller's, if any)."""
+        with self.write() as c:
+            return c.execute(sql, params)
+
+    def run_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run one write statement for each of ``rows``, in one write transaction."""
+        with self.write() as c:
+            c.executemany(sql, rows)
+
+    def insert(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> int:
+        """Run one ``INSERT`` in a write transaction; the new row's id."""
+        return int(self.run(sql, params).lastrowid or 0)
+
+    def integrity_ok(self) -> bool:
+        """``PRAGMA integrity_check`` says ok."""
+        row = self.conn.execute("PRAGMA integrity_check").fetchone()
+        return bool(row) and row[0] == "ok"
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- candidates and files: the front ends' read models (:mod:`.candidates`, :mod:`.offsets`) ----
+
+    def get_candidate(self, cid: str) -> Candidate | None:
+        """One candidate by id."""
+        return candidates.get(self, cid)
+
+    def list_candidates(self, status: str | None = None, project: str | None = None) -> list[Candidate]:
+        """Candidates, newest first, optionally filtered by status and project."""
+        return candidates.listed(self, status, project)
+
+    def put_candidate(self, cand: Candidate) -> None:
+        """Insert or replace a candidate row (joins the caller's transaction)."""
+        candidates.put(self, cand)
+
+    def queue_rows(self) -> list[QueueRow]:
+        """Every pending candidate, newest first, as light rows (no JSON decoding of matches)."""
+        return candidates.queue_rows(self)
+
+    def skipped_ids(self) -> list[str]:
+        """Pending candidates with a skip that was not undone, in the order they were skipped."""
+        return decisions.skipped_ids(self)
+
+    def pending_count(self) -> int:
+        """How many candidates wait for a decision."""
+        return candidates.pending_count(self)
+
+    def pending_by_session(self) -> dict[str, int]:
+        """Pending candidates per session."""
+        return candidates.pending_by_session(self)
+
+    def file_rows(self) -> list[FileRow]:
+        """Every transcript file the tailer has read, with its offsets."""
+        return offsets.file_rows(self)

@@ -1,0 +1,105 @@
+"""The ``outside_items`` table: changes to the memory repository dreamtui did not make, one per file
+while pending, and how the person decided each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dreamtui.core.ledger.rows import from_row
+from dreamtui.core.models import Jsonable
+
+if TYPE_CHECKING:
+    from dreamtui.core.ledger.db import Ledger
+
+WRITER_LABELS = {"auto-memory": "Claude Code auto memory", "auto-dream": "auto dream",  # how a person reads `writer`
+                 "dreamtui": "dreamtui extractor", "person": "person"}
+
+
+@dataclass(slots=True)
+class Item(Jsonable):
+    """One outside change, as the queue shows it (a row of ``outside_items``)."""
+
+    id: str
+    path: str
+    kind: str
+    writer: str
+    status: str
+    old_path: str | None = None
+    blob: str | None = None
+    head_blob: str | None = None
+    session: str | None = None
+    transcript: str | None = None
+    line: int | None = None
+    tool: str | None = None
+    batch: str | None = None
+    reason: str | None = None
+    commit_sha: str | None = None
+    decided_as: str | None = None
+    detected_at: str = ""
+
+    @property
+    def writer_label(self) -> str:
+        return WRITER_LABELS.get(self.writer, self.writer)
+
+    def title(self) -> str:
+        """``auto memory added projects/x/y.md`` (one line)."""
+        what = f"{self.old_path} → {self.path}" if self.kind == "renamed" else self.path
+        return f"{self.writer_label} {self.kind} {what}"
+
+    JSON_EXTRA = ("writer_label",)
+
+
+def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
+    """Items (``status=None``: all), oldest first."""
+    if status is None:
+        rows = ledger.query("SELECT * FROM outside_items ORDER BY detected_at, id")
+    else:
+        rows = ledger.query("SELECT * FROM outside_items WHERE status = ? ORDER BY detected_at, id", (status,))
+    return [from_row(Item, r) for r in rows]
+
+
+def with_prefix(ledger: Ledger, prefix: str) -> list[Item]:
+    """The items whose id starts with ``prefix``."""
+    return [from_row(Item, r) for r in ledger.query("SELECT * FROM outside_items WHERE id LIKE ? ORDER BY id",
+                                                    (prefix + "%",))]
+
+
+def add(ledger: Ledger, item_id: str, values: dict[str, Any]) -> None:
+    """Insert a new item with the columns ``values``."""
+    cols = ", ".join(["id", *values])
+    marks = ", ".join(f":{k}" for k in ["id", *values])
+    ledger.run(f"INSERT INTO outside_items ({cols}) VALUES ({marks})", {**values, "id": item_id})
+
+
+def update(ledger: Ledger, item_id: str, values: dict[str, Any]) -> None:
+    """Set the columns ``values`` of an item."""
+    sets = ", ".join(f"{k} = :{k}" for k in values)
+    ledger.run(f"UPDATE outside_items SET {sets} WHERE id = :id", {**values, "id": item_id})
+
+
+def close(ledger: Ledger, item_id: str, status: str, sha: str | None, reason: str | None, decided_as: str | None,
+          now: str) -> None:
+    """Decide an item (``accepted``, ``rejected``, ``gone``)."""
+    ledger.run("UPDATE outside_items SET status = ?, commit_sha = ?, reason = ?, decided_as = ?, decided_at = ? "
+               "WHERE id = ?", (status, sha, reason, decided_as, now, item_id))
+
+
+def accepted(ledger: Ledger, item_id: str, sha: str, decided_as: str, now: str, *, mine: bool) -> None:
+    """An item was committed as ``sha``; ``mine`` makes the person its writer."""
+    ledger.run("UPDATE outside_items SET status = 'accepted', commit_sha = ?, decided_as = ?, decided_at = ?, "
+               "writer = CASE WHEN ? THEN 'person' ELSE writer END WHERE id = ?",
+               (sha, decided_as, now, 1 if mine else 0, item_id))
+
+
+def pending_batches(ledger: Ledger) -> list[str]:
+    """Every batch with a pending item."""
+    return [r["batch"] for r in ledger.query(
+        "SELECT DISTINCT batch FROM outside_items WHERE batch IS NOT NULL AND status = 'pending'")]
+
+
+def decided_counts(ledger: Ledger) -> list[tuple[str, str, int]]:
+    """(writer, accepted|rejected, how many) of the decided items."""
+    return [(r["writer"], str(r["status"]), int(r["n"])) for r in ledger.query(
+        "SELECT writer, status, COUNT(*) AS n FROM outside_items "
+        "WHERE status IN ('accepted', 'rejected') GROUP BY writer, status")]
