@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group
@@ -11,6 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from dreamtui.core.memory.layout import CeilingStatus
+from dreamtui.services.workspace import MemoryFile
 from dreamtui.tui.messages import MemoryReverted
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal
@@ -29,7 +32,15 @@ def file_cell(rel: str, width: int = FILE_WIDTH) -> str:
     return shown if len(shown) <= width else "…" + shown[-(width - 1):]
 
 
-class MemoryScreen(BaseScreen):
+@dataclass(frozen=True, slots=True)
+class MemoryData:
+    """What the Memory screen's loader reads: ``MEMORY.md`` against its ceiling, and the memory files."""
+
+    ceiling: CeilingStatus
+    files: list[MemoryFile]
+
+
+class MemoryScreen(BaseScreen[MemoryData]):
     """The memory repo's files; the highlighted one shown beside; x reverts it."""
 
     TITLE_TEXT = "memory"
@@ -37,7 +48,7 @@ class MemoryScreen(BaseScreen):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.files: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, MemoryFile] = {}
         self.current: str | None = None
 
     def body(self) -> ComposeResult:
@@ -52,8 +63,11 @@ class MemoryScreen(BaseScreen):
         for label, width in (("file", FILE_WIDTH), ("type", 9), ("bytes", 6)):
             table.add_column(label, width=width, key=label)
 
-    def reload(self) -> None:
-        ceiling = self.workspace.index_size()
+    def load(self) -> MemoryData:
+        return MemoryData(self.workspace.index_size(), self.workspace.memory_files())
+
+    def show(self, data: MemoryData) -> None:
+        ceiling = data.ceiling
         lines, size, max_lines, max_bytes = ceiling.lines, ceiling.bytes, ceiling.max_lines, ceiling.max_bytes
         fraction = max(lines / max_lines, size / max_bytes)
         self.query_one("#ceiling", Static).update(Text.assemble(
@@ -62,7 +76,7 @@ class MemoryScreen(BaseScreen):
         table = self.query_one("#memfiles", DataTable)
         keep = cursor_key(table)
         table.clear()
-        self.files = {f.path: f for f in self.workspace.memory_files()}
+        self.files = {f.path: f for f in data.files}
         for rel, f in self.files.items():
             table.add_row(Text(file_cell(rel), style="bold" if rel == INDEX else ""),
                           Text(literal(f.type, 40, one_line=True) or "—"), f"{f.bytes:,}", key=rel)
@@ -97,8 +111,7 @@ class MemoryScreen(BaseScreen):
                 self.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
                 return
             self.notify(result.summary)
-            self.reload()
-            self.app.post_message(MemoryReverted(result.candidate_id))
+            self.post_message(MemoryReverted(result.candidate_id))
 
         self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
                              done)

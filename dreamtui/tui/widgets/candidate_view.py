@@ -15,6 +15,7 @@ from textual.widgets import Static
 from dreamtui.core.config import Config
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import Candidate
+from dreamtui.tui.access import dream_app
 from dreamtui.tui.widgets.evidence import read_window, render_records
 from dreamtui.tui.widgets.literal import literal, literal_text
 
@@ -137,8 +138,7 @@ class CandidateView(VerticalScroll):
             return
         width = self.size.width or None  # not laid out yet: wide, until on_resize says otherwise
         self._narrow = width is not None and width < NARROW
-        namer = getattr(self.app, "project_namer", None)
-        name = namer(self.candidate.project, self.candidate.transcript) if namer else ""
+        name = dream_app(self).project_namer(self.candidate.project, self.candidate.transcript)
         self.query_one("#summary", Static).update(summary(self.candidate, width))
         self.query_one("#meta", Static).update(meta_table(self.candidate, width, name))
 
