@@ -15,6 +15,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -71,7 +72,7 @@ class DecisionJob:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-class DreamApp(App[None]):
+class DreamApp(App[object]):
     """dreamtui's review workstation.
 
     Screens and the app talk by messages and signals: a screen posts a message for what concerns the
@@ -197,7 +198,7 @@ class DreamApp(App[None]):
         if written and self._cycle_idle.is_set():
             self.exit()
 
-    async def run_async(self, **kwargs: Any) -> Any:
+    async def run_async(self, **kwargs: Any) -> object | None:
         """Run the app; when it was closed while a dream cycle's thread still runs (``q q``), say so on
         the terminal and wait for the cycle to reach its next safe point (the process could not end
         before it anyway), instead of a silent pause after the screen is gone."""
@@ -328,24 +329,27 @@ class DreamApp(App[None]):
             except queue.Empty:
                 continue
             try:
-                cid = job.candidate_id
-                if job.action == "accept":
-                    result = self.workspace.accept(cid, job.kwargs.get("edits"),
-                                                   allow_tool=job.kwargs.get("allow_tool", False))
-                elif job.action == "reject":
-                    result = self.workspace.reject(cid, job.kwargs["category"], job.kwargs.get("reason", ""))
-                elif job.action.startswith("outside-"):
-                    result = DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs),
-                                            cid)
-                elif job.action == "skip":
-                    result = self.workspace.skip(cid)
-                else:
-                    result = self.workspace.undo()
+                result = self._decide_now(job)
                 self.post_message(DecisionDone(job.action, result.candidate_id, result.summary))
             except Exception as exc:  # noqa: BLE001 - every failure becomes a notification
                 self.post_message(DecisionFailed(job.action, job.candidate_id, one_line_error(exc)))
             finally:
                 self._jobs.task_done()
+
+    def _decide_now(self, job: DecisionJob) -> DecisionResult:
+        """Run one decision (in the decision worker's thread)."""
+        cid = job.candidate_id
+        if job.action == "undo":
+            return self.workspace.undo()
+        if job.action.startswith("outside-"):
+            return DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs), cid)
+        if cid is None:
+            raise ValueError(f"{job.action}: no proposal is named")
+        if job.action == "accept":
+            return self.workspace.accept(cid, job.kwargs.get("edits"), allow_tool=job.kwargs.get("allow_tool", False))
+        if job.action == "reject":
+            return self.workspace.reject(cid, job.kwargs["category"], job.kwargs.get("reason", ""))
+        return self.workspace.skip(cid)
 
     def claim_named(self, cid: str | None, detail: str) -> str:
         """A decision's note with the proposal named by its claim (cut, in quotes) instead of its id:
@@ -507,6 +511,10 @@ class DreamApp(App[None]):
 
     # -- live transcripts -------------------------------------------------------------------------
 
+    def _post(self, message: Message) -> None:
+        """``post_message`` for a callback that returns nothing (from any thread)."""
+        self.post_message(message)
+
     def start_watcher(self) -> None:
         """Watch the transcripts folder in the watcher's thread; changes arrive as messages."""
         root = self.config.transcripts
@@ -516,10 +524,10 @@ class DreamApp(App[None]):
 
         self._watcher = Watcher(
             root,
-            on_change=lambda paths: self.post_message(TranscriptsChanged(list(paths))),
-            on_goodnight=lambda project: self.post_message(GoodnightHeard(project)),
-            on_skip=lambda notice: self.post_message(PathSkipped(notice)),
-            on_error=lambda exc: self.post_message(DecisionFailed("watch", None, one_line_error(exc))),
+            on_change=lambda paths: self._post(TranscriptsChanged(list(paths))),
+            on_goodnight=lambda project: self._post(GoodnightHeard(project)),
+            on_skip=lambda notice: self._post(PathSkipped(notice)),
+            on_error=lambda exc: self._post(DecisionFailed("watch", None, one_line_error(exc))),
             poll=self.config.poll, debounce=self.watch_debounce, rescan_seconds=self.config.rescan_seconds,
         )
         try:

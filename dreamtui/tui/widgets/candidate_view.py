@@ -127,8 +127,8 @@ class CandidateView(VerticalScroll):
     CandidateView #meta { margin-top: 1; }
     """
 
-    def __init__(self, config: Config, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, config: Config, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.config = config
         self.candidate: Candidate | None = None
         self._narrow: bool | None = None  # the layout the summary was drawn with
@@ -231,9 +231,10 @@ class CandidateView(VerticalScroll):
         self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
 
     _centre_tries = 0
-    _match: tuple[Group, Group] | None = None  # what is drawn before the quoted record, and that record
+    _match: tuple[Group, Group | Text] | None = None  # what is drawn before the quoted record, and that record
 
-    def _show_evidence(self, before: Group | Text, match: Group | None = None, after: Group | None = None) -> None:
+    def _show_evidence(self, before: Group | Text, match: Group | Text | None = None,
+                       after: Group | Text | None = None) -> None:
         self._match = (before, match) if isinstance(before, Group) and match is not None else None
         parts = [before, *(p for p in (match, after) if p is not None)]
         self.query_one("#evidence", Static).update(Group(*parts))

@@ -25,8 +25,8 @@ class StatusHeader(Static):
     StatusHeader { height: auto; background: $panel; padding: 0 1; }
     """
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__("", **kwargs)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
         self.status = Status()
         self.activity = ""
         self.screen_title = ""
