@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ledger import Ledger
-from dreamtui.services import DecisionResult, Workspace
+from dreamtui.services import DecisionResult, Status, Workspace
 from dreamtui.tui import progress as cycle_words
 from dreamtui.tui.live import LiveTail
 from dreamtui.tui.messages import (
@@ -38,6 +38,7 @@ from dreamtui.tui.messages import (
     OutsideScanned,
     PathSkipped,
     ShowProposalsOf,
+    StatusRead,
     TranscriptsChanged,
 )
 from dreamtui.tui.screens.briefings import BriefingsScreen
@@ -290,15 +291,44 @@ class DreamApp(App[object]):
 
     # -- status -----------------------------------------------------------------------------------
 
+    last_status: Status | None = None  # what the headers show until a newer status is read
+    _status_asked = 0  # the newest status read asked for
+    _status_shown = 0  # the newest status read shown
+
     def refresh_status(self) -> None:
-        """Recompute the header of the current screen."""
+        """Read the header's data again in a worker; meanwhile the current screen's header shows the
+        last status read (a screen just shown never starts blank)."""
+        if self.last_status is not None:
+            for header in self.screen.query(StatusHeader):
+                header.show(self.last_status, self._activity)
+        self._status_asked += 1
+        self._read_status(self._status_asked)
+
+    @work(thread=True, exit_on_error=False, group="status", name="status")
+    def _read_status(self, asked: int) -> None:
         try:
             status = self.workspace.status()
         except Exception as exc:  # noqa: BLE001 - a header must never crash the app
-            self.notify(f"cannot read status: {one_line_error(exc)}", severity="error")
+            self.post_message(StatusRead(asked, error=one_line_error(exc)))
             return
+        self.post_message(StatusRead(asked, status))
+
+    @property
+    def status_is_current(self) -> bool:
+        """The headers show the newest status read asked for (none is under way)."""
+        return self._status_shown >= self._status_asked
+
+    def on_status_read(self, message: StatusRead) -> None:
+        """Show a status read, unless a newer one was shown already."""
+        if message.asked < self._status_shown:
+            return
+        self._status_shown = message.asked
+        if message.status is None:
+            self.notify(f"cannot read status: {message.error}", severity="error")
+            return
+        self.last_status = message.status
         for header in self.screen.query(StatusHeader):
-            header.show(status, self._activity)
+            header.show(message.status, self._activity)
 
     _activity = ""
 

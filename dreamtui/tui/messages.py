@@ -10,6 +10,8 @@ from typing import Any
 from rich.text import Text
 from textual.message import Message
 
+from dreamtui.services import Status
+
 
 @dataclass
 class TranscriptsChanged(Message):
@@ -92,6 +94,15 @@ class ShowProposalsOf(Message):
     """A screen asks for the queue, filtered to ``text`` (a session id): the app switches to it."""
 
     text: str
+
+
+@dataclass
+class StatusRead(Message):
+    """The header's data, read in the status worker (``asked``: which read; ``error`` when it failed)."""
+
+    asked: int
+    status: Status | None = None
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)

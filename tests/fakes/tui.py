@@ -114,6 +114,7 @@ async def open_queue(cfg, ledger, rows: int, *, at: str | None = None, size: tup
         await wait_loaded(pilot)
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == rows)
+        await pilot.pause()  # the rows shown are painted
         if at is not None:
             table.move_cursor(row=table.get_row_index(at))
             await pilot.pause()
@@ -126,14 +127,16 @@ async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> No
 
 
 def loaded(app: DreamApp) -> bool:
-    """The screen shown has shown the data its loader worker read, and no newer load is under way."""
-    return isinstance(app.screen, BaseScreen) and app.screen.is_loaded
+    """The screen shown has shown the data its loader worker read, and no newer load is under way;
+    its header shows the newest status (read in a worker too)."""
+    return isinstance(app.screen, BaseScreen) and app.screen.is_loaded and app.status_is_current
 
 
 async def wait_loaded(pilot, timeout: float = 10.0) -> BaseScreen:
     """Let the app run until the screen shown has loaded its data (screens load in thread workers)."""
     await pause_until(pilot, lambda: loaded(pilot.app), timeout,
                       f"the {getattr(pilot.app.screen, 'TITLE_TEXT', '') or 'current'} screen's data to load")
+    await pilot.pause()  # what it shows is painted
     return pilot.app.screen
 
 
