@@ -50,7 +50,6 @@ from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
 from dreamtui.tui.widgets.literal import literal
-from dreamtui.tui.widgets.status_header import StatusHeader
 
 SCREENS_KEYS = (("1", "queue", "Queue"), ("2", "sessions", "Sessions"), ("3", "cycles", "Cycles"),
                 ("4", "briefings", "Briefings"), ("5", "stats", "Stats"), ("6", "memory", "Memory"),
@@ -80,7 +79,8 @@ class DreamApp(App[object]):
     whole app (show the queue filtered, a memory reverted); the app publishes on ``changed`` what
     the screens' data comes from (a decision, a cycle, new transcript lines), and each screen decides
     what that means for it; ``live_lines`` carries the live tail, ``cycle_log`` a running cycle's
-    progress, ``queue_filter`` a filter for the queue.
+    progress, ``queue_filter`` a filter for the queue, ``status_changed`` and ``activity_changed``
+    what the headers show.
     """
 
     CSS_PATH = "app.tcss"
@@ -131,6 +131,8 @@ class DreamApp(App[object]):
         self.live_lines: Signal[list[Text]] = Signal(self, "live_lines")
         self.cycle_log: Signal[list[str]] = Signal(self, "cycle_log")
         self.queue_filter: Signal[str] = Signal(self, "queue_filter")
+        self.status_changed: Signal[Status] = Signal(self, "status_changed")
+        self.activity_changed: Signal[str] = Signal(self, "activity_changed")
         if config.keys:  # before the first screen is composed, so its footer shows the keys in effect
             self.set_keymap(dict(config.keys))
 
@@ -296,11 +298,8 @@ class DreamApp(App[object]):
     _status_shown = 0  # the newest status read shown
 
     def refresh_status(self) -> None:
-        """Read the header's data again in a worker; meanwhile the current screen's header shows the
-        last status read (a screen just shown never starts blank)."""
-        if self.last_status is not None:
-            for header in self.screen.query(StatusHeader):
-                header.show(self.last_status, self._activity)
+        """Read the header's data again in a worker; the headers show the last status read meanwhile
+        and the new one when it is published on ``status_changed``."""
         self._status_asked += 1
         self._read_status(self._status_asked)
 
@@ -327,15 +326,14 @@ class DreamApp(App[object]):
             self.notify(f"cannot read status: {message.error}", severity="error")
             return
         self.last_status = message.status
-        for header in self.screen.query(StatusHeader):
-            header.show(message.status, self._activity)
+        self.status_changed.publish(message.status)
 
-    _activity = ""
+    activity = ""  # what runs in the background (a dream cycle's phase), shown under the header
 
     def set_activity(self, text: str) -> None:
-        self._activity = text
-        for header in self.screen.query(StatusHeader):
-            header.show(activity=text)
+        """Say in every header what runs in the background (``""``: nothing)."""
+        self.activity = text
+        self.activity_changed.publish(text)
 
     # -- decisions --------------------------------------------------------------------------------
 

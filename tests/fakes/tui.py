@@ -27,6 +27,7 @@ from dreamtui.demo import DEMO_TRANSCRIPTS, _write_memories
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.queue import QueueScreen
+from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.queue_table import QueueTable
 from fakes.waiting import pause_until
 
@@ -129,7 +130,10 @@ async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> No
 def loaded(app: DreamApp) -> bool:
     """The screen shown has shown the data its loader worker read, and no newer load is under way;
     its header shows the newest status (read in a worker too)."""
-    return isinstance(app.screen, BaseScreen) and app.screen.is_loaded and app.status_is_current
+    screen = app.screen
+    if isinstance(screen, QueueScreen) and screen.query_one(CandidateView).centring:
+        return False  # the evidence is still to be scrolled to the quote
+    return isinstance(screen, BaseScreen) and screen.is_loaded and app.status_is_current
 
 
 async def wait_loaded(pilot, timeout: float = 10.0) -> BaseScreen:

@@ -181,7 +181,7 @@ class CandidateView(VerticalScroll):
             self.query_one("#dup-old", Static).update(Group(*old))
         self.scroll_home(animate=False)
         if duplicate is None:  # a suspected duplicate opens on the comparison, which decides it
-            self.call_after_refresh(self.centre_on_quote)
+            self._centre_later()
 
     def show_outside(self, renderable: Group) -> None:
         """Show an outside change (its detail from :mod:`dreamtui.tui.widgets.outside_view`)."""
@@ -199,7 +199,7 @@ class CandidateView(VerticalScroll):
         self.fold = not self.fold
         if self.candidate is not None:
             self._show_evidence(*self.evidence(self.candidate))
-            self.call_after_refresh(self.centre_on_quote)
+            self._centre_later()
 
     def quote_span(self) -> tuple[int, int] | None:
         """Where the quoted record is drawn in the pane's content: (first line, lines), if shown."""
@@ -213,6 +213,12 @@ class CandidateView(VerticalScroll):
             console.render_lines(before, console.options, pad=False))
         return top, len(console.render_lines(match, console.options, pad=False))
 
+    centring = False  # a centre on the quote waits for the layout
+
+    def _centre_later(self) -> None:
+        self.centring = True
+        self.call_after_refresh(self.centre_on_quote)
+
     def centre_on_quote(self) -> None:
         """Bring the quoted record into sight when it opens below the fold: scrolled just enough for it
         and a line after it (the badges and claim above stay in view as far as they can)."""
@@ -221,8 +227,11 @@ class CandidateView(VerticalScroll):
             if self._match is not None and self._centre_tries < 20:  # not laid out yet (the first proposal)
                 self._centre_tries += 1
                 self.set_timer(0.05, self.centre_on_quote)
+                return
+            self.centring = False
             return
         self._centre_tries = 0
+        self.centring = False
         top, height = span
         bottom = top + height + 1
         if bottom <= self.scroll_offset.y + self.size.height:
