@@ -47,7 +47,8 @@ async def test_undo_of_an_edited_accept_brings_back_the_edit(tui_setup) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "accepted")
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "pending")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table))
+        await pilot.pause()
         assert table.current_id == ids[1]  # back, highlighted, with the person's text
         assert "Migrate the throwaway" in drawn_row(table) and "Run alembic" not in drawn_row(table)
         assert EDITED_WHY in screen_text(app)  # the detail shows the edited why too

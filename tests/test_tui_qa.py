@@ -73,7 +73,7 @@ async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(tui_setup) -> 
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         await wait_for(pilot, lambda: any("undid skip" in n.message for n in app._notifications))
-        await pilot.pause()
+        await wait_for(pilot, lambda: table.ids == ids)
         assert table.ids == ids  # back where it was, not still last
         assert table.current_id == ids[0]
 
@@ -240,8 +240,7 @@ async def test_skipped_proposals_stay_last_after_reopening(tui_setup) -> None:
         await pilot.press("u")  # the second skip is undone: that one goes back to its place
         await wait_for(pilot, lambda: again.decisions_waiting == 0 and ledger.query(
             "SELECT COUNT(*) FROM decisions WHERE action = 'undo'")[0][0] == 1)
-        await pilot.pause(0.2)
-        assert table.ids == [ids[1], *ids[2:], ids[0]]
+        await wait_for(pilot, lambda: table.ids == [ids[1], *ids[2:], ids[0]])
 
 
 async def test_notifications_show_folder_names_literally(tui_setup) -> None:

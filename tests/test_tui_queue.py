@@ -79,8 +79,7 @@ async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
         assert (cfg.memory / written).is_file()
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "pending")
-        await pilot.pause()
-        assert table.row_count == len(ids)
+        await wait_for(pilot, lambda: table.row_count == len(ids) and table.current_id == ids[0])
         assert table.current_id == ids[0]  # the proposal is back, highlighted
         notes = [n.message for n in app._notifications]
     assert not (cfg.memory / written).exists()

@@ -171,9 +171,8 @@ async def test_memory_screen_reverts_one_memory(fresh) -> None:
         await pilot.press("x")
         await pilot.pause(0.1)
         await pilot.press("y")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: rel not in screen_text(app))
         assert any("reverted" in n.message for n in app._notifications)
-        assert rel not in screen_text(app)
         await show(pilot, "1")
         assert table.row_count == len(ids) and ids[0] in table.ids  # the proposal is back
     assert not (cfg.memory / rel).exists()
@@ -198,7 +197,7 @@ async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
         assert app.screen.focused is sessions and sessions.row_count == 2
         sessions.move_cursor(row=sessions.get_row_index(f"-home-kim-src-dreamboard-web\0{WEBAPP}"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.current_mode == "queue" and app.query_one(QueueTable).ids == [ids[5]])
         table = app.query_one(QueueTable)
         assert app.current_mode == "queue"
         assert table.ids == [ids[5]]  # the one proposal from that session
