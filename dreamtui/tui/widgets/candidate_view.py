@@ -231,13 +231,24 @@ class CandidateView(VerticalScroll):
             self.centring = False
             return
         self._centre_tries = 0
-        self.centring = False
         top, height = span
         bottom = top + height + 1
-        if bottom <= self.scroll_offset.y + self.size.height:
+        if bottom > self.scroll_offset.y + self.size.height:
+            # set_scroll, not scroll_to: a scroll_to here kept the live panel's RichLog from drawing its lines
+            self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
+        # measured at this width: when the next layout changes it (a scrollbar came with the evidence),
+        # the lines wrap anew and the quote moved; measure again then
+        self.call_after_refresh(self._centre_if_rewrapped, self.query_one("#evidence", Static).content_region.width)
+
+    def _centre_if_rewrapped(self, width: int) -> None:
+        if self.query_one("#evidence", Static).content_region.width != width and self._rewraps < 3:
+            self._rewraps += 1
+            self.centre_on_quote()
             return
-        # set_scroll, not scroll_to: a scroll_to here kept the live panel's RichLog from drawing its lines
-        self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
+        self._rewraps = 0
+        self.centring = False
+
+    _rewraps = 0
 
     _centre_tries = 0
     _match: tuple[Group, Group | Text] | None = None  # what is drawn before the quoted record, and that record
