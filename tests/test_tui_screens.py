@@ -231,3 +231,29 @@ async def test_a_first_run_with_nothing_there_shows_every_screen(tmp_path: Path)
         assert not [n for n in app._notifications if n.severity == "error"]
         assert app.is_running
     ledger.close()
+
+
+async def test_promotion_screen_approves_and_revokes_auto_write(tmp_path_factory, tmp_path, monkeypatch) -> None:
+    from fakes.promotion import APPROVE_AT, build_history, copy_history, iso
+
+    cfg = copy_history(build_history(tmp_path_factory), tmp_path / "world")
+    monkeypatch.setenv("DREAMTUI_NOW", iso(APPROVE_AT))
+    ledger = Ledger.open(cfg.state)
+    try:
+        app = DreamApp(cfg, ledger, watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await started(pilot)
+            await show(pilot, "7")
+            assert "Gates: 3 of 3 pass" in plain(app, "#promotion")
+            await pilot.press("A")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+            await pilot.press("y")
+            await wait_for(pilot, lambda: "AUTO-WRITE ON for heuristic" in plain(app, "#promotion"))
+            assert any("Auto-write approved for heuristic" in n.message for n in app._notifications)
+            await wait_for(pilot, lambda: "Auto-write is on for heuristic" in screen_text(app))  # the header
+            await pilot.press("R")
+            await wait_for(pilot, lambda: "AUTO-WRITE OFF" in plain(app, "#promotion"))
+            assert any("Auto-write revoked" in n.message for n in app._notifications)
+        assert [r["status"] for r in ledger.query("SELECT status FROM promotions")] == ["revoked"]
+    finally:
+        ledger.close()

@@ -7,9 +7,11 @@ from typing import Any
 
 from rich.console import Group
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from dreamtui.core.memory.layout import CeilingStatus
@@ -38,6 +40,15 @@ class MemoryData:
 
     ceiling: CeilingStatus
     files: list[MemoryFile]
+
+
+@dataclass
+class RevertDone(Message):
+    """The revert worker is done: what it did, or why it could not."""
+
+    summary: str
+    candidate_id: str | None = None
+    error: str | None = None
 
 
 class MemoryScreen(BaseScreen[MemoryData]):
@@ -103,15 +114,27 @@ class MemoryScreen(BaseScreen[MemoryData]):
             return
 
         def done(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                result = self.workspace.revert_memory(rel)
-            except Exception as exc:  # noqa: BLE001 - shown as a notification
-                self.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
-                return
-            self.notify(result.summary)
-            self.post_message(MemoryReverted(result.candidate_id))
+            if yes:
+                self._revert(rel)
 
         self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
                              done)
+
+    @work(thread=True, exit_on_error=False, group="revert", name="revert memory")
+    def _revert(self, rel: str) -> None:
+        """The revert commit, off the UI thread; the result arrives as :class:`RevertDone`."""
+        try:
+            result = self.workspace.revert_memory(rel)
+        except Exception as exc:  # noqa: BLE001 - shown as a notification
+            self.post_message(RevertDone("", error=str(exc) or type(exc).__name__))
+            return
+        self.post_message(RevertDone(result.summary, result.candidate_id))
+
+    def on_revert_done(self, message: RevertDone) -> None:
+        """Say what the revert did; the app hears of it (the queue shows the proposal again)."""
+        message.stop()
+        if message.error is not None:
+            self.notify(f"revert failed: {literal(message.error, 300, one_line=True)}", severity="error")
+            return
+        self.notify(message.summary)
+        self.post_message(MemoryReverted(message.candidate_id))

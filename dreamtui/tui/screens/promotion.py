@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Static
 
 from dreamtui.core.dream.promotion import Gate
@@ -49,6 +52,15 @@ def gate_block(gate: Gate) -> list[Text]:
     for item in missing[:5]:
         out.append(Text.assemble(("     missing: ", "bold yellow"), literal(str(item), 300, one_line=True)))
     return out
+
+
+@dataclass
+class PromotionDecided(Message):
+    """Approving or revoking auto-write is done: the line to show (``failed``: why it was refused)."""
+
+    summary: str
+    failed: bool = False
+    approved: bool = False
 
 
 class PromotionScreen(BaseScreen[PromotionView]):
@@ -103,27 +115,37 @@ class PromotionScreen(BaseScreen[PromotionView]):
 
         self.app.push_screen(ConfirmModal("Approve auto-write for this extractor/model?"), done)
 
+    @work(thread=True, exit_on_error=False, group="promotion", name="approve auto-write")
     def _approve(self) -> None:
+        """Approve off the UI thread (the gates are computed again); the result arrives as a message."""
         from dreamtui.core.dream import promotion
 
-        app = self.dream_app
         try:
-            promo = promotion.approve(app.config, app.ledger)
+            promo = promotion.approve(self.workspace.config, self.workspace.ledger)
         except Exception as exc:  # noqa: BLE001 - shown as a notification
-            app.notify(literal(str(exc), 400, one_line=True), severity="error", timeout=10)
+            self.post_message(PromotionDecided(str(exc) or type(exc).__name__, failed=True, approved=True))
             return
-        app.notify(f"Auto-write approved for {promo.pair}")
-        self.reload()
-        app.refresh_status()
+        self.post_message(PromotionDecided(f"Auto-write approved for {promo.pair}", approved=True))
 
     def action_revoke(self) -> None:
+        self._revoke()
+
+    @work(thread=True, exit_on_error=False, group="promotion", name="revoke auto-write")
+    def _revoke(self) -> None:
         from dreamtui.core.dream import promotion
 
-        app = self.dream_app
         try:
-            promotion.revoke(app.config, app.ledger)
-            app.notify("Auto-write revoked")
-        except Exception as exc:  # noqa: BLE001
-            app.notify(literal(str(exc), 400, one_line=True), severity="error")
+            promotion.revoke(self.workspace.config, self.workspace.ledger)
+        except Exception as exc:  # noqa: BLE001 - shown as a notification
+            self.post_message(PromotionDecided(str(exc) or type(exc).__name__, failed=True))
+            return
+        self.post_message(PromotionDecided("Auto-write revoked"))
+
+    def on_promotion_decided(self, message: PromotionDecided) -> None:
+        """Say what approving or revoking did; the page and the header are read again."""
+        message.stop()
+        timeout = 10 if message.failed and message.approved else None
+        self.notify(literal(message.summary, 400, one_line=True), severity="error" if message.failed else "information",
+                    timeout=timeout)
         self.reload()
-        app.refresh_status()
+        self.dream_app.refresh_status()
