@@ -33,6 +33,7 @@ from dreamtui.tui.messages import (
     DecisionDone,
     DecisionFailed,
     GoodnightHeard,
+    KeepSetting,
     LiveLines,
     MemoryReverted,
     OutsideScanned,
@@ -151,6 +152,9 @@ class DreamApp(App[object]):
             self.start_watcher()
 
     _quitting = False
+
+    def on_keep_setting(self, message: KeepSetting) -> None:
+        self.save_setting(message.key, message.value)
 
     def save_setting(self, key: str, value: str) -> None:
         """Keep a setting the person changed (theme, the queue's order) in their config file's ``[ui]``
@@ -338,7 +342,10 @@ class DreamApp(App[object]):
     # -- decisions --------------------------------------------------------------------------------
 
     def decide(self, action: str, candidate_id: str | None, **kwargs: Any) -> None:
-        """Queue a decision for the decision worker (decisions run in order, off the UI thread)."""
+        """Queue a decision for the decision worker (decisions run in order, off the UI thread).
+
+        A method the queue screen calls, not a message: it must be queued before the next key is
+        handled (``a a q`` quits only once both accepts are written)."""
         if candidate_id and (action in ("accept", "reject") or action.startswith("outside-")):
             self.in_flight.add(candidate_id)
         self._jobs.put(DecisionJob(action, candidate_id, kwargs))

@@ -97,6 +97,14 @@ class ShowProposalsOf(Message):
 
 
 @dataclass
+class KeepSetting(Message):
+    """A screen's setting the person changed (the queue's order): the app keeps it in the config file."""
+
+    key: str
+    value: str
+
+
+@dataclass
 class StatusRead(Message):
     """The header's data, read in the status worker (``asked``: which read; ``error`` when it failed)."""
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RichLog, Static
 
 from dreamtui.core.models import QueueRow
-from dreamtui.tui.messages import Change
+from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
 from dreamtui.tui.widgets.candidate_view import CandidateView
@@ -350,7 +350,7 @@ class QueueScreen(BaseScreen[QueueData]):
 
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
-        self.dream_app.save_setting("sort", self.sort_mode)
+        self.post_message(KeepSetting("sort", self.sort_mode))
         keep = self.table.current_id
         self.apply()
         if keep:

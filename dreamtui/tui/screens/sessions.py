@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from dreamtui.core.dream.cycle import DreamPlan
 from dreamtui.services.workspace import SessionRow
-from dreamtui.tui.messages import ShowProposalsOf
+from dreamtui.tui.messages import PathSkipped, ShowProposalsOf
 from dreamtui.tui.progress import dream_hint
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal, literal_text
@@ -74,8 +74,8 @@ class SessionsScreen(BaseScreen[SessionsData]):
     def show(self, data: SessionsData) -> None:
         rows, skipped = data.rows, data.skipped
         self.skipped = skipped
-        if skipped:
-            self.dream_app.notice_skipped(skipped)
+        for notice in skipped:  # the app shows each once
+            self.post_message(PathSkipped(notice))
         self.by_project = defaultdict(list)
         for r in rows:
             self.by_project[r.project].append(r)
