@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fakes.tui import open_queue, wait_for
+from fakes.tui import open_queue, queue_of, wait_for
 
 from dreamtui.core.config import load_config
 from dreamtui.core.errors import ConfigError
@@ -68,4 +68,4 @@ async def test_theme_and_order_chosen_in_the_app_are_there_after_a_restart(tui_s
     again = replace(cfg, ui=saved.ui)
     async with open_queue(again, ledger, len(ids)) as (app, pilot, _table):
         assert app.theme == "gruvbox"
-        assert app.queue_screen().sort_mode == "project"
+        assert queue_of(app).sort_mode == "project"

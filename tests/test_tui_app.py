@@ -11,7 +11,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakes.tui import PAY, SIZE, WEB, commits, lines, make_config, open_queue, plain, screen_text, wait_for
+from fakes.tui import (
+    PAY,
+    SIZE,
+    WEB,
+    commits,
+    lines,
+    make_config,
+    open_queue,
+    plain,
+    queue_of,
+    screen_text,
+    show,
+    wait_for,
+)
 from textual import events
 from textual.content import Content
 from textual.geometry import Region
@@ -74,7 +87,7 @@ async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(tui_setup) -> 
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         await wait_for(pilot, lambda: any("undid skip" in n.message for n in app._notifications))
-        await pilot.pause()
+        await wait_for(pilot, lambda: table.ids == ids)
         assert table.ids == ids  # back where it was, not still last
         assert table.current_id == ids[0]
 
@@ -105,11 +118,9 @@ async def test_an_80x24_terminal_shows_sessions_and_memory_text_beside_their_lis
     cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SMALL) as pilot:
-        await pilot.press("2")
-        await pilot.pause(0.3)
+        await show(pilot, "2")
         assert app.screen.query_one("#sessions").size.width >= 30  # was 17: one column and a half
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         assert app.screen.query_one("#memfile").size.width >= 30  # was 23
         assert "…tabase-tests-use-real-postgres.md" in screen_text(app)  # the file name, not the folder
 
@@ -121,8 +132,7 @@ async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup)
         await pilot.press("a")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         accepted = len(commits(cfg.memory))
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         files = list(app.screen.files)
         target = next(n for n, rel in enumerate(files) if rel.startswith("projects/home-kim-src-payments-api/"))
         memfiles = app.screen.query_one("#memfiles")
@@ -167,12 +177,12 @@ async def test_the_live_panel_names_the_project(tui_setup) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         path = cfg.transcripts / PAY / "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21.jsonl"
-        app._live_offsets[path] = path.stat().st_size
+        app.live_tail.start_at(path, path.stat().st_size)
         record = {"type": "user", "message": {"role": "user", "content": "keep the pool at 10"},
                   "uuid": "u-live-2", "timestamp": "2026-11-28T15:00:00.000Z"}
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
-        [line] = app.read_new_lines(path)
+        [line] = app.live_tail.read_new_lines(path)
         assert "payments-api" in line.plain and " api " not in line.plain
         await pilot.pause()
 
@@ -187,8 +197,7 @@ async def test_mark_right_after_moving_marks_the_highlighted_briefing(tui_setup)
                         "commit", "-qm", f"briefing {n}"], check=True)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("4")
-        await pilot.pause(0.3)
+        await show(pilot, "4")
         screen = app.screen
         newest, older = list(screen.versions)
         screen.query_one("#versions").action_cursor_down()  # j and m typed faster than the highlight message
@@ -245,8 +254,7 @@ async def test_skipped_proposals_stay_last_after_reopening(tui_setup) -> None:
         await pilot.press("u")  # the second skip is undone: that one goes back to its place
         await wait_for(pilot, lambda: again.decisions_waiting == 0 and ledger.query(
             "SELECT COUNT(*) FROM decisions WHERE action = 'undo'")[0][0] == 1)
-        await pilot.pause(0.2)
-        assert table.ids == [ids[1], *ids[2:], ids[0]]
+        await wait_for(pilot, lambda: table.ids == [ids[1], *ids[2:], ids[0]])
 
 
 async def test_notifications_show_folder_names_literally(tui_setup) -> None:
@@ -279,8 +287,7 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) 
     app = DreamApp(cfg, ledger, watch=False)
     path = cfg.transcripts / PAY / "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21.jsonl"
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         await pilot.press("j", "j")
         await pilot.pause()
         memfiles = app.screen.query_one("#memfiles")
@@ -293,8 +300,7 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) 
         await pilot.pause(0.2)
         assert cursor_key(memfiles) == chosen
         assert chosen in plain(app, "#memfile")
-        await pilot.press("2")
-        await pilot.pause(0.3)
+        await show(pilot, "2")
         projects = app.screen.query_one("#projects")
         restore_cursor(projects, PAY)
         await pilot.pause()
@@ -316,8 +322,7 @@ async def test_cycles_name_the_project(tui_setup) -> None:
                    "VALUES (?, '2026-11-28', 'completed', 'goodnight', '2026-11-28T10:00:00Z')", (PAY,))
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3")
-        await pilot.pause(0.3)
+        await show(pilot, "3")
         assert "…ayments-api" in screen_text(app)
 
 
@@ -381,8 +386,7 @@ async def test_a_link_in_the_briefing_is_not_opened(tui_setup) -> None:
     opened: list[str] = []
     app.open_url = lambda url, **kw: opened.append(url)  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("4")
-        await pilot.pause(0.3)
+        await show(pilot, "4")
         md = app.screen.query_one("#briefing", Markdown)
         md.post_message(Markdown.LinkClicked(md, "https://evil.example/x"))
         await pilot.pause(0.2)
@@ -401,7 +405,7 @@ async def test_the_editor_never_sends_a_claims_escape_codes_to_the_terminal(tui_
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == len(ids))
-        app.queue_screen().select(ids[3])
+        queue_of(app).select(ids[3])
         await pilot.pause()
         app.decide = lambda *a, **k: decided.append((a, k))  # the dialog's result only
         await pilot.press("e")
@@ -423,8 +427,7 @@ async def test_a_memory_files_type_is_shown_literally(tui_setup) -> None:
     (cfg.memory / "odd.md").write_text('---\nname: odd\ndescription: odd\ntype: "[reverse]t[/reverse] [/x]"\n---\n\nodd\n')
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         assert app.is_running
         assert any("odd.md" in line and "[reverse" in line for line in screen_text(app).splitlines())
 
@@ -436,8 +439,7 @@ async def test_the_revert_question_shows_a_file_name_literally(tui_setup) -> Non
     (cfg.memory / name).write_text("---\nname: odd\ndescription: odd\ntype: feedback\n---\n\nodd\n")
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         restore_cursor(app.screen.query_one("#memfiles"), name)
         await pilot.pause()
         await pilot.press("x")

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fakes.tui import PAY, REFUNDS, make_config, plain, wait_for
+from fakes.tui import PAY, REFUNDS, make_config, plain, wait_for, wait_loaded
 
 from dreamtui.core.dream.cycle import run_cycle
 from dreamtui.core.ledger import Ledger
@@ -31,8 +31,7 @@ def dreamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 async def started(pilot) -> None:
-    await wait_for(pilot, lambda: pilot.app.queue_screen() is not None)
-    await pilot.pause(0.1)
+    await wait_loaded(pilot)
 
 
 def notes(app) -> str:

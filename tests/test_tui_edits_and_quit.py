@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.tui import SIZE, commits, make_config, open_queue, screen_text, status_of, wait_for
+from fakes.tui import SIZE, commits, make_config, open_queue, screen_text, status_of, wait_for, wait_loaded
 
 from dreamtui.core.dream import cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
@@ -47,7 +47,8 @@ async def test_undo_of_an_edited_accept_brings_back_the_edit(tui_setup) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "accepted")
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "pending")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table))
+        await pilot.pause()
         assert table.current_id == ids[1]  # back, highlighted, with the person's text
         assert "Migrate the throwaway" in drawn_row(table) and "Run alembic" not in drawn_row(table)
         assert EDITED_WHY in screen_text(app)  # the detail shows the edited why too
@@ -98,7 +99,7 @@ async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_w
     before = commits(cfg.memory)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.queue_screen() is not None)
+        await wait_loaded(pilot)
         await pilot.press("d")
         await wait_for(pilot, lambda: any(p.startswith("Branching") for p in app.progress_log))
         await pilot.press("q")
@@ -135,7 +136,7 @@ async def test_q_twice_during_a_cycle_closes_at_once_and_the_terminal_says_it_wa
     app = DreamApp(cfg, ledger, watch=False)
 
     async def person(pilot) -> None:
-        await wait_for(pilot, lambda: app.queue_screen() is not None)
+        await wait_loaded(pilot)
         await pilot.press("d")
         await wait_for(pilot, lambda: any(p.startswith("Branching") for p in app.progress_log))
         await pilot.press("q", "q")

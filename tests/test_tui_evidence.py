@@ -119,7 +119,7 @@ def test_the_live_panel_shows_local_times(tui_setup, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("TZ", "Asia/Kolkata")
     time.tzset()
     try:
-        [line] = DreamApp(cfg, ledger, watch=False).read_new_lines(path)
+        [line] = DreamApp(cfg, ledger, watch=False).live_tail.read_new_lines(path)
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from fakes.tui import PAY, SIZE, WEB, plain, wait_for
+from fakes.tui import PAY, SIZE, WEB, plain, queue_of, show, wait_for, wait_loaded
 from fsfaults import unreadable
 
 from dreamtui.tui.app import DreamApp
@@ -17,9 +17,8 @@ async def test_sessions_screen_shows_an_unsearchable_project_folder_as_a_notice_
     with unreadable(bad, 0o444):  # readable but not searchable: the crash of the adversarial run
         app = DreamApp(cfg, ledger, watch=False)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.queue_screen() is not None)
-            await pilot.press("2")
-            await pilot.pause(0.3)
+            await wait_loaded(pilot)
+            await show(pilot, "2")
             info = plain(app, "#sessions-info")
             assert "1 projects" in info and "2 sessions" in info  # the readable project is listed
             assert f"1 skipped: skipped {bad}: cannot open the files in this folder (permission denied)" in info
@@ -47,8 +46,7 @@ async def test_app_keeps_answering_when_a_fifo_named_jsonl_appears(fresh) -> Non
         with real.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
         await wait_for(pilot, lambda: "the live view still moves" in "\n".join(
-            str(line) for line in app.queue_screen().query_one("#live").lines), 15)
-        await pilot.press("2")  # the Sessions screen lists it as skipped, and the app still answers keys
-        await pilot.pause(0.3)
+            str(line) for line in queue_of(app).query_one("#live").lines), 15)
+        await show(pilot, "2")  # the Sessions screen lists it as skipped, and the app still answers keys
         assert f"skipped {fifo}: it is a FIFO" in plain(app, "#sessions-info")
         await pilot.press("q")

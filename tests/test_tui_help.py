@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from fakes.tui import lines, open_queue, wait_for
+from fakes.tui import lines, open_queue, show, wait_for
 
 from dreamtui.tui.screens.help import HelpScreen
 from dreamtui.tui.widgets.screen_tabs import ScreenTabs
@@ -42,8 +42,7 @@ async def test_question_mark_lists_the_queue_keys_and_the_global_ones_and_esc_cl
 async def test_help_on_another_screen_lists_that_screens_keys(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, _table):
-        await pilot.press("7")
-        await pilot.pause(0.2)
+        await show(pilot, "7")
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         shown = help_text(app)
@@ -83,6 +82,5 @@ async def test_numbered_tabs_name_every_screen_and_light_the_current_one(tui_set
         tabs = lines(app.screen.query_one(ScreenTabs))[0]
         assert tabs.split() == ["1", "Queue", "2", "Sessions", "3", "Cycles", "4", "Briefings", "5", "Stats",
                                 "6", "Memory", "7", "Promotion"]  # all seven fit at 80 columns
-        await pilot.press("3")
-        await pilot.pause(0.2)
+        await show(pilot, "3")
         assert app.screen.query_one(ScreenTabs).current == "cycles"

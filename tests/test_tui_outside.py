@@ -7,7 +7,7 @@ import re
 import subprocess
 import time
 
-from fakes.tui import open_queue, screen_text, wait_for
+from fakes.tui import open_queue, screen_text, show, wait_for
 
 from dreamtui.core.memory import outside
 from dreamtui.tui.app import DreamApp
@@ -54,8 +54,7 @@ async def test_outside_changes_are_queue_rows_with_their_diff(tui_setup, git_hom
         await wait_for(pilot, lambda: outside.get(ledger, new.id).status == "rejected")
         assert not (root / "new-note.md").exists()
         assert table.row_count == len(ids), [(r.id, r.claim) for r in table.rows]
-        await pilot.press("5")  # the Stats screen counts them per writer
-        await pilot.pause(0.3)
+        await show(pilot, "5")  # the Stats screen counts them per writer
         shown = screen_text(app)
         assert "Per writer" in shown and re.search(r"person\s.*50%", shown)
     assert outside.get(ledger, new.id).reason == "not worth keeping"

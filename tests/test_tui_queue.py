@@ -14,6 +14,7 @@ from fakes.tui import (
     open_queue,
     plain,
     screen_text,
+    show,
     status_of,
     texts,
     wait_for,
@@ -60,8 +61,7 @@ async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "rejected")
         assert table.row_count == len(ids) - 1
-        await pilot.press("5")  # the Stats screen
-        await pilot.pause(0.2)
+        await show(pilot, "5")  # the Stats screen
         assert "too specific" in screen_text(app)
     stats = core_stats.compute_stats(ledger)
     assert stats["rejection_reasons"] == {"too specific": 1}
@@ -79,8 +79,7 @@ async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
         assert (cfg.memory / written).is_file()
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "pending")
-        await pilot.pause()
-        assert table.row_count == len(ids)
+        await wait_for(pilot, lambda: table.row_count == len(ids) and table.current_id == ids[0])
         assert table.current_id == ids[0]  # the proposal is back, highlighted
         notes = [n.message for n in app._notifications]
     assert not (cfg.memory / written).exists()
@@ -264,8 +263,7 @@ async def test_reject_with_arrows_and_enter(tui_setup) -> None:
 async def test_a_palette_command_acts_on_the_queue_from_another_screen(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
-        await pilot.press("5")
-        await pilot.pause(0.2)
+        await show(pilot, "5")
         skip = next(c for c in app.get_system_commands(app.screen) if c.title == "Skip")
         skip.callback()
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.current_id == ids[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from fakes.tui import add_candidates, plain, screen_text, wait_for
+from fakes.tui import add_candidates, plain, screen_text, show, wait_for, wait_loaded
 
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.ledger import Ledger
@@ -18,8 +18,7 @@ SIZE = (150, 45)
 
 async def started(pilot) -> None:
     """Wait until the queue screen is up and has read the ledger."""
-    await wait_for(pilot, lambda: pilot.app.queue_screen() is not None)
-    await pilot.pause(0.1)
+    await wait_loaded(pilot)
 
 
 
@@ -30,8 +29,7 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
         await started(pilot)
         table = app.query_one(QueueTable)
         assert table.row_count == 0
-        await pilot.press("2")  # Sessions: everything waits
-        await pilot.pause(0.2)
+        await show(pilot, "2")  # Sessions: everything waits
         assert "4 with content not yet dreamed" in plain(app, "#sessions-info")
         await pilot.press("d", "1")  # the person keeps working while it runs
         await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
@@ -41,11 +39,9 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
         assert "branch" in progress  # and per branch
         await wait_for(pilot, lambda: table.row_count > 0)
         assert any("Dream cycle #1" in n.message for n in app._notifications)  # the waking message
-        await pilot.press("2")
-        await pilot.pause(0.2)
+        await show(pilot, "2")
         assert "0 with content not yet dreamed" in plain(app, "#sessions-info")
-        await pilot.press("3")  # Cycles: the history with its waking message
-        await pilot.pause(0.2)
+        await show(pilot, "3")  # Cycles: the history with its waking message
         assert "completed" in screen_text(app)
         assert "Phases: Light sleep → Deep sleep" in plain(app, "#waking")
     assert ledger.query("SELECT COUNT(*) FROM candidates WHERE status = 'pending'")[0][0] == table.row_count
@@ -74,8 +70,7 @@ async def test_briefings_show_each_version_and_the_diff(fresh) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        await pilot.press("4")
-        await pilot.pause(0.3)
+        await show(pilot, "4")
         assert "briefing 1" in screen_text(app) and "briefing 0" in screen_text(app)
         assert "next: vite" in screen_text(app)  # the newest version, rendered
         await pilot.press("f")  # diff with the version before
@@ -89,8 +84,7 @@ async def test_memory_screen_lists_the_files_and_the_gauge(fresh) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         text = screen_text(app)
         assert "release-through-make.md" in text
         assert "4/200 lines" in plain(app, "#ceiling")
@@ -111,8 +105,7 @@ async def test_stats_after_decisions(fresh) -> None:
         await pilot.press("r", "1", "enter")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         await wait_for(pilot, lambda: ledger.query("SELECT COUNT(*) FROM decisions")[0][0] == 2)
-        await pilot.press("5")
-        await pilot.pause(0.3)
+        await show(pilot, "5")
         stats = plain(app, "#stats")
         assert "Accept rate 50%" in stats
         assert "wrong" in stats  # the rejection reason
@@ -124,8 +117,7 @@ async def test_promotion_screen_shows_gates_and_refuses_to_approve(fresh) -> Non
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        await pilot.press("7")
-        await pilot.pause(0.3)
+        await show(pilot, "7")
         text = plain(app, "#promotion")
         assert "AUTO-WRITE OFF" in text and "✘ evidence" in text and "Gates: " in text
         assert "missing: no human decisions" in text  # each gate says what it still lacks
@@ -172,19 +164,16 @@ async def test_memory_screen_reverts_one_memory(fresh) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         rel = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept'")[0]["memory_path"]
         assert (cfg.memory / rel).is_file()
-        await pilot.press("6")
-        await pilot.pause(0.3)
+        await show(pilot, "6")
         memfiles = app.screen.query_one("#memfiles")
         memfiles.move_cursor(row=memfiles.get_row_index(rel))
         await pilot.pause(0.1)
         await pilot.press("x")
         await pilot.pause(0.1)
         await pilot.press("y")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: rel not in screen_text(app))
         assert any("reverted" in n.message for n in app._notifications)
-        assert rel not in screen_text(app)
-        await pilot.press("1")
-        await pilot.pause(0.3)
+        await show(pilot, "1")
         assert table.row_count == len(ids) and ids[0] in table.ids  # the proposal is back
     assert not (cfg.memory / rel).exists()
     assert len(commits(cfg.memory)) == len(before) + 2
@@ -199,8 +188,7 @@ async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        await pilot.press("2")
-        await pilot.pause(0.2)
+        await show(pilot, "2")
         projects = app.screen.query_one("#projects")
         projects.move_cursor(row=projects.get_row_index("-home-kim-src-dreamboard-web"))
         await pilot.press("enter")  # into the project's sessions
@@ -209,7 +197,7 @@ async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
         assert app.screen.focused is sessions and sessions.row_count == 2
         sessions.move_cursor(row=sessions.get_row_index(f"-home-kim-src-dreamboard-web\0{WEBAPP}"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.current_mode == "queue" and app.query_one(QueueTable).ids == [ids[5]])
         table = app.query_one(QueueTable)
         assert app.current_mode == "queue"
         assert table.ids == [ids[5]]  # the one proposal from that session
@@ -243,3 +231,29 @@ async def test_a_first_run_with_nothing_there_shows_every_screen(tmp_path: Path)
         assert not [n for n in app._notifications if n.severity == "error"]
         assert app.is_running
     ledger.close()
+
+
+async def test_promotion_screen_approves_and_revokes_auto_write(tmp_path_factory, tmp_path, monkeypatch) -> None:
+    from fakes.promotion import APPROVE_AT, build_history, copy_history, iso
+
+    cfg = copy_history(build_history(tmp_path_factory), tmp_path / "world")
+    monkeypatch.setenv("DREAMTUI_NOW", iso(APPROVE_AT))
+    ledger = Ledger.open(cfg.state)
+    try:
+        app = DreamApp(cfg, ledger, watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await started(pilot)
+            await show(pilot, "7")
+            assert "Gates: 3 of 3 pass" in plain(app, "#promotion")
+            await pilot.press("A")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+            await pilot.press("y")
+            await wait_for(pilot, lambda: "AUTO-WRITE ON for heuristic" in plain(app, "#promotion"))
+            assert any("Auto-write approved for heuristic" in n.message for n in app._notifications)
+            await wait_for(pilot, lambda: "Auto-write is on for heuristic" in screen_text(app))  # the header
+            await pilot.press("R")
+            await wait_for(pilot, lambda: "AUTO-WRITE OFF" in plain(app, "#promotion"))
+            assert any("Auto-write revoked" in n.message for n in app._notifications)
+        assert [r["status"] for r in ledger.query("SELECT status FROM promotions")] == ["revoked"]
+    finally:
+        ledger.close()

@@ -1,5 +1,8 @@
 """SVG snapshots of every screen on the demo data (``pytest --snapshot-update`` to accept changes).
 
+Each screen reads its data in a thread worker: a snapshot is taken once the screen shows it
+(``run_before`` waits for that, then the keys are pressed).
+
 Deterministic: a fixed ``DREAMTUI_NOW``, fixed git identity and dates (so commit ids are stable), a fixed
 terminal size, no clock widgets, and the one timing in the ledger (a cycle's seconds) pinned.
 """
@@ -10,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes.tui import show, wait_loaded
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.demo import prepare_demo
@@ -39,56 +43,63 @@ def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     time.tzset()
 
 
+def showing(key: str):
+    """``run_before``: press a screen's key and wait until it shows its data."""
+    async def run(pilot) -> None:
+        await show(pilot, key)
+    return run
+
+
 def test_queue(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, terminal_size=SIZE)
 
 
 def test_queue_duplicate_side_by_side(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["j"] * 4, terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 4, terminal_size=SIZE)
 
 
 def test_queue_untrusted_tool_output(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["j"] * 7, terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 7, terminal_size=SIZE)
 
 
 def test_queue_grouped_by_project(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["o"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["o"], terminal_size=SIZE)
 
 
 def test_accept_untrusted_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["j"] * 7 + ["a"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 7 + ["a"], terminal_size=SIZE)
 
 
 def test_reject_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["r"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["r"], terminal_size=SIZE)
 
 
 def test_edit_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["e"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["e"], terminal_size=SIZE)
 
 
 def test_sessions(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["2"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=showing("2"), terminal_size=SIZE)
 
 
 def test_cycles(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["3"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=showing("3"), terminal_size=SIZE)
 
 
 def test_briefings(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["4"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=showing("4"), terminal_size=SIZE)
 
 
 def test_stats(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["5"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=showing("5"), terminal_size=SIZE)
 
 
 def test_memory(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["6"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=showing("6"), terminal_size=SIZE)
 
 
 def test_promotion(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, press=["7"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=showing("7"), terminal_size=SIZE)
 
 
 # the layout at the sizes people use: a laptop's 80x24, a split 120x40, a wide 200x50
@@ -97,19 +108,19 @@ SIZES = {"80x24": (80, 24), "120x40": (120, 40), "200x50": (200, 50)}
 
 @pytest.mark.parametrize("size", SIZES)
 def test_queue_at(snap_compare, demo_app, size) -> None:
-    assert snap_compare(demo_app, terminal_size=SIZES[size])
+    assert snap_compare(demo_app, run_before=wait_loaded, terminal_size=SIZES[size])
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_queue_duplicate_at(snap_compare, demo_app, size) -> None:
-    assert snap_compare(demo_app, press=["j"] * 5, terminal_size=SIZES[size])
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 5, terminal_size=SIZES[size])
 
 
 @pytest.mark.parametrize("size", ["80x24", "200x50"])
 def test_sessions_at(snap_compare, demo_app, size) -> None:
-    assert snap_compare(demo_app, press=["2"], terminal_size=SIZES[size])
+    assert snap_compare(demo_app, run_before=showing("2"), terminal_size=SIZES[size])
 
 
 @pytest.mark.parametrize("size", ["80x24", "120x40"])
 def test_help_at(snap_compare, demo_app, size) -> None:
-    assert snap_compare(demo_app, press=["question_mark"], terminal_size=SIZES[size])
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["question_mark"], terminal_size=SIZES[size])

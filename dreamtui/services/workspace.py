@@ -83,6 +83,15 @@ class SessionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class PromotionView:
+    """What the promotion page shows: the pair most decided on, its gates, and auto-write's state."""
+
+    pair: promotion.Pair | None
+    gates: list[promotion.Gate]
+    status: promotion.PromotionStatus
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryFile:
     """One markdown file of the memory repository with its frontmatter name and type."""
 
@@ -277,6 +286,12 @@ class Workspace:
     def dream_plan(self) -> DreamPlan:
         """What a person's dream of every project does now."""
         return cycle.plan_dream(self.config, self.ledger)
+
+    def promotion(self) -> PromotionView:
+        """The gates auto-write must pass for the most-decided extractor/model pair, and its state."""
+        pair = promotion.choose_pair(self.ledger)
+        return PromotionView(pair, promotion.compute_gates(self.config, self.ledger, pair),
+                             promotion.promotion_status(self.config, self.ledger))
 
     def stats(self) -> dict[str, Any]:
         """The statistics (:func:`dreamtui.core.dream.stats.compute_stats`)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
 import sys
 import threading
@@ -16,23 +15,31 @@ from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
+from textual.signal import Signal
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from dreamtui.core.config import KEY_ACTIONS, Config
-from dreamtui.core.files import open_regular
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ledger import Ledger
-from dreamtui.services import DecisionResult, Workspace
+from dreamtui.services import DecisionResult, Status, Workspace
 from dreamtui.tui import progress as cycle_words
+from dreamtui.tui.live import LiveTail
 from dreamtui.tui.messages import (
+    Change,
     CycleFinished,
     CycleProgress,
     DecisionDone,
     DecisionFailed,
     GoodnightHeard,
+    KeepSetting,
+    LiveLines,
     MemoryReverted,
+    OutsideScanned,
     PathSkipped,
+    ShowProposalsOf,
+    StatusRead,
     TranscriptsChanged,
 )
 from dreamtui.tui.screens.briefings import BriefingsScreen
@@ -43,10 +50,7 @@ from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
-from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time, raw_record
 from dreamtui.tui.widgets.literal import literal
-from dreamtui.tui.widgets.queue_table import short_project
-from dreamtui.tui.widgets.status_header import StatusHeader
 
 SCREENS_KEYS = (("1", "queue", "Queue"), ("2", "sessions", "Sessions"), ("3", "cycles", "Cycles"),
                 ("4", "briefings", "Briefings"), ("5", "stats", "Stats"), ("6", "memory", "Memory"),
@@ -69,8 +73,16 @@ class DecisionJob:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-class DreamApp(App):
-    """dreamtui's review workstation."""
+class DreamApp(App[object]):
+    """dreamtui's review workstation.
+
+    Screens and the app talk by messages and signals: a screen posts a message for what concerns the
+    whole app (show the queue filtered, a memory reverted); the app publishes on ``changed`` what
+    the screens' data comes from (a decision, a cycle, new transcript lines), and each screen decides
+    what that means for it; ``live_lines`` carries the live tail, ``cycle_log`` a running cycle's
+    progress, ``queue_filter`` a filter for the queue, ``status_changed`` and ``activity_changed``
+    what the headers show.
+    """
 
     CSS_PATH = "app.tcss"
     TITLE = "dreamtui"
@@ -106,23 +118,28 @@ class DreamApp(App):
         self.reconcile_on_start = reconcile
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
         self._watcher: Any = None
-        self._live_offsets: dict[Path, int] = {}
-        self._tail_lock = threading.Lock()
         self._skip_notices: set[str] = set()
         self.cycle_running = False
-        self._queue_screen: QueueScreen | None = None
-        self.in_flight: set[str] = set()
+        self.in_flight: set[str] = set()  # proposals whose accept/reject is queued or being written
+        self.decisions_finished = 0  # decisions done or failed (a queue read while one ended is read again)
         self.progress_log: list[str] = []
         self._stop_cycle = threading.Event()  # set: the running cycle stops at its next safe point
         self._cycle_idle = threading.Event()  # clear while a cycle's thread runs
         self._cycle_idle.set()
         self.project_namer = ProjectNames(config.transcripts)  # folder -> the name its records' cwd gives
+        self.live_tail = LiveTail(config.transcripts, self.project_namer)
+        self.changed: Signal[Change] = Signal(self, "changed")
+        self.live_lines: Signal[list[Text]] = Signal(self, "live_lines")
+        self.cycle_log: Signal[list[str]] = Signal(self, "cycle_log")
+        self.queue_filter: Signal[str] = Signal(self, "queue_filter")
+        self.status_changed: Signal[Status] = Signal(self, "status_changed")
+        self.activity_changed: Signal[str] = Signal(self, "activity_changed")
+        if config.keys:  # before the first screen is composed, so its footer shows the keys in effect
+            self.set_keymap(dict(config.keys))
 
     # -- life cycle -------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        if self.config.keys:
-            self.set_keymap(dict(self.config.keys))
         theme = self.config.ui.get("theme")
         if theme and theme in self.available_themes:
             self.theme = theme
@@ -135,6 +152,9 @@ class DreamApp(App):
             self.start_watcher()
 
     _quitting = False
+
+    def on_keep_setting(self, message: KeepSetting) -> None:
+        self.save_setting(message.key, message.value)
 
     def save_setting(self, key: str, value: str) -> None:
         """Keep a setting the person changed (theme, the queue's order) in their config file's ``[ui]``
@@ -185,7 +205,7 @@ class DreamApp(App):
         if written and self._cycle_idle.is_set():
             self.exit()
 
-    async def run_async(self, **kwargs: Any) -> Any:
+    async def run_async(self, **kwargs: Any) -> object | None:
         """Run the app; when it was closed while a dream cycle's thread still runs (``q q``), say so on
         the terminal and wait for the cycle to reach its next safe point (the process could not end
         before it anyway), instead of a silent pause after the screen is gone."""
@@ -251,23 +271,21 @@ class DreamApp(App):
         self.push_screen(HelpScreen(title, key_lines(self.screen)))
 
     def _queue_action(self, action: str) -> None:
-        def run(_: Any = None) -> None:
-            getattr(self.screen, f"action_{action}")()
-
+        """A queue action from the command palette: on the queue (shown first when it is not)."""
         if isinstance(self.screen, QueueScreen):
-            run()
+            self.call_later(self._run_queue_action, action)
         else:
             self.switch_mode("queue")
-            self.call_after_refresh(self._after_switch, action)
+            self.call_after_refresh(self._run_queue_action, action)
 
-    def show_queue_filtered(self, text: str) -> None:
-        """Switch to the queue with its filter set to ``text`` (e.g. a session id)."""
-        self.switch_mode("queue")
-        self.call_after_refresh(lambda: self.queue_screen() and self.queue_screen().set_filter(text))
-
-    def _after_switch(self, action: str) -> None:
+    async def _run_queue_action(self, action: str) -> None:
         if isinstance(self.screen, QueueScreen):
-            getattr(self.screen, f"action_{action}")()
+            await self.screen.run_action(action)
+
+    def on_show_proposals_of(self, message: ShowProposalsOf) -> None:
+        """Switch to the queue with its filter set to ``message.text`` (e.g. a session id)."""
+        self.switch_mode("queue")
+        self.call_after_refresh(self.queue_filter.publish, message.text)
 
     def export_screenshot(self, *, title: str | None = None, simplify: bool = False) -> str:
         """The screen as SVG (also used by ``save_screenshot`` and the snapshot tests), with
@@ -279,31 +297,55 @@ class DreamApp(App):
 
     # -- status -----------------------------------------------------------------------------------
 
+    last_status: Status | None = None  # what the headers show until a newer status is read
+    _status_asked = 0  # the newest status read asked for
+    _status_shown = 0  # the newest status read shown
+
     def refresh_status(self) -> None:
-        """Recompute the header of the current screen."""
+        """Read the header's data again in a worker; the headers show the last status read meanwhile
+        and the new one when it is published on ``status_changed``."""
+        self._status_asked += 1
+        self._read_status(self._status_asked)
+
+    @work(thread=True, exit_on_error=False, group="status", name="status")
+    def _read_status(self, asked: int) -> None:
         try:
             status = self.workspace.status()
         except Exception as exc:  # noqa: BLE001 - a header must never crash the app
-            self.notify(f"cannot read status: {one_line_error(exc)}", severity="error")
+            self.post_message(StatusRead(asked, error=one_line_error(exc)))
             return
-        for header in self.screen.query(StatusHeader):
-            header.show(status, self._activity)
+        self.post_message(StatusRead(asked, status))
 
-    _activity = ""
+    @property
+    def status_is_current(self) -> bool:
+        """The headers show the newest status read asked for (none is under way)."""
+        return self._status_shown >= self._status_asked
+
+    def on_status_read(self, message: StatusRead) -> None:
+        """Show a status read, unless a newer one was shown already."""
+        if message.asked < self._status_shown:
+            return
+        self._status_shown = message.asked
+        if message.status is None:
+            self.notify(f"cannot read status: {message.error}", severity="error")
+            return
+        self.last_status = message.status
+        self.status_changed.publish(message.status)
+
+    activity = ""  # what runs in the background (a dream cycle's phase), shown under the header
 
     def set_activity(self, text: str) -> None:
-        self._activity = text
-        for header in self.screen.query(StatusHeader):
-            header.show(activity=text)
-
-    def queue_screen(self) -> QueueScreen | None:
-        """The queue screen, once it has been shown."""
-        return self._queue_screen
+        """Say in every header what runs in the background (``""``: nothing)."""
+        self.activity = text
+        self.activity_changed.publish(text)
 
     # -- decisions --------------------------------------------------------------------------------
 
     def decide(self, action: str, candidate_id: str | None, **kwargs: Any) -> None:
-        """Queue a decision for the decision worker (decisions run in order, off the UI thread)."""
+        """Queue a decision for the decision worker (decisions run in order, off the UI thread).
+
+        A method the queue screen calls, not a message: it must be queued before the next key is
+        handled (``a a q`` quits only once both accepts are written)."""
         if candidate_id and (action in ("accept", "reject") or action.startswith("outside-")):
             self.in_flight.add(candidate_id)
         self._jobs.put(DecisionJob(action, candidate_id, kwargs))
@@ -322,24 +364,27 @@ class DreamApp(App):
             except queue.Empty:
                 continue
             try:
-                cid = job.candidate_id
-                if job.action == "accept":
-                    result = self.workspace.accept(cid, job.kwargs.get("edits"),
-                                                   allow_tool=job.kwargs.get("allow_tool", False))
-                elif job.action == "reject":
-                    result = self.workspace.reject(cid, job.kwargs["category"], job.kwargs.get("reason", ""))
-                elif job.action.startswith("outside-"):
-                    result = DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs),
-                                            cid)
-                elif job.action == "skip":
-                    result = self.workspace.skip(cid)
-                else:
-                    result = self.workspace.undo()
+                result = self._decide_now(job)
                 self.post_message(DecisionDone(job.action, result.candidate_id, result.summary))
             except Exception as exc:  # noqa: BLE001 - every failure becomes a notification
                 self.post_message(DecisionFailed(job.action, job.candidate_id, one_line_error(exc)))
             finally:
                 self._jobs.task_done()
+
+    def _decide_now(self, job: DecisionJob) -> DecisionResult:
+        """Run one decision (in the decision worker's thread)."""
+        cid = job.candidate_id
+        if job.action == "undo":
+            return self.workspace.undo()
+        if job.action.startswith("outside-"):
+            return DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs), cid)
+        if cid is None:
+            raise ValueError(f"{job.action}: no proposal is named")
+        if job.action == "accept":
+            return self.workspace.accept(cid, job.kwargs.get("edits"), allow_tool=job.kwargs.get("allow_tool", False))
+        if job.action == "reject":
+            return self.workspace.reject(cid, job.kwargs["category"], job.kwargs.get("reason", ""))
+        return self.workspace.skip(cid)
 
     def claim_named(self, cid: str | None, detail: str) -> str:
         """A decision's note with the proposal named by its claim (cut, in quotes) instead of its id:
@@ -358,33 +403,21 @@ class DreamApp(App):
 
     def on_decision_done(self, message: DecisionDone) -> None:
         self.in_flight.discard(message.candidate_id or "")
+        self.decisions_finished += 1
         if message.action in ("accept", "reject", "undo", "reconcile"):
             self.notify(self.claim_named(message.candidate_id, message.detail), timeout=3)
         elif message.action.startswith("outside-"):
             self.notify(message.detail, timeout=3)
-        if message.action in ("undo", "reconcile"):
-            screen = self.queue_screen()
-            if screen is not None:
-                if message.action == "undo" and message.candidate_id:
-                    # an undone skip (or a decision on a skipped one) puts it back in its place
-                    screen.skipped = [c for c in screen.skipped if c != message.candidate_id]
-                screen.reload()
-                if message.candidate_id:
-                    screen.select(message.candidate_id)
         self.refresh_status()
-        if not isinstance(self.screen, QueueScreen):
-            getattr(self.screen, "reload", lambda: None)()
+        self.changed.publish(Change(message.action, message.candidate_id))
 
     def on_decision_failed(self, message: DecisionFailed) -> None:
         self.in_flight.discard(message.candidate_id or "")
+        self.decisions_finished += 1
         self.notify(self.claim_named(message.candidate_id, f"{message.action} failed: {message.error}"),
                     severity="error", timeout=8)
-        screen = self.queue_screen()
-        if screen is not None:
-            screen.reload()
-            if message.candidate_id:
-                screen.select(message.candidate_id)
         self.refresh_status()
+        self.changed.publish(Change("failed", message.candidate_id))
 
     # -- errors from any worker ------------------------------------------------------------------
 
@@ -422,31 +455,24 @@ class DreamApp(App):
             self.post_message(DecisionFailed("watch", None, one_line_error(exc)))
 
     def _outside_scanned(self, report: Any) -> None:
-        """From any thread: a scan found outside changes; say so, and show them in the queue."""
-        if report is None or not (report.new or report.updated or report.gone):
-            return
-        def show() -> None:
-            from dreamtui.core.memory import outside
+        """From any thread: a scan found outside changes; the app says so (:meth:`on_outside_scanned`)."""
+        if report is not None and (report.new or report.updated or report.gone):
+            self.post_message(OutsideScanned(report))
 
-            for batch in outside.batches(self.ledger):
-                if batch.id in report.batches:
-                    self.notify(batch.summary(), title="Memory changed outside dreamtui", severity="warning",
-                                timeout=10)
-            if report.new and not report.batches:
-                self.notify(f"{len(report.new)} change(s) to the memory repository wait for review",
-                            title="Memory changed outside dreamtui", timeout=5)
-            screen = self.queue_screen()
-            if screen is not None:
-                screen.reload()
-            self.refresh_status()
+    def on_outside_scanned(self, message: OutsideScanned) -> None:
+        """Name each batch of outside changes in a notification; the queue shows them."""
+        from dreamtui.core.memory import outside
 
-        if threading.current_thread() is threading.main_thread():
-            show()
-            return
-        try:
-            self.call_from_thread(show)
-        except RuntimeError:  # the app is closing
-            pass
+        report = message.report
+        for batch in outside.batches(self.ledger):
+            if batch.id in report.batches:
+                self.notify(batch.summary(), title="Memory changed outside dreamtui", severity="warning",
+                            timeout=10)
+        if report.new and not report.batches:
+            self.notify(f"{len(report.new)} change(s) to the memory repository wait for review",
+                        title="Memory changed outside dreamtui", timeout=5)
+        self.refresh_status()
+        self.changed.publish(Change("outside"))
 
     # -- dream cycles -----------------------------------------------------------------------------
 
@@ -504,8 +530,7 @@ class DreamApp(App):
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
         doing = "finishing the dream cycle… (quitting)" if self._quitting else "dreaming"
         self.set_activity(f"{doing}: {message.detail or message.phase}")
-        if isinstance(self.screen, CyclesScreen):
-            self.screen.show_progress(self.progress_log)
+        self.cycle_log.publish(self.progress_log)
 
     def on_cycle_finished(self, message: CycleFinished) -> None:
         self.cycle_running = False
@@ -516,13 +541,14 @@ class DreamApp(App):
             self.notify(f"dream cycle failed: {message.error}", severity="error", timeout=10)
         else:
             self.notify(message.summary or "dream cycle finished", title="Waking", timeout=10)
-        screen = self.queue_screen()
-        if screen is not None:
-            screen.reload()
         self.refresh_status()
-        getattr(self.screen, "reload", lambda: None)()
+        self.changed.publish(Change("cycle"))
 
     # -- live transcripts -------------------------------------------------------------------------
+
+    def _post(self, message: Message) -> None:
+        """``post_message`` for a callback that returns nothing (from any thread)."""
+        self.post_message(message)
 
     def start_watcher(self) -> None:
         """Watch the transcripts folder in the watcher's thread; changes arrive as messages."""
@@ -533,10 +559,10 @@ class DreamApp(App):
 
         self._watcher = Watcher(
             root,
-            on_change=lambda paths: self.post_message(TranscriptsChanged(list(paths))),
-            on_goodnight=lambda project: self.post_message(GoodnightHeard(project)),
-            on_skip=lambda notice: self.post_message(PathSkipped(notice)),
-            on_error=lambda exc: self.post_message(DecisionFailed("watch", None, one_line_error(exc))),
+            on_change=lambda paths: self._post(TranscriptsChanged(list(paths))),
+            on_goodnight=lambda project: self._post(GoodnightHeard(project)),
+            on_skip=lambda notice: self._post(PathSkipped(notice)),
+            on_error=lambda exc: self._post(DecisionFailed("watch", None, one_line_error(exc))),
             poll=self.config.poll, debounce=self.watch_debounce, rescan_seconds=self.config.rescan_seconds,
         )
         try:
@@ -546,14 +572,12 @@ class DreamApp(App):
             self.notify(f"cannot watch {root}: {one_line_error(exc)}", severity="warning")
             return
         for path, (size, _mtime) in self._watcher.initial.items():  # regular files only
-            self._live_offsets[path] = size
+            self.live_tail.start_at(path, size)
 
-    def on_memory_reverted(self, _message: MemoryReverted) -> None:
+    def on_memory_reverted(self, message: MemoryReverted) -> None:
         """A memory screen reverted a memory: the queue shows its proposal again when next shown."""
-        screen = self.queue_screen()
-        if screen is not None:
-            screen.stale = True
         self.refresh_status()
+        self.changed.publish(Change("reverted", message.candidate_id))
 
     def on_path_skipped(self, message: PathSkipped) -> None:
         self.notice_skipped([message.notice])
@@ -571,50 +595,17 @@ class DreamApp(App):
 
     def on_transcripts_changed(self, message: TranscriptsChanged) -> None:
         self._tail_new_lines([Path(path) for path in message.paths])
-        if not isinstance(self.screen, QueueScreen) and getattr(self.screen, "SHOWS_TRANSCRIPTS", False):
-            self.screen.reload()  # type: ignore[attr-defined]
+        self.changed.publish(Change("transcripts"))
 
-    @work(thread=True, exit_on_error=False, group="tail")
+    @work(thread=True, exit_on_error=False, group="tail", name="live tail")
     def _tail_new_lines(self, paths: list[Path]) -> None:
-        """Read what was appended to ``paths`` off the UI thread, then show it in the live tail."""
-        with self._tail_lock:  # one reader at a time: each line is shown once
-            lines: list[Text] = []
-            for path in paths:
-                lines.extend(self.read_new_lines(path))
+        """Read what was appended to ``paths`` off the UI thread; the lines arrive as :class:`LiveLines`."""
+        lines = self.live_tail.read(paths)
         if lines:
-            self.call_from_thread(self._show_live_lines, lines[-LIVE_MAX_LINES_PER_EVENT:])
+            self.post_message(LiveLines(lines[-LIVE_MAX_LINES_PER_EVENT:]))
 
-    def _show_live_lines(self, lines: list[Text]) -> None:
-        screen = self.queue_screen()
-        if screen is not None:
-            screen.live_lines(lines)
-
-    def read_new_lines(self, path: Path) -> list[Text]:
-        """The complete lines appended to ``path`` since it was last read here, one Text each."""
-        start = self._live_offsets.get(path, 0)
-        try:
-            with open_regular(path) as fh:  # a FIFO or a device is refused at once: the app never freezes
-                size = os.fstat(fh.fileno()).st_size
-                if size < start:
-                    start = 0
-                fh.seek(start)
-                data = fh.read(min(size - start, 4 * 1024 * 1024))
-        except OSError:
-            return []
-        end = data.rfind(b"\n")
-        if end < 0:
-            return []
-        self._live_offsets[path] = start + end + 1
-        out: list[Text] = []
-        project = path.parent.name if path.parent != self.config.transcripts else ""
-        for raw in data[: end + 1].splitlines():
-            rec = raw_record(0, raw)
-            for role, text in rec.texts:
-                out.append(Text.assemble((local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
-                                         (short_project(self.project_namer(project), 16) + " " if project else "", "dim"),
-                                         (f"{role:<9} ", ROLE_STYLE.get(role, "")),
-                                         literal(text, 200, one_line=True)))
-        return out
+    def on_live_lines(self, message: LiveLines) -> None:
+        self.live_lines.publish(message.lines)
 
 
 def _scan_outside(config: Config, ledger: Ledger) -> Any:

@@ -1,11 +1,16 @@
-"""Messages that worker and watcher threads post to the app (``post_message`` is thread-safe)."""
+"""Messages that worker and watcher threads post to the app (``post_message`` is thread-safe), the
+messages screens send the app, and what the app's signals carry to the screens."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from rich.text import Text
 from textual.message import Message
+
+from dreamtui.services import Status
 
 
 @dataclass
@@ -68,3 +73,55 @@ class MemoryReverted(Message):
     """A memory was reverted on the Memory screen: its proposal is pending again (the queue reloads)."""
 
     candidate_id: str | None
+
+
+@dataclass
+class LiveLines(Message):
+    """Lines appended to transcripts, read by the live tail's worker, for the queue's live panel."""
+
+    lines: list[Text] = field(default_factory=list)
+
+
+@dataclass
+class OutsideScanned(Message):
+    """A scan of the memory repository found changes dreamtui did not make (an ``outside.ScanReport``)."""
+
+    report: Any
+
+
+@dataclass
+class ShowProposalsOf(Message):
+    """A screen asks for the queue, filtered to ``text`` (a session id): the app switches to it."""
+
+    text: str
+
+
+@dataclass
+class KeepSetting(Message):
+    """A screen's setting the person changed (the queue's order): the app keeps it in the config file."""
+
+    key: str
+    value: str
+
+
+@dataclass
+class StatusRead(Message):
+    """The header's data, read in the status worker (``asked``: which read; ``error`` when it failed)."""
+
+    asked: int
+    status: Status | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What the app's ``changed`` signal tells every screen: something their data comes from changed.
+
+    ``kind`` is a decision's action (``accept``, ``reject``, ``skip``, ``undo``, ``outside-…``), or
+    ``reconcile``, ``failed`` (a decision that could not be made), ``cycle``, ``transcripts``,
+    ``outside`` (changes to the memory repo from outside) or ``reverted`` (a memory reverted);
+    ``candidate_id`` is the proposal it concerns, if one.
+    """
+
+    kind: str
+    candidate_id: str | None = None

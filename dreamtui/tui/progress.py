@@ -12,7 +12,7 @@ from dreamtui.core.dream.cycle import DreamPlan
 
 def dream_hint(plan: DreamPlan) -> str:
     """The Sessions screen's words for what ``d`` will do (never an action it then refuses)."""
-    if plan.kind == "full":
+    if plan.kind == "full" or plan.covering is None:
         return "d runs today's full dream cycle"
     if plan.kind == "on-demand":
         return f"d dreams what is new since cycle #{plan.covering.id}, on demand (no REM)"

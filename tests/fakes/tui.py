@@ -6,7 +6,6 @@ copied transcripts, so the tests do not depend on what an extractor happens to p
 
 from __future__ import annotations
 
-import asyncio
 import html
 import os
 import re
@@ -26,7 +25,11 @@ from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, candidate_id
 from dreamtui.demo import DEMO_TRANSCRIPTS, _write_memories
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.base import BaseScreen
+from dreamtui.tui.screens.queue import QueueScreen
+from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.queue_table import QueueTable
+from fakes.waiting import pause_until
 
 PAY = "-home-kim-src-payments-api"
 WEB = "-home-kim-src-dreamboard-web"
@@ -109,8 +112,10 @@ async def open_queue(cfg, ledger, rows: int, *, at: str | None = None, size: tup
 
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=size) as pilot:
+        await wait_loaded(pilot)
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == rows)
+        await pilot.pause()  # the rows shown are painted
         if at is not None:
             table.move_cursor(row=table.get_row_index(at))
             await pilot.pause()
@@ -119,12 +124,36 @@ async def open_queue(cfg, ledger, rows: int, *, at: str | None = None, size: tup
 
 async def wait_for(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:
     """Let the app run until ``cond()`` holds (bounded)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("timed out waiting for the app")
-        await pilot.pause(0.05)
+    await pause_until(pilot, cond, timeout)
+
+
+def loaded(app: DreamApp) -> bool:
+    """The screen shown has shown the data its loader worker read, and no newer load is under way;
+    its header shows the newest status (read in a worker too)."""
+    screen = app.screen
+    if isinstance(screen, QueueScreen) and screen.query_one(CandidateView).centring:
+        return False  # the evidence is still to be scrolled to the quote
+    return isinstance(screen, BaseScreen) and screen.is_loaded and app.status_is_current
+
+
+async def wait_loaded(pilot, timeout: float = 10.0) -> BaseScreen:
+    """Let the app run until the screen shown has loaded its data (screens load in thread workers)."""
+    await pause_until(pilot, lambda: loaded(pilot.app), timeout,
+                      f"the {getattr(pilot.app.screen, 'TITLE_TEXT', '') or 'current'} screen's data to load")
+    await pilot.pause()  # what it shows is painted
+    return pilot.app.screen
+
+
+async def show(pilot, key: str, timeout: float = 10.0) -> BaseScreen:
+    """Press ``key`` (a screen's number) and wait until that screen shows its data."""
+    await pilot.press(key)  # returns once the screen shown has handled its resume (its load is under way)
+    return await wait_loaded(pilot, timeout)
+
+
+def queue_of(app: DreamApp) -> QueueScreen:
+    """The queue screen, which must be the screen shown."""
+    assert isinstance(app.screen, QueueScreen), f"the queue is not shown ({app.screen!r} is)"
+    return app.screen
 
 
 def screen_text(app: DreamApp) -> str:

@@ -3,15 +3,18 @@ version of ``briefing.md`` from git, rendered; the diff between any two."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Markdown, Static
 
+from dreamtui.core.memory.briefing import BriefingProposal
+from dreamtui.core.memory.gitops import CommitInfo
 from dreamtui.services.workspace import BRIEFING, unified_diff
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ReasonModal
@@ -29,7 +32,25 @@ def diff_text(lines: list[str]) -> Text:
     return out
 
 
-class BriefingsScreen(BaseScreen):
+@dataclass(slots=True)
+class BriefingsData:
+    """What the Briefings screen's loader reads: the committed versions, the one waiting for review
+    and its diff against the current ``briefing.md``."""
+
+    versions: list[CommitInfo]
+    proposal: BriefingProposal | None = None
+    proposal_diff: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BriefingDecided(Message):
+    """The briefing decision's worker is done: its one-line summary, or why it failed."""
+
+    summary: str
+    failed: bool = False
+
+
+class BriefingsScreen(BaseScreen[BriefingsData]):
     """Versions of the briefing; Enter/highlight shows one, m marks one, f shows marked → highlighted.
 
     A version waiting for review (built by a dream cycle, or auto-written after promotion) is the
@@ -43,10 +64,11 @@ class BriefingsScreen(BaseScreen):
                 Binding("f", "diff", "Diff marked→this", id="briefings.diff"),
                 Binding("v", "view", "View", id="briefings.view")]
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.versions: dict[str, Any] = {}
-        self.proposal: Any = None
+    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.versions: dict[str, CommitInfo] = {}
+        self.proposal: BriefingProposal | None = None
+        self.proposal_diff: list[str] = []
         self.marked: str | None = None
         self.current: str | None = None
         self.deciding = False
@@ -65,12 +87,17 @@ class BriefingsScreen(BaseScreen):
         for label, width in (("", 1), ("date", 16), ("commit", 8), ("subject", 30)):
             table.add_column(label, width=width, key=label or "mark")
 
-    def reload(self) -> None:
+    def load(self) -> BriefingsData:
+        proposal = self.workspace.waiting_briefing()
+        diff = self.workspace.briefing_diff(proposal) if proposal is not None else []
+        return BriefingsData(self.workspace.briefing_versions(), proposal, diff)
+
+    def show(self, data: BriefingsData) -> None:
         table = self.query_one("#versions", DataTable)
         keep = cursor_key(table)
         table.clear()
-        self.versions = {c.sha: c for c in self.workspace.briefing_versions()}
-        self.proposal = self.workspace.waiting_briefing()
+        self.versions = {c.sha: c for c in data.versions}
+        self.proposal, self.proposal_diff = data.proposal, data.proposal_diff
         if self.proposal is not None:
             p = self.proposal
             what = "auto-written: a keep · r reject" if p.status == "accepted" else "pending: a accept · r reject"
@@ -112,6 +139,8 @@ class BriefingsScreen(BaseScreen):
     def show_proposal(self) -> None:
         """The waiting version as a diff against the current ``briefing.md``."""
         p = self.proposal
+        if p is None:
+            return
         how = "auto-written, review it after the fact" if p.status == "accepted" else "waits for your review"
         self.query_one("#briefing-title", Static).update(Text.assemble(
             (f"briefing #{p.id}", "bold yellow"), f" {how} · diff against the current briefing.md · ",
@@ -119,7 +148,7 @@ class BriefingsScreen(BaseScreen):
         self.query_one("#briefing", Markdown).display = False
         box = self.query_one("#briefing-diff", Static)
         box.display = True
-        box.update(diff_text(self.workspace.briefing_diff(p)))
+        box.update(diff_text(self.proposal_diff))
 
     def action_view(self) -> None:
         self._sync_current()
@@ -180,7 +209,7 @@ class BriefingsScreen(BaseScreen):
 
     # -- the waiting version: accept / reject ----------------------------------------------------------
 
-    def _waiting(self) -> Any:
+    def _waiting(self) -> BriefingProposal | None:
         if self.deciding:
             self.notify("A briefing decision is being written", severity="warning")
             return None
@@ -216,12 +245,14 @@ class BriefingsScreen(BaseScreen):
         try:
             summary = self.workspace.decide_briefing(bid, accept, reason).summary
         except Exception as exc:  # noqa: BLE001 - a refused decision is a notification
-            self.app.call_from_thread(self._decided, str(exc).splitlines()[0] if str(exc) else type(exc).__name__, True)
+            self.post_message(BriefingDecided(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, True))
             return
-        self.app.call_from_thread(self._decided, summary, False)
+        self.post_message(BriefingDecided(summary))
 
-    def _decided(self, summary: str, failed: bool) -> None:
+    def on_briefing_decided(self, message: BriefingDecided) -> None:
+        message.stop()
         self.deciding = False
-        self.notify(literal(summary, 300, one_line=True), severity="error" if failed else "information")
+        self.notify(literal(message.summary, 300, one_line=True),
+                    severity="error" if message.failed else "information")
         self.current = None
         self.reload()

@@ -10,6 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from dreamtui.core.dream import cycle
+from dreamtui.core.dream.cycle import CycleRecord
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
@@ -17,14 +18,14 @@ from dreamtui.tui.widgets.queue_table import short_project
 STATUS_STYLE = {"completed": "green", "failed": "bold red", "running": "magenta"}
 
 
-class CyclesScreen(BaseScreen):
+class CyclesScreen(BaseScreen[list[CycleRecord]]):
     """Dream cycles, newest first; the highlighted one's waking message beside."""
 
     TITLE_TEXT = "cycles"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.records: dict[str, Any] = {}
+        self.records: dict[str, CycleRecord] = {}
 
     def body(self) -> ComposeResult:
         with Horizontal(classes="split"):
@@ -36,13 +37,17 @@ class CyclesScreen(BaseScreen):
         for label, width in (("#", 3), ("date", 10), ("project", 12), ("status", 9), ("trigger", 9),
                              ("depth", 7), ("kept", 4)):
             table.add_column(label, width=width, key=label)
+        self.dream_app.cycle_log.subscribe(self, self.show_progress)
 
-    def reload(self) -> None:
+    def load(self) -> list[CycleRecord]:
+        return self.workspace.cycles()
+
+    def show(self, data: list[CycleRecord]) -> None:
         table = self.query_one("#cycles", DataTable)
         keep = cursor_key(table)
         table.clear()
         self.records = {}
-        for rec in self.workspace.cycles():
+        for rec in data:
             key = str(rec.id)
             self.records[key] = rec
             who = "all" if rec.chat_id == "*" else short_project(rec.chat_id, 12)
@@ -56,7 +61,9 @@ class CyclesScreen(BaseScreen):
                 Text("No dream cycle yet. Press d to dream now.", style="dim"))
 
     def show_progress(self, lines: list[str]) -> None:
-        """The running cycle's progress, one line per phase or branch event."""
+        """The running cycle's progress, one line per phase or branch event (while this screen is shown)."""
+        if not self.is_current:
+            return
         self.query_one("#waking", Static).update(
             Text.assemble(("Dreaming now\n", "bold magenta"), literal("\n".join(lines[-40:]), 8000)))
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
+from dreamtui.core.memory.layout import CeilingStatus
+from dreamtui.services.workspace import MemoryFile
 from dreamtui.tui.messages import MemoryReverted
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal
@@ -29,7 +34,24 @@ def file_cell(rel: str, width: int = FILE_WIDTH) -> str:
     return shown if len(shown) <= width else "…" + shown[-(width - 1):]
 
 
-class MemoryScreen(BaseScreen):
+@dataclass(frozen=True, slots=True)
+class MemoryData:
+    """What the Memory screen's loader reads: ``MEMORY.md`` against its ceiling, and the memory files."""
+
+    ceiling: CeilingStatus
+    files: list[MemoryFile]
+
+
+@dataclass
+class RevertDone(Message):
+    """The revert worker is done: what it did, or why it could not."""
+
+    summary: str
+    candidate_id: str | None = None
+    error: str | None = None
+
+
+class MemoryScreen(BaseScreen[MemoryData]):
     """The memory repo's files; the highlighted one shown beside; x reverts it."""
 
     TITLE_TEXT = "memory"
@@ -37,7 +59,7 @@ class MemoryScreen(BaseScreen):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.files: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, MemoryFile] = {}
         self.current: str | None = None
 
     def body(self) -> ComposeResult:
@@ -52,8 +74,11 @@ class MemoryScreen(BaseScreen):
         for label, width in (("file", FILE_WIDTH), ("type", 9), ("bytes", 6)):
             table.add_column(label, width=width, key=label)
 
-    def reload(self) -> None:
-        ceiling = self.workspace.index_size()
+    def load(self) -> MemoryData:
+        return MemoryData(self.workspace.index_size(), self.workspace.memory_files())
+
+    def show(self, data: MemoryData) -> None:
+        ceiling = data.ceiling
         lines, size, max_lines, max_bytes = ceiling.lines, ceiling.bytes, ceiling.max_lines, ceiling.max_bytes
         fraction = max(lines / max_lines, size / max_bytes)
         self.query_one("#ceiling", Static).update(Text.assemble(
@@ -62,7 +87,7 @@ class MemoryScreen(BaseScreen):
         table = self.query_one("#memfiles", DataTable)
         keep = cursor_key(table)
         table.clear()
-        self.files = {f.path: f for f in self.workspace.memory_files()}
+        self.files = {f.path: f for f in data.files}
         for rel, f in self.files.items():
             table.add_row(Text(file_cell(rel), style="bold" if rel == INDEX else ""),
                           Text(literal(f.type, 40, one_line=True) or "—"), f"{f.bytes:,}", key=rel)
@@ -89,16 +114,27 @@ class MemoryScreen(BaseScreen):
             return
 
         def done(yes: bool | None) -> None:
-            if not yes:
-                return
-            try:
-                result = self.workspace.revert_memory(rel)
-            except Exception as exc:  # noqa: BLE001 - shown as a notification
-                self.notify(f"revert failed: {literal(str(exc), 300, one_line=True)}", severity="error")
-                return
-            self.notify(result.summary)
-            self.reload()
-            self.app.post_message(MemoryReverted(result.candidate_id))
+            if yes:
+                self._revert(rel)
 
         self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
                              done)
+
+    @work(thread=True, exit_on_error=False, group="revert", name="revert memory")
+    def _revert(self, rel: str) -> None:
+        """The revert commit, off the UI thread; the result arrives as :class:`RevertDone`."""
+        try:
+            result = self.workspace.revert_memory(rel)
+        except Exception as exc:  # noqa: BLE001 - shown as a notification
+            self.post_message(RevertDone("", error=str(exc) or type(exc).__name__))
+            return
+        self.post_message(RevertDone(result.summary, result.candidate_id))
+
+    def on_revert_done(self, message: RevertDone) -> None:
+        """Say what the revert did; the app hears of it (the queue shows the proposal again)."""
+        message.stop()
+        if message.error is not None:
+            self.notify(f"revert failed: {literal(message.error, 300, one_line=True)}", severity="error")
+            return
+        self.notify(message.summary)
+        self.post_message(MemoryReverted(message.candidate_id))

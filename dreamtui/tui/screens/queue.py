@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RichLog, Static
 
 from dreamtui.core.models import QueueRow
+from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
 from dreamtui.tui.widgets.candidate_view import CandidateView
@@ -39,11 +43,20 @@ def matches_filter(row: QueueRow, needle: str) -> bool:
     return needle.lower() in hay
 
 
-class QueueScreen(BaseScreen):
+@dataclass(frozen=True, slots=True)
+class QueueData:
+    """What the queue's loader reads: pending proposals (outside changes first) and the skipped ones."""
+
+    rows: list[QueueRow]
+    skipped: list[str]
+
+
+class QueueScreen(BaseScreen[QueueData]):
     """Review pending proposals."""
 
     TITLE_TEXT = "queue"
     AUTO_FOCUS = "#queue"
+    LOADING_TARGET = "#queue"
     BINDINGS = [
         Binding("a", "accept", "Accept", id="accept"),
         Binding("r", "reject", "Reject", id="reject"),
@@ -61,7 +74,7 @@ class QueueScreen(BaseScreen):
         Binding("z", "unfold", "Fold/unfold evidence", show=False, id="unfold"),
     ]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         saved = self.dream_app.config.ui.get("sort", SORTS[0])
         self.sort_mode = saved if saved in SORTS else SORTS[0]
@@ -69,8 +82,9 @@ class QueueScreen(BaseScreen):
         self.filter_text = ""
         self.rows: list[QueueRow] = []
         self.shown: list[QueueRow] = []
-        self.stale = True
         self._loaded = False
+        self._select_after_load: str | None = None  # a proposal back in the queue (undone, failed)
+        self._decisions_seen = 0  # the app's decisions finished when the running load started
 
     def body(self) -> ComposeResult:
         with Horizontal(id="queue-main", classes="split"):
@@ -83,8 +97,10 @@ class QueueScreen(BaseScreen):
         yield RichLog(id="live", max_lines=200, markup=False, wrap=False)
 
     def on_mount(self) -> None:
-        self.dream_app._queue_screen = self
-        self.table.project_namer = self.dream_app.project_namer
+        app = self.dream_app
+        app.live_lines.subscribe(self, self.live_lines)
+        app.queue_filter.subscribe(self, self.set_filter)
+        self.table.project_namer = app.project_namer
         self.table.focus()
         live = self.query_one("#live", RichLog)
         live.border_title = "live transcripts"
@@ -92,31 +108,47 @@ class QueueScreen(BaseScreen):
         # keeps lines written before that back; shown later, that resize could come too late
         live.add_class("empty")
 
-    def on_screen_resume(self) -> None:
-        """Back from a dialog or another screen: the table is kept up to date in place."""
-        self.dream_app.refresh_status()
-        if self.stale:
-            self.stale = False
-            self.reload()
-
     @property
     def table(self) -> QueueTable:
         return self.query_one(QueueTable)
 
     # -- data -----------------------------------------------------------------------------------
 
-    def reload(self) -> None:
-        """Read the pending proposals again and keep the highlight on the same one when it is still there."""
-        keep = self.table.current_id
-        busy = self.dream_app.in_flight
+    def data_changed(self, change: Change) -> None:
+        """A decision undone, failed or reconciled, a dream cycle or an outside change: read the queue
+        again (the proposal concerned highlighted); accepts, rejects and skips are already shown in place."""
+        if change.kind in ("undo", "reconcile", "failed"):
+            if change.kind == "undo" and change.candidate_id:
+                # an undone skip (or a decision on a skipped one) puts it back in its place
+                self.skipped = [c for c in self.skipped if c != change.candidate_id]
+            self._select_after_load = change.candidate_id
+            self.reload()
+        elif change.kind in ("cycle", "outside"):
+            self.reload()
+
+    def prepare_load(self) -> None:
+        self._decisions_seen = self.dream_app.decisions_finished
+
+    def result_is_stale(self) -> bool:
+        """A decision ended while the queue was read: what was read may still show the proposal."""
+        return self.dream_app.decisions_finished != self._decisions_seen
+
+    def load(self) -> QueueData:
         rows = [*outside_rows(self.workspace.ledger), *self.workspace.queue_rows()]
-        self.rows = [r for r in rows if r.id not in busy]
+        return QueueData(rows, self.workspace.skipped_ids() if not self._loaded else [])
+
+    def show(self, data: QueueData) -> None:
+        """Show the pending proposals read, keeping the highlight on the same one when it is still there."""
+        keep = self._select_after_load or self.table.current_id
+        self._select_after_load = None
+        busy = self.dream_app.in_flight
+        self.rows = [r for r in data.rows if r.id not in busy]
         # a proposal's text may have changed (an undone or failed edited accept is back with the person's
         # text): the table caches drawn lines by candidate id, so they are drawn again (only the visible ones)
         self.table.forget_drawn_lines()
         if not self._loaded:  # skips made before the app was opened stay last
             self._loaded = True
-            self.skipped = [*self.workspace.skipped_ids(), *self.skipped]
+            self.skipped = [*data.skipped, *self.skipped]
         self.skipped = [cid for cid in self.skipped if any(r.id == cid for r in self.rows)]
         self.apply()
         if keep:
@@ -318,7 +350,7 @@ class QueueScreen(BaseScreen):
 
     def action_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
-        self.dream_app.save_setting("sort", self.sort_mode)
+        self.post_message(KeepSetting("sort", self.sort_mode))
         keep = self.table.current_id
         self.apply()
         if keep:

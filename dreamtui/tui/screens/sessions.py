@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
@@ -10,6 +11,9 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from dreamtui.core.dream.cycle import DreamPlan
+from dreamtui.services.workspace import SessionRow
+from dreamtui.tui.messages import PathSkipped, ShowProposalsOf
 from dreamtui.tui.progress import dream_hint
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal, literal_text
@@ -21,7 +25,16 @@ def kb(n: int) -> Text:
     return Text(f"{n / 1024:,.1f} KB", style="yellow" if n else "dim")
 
 
-class SessionsScreen(BaseScreen):
+@dataclass(slots=True)
+class SessionsData:
+    """What the Sessions screen's loader reads: every session, what ``d`` would do, skipped paths."""
+
+    rows: list[SessionRow]
+    plan: DreamPlan
+    skipped: list[str] = field(default_factory=list)
+
+
+class SessionsScreen(BaseScreen[SessionsData]):
     """Projects on the left (totals); the highlighted project's sessions on the right.
 
     Two short tables instead of one long one: with 2,000 sessions a single DataTable takes a second
@@ -34,7 +47,7 @@ class SessionsScreen(BaseScreen):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.by_project: dict[str, list[dict[str, Any]]] = {}
+        self.by_project: dict[str, list[SessionRow]] = {}
         self.current_project: str | None = None
         self.skipped: list[str] = []
 
@@ -53,12 +66,16 @@ class SessionsScreen(BaseScreen):
                              ("pending", 7), ("updated", 20)):
             sessions.add_column(label, width=width, key=label)
 
-    def reload(self) -> None:
+    def load(self) -> SessionsData:
         skipped: list[str] = []
         rows = self.workspace.sessions(skipped)
+        return SessionsData(rows, self.workspace.dream_plan(), skipped)
+
+    def show(self, data: SessionsData) -> None:
+        rows, skipped = data.rows, data.skipped
         self.skipped = skipped
-        if skipped:
-            self.dream_app.notice_skipped(skipped)
+        for notice in skipped:  # the app shows each once
+            self.post_message(PathSkipped(notice))
         self.by_project = defaultdict(list)
         for r in rows:
             self.by_project[r.project].append(r)
@@ -71,12 +88,12 @@ class SessionsScreen(BaseScreen):
             pending = sum(int(r.pending or 0) for r in items)
             table.add_row(Text(short_project(project, 24), style="bold"), str(len(items)), kb(waiting),
                           Text(str(pending), style="bold cyan" if pending else "dim"), key=project)
-        if keep in self.by_project:
+        if keep is not None and keep in self.by_project:
             table.move_cursor(row=table.get_row_index(keep))
             self.show_project(keep)
             restore_cursor(self.query_one("#sessions", DataTable), keep_session)
         waiting_sessions = sum(1 for r in rows if (r.waiting or 0) > 0)
-        hint = dream_hint(self.workspace.dream_plan())
+        hint = dream_hint(data.plan)
         self.query_one("#sessions-info", Static).update(Text.assemble(
             (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
             (f"{waiting_sessions}", "bold yellow"),
@@ -113,4 +130,4 @@ class SessionsScreen(BaseScreen):
             return
         _project, _, session = (event.row_key.value or "").partition("\0")
         if session:
-            self.dream_app.show_queue_filtered(session)
+            self.post_message(ShowProposalsOf(session))

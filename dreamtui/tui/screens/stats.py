@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group
@@ -86,16 +87,26 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
     return Group(*parts)
 
 
-class StatsScreen(BaseScreen):
+@dataclass(frozen=True, slots=True)
+class StatsData:
+    """What the Stats screen's loader reads: the statistics, and new proposals per cycle (oldest first)."""
+
+    stats: dict[str, Any]
+    kept_per_cycle: list[int]
+
+
+class StatsScreen(BaseScreen[StatsData]):
     """What :func:`core.stats.compute_stats` says, drawn as text charts."""
 
     TITLE_TEXT = "stats"
+    LOADING_TARGET = "#stats"
 
     def body(self) -> ComposeResult:
         with VerticalScroll():
             yield Static("", id="stats", classes="pane")
 
-    def reload(self) -> None:
-        data = self.workspace.stats()
-        kept = [c.new_candidates for c in reversed(self.workspace.cycles(60))]
-        self.query_one("#stats", Static).update(render_stats(data, kept))
+    def load(self) -> StatsData:
+        return StatsData(self.workspace.stats(), [c.new_candidates for c in reversed(self.workspace.cycles(60))])
+
+    def show(self, data: StatsData) -> None:
+        self.query_one("#stats", Static).update(render_stats(data.stats, data.kept_per_cycle))

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from dreamtui.core.config import Config
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import Candidate
+from dreamtui.tui.access import dream_app
 from dreamtui.tui.widgets.evidence import read_window, render_records
 from dreamtui.tui.widgets.literal import literal, literal_text
 
@@ -126,8 +127,8 @@ class CandidateView(VerticalScroll):
     CandidateView #meta { margin-top: 1; }
     """
 
-    def __init__(self, config: Config, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, config: Config, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.config = config
         self.candidate: Candidate | None = None
         self._narrow: bool | None = None  # the layout the summary was drawn with
@@ -137,8 +138,7 @@ class CandidateView(VerticalScroll):
             return
         width = self.size.width or None  # not laid out yet: wide, until on_resize says otherwise
         self._narrow = width is not None and width < NARROW
-        namer = getattr(self.app, "project_namer", None)
-        name = namer(self.candidate.project, self.candidate.transcript) if namer else ""
+        name = dream_app(self).project_namer(self.candidate.project, self.candidate.transcript)
         self.query_one("#summary", Static).update(summary(self.candidate, width))
         self.query_one("#meta", Static).update(meta_table(self.candidate, width, name))
 
@@ -181,7 +181,7 @@ class CandidateView(VerticalScroll):
             self.query_one("#dup-old", Static).update(Group(*old))
         self.scroll_home(animate=False)
         if duplicate is None:  # a suspected duplicate opens on the comparison, which decides it
-            self.call_after_refresh(self.centre_on_quote)
+            self._centre_later()
 
     def show_outside(self, renderable: Group) -> None:
         """Show an outside change (its detail from :mod:`dreamtui.tui.widgets.outside_view`)."""
@@ -199,7 +199,7 @@ class CandidateView(VerticalScroll):
         self.fold = not self.fold
         if self.candidate is not None:
             self._show_evidence(*self.evidence(self.candidate))
-            self.call_after_refresh(self.centre_on_quote)
+            self._centre_later()
 
     def quote_span(self) -> tuple[int, int] | None:
         """Where the quoted record is drawn in the pane's content: (first line, lines), if shown."""
@@ -213,6 +213,12 @@ class CandidateView(VerticalScroll):
             console.render_lines(before, console.options, pad=False))
         return top, len(console.render_lines(match, console.options, pad=False))
 
+    centring = False  # a centre on the quote waits for the layout
+
+    def _centre_later(self) -> None:
+        self.centring = True
+        self.call_after_refresh(self.centre_on_quote)
+
     def centre_on_quote(self) -> None:
         """Bring the quoted record into sight when it opens below the fold: scrolled just enough for it
         and a line after it (the badges and claim above stay in view as far as they can)."""
@@ -221,19 +227,34 @@ class CandidateView(VerticalScroll):
             if self._match is not None and self._centre_tries < 20:  # not laid out yet (the first proposal)
                 self._centre_tries += 1
                 self.set_timer(0.05, self.centre_on_quote)
+                return
+            self.centring = False
             return
         self._centre_tries = 0
         top, height = span
         bottom = top + height + 1
-        if bottom <= self.scroll_offset.y + self.size.height:
+        if bottom > self.scroll_offset.y + self.size.height:
+            # set_scroll, not scroll_to: a scroll_to here kept the live panel's RichLog from drawing its lines
+            self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
+        # measured at this width: when the next layout changes it (a scrollbar came with the evidence),
+        # the lines wrap anew and the quote moved; measure again then
+        self.call_after_refresh(self._centre_if_rewrapped, self.query_one("#evidence", Static).content_region.width)
+
+    def _centre_if_rewrapped(self, width: int) -> None:
+        if self.query_one("#evidence", Static).content_region.width != width and self._rewraps < 3:
+            self._rewraps += 1
+            self.centre_on_quote()
             return
-        # set_scroll, not scroll_to: a scroll_to here kept the live panel's RichLog from drawing its lines
-        self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
+        self._rewraps = 0
+        self.centring = False
+
+    _rewraps = 0
 
     _centre_tries = 0
-    _match: tuple[Group, Group] | None = None  # what is drawn before the quoted record, and that record
+    _match: tuple[Group, Group | Text] | None = None  # what is drawn before the quoted record, and that record
 
-    def _show_evidence(self, before: Group | Text, match: Group | None = None, after: Group | None = None) -> None:
+    def _show_evidence(self, before: Group | Text, match: Group | Text | None = None,
+                       after: Group | Text | None = None) -> None:
         self._match = (before, match) if isinstance(before, Group) and match is not None else None
         parts = [before, *(p for p in (match, after) if p is not None)]
         self.query_one("#evidence", Static).update(Group(*parts))

@@ -74,7 +74,7 @@ def record_kind(obj: dict) -> str:
     for holder in ("data", "attachment"):
         inner = obj.get(holder)
         if isinstance(inner, dict) and isinstance(inner.get("type"), str):
-            return inner["type"][:40]
+            return str(inner["type"])[:40]
     subtype = obj.get("subtype")
     return subtype[:40] if isinstance(subtype, str) else ""
 

@@ -26,7 +26,7 @@ DIFF_LINES = 400
 
 def is_outside(item_id: str | None) -> bool:
     """``item_id`` names an outside item (``o`` + 9 hex), not a proposal (12 hex)."""
-    return bool(item_id) and item_id.startswith("o") and len(item_id) == 10  # type: ignore[union-attr]
+    return item_id is not None and item_id.startswith("o") and len(item_id) == 10
 
 
 def outside_rows(ledger: Ledger) -> list[QueueRow]:

@@ -183,8 +183,8 @@ class QueueTable(ScrollView, can_focus=True):
 
         fields: tuple[tuple[str, int], ...]
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.items: list[QueueRow | GroupHeader] = []  # what is drawn, one line each
         self.group_mode = ""
         self._groups: dict[str, GroupHeader] = {}  # candidate id -> the header above it (when grouped)

@@ -8,6 +8,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+from dreamtui.tui.access import dream_app
+
 
 def tabs_text(screens: Sequence[tuple[str, str, str]], current: str, key_for: Callable[[str], str]) -> Text:
     """``1 Queue  2 Sessions …``: each screen's key in effect (remapped keys as remapped) and its name;
@@ -34,11 +36,11 @@ class ScreenTabs(Static):
     ScreenTabs { height: 1; background: $panel-darken-1; link-style: none; link-style-hover: bold; }
     """
 
-    def __init__(self, current: str, **kwargs) -> None:
-        super().__init__("", **kwargs)
+    def __init__(self, current: str, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
         self.current = current
 
     def on_mount(self) -> None:
         from dreamtui.tui.app import SCREENS_KEYS  # the app knows the screens and their keys
 
-        self.update(tabs_text(SCREENS_KEYS, self.current, self.app.key_for))  # type: ignore[attr-defined]
+        self.update(tabs_text(SCREENS_KEYS, self.current, dream_app(self).key_for))

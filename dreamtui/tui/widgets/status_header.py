@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from dreamtui.services import Status
+from dreamtui.tui.access import dream_app
 
 GAUGE_CELLS = 16
 
@@ -25,11 +26,18 @@ class StatusHeader(Static):
     StatusHeader { height: auto; background: $panel; padding: 0 1; }
     """
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__("", **kwargs)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
         self.status = Status()
         self.activity = ""
         self.screen_title = ""
+
+    def on_mount(self) -> None:
+        """Show what the app read last, then each new status and activity it publishes."""
+        app = dream_app(self)
+        app.status_changed.subscribe(self, lambda status: self.show(status=status))
+        app.activity_changed.subscribe(self, lambda activity: self.show(activity=activity))
+        self.show(app.last_status, app.activity)
 
     def show(self, status: Status | None = None, activity: str | None = None) -> None:
         """Update what is shown (either part may be left as it is)."""

@@ -1,0 +1,74 @@
+"""The live tail: what was appended to transcripts since they were last read, as lines for the queue's
+live panel. Read in the app's tail worker, never on the UI thread."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.text import Text
+
+from dreamtui.core.files import open_regular
+from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time, raw_record
+from dreamtui.tui.widgets.literal import literal
+from dreamtui.tui.widgets.queue_table import short_project
+
+READ_MAX_BYTES = 4 * 1024 * 1024
+"""At most this much of one file is read per change (a huge append is shown over several)."""
+
+
+class LiveTail:
+    """Offsets of the transcripts read so far; :meth:`read_new_lines` returns what came after them.
+
+    One reader at a time (a lock), so each line is shown once when changes arrive close together.
+    """
+
+    def __init__(self, root: Path, project_name: Callable[[str], str]) -> None:
+        self.root = root
+        self.project_name = project_name
+        self._offsets: dict[Path, int] = {}
+        self._lock = threading.Lock()
+
+    def start_at(self, path: Path, offset: int) -> None:
+        """Show only what is appended to ``path`` after ``offset`` (what the watcher found at start)."""
+        with self._lock:
+            self._offsets[path] = offset
+
+    def read(self, paths: list[Path]) -> list[Text]:
+        """The new lines of every path in ``paths``, in order."""
+        with self._lock:
+            return [line for path in paths for line in self._read(path)]
+
+    def read_new_lines(self, path: Path) -> list[Text]:
+        """The complete lines appended to ``path`` since it was last read here, one Text each."""
+        with self._lock:
+            return self._read(path)
+
+    def _read(self, path: Path) -> list[Text]:
+        start = self._offsets.get(path, 0)
+        try:
+            with open_regular(path) as fh:  # a FIFO or a device is refused at once: the tail never hangs
+                size = os.fstat(fh.fileno()).st_size
+                if size < start:
+                    start = 0
+                fh.seek(start)
+                data = fh.read(min(size - start, READ_MAX_BYTES))
+        except OSError:
+            return []
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        self._offsets[path] = start + end + 1
+        project = path.parent.name if path.parent != self.root else ""
+        out: list[Text] = []
+        for raw in data[: end + 1].splitlines():
+            rec = raw_record(0, raw)
+            for role, text in rec.texts:
+                out.append(Text.assemble((local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
+                                         (short_project(self.project_name(project), 16) + " " if project else "",
+                                          "dim"),
+                                         (f"{role:<9} ", ROLE_STYLE.get(role, "")),
+                                         literal(text, 200, one_line=True)))
+        return out
