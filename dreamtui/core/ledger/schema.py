@@ -1,7 +1,8 @@
 """The ledger's schema and its migrations (run once per open, inside one write transaction).
 
 A schema change goes in :data:`SCHEMA` (add columns/tables with ``IF NOT EXISTS``); a column added to a
-table that already shipped goes in :data:`ADDED_COLUMNS` too.
+table that already shipped goes in :data:`ADDED_COLUMNS` too. Hand-written on purpose: two added
+columns and one table rebuild do not pay for a migration framework (Alembic would bring SQLAlchemy in).
 """
 
 from __future__ import annotations
