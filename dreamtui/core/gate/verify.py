@@ -31,7 +31,6 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
-from functools import lru_cache
 from itertools import accumulate
 from json.encoder import encode_basestring, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
@@ -222,12 +221,24 @@ def safe_chars(norm_quote: str) -> frozenset[str]:
     return frozenset(_NON_ASCII.findall(norm_quote)) - {"\ufffd"}
 
 
-@lru_cache(maxsize=4096)
+_STABLE = {"\n"}  # characters seen that :func:`_unstable` found stable
+
+
 def _unstable(char: str) -> bool:
     """Whether a line holding ``char`` beyond ASCII may hold text whose NFC form differs from it (a
     combining mark, a character NFC replaces or joins to the one before): for quotes with keys
     beyond ASCII, such a line is searched whatever its keys."""
     return bool(unicodedata.combining(char)) or char in _JOINS_BEFORE or unicodedata.normalize("NFC", char) != char
+
+
+def _stable(char: str) -> bool:
+    """Not :func:`_unstable` (every ASCII character is stable)."""
+    if char.isascii() or char in _STABLE:
+        return True
+    if _unstable(char):
+        return False
+    _STABLE.add(char)
+    return True
 
 
 def _index_keys(norm_quote: str) -> frozenset[bytes | str]:
@@ -308,7 +319,10 @@ class _LineIndex:
     def _add_chars(self, wide_text: str, chars: frozenset[str], first: int) -> None:
         """Note the lines holding each wanted character, and those whose text may not be NFC, from
         ``wide_text``: the characters beyond ASCII of the lines from ``first``, line by line."""
-        unstable = {c for c in set(wide_text) if c != "\n" and _unstable(c)}
+        unstable = set()
+        for char in set(wide_text) - _STABLE:  # each character looked at once per process
+            if not _stable(char):
+                unstable.add(char)
         if not chars and not unstable:
             return
         lines = self.lines
