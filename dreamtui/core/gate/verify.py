@@ -170,7 +170,7 @@ _WIDE_BYTES = bytes(range(128, 256))
 # ASCII characters a key never holds: what normalisation makes of other characters (quotes, dashes;
 # ";", "`" and "K" from U+037E, U+1FEF and the Kelvin sign), the backslash, and the space
 _NOT_IN_KEYS = frozenset("\"'\\-;`K ")
-_PUNCTUATION = "!#$%&()*+,./:<=>?@[]^_{|}~"
+_PUNCTUATION = b"!#$%&()*+,./:<=>?@[]^_{|}~"  # stripped from a piece before it is compared with _COMMON
 # characters of no canonical class that NFC may join to the character before them (Indic vowel
 # signs, Hangul vowel and final jamo...): with the combining marks and the characters NFC replaces,
 # what makes a line's text other than its NFC form (:func:`_unstable`)
@@ -182,8 +182,8 @@ _JOINS_BEFORE = frozenset(
 INDEX_FROM = 20
 """A batch of at least this many quotes reads each file into an index (the quotes' pieces and
 characters per line) instead of searching the file once per quote: about where the two cost the
-same on real sessions (the index costs a file's reading ~15 times over, whatever the number of
-quotes; see ``docs/gate.md``)."""
+same on real sessions (the index costs about as much as 16 to 24 one-quote searches, whatever the
+number of quotes; see ``docs/gate.md``)."""
 _CHARS_BELOW = 3
 """A quote with fewer rare pieces than this is indexed by its characters beyond ASCII too (Chinese
 and Japanese, written without spaces); one with more needs no more keys."""
@@ -249,7 +249,7 @@ def _index_keys(norm_quote: str) -> frozenset[bytes | str]:
     the quote is searched through each file instead."""
     pieces = safe_pieces(norm_quote)
     rare = frozenset(p for p in pieces if not p.isascii() or (
-        len(p) >= 3 and p.strip(_PUNCTUATION.encode()).lower() not in _COMMON))
+        len(p) >= 3 and p.strip(_PUNCTUATION).lower() not in _COMMON))
     keys: frozenset[bytes | str] = rare or pieces
     if len(rare) < _CHARS_BELOW:
         keys = keys.union(safe_chars(norm_quote))
