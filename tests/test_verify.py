@@ -639,13 +639,17 @@ def test_lines_whose_text_may_not_be_nfc_and_every_space_beyond_ascii_are_known(
 
 _PIECES = ["the", "linter", "K", "café", "thích", "cho", "tôi", "用户", "级别", "配置", "テスト", "всегда", "ветку",
            "데이터", "ó", "e\u0301", "\u212a", "’", "“", "—", "-", "'", '"', "\\", "/", "\u00a0", "\u3000", "\n",
-           "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd"]
+           "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd",
+           # forms neither NFC nor NFD, Hangul jamo, singletons, spaces beyond ASCII, punctuation in words
+           "ê\u0301", "a\u0323", "\u1100\u1161", "\u212b", "\u0958", "e\u0316\u0301", "\u2028", "\u202f", "(đ)",
+           "x/y", "a=b", "<b>", "được,"]
 
 
 def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, monkeypatch) -> None:
     """Random text in many scripts, with curly quotes, dashes, odd spaces, escapes, combining
-    marks and emoji, written as UTF-8, NFD or ``ensure_ascii``: every quote cut from it (and every
-    altered one) gets from the batch index exactly what the one-quote search gives."""
+    marks, jamo, singletons and emoji, written as UTF-8, NFD, ``ensure_ascii``, with escaped slashes,
+    or as it came after its words glued in NFC: every quote cut from it (and every altered one) gets
+    from the batch index exactly what the one-quote search gives."""
     import random
 
     from dreamtui.core.gate import verify
@@ -653,16 +657,19 @@ def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, mo
 
     monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
     rng = random.Random(16)
-    for case in range(40):
+    for case in range(48):
         texts = [" ".join(rng.choice(_PIECES) + rng.choice(["", "", rng.choice(_PIECES)]) for _ in range(40))
                  for _ in range(3)]
         lines = []
         for i, text in enumerate(texts):
-            form = case % 3
+            form = case % 4
             body = unicodedata.normalize("NFD", text) if form == 1 else text
+            if form == 3:  # the words glued in NFC (every needle on the line), then the text as it came
+                body = "_".join(unicodedata.normalize("NFC", text).split(" ")) + "\n" + text
             record = {"type": "user" if i % 2 else "assistant", "uuid": f"c{case}-{i}",
                       "message": {"role": "user", "content": body}}
-            lines.append(json.dumps(record, ensure_ascii=form == 2))
+            line = json.dumps(record, ensure_ascii=form == 2)
+            lines.append(line.replace("/", "\\/") if case % 5 == 4 else line)  # a writer escaping slashes
         path = tmp_path / f"case{case}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
         quotes = []
