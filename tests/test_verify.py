@@ -364,7 +364,7 @@ def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) ->
 
 
 def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path, monkeypatch) -> None:
-    """The word index of a batch blanks JSON escapes: a quote written after a newline escape, with
+    """The index of a batch blanks JSON escapes: a quote written after a newline escape, with
     \\uXXXX escapes (ensure_ascii), in NFD, with escaped slashes or letters, verifies exactly as alone."""
     from dreamtui.core.gate import verify
     from dreamtui.core.gate.verify import verify_quotes
@@ -503,8 +503,8 @@ def _script_quotes() -> list[str]:
 
 
 def test_batch_index_finds_every_script_exactly_as_one_by_one(tmp_path: Path, monkeypatch) -> None:
-    """Quotes in Chinese, Japanese, Vietnamese, Russian and Korean: the batch (index of words,
-    characters and syllables) gives every place one by one gives, and no other, in NFC, NFD and
+    """Quotes in Chinese, Japanese, Vietnamese, Russian and Korean: the batch (index of pieces
+    and characters) gives every place one by one gives, and no other, in NFC, NFD and
     \\u-escaped records; altered quotes verify in neither; a quote only in tool output says tool."""
     from dreamtui.core.gate import verify
     from dreamtui.core.gate.verify import verify_quotes
