@@ -364,7 +364,7 @@ def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) ->
 
 
 def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path, monkeypatch) -> None:
-    """The word index of a batch blanks JSON escapes: a quote written after a newline escape, with
+    """The index of a batch blanks JSON escapes: a quote written after a newline escape, with
     \\uXXXX escapes (ensure_ascii), in NFD, with escaped slashes or letters, verifies exactly as alone."""
     from dreamtui.core.gate import verify
     from dreamtui.core.gate.verify import verify_quotes
@@ -386,20 +386,25 @@ def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path
     # a writer that escapes letters and slashes (valid JSON, no ordinary writer does it)
     lines.append('{"type":"user","uuid":"u9","message":{"role":"user","content":'
                  '"please run the caf\\u00e9 \\u006cinter\\/formatter before every single push today"}}')
+    # the same, its words also glued in the string: one by one finds the escaped place, so must the batch
+    lines.append('{"type":"user","uuid":"u10","message":{"role":"user","content":"the_linter/formatter_before_'
+                 'every_single_push\\n then run the \\u006cinter\\/formatter before every single push again"}}')
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     quotes = [said, "run the café linter/formatter before every single push",
               "please run the cafe linter/formatter before every single push today",
               "the café linter/formatter before every single push today and"]
     quotes += [f"{q} " for q in quotes] + ["please run the café linter before every push",
-                                           "linter/formatter before every single push today"]
+                                           "linter/formatter before every single push today",
+                                           "run the linter/formatter before every single push"]
     batch = verify_quotes(quotes, [path])
     single = [verify_quote(q, [path]) for q in quotes]
     assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
     # escaped slashes and letters are not searched for (alone or in a batch): lines 2 and 7 are not places
     assert batch[0].verified and {m.line for m in batch[0].matches} == {1, 3, 4, 5, 6}
-    assert {m.line for m in batch[-1].matches} == {1, 3, 4, 5, 6}
-    assert not batch[2].verified and not batch[-2].verified
+    assert {m.line for m in batch[-2].matches} == {1, 3, 4, 5, 6}
+    assert [m.line for m in batch[-1].matches] == [8]
+    assert not batch[2].verified and not batch[-3].verified
 
 
 def test_batch_index_read_in_small_slices_gives_the_same_places(corpus: Path, monkeypatch) -> None:
@@ -498,8 +503,8 @@ def _script_quotes() -> list[str]:
 
 
 def test_batch_index_finds_every_script_exactly_as_one_by_one(tmp_path: Path, monkeypatch) -> None:
-    """Quotes in Chinese, Japanese, Vietnamese, Russian and Korean: the batch (index of words,
-    characters and syllables) gives every place one by one gives, and no other, in NFC, NFD and
+    """Quotes in Chinese, Japanese, Vietnamese, Russian and Korean: the batch (index of pieces
+    and characters) gives every place one by one gives, and no other, in NFC, NFD and
     \\u-escaped records; altered quotes verify in neither; a quote only in tool output says tool."""
     from dreamtui.core.gate import verify
     from dreamtui.core.gate.verify import verify_quotes
@@ -517,36 +522,134 @@ def test_batch_index_finds_every_script_exactly_as_one_by_one(tmp_path: Path, mo
     assert not any(v.verified for v in batch[n:2 * n])
     assert all(v.verified for v in batch[2 * n:-1])
     assert batch[-1].verified and {m.provenance for m in batch[-1].matches} == {"tool"}
-    # syllables filtering every candidate list changes nothing either
-    monkeypatch.setattr(verify, "_SYLLABLES_FROM", 0)
-    again = verify_quotes(quotes, [path])
-    assert [(v.verified, v.matches) for v in again] == [(v.verified, v.matches) for v in batch]
 
 
-def test_index_keys_are_in_every_form_a_transcript_may_hold() -> None:
-    """The keys a line must hold (words, characters, syllables) come from the quote's own runs, in
-    NFC or the part NFD leaves: never a character a decomposed or escaped record would lack."""
-    from dreamtui.core.gate.verify import safe_chars, safe_syllables, safe_tokens
+def test_batch_finds_text_in_any_normal_form_where_one_by_one_does(tmp_path: Path, monkeypatch) -> None:
+    """A record may hold a text in a form neither NFC nor NFD (a precomposed letter and a combining
+    tone mark, as some Vietnamese keyboards type; Hangul as jamo; a singleton) while its composed
+    words also sit in the same string, glued: one by one finds the quote there (its needles are in
+    the string, the string normalises to the quote), so the batch must too, although no key is
+    whole on that line."""
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
 
-    vi = normalize("giải thích cho tôi để")
-    assert frozenset({"ả", "\u0309"}) in safe_chars(vi)  # ả, or its hook above when decomposed
-    assert frozenset({"thích", unicodedata.normalize("NFD", "thích")}) in safe_syllables(vi)
-    assert safe_syllables(normalize("我希望的是 MCP 文件是用户级别的")) == []  # no inner piece of letters only
-    assert {"用", "户"} <= {c for g in safe_chars(normalize("MCP文件是用户级别的")) for c in g}
-    assert safe_tokens(normalize("run the linter/formatter before every push")) == {
-        b"the", b"linter", b"formatter", b"before", b"every"}
-    assert safe_chars("plain ASCII words only here") == []
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)
+    texts = {
+        "vi": "bạn cần giải thích cho tôi biết để tôi có thể hiểu hết mọi thứ",
+        "ko": "테스트를 실행하기 전에 항상 데이터베이스 마이그레이션을 먼저 적용해야 합니다",
+        "sv": "kör alltid linter på Ångström filen innan du pushar ändringarna idag",
+    }
+    odd = {
+        # ế as ê + acute, ệ as ê + dot below: canonically the same, bytes of neither form
+        "vi": texts["vi"].replace("ế", "ê\u0301").replace("ể", "ê\u0309").replace("ạ", "a\u0323"),
+        "ko": unicodedata.normalize("NFD", texts["ko"][:12]) + texts["ko"][12:],  # jamo, then syllables
+        "sv": texts["sv"].replace("Å", "\u212b"),  # the Angstrom sign, which NFC makes Å
+    }
+    rows = []
+    for lang, text in texts.items():
+        glued = "_".join(text.split(" "))  # every needle on the line, no key whole
+        rows.append({"type": "user", "uuid": f"{lang}-odd", "message": {"role": "user",
+                                                                         "content": f"{glued}\n{odd[lang]}"}})
+        rows.append({"type": "user", "uuid": f"{lang}-glued", "message": {"role": "user", "content": glued}})
+    path = write_jsonl(tmp_path / "p" / "forms.jsonl", rows)
+    quotes = [" ".join(t.split(" ")[1:10]) for t in texts.values()]
+    quotes += [q.replace(q.split(" ")[4], "khác") for q in quotes]
+    single = [verify_quote(q, [path]) for q in quotes]
+    batch = verify_quotes(quotes, [path])
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    assert [v.verified for v in batch] == [True, True, True, False, False, False]
+    assert all([m.uuid for m in v.matches] == [v.matches[0].uuid] for v in batch[:3])
+    assert all(v.matches[0].uuid.endswith("-odd") for v in batch[:3])
+
+
+def test_batch_splits_pieces_at_every_kind_of_space(tmp_path: Path, monkeypatch) -> None:
+    """Words a record separates with a no-break space, a line separator, an ideographic space or a
+    narrow no-break space (raw or escaped) are whole keys of the line: the batch finds the quote,
+    whether it has keys beyond ASCII or only ASCII ones."""
+    from dreamtui.core.gate import verify
+    from dreamtui.core.gate.verify import verify_quotes
+
+    monkeypatch.setattr(verify, "INDEX_FROM", 2)
+    said = ("always\u00a0run the\u2028linter\u3000before every\u202fsingle push to the\u2003main branch "
+            "và luôn\u00a0kiểm\u3000tra\u2029trước khi\u00a0gửi")
+    rows = [{"type": "user", "uuid": "raw", "message": {"role": "user", "content": said}}]
+    path = write_jsonl(tmp_path / "p" / "spaces.jsonl", rows)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": "escaped", "message": {"role": "user", "content": said}})
+                 + "\n")
+    english = ["always run the linter before every single push to the main",
+               "run the linter before every single push to the main branch"]
+    vietnamese = ["the main branch và luôn kiểm tra trước khi gửi", "và luôn kiểm tra trước khi gửi"]
+    for quotes in (english + ["never run the linter before every single push to the main"],
+                   english + vietnamese):
+        batch = verify_quotes(quotes, [path])
+        assert [(v.verified, v.matches) for v in batch] == [(v.verified, v.matches) for v in
+                                                            (verify_quote(q, [path]) for q in quotes)]
+        assert [v.verified for v in batch] == [True, True, *[q.startswith(("the main", "và")) for q in quotes[2:]]]
+        assert {m.uuid for m in batch[0].matches} == {"raw", "escaped"}
+
+
+def test_index_keys_are_whole_pieces_and_characters_a_line_holding_the_quote_holds() -> None:
+    """The keys a line must hold are the quote's inner pieces (what lies between two spaces) in NFC
+    and, for text without spaces, its characters: never a piece normalisation may have made from
+    something else (quotes, dashes, ``;``, `````, ``K``), nor the quote's first or last piece (a quote
+    may begin or end mid-word)."""
+    from dreamtui.core.gate.verify import safe_chars, safe_pieces
+
+    assert safe_pieces(normalize("run the linter/formatter before every push")) == {
+        b"the", b"linter/formatter", b"before", b"every"}
+    assert safe_pieces(normalize("so \u201cdon\u2019t\u201d push \u2014 a re-run; `make` 5K (then) wait")) == {
+        b"push", b"a", b"(then)"}
+    vi = normalize("giải thi\u0301ch cho tôi để")  # typed decomposed, keyed composed
+    assert safe_pieces(vi) == {"thích".encode(), b"cho", "tôi".encode()}
+    assert safe_pieces(normalize("我希望的是 MCP 文件是用户级别的")) == {b"MCP"}
+    assert {"用", "户"} <= safe_chars(normalize("MCP文件是用户级别的"))
+    assert safe_chars("plain ASCII words only here") == frozenset()
+
+
+def test_lines_whose_text_may_not_be_nfc_and_every_space_beyond_ascii_are_known() -> None:
+    """A line is searched for keys beyond ASCII whatever it holds when it has a character that makes
+    its text differ from NFC (a combining mark, a character NFC replaces or joins to the one before);
+    the index splits pieces at every whitespace character beyond ASCII. Both lists checked against
+    the whole of Unicode."""
+    import re
+    import sys
+
+    from dreamtui.core.gate import verify
+
+    joins = set()
+    for code in range(0x80, sys.maxunicode + 1):
+        parts = unicodedata.decomposition(chr(code)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            joins.add(chr(int(parts[1], 16)))
+    joins |= {chr(c) for c in range(0x1161, 0x1176)} | {chr(c) for c in range(0x11A8, 0x11C3)}  # Hangul jamo
+    assert all(verify._unstable(c) for c in joins)
+    for stable in "éảệ가用ыß→│":
+        assert not verify._unstable(stable), stable
+    for unstable in ("\u0301", "\u0323", "\u212b", "\u2000", "\uf900", "\u09be", "\u1161", "\u3099"):
+        assert verify._unstable(unstable), hex(ord(unstable))
+    spaces = [chr(c) for c in range(0x80, sys.maxunicode + 1) if chr(c).isspace()]
+    wide = b"".join(c.encode() + b"x" for c in spaces)
+    assert len(verify._WIDE_SPACE.findall(wide)) == len(spaces)
+    others = b"".join(chr(c).encode() for c in range(0x80, 0x3100) if not chr(c).isspace()
+                      and not 0xD800 <= c < 0xE000)
+    assert verify._WIDE_SPACE.search(others) is None
+    assert not re.search(rb"\s", verify._PIECE_BREAKS[33:127])
 
 
 _PIECES = ["the", "linter", "K", "café", "thích", "cho", "tôi", "用户", "级别", "配置", "テスト", "всегда", "ветку",
            "데이터", "ó", "e\u0301", "\u212a", "’", "“", "—", "-", "'", '"', "\\", "/", "\u00a0", "\u3000", "\n",
-           "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd"]
+           "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd",
+           # forms neither NFC nor NFD, Hangul jamo, singletons, spaces beyond ASCII, punctuation in words
+           "ê\u0301", "a\u0323", "\u1100\u1161", "\u212b", "\u0958", "e\u0316\u0301", "\u2028", "\u202f", "(đ)",
+           "x/y", "a=b", "<b>", "được,"]
 
 
 def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, monkeypatch) -> None:
     """Random text in many scripts, with curly quotes, dashes, odd spaces, escapes, combining
-    marks and emoji, written as UTF-8, NFD or ``ensure_ascii``: every quote cut from it (and every
-    altered one) gets from the batch index exactly what the one-quote search gives."""
+    marks, jamo, singletons and emoji, written as UTF-8, NFD, ``ensure_ascii``, with escaped slashes,
+    or as it came after its words glued in NFC: every quote cut from it (and every altered one) gets
+    from the batch index exactly what the one-quote search gives."""
     import random
 
     from dreamtui.core.gate import verify
@@ -554,16 +657,19 @@ def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, mo
 
     monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
     rng = random.Random(16)
-    for case in range(40):
+    for case in range(48):
         texts = [" ".join(rng.choice(_PIECES) + rng.choice(["", "", rng.choice(_PIECES)]) for _ in range(40))
                  for _ in range(3)]
         lines = []
         for i, text in enumerate(texts):
-            form = case % 3
+            form = case % 4
             body = unicodedata.normalize("NFD", text) if form == 1 else text
+            if form == 3:  # the words glued in NFC (every needle on the line), then the text as it came
+                body = "_".join(unicodedata.normalize("NFC", text).split(" ")) + "\n" + text
             record = {"type": "user" if i % 2 else "assistant", "uuid": f"c{case}-{i}",
                       "message": {"role": "user", "content": body}}
-            lines.append(json.dumps(record, ensure_ascii=form == 2))
+            line = json.dumps(record, ensure_ascii=form == 2)
+            lines.append(line.replace("/", "\\/") if case % 5 == 4 else line)  # a writer escaping slashes
         path = tmp_path / f"case{case}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
         quotes = []

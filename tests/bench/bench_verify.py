@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from dreamtui.core.gate.verify import normalize, refusal, safe_tokens, verify_quote, verify_quotes  # noqa: E402
+from dreamtui.core.gate.verify import normalize, refusal, safe_pieces, verify_quote, verify_quotes  # noqa: E402
 from dreamtui.core.ingest import records  # noqa: E402
 
 CORPUS = Path(os.environ.get("DREAMTUI_TEST_SHARED", REPO.parent / "shared")) / "corpus" / "projects"
@@ -132,9 +132,9 @@ def main() -> None:
     real, false = pick_quotes(files, args.quotes, random.Random(args.seed))
     quotes = real + false
     print(f"{len(files)} files, {size / 1e6:.1f} MB; {len(real)} real and {len(false)} altered quotes")
-    wordless = sum(1 for q in quotes if not safe_tokens(normalize(q)))
+    wordless = sum(1 for q in quotes if not any(p.isascii() for p in safe_pieces(normalize(q))))
     beyond = sum(1 for q in quotes if not normalize(q).isascii())
-    print(f"quotes beyond ASCII: {beyond}; without an ASCII word to index (Chinese, Japanese...): {wordless}")
+    print(f"quotes beyond ASCII: {beyond}; without an ASCII piece to index (Chinese, Japanese...): {wordless}")
     baseline(quotes[:1], files)  # warm the page cache
     (t_batch, t_one, t_base), (batch, single, hits) = best_cpu(
         [verify_quotes, one_by_one, baseline], quotes, files, args.reps)

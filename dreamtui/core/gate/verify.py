@@ -12,10 +12,12 @@ How it works (see ``transcript-format.md``, "Encoding"):
    lines that hold it are decoded.
    Many quotes at once (:func:`verify_quotes`, what the gate uses) read each file once: with
    :data:`INDEX_FROM` quotes or more, into an index of the keys each line holds, keys that work
-   for any script: ASCII words held whole (:func:`safe_tokens`) and characters beyond ASCII in
-   either normal form (:func:`safe_chars`). Only the lines holding all of a quote's keys are
-   searched for its needles (narrowed by whole syllables, :func:`safe_syllables`, when a quote has
-   many such lines); the same lines pass as with one search per quote, so the answers are the same.
+   for any script: the quote's inner pieces between two spaces, held whole (:func:`safe_pieces`:
+   words with their punctuation, paths, Vietnamese syllables...), and for text written without
+   spaces its characters beyond ASCII (:func:`safe_chars`). Only the lines holding all of a quote's
+   keys (or with something that could hide one: a ``\\u`` escape, text not in NFC) are searched
+   for its needles; the batch never misses a place the one-quote search finds, so the answers are
+   the same.
 4. Confirm: walk every string value of the decoded record; the normalised quote must lie inside one
    normalised string. Each place is reported with its provenance (``records.provenance_of``) and
    whether the record is a copy (an ``agent_progress`` record, or a repeat of a string already
@@ -145,188 +147,213 @@ def _forms_of(run: str, nfd: str) -> tuple[list[bytes], list[bytes]]:
     return utf8, escaped
 
 
-# an ASCII word whose neighbours are ASCII (or U+FFFD) but neither a letter, a digit, "-" nor "_"
-_WORD_EDGE = "[\\x00-\\x2c\\x2e\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\x7f\\ufffd]"
-_ALNUM_TOKEN = re.compile(f"(?<={_WORD_EDGE})[A-Za-z0-9]+(?={_WORD_EDGE})")
 _NON_ASCII = re.compile("[^\\x00-\\x7f]")
 _ESCAPE = re.compile(rb"\\(?:u[0-9a-fA-F]{4}|.)")
-# a \u escape of an ASCII letter or digit (no ordinary writer makes one): its line is always searched
-_ALNUM_ESCAPE = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA])")
+# the escapes every writer makes: blanked first, so a line rarely has a backslash left
+_PLAIN_ESCAPE = re.compile(rb'\\[nt"\\rbf]')
+# a \u escape of a printable ASCII character, or an escaped slash (no ordinary writer makes either):
+# the index blanks it, so its line is always searched for quotes with ASCII keys (an escaped backslash
+# before "/" or "u00.." looks the same: that line is searched too, which changes nothing but time)
+_ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]|\\/")
 # a \u escape of a character beyond ASCII (an ensure_ascii writer; a lone surrogate): for quotes
-# indexed by characters, its line is always searched (an escaped backslash before "u" and four hex
-# digits looks the same: that line is searched too, which changes nothing but time)
+# with keys beyond ASCII, its line is always searched, and for their escaped needles
 _WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
-# what the index splits a line into words at: all but ASCII letters, digits, "-" and "_" (which keep
-# an identifier, a path or a UUID one word: fewer words to look at) and the line break
-_SEPARATE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or chr(c) in "-_\n") else 32 for c in range(256))
+# every whitespace character beyond ASCII, as UTF-8 (NEL, no-break space, Ogham space, the spaces
+# U+2000-U+200A, line and paragraph separators, narrow no-break, medium mathematical, ideographic)
+_WIDE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)|\xe3\x80\x80")
+# what the index splits a line into pieces at: ASCII whitespace and control characters (the line
+# break kept: it ends a line); for a batch without keys beyond ASCII, every byte beyond ASCII too
+_PIECE_BREAKS = bytes(32 if (c < 33 or c == 127) and c != 10 else c for c in range(256))
+_ASCII_PIECE_BREAKS = bytes(32 if (c < 33 or c >= 127) and c != 10 else c for c in range(256))
 _ASCII_BUT_BREAK = bytes(c for c in range(128) if c != 10)
+_WIDE_BYTES = bytes(range(128, 256))
+# ASCII characters a key never holds: what normalisation makes of other characters (quotes, dashes;
+# ";", "`" and "K" from U+037E, U+1FEF and the Kelvin sign), the backslash, and the space
+_NOT_IN_KEYS = frozenset("\"'\\-;`K ")
+_PUNCTUATION = b"!#$%&()*+,./:<=>?@[]^_{|}~"  # stripped from a piece before it is compared with _COMMON
+# characters of no canonical class that NFC may join to the character before them (Indic vowel
+# signs, Hangul vowel and final jamo...): with the combining marks and the characters NFC replaces,
+# what makes a line's text other than its NFC form (:func:`_unstable`)
+_JOINS_BEFORE = frozenset(
+    [chr(c) for c in (0x9BE, 0x9D7, 0xB3E, 0xB56, 0xB57, 0xBBE, 0xBD7, 0xCC2, 0xCD5, 0xCD6, 0xD3E, 0xD57,
+                      0xDCF, 0xDDF, 0xFB5, 0xFB7, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0,
+                      0x114BA, 0x114BD, 0x115AF, 0x11930)]
+    + [chr(c) for c in range(0x1161, 0x1176)] + [chr(c) for c in range(0x11A8, 0x11C3)])
 INDEX_FROM = 20
-"""A batch of at least this many quotes reads each file into an index (the quotes' words and
+"""A batch of at least this many quotes reads each file into an index (the quotes' pieces and
 characters per line) instead of searching the file once per quote: about where the two cost the
-same on real sessions (the index costs a file's reading ~20 times over, whatever the number of
-quotes; see ``docs/gate.md``)."""
+same on real sessions (the index costs about as much as 16 to 24 one-quote searches, whatever the
+number of quotes; see ``docs/gate.md``)."""
 _CHARS_BELOW = 3
-"""A quote with fewer rare words than this is indexed by its characters beyond ASCII too (Chinese,
-Vietnamese...); one with more (English with an arrow or a box-drawing line) needs no more keys."""
-_SYLLABLES_FROM = 4
-"""A quote with more candidate lines than this in a file, and syllables (:func:`safe_syllables`),
-keeps only the lines holding them whole."""
+"""A quote with fewer rare pieces than this is indexed by its characters beyond ASCII too (Chinese
+and Japanese, written without spaces); one with more needs no more keys."""
 _INDEX_SLICE = 8 * 1024 * 1024  # the index reads a file in slices of whole lines of about this size
 _COMMON = frozenset(
     b"a an and are as at be but by can do for from has have i if in is it its not of on or so that the "
     b"then this to was we will with you".split()
 )
-"""Words on nearly every long line: a quote is indexed by its other words when it has some."""
+"""Words on nearly every long line: a quote is indexed by its other pieces when it has some."""
 
 
-def safe_tokens(norm_quote: str) -> frozenset[bytes]:
-    """ASCII words of the normalised quote that any line holding it holds as whole words.
+def safe_pieces(norm_quote: str) -> frozenset[bytes]:
+    """Pieces of the normalised quote that any line holding it holds whole, as UTF-8 (NFC).
 
-    A line whose record has a string holding the quote holds each of these as a maximal run of ASCII
-    letters, digits, ``-`` and ``_`` once JSON escapes are blanked (:class:`_LineIndex`): the word is
-    whole in the quote and its neighbours are ASCII (or U+FFFD, a bad byte) but not ``-`` or ``_``,
-    never the quote's start or end (a quote may begin or end mid-word), so no escape, combining mark
-    or neighbour can join it. Words with ``K`` are left out (the Kelvin sign normalises to it).
-    """
-    return frozenset(w.encode("ascii") for w in _ALNUM_TOKEN.findall(norm_quote) if "K" not in w)
+    A piece is what lies between two spaces of the quote (never its first or last: a quote may begin
+    or end mid-word) when it holds no ASCII character normalisation may have made or a JSON writer
+    escapes (quotes, dashes, ``;``, `````, ``K``, the backslash) and no U+FFFD. In the record's string,
+    the piece lies between two whitespace characters, exactly as written when the line's text is in
+    NFC (:func:`_unstable` tells which lines may not be); in the line, once JSON escapes are blanked
+    and whitespace and control characters read as spaces (:class:`_LineIndex`), it is one whole
+    piece. Words, paths, numbers with their punctuation, Vietnamese syllables, Russian words..."""
+    if not norm_quote.isascii() and "\ufffd" in norm_quote:
+        inner = [p for p in norm_quote.split(" ")[1:-1] if "\ufffd" not in p]
+    else:
+        inner = norm_quote.split(" ")[1:-1]
+    return frozenset(p.encode("utf-8") for p in inner if p and _NOT_IN_KEYS.isdisjoint(p) and p.isprintable())
 
 
-def safe_chars(norm_quote: str) -> list[frozenset[str]]:
-    """Characters beyond ASCII that any line holding the normalised quote holds as UTF-8 (or the line
-    has a ``\\u`` escape of such a character): for each character of the quote's runs, itself or
-    (when NFD takes it apart) one character beyond ASCII of its decomposition, since a transcript may
-    hold either form (:func:`needles`). Han, kana, Hangul, Vietnamese, Cyrillic...: the keys of text
-    without ASCII words."""
-    groups: list[frozenset[str]] = []
+def safe_chars(norm_quote: str) -> frozenset[str]:
+    """Characters beyond ASCII of the normalised quote (U+FFFD aside): any line holding the quote
+    holds each of them as UTF-8 when the line's text is in NFC (:func:`_unstable`) and has no ``\\u``
+    escape of such a character. The keys of text written without spaces (Chinese, Japanese)."""
     if norm_quote.isascii():
-        return groups
-    for char in set(_NON_ASCII.findall(norm_quote)) - {"\ufffd"}:
-        parts = unicodedata.normalize("NFD", char)
-        if parts == char:
-            groups.append(frozenset(char))
-            continue
-        wide = [p for p in parts if not p.isascii()]
-        if wide:  # the decomposed form holds its last part beyond ASCII (a mark, a jamo) instead
-            groups.append(frozenset((char, wide[-1])))
-    return groups
+        return frozenset()
+    return frozenset(_NON_ASCII.findall(norm_quote)) - {"\ufffd"}
 
 
-def safe_syllables(norm_quote: str) -> list[frozenset[str]]:
-    """Words with letters beyond ASCII (Vietnamese syllables, accented or Cyrillic words...) that any
-    line holding the normalised quote holds whole, in NFC or NFD, once JSON escapes are blanked and
-    the line is split at whitespace: the quote's inner space-separated pieces made only of letters.
-    Each piece is one run of :func:`needles`, and the spaces around it can only come from whitespace
-    or an escape (``\\n``, ``\\t``). Where single characters are weak keys (every line of a language
-    holds its letters), these tell the lines apart."""
-    groups: list[frozenset[str]] = []
-    if norm_quote.isascii():
-        return groups
-    for piece in set(norm_quote.split(" ")[1:-1]):
-        if len(piece) > 1 and not piece.isascii() and piece.isalpha():
-            groups.append(frozenset((piece, unicodedata.normalize("NFD", piece))))
-    return groups
+_STABLE = {"\n"}  # characters seen that :func:`_unstable` found stable
 
 
-def _index_keys(norm_quote: str) -> tuple[frozenset[bytes | str], list[frozenset[str]]]:
-    """What the index looks up for a quote: keys a line holding it must all hold, and groups of
-    keys of which such a line holds one (a character or the part its decomposed form holds). The
-    keys are the quote's safe words (:func:`safe_tokens`) of three characters or more that are not
-    common (all of them when it has no such word) and, when it has fewer than :data:`_CHARS_BELOW`
-    such words, its safe characters (:func:`safe_chars`). None at all: the quote is searched
-    through each file instead."""
-    words = safe_tokens(norm_quote)
-    rare = frozenset(w for w in words if len(w) >= 3 and w not in _COMMON)
-    single: set[bytes | str] = set(rare or words)
-    either: list[frozenset[str]] = []
-    for group in safe_chars(norm_quote) if len(rare) < _CHARS_BELOW else ():
-        if len(group) == 1:
-            single |= group
-        else:
-            either.append(group)
-    return frozenset(single), either
+def _unstable(char: str) -> bool:
+    """Whether a line holding ``char`` beyond ASCII may hold text whose NFC form differs from it (a
+    combining mark, a character NFC replaces or joins to the one before): for quotes with keys
+    beyond ASCII, such a line is searched whatever its keys."""
+    return bool(unicodedata.combining(char)) or char in _JOINS_BEFORE or unicodedata.normalize("NFC", char) != char
 
 
-_Wanted = tuple[frozenset[bytes], frozenset[str], bool]
-"""The keys of a batch: its words, its characters beyond ASCII, and whether a quote holds text beyond
-ASCII (then the lines with ``\\u`` escapes of such text are noted)."""
+def _stable(char: str) -> bool:
+    """Not :func:`_unstable` (every ASCII character is stable)."""
+    if char.isascii() or char in _STABLE:
+        return True
+    if _unstable(char):
+        return False
+    _STABLE.add(char)
+    return True
+
+
+def _index_keys(norm_quote: str) -> frozenset[bytes | str]:
+    """What the index looks up for a quote: keys a line holding it must all hold. The quote's safe
+    pieces (:func:`safe_pieces`) that are beyond ASCII or of three characters or more and not a
+    common word (all of them when it has no such piece) and, when it has fewer than
+    :data:`_CHARS_BELOW` such pieces, its characters beyond ASCII (:func:`safe_chars`). None at all:
+    the quote is searched through each file instead."""
+    pieces = safe_pieces(norm_quote)
+    rare = frozenset(p for p in pieces if not p.isascii() or (
+        len(p) >= 3 and p.strip(_PUNCTUATION).lower() not in _COMMON))
+    keys: frozenset[bytes | str] = rare or pieces
+    if len(rare) < _CHARS_BELOW:
+        keys = keys.union(safe_chars(norm_quote))
+    return keys
+
+
+class _Wanted:
+    """The keys of a batch: its pieces, its characters beyond ASCII, whether a key lies beyond
+    ASCII, and whether a quote does (then the lines with ``\\u`` escapes of such text are noted)."""
+
+    __slots__ = ("pieces", "chars", "wide_keys", "wide_quotes")
+
+    def __init__(self, batch: list[_Quote]) -> None:
+        keys = frozenset().union(*(q.keys for q in batch))
+        self.pieces = frozenset(k for k in keys if isinstance(k, bytes))
+        self.chars = frozenset(k for k in keys if isinstance(k, str))
+        self.wide_keys = any(q.wide_keys for q in batch)
+        self.wide_quotes = not all(q.nq.isascii() for q in batch)
 
 
 class _LineIndex:
-    """The lines of one file that hold each wanted key: an ASCII word (see :func:`safe_tokens`) or a
-    character beyond ASCII (see :func:`safe_chars`)."""
+    """The lines of one file that hold each wanted key: a piece (see :func:`safe_pieces`) or a
+    character beyond ASCII (see :func:`safe_chars`), and the lines searched whatever their keys."""
 
-    def __init__(self, data: bytes | mmap.mmap, words: frozenset[bytes], chars: frozenset[str],
-                 wide: bool) -> None:
+    def __init__(self, data: bytes | mmap.mmap, wanted: _Wanted) -> None:
         self.starts: list[int] = [0]  # line i is data[starts[i]:starts[i + 1] - 1]
         self.lines: dict[bytes | str, set[int]] = {}
         self.keys_present = self.lines.keys()
-        self.always_words: set[int] = set()
-        self.always_chars: set[int] = set()
-        self._data = data
-        self._syllables: dict[int, set[str]] = {}
+        self.always_ascii: set[int] = set()  # \\u escapes of ASCII, escaped slashes
+        self.escaped: set[int] = set()  # \\u escapes of characters beyond ASCII
+        self.always_wide: set[int] = set()  # those, and lines whose text may not be NFC
         size, start = len(data), 0
         while start < size:  # slices of whole lines: memory stays bounded however large the file
             cut = data.find(b"\n", min(start + _INDEX_SLICE, size))
             stop = size if cut < 0 else cut + 1
-            self._add(data[start:stop], words, chars, wide)
+            self._add(data[start:stop], wanted)
             start = stop
 
-    def _add(self, part: bytes, words: frozenset[bytes], chars: frozenset[str], wide: bool) -> None:
+    def _add(self, part: bytes, wanted: _Wanted) -> None:
         """Index the whole lines ``part`` (the file's bytes from ``self.starts[-1]``)."""
         first, base = len(self.starts) - 1, self.starts[-1]
         body = part[:-1] if part.endswith(b"\n") else part
-        raw_lines = body.split(b"\n")
-        self.starts += accumulate(map((1).__add__, map(len, raw_lines)), initial=self.starts.pop())
+        self.starts += accumulate(map((1).__add__, map(len, body.split(b"\n"))), initial=self.starts.pop())
+        blanked = body
+        if b"\\" in body:
+            blanked = _PLAIN_ESCAPE.sub(b"  ", body)  # as long as the escapes: offsets stay
+            if b"\\" in blanked:  # \u escapes, escaped slashes: the lines holding them, then blanked
+                self.always_ascii.update(self._lines_of(blanked, base, _ASCII_ESCAPE))
+                if wanted.wide_quotes:
+                    self.escaped.update(self._lines_of(blanked, base, _WIDE_ESCAPE))
+                    self.always_wide |= self.escaped
+                blanked = _ESCAPE.sub(b" ", blanked)
+        breaks = _ASCII_PIECE_BREAKS
+        if wanted.wide_keys and not body.isascii():
+            breaks = _PIECE_BREAKS
+            wide_bytes = body.translate(None, _ASCII_BUT_BREAK)  # ASCII bytes never sit inside a character
+            if _WIDE_SPACE.search(wide_bytes):
+                blanked = _WIDE_SPACE.sub(b" ", blanked)
+            self._add_chars(wide_bytes.decode("utf-8", "replace"), wanted.chars, first)
         lines = self.lines
-        if words:
-            tokens = map(bytes.split, _ESCAPE.sub(b" ", body).translate(_SEPARATE).split(b"\n"))
-            for i, found in enumerate(map(words.intersection, tokens), first):
+        if wanted.pieces:
+            pieces = map(bytes.split, blanked.translate(breaks).split(b"\n"))
+            for i, found in enumerate(map(wanted.pieces.intersection, pieces), first):
                 if found:
                     _note(lines, found, i)
-            if b"\\u00" in body:
-                self.always_words.update(self._lines_of(body, base, _ALNUM_ESCAPE))
-        if chars and not body.isascii():
-            # ASCII bytes never sit inside a UTF-8 character: dropping all but the line breaks keeps
-            # every character, line by line
-            texts = body.translate(None, _ASCII_BUT_BREAK).decode("utf-8", "replace").split("\n")
-            for i, text in enumerate(texts, first):
-                if text:
+
+    def _add_chars(self, wide_text: str, chars: frozenset[str], first: int) -> None:
+        """Note the lines holding each wanted character, and those whose text may not be NFC, from
+        ``wide_text``: the characters beyond ASCII of the lines from ``first``, line by line."""
+        unstable = set()
+        for char in set(wide_text) - _STABLE:  # each character looked at once per process
+            if not _stable(char):
+                unstable.add(char)
+        if not chars and not unstable:
+            return
+        lines = self.lines
+        for i, text in enumerate(wide_text.split("\n"), first):
+            if text:
+                if chars:
                     held = chars.intersection(text)
                     if held:
                         _note(lines, held, i)
-        if wide and b"\\u" in body:
-            self.always_chars.update(self._lines_of(body, base, _WIDE_ESCAPE))
-
-    def syllables(self, line: int) -> set[str]:
-        """The whitespace-separated pieces of a line once its JSON escapes are blanked (computed once,
-        for a line that is a candidate of a quote with many: see :func:`safe_syllables`)."""
-        got = self._syllables.get(line)
-        if got is None:
-            raw = bytes(self._data[self.starts[line]:self.starts[line + 1] - 1])
-            got = self._syllables[line] = set(_ESCAPE.sub(b" ", raw).decode("utf-8", "replace").split())
-        return got
+                if unstable and not unstable.isdisjoint(text):
+                    self.always_wide.add(i)
 
     def _lines_of(self, body: bytes, base: int, pattern: re.Pattern[bytes]) -> set[int]:
         """The lines where ``pattern`` matches in ``body`` (the file's bytes from ``base``, indexed)."""
         starts = self.starts
         return {bisect_right(starts, base + m.start()) - 1 for m in pattern.finditer(body)}
 
+    def always(self, q: _Quote) -> set[int]:
+        """The lines searched for quote ``q`` whatever keys they hold."""
+        if q.ascii_keys and self.always_ascii:
+            return self.always_ascii | self.always_wide if q.wide_keys else self.always_ascii
+        return self.always_wide if q.wide_keys else set()
+
     def candidates(self, q: _Quote) -> list[int]:
-        """The lines that may hold quote ``q`` (all of its keys, or a ``\\u`` escape that could hide
-        one), in file order."""
-        always = self.always_words if q.has_words else None
-        if q.has_chars and self.always_chars:
-            always = self.always_chars if not always else always | self.always_chars
-        if not self.keys_present >= q.single:  # the usual answer: the quote is not in this file
-            return sorted(always) if always else []
-        lines = self.lines
-        sets = [lines[k] for k in q.single]
-        for group in q.either:
-            got = [lines[k] for k in group if k in lines]
-            if not got:
-                return sorted(always) if always else []
-            sets.append(got[0] if len(got) == 1 else got[0].union(*got[1:]))
-        found = set.intersection(*sets)  # each step walks the smaller set
+        """The lines that may hold quote ``q`` (all of its keys, or a line searched whatever its
+        keys), in file order."""
+        always = self.always(q)
+        if not self.keys_present >= q.keys:  # the usual answer: the quote is not in this file
+            return sorted(always)
+        sets = sorted((self.lines[k] for k in q.keys), key=len)
+        found = sets[0].intersection(*sets[1:])
         if always:
             found |= always
         return sorted(found)
@@ -409,8 +436,8 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "utf8_groups", "exact", "reach", "text_groups", "keys", "single", "either",
-                 "has_words", "has_chars", "syllables", "found", "seen_strings")
+    __slots__ = ("nq", "groups", "utf8_groups", "exact", "reach", "text_groups", "keys", "ascii_keys",
+                 "wide_keys", "found", "seen_strings")
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
@@ -419,11 +446,11 @@ class _Quote:
         self.exact = b""
         self.text_groups: list[list[str]] = []
         self.reach = 8 * len(nq) + 64  # bytes around one needle where the others usually are
-        self.single, self.either = _index_keys(nq)
-        self.keys = self.single.union(*self.either)  # every key a line may be looked up by
-        self.has_chars = not nq.isascii() and any(isinstance(k, str) for k in self.keys)
-        self.has_words = any(isinstance(k, bytes) for k in self.single)
-        self.syllables = safe_syllables(nq)
+        self.keys = _index_keys(nq)  # every key a line holding the quote holds
+        # keys an escaped ASCII character may hide; keys beyond ASCII (a line not in NFC, or with
+        # \u escapes of such text, may hide them)
+        self.ascii_keys = any(isinstance(k, bytes) and k.translate(None, _WIDE_BYTES) for k in self.keys)
+        self.wide_keys = not nq.isascii() and any(not k.isascii() for k in self.keys)
         self.found: list[tuple[tuple[int, int, int, int], Match]] = []
         self.seen_strings: set[tuple[str, str]] = set()
 
@@ -528,12 +555,7 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     unreadable: list[str] = []
     if active:
         batch = list(active.values())
-        wanted = None
-        if len(batch) >= INDEX_FROM:
-            keys = frozenset().union(*(q.keys for q in batch))
-            wanted = (frozenset(k for k in keys if isinstance(k, bytes)),
-                      frozenset(k for k in keys if isinstance(k, str)),
-                      not all(q.nq.isascii() for q in batch))
+        wanted = _Wanted(batch) if len(batch) >= INDEX_FROM else None
         for file_no, fpath in enumerate(files):
             _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
@@ -602,11 +624,11 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
     """Fill ``hits`` through one index of the file (``wanted``: the keys of the batch): only the
     lines holding all of a quote's keys are searched for its needles (a quote without keys is
     searched through the file)."""
-    index = _LineIndex(data, *wanted)
-    starts, wide = index.starts, index.always_chars
+    index = _LineIndex(data, wanted)
+    starts, wide = index.starts, index.escaped
     present = index.keys_present
-    if not (index.always_words or wide):  # the usual answer, found at once: a key is nowhere here
-        batch = [q for q in batch if present >= q.single]
+    if not (index.always_ascii or index.always_wide):  # the usual answer, found at once: a key is nowhere here
+        batch = [q for q in batch if present >= q.keys]
     for q in batch:
         if not q.keys:
             _scan_search(data, q, hits)
@@ -615,9 +637,6 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
         if not lines:
             continue
         q.ready()
-        if q.syllables and len(lines) > _SYLLABLES_FROM:
-            lines = [i for i in lines if i in wide or all(
-                not group.isdisjoint(index.syllables(i)) for group in q.syllables)]
         for i in lines:
             start, end = starts[i], starts[i + 1] - 1
             # a line without \\u escapes of text beyond ASCII cannot hold their escaped forms
