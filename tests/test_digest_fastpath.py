@@ -9,6 +9,7 @@ in the order Claude Code writes keys and in other key orders of every record at 
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -234,3 +235,54 @@ def test_dedup_in_memory_keeps_what_hashed_keys_keep_and_stores_the_same_keys(tm
     assert in_memory.turns == with_hashes.turns == digest_file(path, cheap=False).turns
     assert len(in_memory.turns) < len([r for r in again if r.get("type") in ("assistant", "user")])
     assert memory.pending() == hashed.pending() and all(isinstance(k, str) for k in hashed.pending())
+
+
+# -- reading: a small file is read whole (one system call), a larger one in chunks: the same digest ----
+
+@pytest.mark.parametrize("tail", [b"", b"\n", PROMPT % (4, 4, b""), b"\n\n" + PROMPT % (5, 5, b"")])
+@pytest.mark.parametrize("body", [b"", PROMPT % (1, 1, b""), b"\n".join([PROMPT % (1, 1, b""), b"", REPLY % (1, b""),
+                                                                       b"  ", QUEUED % b"", b'{"half'])])
+def test_reading_a_file_whole_gives_what_reading_it_in_chunks_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    body: bytes, tail: bytes) -> None:
+    """Empty files, blank lines, a last line without its newline (not consumed: ``partial_tail``), a file
+    of one partial line: read whole, through the line scanner, and decoding everything, alike."""
+    from dreamtui.core.ingest import digest as digest_module
+
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(body + tail)
+    whole = digest_file(path)
+    monkeypatch.setattr(digest_module, "_WHOLE_FILE", 0)  # every file through the line scanner
+    chunked = digest_file(path)
+    full = digest_file(path, cheap=False)
+    assert whole.turns == chunked.turns == full.turns
+    assert whole.stats == chunked.stats == full.stats
+    assert whole.cwd == chunked.cwd == full.cwd
+    assert whole.stats.partial_tail == (not (body + tail).endswith(b"\n") and bool(body + tail))
+
+
+def test_a_file_over_the_whole_read_size_is_read_in_chunks_with_the_same_digest(tmp_path: Path) -> None:
+    from dreamtui.core.ingest import digest as digest_module
+
+    records = session_records(random.Random(11), 4000)
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(write_jsonl(records))
+    assert path.stat().st_size > digest_module._WHOLE_FILE  # the chunked path
+    assert_same_digest(path)
+    small = path.with_name("22222222-2222-4333-8444-555555555555.jsonl")
+    small.write_bytes(write_jsonl(records[:300]))
+    assert small.stat().st_size <= digest_module._WHOLE_FILE  # read whole
+    assert_same_digest(small)
+
+
+def test_a_fifo_or_folder_named_like_a_transcript_is_refused_in_one_line(tmp_path: Path) -> None:
+    from dreamtui.core.errors import TranscriptError
+
+    fifo = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
+    os.mkfifo(fifo)
+    folder = tmp_path / "22222222-2222-4333-8444-555555555555.jsonl"
+    folder.mkdir()
+    for path, words in ((fifo, "a FIFO"), (folder, "directory"), (tmp_path / "missing.jsonl", "does not exist")):
+        with pytest.raises(TranscriptError, match=words):
+            digest_file(path)

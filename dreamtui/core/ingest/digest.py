@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import io
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from dreamtui.core.ingest.tail import (
     TailRead,
     decode_line,
     open_transcript,
+    read_small_transcript,
 )
 from dreamtui.core.ingest.transcripts import FileKind, describe, kind_of
 from dreamtui.core.ledger import Ledger, offsets
@@ -343,6 +345,8 @@ _decode_cwd = msgspec.json.Decoder(_Cwd).decode
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
+_WHOLE_FILE = 1024 * 1024
+"""A transcript up to this size is read whole, in one system call (the line scanner's chunk size)."""
 _CHECKED_LINE = 8192
 """Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
 decoded at once (msgspec skipping a short line costs less than the test)."""
@@ -795,6 +799,17 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
     stats = DigestStats()
     digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
     turns: list[Turn] = []
+    data = read_small_transcript(path, min(_WHOLE_FILE, max_line)) if cheap else None
+    if data is not None:  # no line can be over max_line: the file is not
+        lines = io.BytesIO(data).readlines()
+        partial = bool(lines) and not lines[-1].endswith(b"\n")  # not consumed until its newline comes
+        if partial:
+            lines.pop()
+        digester.pairs(enumerate(lines, 1), turns)
+        tf = describe(path, data)
+        _finish_stats(stats, (), partial, data.rfind(b"\n") + 1 if partial else len(data), len(lines))
+        return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
+                      cwd=digester.cwd)
     with open_transcript(path) as fh:
         scanner = LineScanner(fh, max_line=max_line)
         if cheap:

@@ -26,7 +26,7 @@ import orjson
 
 from dreamtui.core import clock
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import NotRegularFile, open_regular
+from dreamtui.core.files import NotRegularFile, open_regular, read_regular
 from dreamtui.core.ledger import Ledger, offsets
 from dreamtui.core.ledger.offsets import FileState
 from dreamtui.core.text import without_surrogates
@@ -348,6 +348,15 @@ def open_transcript(path: Path | str) -> IO[bytes]:
     """
     try:
         return open_regular(path)
+    except OSError as exc:
+        raise _open_error(Path(path), exc) from exc
+
+
+def read_small_transcript(path: Path | str, limit: int = CHUNK) -> bytes | None:
+    """The whole transcript when it holds at most ``limit`` bytes, else None (read it with a
+    :class:`LineScanner`); raises :class:`TranscriptError` as :func:`open_transcript` does."""
+    try:
+        return read_regular(path, limit)
     except OSError as exc:
         raise _open_error(Path(path), exc) from exc
 
