@@ -400,17 +400,26 @@ class _Digester:
 
     # -- the fast path ---------------------------------------------------------------------------
 
-    def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn]) -> None:
+    def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn], ascii: bool = False) -> None:
         """Digest ``(line number, raw)`` pairs into ``out`` (bytes and lines are counted by the caller).
+        ``ascii``: the caller found every line ASCII (so valid UTF-8): no line is checked again."""
+        columns = tuple(zip(*pairs, strict=True))  # (numbers, raws), or () without lines
+        if columns:
+            self.lines(columns[0], columns[1], out, ascii)
 
-        The hot loop of the digest: an assistant record with one text block (how Claude Code writes
-        prose) is turned into its Turn inline; everything else goes through a method.
+    def lines(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool = False) -> None:
+        """Digest the lines ``raws`` (numbered ``numbers``) into ``out``: the fast path.
+
+        First every line is decoded (:meth:`_decoded`: in C, one call for all of them, a long line only
+        when the byte test keeps it); then the hot loop turns the records into Turns: an assistant
+        record with one text block (how Claude Code writes prose) and a plain prompt inline, everything
+        else through a method.
         """
+        numbers, raws, recs = self._decoded(numbers, raws)
         stats = self.stats
-        decode, exact, user, turns = _decode_record, self.exact, self._user_rec, self._assistant_turns
+        exact, user, turns = self.exact, self._user_rec, self._assistant_turns
         main = self.kind == "main"
         compact = self.kind == "compact"
-        checked = _CHECKED_LINE if self.cheap else 1 << 62
         state, file = self.state, self.file
         blocks, persons = state.blocks, state.persons
         new_block, new_person = state.new_block, state.new_person
@@ -419,12 +428,8 @@ class _Digester:
         chars = 0  # of the turns made inline (the methods count their own)
         fast = inline and bool(self.cwd)  # turns may be made inline (the first one sets cwd)
         prose = "subagent" if self.kind == "subagent" else "text"
-        for line_no, raw in pairs:
-            if len(raw) > checked and not needed(raw, 0, len(raw)):
-                continue
-            try:
-                rec = decode(raw)
-            except _NOT_DECODED:
+        for line_no, raw, rec in zip(numbers, raws, recs):  # noqa: B905 (the three are as long)
+            if rec is None:  # msgspec refused it: the exact path repairs, counts or skips it
                 exact(raw, line_no, out)
                 continue
             try:
@@ -450,7 +455,7 @@ class _Digester:
                         continue
                     if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
                         continue
-                    if not fast or rec.isSidechain is True or not raw.isascii():
+                    if not fast or rec.isSidechain is True or not (ascii or raw.isascii()):
                         turns(rec, raw, [text], line_no, out)
                         fast = inline and bool(self.cwd)
                         continue
@@ -476,9 +481,10 @@ class _Digester:
                         if rec.toolUseResult:
                             continue
                         role, kind, text = classify(content)
-                        if role != PERSON or _harness(rec):
+                        if role != PERSON or rec.isMeta is True or rec.isCompactSummary is True \
+                                or rec.isVisibleInTranscriptOnly is True:  # _harness, inline
                             continue
-                        if not raw.isascii() and not _valid_utf8(raw):
+                        if not ascii and not raw.isascii() and not _valid_utf8(raw):
                             exact(raw, line_no, out)
                             continue
                         if not fast or kind == "interrupt" or state.queued_any:
@@ -505,6 +511,27 @@ class _Digester:
                 stats.skipped_lines += 1
                 stats.malformed += 1
         stats.chars += chars
+
+    def _decoded(self, numbers: Sequence[int], raws: Sequence[bytes],
+                 ) -> tuple[Sequence[int], Sequence[bytes], list[_Record | None]]:
+        """The lines worth decoding and their records (None where msgspec refuses the line).
+
+        A line over :data:`_CHECKED_LINE` bytes is left out unless :func:`needed` keeps it (a short one
+        costs msgspec less than the byte test would). The lines are decoded by ``map`` in C; a line that
+        raises leaves the records before it in the list (``list.extend`` keeps what it took), a None
+        stands for it, and decoding goes on with the next line.
+        """
+        if self.cheap and raws and max(map(len, raws)) > _CHECKED_LINE:
+            kept = [i for i, raw in enumerate(raws) if len(raw) <= _CHECKED_LINE or needed(raw, 0, len(raw))]
+            numbers, raws = [numbers[i] for i in kept], [raws[i] for i in kept]
+        recs: list[_Record | None] = []
+        decoding = map(_decode_record, raws)
+        while True:
+            try:
+                recs.extend(decoding)
+                return numbers, raws, recs
+            except _NOT_DECODED:
+                recs.append(None)
 
     def _queued_rec(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
         """Text typed while the agent was busy (:func:`records.pieces` of a queue operation)."""
@@ -805,7 +832,7 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
         partial = bool(lines) and not lines[-1].endswith(b"\n")  # not consumed until its newline comes
         if partial:
             lines.pop()
-        digester.pairs(enumerate(lines, 1), turns)
+        digester.lines(range(1, len(lines) + 1), lines, turns, data.isascii())
         tf = describe(path, data)
         _finish_stats(stats, (), partial, data.rfind(b"\n") + 1 if partial else len(data), len(lines))
         return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
