@@ -823,25 +823,18 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
     Raises :class:`~dreamtui.core.errors.TranscriptError` when the file cannot be read.
     """
     path = path if isinstance(path, Path) else Path(path)
+    if cheap:
+        data = read_small_transcript(path, min(_WHOLE_FILE, max_line))
+        if data is not None:  # no line can be over max_line: the file is not
+            return _digest_whole(path, data, kind, interrupts, state)
     stats = DigestStats()
     digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
     turns: list[Turn] = []
-    data = read_small_transcript(path, min(_WHOLE_FILE, max_line)) if cheap else None
-    if data is not None:  # no line can be over max_line: the file is not
-        lines = io.BytesIO(data).readlines()
-        partial = bool(lines) and not lines[-1].endswith(b"\n")  # not consumed until its newline comes
-        if partial:
-            lines.pop()
-        digester.lines(range(1, len(lines) + 1), lines, turns, data.isascii())
-        tf = describe(path, data)
-        _finish_stats(stats, (), partial, data.rfind(b"\n") + 1 if partial else len(data), len(lines))
-        return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
-                      cwd=digester.cwd)
     with open_transcript(path) as fh:
         scanner = LineScanner(fh, max_line=max_line)
         if cheap:
-            for batch in scanner.batches():
-                digester.pairs(batch, turns)
+            for numbers, raws in scanner.columns():
+                digester.lines(numbers, raws, turns)
         else:
             exact = digester.exact
             for line_no, _offset, raw in scanner:
@@ -850,6 +843,27 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
     return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
                   cwd=digester.cwd)
+
+
+def _digest_whole(path: Path, data: bytes, kind: FileKind | None, interrupts: bool,
+                  state: DigestState | None) -> Digest:
+    """:func:`digest_file` of a file read whole (``data``): its lines cut by ``io.BytesIO`` in C, one
+    ASCII check for all of them, the path parsed once."""
+    tf = describe(path, data)
+    name = str(path)
+    stats = DigestStats()
+    digester = _Digester(name, kind or tf.kind, state or DigestState(), stats, interrupts)
+    turns: list[Turn] = []
+    lines = io.BytesIO(data).readlines()
+    partial = bool(lines) and not lines[-1].endswith(b"\n")  # not consumed until its newline comes
+    if partial:
+        lines.pop()
+    if lines:
+        digester.lines(range(1, len(lines) + 1), lines, turns, data.isascii())
+    stats.bytes = data.rfind(b"\n") + 1 if partial else len(data)
+    stats.lines = len(lines)
+    stats.partial_tail = partial
+    return Digest(session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd)
 
 
 def _finish_stats(stats: DigestStats, oversized: Sequence[int], partial: bool, nbytes: int,
