@@ -455,11 +455,14 @@ class _Digester:
                         continue
                     if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
                         continue
-                    if not fast or rec.isSidechain is True or not (ascii or raw.isascii()):
+                    if not fast or rec.isSidechain is True:
                         turns(rec, raw, [text], line_no, out)
                         fast = inline and bool(self.cwd)
                         continue
-                    # one text block, an ASCII line, the state in memory: _assistant_turns inline
+                    if not ascii and not raw.isascii() and not _valid_utf8(raw):
+                        exact(raw, line_no, out)  # bad bytes: repaired and counted there
+                        continue
+                    # one text block, valid UTF-8, the state in memory: _assistant_turns inline
                     stripped = text.strip()
                     if stripped:
                         owner = message.id or rec.uuid
