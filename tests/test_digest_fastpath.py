@@ -286,3 +286,25 @@ def test_a_fifo_or_folder_named_like_a_transcript_is_refused_in_one_line(tmp_pat
     for path, words in ((fifo, "a FIFO"), (folder, "directory"), (tmp_path / "missing.jsonl", "does not exist")):
         with pytest.raises(TranscriptError, match=words):
             digest_file(path)
+
+
+@pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xed\xa0\x80", b"\xc3("])
+def test_a_reply_with_bad_bytes_after_the_first_turns_is_repaired_and_counted(tmp_path: Path, bad: bytes) -> None:
+    """Replies and prompts made into turns inline (once the first turn has set ``cwd``) are still checked
+    for bytes that are not UTF-8 in the fields msgspec skips: repaired and counted as decoding everything
+    does, while valid non-ASCII lines are kept as they are."""
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    reply = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
+             b'"text":"%s"}]},"uuid":"u%d","timestamp":"2026-03-01T10:00:%02d.000Z","version":"%s"}')
+    lines = [PROMPT % (1, 1, b""), reply % (1, b"first", 1, 1, b"2.0"),
+             reply % (2, "d\u00e9j\u00e0 vu \U0001f600".encode(), 2, 2, b"2.0"),
+             reply % (3, b"bad bytes beside me", 3, 3, bad), PROMPT % (2, 4, b',"version":"' + bad + b'"'),
+             reply % (4, "\u6e2c\u8a66".encode(), 4, 5, b"2.0")]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fast, full = digest_file(path), digest_file(path, cheap=False)
+    assert fast.turns == full.turns
+    assert fast.stats == full.stats
+    assert fast.stats.replaced == 2
+    assert [t.text for t in fast.turns][-4:] == ["d\u00e9j\u00e0 vu \U0001f600", "bad bytes beside me",
+                                                "keep the deploy log terse 2", "\u6e2c\u8a66"]
