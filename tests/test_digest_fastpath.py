@@ -252,12 +252,14 @@ def test_reading_a_file_whole_gives_what_reading_it_in_chunks_gives(tmp_path: Pa
     path.parent.mkdir(parents=True)
     path.write_bytes(body + tail)
     whole = digest_file(path)
+    monkeypatch.setattr(digest_module, "_BLOCK", 2)  # lines decoded two at a time
+    blocks = digest_file(path)
     monkeypatch.setattr(digest_module, "_WHOLE_FILE", 0)  # every file through the line scanner
     chunked = digest_file(path)
     full = digest_file(path, cheap=False)
-    assert whole.turns == chunked.turns == full.turns
-    assert whole.stats == chunked.stats == full.stats
-    assert whole.cwd == chunked.cwd == full.cwd
+    assert whole.turns == blocks.turns == chunked.turns == full.turns
+    assert whole.stats == blocks.stats == chunked.stats == full.stats
+    assert whole.cwd == blocks.cwd == chunked.cwd == full.cwd
     assert whole.stats.partial_tail == (not (body + tail).endswith(b"\n") and bool(body + tail))
 
 

@@ -24,6 +24,7 @@ import hashlib
 import heapq
 import io
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -347,6 +348,8 @@ _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
 _WHOLE_FILE = 1024 * 1024
 """A transcript up to this size is read whole, in one system call (the line scanner's chunk size)."""
+_BLOCK = 256
+"""Lines decoded together before their records are made into turns (:meth:`_Digester.lines`)."""
 _CHECKED_LINE = 8192
 """Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
 decoded at once (msgspec skipping a short line costs less than the test)."""
@@ -408,13 +411,19 @@ class _Digester:
             self.lines(columns[0], columns[1], out, ascii)
 
     def lines(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool = False) -> None:
-        """Digest the lines ``raws`` (numbered ``numbers``) into ``out``: the fast path.
+        """Digest the lines ``raws`` (numbered ``numbers``) into ``out``: the fast path, in blocks of
+        :data:`_BLOCK` lines (the records of one block are alive at once; a block stays in the caches)."""
+        if len(raws) <= _BLOCK:
+            self._block(numbers, raws, out, ascii)
+            return
+        for start in range(0, len(raws), _BLOCK):
+            self._block(numbers[start:start + _BLOCK], raws[start:start + _BLOCK], out, ascii)
 
-        First every line is decoded (:meth:`_decoded`: in C, one call for all of them, a long line only
+    def _block(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool) -> None:
+        """First every line is decoded (:meth:`_decoded`: in C, one call for all of them, a long line only
         when the byte test keeps it); then the hot loop turns the records into Turns: an assistant
         record with one text block (how Claude Code writes prose) and a plain prompt inline, everything
-        else through a method.
-        """
+        else through a method."""
         numbers, raws, recs = self._decoded(numbers, raws)
         stats = self.stats
         exact, user, turns = self.exact, self._user_rec, self._assistant_turns
@@ -525,8 +534,8 @@ class _Digester:
         stands for it, and decoding goes on with the next line.
         """
         if self.cheap and raws and max(map(len, raws)) > _CHECKED_LINE:
-            kept = [i for i, raw in enumerate(raws) if len(raw) <= _CHECKED_LINE or needed(raw, 0, len(raw))]
-            numbers, raws = [numbers[i] for i in kept], [raws[i] for i in kept]
+            kept = [len(raw) <= _CHECKED_LINE or needed(raw, 0, len(raw)) for raw in raws]
+            numbers, raws = list(compress(numbers, kept)), list(compress(raws, kept))
         recs: list[_Record | None] = []
         decoding = map(_decode_record, raws)
         while True:
