@@ -9,6 +9,7 @@ in the order Claude Code writes keys and in other key orders of every record at 
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -234,3 +235,78 @@ def test_dedup_in_memory_keeps_what_hashed_keys_keep_and_stores_the_same_keys(tm
     assert in_memory.turns == with_hashes.turns == digest_file(path, cheap=False).turns
     assert len(in_memory.turns) < len([r for r in again if r.get("type") in ("assistant", "user")])
     assert memory.pending() == hashed.pending() and all(isinstance(k, str) for k in hashed.pending())
+
+
+# -- reading: a small file is read whole (one system call), a larger one in chunks: the same digest ----
+
+@pytest.mark.parametrize("tail", [b"", b"\n", PROMPT % (4, 4, b""), b"\n\n" + PROMPT % (5, 5, b"")])
+@pytest.mark.parametrize("body", [b"", PROMPT % (1, 1, b""), b"\n".join([PROMPT % (1, 1, b""), b"", REPLY % (1, b""),
+                                                                       b"  ", QUEUED % b"", b'{"half'])])
+def test_reading_a_file_whole_gives_what_reading_it_in_chunks_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    body: bytes, tail: bytes) -> None:
+    """Empty files, blank lines, a last line without its newline (not consumed: ``partial_tail``), a file
+    of one partial line: read whole, through the line scanner, and decoding everything, alike."""
+    from dreamtui.core.ingest import digest as digest_module
+
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(body + tail)
+    whole = digest_file(path)
+    monkeypatch.setattr(digest_module, "_BLOCK", 2)  # lines decoded two at a time
+    blocks = digest_file(path)
+    monkeypatch.setattr(digest_module, "_WHOLE_FILE", 0)  # every file through the line scanner
+    chunked = digest_file(path)
+    full = digest_file(path, cheap=False)
+    assert whole.turns == blocks.turns == chunked.turns == full.turns
+    assert whole.stats == blocks.stats == chunked.stats == full.stats
+    assert whole.cwd == blocks.cwd == chunked.cwd == full.cwd
+    assert whole.stats.partial_tail == (not (body + tail).endswith(b"\n") and bool(body + tail))
+
+
+def test_a_file_over_the_whole_read_size_is_read_in_chunks_with_the_same_digest(tmp_path: Path) -> None:
+    from dreamtui.core.ingest import digest as digest_module
+
+    records = session_records(random.Random(11), 4000)
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(write_jsonl(records))
+    assert path.stat().st_size > digest_module._WHOLE_FILE  # the chunked path
+    assert_same_digest(path)
+    small = path.with_name("22222222-2222-4333-8444-555555555555.jsonl")
+    small.write_bytes(write_jsonl(records[:300]))
+    assert small.stat().st_size <= digest_module._WHOLE_FILE  # read whole
+    assert_same_digest(small)
+
+
+def test_a_fifo_or_folder_named_like_a_transcript_is_refused_in_one_line(tmp_path: Path) -> None:
+    from dreamtui.core.errors import TranscriptError
+
+    fifo = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
+    os.mkfifo(fifo)
+    folder = tmp_path / "22222222-2222-4333-8444-555555555555.jsonl"
+    folder.mkdir()
+    for path, words in ((fifo, "a FIFO"), (folder, "directory"), (tmp_path / "missing.jsonl", "does not exist")):
+        with pytest.raises(TranscriptError, match=words):
+            digest_file(path)
+
+
+@pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xed\xa0\x80", b"\xc3("])
+def test_a_reply_with_bad_bytes_after_the_first_turns_is_repaired_and_counted(tmp_path: Path, bad: bytes) -> None:
+    """Replies and prompts made into turns inline (once the first turn has set ``cwd``) are still checked
+    for bytes that are not UTF-8 in the fields msgspec skips: repaired and counted as decoding everything
+    does, while valid non-ASCII lines are kept as they are."""
+    path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.parent.mkdir(parents=True)
+    reply = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
+             b'"text":"%s"}]},"uuid":"u%d","timestamp":"2026-03-01T10:00:%02d.000Z","version":"%s"}')
+    lines = [PROMPT % (1, 1, b""), reply % (1, b"first", 1, 1, b"2.0"),
+             reply % (2, "d\u00e9j\u00e0 vu \U0001f600".encode(), 2, 2, b"2.0"),
+             reply % (3, b"bad bytes beside me", 3, 3, bad), PROMPT % (2, 4, b',"version":"' + bad + b'"'),
+             reply % (4, "\u6e2c\u8a66".encode(), 4, 5, b"2.0")]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fast, full = digest_file(path), digest_file(path, cheap=False)
+    assert fast.turns == full.turns
+    assert fast.stats == full.stats
+    assert fast.stats.replaced == 2
+    assert [t.text for t in fast.turns][-4:] == ["d\u00e9j\u00e0 vu \U0001f600", "bad bytes beside me",
+                                                "keep the deploy log terse 2", "\u6e2c\u8a66"]

@@ -410,3 +410,31 @@ def test_a_dream_counts_repaired_records_in_the_waking_message(tmp_path: Path, g
         ledger.close()
     assert record.stats.records_repaired == 1
     assert "Repaired 1 record(s)" in waking_message(record)
+
+
+def test_a_small_transcript_is_read_whole_and_a_larger_or_growing_one_is_left_to_the_scanner(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_regular`` (the digest's read of a file up to 1 MB): the whole file, or None when it holds
+    more than the limit, also when it grew past the limit after its size was looked at."""
+    from dreamtui.core import files
+
+    path = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
+    path.write_bytes(b'{"type":"user"}\n' * 10)
+    assert files.read_regular(path, 160) == path.read_bytes()
+    assert files.read_regular(path, 159) is None
+    real_fstat = os.fstat
+
+    def smaller(fd: int) -> os.stat_result:  # the file grows between the fstat and the read
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 16,
+                               st.st_atime, st.st_mtime, st.st_ctime))
+
+    monkeypatch.setattr(files.os, "fstat", smaller)
+    assert files.read_regular(path, 1000) == path.read_bytes()  # read on to the end
+    assert files.read_regular(path, 100) is None  # grew past the limit: read it in chunks
+    monkeypatch.undo()
+    empty = tmp_path / "22222222-2222-4333-8444-555555555555.jsonl"
+    empty.write_bytes(b"")
+    assert files.read_regular(empty, 10) == b""
+    with pytest.raises(NotRegularFile):
+        files.read_regular(tmp_path, 10)

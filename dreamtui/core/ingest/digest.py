@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import io
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from dreamtui.core.ingest.tail import (
     TailRead,
     decode_line,
     open_transcript,
+    read_small_transcript,
 )
 from dreamtui.core.ingest.transcripts import FileKind, describe, kind_of
 from dreamtui.core.ledger import Ledger, offsets
@@ -343,6 +346,10 @@ _decode_cwd = msgspec.json.Decoder(_Cwd).decode
 _decode_queued = msgspec.json.Decoder(_Queued).decode
 _decode_value = msgspec.json.Decoder().decode
 _NOT_DECODED = (msgspec.DecodeError, RecursionError)  # msgspec.ValidationError is a DecodeError
+_WHOLE_FILE = 1024 * 1024
+"""A transcript up to this size is read whole, in one system call (the line scanner's chunk size)."""
+_BLOCK = 256
+"""Lines decoded together before their records are made into turns (:meth:`_Digester.lines`)."""
 _CHECKED_LINE = 8192
 """Lines longer than this take the byte test (:func:`needed`) before being decoded; shorter ones are
 decoded at once (msgspec skipping a short line costs less than the test)."""
@@ -396,17 +403,32 @@ class _Digester:
 
     # -- the fast path ---------------------------------------------------------------------------
 
-    def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn]) -> None:
+    def pairs(self, pairs: Iterable[tuple[int, bytes]], out: list[Turn], ascii: bool = False) -> None:
         """Digest ``(line number, raw)`` pairs into ``out`` (bytes and lines are counted by the caller).
+        ``ascii``: the caller found every line ASCII (so valid UTF-8): no line is checked again."""
+        columns = tuple(zip(*pairs, strict=True))  # (numbers, raws), or () without lines
+        if columns:
+            self.lines(columns[0], columns[1], out, ascii)
 
-        The hot loop of the digest: an assistant record with one text block (how Claude Code writes
-        prose) is turned into its Turn inline; everything else goes through a method.
-        """
+    def lines(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool = False) -> None:
+        """Digest the lines ``raws`` (numbered ``numbers``) into ``out``: the fast path, in blocks of
+        :data:`_BLOCK` lines (the records of one block are alive at once; a block stays in the caches)."""
+        if len(raws) <= _BLOCK:
+            self._block(numbers, raws, out, ascii)
+            return
+        for start in range(0, len(raws), _BLOCK):
+            self._block(numbers[start:start + _BLOCK], raws[start:start + _BLOCK], out, ascii)
+
+    def _block(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool) -> None:
+        """First every line is decoded (:meth:`_decoded`: in C, one call for all of them, a long line only
+        when the byte test keeps it); then the hot loop turns the records into Turns: an assistant
+        record with one text block (how Claude Code writes prose) and a plain prompt inline, everything
+        else through a method."""
+        numbers, raws, recs = self._decoded(numbers, raws)
         stats = self.stats
-        decode, exact, user, turns = _decode_record, self.exact, self._user_rec, self._assistant_turns
+        exact, user, turns = self.exact, self._user_rec, self._assistant_turns
         main = self.kind == "main"
         compact = self.kind == "compact"
-        checked = _CHECKED_LINE if self.cheap else 1 << 62
         state, file = self.state, self.file
         blocks, persons = state.blocks, state.persons
         new_block, new_person = state.new_block, state.new_person
@@ -415,12 +437,8 @@ class _Digester:
         chars = 0  # of the turns made inline (the methods count their own)
         fast = inline and bool(self.cwd)  # turns may be made inline (the first one sets cwd)
         prose = "subagent" if self.kind == "subagent" else "text"
-        for line_no, raw in pairs:
-            if len(raw) > checked and not needed(raw, 0, len(raw)):
-                continue
-            try:
-                rec = decode(raw)
-            except _NOT_DECODED:
+        for line_no, raw, rec in zip(numbers, raws, recs):  # noqa: B905 (the three are as long)
+            if rec is None:  # msgspec refused it: the exact path repairs, counts or skips it
                 exact(raw, line_no, out)
                 continue
             try:
@@ -446,11 +464,14 @@ class _Digester:
                         continue
                     if message.model == "<synthetic>" or rec.isApiErrorMessage is True:
                         continue
-                    if not fast or rec.isSidechain is True or not raw.isascii():
+                    if not fast or rec.isSidechain is True:
                         turns(rec, raw, [text], line_no, out)
                         fast = inline and bool(self.cwd)
                         continue
-                    # one text block, an ASCII line, the state in memory: _assistant_turns inline
+                    if not ascii and not raw.isascii() and not _valid_utf8(raw):
+                        exact(raw, line_no, out)  # bad bytes: repaired and counted there
+                        continue
+                    # one text block, valid UTF-8, the state in memory: _assistant_turns inline
                     stripped = text.strip()
                     if stripped:
                         owner = message.id or rec.uuid
@@ -472,9 +493,10 @@ class _Digester:
                         if rec.toolUseResult:
                             continue
                         role, kind, text = classify(content)
-                        if role != PERSON or _harness(rec):
+                        if role != PERSON or rec.isMeta is True or rec.isCompactSummary is True \
+                                or rec.isVisibleInTranscriptOnly is True:  # _harness, inline
                             continue
-                        if not raw.isascii() and not _valid_utf8(raw):
+                        if not ascii and not raw.isascii() and not _valid_utf8(raw):
                             exact(raw, line_no, out)
                             continue
                         if not fast or kind == "interrupt" or state.queued_any:
@@ -501,6 +523,27 @@ class _Digester:
                 stats.skipped_lines += 1
                 stats.malformed += 1
         stats.chars += chars
+
+    def _decoded(self, numbers: Sequence[int], raws: Sequence[bytes],
+                 ) -> tuple[Sequence[int], Sequence[bytes], list[_Record | None]]:
+        """The lines worth decoding and their records (None where msgspec refuses the line).
+
+        A line over :data:`_CHECKED_LINE` bytes is left out unless :func:`needed` keeps it (a short one
+        costs msgspec less than the byte test would). The lines are decoded by ``map`` in C; a line that
+        raises leaves the records before it in the list (``list.extend`` keeps what it took), a None
+        stands for it, and decoding goes on with the next line.
+        """
+        if self.cheap and raws and max(map(len, raws)) > _CHECKED_LINE:
+            kept = [len(raw) <= _CHECKED_LINE or needed(raw, 0, len(raw)) for raw in raws]
+            numbers, raws = list(compress(numbers, kept)), list(compress(raws, kept))
+        recs: list[_Record | None] = []
+        decoding = map(_decode_record, raws)
+        while True:
+            try:
+                recs.extend(decoding)
+                return numbers, raws, recs
+            except _NOT_DECODED:
+                recs.append(None)
 
     def _queued_rec(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
         """Text typed while the agent was busy (:func:`records.pieces` of a queue operation)."""
@@ -792,14 +835,18 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
     Raises :class:`~dreamtui.core.errors.TranscriptError` when the file cannot be read.
     """
     path = path if isinstance(path, Path) else Path(path)
+    if cheap:
+        data = read_small_transcript(path, min(_WHOLE_FILE, max_line))
+        if data is not None:  # no line can be over max_line: the file is not
+            return _digest_whole(path, data, kind, interrupts, state)
     stats = DigestStats()
     digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
     turns: list[Turn] = []
     with open_transcript(path) as fh:
         scanner = LineScanner(fh, max_line=max_line)
         if cheap:
-            for batch in scanner.batches():
-                digester.pairs(batch, turns)
+            for numbers, raws in scanner.columns():
+                digester.lines(numbers, raws, turns)
         else:
             exact = digester.exact
             for line_no, _offset, raw in scanner:
@@ -808,6 +855,27 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
     return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
                   cwd=digester.cwd)
+
+
+def _digest_whole(path: Path, data: bytes, kind: FileKind | None, interrupts: bool,
+                  state: DigestState | None) -> Digest:
+    """:func:`digest_file` of a file read whole (``data``): its lines cut by ``io.BytesIO`` in C, one
+    ASCII check for all of them, the path parsed once."""
+    tf = describe(path, data)
+    name = str(path)
+    stats = DigestStats()
+    digester = _Digester(name, kind or tf.kind, state or DigestState(), stats, interrupts)
+    turns: list[Turn] = []
+    lines = io.BytesIO(data).readlines()
+    partial = bool(lines) and not lines[-1].endswith(b"\n")  # not consumed until its newline comes
+    if partial:
+        lines.pop()
+    if lines:
+        digester.lines(range(1, len(lines) + 1), lines, turns, data.isascii())
+    stats.bytes = data.rfind(b"\n") + 1 if partial else len(data)
+    stats.lines = len(lines)
+    stats.partial_tail = partial
+    return Digest(session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd)
 
 
 def _finish_stats(stats: DigestStats, oversized: Sequence[int], partial: bool, nbytes: int,

@@ -16,9 +16,8 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import count
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,7 +25,7 @@ import orjson
 
 from dreamtui.core import clock
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import NotRegularFile, open_regular
+from dreamtui.core.files import NotRegularFile, open_regular, read_regular
 from dreamtui.core.ledger import Ledger, offsets
 from dreamtui.core.ledger.offsets import FileState
 from dreamtui.core.text import without_surrogates
@@ -165,9 +164,15 @@ class LineScanner:
 
     def batches(self) -> Iterator[Iterable[tuple[int, bytes]]]:
         """The complete lines as :meth:`__iter__` finds them, one batch of ``(line number, raw)`` per
-        chunk read, each ``raw`` still ending in its newline: read from the chunk by ``io.BytesIO``,
-        one line at a time, with no search or slice per line in Python (the digest's fast path).
-        ``head`` keeps the first chunk when reading from the start. Only without ``limit`` and ``keep``.
+        chunk read, each ``raw`` still ending in its newline (:meth:`columns`, paired)."""
+        for numbers, raws in self.columns():
+            yield zip(numbers, raws, strict=True)
+
+    def columns(self) -> Iterator[tuple[Sequence[int], list[bytes]]]:
+        """The complete lines as :meth:`__iter__` finds them, one batch per chunk read: ``(line numbers,
+        raws)``, each ``raw`` still ending in its newline, cut from the chunk by ``io.BytesIO`` in C with
+        no search or slice per line in Python (the digest's fast path). ``head`` keeps the first chunk
+        when reading from the start. Only without ``limit`` and ``keep``.
 
         A chunk is never copied: it is cut at its last newline (``BytesIO.truncate``) and the next
         read starts there. Consume each batch whole before asking for the next; if the consumer
@@ -206,9 +211,9 @@ class LineScanner:
                     lines = io.BytesIO(chunk)
                     if end < len(chunk):
                         lines.truncate(end)
-                    numbers = count(line_no + 1)
-                    yield zip(numbers, lines)  # noqa: B905 (count is endless: strict cannot hold)
-                    line_no = next(numbers) - 2  # zip took one number more than there were lines
+                    raws = lines.readlines()
+                    yield range(line_no + 1, line_no + 1 + len(raws)), raws
+                    line_no += len(raws)
                 base += end
                 if end < len(chunk):
                     if self._at_end:  # the file ends with it: a partial line, waiting for its newline
@@ -255,16 +260,17 @@ class LineScanner:
         self._at_end = len(chunk) < want
         return chunk
 
-    def _without_oversized(self, first: int, parts: list[bytes]) -> list[tuple[int, bytes]]:
-        """``(line number, raw + newline)`` of ``parts``; lines over ``max_line`` are counted in
+    def _without_oversized(self, first: int, parts: list[bytes]) -> tuple[list[int], list[bytes]]:
+        """``(line numbers, raws + newline)`` of ``parts``; lines over ``max_line`` are counted in
         ``oversized`` and left out."""
-        out = []
+        numbers, raws = [], []
         for line_no, raw in enumerate(parts, first):
             if len(raw) > self.max_line:
                 self.oversized.append(line_no)
             else:
-                out.append((line_no, raw + b"\n"))
-        return out
+                numbers.append(line_no)
+                raws.append(raw + b"\n")
+        return numbers, raws
 
     def _skip_rest(self, filepos: int) -> bytes | None:
         """Read on to the end of a huge line; return the bytes after its newline (None at EOF).
@@ -348,6 +354,15 @@ def open_transcript(path: Path | str) -> IO[bytes]:
     """
     try:
         return open_regular(path)
+    except OSError as exc:
+        raise _open_error(Path(path), exc) from exc
+
+
+def read_small_transcript(path: Path | str, limit: int = CHUNK) -> bytes | None:
+    """The whole transcript when it holds at most ``limit`` bytes, else None (read it with a
+    :class:`LineScanner`); raises :class:`TranscriptError` as :func:`open_transcript` does."""
+    try:
+        return read_regular(path, limit)
     except OSError as exc:
         raise _open_error(Path(path), exc) from exc
 
