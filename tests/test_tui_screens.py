@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -41,6 +42,11 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
         assert any("Dream cycle #1" in n.message for n in app._notifications)  # the waking message
         await show(pilot, "2")
         assert "0 with content not yet dreamed" in plain(app, "#sessions-info")
+        projects, sessions = (" | ".join(str(cell) for i in range(t.row_count) for cell in t.get_row_at(i))
+                              for t in (app.screen.query_one("#projects"), app.screen.query_one("#sessions")))
+        assert "payments-api" in projects.split(" | ") and "kim-src" not in projects  # named by the records' cwd
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", sessions)  # when it was read, in local time
+        assert not re.search(r"\d\dT\d\d:\d\d", sessions)  # not the raw ISO stamp
         await show(pilot, "3")  # Cycles: the history with its waking message
         assert "completed" in screen_text(app)
         assert "Phases: Light sleep → Deep sleep" in plain(app, "#waking")

@@ -16,6 +16,7 @@ from dreamtui.services.workspace import SessionRow
 from dreamtui.tui.messages import PathSkipped, ShowProposalsOf
 from dreamtui.tui.progress import dream_hint
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
+from dreamtui.tui.widgets.evidence import local_time
 from dreamtui.tui.widgets.literal import literal, literal_text
 from dreamtui.tui.widgets.queue_table import short_project
 
@@ -32,6 +33,8 @@ class SessionsData:
     rows: list[SessionRow]
     plan: DreamPlan
     skipped: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    """Each project folder's readable name (from its records' ``cwd``), read in the worker."""
 
 
 class SessionsScreen(BaseScreen[SessionsData]):
@@ -48,6 +51,7 @@ class SessionsScreen(BaseScreen[SessionsData]):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.by_project: dict[str, list[SessionRow]] = {}
+        self.names: dict[str, str] = {}
         self.current_project: str | None = None
         self.skipped: list[str] = []
 
@@ -69,13 +73,15 @@ class SessionsScreen(BaseScreen[SessionsData]):
     def load(self) -> SessionsData:
         skipped: list[str] = []
         rows = self.workspace.sessions(skipped)
-        return SessionsData(rows, self.workspace.dream_plan(), skipped)
+        names = {project: self.dream_app.project_namer(project) for project in {r.project for r in rows}}
+        return SessionsData(rows, self.workspace.dream_plan(), skipped, names)
 
     def show(self, data: SessionsData) -> None:
         rows, skipped = data.rows, data.skipped
         self.skipped = skipped
         for notice in skipped:  # the app shows each once
             self.post_message(PathSkipped(notice))
+        self.names = data.names
         self.by_project = defaultdict(list)
         for r in rows:
             self.by_project[r.project].append(r)
@@ -86,7 +92,7 @@ class SessionsScreen(BaseScreen[SessionsData]):
         for project, items in sorted(self.by_project.items()):
             waiting = sum(int(r.waiting or 0) for r in items)
             pending = sum(int(r.pending or 0) for r in items)
-            table.add_row(Text(short_project(project, 24), style="bold"), str(len(items)), kb(waiting),
+            table.add_row(Text(short_project(self.names.get(project, project), 24), style="bold"), str(len(items)), kb(waiting),
                           Text(str(pending), style="bold cyan" if pending else "dim"), key=project)
         if keep is not None and keep in self.by_project:
             table.move_cursor(row=table.get_row_index(keep))
@@ -120,8 +126,9 @@ class SessionsScreen(BaseScreen[SessionsData]):
                 Text(literal(r.session[:8], 8)), str(r.files), f"{int(r.lines or 0):,}",
                 f"{int(r.dreamed or 0):,}", kb(int(r.waiting or 0)),
                 Text(str(r.pending), style="bold cyan" if r.pending else "dim"),
-                Text(literal(r.updated or "not read yet", 20)), key=f"{project}\0{r.session}")
-        table.border_title = literal(project, 60, one_line=True)
+                Text(literal(local_time(r.updated, "%Y-%m-%d %H:%M") if r.updated else "not read yet", 20)),
+                key=f"{project}\0{r.session}")
+        table.border_title = literal(self.names.get(project, project), 60, one_line=True)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a project shows its sessions; Enter on a session, its proposals in the queue."""

@@ -85,15 +85,16 @@ FOLDED_TYPES = {"progress", "attachment", "file-history-snapshot", "permission-m
 FOLD_CHARS = 100  # tool output and tool calls longer than this (or over one line) fold to one line
 
 
-def local_time(stamp: str) -> str:
-    """An ISO timestamp as ``HH:MM:SS`` in the person's local time zone (as written when unparseable)."""
+def local_time(stamp: str, fmt: str = "%H:%M:%S") -> str:
+    """An ISO timestamp in the person's local time zone, ``HH:MM:SS`` unless ``fmt`` says otherwise
+    (the time part as written when unparseable)."""
     try:
         moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
-        return stamp[11:19] if len(stamp) >= 19 else stamp
+        return stamp[11:19] if len(stamp) >= 19 and fmt == "%H:%M:%S" else stamp
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone().strftime("%H:%M:%S")
+    return moment.astimezone().strftime(fmt)
 
 
 def is_folded(rec: RawRecord, role: str, body: str) -> bool:
