@@ -30,7 +30,11 @@ SHOTS: list[tuple[str, list[str], str]] = [
     ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),
     ("cycles", ["3"], "dream cycles with their waking messages"),
     ("briefings", ["4"], "the proposed briefing as a diff, with accept and reject"),
-    ("stats", ["a", "j", "r", "3", "enter", "a", "s", "a", "5"], "accept rate and the rest, after five decisions"),
+    (
+        "stats",
+        ["a", "j", "r", "3", "enter", "a", "s", "a", "5"],
+        "accept rate and the rest, after five decisions",
+    ),
     ("memory", ["a", "6", "j"], "the memory repo after one accept, the index gauge"),
     ("promotion", ["7"], "the promotion gates as a checklist"),
     ("help", ["question_mark"], "the help: every key of the queue and the global ones"),

@@ -11,7 +11,9 @@ from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared")  # a worktree elsewhere: set it
+SHARED = Path(
+    os.environ.get("DREAMTUI_TEST_SHARED") or REPO.parent / "shared"
+)  # a worktree elsewhere: set it
 CORPUS = SHARED / "corpus" / "projects"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

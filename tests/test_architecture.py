@@ -27,8 +27,10 @@ def test_core_and_cli_never_import_textual() -> None:
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dreamtui"
 LEDGER = PACKAGE / "core" / "ledger"
-SQL_STATEMENT = re.compile(r"^\s*((SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP|BEGIN|COMMIT|ROLLBACK|WITH|"
-                           r"VACUUM)\b|PRAGMA\s+\w+\s*(\(.*\)|=.*)?\s*$)")
+SQL_STATEMENT = re.compile(
+    r"^\s*((SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP|BEGIN|COMMIT|ROLLBACK|WITH|"
+    r"VACUUM)\b|PRAGMA\s+\w+\s*(\(.*\)|=.*)?\s*$)"
+)
 STATEMENT_CALLS = {"execute", "executemany", "executescript"}
 
 
@@ -49,27 +51,42 @@ def sql_outside_ledger(source: str, name: str) -> list[str]:
             found.append(f"{where}: import sqlite3")
         elif isinstance(node, ast.ImportFrom) and node.module == "sqlite3":
             found.append(f"{where}: from sqlite3 import")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in STATEMENT_CALLS and not _is_git(node.func.value)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in STATEMENT_CALLS
+            and not _is_git(node.func.value)
+        ):
             found.append(f"{where}: .{node.func.attr}(...)")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_STATEMENT.match(node.value):
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_STATEMENT.match(node.value)
+        ):
             found.append(f"{where}: {node.value.strip()[:60]!r}")
     return found
 
 
 def test_the_detector_finds_sql_spelled_or_run_in_any_way() -> None:
-    bad = ('import sqlite3\n'
-           'def f(ledger, c, x):\n'
-           '    ledger.query("SELECT 1 FROM candidates")\n'
-           '    ledger.query(f"UPDATE files SET offset = {x}")\n'
-           '    c.execute(x)\n'
-           '    c.executemany(x, [])\n')
+    bad = (
+        "import sqlite3\n"
+        "def f(ledger, c, x):\n"
+        '    ledger.query("SELECT 1 FROM candidates")\n'
+        '    ledger.query(f"UPDATE files SET offset = {x}")\n'
+        "    c.execute(x)\n"
+        "    c.executemany(x, [])\n"
+    )
     assert sorted(f.split(": ", 1)[1][:9] for f in sql_outside_ledger(bad, "bad.py")) == [
-        "'SELECT 1", "'UPDATE f", ".execute(", ".executem", "import sq"]
-    fine = ('def f(repo, git, path):\n'
-            '    repo.git.execute(["git", "status"])\n'
-            '    git.Git(str(path)).execute(["git", "init"])\n'
-            '    return "Select the lines to keep"\n')
+        "'SELECT 1",
+        "'UPDATE f",
+        ".execute(",
+        ".executem",
+        "import sq",
+    ]
+    fine = (
+        "def f(repo, git, path):\n"
+        '    repo.git.execute(["git", "status"])\n'
+        '    git.Git(str(path)).execute(["git", "init"])\n'
+        '    return "Select the lines to keep"\n'
+    )
     assert sql_outside_ledger(fine, "fine.py") == []
 
 
@@ -100,14 +117,17 @@ def any_returns(source: str, name: str) -> list[str]:
             if isinstance(returns, ast.Constant):  # a string annotation
                 returns = ast.parse(str(returns.value), mode="eval").body
             if (isinstance(returns, ast.Name) and returns.id == "Any") or (
-                    isinstance(returns, ast.Attribute) and returns.attr == "Any"):
+                isinstance(returns, ast.Attribute) and returns.attr == "Any"
+            ):
                 found.append(f"{name}:{node.lineno}: {node.name}")
     return found
 
 
 def test_the_detector_finds_a_public_any_return() -> None:
-    source = ("def f() -> Any: ...\ndef g() -> 'typing.Any': ...\ndef _h() -> Any: ...\ndef k() -> int: ...\n"
-              "class C:\n    def m(self) -> Any: ...\n")
+    source = (
+        "def f() -> Any: ...\ndef g() -> 'typing.Any': ...\ndef _h() -> Any: ...\ndef k() -> int: ...\n"
+        "class C:\n    def m(self) -> Any: ...\n"
+    )
     assert any_returns(source, "x.py") == ["x.py:1: f", "x.py:2: g", "x.py:6: m"]
 
 

@@ -48,20 +48,34 @@ def server() -> Iterator[FakeAnthropic]:
 
 
 def sessions(config: Config) -> tuple[Path, Path]:
-    one = write_session(config.transcripts, [("person", SAID_1), ("assistant", "Noted, no Friday deploys.")],
-                        project=SHOP, session=S1)
-    two = write_session(config.transcripts, [("person", SAID_2), ("assistant", "Understood.")],
-                        project=SHOP, session=S2)
+    one = write_session(
+        config.transcripts,
+        [("person", SAID_1), ("assistant", "Noted, no Friday deploys.")],
+        project=SHOP,
+        session=S1,
+    )
+    two = write_session(
+        config.transcripts, [("person", SAID_2), ("assistant", "Understood.")], project=SHOP, session=S2
+    )
     for p in (one, two):
         os.utime(p, (WRITTEN, WRITTEN))
     return one, two
 
 
 def append_person(path: Path, text: str) -> None:
-    rec = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/kim/shop",
-           "sessionId": path.stem, "version": "2.0.14", "gitBranch": "main",
-           "uuid": "00000000-0000-4000-8000-00000000abcd", "timestamp": "2026-03-10T21:00:00.000Z",
-           "type": "user", "message": {"role": "user", "content": text}}
+    rec = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/kim/shop",
+        "sessionId": path.stem,
+        "version": "2.0.14",
+        "gitBranch": "main",
+        "uuid": "00000000-0000-4000-8000-00000000abcd",
+        "timestamp": "2026-03-10T21:00:00.000Z",
+        "type": "user",
+        "message": {"role": "user", "content": text},
+    }
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(rec) + "\n")
     os.utime(path, (WRITTEN, WRITTEN))
@@ -73,13 +87,24 @@ def files_row(ledger: Ledger, path: Path) -> dict:
 
 
 def extractions(ledger: Ledger, path: Path) -> list[dict]:
-    return [dict(r) for r in ledger.query("SELECT * FROM extractions WHERE path = ? ORDER BY start_offset, id",
-                                          (file_key(path),))]
+    return [
+        dict(r)
+        for r in ledger.query(
+            "SELECT * FROM extractions WHERE path = ? ORDER BY start_offset, id", (file_key(path),)
+        )
+    ]
 
 
 def cli_run(config: Config, server: FakeAnthropic, *args: str) -> str:
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}
-    base = ["--state", str(config.state), "--memory", str(config.memory), "--transcripts", str(config.transcripts)]
+    base = [
+        "--state",
+        str(config.state),
+        "--memory",
+        str(config.memory),
+        "--transcripts",
+        str(config.transcripts),
+    ]
     res = CliRunner().invoke(cli, [*base, *args], env=env)
     assert res.exit_code == 0, res.output
     return res.stdout
@@ -89,14 +114,19 @@ def answer(req: dict) -> dict:
     """Session 1 succeeds with one real lesson; session 2's request fails."""
     text = req["params"]["messages"][0]["content"]
     if "billing" in text:
-        return {"type": "succeeded", "message": message({"candidates": [
-            lesson(QUOTE_1, claim="No billing deploys on Fridays.")]})}
-    return {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
-                                                                      "message": "Overloaded"}}}
+        return {
+            "type": "succeeded",
+            "message": message({"candidates": [lesson(QUOTE_1, claim="No billing deploys on Fridays.")]}),
+        }
+    return {
+        "type": "errored",
+        "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    }
 
 
 def test_collected_content_is_not_extracted_again_and_a_failed_request_gives_its_back(
-        config: Config, ledger: Ledger, server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    config: Config, ledger: Ledger, server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
     one, two = sessions(config)
     size_1, size_2 = one.stat().st_size, two.stat().st_size
     server.batch_answer = answer
@@ -134,10 +164,15 @@ def test_collected_content_is_not_extracted_again_and_a_failed_request_gives_its
     second = run_cycle(config, ledger, project=SHOP, date="2026-03-11")
     assert second.stats.sessions_new == 2 and second.stats.branches == 2
     ranges_1 = extractions(ledger, one)
-    assert [(r["start_offset"], r["end_offset"]) for r in ranges_1] == [(0, size_1), (size_1, one.stat().st_size)]
+    assert [(r["start_offset"], r["end_offset"]) for r in ranges_1] == [
+        (0, size_1),
+        (size_1, one.stat().st_size),
+    ]
     assert ranges_1[1]["extractor"] == "heuristic"
-    assert any(r["start_offset"] == 0 and r["error"] is None and r["extractor"] == "heuristic"
-               for r in extractions(ledger, two))
+    assert any(
+        r["start_offset"] == 0 and r["error"] is None and r["extractor"] == "heuristic"
+        for r in extractions(ledger, two)
+    )
     from_cycle = [c for c in ledger.list_candidates() if c.extractor == "heuristic"]
     quotes = " | ".join(c.quote for c in from_cycle)
     assert "billing" not in quotes  # the collected content was not extracted again
@@ -149,8 +184,9 @@ def test_collected_content_is_not_extracted_again_and_a_failed_request_gives_its
     assert third.stats.sessions_new == 0
 
 
-def test_only_the_undreamed_part_is_reserved_and_given_back(config: Config, ledger: Ledger,
-                                                           server: FakeAnthropic) -> None:
+def test_only_the_undreamed_part_is_reserved_and_given_back(
+    config: Config, ledger: Ledger, server: FakeAnthropic
+) -> None:
     one, _two = sessions(config)
     first = run_cycle(config, ledger, project=SHOP, date="2026-03-10")  # dreams both sessions offline
     assert first.stats.sessions_new == 2
@@ -172,14 +208,23 @@ def test_only_the_undreamed_part_is_reserved_and_given_back(config: Config, ledg
 
 
 def test_a_dream_cycle_that_collects_an_ad_hoc_batch_records_it_without_extracting_again(
-        config: Config, ledger: Ledger, server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    config: Config, ledger: Ledger, server: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An anthropic cycle collects every open batch, ad-hoc ones included, the same way as its own."""
     one, two = sessions(config)
-    server.batch_answer = lambda req: {"type": "succeeded", "message": message({"candidates": [
-        lesson(QUOTE_1, claim="No billing deploys on Fridays.")] if "billing" in
-        req["params"]["messages"][0]["content"] else []})}
-    ex = AnthropicExtractor(model="claude-sonnet-5-5", api_key="sk-ant-test", base_url=server.url, timeout=10,
-                            max_retries=0)
+    server.batch_answer = lambda req: {
+        "type": "succeeded",
+        "message": message(
+            {
+                "candidates": [lesson(QUOTE_1, claim="No billing deploys on Fridays.")]
+                if "billing" in req["params"]["messages"][0]["content"]
+                else []
+            }
+        ),
+    }
+    ex = AnthropicExtractor(
+        model="claude-sonnet-5-5", api_key="sk-ant-test", base_url=server.url, timeout=10, max_retries=0
+    )
     runner = BatchRunner(ex, ledger)
     batch_id, reserved = runner.submit_files([[one], [two]], lambda d: ExtractContext(project=d.project))
     assert [len(r.ranges) for r in reserved] == [1, 1] and not runner.from_cycle(batch_id)
@@ -187,25 +232,31 @@ def test_a_dream_cycle_that_collects_an_ad_hoc_batch_records_it_without_extracti
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
     cfg = replace(config, extractor="anthropic")
-    server.script.append(Reply(200, message("## Working on\n- billing\n", input_tokens=1, output_tokens=1,
-                                            cache_read=0)))  # the briefing
+    server.script.append(
+        Reply(200, message("## Working on\n- billing\n", input_tokens=1, output_tokens=1, cache_read=0))
+    )  # the briefing
     record = run_cycle(cfg, ledger, project=SHOP, date="2026-03-10")
     assert record.stats.batch_sessions_collected == 2 and record.stats.sessions_new == 0
     assert [c.quote for c in ledger.list_candidates(status="pending")] == [QUOTE_1]
-    assert sorted((r["start_offset"], r["end_offset"]) for r in extractions(ledger, one) + extractions(ledger, two)) \
-        == sorted([(0, one.stat().st_size), (0, two.stat().st_size)])
+    assert sorted(
+        (r["start_offset"], r["end_offset"]) for r in extractions(ledger, one) + extractions(ledger, two)
+    ) == sorted([(0, one.stat().st_size), (0, two.stat().st_size)])
     assert ledger.query("SELECT status FROM batches WHERE id = ?", (batch_id,))[0]["status"] == "collected"
 
 
-def test_submit_while_a_dream_cycle_runs_is_refused_and_reserves_nothing(config: Config, ledger: Ledger,
-                                                                         server: FakeAnthropic) -> None:
+def test_submit_while_a_dream_cycle_runs_is_refused_and_reserves_nothing(
+    config: Config, ledger: Ledger, server: FakeAnthropic
+) -> None:
     from dreamtui.core.dream.lock import CycleLock
 
     one, _two = sessions(config)
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}
     with CycleLock(config.lock_path):
-        res = CliRunner().invoke(cli, ["--state", str(config.state), "--memory", str(config.memory),
-                                       "batch", "submit", str(one)], env=env)
+        res = CliRunner().invoke(
+            cli,
+            ["--state", str(config.state), "--memory", str(config.memory), "batch", "submit", str(one)],
+            env=env,
+        )
     assert res.exit_code == 2 and "another dream cycle is running" in res.stderr
     assert "Traceback" not in res.output
     assert server.calls("/v1/messages/batches") == [] and files_row(ledger, one) == {}

@@ -41,9 +41,17 @@ TURNS = [
 ]
 # words of the proposals a person has not accepted: none may reach the briefing
 PLANTED = {
-    "pending": ("Use the zorblax serializer for exports", "quuxification keeps exports stable", PERSON_DECIDED),
+    "pending": (
+        "Use the zorblax serializer for exports",
+        "quuxification keeps exports stable",
+        PERSON_DECIDED,
+    ),
     "rejected": ("Migrate the frobnitz tables first", "blargle schemas drift", PERSON_LAST),
-    "dropped": ("Snarfwidget every release", "wibblequant says so", "Sure, I will start with the exporter module."),
+    "dropped": (
+        "Snarfwidget every release",
+        "wibblequant says so",
+        "Sure, I will start with the exporter module.",
+    ),
 }
 FORBIDDEN = ("zorblax", "quuxification", "frobnitz", "blargle", "snarfwidget", "wibblequant")
 
@@ -58,33 +66,62 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def record(i: int, role: str, content: object, session: str = SESSION) -> dict[str, object]:
-    rec: dict[str, object] = {"parentUuid": None, "isSidechain": False, "userType": "external",
-                              "cwd": "/home/kim/acme", "sessionId": session, "version": "2.0.55", "type": role,
-                              "uuid": f"00000000-0000-4000-8000-{i:012d}",
-                              "timestamp": f"2026-03-10T15:{i:02d}:00.000Z"}
+    rec: dict[str, object] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/kim/acme",
+        "sessionId": session,
+        "version": "2.0.55",
+        "type": role,
+        "uuid": f"00000000-0000-4000-8000-{i:012d}",
+        "timestamp": f"2026-03-10T15:{i:02d}:00.000Z",
+    }
     if role == "user":
         rec["message"] = {"role": "user", "content": content}
     else:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        rec["message"] = {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "m", "content": blocks}
+        rec["message"] = {
+            "id": f"msg_{i}",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": blocks,
+        }
     return rec
 
 
-def write_session(config: Config, turns: list[tuple[str, object]], session: str = SESSION,
-                  project: str = ACME) -> Path:
+def write_session(
+    config: Config, turns: list[tuple[str, object]], session: str = SESSION, project: str = ACME
+) -> Path:
     folder = config.transcripts / project
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{session}.jsonl"
-    path.write_text("".join(json.dumps(record(i, role, text, session)) + "\n" for i, (role, text) in enumerate(turns)))
+    path.write_text(
+        "".join(json.dumps(record(i, role, text, session)) + "\n" for i, (role, text) in enumerate(turns))
+    )
     os.utime(path, (OLD, OLD))
     return path
 
 
 def plant(ledger: Ledger, path: Path, status: str, claim: str, why: str, quote: str) -> Candidate:
-    cand = Candidate(id=candidate_id(SESSION, quote, claim), session=SESSION, project=ACME, transcript=str(path),
-                     claim=claim, why=why, how_to_apply=f"{why}, always", type="feedback", scope="project",
-                     quote=quote, extractor="heuristic", model=None, status=status,
-                     created_at="2026-03-10T10:00:00Z", updated_at="2026-03-10T10:00:00Z")
+    cand = Candidate(
+        id=candidate_id(SESSION, quote, claim),
+        session=SESSION,
+        project=ACME,
+        transcript=str(path),
+        claim=claim,
+        why=why,
+        how_to_apply=f"{why}, always",
+        type="feedback",
+        scope="project",
+        quote=quote,
+        extractor="heuristic",
+        model=None,
+        status=status,
+        created_at="2026-03-10T10:00:00Z",
+        updated_at="2026-03-10T10:00:00Z",
+    )
     ledger.put_candidate(cand)
     return cand
 
@@ -111,13 +148,20 @@ def assert_every_line_has_a_source_that_exists(config: Config, text: str) -> Non
 # -- what the briefing is made of -------------------------------------------------------------------
 
 
-def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(config: Config,
-                                                                               ledger: Ledger) -> None:
+def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(
+    config: Config, ledger: Ledger
+) -> None:
     path = write_session(config, TURNS)
     for status, (claim, why, quote) in PLANTED.items():
         plant(ledger, path, status, claim, why, quote)
-    accepted = plant(ledger, path, "pending", "Run the exporter tests with a frozen clock",
-                     "dates in the exports stay stable", "Always run the exporter tests with the frozen clock")
+    accepted = plant(
+        ledger,
+        path,
+        "pending",
+        "Run the exporter tests with a frozen clock",
+        "dates in the exports stay stable",
+        "Always run the exporter tests with the frozen clock",
+    )
     decisions.accept(config, ledger, accepted.id)
     record_ = run_cycle(config, ledger, project=ACME)
     assert record_.status == "completed" and record_.stats.briefing_status == "pending"
@@ -127,20 +171,33 @@ def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(
     assert [w for w in FORBIDDEN if w in lowered] == []
     # what may be said is said, each with its source
     assert "Run the exporter tests with a frozen clock — source: `projects/home-kim-acme/" in proposal.text
-    assert f"asked “Let's work on the invoice exporter for the finance team today please.” — source: `{ACME}/{SESSION}.jsonl:1`" in proposal.text
+    assert (
+        f"asked “Let's work on the invoice exporter for the finance team today please.” — source: `{ACME}/{SESSION}.jsonl:1`"
+        in proposal.text
+    )
     assert_every_line_has_a_source_that_exists(config, proposal.text)
-    assert {s["source"] for s in proposal.sources} == {line.rsplit("`", 2)[1] for line in bullets(proposal.text)}
+    assert {s["source"] for s in proposal.sources} == {
+        line.rsplit("`", 2)[1] for line in bullets(proposal.text)
+    }
     # accepted: the same words reach briefing.md, still none of the planted ones
     briefing.accept_briefing(config, ledger)
     written = (config.memory / "briefing.md").read_text()
     assert written == proposal.text and [w for w in FORBIDDEN if w in written.lower()] == []
 
 
-def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(config: Config,
-                                                                              ledger: Ledger) -> None:
+def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(
+    config: Config, ledger: Ledger
+) -> None:
     write_session(config, TURNS)  # ends with the person's request
-    write_session(config, [*TURNS[:2], ("user", "Please rename the exporter module to invoices today."),
-                           ("assistant", "Renamed it; the tests pass.")], session=OTHER)
+    write_session(
+        config,
+        [
+            *TURNS[:2],
+            ("user", "Please rename the exporter module to invoices today."),
+            ("assistant", "Renamed it; the tests pass."),
+        ],
+        session=OTHER,
+    )
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
     threads = briefing.parse_sections(text)["Open threads"]
@@ -148,8 +205,10 @@ def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(con
     assert "rename the exporter" not in text
 
 
-@pytest.mark.parametrize("last", ["thanks, that's all for today", "Good night, talk tomorrow then",
-                                  "ok great, looks fine to me now"])
+@pytest.mark.parametrize(
+    "last",
+    ["thanks, that's all for today", "Good night, talk tomorrow then", "ok great, looks fine to me now"],
+)
 def test_closing_words_are_no_open_thread(config: Config, ledger: Ledger, last: str) -> None:
     write_session(config, [*TURNS[:6], ("user", last)])
     run_cycle(config, ledger, project=ACME)
@@ -158,9 +217,15 @@ def test_closing_words_are_no_open_thread(config: Config, ledger: Ledger, last: 
 
 
 def test_files_edited_are_what_was_worked_on_with_their_line(config: Config, ledger: Ledger) -> None:
-    edit = [{"type": "text", "text": "Editing the exporter."},
-            {"type": "tool_use", "id": "toolu_1", "name": "Edit",
-             "input": {"file_path": "/home/kim/acme/src/exporter.py", "old_string": "a", "new_string": "b"}}]
+    edit = [
+        {"type": "text", "text": "Editing the exporter."},
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "Edit",
+            "input": {"file_path": "/home/kim/acme/src/exporter.py", "old_string": "a", "new_string": "b"},
+        },
+    ]
     write_session(config, [*TURNS[:3], ("assistant", edit), ("assistant", "Done with the edit.")])
     run_cycle(config, ledger, project=ACME)
     working = briefing.parse_sections(briefing.waiting_proposal(ledger).text)["Working on"]  # type: ignore[union-attr]
@@ -169,14 +234,17 @@ def test_files_edited_are_what_was_worked_on_with_their_line(config: Config, led
 
 def test_a_secret_in_a_request_is_redacted(config: Config, ledger: Ledger) -> None:
     key = "AKIA" + "QWERTYUIOPASDFGH"
-    write_session(config, [*TURNS[:2], ("user", f"Please deploy it with the access key {key} to staging now.")])
+    write_session(
+        config, [*TURNS[:2], ("user", f"Please deploy it with the access key {key} to staging now.")]
+    )
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
     assert key not in text and "[REDACTED:" in text
 
 
-def test_session_lines_of_projects_not_read_this_time_are_kept_with_their_source(config: Config,
-                                                                                  ledger: Ledger) -> None:
+def test_session_lines_of_projects_not_read_this_time_are_kept_with_their_source(
+    config: Config, ledger: Ledger
+) -> None:
     write_session(config, TURNS)
     run_cycle(config, ledger, project=ACME)
     briefing.accept_briefing(config, ledger)
@@ -187,7 +255,9 @@ def test_session_lines_of_projects_not_read_this_time_are_kept_with_their_source
 
 
 def test_old_unsourced_lines_are_never_carried_forward(config: Config, ledger: Ledger) -> None:
-    briefing.write_briefing(config, ledger, "# Briefing\n\n## Blocked\n- Blocked: Waiting for results...\n", "old", {})
+    briefing.write_briefing(
+        config, ledger, "# Briefing\n\n## Blocked\n- Blocked: Waiting for results...\n", "old", {}
+    )
     write_session(config, TURNS)
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
@@ -221,16 +291,28 @@ def test_reject_keeps_the_version_and_its_reason_and_writes_nothing(config: Conf
     assert (prop.status, prop.reason, reverted) == ("rejected", "says too little", None)
     assert not (config.memory / "briefing.md").exists()
     assert briefing.waiting_proposal(ledger) is None
-    with pytest.raises(BriefingError, match=r"briefing #1 does not wait for review: it is rejected \(says too little\)"):
+    with pytest.raises(
+        BriefingError, match=r"briefing #1 does not wait for review: it is rejected \(says too little\)"
+    ):
         briefing.accept_briefing(config, ledger, 1)
 
 
 def test_a_newer_version_supersedes_the_waiting_one_and_an_unchanged_one_is_not_proposed(
-        config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_session(config, TURNS)
     first = run_cycle(config, ledger, project=ACME)
-    write_session(config, [("user", "Let's fix the shop checkout page that double charges every customer "
-                                     "twice when they press the button quickly.")], session=OTHER)
+    write_session(
+        config,
+        [
+            (
+                "user",
+                "Let's fix the shop checkout page that double charges every customer "
+                "twice when they press the button quickly.",
+            )
+        ],
+        session=OTHER,
+    )
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     second = run_cycle(config, ledger, project=ACME)
     p1 = briefing.get_proposal(ledger, first.stats.briefing_proposal)
@@ -260,9 +342,14 @@ def test_a_persons_uncommitted_edit_is_never_overwritten_by_an_accept(config: Co
 def test_auto_written_after_promotion_and_rejected_after_the_fact(config: Config, ledger: Ledger) -> None:
     briefing.write_briefing(config, ledger, "# Briefing\n\n- the version before\n", "before", {})
     write_session(config, TURNS)
-    digest = Digest(SESSION, ACME, turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)])
-    result = briefing.propose_briefing(config, ledger, [SessionSource(digest, ())], day="2026-03-10",
-                                       project=ACME, auto=True)
+    digest = Digest(
+        SESSION,
+        ACME,
+        turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)],
+    )
+    result = briefing.propose_briefing(
+        config, ledger, [SessionSource(digest, ())], day="2026-03-10", project=ACME, auto=True
+    )
     assert result.status == "auto-written" and result.commit
     repo = git.Repo(config.memory)
     assert "Dreamtui-Auto: yes" in repo.head.commit.message
@@ -278,8 +365,14 @@ def test_auto_written_after_promotion_and_rejected_after_the_fact(config: Config
 
 def test_auto_written_and_kept_after_the_fact_makes_no_commit(config: Config, ledger: Ledger) -> None:
     write_session(config, TURNS)
-    digest = Digest(SESSION, ACME, turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)])
-    result = briefing.propose_briefing(config, ledger, [SessionSource(digest, ())], day="2026-03-10", auto=True)
+    digest = Digest(
+        SESSION,
+        ACME,
+        turns=[Turn("person", TURNS[0][1], str(config.transcripts / ACME / f"{SESSION}.jsonl"), 1)],
+    )
+    result = briefing.propose_briefing(
+        config, ledger, [SessionSource(digest, ())], day="2026-03-10", auto=True
+    )
     head = git.Repo(config.memory).head.commit.hexsha
     kept = briefing.accept_briefing(config, ledger)
     assert kept.id == result.proposal and kept.reviewed_at and kept.status == "accepted"
@@ -291,15 +384,25 @@ def test_a_cycle_under_an_active_promotion_writes_the_briefing_itself(config: Co
     # an extractor that proposes nothing: no auto-write runs (whose gate check would demote this
     # hand-made promotion), so REM sees the promotion active
     with ledger.write() as c:
-        c.execute("INSERT INTO promotions (extractor, model, status, approved_at) "
-                  "VALUES ('heuristic', NULL, 'approved', '2026-03-01T00:00:00Z')")
+        c.execute(
+            "INSERT INTO promotions (extractor, model, status, approved_at) "
+            "VALUES ('heuristic', NULL, 'approved', '2026-03-01T00:00:00Z')"
+        )
     write_session(config, TURNS)
-    nothing = (sys.executable, "-c", "import json, sys; json.load(sys.stdin); print(json.dumps({'candidates': []}))")
+    nothing = (
+        sys.executable,
+        "-c",
+        "import json, sys; json.load(sys.stdin); print(json.dumps({'candidates': []}))",
+    )
     record_ = run_cycle(replace(config, extractor="command", command=nothing), ledger, project=ACME)
     assert record_.stats.briefing_status == "auto-written" and record_.stats.briefing_commit
     assert (config.memory / "briefing.md").is_file()
-    log = subprocess.run(["git", "-C", str(config.memory), "log", "--format=%B", "-1", "--", "briefing.md"],
-                         capture_output=True, text=True, check=True).stdout
+    log = subprocess.run(
+        ["git", "-C", str(config.memory), "log", "--format=%B", "-1", "--", "briefing.md"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "Dreamtui-Auto: yes" in log
 
 
@@ -311,7 +414,9 @@ def test_history_lists_committed_versions(config: Config, ledger: Ledger) -> Non
     assert briefing.read_briefing(config) is None
     first = briefing.write_briefing(config, ledger, "# Briefing\n\n- one\n", "one", {})
     second = briefing.write_briefing(config, ledger, "# Briefing\n\n- two\n", "two", {})
-    assert briefing.write_briefing(config, ledger, "# Briefing\n\n- two\n", "same", {}) is None  # unchanged: no commit
+    assert (
+        briefing.write_briefing(config, ledger, "# Briefing\n\n- two\n", "same", {}) is None
+    )  # unchanged: no commit
     assert [v.sha for v in briefing.briefing_history(config)] == [second, first]
     assert briefing.briefing_at(config, first) == "# Briefing\n\n- one\n"  # type: ignore[arg-type]
 

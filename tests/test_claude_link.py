@@ -59,6 +59,8 @@ def test_link_keeps_bytes_that_are_not_utf8_and_refuses_a_folder(tmp_path: Path)
     assert odd.read_bytes().startswith(b"\xff\xfe latin-1 caf\xe9\n")
     folder = tmp_path / "folder"
     folder.mkdir()
-    result = runner.invoke(cli, ["link", "--memory", str(tmp_path / "m"), "--claude-md", str(folder), "--yes"])
+    result = runner.invoke(
+        cli, ["link", "--memory", str(tmp_path / "m"), "--claude-md", str(folder), "--yes"]
+    )
     assert result.exit_code == 2
     assert "cannot read" in result.output and "Traceback" not in result.output

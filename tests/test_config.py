@@ -29,11 +29,17 @@ def test_defaults_point_at_claude_code_folders(tmp_path: Path):
 
 
 def test_toml_overrides_defaults_env_overrides_toml_flags_override_env(tmp_path: Path, monkeypatch):
-    toml = write_toml(tmp_path / "c.toml",
-                      'transcripts = "/toml/t"\nmemory = "/toml/m"\nstate = "/toml/s"\nconcurrency = 7\n')
+    toml = write_toml(
+        tmp_path / "c.toml",
+        'transcripts = "/toml/t"\nmemory = "/toml/m"\nstate = "/toml/s"\nconcurrency = 7\n',
+    )
     cfg = load_config(toml)
     assert (cfg.transcripts, cfg.memory, cfg.state, cfg.concurrency) == (
-        Path("/toml/t"), Path("/toml/m"), Path("/toml/s"), 7)
+        Path("/toml/t"),
+        Path("/toml/m"),
+        Path("/toml/s"),
+        7,
+    )
     monkeypatch.setenv("DREAMTUI_MEMORY", "/env/m")
     monkeypatch.setenv("DREAMTUI_STATE", "/env/s")
     cfg = load_config(toml)
@@ -50,14 +56,17 @@ def test_dreamtui_config_env_names_the_file(tmp_path: Path, monkeypatch):
     assert cfg.config_file == toml
 
 
-@pytest.mark.parametrize("text, message", [
-    ("transcripts = [unclosed", "is not valid TOML"),
-    ('colour = "blue"\n', "unknown setting(s) colour"),
-    ("concurrency = 0\n", "must be positive"),
-    ('concurrency = "many"\n', "must be a whole number"),
-    ('extractor = "magic"\n', "unknown extractor 'magic'"),
-    ("command = 3\n", "must be a string or a list of strings"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("transcripts = [unclosed", "is not valid TOML"),
+        ('colour = "blue"\n', "unknown setting(s) colour"),
+        ("concurrency = 0\n", "must be positive"),
+        ('concurrency = "many"\n', "must be a whole number"),
+        ('extractor = "magic"\n', "unknown extractor 'magic'"),
+        ("command = 3\n", "must be a string or a list of strings"),
+    ],
+)
 def test_bad_config_file_is_a_one_line_error(tmp_path: Path, text: str, message: str):
     toml = write_toml(tmp_path / "bad.toml", text)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
@@ -112,12 +121,18 @@ def test_without_dreamtui_now_the_clock_is_real():
 
 
 def test_cli_config_shows_every_setting_and_whether_claude_judges_duplicates(tmp_path: Path, monkeypatch):
-    toml = write_toml(tmp_path / "c.toml", 'quiet_minutes = 12\ncommand = "my-extractor --json"\n'
-                                           '[keys]\naccept = "y"\n')
+    toml = write_toml(
+        tmp_path / "c.toml", 'quiet_minutes = 12\ncommand = "my-extractor --json"\n[keys]\naccept = "y"\n'
+    )
     result = CliRunner().invoke(cli, ["--config", str(toml), "config"])
     assert result.exit_code == 0, result.output
-    for line in ("quiet_minutes: 12", "command: my-extractor --json", "schedule: (none)", "keys.accept: y",
-                 "dedup_judge: auto (off)"):
+    for line in (
+        "quiet_minutes: 12",
+        "command: my-extractor --json",
+        "schedule: (none)",
+        "keys.accept: y",
+        "dedup_judge: auto (off)",
+    ):
         assert line in result.output
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
     result = CliRunner().invoke(cli, ["--config", str(toml), "config"])
@@ -125,16 +140,19 @@ def test_cli_config_shows_every_setting_and_whether_claude_judges_duplicates(tmp
 
 
 @pytest.mark.usefixtures("git_home")
-@pytest.mark.parametrize("text, message", [
-    ("min_person_chars = 1e400", "'min_person_chars' must be a whole number"),
-    ("concurrency = true", "'concurrency' must be a whole number"),
-    ("concurrency = 2.5", "'concurrency' must be a whole number"),
-    ("quiet_minutes = nan", "'quiet_minutes' must be a finite number"),
-    ("quiet_minutes = -inf", "'quiet_minutes' must be a finite number"),
-    ("command_timeout = 0", "'command_timeout' must be a finite number above 0"),
-    ("rescan_seconds = -1", "'rescan_seconds' must be a finite number above 0"),
-    ("model = 5", "'model' must be a string"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("min_person_chars = 1e400", "'min_person_chars' must be a whole number"),
+        ("concurrency = true", "'concurrency' must be a whole number"),
+        ("concurrency = 2.5", "'concurrency' must be a whole number"),
+        ("quiet_minutes = nan", "'quiet_minutes' must be a finite number"),
+        ("quiet_minutes = -inf", "'quiet_minutes' must be a finite number"),
+        ("command_timeout = 0", "'command_timeout' must be a finite number above 0"),
+        ("rescan_seconds = -1", "'rescan_seconds' must be a finite number above 0"),
+        ("model = 5", "'model' must be a string"),
+    ],
+)
 def test_unusable_config_values_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:
     cfg = tmp_path / "config.toml"
     cfg.write_text(text + "\n")
@@ -171,19 +189,32 @@ def test_every_setting_can_come_from_a_dreamtui_environment_variable(tmp_path: P
     monkeypatch.setenv("DREAMTUI_QUIET_MINUTES", "")  # empty is not given: the default stays
     cfg = load_config(toml)
     assert (cfg.concurrency, cfg.command, cfg.dedup_judge, cfg.batch, cfg.quiet_minutes) == (
-        6, ("my-extractor", "--json", "two words"), "off", True, 5.0)
+        6,
+        ("my-extractor", "--json", "two words"),
+        "off",
+        True,
+        5.0,
+    )
     assert load_config(toml, concurrency=1).concurrency == 1  # a flag still wins
 
 
-@pytest.mark.parametrize("name, value, message", [
-    ("DREAMTUI_CONCURRENCY", "lots", "config 'concurrency' must be a whole number, not 'lots'"),
-    ("DREAMTUI_API_TIMEOUT", "0", "config 'api_timeout' must be a finite number above 0, not '0'"),
-    ("DREAMTUI_BATCH", "maybe", "config 'batch' must be true or false, not 'maybe'"),
-    ("DREAMTUI_EXTRACTOR", "magic", "unknown extractor 'magic': choose one of auto, heuristic, anthropic, command"),
-    ("DREAMTUI_KEYS", "accept=y", 'config [keys] must be a table of action = "key"'),
-])
-def test_a_bad_environment_value_is_the_same_one_line_error(tmp_path: Path, monkeypatch, name: str, value: str,
-                                                             message: str) -> None:
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("DREAMTUI_CONCURRENCY", "lots", "config 'concurrency' must be a whole number, not 'lots'"),
+        ("DREAMTUI_API_TIMEOUT", "0", "config 'api_timeout' must be a finite number above 0, not '0'"),
+        ("DREAMTUI_BATCH", "maybe", "config 'batch' must be true or false, not 'maybe'"),
+        (
+            "DREAMTUI_EXTRACTOR",
+            "magic",
+            "unknown extractor 'magic': choose one of auto, heuristic, anthropic, command",
+        ),
+        ("DREAMTUI_KEYS", "accept=y", 'config [keys] must be a table of action = "key"'),
+    ],
+)
+def test_a_bad_environment_value_is_the_same_one_line_error(
+    tmp_path: Path, monkeypatch, name: str, value: str, message: str
+) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path / "missing.toml")

@@ -82,10 +82,21 @@ PROMPTS: dict[str, list[str]] = {
     "agent-a5bdbc1.jsonl": [],
 }
 
-HARNESS = ["<system-reminder>", "</system-reminder>", "<ide_opened_file>", "<ide_selection>",
-           "<local-command-stdout>", "<local-command-caveat>", "Caveat: The messages below were generated",
-           "<command-name>", "<command-message>", "<task-notification>", "The user doesn't want to proceed",
-           "This session is being continued from a previous conversation", "Base directory for this skill"]
+HARNESS = [
+    "<system-reminder>",
+    "</system-reminder>",
+    "<ide_opened_file>",
+    "<ide_selection>",
+    "<local-command-stdout>",
+    "<local-command-caveat>",
+    "Caveat: The messages below were generated",
+    "<command-name>",
+    "<command-message>",
+    "<task-notification>",
+    "The user doesn't want to proceed",
+    "This session is being continued from a previous conversation",
+    "Base directory for this skill",
+]
 
 
 def _tool_strings(path: Path) -> Iterator[str]:
@@ -128,8 +139,11 @@ def test_corpus_file_digest(corpus: Path, name: str):
         assert obj.get("uuid") == turn.uuid
         if turn.kind != "interrupt":
             roles = {provenance_of(obj, p.path) for p in pieces(obj) if p.text.strip() == turn.text}
-            assert turn.role in roles or turn.kind == "queued" and "person" in {
-                provenance_of(obj, p.path) for p in pieces(obj)}
+            assert (
+                turn.role in roles
+                or turn.kind == "queued"
+                and "person" in {provenance_of(obj, p.path) for p in pieces(obj)}
+            )
 
 
 def test_corpus_sessions_digest_with_their_subagents(corpus: Path):
@@ -138,6 +152,8 @@ def test_corpus_sessions_digest_with_their_subagents(corpus: Path):
         files = session_files(corpus, tf.project, tf.session)
         d = digest_session(files)
         alone = digest_file(tf.path)
-        assert [t.text for t in d.turns if t.role == "person"] == [t.text for t in alone.turns if t.role == "person"]
+        assert [t.text for t in d.turns if t.role == "person"] == [
+            t.text for t in alone.turns if t.role == "person"
+        ]
         if len(files) > 1:
             assert any(t.kind == "subagent" for t in d.turns), tf.path.name

@@ -36,11 +36,17 @@ print("done", flush=True)
 
 def _person_state(repo: git.Repo) -> tuple[str, str, str]:
     """What the person sees: status, staged diff, unstaged diff."""
-    return (repo.git.status("--porcelain", "--untracked-files=all"), repo.git.diff("--cached"), repo.git.diff())
+    return (
+        repo.git.status("--porcelain", "--untracked-files=all"),
+        repo.git.diff("--cached"),
+        repo.git.diff(),
+    )
 
 
 def _trailer_commits(repo: git.Repo, cid: str) -> list[str]:
-    return [c.sha for c in gitops.dreamtui_commits(repo) if cid in c.trailers.get(gitops.TRAILER_CANDIDATE, [])]
+    return [
+        c.sha for c in gitops.dreamtui_commits(repo) if cid in c.trailers.get(gitops.TRAILER_CANDIDATE, [])
+    ]
 
 
 def _group_alive(pgid: int) -> bool:
@@ -59,7 +65,7 @@ def _group_alive(pgid: int) -> bool:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False
@@ -96,8 +102,9 @@ def setup(tmp_path: Path, git_home: Path) -> tuple[Config, Ledger, git.Repo, dic
     ledger.close()
 
 
-def _check(cfg: Config, ledger: Ledger, repo: git.Repo, cid: str, head_before: str,
-           person: tuple[str, str, str]) -> bool:
+def _check(
+    cfg: Config, ledger: Ledger, repo: git.Repo, cid: str, head_before: str, person: tuple[str, str, str]
+) -> bool:
     """Reconcile, then assert the invariants. Returns whether the accept made it into git."""
     report = decisions.reconcile(cfg, ledger)
     assert ledger.integrity_ok()
@@ -125,15 +132,20 @@ def _check(cfg: Config, ledger: Ledger, repo: git.Repo, cid: str, head_before: s
     return bool(commits)
 
 
-def _run(cfg: Config, cid: str, env: dict[str, str], crash_at: str | None = None,
-         kill_after: float | None = None) -> tuple[int, float]:
+def _run(
+    cfg: Config, cid: str, env: dict[str, str], crash_at: str | None = None, kill_after: float | None = None
+) -> tuple[int, float]:
     """Run one accept in a child process; (its return code, seconds from 'ready' to its exit)."""
     child_env = dict(env)
     if crash_at:
         child_env[decisions.CRASH_ENV] = crash_at
     proc = subprocess.Popen(
         [sys.executable, "-c", ACCEPT_SCRIPT, str(cfg.transcripts), str(cfg.memory), str(cfg.state), cid],
-        env=child_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        env=child_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == b"ready"
     ready = time.monotonic()
@@ -162,8 +174,14 @@ def test_crash_at_every_step_then_reconcile_and_retry(setup) -> None:
         assert code == -signal.SIGKILL, f"the crash hook at {step!r} did not fire"
         outcomes[step] = _check(cfg, ledger, repo, cand.id, head_before, person)
     # before the commit nothing reaches git; from the commit on, the whole accept does
-    assert outcomes == {"intent": False, "topic-tmp": False, "topic": False, "index": False,
-                        "commit": True, "ledger": True}
+    assert outcomes == {
+        "intent": False,
+        "topic-tmp": False,
+        "topic": False,
+        "index": False,
+        "commit": True,
+        "ledger": True,
+    }
 
 
 def test_crash_at_random_moments(setup) -> None:
@@ -209,7 +227,10 @@ def test_crash_during_undo(setup) -> None:
         head_before = repo.head.commit.hexsha
         proc = subprocess.run(
             [sys.executable, "-c", UNDO_SCRIPT, str(cfg.transcripts), str(cfg.memory), str(cfg.state)],
-            env={**env, decisions.CRASH_ENV: step}, capture_output=True, timeout=60)
+            env={**env, decisions.CRASH_ENV: step},
+            capture_output=True,
+            timeout=60,
+        )
         assert proc.returncode == -signal.SIGKILL, proc.stderr
         decisions.reconcile(cfg, ledger)
         assert ledger.integrity_ok()
@@ -221,14 +242,17 @@ def test_crash_during_undo(setup) -> None:
         assert _person_state(repo) == person
         if not reverted:  # a retry finishes the undo with exactly one revert commit
             decisions.undo_last(cfg, ledger)
-        undos = [c for c in gitops.dreamtui_commits(repo) if cand.id in c.trailers.get(gitops.TRAILER_UNDO, [])]
+        undos = [
+            c for c in gitops.dreamtui_commits(repo) if cand.id in c.trailers.get(gitops.TRAILER_UNDO, [])
+        ]
         assert len(undos) == 1
         assert ledger.get_candidate(cand.id).status == "pending"
         assert _person_state(repo) == person
 
 
-def test_an_accept_killed_with_its_git_leaves_no_lock_in_the_way_of_the_next(setup, tmp_path: Path,
-                                                                             monkeypatch) -> None:
+def test_an_accept_killed_with_its_git_leaves_no_lock_in_the_way_of_the_next(
+    setup, tmp_path: Path, monkeypatch
+) -> None:
     """SIGKILL of the accept and its git mid-commit (a pre-commit hook is running) leaves git's
     index.lock behind; the next accept clears it (no process holds it) instead of failing until a
     person deletes it, and the person's work is untouched."""
@@ -245,7 +269,11 @@ def test_an_accept_killed_with_its_git_leaves_no_lock_in_the_way_of_the_next(set
     head_before = repo.head.commit.hexsha
     proc = subprocess.Popen(
         [sys.executable, "-c", ACCEPT_SCRIPT, str(cfg.transcripts), str(cfg.memory), str(cfg.state), cand.id],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 20
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -278,7 +306,7 @@ def _git_groups(memory: Path) -> set[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if cwd == str(memory) and fields[0] != "Z" and int(fields[2]) != os.getpgrp():
             groups.add(int(fields[2]))
     return groups

@@ -125,8 +125,9 @@ def test_a_bad_date_is_a_clear_error(config: Config, ledger: Ledger) -> None:
 
 
 @pytest.mark.parametrize("trigger", ["schedule", "goodnight"])
-def test_a_second_automatic_attempt_the_same_date_does_no_work(config: Config, ledger: Ledger,
-                                                                trigger: str) -> None:
+def test_a_second_automatic_attempt_the_same_date_does_no_work(
+    config: Config, ledger: Ledger, trigger: str
+) -> None:
     install(config, "quiet")
     first = run_cycle(config, ledger)
     with pytest.raises(CycleAlreadyDone, match=f"already dreamed every project on {DAY}"):
@@ -147,9 +148,11 @@ def test_a_cycle_waits_for_nobody_while_another_holds_the_lock(config: Config, l
 
 def _fake_cycle(ledger: Ledger, day: str, depth: str, kept: int, status: str = "completed") -> None:
     with ledger.write() as c:
-        c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
-                  "VALUES ('*', ?, ?, ?, ?, ?)",
-                  (day, status, f"{day}T23:00:00Z", depth, json.dumps({"kept": kept})))
+        c.execute(
+            "INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
+            "VALUES ('*', ?, ?, ?, ?, ?)",
+            (day, status, f"{day}T23:00:00Z", depth, json.dumps({"kept": kept})),
+        )
 
 
 def test_yield_floor_needs_three_zero_yield_deep_cycles_in_a_row(config: Config, ledger: Ledger) -> None:
@@ -180,8 +183,14 @@ def session_file(config: Config, session: str, project: str = ACME) -> Path:
 
 
 def person_line(session: str, text: str, n: int) -> bytes:
-    rec = {"type": "user", "sessionId": session, "uuid": f"{session[:8]}-extra-{n}", "isSidechain": False,
-           "timestamp": f"2026-03-11T09:{n:02d}:00.000Z", "message": {"role": "user", "content": text}}
+    rec = {
+        "type": "user",
+        "sessionId": session,
+        "uuid": f"{session[:8]}-extra-{n}",
+        "isSidechain": False,
+        "timestamp": f"2026-03-11T09:{n:02d}:00.000Z",
+        "message": {"role": "user", "content": text},
+    }
     return (json.dumps(rec, ensure_ascii=False) + "\n").encode()
 
 
@@ -217,12 +226,18 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
     assert "invoice exporter" in proposal.text and len(proposal.text.splitlines()) <= 80
 
     message_text = waking_message(record)
-    for expected in ("deep sleep", "Light sleep → Deep sleep → Branching → REM → Wake",
-                     "2 sparks", "Branches: 2 (0 failed)", "0 calls; tokens 0 in, 0 out, 0 cached",
-                     "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2), 1 duplicates, "
-                     "2 new for review",
-                     "Corroborated: 1 lesson recurs", str(review),
-                     f"Briefing: a new version (#{proposal.id}) waits for your review"):
+    for expected in (
+        "deep sleep",
+        "Light sleep → Deep sleep → Branching → REM → Wake",
+        "2 sparks",
+        "Branches: 2 (0 failed)",
+        "0 calls; tokens 0 in, 0 out, 0 cached",
+        "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2), 1 duplicates, "
+        "2 new for review",
+        "Corroborated: 1 lesson recurs",
+        str(review),
+        f"Briefing: a new version (#{proposal.id}) waits for your review",
+    ):
         assert expected in message_text
     phases_seen = [e[0] for e in events]
     assert phases_seen == sorted(phases_seen, key=["light", "deep", "branch", "rem", "wake"].index)
@@ -252,21 +267,31 @@ def test_projects_with_new_content(config: Config, ledger: Ledger) -> None:
     assert cycle.projects_with_new_content(config, ledger) == [QUIET]  # its few words still wait
 
 
-def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_content_is_extracted_once_across_cycles(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "busy")
     run_cycle(config, ledger, project=ACME)
     before = len(ledger.list_candidates())
     path = session_file(config, B1)
     size = path.stat().st_size
-    append(path, person_line(B1, "Never commit generated files to the repository, regenerate them in the CI pipeline instead.", 1))
+    append(
+        path,
+        person_line(
+            B1,
+            "Never commit generated files to the repository, regenerate them in the CI pipeline instead.",
+            1,
+        ),
+    )
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     second = run_cycle(config, ledger, project=ACME)
     assert second.date == "2026-03-11" and second.depth == "deep"
     assert (second.stats.sessions_new, second.stats.branches, second.stats.kept) == (1, 1, 1)
     assert second.stats.dropped == {"unverified": 1}
     new = [c for c in ledger.list_candidates(status="pending") if c.cycle_id == second.id]
-    assert len(ledger.list_candidates()) == before + 1 and ["generated files" in c.quote for c in new] == [True]
+    assert len(ledger.list_candidates()) == before + 1 and ["generated files" in c.quote for c in new] == [
+        True
+    ]
     ranges = ledger.query("SELECT start_offset, end_offset FROM extractions WHERE cycle_id = ?", (second.id,))
     assert [(r["start_offset"], r["end_offset"]) for r in ranges] == [(size, path.stat().st_size)]
     assert promotion.overlapping_extractions(ledger) == []
@@ -275,8 +300,9 @@ def test_content_is_extracted_once_across_cycles(config: Config, ledger: Ledger,
     assert third.depth == "shallow" and third.stats.sessions_new == 0
 
 
-def test_a_quiet_days_words_wait_for_the_next_cycle(config: Config, ledger: Ledger,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_quiet_days_words_wait_for_the_next_cycle(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "quiet")
     assert run_cycle(config, ledger).depth == "shallow"
     path = session_file(config, "11111111-1111-4111-8111-111111111111", QUIET)
@@ -294,11 +320,14 @@ def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Led
     install(config, "busy")
     shutil.rmtree(config.transcripts / ACME / B1)
     session_file(config, B1).unlink()
-    text = ("The deploy script failed again on the new server. Check the logs and tell me what went wrong "
-            "with the release.")
+    text = (
+        "The deploy script failed again on the new server. Check the logs and tell me what went wrong "
+        "with the release."
+    )
     config.memory.mkdir()
     (config.memory / "deploys.md").write_text(
-        "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n")
+        "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n"
+    )
     record = run_cycle(config, ledger, project=ACME)
     assert record.depth == "deep"
     assert (record.stats.sparks, record.stats.covered, record.stats.branches) == (0, 1, 0)
@@ -309,18 +338,23 @@ def test_a_session_memory_already_covers_is_no_spark(config: Config, ledger: Led
     assert "deploy failures — source: `deploys.md`" in briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("folder", "covered"), [("projects/home-kim-acme", True),
-                                                  ("projects/home-kim-shop", False)])
-def test_only_this_projects_or_global_memories_cover_a_session(config: Config, ledger: Ledger, folder: str,
-                                                               covered: bool) -> None:
+@pytest.mark.parametrize(
+    ("folder", "covered"), [("projects/home-kim-acme", True), ("projects/home-kim-shop", False)]
+)
+def test_only_this_projects_or_global_memories_cover_a_session(
+    config: Config, ledger: Ledger, folder: str, covered: bool
+) -> None:
     install(config, "busy")
     shutil.rmtree(config.transcripts / ACME / B1)
     session_file(config, B1).unlink()
-    text = ("The deploy script failed again on the new server. Check the logs and tell me what went wrong "
-            "with the release.")
+    text = (
+        "The deploy script failed again on the new server. Check the logs and tell me what went wrong "
+        "with the release."
+    )
     (config.memory / folder).mkdir(parents=True)
     (config.memory / folder / "deploys.md").write_text(
-        "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n")
+        "---\nname: deploys\ndescription: deploy failures\ntype: project\n---\n" + text + "\n\n" + UV + "\n"
+    )
     record = run_cycle(config, ledger, project=ACME)
     # another project's memory says nothing about whether this project already knows the lesson
     assert (record.stats.covered, record.stats.sparks) == ((1, 0) if covered else (0, 1))
@@ -359,7 +393,9 @@ def test_a_cycle_that_failed_in_rem_finishes_rem_on_retry(config: Config, ledger
     assert retried.stats.briefing_status == "pending"
 
 
-def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_goodnight_skips_the_quiet_period(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = config.transcripts / ACME
     folder.mkdir(parents=True)
     source = FIXTURES / "goodnight" / ACME
@@ -379,15 +415,25 @@ def test_a_goodnight_skips_the_quiet_period(config: Config, ledger: Ledger, monk
     assert record.stats.sessions_deferred == 0 and record.stats.branches == 1
 
 
-def test_a_busy_day_with_the_messages_api(config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_busy_day_with_the_messages_api(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "busy")
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         for _ in range(2):  # one extraction per session: the uv lesson (said in both) and an invented one
-            server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo."),
-                                     lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust.")],
-                                    input_tokens=1000, output_tokens=100, cache_read=800))
+            server.script.append(
+                ok(
+                    [
+                        lesson(UV, "Use uv, never pip, in this repo."),
+                        lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust."),
+                    ],
+                    input_tokens=1000,
+                    output_tokens=100,
+                    cache_read=800,
+                )
+            )
         record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
         calls = server.calls()
     s = record.stats
@@ -407,19 +453,32 @@ def one_session_beside_a_reworded_uv_memory(config: Config) -> None:
     shutil.rmtree(config.transcripts / ACME / B1)
     session_file(config, B1).unlink()
     config.memory.mkdir()
-    (config.memory / "tools.md").write_text("---\nname: uv\ndescription: Dependencies are installed with uv "
-                                            "here; pip ignores our lockfile.\ntype: feedback\n---\n")
+    (config.memory / "tools.md").write_text(
+        "---\nname: uv\ndescription: Dependencies are installed with uv "
+        "here; pip ignores our lockfile.\ntype: feedback\n---\n"
+    )
 
 
-def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: Ledger,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_model_dedup_judge_is_in_the_waking_message(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     one_session_beside_a_reworded_uv_memory(config)
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo.")]))
-        server.script.append(Reply(200, message({"verdicts": [
-            {"item": 1, "same_as": 1, "reason": "Both say to install with uv, not pip."}]})))
+        server.script.append(
+            Reply(
+                200,
+                message(
+                    {
+                        "verdicts": [
+                            {"item": 1, "same_as": 1, "reason": "Both say to install with uv, not pip."}
+                        ]
+                    }
+                ),
+            )
+        )
         server.script.append(Reply(200, message("## Working on\n- uv\n")))
         record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
         judge_request = json.dumps(server.requests[1].body)
@@ -430,8 +489,9 @@ def test_the_model_dedup_judge_is_in_the_waking_message(config: Config, ledger: 
     assert "Dedup judge (model): 1 judged, 1 the same lesson" in waking_message(record)
 
 
-def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(config: Config, ledger: Ledger,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The judge is a network call (up to minutes with retries): the app must be able to accept or
     reject meanwhile, so the cycle's write transaction opens only after the judge answered."""
     import sqlite3
@@ -470,15 +530,21 @@ def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger)
     folder = config.transcripts / ACME
     folder.mkdir(parents=True)
     path = folder / "88888888-8888-4888-8888-888888888888.jsonl"
-    text = ("[bold red]Never[/] \x1b[31mpaste\x1b[0m \x1b]8;;http://evil\x07links\x1b]8;;\x07 into the prompt, "
-            "always use the file picker instead of pasting huge logs.")
+    text = (
+        "[bold red]Never[/] \x1b[31mpaste\x1b[0m \x1b]8;;http://evil\x07links\x1b]8;;\x07 into the prompt, "
+        "always use the file picker instead of pasting huge logs."
+    )
     path.write_bytes(
         b'{"type":"user","sessionId":"88888888-8888-4888-8888-888888888888","uuid":"a","message":'
-        + json.dumps({"role": "user", "content": text}).encode() + b"}\n"
+        + json.dumps({"role": "user", "content": text}).encode()
+        + b"}\n"
         + b"\xff\xfe not utf-8 at all \xc3\x28\n"
-        + b'{"type":"user","message":{"role":"user","content":"' + b"x" * 200_000 + b'"}}\n'
+        + b'{"type":"user","message":{"role":"user","content":"'
+        + b"x" * 200_000
+        + b'"}}\n'
         + b"[1, 2, 3]\n{broken json\n"
-        + b'{"type":"user","message":{"role":"user","content":"a partial last line wit')
+        + b'{"type":"user","message":{"role":"user","content":"a partial last line wit'
+    )
     os.utime(path, (WRITTEN, WRITTEN))
     record = run_cycle(config, ledger)
     assert record.status == "completed" and record.depth == "deep"
@@ -489,8 +555,9 @@ def test_hostile_transcripts_never_crash_a_cycle(config: Config, ledger: Ledger)
     assert row["dreamed_offset"] == row["offset"] < row["size"]  # the partial line waits for its newline
 
 
-def test_a_cycle_over_the_real_corpus(config: Config, ledger: Ledger, corpus: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cycle_over_the_real_corpus(
+    config: Config, ledger: Ledger, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a day after the newest file was written: a fresh copy of the corpus (as on CI) is not
     # mistaken for sessions still being written, whatever the machine's clock says
     newest = max(p.stat().st_mtime for p in corpus.rglob("*.jsonl"))
@@ -507,8 +574,9 @@ def test_a_cycle_over_the_real_corpus(config: Config, ledger: Ledger, corpus: Pa
         run_cycle(cfg, ledger, trigger="schedule")
 
 
-def test_a_quiet_session_finished_long_ago_is_settled(config: Config, ledger: Ledger,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_quiet_session_finished_long_ago_is_settled(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "quiet")
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")  # two days after its last write
     record = run_cycle(config, ledger)
@@ -523,20 +591,30 @@ def test_a_quiet_session_finished_long_ago_is_settled(config: Config, ledger: Le
 def test_a_cycle_left_running_by_a_killed_process_is_retried(config: Config, ledger: Ledger) -> None:
     install(config, "busy")
     with ledger.write() as c:  # what `kill -9` during a cycle leaves behind (the OS drops the flock)
-        c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
-                  "VALUES (?, ?, 'running', ?, NULL, '{}')", (ACME, DAY, "2026-03-10T22:30:00Z"))
+        c.execute(
+            "INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
+            "VALUES (?, ?, 'running', ?, NULL, '{}')",
+            (ACME, DAY, "2026-03-10T22:30:00Z"),
+        )
     record = run_cycle(config, ledger, project=ACME)
     assert (record.id, record.status, record.stats.attempt) == (1, "completed", 2)
     assert record.stats.kept == 2
 
 
-def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, ledger: Ledger,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rewritten_transcript_is_dreamed_again_from_the_start(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "busy")
     run_cycle(config, ledger, project=ACME)
     path = session_file(config, B2)
-    path.write_bytes(person_line(B2, "Never deploy on a Friday afternoon, because nobody is around to fix "
-                                     "whatever breaks over the weekend.", 1))
+    path.write_bytes(
+        person_line(
+            B2,
+            "Never deploy on a Friday afternoon, because nobody is around to fix "
+            "whatever breaks over the weekend.",
+            1,
+        )
+    )
     os.utime(path, (WRITTEN + 86_400, WRITTEN + 86_400))
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
     record = run_cycle(config, ledger, project=ACME)
@@ -548,8 +626,13 @@ def test_a_rewritten_transcript_is_dreamed_again_from_the_start(config: Config, 
 def test_a_day_that_only_deferred_sessions_may_dream_again(tmp_path, monkeypatch) -> None:
     """Sessions still being written are deferred; that shallow sleep does not use up the date."""
     src = Path(__file__).parent / "fixtures" / "cycle" / "busy"
-    cfg = Config(transcripts=tmp_path / "t", memory=tmp_path / "m", state=tmp_path / "s",
-                 extractor="heuristic", quiet_minutes=5.0)
+    cfg = Config(
+        transcripts=tmp_path / "t",
+        memory=tmp_path / "m",
+        state=tmp_path / "s",
+        extractor="heuristic",
+        quiet_minutes=5.0,
+    )
     shutil.copytree(src, cfg.transcripts)
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T12:00:00Z")
     fresh = 1773144000.0 - 60  # written a minute before DREAMTUI_NOW
@@ -565,8 +648,9 @@ def test_a_day_that_only_deferred_sessions_may_dream_again(tmp_path, monkeypatch
     led.close()
 
 
-def test_batch_mode_submits_today_and_a_later_cycle_collects(config: Config, ledger: Ledger,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batch_mode_submits_today_and_a_later_cycle_collects(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--batch``: sparks go out as one Message Batch; their ranges count as dreamed at once (no
     later cycle extracts them again); the next cycle collects, gates and records them."""
     install(config, "busy")
@@ -575,11 +659,21 @@ def test_batch_mode_submits_today_and_a_later_cycle_collects(config: Config, led
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         server.polls_until_ended = 1
-        server.batch_answer = lambda req: {"type": "succeeded", "message": message({"candidates": [
-            lesson(UV, "Use uv, never pip, in this repo."),
-            lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust.")]})}
+        server.batch_answer = lambda req: {
+            "type": "succeeded",
+            "message": message(
+                {
+                    "candidates": [
+                        lesson(UV, "Use uv, never pip, in this repo."),
+                        lesson("We agreed to rewrite everything in Rust.", "Rewrite in Rust."),
+                    ]
+                }
+            ),
+        }
         for _ in range(3):
-            server.script.append(Reply(200, message(briefing_md, input_tokens=10, output_tokens=5, cache_read=0)))
+            server.script.append(
+                Reply(200, message(briefing_md, input_tokens=10, output_tokens=5, cache_read=0))
+            )
         cfg = replace(config, extractor="anthropic", batch=True)
 
         first = run_cycle(cfg, ledger, project=ACME, date=DAY)
@@ -608,17 +702,21 @@ def test_batch_mode_submits_today_and_a_later_cycle_collects(config: Config, led
         assert third.depth == "shallow" and len(server.calls("/v1/messages/batches")) == 1
 
 
-def test_a_failed_batch_request_gives_its_session_back(config: Config, ledger: Ledger,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_batch_request_gives_its_session_back(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "busy")
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        server.batch_answer = lambda req: {"type": "errored", "error": {"type": "error", "error": {
-            "type": "overloaded_error", "message": "Overloaded"}}}
+        server.batch_answer = lambda req: {
+            "type": "errored",
+            "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        }
         for _ in range(3):
-            server.script.append(Reply(200, message("## Working on\n- x\n", input_tokens=1, output_tokens=1,
-                                                    cache_read=0)))
+            server.script.append(
+                Reply(200, message("## Working on\n- x\n", input_tokens=1, output_tokens=1, cache_read=0))
+            )
         cfg = replace(config, extractor="anthropic", batch=True)
         run_cycle(cfg, ledger, project=ACME, date=DAY)
         monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
@@ -639,22 +737,42 @@ def test_an_unreadable_transcript_is_named_in_the_waking_message(config: Config,
     unreadable: list[str] = []
     assert cycle._new_content(ledger, ACME, blocked.stem, [blocked], unreadable) is None
     assert unreadable == [str(blocked)]
-    record = cycle.CycleRecord(id=1, chat_id=ACME, date=DAY, status="completed", started_at=NOW,
-                               completed_at=NOW, error_message=None, trigger="manual", depth="shallow",
-                               phases=[], stats=CycleStats(unreadable_files=unreadable))
+    record = cycle.CycleRecord(
+        id=1,
+        chat_id=ACME,
+        date=DAY,
+        status="completed",
+        started_at=NOW,
+        completed_at=NOW,
+        error_message=None,
+        trigger="manual",
+        depth="shallow",
+        phases=[],
+        stats=CycleStats(unreadable_files=unreadable),
+    )
     assert "Could not read 1 transcript file(s)" in waking_message(record)
 
 
-def test_the_offline_extractor_names_the_project_by_its_working_directory(config: Config, ledger: Ledger) -> None:
+def test_the_offline_extractor_names_the_project_by_its_working_directory(
+    config: Config, ledger: Ledger
+) -> None:
     session = "c0ffee00-0000-4000-8000-000000000001"
     path = session_file(config, session)
     path.parent.mkdir(parents=True, exist_ok=True)
-    texts = ["Never push to the release branch without a green CI run, it deploys straight to customers.",
-             "From now on always run the migrations against the throwaway container before touching them."]
+    texts = [
+        "Never push to the release branch without a green CI run, it deploys straight to customers.",
+        "From now on always run the migrations against the throwaway container before touching them.",
+    ]
     for n, text in enumerate(texts):
-        rec = {"type": "user", "sessionId": session, "uuid": f"{session[:8]}-cwd-{n}", "isSidechain": False,
-               "cwd": "/home/kim/src/acme-web", "timestamp": f"2026-03-10T09:{n:02d}:00.000Z",
-               "message": {"role": "user", "content": text}}
+        rec = {
+            "type": "user",
+            "sessionId": session,
+            "uuid": f"{session[:8]}-cwd-{n}",
+            "isSidechain": False,
+            "cwd": "/home/kim/src/acme-web",
+            "timestamp": f"2026-03-10T09:{n:02d}:00.000Z",
+            "message": {"role": "user", "content": text},
+        }
         append(path, (json.dumps(rec) + "\n").encode())
     run_cycle(replace(config, extractor="heuristic"), ledger, project=ACME)
     pending = ledger.list_candidates(status="pending")
@@ -663,13 +781,21 @@ def test_the_offline_extractor_names_the_project_by_its_working_directory(config
 
 
 def test_cycle_stats_read_typed_and_stored_without_losing_keys() -> None:
-    stored = {"attempt": 2, "kept": 3, "dropped": {"unverified": 1}, "written_by_a_newer_version": [1],
-              "review_path": None}
+    stored = {
+        "attempt": 2,
+        "kept": 3,
+        "dropped": {"unverified": 1},
+        "written_by_a_newer_version": [1],
+        "review_path": None,
+    }
     stats = CycleStats.from_json(stored)
     assert (stats.attempt, stats.kept, stats.dropped, stats.surfaced, stats.review_path) == (
-        2, 3, {"unverified": 1}, 0, None)
+        2,
+        3,
+        {"unverified": 1},
+        0,
+        None,
+    )
     out = stats.to_json()
     assert out["written_by_a_newer_version"] == [1] and out["kept"] == 3
     assert "review_path" not in out and "pid" not in out  # a partial update never erases a stored key
-
-

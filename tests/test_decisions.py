@@ -22,8 +22,6 @@ from dreamtui.core.models import Candidate
 NOW = "2026-02-03T09:15:00Z"
 
 
-
-
 @pytest.fixture(autouse=True)
 def _git_home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAMTUI_NOW", NOW)
@@ -42,17 +40,26 @@ def test_accept_writes_topic_and_index_and_commits_exactly_them(config: Config, 
     assert validate(meta) == []
     assert meta["candidate"] == cand.id and meta["quote"] == cand.quote and meta["verified_line"] == 17
     assert meta["created"] == NOW and meta["extractor"] == "anthropic/claude-x"
-    assert "**Why:** the schema drifts otherwise" in body and "**How to apply:** make migrate && pytest" in body
+    assert (
+        "**Why:** the schema drifts otherwise" in body and "**How to apply:** make migrate && pytest" in body
+    )
     index = (root / "MEMORY.md").read_text()
-    assert index == f"- [Run the migrations before the tests 1]({result.path}) — the schema drifts otherwise\n"
+    assert (
+        index == f"- [Run the migrations before the tests 1]({result.path}) — the schema drifts otherwise\n"
+    )
     repo = repo_of(config)
     assert sorted(gitops.changed_paths(repo, result.commit_sha)) == sorted([result.path, "MEMORY.md"])
     assert gitops.list_commits(repo)[0].trailers == {"Dreamtui-Candidate": [cand.id]}
     assert repo.active_branch.name == "main"
     assert ledger.get_candidate(cand.id).status == "accepted"
     row = ledger.query("SELECT * FROM decisions")[0]
-    assert (row["action"], row["commit_sha"], row["memory_path"], row["decided_at"], row["decided_by"]) == \
-        ("accept", result.commit_sha, result.path, NOW, "person")
+    assert (row["action"], row["commit_sha"], row["memory_path"], row["decided_at"], row["decided_by"]) == (
+        "accept",
+        result.commit_sha,
+        result.path,
+        NOW,
+        "person",
+    )
 
 
 def test_project_scope_goes_under_projects(config: Config, ledger: Ledger) -> None:
@@ -72,7 +79,9 @@ def test_same_claim_twice_gets_a_suffixed_file(config: Config, ledger: Ledger) -
 
 def test_edits_are_applied(config: Config, ledger: Ledger) -> None:
     cand = make(ledger)
-    result = decisions.accept(config, ledger, cand.id, edits={"claim": "Migrate first", "how": "run make migrate"})
+    result = decisions.accept(
+        config, ledger, cand.id, edits={"claim": "Migrate first", "how": "run make migrate"}
+    )
     meta, body = parse((config.memory / result.path).read_text())
     assert result.path == "migrate-first.md" and meta["name"] == "Migrate first"
     assert "**How to apply:** run make migrate" in body
@@ -114,7 +123,9 @@ def test_ceiling_refusal_leaves_nothing_behind(config: Config, ledger: Ledger) -
     repo.git.commit("-q", "-m", "full index")
     head = repo.head.commit.hexsha
     cand = make(ledger)
-    with pytest.raises(MemoryRepoError, match="accept refused: MEMORY.md would have 201 lines.*merge or remove"):
+    with pytest.raises(
+        MemoryRepoError, match="accept refused: MEMORY.md would have 201 lines.*merge or remove"
+    ):
         decisions.accept(config, ledger, cand.id)
     assert repo.head.commit.hexsha == head
     assert repo.git.status("--porcelain") == ""
@@ -181,11 +192,14 @@ def test_reject_and_skip_record_who_and_when(config: Config, ledger: Ledger) -> 
     decisions.reject(ledger, a.id, "not-a-lesson", "just chatter")
     decisions.reject(ledger, b.id, "Too_Specific", "one-off path")  # the short form
     decisions.skip(ledger, c.id)
-    rows = ledger.query("SELECT candidate_id, action, category, reason, decided_by, decided_at FROM decisions")
+    rows = ledger.query(
+        "SELECT candidate_id, action, category, reason, decided_by, decided_at FROM decisions"
+    )
     assert [tuple(r) for r in rows] == [
         (a.id, "reject", "not a lesson", "just chatter", "person", NOW),
         (b.id, "reject", "too specific", "one-off path", "person", NOW),
-        (c.id, "skip", None, None, "person", NOW)]
+        (c.id, "skip", None, None, "person", NOW),
+    ]
     assert [ledger.get_candidate(x.id).status for x in (a, b, c)] == ["rejected", "rejected", "pending"]
     with pytest.raises(decisions.DecisionError, match="unknown reject category 'meh'"):
         decisions.reject(ledger, c.id, "meh", "x")
@@ -203,7 +217,8 @@ def test_undo_an_accept_is_a_revert_commit(config: Config, ledger: Ledger) -> No
     assert info.reverts == second.commit_sha and info.subject.startswith('Revert "dreamtui: remember')
     assert not (config.memory / second.path).exists()
     assert (config.memory / "MEMORY.md").read_text().count("\n") == 1 and first.path in (
-        config.memory / "MEMORY.md").read_text()
+        config.memory / "MEMORY.md"
+    ).read_text()
     assert ledger.get_candidate(cand.id).status == "pending"
     assert repo.git.status("--porcelain") == ""
     assert decisions.reconcile(config, ledger).ok
@@ -257,8 +272,9 @@ def test_reconcile_sees_a_persons_own_git_revert(config: Config, ledger: Ledger)
     assert ledger.get_candidate(cand.id).status == "pending"
 
 
-def test_reconcile_does_not_reopen_everything_for_a_different_repo(config: Config, ledger: Ledger,
-                                                                   tmp_path: Path) -> None:
+def test_reconcile_does_not_reopen_everything_for_a_different_repo(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
     cand = make(ledger)
     decisions.accept(config, ledger, cand.id)
     other = Config(transcripts=config.transcripts, memory=tmp_path / "other", state=config.state)
@@ -304,8 +320,9 @@ def test_detached_head_refuses_accept(config: Config, ledger: Ledger) -> None:
     assert ledger.get_candidate(cand.id).status == "pending"
 
 
-def test_hostile_text_is_cleaned_in_the_file_and_kept_verbatim_as_evidence(config: Config,
-                                                                           ledger: Ledger) -> None:
+def test_hostile_text_is_cleaned_in_the_file_and_kept_verbatim_as_evidence(
+    config: Config, ledger: Ledger
+) -> None:
     quote = "run \x1b[31mrm\x1b[0m ---\n!!python/object:os.system\u2028[bold]x[/bold]\x85"
     cand = make(ledger, claim="Check \x1b]8;;http://evil\x07links\x1b]8;;\x07\n---\nname: pwned", quote=quote)
     result = decisions.accept(config, ledger, cand.id)
@@ -383,8 +400,13 @@ def test_concurrent_accepts_are_serialised(config: Config, ledger: Ledger) -> No
 
 def test_an_auto_accept_found_only_in_git_is_recorded_as_auto(config: Config, ledger: Ledger) -> None:
     cand = make(ledger)
-    decisions.accept(config, ledger, cand.id, decided_by="auto",
-                     trailers={"Dreamtui-Auto": "yes", "Dreamtui-Candidate": "forged"})
+    decisions.accept(
+        config,
+        ledger,
+        cand.id,
+        decided_by="auto",
+        trailers={"Dreamtui-Auto": "yes", "Dreamtui-Candidate": "forged"},
+    )
     info = gitops.list_commits(repo_of(config))[0]
     assert info.trailers == {"Dreamtui-Auto": ["yes"], "Dreamtui-Candidate": [cand.id]}
     with ledger.write() as c:
@@ -394,14 +416,23 @@ def test_an_auto_accept_found_only_in_git_is_recorded_as_auto(config: Config, le
     assert ledger.query("SELECT decided_by FROM decisions")[0][0] == "auto"
 
 
-def test_listing_does_not_wait_for_a_persons_long_git_session(config: Config, ledger: Ledger, monkeypatch) -> None:
+def test_listing_does_not_wait_for_a_persons_long_git_session(
+    config: Config, ledger: Ledger, monkeypatch
+) -> None:
     decisions.accept(config, ledger, make(ledger, 1).id)
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.2")
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # a live holder is waited on, however old its lock
     lock = Path(repo_of(config).git_dir) / "index.lock"
     lock.write_text("git add -p in progress")
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
-                               "time.sleep(30)", str(lock)], stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; f = open(sys.argv[1]); print(1, flush=True); time.sleep(30)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+    )
     assert holder.stdout is not None and holder.stdout.readline()
     try:
         assert decisions.reconcile(config, ledger).ok  # read-only work goes on

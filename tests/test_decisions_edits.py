@@ -22,8 +22,11 @@ from dreamtui.core.memory.frontmatter import parse
 from dreamtui.core.models import Candidate
 
 NOW = "2026-02-03T09:15:00Z"
-EDITS = {"claim": "Run make migrate before pytest", "why": "the test schema drifts",
-         "how": "make migrate && pytest -q"}
+EDITS = {
+    "claim": "Run make migrate before pytest",
+    "why": "the test schema drifts",
+    "how": "make migrate && pytest -q",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +55,9 @@ def log(config: Config) -> list[str]:
 # -- 1. undo of an edited accept ------------------------------------------------------------------
 
 
-def test_undo_of_an_edited_accept_keeps_the_edit_and_accepting_again_writes_it(config: Config,
-                                                                               ledger: Ledger) -> None:
+def test_undo_of_an_edited_accept_keeps_the_edit_and_accepting_again_writes_it(
+    config: Config, ledger: Ledger
+) -> None:
     cand = make(ledger)
     first = decisions.accept(config, ledger, cand.id, edits=EDITS)
     assert "Run make migrate before pytest" in (config.memory / first.path).read_text()
@@ -65,7 +69,10 @@ def test_undo_of_an_edited_accept_keeps_the_edit_and_accepting_again_writes_it(c
     assert (back.claim, back.why, back.how_to_apply) == (EDITS["claim"], EDITS["why"], EDITS["how"])
     assert decisions.is_edited(ledger, cand.id)  # still marked as edited, the extracted text kept apart
     assert decisions.original_text(ledger, cand.id) == {
-        "claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}
+        "claim": cand.claim,
+        "why": cand.why,
+        "how_to_apply": cand.how_to_apply,
+    }
 
     again = decisions.accept(config, ledger, cand.id)  # no edits given: the person's text is written
     meta, body = parse((config.memory / again.path).read_text())
@@ -180,15 +187,19 @@ def test_a_reaccept_after_undo_amended_is_not_taken_for_the_undo(config: Config,
     report = decisions.reconcile(config, ledger)
     assert report.undone == [] and report.reopened == []
     assert ledger.get_candidate(cand.id).status == "accepted"
-    assert ledger.query("SELECT commit_sha FROM decisions WHERE action = 'accept' AND undone = 0")[0][0] == new_sha
+    assert (
+        ledger.query("SELECT commit_sha FROM decisions WHERE action = 'accept' AND undone = 0")[0][0]
+        == new_sha
+    )
 
 
 class _Killed(BaseException):
     """Stands in for SIGKILL at a step boundary (the crash test kills real processes)."""
 
 
-def test_a_crash_after_the_commit_then_an_amend_records_the_accept(config: Config, ledger: Ledger,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_after_the_commit_then_an_amend_records_the_accept(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cand = make(ledger)
     monkeypatch.setenv(decisions.CRASH_ENV, "commit")
 

@@ -34,7 +34,12 @@ BAD = FIX / "-home-kim-bad" / "bad.jsonl"
 EXPECTED_MAIN = [
     ("person", "prompt", 2, "Please add a --dry-run flag to the deploy script."),
     ("assistant", "text", 4, "I'll add the flag to deploy.sh."),
-    ("person", "prompt", 9, "Print [bold red]rich markup[/] and \x1b]0;evil title\x07\x1b[31mescape codes\x1b[0m literally"),
+    (
+        "person",
+        "prompt",
+        9,
+        "Print [bold red]rich markup[/] and \x1b]0;evil title\x07\x1b[31mescape codes\x1b[0m literally",
+    ),
     ("person", "command", 11, "/review PR 42 carefully"),
     ("person", "rejection", 15, "Never edit generated files; change the template instead."),
     ("person", "interrupt", 16, "[Request interrupted by user for tool use]"),
@@ -47,10 +52,31 @@ EXPECTED_MAIN = [
     ("assistant", "text", 34, "A failing deploy log."),
 ]
 # Markers in the fixture's text that must never reach a digest.
-NEVER = ["TOOL-OUTPUT", "TOOL-INPUT", "THINKING-ONLY", "PROGRESS-COPY", "EXPANDED-COMMAND-BODY", "COMMAND-STDOUT",
-         "TASK-NOTIFICATION", "SYNTHETIC", "COMPACT-SUMMARY", "OLD-SUMMARY", "VISIBLE-ONLY", "BASH-STDOUT",
-         "API-ERROR", "FUTURE-TYPE", "PARENT-", "SUB-TOOL-OUTPUT", "COMPACT-HELPER", "LEGACY-TOOL-OUTPUT",
-         "system-reminder", "ide_opened_file", "ide_selection", "Caveat:", "Remember the todo list"]
+NEVER = [
+    "TOOL-OUTPUT",
+    "TOOL-INPUT",
+    "THINKING-ONLY",
+    "PROGRESS-COPY",
+    "EXPANDED-COMMAND-BODY",
+    "COMMAND-STDOUT",
+    "TASK-NOTIFICATION",
+    "SYNTHETIC",
+    "COMPACT-SUMMARY",
+    "OLD-SUMMARY",
+    "VISIBLE-ONLY",
+    "BASH-STDOUT",
+    "API-ERROR",
+    "FUTURE-TYPE",
+    "PARENT-",
+    "SUB-TOOL-OUTPUT",
+    "COMPACT-HELPER",
+    "LEGACY-TOOL-OUTPUT",
+    "system-reminder",
+    "ide_opened_file",
+    "ide_selection",
+    "Caveat:",
+    "Remember the todo list",
+]
 
 
 def shape(turns):
@@ -106,9 +132,13 @@ def test_legacy_sidechains_inside_the_main_file():
 def test_session_digest_merges_subagent_prose_by_time_without_their_user_lines():
     d = digest_session(session_files(FIX, "-home-kim-shapes", S1))
     assert len(d.files) == 4
-    assert [t.text for t in d.turns if t.kind == "subagent"] == ["Found two callers of deploy().",
-                                                                 "There are two env files."]
-    assert [t.text for t in d.turns if t.role == "person"] == [x[3] for x in EXPECTED_MAIN if x[0] == "person"]
+    assert [t.text for t in d.turns if t.kind == "subagent"] == [
+        "Found two callers of deploy().",
+        "There are two env files.",
+    ]
+    assert [t.text for t in d.turns if t.role == "person"] == [
+        x[3] for x in EXPECTED_MAIN if x[0] == "person"
+    ]
     stamps = [t.timestamp for t in d.turns]
     assert stamps == sorted(stamps)
     assert d.stats.bytes == sum(Path(f).stat().st_size for f in d.files)
@@ -146,16 +176,24 @@ def test_the_cheap_byte_test_never_changes_the_digest():
     # spaced JSON (not Claude Code's writer) is decoded rather than skipped
     assert needs_decode(b'{"type": "user", "message": {"content": "hi"}}')
     assert not needs_decode(b'{"type":"progress","data":{}}')
-    tool = b'{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result",' \
+    tool = (
+        b'{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result",'
         b'"content":"%s"}]},"toolUseResult":{"a":1}}'
+    )
     assert not needs_decode(tool % b"output")
     assert not needs_decode(tool % (b"x" * 100_000))
     assert needs_decode(tool % records_rejection())
-    assert not needs_decode(b'{"message":{"id":"m","type":"message","role":"assistant","content":'
-                            b'[{"type":"tool_use","id":"t","input":{}}]},"type":"assistant"}')
-    assert needs_decode(b'{"message":{"id":"m","type":"message","role":"assistant","content":'
-                        b'[{"type":"thinking","thinking":"hm"},{"type":"text","text":"hi"}]},"type":"assistant"}')
-    assert needs_decode(b'{"message":{"type":"message","role":"assistant","content":"plain"},"type":"assistant"}')
+    assert not needs_decode(
+        b'{"message":{"id":"m","type":"message","role":"assistant","content":'
+        b'[{"type":"tool_use","id":"t","input":{}}]},"type":"assistant"}'
+    )
+    assert needs_decode(
+        b'{"message":{"id":"m","type":"message","role":"assistant","content":'
+        b'[{"type":"thinking","thinking":"hm"},{"type":"text","text":"hi"}]},"type":"assistant"}'
+    )
+    assert needs_decode(
+        b'{"message":{"type":"message","role":"assistant","content":"plain"},"type":"assistant"}'
+    )
     assert needs_decode(b'{"message":{"type":"message","role":"user","content":"hi"},"type":"user"}')
 
 
@@ -268,7 +306,10 @@ def test_cli_text_prints_transcript_text_literally_without_control_codes():
     assert result.exit_code == 0, result.output
     out = result.output
     assert "\x1b" not in out and "\x07" not in out
-    assert "Print [bold red]rich markup[/] and \\x1b]0;evil title\\x07\\x1b[31mescape codes\\x1b[0m literally" in out
+    assert (
+        "Print [bold red]rich markup[/] and \\x1b]0;evil title\\x07\\x1b[31mescape codes\\x1b[0m literally"
+        in out
+    )
     assert "/review PR 42 carefully" in out
     assert "[person (rejection)]" in out and "L15" in out
     assert "2026-03-01 10:00:01" in out
@@ -295,8 +336,10 @@ def test_digest_names_the_project_by_its_working_directory_not_the_folder_encodi
     folder = tmp_path / "-home-kim-src-dreamboard-web"
     folder.mkdir()
     path = folder / "s1.jsonl"
-    path.write_text('{"type":"user","cwd":"/home/kim/src/dreamboard-web","uuid":"u1","timestamp":"2026-01-01T00:00:00Z",'
-                    '"message":{"role":"user","content":"Always run the linter before committing here."}}\n')
+    path.write_text(
+        '{"type":"user","cwd":"/home/kim/src/dreamboard-web","uuid":"u1","timestamp":"2026-01-01T00:00:00Z",'
+        '"message":{"role":"user","content":"Always run the linter before committing here."}}\n'
+    )
     digest = digest_session([path])
     assert digest.cwd == "/home/kim/src/dreamboard-web"
     assert digest.project_name == "dreamboard-web"

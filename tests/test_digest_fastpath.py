@@ -62,7 +62,8 @@ def assert_same_digest(path: Path) -> int:
 
 
 def test_fast_path_equals_decoding_everything_on_every_corpus_file_in_every_key_order(
-        corpus: Path, tmp_path: Path) -> None:
+    corpus: Path, tmp_path: Path
+) -> None:
     files = sorted(corpus.rglob("*.jsonl"))
     assert files
     kept = 0
@@ -108,26 +109,69 @@ def test_fast_path_equals_decoding_everything_for_any_key_order(tmp_path: Path, 
 # -- the decoded shape: msgspec reads only some fields; any other shape takes the exact path -------
 
 _JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(
-        ["", "text", "user", "assistant", "tool_result", "enqueue", "<synthetic>", "[Request interrupted by user]",
-         "<command-name>/x</command-name>", "Error: x", "2026-03-01T10:00:00.000Z"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["type", "text", "content", "is_error", "id"]), inner, max_size=3),
-    max_leaves=6)
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.sampled_from(
+        [
+            "",
+            "text",
+            "user",
+            "assistant",
+            "tool_result",
+            "enqueue",
+            "<synthetic>",
+            "[Request interrupted by user]",
+            "<command-name>/x</command-name>",
+            "Error: x",
+            "2026-03-01T10:00:00.000Z",
+        ]
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["type", "text", "content", "is_error", "id"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 # the paths the fast path reads, and a few it does not
-_PATHS = [("type",), ("message",), ("message", "content"), ("message", "id"), ("message", "model"), ("uuid",),
-          ("timestamp",), ("cwd",), ("isSidechain",), ("isMeta",), ("isCompactSummary",),
-          ("isVisibleInTranscriptOnly",), ("isApiErrorMessage",), ("toolUseResult",), ("operation",),
-          ("content",), ("message", "content", 0), ("message", "content", 0, "type"),
-          ("message", "content", 0, "text"), ("message", "content", 0, "is_error"),
-          ("message", "content", 0, "content"), ("data",), ("snapshot",)]
+_PATHS = [
+    ("type",),
+    ("message",),
+    ("message", "content"),
+    ("message", "id"),
+    ("message", "model"),
+    ("uuid",),
+    ("timestamp",),
+    ("cwd",),
+    ("isSidechain",),
+    ("isMeta",),
+    ("isCompactSummary",),
+    ("isVisibleInTranscriptOnly",),
+    ("isApiErrorMessage",),
+    ("toolUseResult",),
+    ("operation",),
+    ("content",),
+    ("message", "content", 0),
+    ("message", "content", 0, "type"),
+    ("message", "content", 0, "text"),
+    ("message", "content", 0, "is_error"),
+    ("message", "content", 0, "content"),
+    ("data",),
+    ("snapshot",),
+]
 
 
 def _set(record: dict, path: tuple, value: object) -> None:
     """``record`` with the value at ``path`` replaced (where the path exists up to its last step)."""
+
     def has(cur: object, step: object) -> bool:
-        return (isinstance(cur, dict) and isinstance(step, str)
-                or isinstance(cur, list) and isinstance(step, int) and step < len(cur))
+        return (
+            isinstance(cur, dict)
+            and isinstance(step, str)
+            or isinstance(cur, list)
+            and isinstance(step, int)
+            and step < len(cur)
+        )
 
     cur: Any = record
     for step in path[:-1]:
@@ -139,10 +183,13 @@ def _set(record: dict, path: tuple, value: object) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1),
-       changes=st.lists(st.tuples(st.integers(0, 59), st.sampled_from(_PATHS), _JSON_VALUES), max_size=25))
-def test_fast_path_equals_decoding_everything_for_records_of_any_shape(tmp_path: Path, seed: int,
-                                                                       changes: list) -> None:
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    changes=st.lists(st.tuples(st.integers(0, 59), st.sampled_from(_PATHS), _JSON_VALUES), max_size=25),
+)
+def test_fast_path_equals_decoding_everything_for_records_of_any_shape(
+    tmp_path: Path, seed: int, changes: list
+) -> None:
     records = session_records(random.Random(seed), 60)
     for index, path, value in changes:
         _set(records[index], path, value)
@@ -152,34 +199,51 @@ def test_fast_path_equals_decoding_everything_for_records_of_any_shape(tmp_path:
     assert_same_digest(path)
 
 
-PROMPT = (b'{"type":"user","message":{"role":"user","content":"keep the deploy log terse %d"},'
-          b'"uuid":"u1","timestamp":"2026-03-01T10:00:0%d.000Z","cwd":"/w"%s}')
-REPLY = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
-         b'"text":"Done, it is terse now."}]},"uuid":"u2","timestamp":"2026-03-01T10:00:01.000Z"%s}')
+PROMPT = (
+    b'{"type":"user","message":{"role":"user","content":"keep the deploy log terse %d"},'
+    b'"uuid":"u1","timestamp":"2026-03-01T10:00:0%d.000Z","cwd":"/w"%s}'
+)
+REPLY = (
+    b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
+    b'"text":"Done, it is terse now."}]},"uuid":"u2","timestamp":"2026-03-01T10:00:01.000Z"%s}'
+)
 QUEUED = b'{"type":"queue-operation","operation":"enqueue","content":"and the staging one","timestamp":"t"%s}'
 
 
-@pytest.mark.parametrize("extra", [
-    b',"version":"\xff\xfe"',  # bad bytes in a field the fast path skips: repaired and counted as replaced
-    b',"\xc3(":1',  # in a key it skips
-    b',"version":"\\udcff"',  # a lone surrogate (as JavaScript writes half an emoji)
-    b',"version":"\xed\xa0\x80"',  # a surrogate written as UTF-8 bytes
-    b',"uuid":"u9"',  # a key twice: the last one counts, as orjson reads it
-    b',"isMeta":true',
-    b',"is\\u004deta":true',  # a key spelled with an escape
-    b',"toolUseResult":null',
-    b',"isSidechain":true',
-    b',"version":NaN',
-    b',"n":123456789012345678901234567890',
-    b',"message":"not an object"',
-    b',"uuid":7',
-    b',"isApiErrorMessage":true',
-])
-def test_fast_path_treats_odd_and_broken_lines_as_decoding_everything_does(tmp_path: Path, extra: bytes) -> None:
+@pytest.mark.parametrize(
+    "extra",
+    [
+        b',"version":"\xff\xfe"',  # bad bytes in a field the fast path skips: repaired and counted as replaced
+        b',"\xc3(":1',  # in a key it skips
+        b',"version":"\\udcff"',  # a lone surrogate (as JavaScript writes half an emoji)
+        b',"version":"\xed\xa0\x80"',  # a surrogate written as UTF-8 bytes
+        b',"uuid":"u9"',  # a key twice: the last one counts, as orjson reads it
+        b',"isMeta":true',
+        b',"is\\u004deta":true',  # a key spelled with an escape
+        b',"toolUseResult":null',
+        b',"isSidechain":true',
+        b',"version":NaN',
+        b',"n":123456789012345678901234567890',
+        b',"message":"not an object"',
+        b',"uuid":7',
+        b',"isApiErrorMessage":true',
+    ],
+)
+def test_fast_path_treats_odd_and_broken_lines_as_decoding_everything_does(
+    tmp_path: Path, extra: bytes
+) -> None:
     path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
     path.parent.mkdir(parents=True)
-    lines = [b"\xef\xbb\xbf" + PROMPT % (1, 1, b""), PROMPT % (2, 2, extra), REPLY % (1, extra), QUEUED % extra,
-             REPLY % (2, b""), b'{"type":"user","message":{"content":"half', b"", b"[1]"]
+    lines = [
+        b"\xef\xbb\xbf" + PROMPT % (1, 1, b""),
+        PROMPT % (2, 2, extra),
+        REPLY % (1, extra),
+        QUEUED % extra,
+        REPLY % (2, b""),
+        b'{"type":"user","message":{"content":"half',
+        b"",
+        b"[1]",
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n" + PROMPT % (3, 3, extra))  # the last line without its newline
     fast, full = digest_file(path), digest_file(path, cheap=False)
     assert fast.turns == full.turns
@@ -188,27 +252,30 @@ def test_fast_path_treats_odd_and_broken_lines_as_decoding_everything_does(tmp_p
     assert len(full.turns) >= 2  # the good prompt and reply, whatever happens to the odd lines
 
 
-@pytest.mark.parametrize("line", [
-    b'{"type":"assistant","message":{"id":"m","content":[{"type":"thinking","text":"not prose"}]},"uuid":"u"}',
-    b'{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"a"},'
-    b'{"type":"tool_use","text":"b"},{"type":"text","text":"c"}]},"uuid":"u"}',
-    b'{"type":"assistant","message":{"id":"","content":"plain prose"},"uuid":"u"}',
-    b'{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"x"}]}}',
-    b'{"type":"assistant","message":{"content":[{"type":"text","text":"  "}]}}',
-    b'{"type":"assistant","message":{"content":[]}}',
-    b'{"type":"assistant","message":{"content":["a string block"]}}',
-    b'{"type":"user","message":{"content":[{"type":"text","text":"first"},{"type":"text","text":"second"}]},'
-    b'"timestamp":"t1"}',
-    b'{"type":"user","message":{"content":[{"type":"tool_result","content":"out"},{"type":"text","text":"hi"}]},'
-    b'"timestamp":"t2"}',
-    b'{"type":"user","message":{"content":"typed"},"toolUseResult":{"stdout":"x"},"timestamp":"t3"}',
-    b'{"type":"user","message":{"content":"<bash-stdout>ok</bash-stdout>"},"timestamp":"t4"}',
-    b'{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":[{"type":"text",'
-    b'"text":"failed"}]}]},"timestamp":"t5"}',
-    b'{"type":"queue-operation","operation":"popAll","content":[{"type":"text","text":"q1"},"q2",{"x":1}]}',
-    b'{"type":"queue-operation","operation":"remove","content":"not kept"}',
-    b'{"type":"queue-operation","operation":"enqueue","content":{"not":"a list"}}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"type":"assistant","message":{"id":"m","content":[{"type":"thinking","text":"not prose"}]},"uuid":"u"}',
+        b'{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"a"},'
+        b'{"type":"tool_use","text":"b"},{"type":"text","text":"c"}]},"uuid":"u"}',
+        b'{"type":"assistant","message":{"id":"","content":"plain prose"},"uuid":"u"}',
+        b'{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"x"}]}}',
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":"  "}]}}',
+        b'{"type":"assistant","message":{"content":[]}}',
+        b'{"type":"assistant","message":{"content":["a string block"]}}',
+        b'{"type":"user","message":{"content":[{"type":"text","text":"first"},{"type":"text","text":"second"}]},'
+        b'"timestamp":"t1"}',
+        b'{"type":"user","message":{"content":[{"type":"tool_result","content":"out"},{"type":"text","text":"hi"}]},'
+        b'"timestamp":"t2"}',
+        b'{"type":"user","message":{"content":"typed"},"toolUseResult":{"stdout":"x"},"timestamp":"t3"}',
+        b'{"type":"user","message":{"content":"<bash-stdout>ok</bash-stdout>"},"timestamp":"t4"}',
+        b'{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":[{"type":"text",'
+        b'"text":"failed"}]}]},"timestamp":"t5"}',
+        b'{"type":"queue-operation","operation":"popAll","content":[{"type":"text","text":"q1"},"q2",{"x":1}]}',
+        b'{"type":"queue-operation","operation":"remove","content":"not kept"}',
+        b'{"type":"queue-operation","operation":"enqueue","content":{"not":"a list"}}',
+    ],
+)
 def test_fast_path_reads_every_block_shape_as_decoding_everything_does(tmp_path: Path, line: bytes) -> None:
     path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
     path.parent.mkdir(parents=True)
@@ -239,11 +306,19 @@ def test_dedup_in_memory_keeps_what_hashed_keys_keep_and_stores_the_same_keys(tm
 
 # -- reading: a small file is read whole (one system call), a larger one in chunks: the same digest ----
 
+
 @pytest.mark.parametrize("tail", [b"", b"\n", PROMPT % (4, 4, b""), b"\n\n" + PROMPT % (5, 5, b"")])
-@pytest.mark.parametrize("body", [b"", PROMPT % (1, 1, b""), b"\n".join([PROMPT % (1, 1, b""), b"", REPLY % (1, b""),
-                                                                       b"  ", QUEUED % b"", b'{"half'])])
-def test_reading_a_file_whole_gives_what_reading_it_in_chunks_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    body: bytes, tail: bytes) -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        PROMPT % (1, 1, b""),
+        b"\n".join([PROMPT % (1, 1, b""), b"", REPLY % (1, b""), b"  ", QUEUED % b"", b'{"half']),
+    ],
+)
+def test_reading_a_file_whole_gives_what_reading_it_in_chunks_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes, tail: bytes
+) -> None:
     """Empty files, blank lines, a last line without its newline (not consumed: ``partial_tail``), a file
     of one partial line: read whole, through the line scanner, and decoding everything, alike."""
     from dreamtui.core.ingest import digest as digest_module
@@ -285,28 +360,44 @@ def test_a_fifo_or_folder_named_like_a_transcript_is_refused_in_one_line(tmp_pat
     os.mkfifo(fifo)
     folder = tmp_path / "22222222-2222-4333-8444-555555555555.jsonl"
     folder.mkdir()
-    for path, words in ((fifo, "a FIFO"), (folder, "directory"), (tmp_path / "missing.jsonl", "does not exist")):
+    for path, words in (
+        (fifo, "a FIFO"),
+        (folder, "directory"),
+        (tmp_path / "missing.jsonl", "does not exist"),
+    ):
         with pytest.raises(TranscriptError, match=words):
             digest_file(path)
 
 
 @pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xed\xa0\x80", b"\xc3("])
-def test_a_reply_with_bad_bytes_after_the_first_turns_is_repaired_and_counted(tmp_path: Path, bad: bytes) -> None:
+def test_a_reply_with_bad_bytes_after_the_first_turns_is_repaired_and_counted(
+    tmp_path: Path, bad: bytes
+) -> None:
     """Replies and prompts made into turns inline (once the first turn has set ``cwd``) are still checked
     for bytes that are not UTF-8 in the fields msgspec skips: repaired and counted as decoding everything
     does, while valid non-ASCII lines are kept as they are."""
     path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
     path.parent.mkdir(parents=True)
-    reply = (b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
-             b'"text":"%s"}]},"uuid":"u%d","timestamp":"2026-03-01T10:00:%02d.000Z","version":"%s"}')
-    lines = [PROMPT % (1, 1, b""), reply % (1, b"first", 1, 1, b"2.0"),
-             reply % (2, "d\u00e9j\u00e0 vu \U0001f600".encode(), 2, 2, b"2.0"),
-             reply % (3, b"bad bytes beside me", 3, 3, bad), PROMPT % (2, 4, b',"version":"' + bad + b'"'),
-             reply % (4, "\u6e2c\u8a66".encode(), 4, 5, b"2.0")]
+    reply = (
+        b'{"type":"assistant","message":{"id":"m%d","role":"assistant","content":[{"type":"text",'
+        b'"text":"%s"}]},"uuid":"u%d","timestamp":"2026-03-01T10:00:%02d.000Z","version":"%s"}'
+    )
+    lines = [
+        PROMPT % (1, 1, b""),
+        reply % (1, b"first", 1, 1, b"2.0"),
+        reply % (2, "d\u00e9j\u00e0 vu \U0001f600".encode(), 2, 2, b"2.0"),
+        reply % (3, b"bad bytes beside me", 3, 3, bad),
+        PROMPT % (2, 4, b',"version":"' + bad + b'"'),
+        reply % (4, "\u6e2c\u8a66".encode(), 4, 5, b"2.0"),
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     fast, full = digest_file(path), digest_file(path, cheap=False)
     assert fast.turns == full.turns
     assert fast.stats == full.stats
     assert fast.stats.replaced == 2
-    assert [t.text for t in fast.turns][-4:] == ["d\u00e9j\u00e0 vu \U0001f600", "bad bytes beside me",
-                                                "keep the deploy log terse 2", "\u6e2c\u8a66"]
+    assert [t.text for t in fast.turns][-4:] == [
+        "d\u00e9j\u00e0 vu \U0001f600",
+        "bad bytes beside me",
+        "keep the deploy log terse 2",
+        "\u6e2c\u8a66",
+    ]

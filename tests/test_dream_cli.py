@@ -43,26 +43,42 @@ def home(tmp_path: Path) -> Path:
     """Transcripts, memory and state in a temporary folder; the fixtures' deterministic extractor."""
     (tmp_path / "transcripts").mkdir()
     (tmp_path / "config.toml").write_text(
-        f'extractor = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(RULES))}]\n')
+        f'extractor = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(RULES))}]\n'
+    )
     return tmp_path
 
 
 def env_for(home: Path, now: str = "2026-03-10T23:00:00Z") -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("DREAMTUI_") and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}}
-    env.update({
-        "DREAMTUI_TRANSCRIPTS": str(home / "transcripts"), "DREAMTUI_MEMORY": str(home / "memory"),
-        "DREAMTUI_STATE": str(home / "state"), "DREAMTUI_CONFIG": str(home / "config.toml"),
-        "DREAMTUI_NOW": now,
-        "GIT_AUTHOR_NAME": "Kim", "GIT_AUTHOR_EMAIL": "kim@example.com",
-        "GIT_COMMITTER_NAME": "Kim", "GIT_COMMITTER_EMAIL": "kim@example.com", "GIT_CONFIG_NOSYSTEM": "1",
-    })
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("DREAMTUI_") and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}
+    }
+    env.update(
+        {
+            "DREAMTUI_TRANSCRIPTS": str(home / "transcripts"),
+            "DREAMTUI_MEMORY": str(home / "memory"),
+            "DREAMTUI_STATE": str(home / "state"),
+            "DREAMTUI_CONFIG": str(home / "config.toml"),
+            "DREAMTUI_NOW": now,
+            "GIT_AUTHOR_NAME": "Kim",
+            "GIT_AUTHOR_EMAIL": "kim@example.com",
+            "GIT_COMMITTER_NAME": "Kim",
+            "GIT_COMMITTER_EMAIL": "kim@example.com",
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+    )
     return env
 
 
 def dreamtui(home: Path, *args: str, now: str = "2026-03-10T23:00:00Z") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", MAIN, *args], env=env_for(home, now), capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", MAIN, *args],
+        env=env_for(home, now),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def install(home: Path, name: str) -> None:
@@ -87,7 +103,9 @@ def test_dream_prints_progress_on_stderr_and_the_waking_message(home: Path) -> N
     install(home, "busy")
     out = dreamtui(home, "dream")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Dream cycle #1 for every project on 2026-03-10 (manual): completed, deep sleep.")
+    assert out.stdout.startswith(
+        "Dream cycle #1 for every project on 2026-03-10 (manual): completed, deep sleep."
+    )
     assert "5 surfaced, 3 verified, 3 dropped (duplicate-pending 1, unverified 2)" in out.stdout
     titles = ("Light sleep", "Deep sleep", "Branching", "REM", "Wake")
     progress = [line for line in out.stderr.splitlines() if line.startswith(titles)]  # piped: plain lines
@@ -114,8 +132,16 @@ def test_dream_json_is_the_record_and_nothing_on_stderr(home: Path) -> None:
 
 def test_two_dreams_at_once_make_exactly_one_cycle(home: Path) -> None:
     install(home, "busy")
-    procs = [subprocess.Popen([sys.executable, "-c", MAIN, "dream", "--json"], env=env_for(home),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", MAIN, "dream", "--json"],
+            env=env_for(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(120), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
     for p in procs:
         p.stdout.close()  # type: ignore[union-attr]
@@ -180,7 +206,10 @@ def test_briefing_reject_keeps_it_out_with_its_reason(home: Path) -> None:
     with sqlite3.connect(home / "state" / "ledger.sqlite3") as db:
         assert db.execute("SELECT status, reason FROM briefings").fetchall() == [("rejected", "too noisy")]
     bad = dreamtui(home, "briefing", "--accept", "--id", "1")
-    assert bad.returncode == 2 and "briefing #1 does not wait for review: it is rejected (too noisy)" in bad.stderr
+    assert (
+        bad.returncode == 2
+        and "briefing #1 does not wait for review: it is rejected (too noisy)" in bad.stderr
+    )
     assert dreamtui(home, "briefing", "--reason", "x").returncode == 2  # --reason alone is bad input
 
 
@@ -193,9 +222,14 @@ CHATTER = [
 
 
 def chatter_line(n: int) -> str:
-    rec = {"type": "user", "sessionId": "77777777-7777-4777-8777-777777777777", "uuid": f"chat-{n}",
-           "isSidechain": False, "timestamp": f"2026-03-0{n + 1}T10:00:00.000Z",
-           "message": {"role": "user", "content": CHATTER[n]}}
+    rec = {
+        "type": "user",
+        "sessionId": "77777777-7777-4777-8777-777777777777",
+        "uuid": f"chat-{n}",
+        "isSidechain": False,
+        "timestamp": f"2026-03-0{n + 1}T10:00:00.000Z",
+        "message": {"role": "user", "content": CHATTER[n]},
+    }
     return json.dumps(rec) + "\n"
 
 
@@ -223,8 +257,13 @@ def test_watch_dreams_when_the_person_says_good_night(home: Path) -> None:
     folder.mkdir(parents=True)
     path = folder / f"{session}.jsonl"
     shutil.copy(FIXTURES / "goodnight" / ACME / f"{session}-part1.jsonl", path)
-    proc = subprocess.Popen([sys.executable, "-c", MAIN, "watch", "--debounce", "0.2"], env=env_for(home),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MAIN, "watch", "--debounce", "0.2"],
+        env=env_for(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
@@ -280,8 +319,13 @@ def test_the_extractor_flag_overrides_the_config(home: Path) -> None:
 
 
 def test_watch_stops_cleanly_on_ctrl_c(home: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", MAIN, "watch", "--schedule", "03:00"], env=env_for(home),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MAIN, "watch", "--schedule", "03:00"],
+        env=env_for(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
@@ -302,8 +346,14 @@ def test_dream_on_a_terminal_shows_a_live_display_of_phases_with_counts(home: Pa
     leader, follower = pty.openpty()
     try:
         env = {**env_for(home), "COLUMNS": "120", "TERM": "xterm-256color"}
-        out = subprocess.run([sys.executable, "-c", MAIN, "dream"], env=env, stdout=subprocess.PIPE,
-                             stderr=follower, text=True, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-c", MAIN, "dream"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=120,
+        )
         os.close(follower)
         follower = -1
         chunks = []
@@ -331,8 +381,9 @@ def test_dream_on_a_terminal_shows_a_live_display_of_phases_with_counts(home: Pa
 
 @pytest.mark.usefixtures("git_home")
 @pytest.mark.parametrize("project", ["..", ".", "", "acme/", "ABS"])
-def test_dream_project_that_is_a_path_is_refused_and_records_nothing(config: Config, ledger: Ledger,
-                                                                     project: str) -> None:
+def test_dream_project_that_is_a_path_is_refused_and_records_nothing(
+    config: Config, ledger: Ledger, project: str
+) -> None:
 
     write_records(config.transcripts / "acme", LESSON_TURNS)
     if project == "ABS":
@@ -343,20 +394,35 @@ def test_dream_project_that_is_a_path_is_refused_and_records_nothing(config: Con
 
 
 @pytest.mark.usefixtures("git_home")
-def test_dream_with_a_command_extractor_that_cannot_start_records_nothing(config: Config, ledger: Ledger,
-                                                                          tmp_path: Path) -> None:
+def test_dream_with_a_command_extractor_that_cannot_start_records_nothing(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
     write_records(config.transcripts / "acme", LESSON_TURNS)
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'extractor = "command"\ncommand = "{tmp_path / "no-such-tool"} --json"\n')
-    result = CliRunner().invoke(cli, ["--config", str(cfg), "--transcripts", str(config.transcripts),
-                                      "--memory", str(config.memory), "--state", str(config.state), "dream"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--config",
+            str(cfg),
+            "--transcripts",
+            str(config.transcripts),
+            "--memory",
+            str(config.memory),
+            "--state",
+            str(config.state),
+            "dream",
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert "extractor command not found" in result.output
     assert ledger.query("SELECT COUNT(*) AS n FROM dream_cycles")[0]["n"] == 0
 
 
 @pytest.mark.usefixtures("git_home")
-def test_dream_over_a_transcripts_path_that_is_a_file_says_so(config: Config, ledger: Ledger, tmp_path: Path) -> None:
+def test_dream_over_a_transcripts_path_that_is_a_file_says_so(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
 
     from dreamtui.core.dream.cycle import run_cycle
     from dreamtui.core.errors import TranscriptError
@@ -373,11 +439,22 @@ def test_dream_over_a_transcripts_path_that_is_a_file_says_so(config: Config, le
 def test_project_names_with_escape_codes_are_shown_escaped(config: Config) -> None:
     project = "-home-\x1b]0;PWNED\x07\x1b[31mred"
     path = write_records(config.transcripts / project, LESSON_TURNS)
-    base = ["--transcripts", str(config.transcripts), "--memory", str(config.memory), "--state", str(config.state)]
+    base = [
+        "--transcripts",
+        str(config.transcripts),
+        "--memory",
+        str(config.memory),
+        "--state",
+        str(config.state),
+    ]
     runner = CliRunner()
     outputs = []
-    for args in (["dream"], ["dream"], ["dream", "--project", project],
-                 ["verify", str(path), "never edit the generated files directly; always change the template"]):
+    for args in (
+        ["dream"],
+        ["dream"],
+        ["dream", "--project", project],
+        ["verify", str(path), "never edit the generated files directly; always change the template"],
+    ):
         result = runner.invoke(cli, [*base, *args])
         outputs.append(result.output)
     text = "".join(outputs)
@@ -387,8 +464,9 @@ def test_project_names_with_escape_codes_are_shown_escaped(config: Config) -> No
 
 
 @pytest.mark.usefixtures("git_home")
-def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(config: Config, ledger: Ledger,
-                                                                    tmp_path: Path) -> None:
+def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
 
     from dreamtui.core.dream.cycle import run_cycle
 

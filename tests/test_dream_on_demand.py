@@ -32,8 +32,9 @@ NEW_LESSON = "Never deploy on a Friday afternoon, because nobody is around to ro
 
 @pytest.fixture
 def config(config: Config) -> Config:
-    return replace(config, extractor="command",
-                   command=(sys.executable, str(FIXTURES / "rules_extractor.py")))
+    return replace(
+        config, extractor="command", command=(sys.executable, str(FIXTURES / "rules_extractor.py"))
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -54,8 +55,14 @@ def install(config: Config) -> None:
 def say(config: Config, text: str = NEW_LESSON, n: int = 1) -> None:
     """The person writes in session B2 after the day's cycle."""
     path = config.transcripts / ACME / f"{B2}.jsonl"
-    rec = {"type": "user", "sessionId": B2, "uuid": f"extra-{n}", "isSidechain": False,
-           "timestamp": f"2026-03-10T22:{n:02d}:00.000Z", "message": {"role": "user", "content": text}}
+    rec = {
+        "type": "user",
+        "sessionId": B2,
+        "uuid": f"extra-{n}",
+        "isSidechain": False,
+        "timestamp": f"2026-03-10T22:{n:02d}:00.000Z",
+        "message": {"role": "user", "content": text},
+    }
     with path.open("a") as fh:
         fh.write(json.dumps(rec) + "\n")
     os.utime(path, (WRITTEN, WRITTEN))
@@ -66,8 +73,9 @@ def commits(config: Config) -> int:
 
 
 @pytest.mark.parametrize("project", [None, ACME])
-def test_new_content_after_the_full_cycle_gets_an_on_demand_pass(config: Config, ledger: Ledger,
-                                                                 project: str | None) -> None:
+def test_new_content_after_the_full_cycle_gets_an_on_demand_pass(
+    config: Config, ledger: Ledger, project: str | None
+) -> None:
     install(config)
     full = run_cycle(config, ledger)  # the date's one full cycle, for every project
     review = config.memory / "reviews" / f"review-{DAY}.md"
@@ -79,7 +87,9 @@ def test_new_content_after_the_full_cycle_gets_an_on_demand_pass(config: Config,
     assert (extra.kind, extra.status, extra.depth, extra.date) == ("on-demand", "completed", "deep", DAY)
     assert [p["name"] for p in extra.phases] == ["light", "deep", "branch", "wake"]  # never a second REM
     assert extra.stats.sessions_new == 1 and extra.stats.kept == 1
-    assert [c.quote for c in ledger.list_candidates(status="pending") if c.cycle_id == extra.id] == [NEW_LESSON]
+    assert [c.quote for c in ledger.list_candidates(status="pending") if c.cycle_id == extra.id] == [
+        NEW_LESSON
+    ]
     assert review.read_text() == review_text and commits(config) == before  # no review, no briefing
     assert len(briefing.list_proposals(ledger)) == proposals
     message = waking_message(extra)
@@ -94,20 +104,25 @@ def test_new_content_after_the_full_cycle_gets_an_on_demand_pass(config: Config,
 
 
 @pytest.mark.parametrize("project", [None, ACME])
-def test_nothing_new_after_the_full_cycle_says_so_and_records_nothing(config: Config, ledger: Ledger,
-                                                                      project: str | None) -> None:
+def test_nothing_new_after_the_full_cycle_says_so_and_records_nothing(
+    config: Config, ledger: Ledger, project: str | None
+) -> None:
     install(config)
     full = run_cycle(config, ledger)
     plan = plan_dream(config, ledger, project)
     assert plan.kind == "nothing" and plan.covering == full
-    with pytest.raises(NothingNew, match=rf"nothing new in .* since cycle #{full.id} \(the full cycle of {DAY}\): nothing to dream"):
+    with pytest.raises(
+        NothingNew,
+        match=rf"nothing new in .* since cycle #{full.id} \(the full cycle of {DAY}\): nothing to dream",
+    ):
         run_cycle(config, ledger, project=project)
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
 
 @pytest.mark.parametrize("trigger", ["schedule", "goodnight"])
-def test_the_scheduler_and_a_goodnight_never_run_an_on_demand_pass(config: Config, ledger: Ledger,
-                                                                   trigger: str) -> None:
+def test_the_scheduler_and_a_goodnight_never_run_an_on_demand_pass(
+    config: Config, ledger: Ledger, trigger: str
+) -> None:
     install(config)
     run_cycle(config, ledger)
     say(config)
@@ -116,12 +131,15 @@ def test_the_scheduler_and_a_goodnight_never_run_an_on_demand_pass(config: Confi
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
 
-def test_a_goodnight_after_the_cycle_of_every_project_is_no_second_full_cycle(config: Config,
-                                                                              ledger: Ledger) -> None:
+def test_a_goodnight_after_the_cycle_of_every_project_is_no_second_full_cycle(
+    config: Config, ledger: Ledger
+) -> None:
     install(config)
     full = run_cycle(config, ledger, trigger="schedule")
     say(config)
-    with pytest.raises(CycleAlreadyDone, match=f"already dreamed {ACME} on {DAY} \\(cycle #{full.id}, every project\\)"):
+    with pytest.raises(
+        CycleAlreadyDone, match=f"already dreamed {ACME} on {DAY} \\(cycle #{full.id}, every project\\)"
+    ):
         run_cycle(config, ledger, project=ACME, trigger="goodnight")
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
     assert run_cycle(config, ledger, project=ACME).kind == "on-demand"  # the person may still ask
@@ -140,9 +158,11 @@ def test_the_first_cycle_of_a_scope_stays_full(config: Config, ledger: Ledger) -
 def test_on_demand_passes_do_not_count_for_the_yield_floor(config: Config, ledger: Ledger) -> None:
     with ledger.write() as c:
         for day in ("2026-03-07", "2026-03-08", "2026-03-09"):
-            c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats, kind) "
-                      "VALUES ('*', ?, 'completed', ?, 'deep', ?, 'on-demand')",
-                      (day, f"{day}T10:00:00Z", json.dumps({"kept": 0})))
+            c.execute(
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats, kind) "
+                "VALUES ('*', ?, 'completed', ?, 'deep', ?, 'on-demand')",
+                (day, f"{day}T10:00:00Z", json.dumps({"kept": 0})),
+            )
     assert not cycle.yield_floor_active(ledger)
 
 
@@ -153,8 +173,10 @@ def test_a_ledger_from_before_kinds_is_rebuilt_with_its_rows(tmp_path: Path) -> 
         status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed')), started_at TEXT NOT NULL,
         completed_at TEXT, error_message TEXT, trigger TEXT NOT NULL DEFAULT 'manual', depth TEXT,
         phases TEXT NOT NULL DEFAULT '[]', stats TEXT NOT NULL DEFAULT '{}', UNIQUE (chat_id, date))""")
-    old.execute("INSERT INTO dream_cycles (id, chat_id, date, status, started_at, depth) "
-                "VALUES (7, '*', '2026-03-10', 'completed', '2026-03-10T03:00:00Z', 'deep')")
+    old.execute(
+        "INSERT INTO dream_cycles (id, chat_id, date, status, started_at, depth) "
+        "VALUES (7, '*', '2026-03-10', 'completed', '2026-03-10T03:00:00Z', 'deep')"
+    )
     old.commit()
     old.close()
     ledger = Ledger(path)
@@ -162,11 +184,15 @@ def test_a_ledger_from_before_kinds_is_rebuilt_with_its_rows(tmp_path: Path) -> 
         rec = cycle.get_cycle(ledger, 7)
         assert rec is not None and (rec.kind, rec.chat_id, rec.status) == ("full", "*", "completed")
         with ledger.write() as c:  # an on-demand pass beside it is allowed now…
-            c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, kind) "
-                      "VALUES ('*', '2026-03-10', 'completed', 'x', 'on-demand')")
+            c.execute(
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at, kind) "
+                "VALUES ('*', '2026-03-10', 'completed', 'x', 'on-demand')"
+            )
         with pytest.raises(sqlite3.IntegrityError), ledger.write() as c:  # …a second full cycle is not
-            c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at) "
-                      "VALUES ('*', '2026-03-10', 'running', 'x')")
+            c.execute(
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at) "
+                "VALUES ('*', '2026-03-10', 'running', 'x')"
+            )
     finally:
         ledger.close()
     Ledger(path).close()  # opening it again changes nothing
@@ -176,8 +202,16 @@ def test_the_cli_dreams_on_demand_then_says_nothing_new(config: Config) -> None:
     install(config)
     empty = config.transcripts.parent / "empty.toml"
     empty.write_text("")
-    base = ["--transcripts", str(config.transcripts), "--memory", str(config.memory), "--state", str(config.state),
-            "--config", str(empty)]
+    base = [
+        "--transcripts",
+        str(config.transcripts),
+        "--memory",
+        str(config.memory),
+        "--state",
+        str(config.state),
+        "--config",
+        str(empty),
+    ]
     runner = CliRunner()
     cmd = ["--extractor", "heuristic"]
     first = runner.invoke(cli, [*base, "dream", *cmd])
@@ -189,6 +223,8 @@ def test_the_cli_dreams_on_demand_then_says_nothing_new(config: Config) -> None:
     assert data["kind"] == "on-demand" and [p["name"] for p in data["phases"]][-1] == "wake"
     again = runner.invoke(cli, [*base, "dream", "--project", ACME, *cmd])
     assert again.exit_code == 0
-    assert again.output.startswith(f"Nothing new in {ACME} since cycle #1 (the full cycle of {DAY}): nothing to dream.")
+    assert again.output.startswith(
+        f"Nothing new in {ACME} since cycle #1 (the full cycle of {DAY}): nothing to dream."
+    )
     as_json = runner.invoke(cli, [*base, "dream", "--json", *cmd])
     assert as_json.exit_code == 0 and json.loads(as_json.output)["nothing_new"] is True

@@ -59,8 +59,11 @@ def repo(config: Config) -> git.Repo:
 def person_state(repo: git.Repo) -> tuple[str, str, str]:
     """What the person sees of their own work: the staged diff, the unstaged diff of their files, and
     the status of everything that is not dreamtui's."""
-    status = [line for line in repo.git.status("--porcelain", "--untracked-files=all").splitlines()
-              if "briefing.md" not in line and "reviews/" not in line]
+    status = [
+        line
+        for line in repo.git.status("--porcelain", "--untracked-files=all").splitlines()
+        if "briefing.md" not in line and "reviews/" not in line
+    ]
     return repo.git.diff("--cached"), repo.git.diff("--", "notes.md"), "\n".join(status)
 
 
@@ -72,27 +75,38 @@ def hook(repo: git.Repo, name: str, body: str) -> None:
 
 def clean(repo: git.Repo) -> bool:
     """Nothing of dreamtui's is staged, modified or untracked."""
-    return not [line for line in repo.git.status("--porcelain", "--untracked-files=all").splitlines()
-                if "briefing.md" in line or "reviews/" in line]
+    return not [
+        line
+        for line in repo.git.status("--porcelain", "--untracked-files=all").splitlines()
+        if "briefing.md" in line or "reviews/" in line
+    ]
 
 
 # -- stale `running` cycles ----------------------------------------------------------------------------
 
 
 def test_cycles_left_running_by_killed_processes_are_marked_failed_at_the_next_start(
-        config: Config, ledger: Ledger) -> None:
+    config: Config, ledger: Ledger
+) -> None:
     install(config, "busy")
     with ledger.write() as c:  # what `kill -9` during two earlier cycles left behind
-        c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, stats) VALUES "
-                  "('*', '2026-03-08', 'running', '2026-03-08T03:00:00Z', ?)", (json.dumps({"attempt": 1, "pid": 4242}),))
-        c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, stats) VALUES "
-                  "('-home-kim-other', '2026-03-09', 'running', '2026-03-09T03:00:00Z', '{}')")
+        c.execute(
+            "INSERT INTO dream_cycles (chat_id, date, status, started_at, stats) VALUES "
+            "('*', '2026-03-08', 'running', '2026-03-08T03:00:00Z', ?)",
+            (json.dumps({"attempt": 1, "pid": 4242}),),
+        )
+        c.execute(
+            "INSERT INTO dream_cycles (chat_id, date, status, started_at, stats) VALUES "
+            "('-home-kim-other', '2026-03-09', 'running', '2026-03-09T03:00:00Z', '{}')"
+        )
     record = run_cycle(config, ledger, project=ACME)
     assert record.status == "completed" and record.stats.interrupted_cycles == [1, 2]
     old = find_cycle(ledger, "*", "2026-03-08")
     assert old is not None and old.status == "failed" and old.completed_at
-    assert old.error_message == ("interrupted: the process running it (pid 4242) ended before it finished (started "
-                                 "2026-03-08T03:00:00Z); marked failed when the next cycle started")
+    assert old.error_message == (
+        "interrupted: the process running it (pid 4242) ended before it finished (started "
+        "2026-03-08T03:00:00Z); marked failed when the next cycle started"
+    )
     assert find_cycle(ledger, "-home-kim-other", "2026-03-09").status == "failed"  # type: ignore[union-attr]
     assert "Interrupted: cycle #1, #2 had been killed while running; marked failed." in waking_message(record)
     assert not ledger.query("SELECT * FROM dream_cycles WHERE status = 'running'")
@@ -124,24 +138,42 @@ def _groups_in(folder: Path) -> set[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if fields[0] != "Z" and int(fields[2]) != os.getpgrp():
             groups.add(int(fields[2]))
     return groups
 
 
 def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
-        config: Config, ledger: Ledger, repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config: Config, ledger: Ledger, repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "busy")
     person = person_state(repo)
     hang, started = tmp_path / "hang", tmp_path / "hook-started"
     # the person's pre-commit hook hangs on the review file's commit (REM) while `hang` exists
-    hook(repo, "pre-commit", f"if [ -e {hang} ] && git diff --cached --name-only | grep -q reviews/; then\n"
-                             f"  touch {started}; sleep 60\nfi")
+    hook(
+        repo,
+        "pre-commit",
+        f"if [ -e {hang} ] && git diff --cached --name-only | grep -q reviews/; then\n"
+        f"  touch {started}; sleep 60\nfi",
+    )
     hang.write_text("")
-    proc = subprocess.Popen([sys.executable, "-c", DREAM, str(config.transcripts), str(config.memory),
-                             str(config.state), str(RULES), ACME], env=dict(os.environ),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            DREAM,
+            str(config.transcripts),
+            str(config.memory),
+            str(config.state),
+            str(RULES),
+            ACME,
+        ],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 30
     while not started.exists():
         assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
@@ -167,7 +199,9 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
     assert f"Recovered: committed {REVIEW}" in waking_message(record)
     assert not gitops.index_lock(repo).exists()
     assert clean(repo) and person_state(repo) == person
-    assert (config.memory / REVIEW).exists() and gitops.show_file(repo, REVIEW) == (config.memory / REVIEW).read_bytes()
+    assert (config.memory / REVIEW).exists() and gitops.show_file(repo, REVIEW) == (
+        config.memory / REVIEW
+    ).read_bytes()
     assert record.stats.kept == 2  # the killed attempt's candidates count, and were extracted once
     assert not ledger.query("SELECT * FROM generated_writes")
     assert "cleared a stale" in (Path(repo.git_dir) / gitops.RECOVERY_LOG).read_text()
@@ -177,15 +211,19 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
 
 
 def test_a_failing_hook_fails_rem_by_name_and_a_retry_that_day_is_not_blocked(
-        config: Config, ledger: Ledger, repo: git.Repo, tmp_path: Path) -> None:
+    config: Config, ledger: Ledger, repo: git.Repo, tmp_path: Path
+) -> None:
     install(config, "busy")
     person = person_state(repo)
     index = repo.git.execute(["git", "ls-files", "-s"])
     refuse = tmp_path / "refuse"
     hook(repo, "pre-commit", f"if [ -e {refuse} ]; then echo 'reviews need a sign-off' >&2; exit 1; fi")
     refuse.write_text("")
-    with pytest.raises(CycleFailed, match=r"REM: the pre-commit hook failed \(exit 1\): reviews need a sign-off; "
-                                          r"git commit abandoned"):
+    with pytest.raises(
+        CycleFailed,
+        match=r"REM: the pre-commit hook failed \(exit 1\): reviews need a sign-off; "
+        r"git commit abandoned",
+    ):
         run_cycle(config, ledger, project=ACME)
     assert repo.git.execute(["git", "ls-files", "-s"]) == index  # nothing of dreamtui's left staged
     assert f"?? {REVIEW}" in repo.git.status("--porcelain", "--untracked-files=all")
@@ -201,14 +239,17 @@ def test_a_failing_hook_fails_rem_by_name_and_a_retry_that_day_is_not_blocked(
     assert clean(repo) and person_state(repo) == person
 
 
-def test_a_hanging_hook_does_not_hang_the_dream(config: Config, ledger: Ledger, repo: git.Repo,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hanging_hook_does_not_hang_the_dream(
+    config: Config, ledger: Ledger, repo: git.Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install(config, "busy")
     monkeypatch.setenv(gitops.HOOK_TIMEOUT_ENV, "1")
     index = repo.git.execute(["git", "ls-files", "-s"])
     hook(repo, "commit-msg", "sleep 60")
     started = time.monotonic()
-    with pytest.raises(CycleFailed, match=r"REM: the commit-msg hook did not finish within 1s and was stopped"):
+    with pytest.raises(
+        CycleFailed, match=r"REM: the commit-msg hook did not finish within 1s and was stopped"
+    ):
         run_cycle(config, ledger, project=ACME)
     assert time.monotonic() - started < 15
     assert repo.git.execute(["git", "ls-files", "-s"]) == index
@@ -216,22 +257,31 @@ def test_a_hanging_hook_does_not_hang_the_dream(config: Config, ledger: Ledger, 
     assert find_cycle(ledger, ACME, DAY).status == "failed"  # type: ignore[union-attr]
 
 
-def test_a_hanging_hook_does_not_hang_accept(config: Config, ledger: Ledger, repo: git.Repo,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hanging_hook_does_not_hang_accept(
+    config: Config, ledger: Ledger, repo: git.Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.HOOK_TIMEOUT_ENV, "1")
     cand = refactor_lesson(1)
     ledger.put_candidate(cand)
-    before = repo.git.execute(["git", "ls-files", "-s"]), repo.git.status("--porcelain", "--untracked-files=all")
+    before = (
+        repo.git.execute(["git", "ls-files", "-s"]),
+        repo.git.status("--porcelain", "--untracked-files=all"),
+    )
     head = repo.head.commit.hexsha
     hook(repo, "pre-commit", "sleep 60")
     started = time.monotonic()
-    with pytest.raises(gitops.MemoryRepoError, match=r"^the pre-commit hook did not finish within 1s and was stopped; "
-                                                     r"git commit abandoned"):
+    with pytest.raises(
+        gitops.MemoryRepoError,
+        match=r"^the pre-commit hook did not finish within 1s and was stopped; "
+        r"git commit abandoned",
+    ):
         decisions.accept(config, ledger, cand.id)
     assert time.monotonic() - started < 10
     assert repo.head.commit.hexsha == head
-    assert (repo.git.execute(["git", "ls-files", "-s"]), repo.git.status("--porcelain", "--untracked-files=all")) \
-        == before  # topic file and index line put back, nothing staged
+    assert (
+        repo.git.execute(["git", "ls-files", "-s"]),
+        repo.git.status("--porcelain", "--untracked-files=all"),
+    ) == before  # topic file and index line put back, nothing staged
     assert ledger.get_candidate(cand.id).status == "pending"
     assert not ledger.query("SELECT * FROM memory_intents")
 
@@ -239,8 +289,9 @@ def test_a_hanging_hook_does_not_hang_accept(config: Config, ledger: Ledger, rep
 # -- a person's edits are never taken for a leftover ------------------------------------------------------
 
 
-def test_a_person_editing_a_leftover_briefing_is_never_overwritten(config: Config, ledger: Ledger,
-                                                                   repo: git.Repo) -> None:
+def test_a_person_editing_a_leftover_briefing_is_never_overwritten(
+    config: Config, ledger: Ledger, repo: git.Repo
+) -> None:
     hook(repo, "pre-commit", "exit 1")
     with pytest.raises(gitops.MemoryRepoError, match="pre-commit hook failed"):
         generated.write_generated(config, ledger, "briefing.md", b"dreamtui's briefing\n", "Briefing", {})
@@ -248,29 +299,35 @@ def test_a_person_editing_a_leftover_briefing_is_never_overwritten(config: Confi
     (Path(repo.git_dir) / "hooks" / "pre-commit").unlink()
     notices = generated.reconcile_generated(config, ledger)
     assert notices == ["briefing.md was changed after an interrupted run wrote it: left as it is"]
-    with pytest.raises(gitops.MemoryRepoError, match="briefing.md in the memory repository has uncommitted changes"):
+    with pytest.raises(
+        gitops.MemoryRepoError, match="briefing.md in the memory repository has uncommitted changes"
+    ):
         generated.write_generated(config, ledger, "briefing.md", b"next briefing\n", "Briefing", {})
     assert (config.memory / "briefing.md").read_text() == "the person's own briefing\n"
 
 
-def test_a_version_dreamtui_staged_under_a_persons_edit_is_unstaged(config: Config, ledger: Ledger,
-                                                                     repo: git.Repo) -> None:
+def test_a_version_dreamtui_staged_under_a_persons_edit_is_unstaged(
+    config: Config, ledger: Ledger, repo: git.Repo
+) -> None:
     data = b"dreamtui's briefing\n"
     generated.remember(ledger, "briefing.md", data, "Briefing", {"Dreamtui-Briefing": "yes"})
     (config.memory / "briefing.md").write_bytes(data)
     repo.git.add("briefing.md")  # killed between `git add` and `git commit`
     (config.memory / "briefing.md").write_text("the person's own briefing\n")
     notices = generated.reconcile_generated(config, ledger)
-    assert notices == ["unstaged dreamtui's version of briefing.md left by an interrupted run; "
-                       "your changes to the file are left as they are"]
+    assert notices == [
+        "unstaged dreamtui's version of briefing.md left by an interrupted run; "
+        "your changes to the file are left as they are"
+    ]
     assert repo.git.status("--porcelain", "--", "briefing.md") == "?? briefing.md"
     assert (config.memory / "briefing.md").read_text() == "the person's own briefing\n"
     assert repo.git.diff("--cached", "--name-only") == "staged.md"  # the person's staged file is still staged
 
 
 @pytest.mark.parametrize("left", ["untracked", "staged"])
-def test_a_leftover_of_dreamtuis_own_never_blocks_the_next_write(config: Config, ledger: Ledger, repo: git.Repo,
-                                                                  left: str) -> None:
+def test_a_leftover_of_dreamtuis_own_never_blocks_the_next_write(
+    config: Config, ledger: Ledger, repo: git.Repo, left: str
+) -> None:
     """Without any reconcile: the next write that day replaces dreamtui's own leftover review file
     (a hook said no, or the run was killed between `git add` and `git commit`)."""
     first = b"# Review of 2026-03-10\n\n1 candidate survived the gate: 1 pending.\n"

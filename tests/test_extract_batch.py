@@ -24,15 +24,29 @@ def server() -> Iterator[FakeAnthropic]:
 
 
 def digests(n: int) -> list[Digest]:
-    return [Digest(session=f"sess-{i}", project="-home-kim-shop", files=[f"/t/sess-{i}.jsonl"],
-                   turns=[Turn("person", f"Never force-push to the shared branch number {i}, rebase locally.",
-                               f"/t/sess-{i}.jsonl", 2)])
-            for i in range(n)]
+    return [
+        Digest(
+            session=f"sess-{i}",
+            project="-home-kim-shop",
+            files=[f"/t/sess-{i}.jsonl"],
+            turns=[
+                Turn(
+                    "person",
+                    f"Never force-push to the shared branch number {i}, rebase locally.",
+                    f"/t/sess-{i}.jsonl",
+                    2,
+                )
+            ],
+        )
+        for i in range(n)
+    ]
 
 
 def runner(server: FakeAnthropic, state: Path) -> BatchRunner:
     """A fresh runner, as a new process would build it: new SDK client, ledger opened from disk."""
-    ex = AnthropicExtractor(model=MODEL, api_key="sk-ant-test", base_url=server.url, timeout=10, max_retries=1)
+    ex = AnthropicExtractor(
+        model=MODEL, api_key="sk-ant-test", base_url=server.url, timeout=10, max_retries=1
+    )
     return BatchRunner(ex, Ledger.open(state))
 
 
@@ -40,16 +54,31 @@ def answer(req: dict) -> dict:
     text = req["params"]["messages"][0]["content"]
     number = text.split("shared branch number ")[1].split(",")[0]
     if number == "1":
-        return {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
-                                                                          "message": "Overloaded"}}}
+        return {
+            "type": "errored",
+            "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        }
     if number == "2":
         return {"type": "succeeded", "message": message("{not json")}
-    return {"type": "succeeded", "message": message({"candidates": [
-        lesson(f"Never force-push to the shared branch number {number}", claim="Never force-push shared branches."),
-        {"claim": "broken"}]})}
+    return {
+        "type": "succeeded",
+        "message": message(
+            {
+                "candidates": [
+                    lesson(
+                        f"Never force-push to the shared branch number {number}",
+                        claim="Never force-push shared branches.",
+                    ),
+                    {"claim": "broken"},
+                ]
+            }
+        ),
+    }
 
 
-def test_submit_then_resume_after_restart_collects_every_session(server: FakeAnthropic, tmp_path: Path) -> None:
+def test_submit_then_resume_after_restart_collects_every_session(
+    server: FakeAnthropic, tmp_path: Path
+) -> None:
     state = tmp_path / "state"
     server.polls_until_ended = 2
     server.batch_answer = answer
@@ -68,20 +97,26 @@ def test_submit_then_resume_after_restart_collects_every_session(server: FakeAnt
     assert [c.quote for c in ok0.candidates] == ["Never force-push to the shared branch number 0"]
     assert ok0.candidates[0].model == MODEL and ok0.candidates[0].extractor == "anthropic"
     assert ok0.malformed == 1 and ok0.usage.calls == 1 and ok0.usage.cached_tokens > 0
-    assert by_session["sess-0"].files == ["/t/sess-0.jsonl"] and by_session["sess-0"].project == "-home-kim-shop"
+    assert (
+        by_session["sess-0"].files == ["/t/sess-0.jsonl"] and by_session["sess-0"].project == "-home-kim-shop"
+    )
     assert by_session["sess-1"].result.error == "batch request for part 1 errored: Overloaded"
     assert "not valid JSON" in (by_session["sess-2"].result.error or "")
     assert by_session["sess-3"].result.candidates
 
     # Collected once: the ledger says so, and a third process neither polls nor collects again.
-    assert second.ledger.query("SELECT status FROM batches WHERE id = ?", (batch_id,))[0]["status"] == "collected"
+    assert (
+        second.ledger.query("SELECT status FROM batches WHERE id = ?", (batch_id,))[0]["status"]
+        == "collected"
+    )
     before = len(server.requests)
     assert runner(server, state).resume(interval=0.01, timeout=1) == []
     assert len(server.requests) == before
 
 
-def test_batch_request_carries_model_cached_prompt_schema_and_custom_ids(server: FakeAnthropic,
-                                                                          tmp_path: Path) -> None:
+def test_batch_request_carries_model_cached_prompt_schema_and_custom_ids(
+    server: FakeAnthropic, tmp_path: Path
+) -> None:
     r = runner(server, tmp_path / "state")
     batch_id = r.submit(digests(2), lambda d: ExtractContext(project=d.project))
     [create] = server.calls("/v1/messages/batches")
@@ -105,7 +140,9 @@ def test_a_batch_still_running_stays_resumable(server: FakeAnthropic, tmp_path: 
     assert r.unfinished() == [batch_id]
 
 
-def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(server: FakeAnthropic, config) -> None:
+def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(
+    server: FakeAnthropic, config
+) -> None:
     import json
 
     from click.testing import CliRunner
@@ -113,20 +150,43 @@ def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(serve
 
     from dreamtui.cli.main import cli
 
-    said = {"1": ("Never deploy the billing service on Fridays, the on-call rota is thin.",
-                  "Never deploy the billing service on Fridays", "No Friday deploys of billing."),
-            "2": ("Run the migration dry-run before every release, it caught a table lock last time.",
-                  "Run the migration dry-run before every release", "Dry-run migrations before releases.")}
-    paths = [write_session(config.transcripts, [("person", said[n][0])],
-                           session=f"5e55a0a0-1111-4222-8333-00000000000{n}") for n in said]
+    said = {
+        "1": (
+            "Never deploy the billing service on Fridays, the on-call rota is thin.",
+            "Never deploy the billing service on Fridays",
+            "No Friday deploys of billing.",
+        ),
+        "2": (
+            "Run the migration dry-run before every release, it caught a table lock last time.",
+            "Run the migration dry-run before every release",
+            "Dry-run migrations before releases.",
+        ),
+    }
+    paths = [
+        write_session(
+            config.transcripts, [("person", said[n][0])], session=f"5e55a0a0-1111-4222-8333-00000000000{n}"
+        )
+        for n in said
+    ]
     server.polls_until_ended = 2
 
     def answer_cli(req: dict) -> dict:
         text = req["params"]["messages"][0]["content"]
         n = "1" if "billing" in text else "2"
-        return {"type": "succeeded", "message": message({"candidates": [
-            lesson(said[n][1], claim=said[n][2]),
-            lesson("Deploys on Fridays are fine if the tests pass.", claim=f"Invented lesson number {n}.")]})}
+        return {
+            "type": "succeeded",
+            "message": message(
+                {
+                    "candidates": [
+                        lesson(said[n][1], claim=said[n][2]),
+                        lesson(
+                            "Deploys on Fridays are fine if the tests pass.",
+                            claim=f"Invented lesson number {n}.",
+                        ),
+                    ]
+                }
+            ),
+        }
 
     server.batch_answer = answer_cli
     env = {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.url}
@@ -141,8 +201,10 @@ def test_batch_cli_submit_then_collect_in_a_later_run_gates_the_candidates(serve
 
     res = CliRunner().invoke(cli, [*base, "collect", "--json"], env=env)
     rows = json.loads(res.stdout)["batches"]
-    assert sorted(r["kept"][0]["claim"] for r in rows) == ["Dry-run migrations before releases.",
-                                                           "No Friday deploys of billing."]
+    assert sorted(r["kept"][0]["claim"] for r in rows) == [
+        "Dry-run migrations before releases.",
+        "No Friday deploys of billing.",
+    ]
     assert all(r["dropped"] == {"unverified": 1} for r in rows)
     assert all(r["kept"][0]["provenance"] == "person" for r in rows)
 

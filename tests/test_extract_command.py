@@ -15,10 +15,22 @@ from dreamtui.core.extract.base import ExtractContext
 from dreamtui.core.extract.command import CommandExtractor
 from dreamtui.core.models import Digest, Turn
 
-DIGEST = Digest(session="s9", project="-srv-api", files=["/t/s9.jsonl"], turns=[
-    Turn("person", "Never deploy on Fridays, the on-call rota is thin. token=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-         "/t/s9.jsonl", 4, "u4", None, "prompt"),
-])
+DIGEST = Digest(
+    session="s9",
+    project="-srv-api",
+    files=["/t/s9.jsonl"],
+    turns=[
+        Turn(
+            "person",
+            "Never deploy on Fridays, the on-call rota is thin. token=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "/t/s9.jsonl",
+            4,
+            "u4",
+            None,
+            "prompt",
+        ),
+    ],
+)
 CTX = ExtractContext(project="-srv-api", memories=("Use blue-green deploys.",))
 
 
@@ -44,8 +56,12 @@ def test_reads_candidates_and_gets_the_redacted_digest_on_stdin(tmp_path: Path) 
     ex = CommandExtractor([*program(tmp_path, ECHO_QUOTE), str(seen)], timeout=20)
     result = ex.extract(DIGEST, CTX)
     [cand] = result.candidates
-    assert (cand.quote, cand.type, cand.scope, cand.extractor) == ("Never deploy on Fridays", "feedback", "global",
-                                                                    "command")
+    assert (cand.quote, cand.type, cand.scope, cand.extractor) == (
+        "Never deploy on Fridays",
+        "feedback",
+        "global",
+        "command",
+    )
     req = json.loads(seen.read_text())["seen"]
     assert req["session"] == "s9" and req["project"] == "-srv-api"
     assert req["memories"] == ["Use blue-green deploys."]
@@ -62,13 +78,22 @@ def test_a_bare_list_is_accepted_and_bad_items_are_dropped_and_counted(tmp_path:
     assert "2 malformed" in result.notes[0]
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ("print('lessons: none today')", "did not print JSON"),
-    ("print(json.dumps({'lessons': []}))", 'no "candidates" list'),
-    ("print(json.dumps(42))", "must be"),
-    ("print(json.dumps({'candidates': [{'claim': 'x'}]}))", "every candidate from the extractor command was malformed"),
-    ("sys.stderr.write('model file missing\\n'); sys.exit(3)", "exited with status 3: model file missing"),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ("print('lessons: none today')", "did not print JSON"),
+        ("print(json.dumps({'lessons': []}))", 'no "candidates" list'),
+        ("print(json.dumps(42))", "must be"),
+        (
+            "print(json.dumps({'candidates': [{'claim': 'x'}]}))",
+            "every candidate from the extractor command was malformed",
+        ),
+        (
+            "sys.stderr.write('model file missing\\n'); sys.exit(3)",
+            "exited with status 3: model file missing",
+        ),
+    ],
+)
 def test_bad_output_is_a_clear_one_line_error(tmp_path: Path, body: str, words: str) -> None:
     with pytest.raises(ExtractorError) as info:
         CommandExtractor(program(tmp_path, body), timeout=20).extract(DIGEST, CTX)
@@ -97,8 +122,11 @@ def test_missing_program_and_missing_command(tmp_path: Path, config) -> None:
 
 def test_undecodable_text_and_escape_codes_reach_the_program_as_valid_utf8(tmp_path: Path) -> None:
     seen = tmp_path / "seen.json"
-    odd = Digest(session="s", project="p", turns=[Turn("person", "never \udcff ship \x1b[31mred\x1b[0m on Fridays ok",
-                                                       "f", 1)])
+    odd = Digest(
+        session="s",
+        project="p",
+        turns=[Turn("person", "never \udcff ship \x1b[31mred\x1b[0m on Fridays ok", "f", 1)],
+    )
     ex = CommandExtractor([*program(tmp_path, ECHO_QUOTE), str(seen)], timeout=20)
     result = ex.extract(odd, CTX)
     text = json.loads(seen.read_text(encoding="utf-8"))["seen"]["digest"]["turns"][0]["text"]
@@ -112,8 +140,10 @@ def test_command_extractor_from_the_config_file_end_to_end(tmp_path: Path, confi
 
     from dreamtui.cli.main import cli
 
-    path = write_session(config.transcripts, [("person", "Never deploy on Fridays, the on-call rota is thin."),
-                                              ("assistant", "Understood.")])
+    path = write_session(
+        config.transcripts,
+        [("person", "Never deploy on Fridays, the on-call rota is thin."), ("assistant", "Understood.")],
+    )
     body = """
 req = json.load(sys.stdin)
 first = req["digest"]["turns"][0]["text"]
@@ -125,9 +155,24 @@ print(json.dumps({"candidates": [
 """
     argv = program(tmp_path, body)
     cfg = tmp_path / "config.toml"
-    cfg.write_text(f"extractor = \"command\"\ncommand = {json.dumps(argv)}\ncommand_timeout = 20\n", encoding="utf-8")
-    res = CliRunner().invoke(cli, ["--config", str(cfg), "--state", str(config.state), "--memory", str(config.memory),
-                                   "extract", str(path), "--json"], catch_exceptions=False)
+    cfg.write_text(
+        f'extractor = "command"\ncommand = {json.dumps(argv)}\ncommand_timeout = 20\n', encoding="utf-8"
+    )
+    res = CliRunner().invoke(
+        cli,
+        [
+            "--config",
+            str(cfg),
+            "--state",
+            str(config.state),
+            "--memory",
+            str(config.memory),
+            "extract",
+            str(path),
+            "--json",
+        ],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["extractor"] == "command"

@@ -27,32 +27,39 @@ from dreamtui.core.models import Digest, Turn
 # refactors pass and a real regression fails. Since round four every set here is tuned on; the blind
 # figure is round4_holdout's, measured once by tests/bench/measure_heuristic.py and deliberately
 # without a floor (a floor on it would invite tuning on it).
-TUNED_PRECISION_FLOOR = 0.95     # measured 0.97 (72 of 74 candidates) on the 72 lessons of fixtures + round1/2
-TUNED_RECALL_FLOOR = 0.97        # measured 1.00
-HOLDOUT_PRECISION_FLOOR = 0.90   # measured 0.91 (10 of 11) on holdout/'s 10 lessons (tuned on since round four)
-HOLDOUT_RECALL_FLOOR = 0.90      # measured 1.00
+TUNED_PRECISION_FLOOR = 0.95  # measured 0.97 (72 of 74 candidates) on the 72 lessons of fixtures + round1/2
+TUNED_RECALL_FLOOR = 0.97  # measured 1.00
+HOLDOUT_PRECISION_FLOOR = (
+    0.90  # measured 0.91 (10 of 11) on holdout/'s 10 lessons (tuned on since round four)
+)
+HOLDOUT_RECALL_FLOOR = 0.90  # measured 1.00
 # ../shared/corpus: 12 lessons labelled by an earlier round while looking at the rules. Round five (fewer,
 # better) no longer proposes four of them, on purpose: a question (":21", "...should match the filters?"), a
 # hedge (":46", "I think the library is setting it"), the assistant's diagnosis in progress (":250", "The
 # issue is with how `uv tool install` is building the package"; ":48"/":60", "I see the issue - ...") and its
 # narration (":51", "Need to activate the virtual environment"). The blind labels of the real evaluation set
 # (tests/data/real_eval, sessions s01-s08) keep none of those.
-CORPUS_PRECISION_FLOOR = 0.80    # measured 0.83 (5 of 6); was 0.77 (10 of 13)
-CORPUS_RECALL_FLOOR = 0.40       # measured 0.42; was 0.83 against the old labels
+CORPUS_PRECISION_FLOOR = 0.80  # measured 0.83 (5 of 6); was 0.77 (10 of 13)
+CORPUS_RECALL_FLOOR = 0.40  # measured 0.42; was 0.83 against the old labels
 
 
 def digest_of(*turns: tuple[str, str] | tuple[str, str, str], project: str = "-home-kim-shop") -> Digest:
     """A digest from ``(role, text[, kind])`` tuples."""
-    built = [Turn(role=t[0], text=t[1], file="s.jsonl", line=i + 1, kind=t[2] if len(t) > 2 else "prompt")
-             for i, t in enumerate(turns)]
+    built = [
+        Turn(role=t[0], text=t[1], file="s.jsonl", line=i + 1, kind=t[2] if len(t) > 2 else "prompt")
+        for i, t in enumerate(turns)
+    ]
     return Digest(session="s1", project=project, files=["s.jsonl"], turns=built)
 
 
 def run(digest: Digest, memories: tuple[str, ...] = (), threshold: int = EVERY_MOMENT) -> list:
     """What the rules find in ``digest``: every moment by default (the rules' own tests), or only those whose
     confidence reaches ``threshold`` (what the shipped extractor proposes: ``threshold=MIN_CONFIDENCE``)."""
-    return HeuristicExtractor(threshold).extract(digest, ExtractContext(project=digest.project,
-                                                                        memories=memories)).candidates
+    return (
+        HeuristicExtractor(threshold)
+        .extract(digest, ExtractContext(project=digest.project, memories=memories))
+        .candidates
+    )
 
 
 # Round six (rules that generalise): the shipped extractor proposes only moments whose confidence reaches
@@ -125,8 +132,10 @@ def test_a_correction_becomes_feedback_with_the_sentence_as_quote() -> None:
 
 
 def test_a_root_cause_from_the_assistant_is_a_project_fact() -> None:
-    text = ("The build failed again. The root cause was that the cache key includes the commit SHA, "
-            "so nothing is ever restored.")
+    text = (
+        "The build failed again. The root cause was that the cache key includes the commit SHA, "
+        "so nothing is ever restored."
+    )
     cands = run(digest_of(("assistant", text, "text")))
     assert [c.type for c in cands] == ["project"]
     assert cands[0].quote.startswith("The root cause was that")
@@ -134,24 +143,40 @@ def test_a_root_cause_from_the_assistant_is_a_project_fact() -> None:
 
 
 def test_the_assistant_on_one_line_of_todays_diff_is_not_a_root_cause() -> None:
-    cands = run(digest_of(
-        ("person", "the build is broken again after your edit"),
-        ("assistant", "I see the issue - line 170 has `main.py.oldscratch` which should be `main.py.old`."),
-        ("assistant", "The root cause was that the lockfile pinned an old setuptools that cannot build wheels."),
-    ))
+    cands = run(
+        digest_of(
+            ("person", "the build is broken again after your edit"),
+            (
+                "assistant",
+                "I see the issue - line 170 has `main.py.oldscratch` which should be `main.py.old`.",
+            ),
+            (
+                "assistant",
+                "The root cause was that the lockfile pinned an old setuptools that cannot build wheels.",
+            ),
+        )
+    )
     assert [c.quote for c in cands] == [
-        "The root cause was that the lockfile pinned an old setuptools that cannot build wheels."]
+        "The root cause was that the lockfile pinned an old setuptools that cannot build wheels."
+    ]
 
 
 def test_a_general_preference_is_global_and_a_code_specific_one_is_the_project() -> None:
-    cands = run(digest_of(("person", "I prefer small commits with one logical change each."),
-                          ("person", "I prefer that you call `cart_store.apply()` for every price change.")))
+    cands = run(
+        digest_of(
+            ("person", "I prefer small commits with one logical change each."),
+            ("person", "I prefer that you call `cart_store.apply()` for every price change."),
+        )
+    )
     assert [c.scope for c in cands] == ["global", "-home-kim-shop"]
 
 
 def test_short_sentence_is_joined_with_its_neighbour_or_skipped() -> None:
-    cands = run(digest_of(("person", "Never do that. It broke the staging database last week."),
-                          ("person", "Stop it.")))
+    cands = run(
+        digest_of(
+            ("person", "Never do that. It broke the staging database last week."), ("person", "Stop it.")
+        )
+    )
     assert len(cands) == 1
     assert cands[0].quote == "Never do that. It broke the staging database last week."
     assert all(word_count(c.quote) >= MIN_QUOTE_WORDS for c in cands)
@@ -169,14 +194,18 @@ def test_chatter_with_trigger_words_is_not_a_lesson() -> None:
 
 
 def test_code_blocks_and_tool_like_lines_are_ignored() -> None:
-    text = ("Here is the log:\n```\nNever use this API in production, it is deprecated and unsafe\n```\n"
-            "$ never-run-this --always-on forever and ever")
+    text = (
+        "Here is the log:\n```\nNever use this API in production, it is deprecated and unsafe\n```\n"
+        "$ never-run-this --always-on forever and ever"
+    )
     assert run(digest_of(("person", text))) == []
 
 
 def test_slash_commands_and_interrupts_are_not_read() -> None:
-    digest = digest_of(("person", "/review never use mocks for the database layer here", "command"),
-                       ("person", "[Request interrupted by user]", "interrupt"))
+    digest = digest_of(
+        ("person", "/review never use mocks for the database layer here", "command"),
+        ("person", "[Request interrupted by user]", "interrupt"),
+    )
     assert run(digest) == []
 
 
@@ -223,20 +252,33 @@ def test_task_talk_and_reports_of_the_moment_are_not_plain_facts() -> None:
         ("person", "Our users love the new search, great work."),
         ("person", "Keep the old screenshots, the designer might need them."),
         ("person", "Deploys are paused until the incident is closed."),
-        ("person", "Can you add the field? The designs are in docs/checkout.png."),  # short, next to a question
+        (
+            "person",
+            "Can you add the field? The designs are in docs/checkout.png.",
+        ),  # short, next to a question
         ("person", "Restore it."),
     )
     assert run(digest) == []
 
 
 def test_the_assistant_s_cause_is_kept_but_not_its_narration_guesses_or_fix_reports() -> None:
-    cause = ("The SPF record lost the `include:_spf.sendgrid.net` entry when the zone was migrated, "
-             "so receiving servers reject our mail as unauthenticated.")
+    cause = (
+        "The SPF record lost the `include:_spf.sendgrid.net` entry when the zone was migrated, "
+        "so receiving servers reject our mail as unauthenticated."
+    )
     digest = digest_of(
         ("assistant", cause + " I'll add it back.", "text"),
         ("assistant", "The function now returns early when the list is empty, so the crash is gone.", "text"),
-        ("assistant", "The error message says the file was not found, so the path is probably wrong.", "text"),
-        ("assistant", "The lint run failed on `cart.ts`, which I fixed by removing the unused import.", "text"),
+        (
+            "assistant",
+            "The error message says the file was not found, so the path is probably wrong.",
+            "text",
+        ),
+        (
+            "assistant",
+            "The lint run failed on `cart.ts`, which I fixed by removing the unused import.",
+            "text",
+        ),
         ("assistant", "Coverage is at 70% because the new tar code isn't tested yet.", "text"),
     )
     cands = run(digest)
@@ -246,9 +288,11 @@ def test_the_assistant_s_cause_is_kept_but_not_its_narration_guesses_or_fix_repo
 
 
 def test_an_assistant_turn_gives_at_most_one_plain_cause() -> None:
-    text = ("The index was dropped by migration 0042, which recreated the table without it. "
-            "The test database runs Postgres 12, which doesn't support concurrent index creation here. "
-            "Celery tasks are acknowledged before they run, so a worker crash loses the task.")
+    text = (
+        "The index was dropped by migration 0042, which recreated the table without it. "
+        "The test database runs Postgres 12, which doesn't support concurrent index creation here. "
+        "Celery tasks are acknowledged before they run, so a worker crash loses the task."
+    )
     cands = run(digest_of(("assistant", text, "text")))
     assert len(cands) == 1
     assert cands[0].quote.startswith("The index was dropped")
@@ -258,7 +302,9 @@ def test_a_status_before_a_colon_is_left_out_of_the_claim() -> None:
     text = "The staging deploy failed: the model registry rejected the artifact because its name has an uppercase letter."
     cands = run(digest_of(("assistant", text, "text")))
     assert [c.quote for c in cands] == [text]
-    assert cands[0].claim == "The model registry rejected the artifact because its name has an uppercase letter."
+    assert (
+        cands[0].claim == "The model registry rejected the artifact because its name has an uppercase letter."
+    )
 
 
 def test_make_extractor_picks_heuristic_without_a_key(config) -> None:
@@ -268,13 +314,23 @@ def test_make_extractor_picks_heuristic_without_a_key(config) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["person", "assistant"]),
-                          st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400)
-                          | st.sampled_from(["No, don't do that with [bold]rich[/bold] markup ever again please.",
-                                             "\x1b]8;;http://x\x07never\x1b]8;;\x07 use eval on user input, ever",
-                                             "The root cause was " + "x" * 5000 + ".",
-                                             "always\n\n\nalways ☃ never ‮ reversed text here ok"])),
-                max_size=6))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["person", "assistant"]),
+            st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400)
+            | st.sampled_from(
+                [
+                    "No, don't do that with [bold]rich[/bold] markup ever again please.",
+                    "\x1b]8;;http://x\x07never\x1b]8;;\x07 use eval on user input, ever",
+                    "The root cause was " + "x" * 5000 + ".",
+                    "always\n\n\nalways ☃ never ‮ reversed text here ok",
+                ]
+            ),
+        ),
+        max_size=6,
+    )
+)
 def test_never_crashes_and_every_quote_is_verbatim(turns: list[tuple[str, str]]) -> None:
     digest = digest_of(*turns)
     for c in run(digest):
@@ -291,32 +347,53 @@ def test_never_crashes_and_every_quote_is_verbatim(turns: list[tuple[str, str]])
 def test_the_assistant_narrating_a_transient_state_is_not_a_lesson() -> None:
     digest = digest_of(
         # r04: a state of this session's files, announced with "I see the issue!"
-        ("assistant", "I see the issue! The environment variables are missing, which is preventing the frontend "
-                      "from connecting to Convex.", "text"),
+        (
+            "assistant",
+            "I see the issue! The environment variables are missing, which is preventing the frontend "
+            "from connecting to Convex.",
+            "text",
+        ),
         # s02: a diagnosis in progress
-        ("assistant", "The issue is with how `uv tool install` is building the package. Let me check the build.",
-         "text"),
+        (
+            "assistant",
+            "The issue is with how `uv tool install` is building the package. Let me check the build.",
+            "text",
+        ),
         # n31: a guess
-        ("assistant", "The issue is likely that the `clients` table relationship isn't being resolved.", "text"),
+        (
+            "assistant",
+            "The issue is likely that the `clients` table relationship isn't being resolved.",
+            "text",
+        ),
         ("assistant", "Ah, I see! The files are actually in the build directory, not in src.", "text"),
-        ("assistant", "The issue is the test JSONL doesn't include uuid fields, so the parser skips every line.",
-         "text"),
+        (
+            "assistant",
+            "The issue is the test JSONL doesn't include uuid fields, so the parser skips every line.",
+            "text",
+        ),
         # s08: a finding about how a library behaves, which is kept
-        ("assistant", "Interesting! tarfile strips the trailing slash from directory names when reading back.",
-         "text"),
+        (
+            "assistant",
+            "Interesting! tarfile strips the trailing slash from directory names when reading back.",
+            "text",
+        ),
     )
     assert [c.claim for c in run(digest)] == [
-        "Tarfile strips the trailing slash from directory names when reading back."]
+        "Tarfile strips the trailing slash from directory names when reading back."
+    ]
 
 
 def test_a_one_off_task_instruction_is_not_kept_as_a_standing_rule() -> None:
     digest = digest_of(
-        ("person", "add an sqlite database to stock all the data"),                       # r16
-        ("person", "New feature: we support .zip, but I've seen an archive that contains embedded tar.gz. "
-                   "We should support those (.tar, .tar.gz) as well, in a similar way to the .zip embedded "
-                   "archives."),                                                          # s08
-        ("person", "tansfer family size into isalone, make a new col"),                   # r21
-        ("person", "we want a real test, not at rivial test"),                            # r11: a standing rule
+        ("person", "add an sqlite database to stock all the data"),  # r16
+        (
+            "person",
+            "New feature: we support .zip, but I've seen an archive that contains embedded tar.gz. "
+            "We should support those (.tar, .tar.gz) as well, in a similar way to the .zip embedded "
+            "archives.",
+        ),  # s08
+        ("person", "tansfer family size into isalone, make a new col"),  # r21
+        ("person", "we want a real test, not at rivial test"),  # r11: a standing rule
     )
     assert [c.quote for c in run(digest)] == ["we want a real test, not at rivial test"]
 
@@ -324,33 +401,49 @@ def test_a_one_off_task_instruction_is_not_kept_as_a_standing_rule() -> None:
 def test_a_question_is_never_filed_as_a_fact() -> None:
     digest = digest_of(
         # s01: a correction asked as a question
-        ("person", "I don't think we need to loop through all items, the group names should match the filters?"),
-        ("person", "will the old magic link still work or do i need to send a new one"),   # n31: no "?"
-        ("person", "i mean, what do you think we should do about the test"),                # r11
-        ("person", "qwen3.5-0.8b是bf16的模型吗"),                                            # n08
+        (
+            "person",
+            "I don't think we need to loop through all items, the group names should match the filters?",
+        ),
+        ("person", "will the old magic link still work or do i need to send a new one"),  # n31: no "?"
+        ("person", "i mean, what do you think we should do about the test"),  # r11
+        ("person", "qwen3.5-0.8b是bf16的模型吗"),  # n08
     )
     assert run(digest) == []
 
 
 def test_documentation_pasted_into_a_prompt_is_not_the_person_s_feedback() -> None:
-    pasted = ("Tools are Python packages that provide command-line interfaces.\n\n"
-              "However, there are a couple notable differences when using uv's tool interface:\n\n"
-              "The --with option is not needed — the required package is inferred from the command name.\n"
-              "The temporary environment is cached in a dedicated location.\n"
-              "The --no-project flag is not needed — tools are always run isolated from the project.\n"
-              "Tools should always be installed with uv tool install, never with pip.\n")
-    text = ("We need to find a cleaner way to reinstall without manually going hunting for cached files. "
-            "Does this doc page help?\n\n" + pasted * 3)                                   # s02, line 260
+    pasted = (
+        "Tools are Python packages that provide command-line interfaces.\n\n"
+        "However, there are a couple notable differences when using uv's tool interface:\n\n"
+        "The --with option is not needed — the required package is inferred from the command name.\n"
+        "The temporary environment is cached in a dedicated location.\n"
+        "The --no-project flag is not needed — tools are always run isolated from the project.\n"
+        "Tools should always be installed with uv tool install, never with pip.\n"
+    )
+    text = (
+        "We need to find a cleaner way to reinstall without manually going hunting for cached files. "
+        "Does this doc page help?\n\n" + pasted * 3
+    )  # s02, line 260
     assert [c.quote for c in run(digest_of(("person", text)))] == [
-        "We need to find a cleaner way to reinstall without manually going hunting for cached files."]
+        "We need to find a cleaner way to reinstall without manually going hunting for cached files."
+    ]
 
 
 def test_a_claim_keeps_its_negation_and_its_meaning() -> None:
-    cands = run(digest_of(("person", "No mocks for the database in the test suite please, they hid a broken "
-                                     "migration last month."),
-                          ("person", "Nope, never run the migrations against prod from a laptop."),
-                          ("person", "do not reinit task-master, we don't want to lose the history of tasks we "
-                                     "have worked on")))                                   # r03
+    cands = run(
+        digest_of(
+            (
+                "person",
+                "No mocks for the database in the test suite please, they hid a broken migration last month.",
+            ),
+            ("person", "Nope, never run the migrations against prod from a laptop."),
+            (
+                "person",
+                "do not reinit task-master, we don't want to lose the history of tasks we have worked on",
+            ),
+        )
+    )  # r03
     claims = [c.claim for c in cands]
     assert claims[0].startswith("No mocks for the database in the test suite")
     assert claims[1] == "Never run the migrations against prod from a laptop."
@@ -358,15 +451,27 @@ def test_a_claim_keeps_its_negation_and_its_meaning() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(["", "No, ", "Nope. ", "Please ", "Honestly, ", "ok ", "Also, "]),
-       st.sampled_from(["No mocks for the database in the test suite", "Never push to main without a review",
-                        "Don't put the pricing logic in the component", "We don't deploy on Fridays, ever",
-                        "Do not use the staging bucket for anything customer-facing",
-                        "Nothing under vendor/ is ever edited by hand", "Avoid any global state in the parser"]),
-       st.sampled_from([".", " please.", ", it broke the build twice.", "?", "!"]))
+@given(
+    st.sampled_from(["", "No, ", "Nope. ", "Please ", "Honestly, ", "ok ", "Also, "]),
+    st.sampled_from(
+        [
+            "No mocks for the database in the test suite",
+            "Never push to main without a review",
+            "Don't put the pricing logic in the component",
+            "We don't deploy on Fridays, ever",
+            "Do not use the staging bucket for anything customer-facing",
+            "Nothing under vendor/ is ever edited by hand",
+            "Avoid any global state in the parser",
+        ]
+    ),
+    st.sampled_from([".", " please.", ", it broke the build twice.", "?", "!"]),
+)
 def test_no_claim_drops_a_negation_or_answers_a_question(lead: str, body: str, end: str) -> None:
-    negation = re.compile(r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|without|cannot|dont|doesnt|"
-                          r"didnt|wont|cant|isnt|arent|shouldnt)\b|n't\b|n’t\b", re.IGNORECASE)
+    negation = re.compile(
+        r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|without|cannot|dont|doesnt|"
+        r"didnt|wont|cant|isnt|arent|shouldnt)\b|n't\b|n’t\b",
+        re.IGNORECASE,
+    )
     text = lead + body + end
     for c in run(digest_of(("person", text))):
         assert not c.quote.rstrip().endswith("?")
@@ -374,23 +479,48 @@ def test_no_claim_drops_a_negation_or_answers_a_question(lead: str, body: str, e
 
 
 def test_one_record_gives_at_most_one_proposal() -> None:
-    text = ("In terms of todo, I remind you the main directive that we rely on task-master, not in a file. "
-            "Since we have only a wish list, we should first create two tasks in task master: 1. review the "
-            "list of future development, 2. create a PRD for the implementation.")      # r03, line 20
+    text = (
+        "In terms of todo, I remind you the main directive that we rely on task-master, not in a file. "
+        "Since we have only a wish list, we should first create two tasks in task master: 1. review the "
+        "list of future development, 2. create a PRD for the implementation."
+    )  # r03, line 20
     cands = run(digest_of(("person", text)))
     assert [c.quote for c in cands] == [
-        "In terms of todo, I remind you the main directive that we rely on task-master, not in a file."]
+        "In terms of todo, I remind you the main directive that we rely on task-master, not in a file."
+    ]
 
 
 def test_why_says_only_what_the_transcript_shows_and_how_names_the_project() -> None:
-    turns = [Turn(role="person", text="Please never commit directly to main, open a PR.", file="s.jsonl", line=7,
-                  kind="prompt"),
-             Turn(role="person", text="The staging DB resets at midnight UTC, every night.", file="s.jsonl",
-                  line=9, kind="prompt"),
-             Turn(role="assistant", text="It turned out that `pg_dump` 16 writes a format the version 14 "
-                                         "`pg_restore` can't read.", file="s.jsonl", line=12, kind="text")]
-    digest = Digest(session="s1", project="-home-kim-src-dreamboard-web", files=["s.jsonl"], turns=turns,
-                    cwd="/home/kim/src/dreamboard-web")
+    turns = [
+        Turn(
+            role="person",
+            text="Please never commit directly to main, open a PR.",
+            file="s.jsonl",
+            line=7,
+            kind="prompt",
+        ),
+        Turn(
+            role="person",
+            text="The staging DB resets at midnight UTC, every night.",
+            file="s.jsonl",
+            line=9,
+            kind="prompt",
+        ),
+        Turn(
+            role="assistant",
+            text="It turned out that `pg_dump` 16 writes a format the version 14 `pg_restore` can't read.",
+            file="s.jsonl",
+            line=12,
+            kind="text",
+        ),
+    ]
+    digest = Digest(
+        session="s1",
+        project="-home-kim-src-dreamboard-web",
+        files=["s.jsonl"],
+        turns=turns,
+        cwd="/home/kim/src/dreamboard-web",
+    )
     cands = run(digest)
     assert len(cands) == 3
     for c in cands:
@@ -402,8 +532,10 @@ def test_why_says_only_what_the_transcript_shows_and_how_names_the_project() -> 
 
 
 def test_rules_in_other_languages_are_found_and_promises_are_not() -> None:
-    rule = ("Без моего подтверждения ты не удаляешь файлы, не отправляешь сообщения, не выходишь за пределы "
-            "рабочей папки ai-lessons.")                                                 # n29, line 15
+    rule = (
+        "Без моего подтверждения ты не удаляешь файлы, не отправляешь сообщения, не выходишь за пределы "
+        "рабочей папки ai-lessons."
+    )  # n29, line 15
     digest = digest_of(
         ("person", "Меня зовут Лиза. Обращайся ко мне Лиза. Я являюсь менеджером проектов.\n" + rule),
         # n35: an assistant's answer pasted into the prompt ("…I will never touch it"), a promise, not a rule
@@ -438,18 +570,25 @@ def test_a_standing_rule_or_correction_in_any_language_reaches_the_queue() -> No
 
 def test_the_assistant_s_finding_and_a_person_s_plain_remark_wait_below_the_threshold() -> None:
     # the rules find both, but neither carries a signal a reviewer could trust on unseen sessions
-    turns = (("assistant", "The root cause was that the lockfile pinned an old setuptools that cannot build wheels.",
-              "text"),
-             ("person", "The staging database resets every night at midnight UTC."))
+    turns = (
+        (
+            "assistant",
+            "The root cause was that the lockfile pinned an old setuptools that cannot build wheels.",
+            "text",
+        ),
+        ("person", "The staging database resets every night at midnight UTC."),
+    )
     assert len(run(digest_of(*turns))) == 2
     assert shipped(*turns) == []
 
 
 def test_a_request_for_help_or_a_one_off_task_is_not_proposed_whatever_its_words() -> None:
-    for text in ("Hey Claude, I'd like your help with refactoring the filter so that we hide the group instead "
-                 "of every item.",
-                 "Ты помогаешь мне составить файл правил, который я всегда кладу в папку проекта.",
-                 "Please add a retry to the upload step so that it always succeeds."):
+    for text in (
+        "Hey Claude, I'd like your help with refactoring the filter so that we hide the group instead "
+        "of every item.",
+        "Ты помогаешь мне составить файл правил, который я всегда кладу в папку проекта.",
+        "Please add a retry to the upload step so that it always succeeds.",
+    ):
         assert shipped(("person", text)) == [], text
 
 
@@ -457,15 +596,18 @@ def test_confidence_counts_scope_correction_reason_and_repetition_and_hedges_cou
     from dreamtui.core.extract.heuristic import confidence
 
     def conf(text: str, role: str = "person", repeated: bool = False) -> int:
-        return confidence(text, "preference", Turn(role=role, text=text, file="s.jsonl", line=1),
-                          repeated=repeated)[0]
+        return confidence(
+            text, "preference", Turn(role=role, text=text, file="s.jsonl", line=1), repeated=repeated
+        )[0]
 
     plain = conf("Use the staging bucket for uploads.")
     assert conf("Always use the staging bucket for uploads.") > plain
     assert conf("No, don't use the staging bucket for uploads.") > plain
     assert conf("Use the staging bucket for uploads, otherwise the CDN caches them.") > plain
     assert conf("Use the staging bucket for uploads.", repeated=True) == plain  # reported, not counted
-    assert conf("Maybe always use the staging bucket for uploads.") < conf("Always use the staging bucket for uploads.")
+    assert conf("Maybe always use the staging bucket for uploads.") < conf(
+        "Always use the staging bucket for uploads."
+    )
     # the same words from the assistant are never as sure as from the person
     assert conf("Always use the staging bucket for uploads.", role="assistant") < MIN_CONFIDENCE
 
@@ -473,10 +615,15 @@ def test_confidence_counts_scope_correction_reason_and_repetition_and_hedges_cou
 def test_a_rule_the_person_repeats_in_another_turn_counts_as_repeated() -> None:
     from dreamtui.core.extract.heuristic import EVERY_MOMENT as every
 
-    d = digest_of(("person", "Keep the release notes in CHANGELOG.md under the version heading, "
-                             "otherwise the release script misses them."),
-                  ("assistant", "Done.", "text"),
-                  ("person", "Again: the release notes go in CHANGELOG.md under the version heading."))
+    d = digest_of(
+        (
+            "person",
+            "Keep the release notes in CHANGELOG.md under the version heading, "
+            "otherwise the release script misses them.",
+        ),
+        ("assistant", "Done.", "text"),
+        ("person", "Again: the release notes go in CHANGELOG.md under the version heading."),
+    )
     moments = HeuristicExtractor(every).scored(d, ExtractContext(project=d.project))
     assert moments and any("repeated+0" in m.signals for m in moments)
 

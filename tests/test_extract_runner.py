@@ -15,8 +15,14 @@ from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Turn
 
 
 def digests(n: int) -> list[Digest]:
-    return [Digest(session=f"s{i}", project="p", turns=[Turn("person", f"never do thing number {i} again please",
-                                                             "f", 1)]) for i in range(n)]
+    return [
+        Digest(
+            session=f"s{i}",
+            project="p",
+            turns=[Turn("person", f"never do thing number {i} again please", "f", 1)],
+        )
+        for i in range(n)
+    ]
 
 
 def ctx(d: Digest) -> ExtractContext:
@@ -46,8 +52,10 @@ class SlowCounting:
             if digest.session in self.crash:
                 raise RuntimeError("boom")
             q = digest.turns[0].text
-            return ExtractionResult(session=digest.session, candidates=[
-                RawCandidate("c", "w", "h", "feedback", "p", q, digest.session, self.name)])
+            return ExtractionResult(
+                session=digest.session,
+                candidates=[RawCandidate("c", "w", "h", "feedback", "p", q, digest.session, self.name)],
+            )
         finally:
             with self.lock:
                 self.active -= 1
@@ -65,8 +73,13 @@ def test_parallel_but_bounded_and_in_input_order() -> None:
 
 def test_one_failure_is_that_sessions_error_only() -> None:
     seen: list[str] = []
-    results = extract_many(digests(5), SlowCounting(fail={"s1"}, crash={"s3"}), ctx, concurrency=2,
-                           on_result=lambda r: seen.append(r.session))
+    results = extract_many(
+        digests(5),
+        SlowCounting(fail={"s1"}, crash={"s3"}),
+        ctx,
+        concurrency=2,
+        on_result=lambda r: seen.append(r.session),
+    )
     assert [r.error is None for r in results] == [True, False, True, False, True]
     assert results[1].error == "model said no to s1"
     assert results[3].error.startswith("slow extractor failed: RuntimeError: boom")
@@ -95,13 +108,19 @@ def test_closest_existing_memories_go_into_the_context(config, ledger) -> None:
     (mem / "MEMORY.md").write_text(
         "- [Database tests](db_tests.md) — use the docker database fixture, never mock the database\n"
         "- [Release notes](release.md) — write release notes from the merchant's point of view\n",
-        encoding="utf-8")
-    (mem / "db_tests.md").write_text("---\nname: Database tests\ndescription: use the docker database fixture, "
-                                     "never mock the database\ntype: feedback\n---\nBecause mocks hid a bug.\n",
-                                     encoding="utf-8")
+        encoding="utf-8",
+    )
+    (mem / "db_tests.md").write_text(
+        "---\nname: Database tests\ndescription: use the docker database fixture, "
+        "never mock the database\ntype: feedback\n---\nBecause mocks hid a bug.\n",
+        encoding="utf-8",
+    )
     index = DedupIndex.build(mem, ledger)
-    digest = Digest(session="s", project="p", turns=[
-        Turn("person", "why did you mock the database again in the orders test?", "f", 1)])
+    digest = Digest(
+        session="s",
+        project="p",
+        turns=[Turn("person", "why did you mock the database again in the orders test?", "f", 1)],
+    )
     context = context_maker(config, index)(digest)
     assert context.project == "p" and context.max_chars == config.max_digest_chars
     assert context.memories and "docker database fixture" in context.memories[0]
@@ -112,14 +131,20 @@ def test_another_projects_memories_stay_out_of_the_context(config, ledger) -> No
     from dreamtui.core.extract.runner import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
 
-    for folder, rule in (("projects/shop", "never mock the database in the orders tests"),
-                         ("projects/acme", "use the docker database fixture in the orders tests")):
+    for folder, rule in (
+        ("projects/shop", "never mock the database in the orders tests"),
+        ("projects/acme", "use the docker database fixture in the orders tests"),
+    ):
         (config.memory / folder).mkdir(parents=True)
         (config.memory / folder / "db.md").write_text(
-            f"---\nname: Database tests\ndescription: {rule}\ntype: feedback\n---\n{rule}\n", encoding="utf-8")
+            f"---\nname: Database tests\ndescription: {rule}\ntype: feedback\n---\n{rule}\n", encoding="utf-8"
+        )
     index = DedupIndex.build(config.memory, ledger)
-    digest = Digest(session="s", project="acme", turns=[
-        Turn("person", "why did you mock the database again in the orders tests?", "f", 1)])
+    digest = Digest(
+        session="s",
+        project="acme",
+        turns=[Turn("person", "why did you mock the database again in the orders tests?", "f", 1)],
+    )
     memories = context_maker(config, index)(digest).memories
     assert any("docker database fixture" in m for m in memories)
     assert not any("never mock" in m for m in memories)  # shop's lesson is not acme's to avoid

@@ -9,16 +9,56 @@ from hypothesis import strategies as st
 from dreamtui.core.memory import frontmatter
 from dreamtui.core.memory.frontmatter import FrontmatterError, dump, parse, validate
 
-NASTY = ["---", "a\n---\nb", "!!python/object/apply:os.system ['echo pwned']", "line\u2028sep", "next\x85line",
-         "cr\ronly", "crlf\r\n", "tab\there", 'say "hi" \\ back', "  leading", "trailing  ", "yes", "null", "~",
-         "123", "0x1F", "1e3", "2026-01-05", "#comment", "key: value", "- item", "[a, b]", "{a: b}", "&anchor",
-         "*alias", "|", ">", "'single'", "", "\x00nul", "\x1b[31mred\x1b[0m", "\ufeffbom", "emoji 🎉", "é ü ß"]
+NASTY = [
+    "---",
+    "a\n---\nb",
+    "!!python/object/apply:os.system ['echo pwned']",
+    "line\u2028sep",
+    "next\x85line",
+    "cr\ronly",
+    "crlf\r\n",
+    "tab\there",
+    'say "hi" \\ back',
+    "  leading",
+    "trailing  ",
+    "yes",
+    "null",
+    "~",
+    "123",
+    "0x1F",
+    "1e3",
+    "2026-01-05",
+    "#comment",
+    "key: value",
+    "- item",
+    "[a, b]",
+    "{a: b}",
+    "&anchor",
+    "*alias",
+    "|",
+    ">",
+    "'single'",
+    "",
+    "\x00nul",
+    "\x1b[31mred\x1b[0m",
+    "\ufeffbom",
+    "emoji 🎉",
+    "é ü ß",
+]
 
 
 def _meta(value: str) -> dict[str, object]:
-    return {"name": value, "description": value, "type": "feedback", "source_session": value, "quote": value,
-            "verified_line": 12, "candidate": "c0123456789a", "created": "2026-01-05T10:00:00Z",
-            "extractor": "heuristic"}
+    return {
+        "name": value,
+        "description": value,
+        "type": "feedback",
+        "source_session": value,
+        "quote": value,
+        "verified_line": 12,
+        "candidate": "c0123456789a",
+        "created": "2026-01-05T10:00:00Z",
+        "extractor": "heuristic",
+    }
 
 
 @pytest.mark.parametrize("value", NASTY)
@@ -51,25 +91,36 @@ def test_no_frontmatter_gives_empty_fields() -> None:
 
 
 def test_values_written_by_people_are_read() -> None:
-    text = ("---\nname: Run tests first\ndescription: 'it''s quick'  \ntype: feedback\nverified_line: 3\n"
-            "created: 2026-01-05\nextractor: ~\n---\nBody\n")
+    text = (
+        "---\nname: Run tests first\ndescription: 'it''s quick'  \ntype: feedback\nverified_line: 3\n"
+        "created: 2026-01-05\nextractor: ~\n---\nBody\n"
+    )
     meta, body = parse(text)
-    assert meta == {"name": "Run tests first", "description": "it's quick", "type": "feedback",
-                    "verified_line": 3, "created": "2026-01-05", "extractor": None}
+    assert meta == {
+        "name": "Run tests first",
+        "description": "it's quick",
+        "type": "feedback",
+        "verified_line": 3,
+        "created": "2026-01-05",
+        "extractor": None,
+    }
     assert body == "Body\n"
     assert validate(meta) == []
 
 
-@pytest.mark.parametrize("text, message", [
-    ("---\nname: x\n", "no closing"),
-    ("---\nname: [a, b]\n---\n", "single-line"),
-    ("---\nname: |\n  block\n---\n", "single-line"),
-    ("---\n  name: x\n---\n", "flat"),
-    ("---\nname: x\nname: y\n---\n", "duplicate"),
-    ('---\nname: "unterminated\n---\n', "unterminated"),
-    ('---\nname: "bad \\q escape"\n---\n', "unknown escape"),
-    ("---\nnot a pair\n---\n", "key: value"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("---\nname: x\n", "no closing"),
+        ("---\nname: [a, b]\n---\n", "single-line"),
+        ("---\nname: |\n  block\n---\n", "single-line"),
+        ("---\n  name: x\n---\n", "flat"),
+        ("---\nname: x\nname: y\n---\n", "duplicate"),
+        ('---\nname: "unterminated\n---\n', "unterminated"),
+        ('---\nname: "bad \\q escape"\n---\n', "unknown escape"),
+        ("---\nnot a pair\n---\n", "key: value"),
+    ],
+)
 def test_unsupported_frontmatter_is_a_clear_error(text: str, message: str) -> None:
     with pytest.raises(FrontmatterError, match=message):
         parse(text)
@@ -77,7 +128,9 @@ def test_unsupported_frontmatter_is_a_clear_error(text: str, message: str) -> No
 
 def test_validate_names_every_problem() -> None:
     assert validate(_meta("fine")) == []
-    problems = validate({"name": "", "type": "opinion", "verified_line": 0, "created": "yesterday", "tags": "x"})
+    problems = validate(
+        {"name": "", "type": "opinion", "verified_line": 0, "created": "yesterday", "tags": "x"}
+    )
     assert "missing name" in problems
     assert "missing description" in problems
     assert "unknown field tags" in problems
@@ -98,8 +151,32 @@ def test_round_trip_any_fields_and_body(meta: dict[str, object], body: str) -> N
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.sampled_from(["-", "\n", "\r", "\x85", "\u2028", "\u2029", "!", "p", ":", " ", '"',
-                                         "\\", "'", "#", "\x00", "\ud7ff", "\ufeff"]), max_size=40))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [
+                "-",
+                "\n",
+                "\r",
+                "\x85",
+                "\u2028",
+                "\u2029",
+                "!",
+                "p",
+                ":",
+                " ",
+                '"',
+                "\\",
+                "'",
+                "#",
+                "\x00",
+                "\ud7ff",
+                "\ufeff",
+            ]
+        ),
+        max_size=40,
+    )
+)
 def test_round_trip_of_break_heavy_text(value: str) -> None:
     meta = _meta(value)
     assert parse(dump(meta, value)) == (meta, value)
@@ -107,10 +184,13 @@ def test_round_trip_of_break_heavy_text(value: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(keys.filter(lambda k: k.lower() not in {"null", "true", "false", "yes", "no", "on", "off",
-                                                             "y", "n"}),
-                       st.one_of(st.text(), st.integers(min_value=-(10**6), max_value=10**6), st.none()),
-                       max_size=8))
+@given(
+    st.dictionaries(
+        keys.filter(lambda k: k.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "y", "n"}),
+        st.one_of(st.text(), st.integers(min_value=-(10**6), max_value=10**6), st.none()),
+        max_size=8,
+    )
+)
 def test_other_yaml_readers_see_the_same_values(meta: dict[str, object]) -> None:
     """What dreamtui writes reads the same in a standard YAML parser (PyYAML, when installed)."""
     yaml = pytest.importorskip("yaml")

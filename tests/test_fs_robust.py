@@ -44,10 +44,15 @@ NOW = "2026-03-10T23:00:00Z"
 
 def person(text: str, uuid: str = "u1", session: str = SESSION) -> bytes:
     """One line: a person's prompt."""
-    rec = {"type": "user", "uuid": uuid, "timestamp": "2026-03-10T22:00:00.000Z", "sessionId": session,
-           "isSidechain": False, "message": {"role": "user", "content": text}}
+    rec = {
+        "type": "user",
+        "uuid": uuid,
+        "timestamp": "2026-03-10T22:00:00.000Z",
+        "sessionId": session,
+        "isSidechain": False,
+        "message": {"role": "user", "content": text},
+    }
     return (json.dumps(rec, ensure_ascii=False) + "\n").encode()
-
 
 
 @pytest.fixture
@@ -64,8 +69,9 @@ def run_cli(*args: str, timeout: float = 20.0) -> subprocess.CompletedProcess[st
     """``dreamtui ARGS`` in a real process (a hang is a failure, not a stuck test run)."""
     code = "from dreamtui.cli.main import main; main()"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 # -- FIFOs, devices, sockets -------------------------------------------------------------------------
@@ -78,16 +84,18 @@ def test_digest_of_a_fifo_is_a_one_line_error_at_once(tmp_path: Path) -> None:
     out = run_cli("digest", str(fifo))
     assert time.monotonic() - started < 15  # not waiting for a writer that never comes
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == [f"dreamtui: {fifo} is not a transcript file: it is a FIFO, "
-                                               "not a regular file"]
+    assert out.stderr.strip().splitlines() == [
+        f"dreamtui: {fifo} is not a transcript file: it is a FIFO, not a regular file"
+    ]
     assert "Traceback" not in out.stderr
 
 
 def test_digest_of_dev_zero_is_a_one_line_error_at_once() -> None:
     out = run_cli("digest", "/dev/zero", "--json")
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.strip() == ("dreamtui: /dev/zero is not a transcript file: it is a character device, "
-                                  "not a regular file")
+    assert out.stderr.strip() == (
+        "dreamtui: /dev/zero is not a transcript file: it is a character device, not a regular file"
+    )
 
 
 def test_opening_a_fifo_never_blocks_even_after_a_check_said_regular(tmp_path: Path) -> None:
@@ -132,9 +140,12 @@ def test_discover_skips_a_fifo_named_jsonl_with_a_one_line_notice(projects: Path
     skipped: list[Skipped] = []
     found = discover(projects, skipped)
     assert [tf.path.name for tf in found] == [f"{SESSION}.jsonl", f"{SESSION}.jsonl"]
-    assert sorted(s.notice for s in skipped) == sorted([
-        f"skipped {fifo}: it is a FIFO, not a regular file",
-        f"skipped {sub / 'agent-x.jsonl'}: it is a FIFO, not a regular file"])
+    assert sorted(s.notice for s in skipped) == sorted(
+        [
+            f"skipped {fifo}: it is a FIFO, not a regular file",
+            f"skipped {sub / 'agent-x.jsonl'}: it is a FIFO, not a regular file",
+        ]
+    )
     assert session_files(projects, "-home-kim-a", SESSION) == [projects / "-home-kim-a" / f"{SESSION}.jsonl"]
 
 
@@ -148,12 +159,16 @@ def test_verify_skips_a_fifo_and_says_so(tmp_path: Path) -> None:
 # -- unreadable folders ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bits, reason", [
-    (0o000, "cannot list this folder (permission denied)"),
-    (0o444, "cannot open the files in this folder (permission denied)"),  # readable, not searchable
-])
-def test_discover_skips_an_unreadable_project_folder_and_keeps_the_others(projects: Path, bits: int,
-                                                                          reason: str) -> None:
+@pytest.mark.parametrize(
+    "bits, reason",
+    [
+        (0o000, "cannot list this folder (permission denied)"),
+        (0o444, "cannot open the files in this folder (permission denied)"),  # readable, not searchable
+    ],
+)
+def test_discover_skips_an_unreadable_project_folder_and_keeps_the_others(
+    projects: Path, bits: int, reason: str
+) -> None:
     bad = projects / "-home-kim-a"
     skipped: list[Skipped] = []
     with unreadable(bad, bits):
@@ -173,8 +188,13 @@ def _dream_config(tmp_path: Path) -> Config:
     shutil.copytree(root / "-home-kim-acme", root / "-home-kim-locked")
     for p in root.rglob("*.jsonl"):
         os.utime(p, (WRITTEN, WRITTEN))
-    return Config(transcripts=root, memory=tmp_path / "memory", state=tmp_path / "state", extractor="command",
-                  command=(sys.executable, str(RULES)))
+    return Config(
+        transcripts=root,
+        memory=tmp_path / "memory",
+        state=tmp_path / "state",
+        extractor="command",
+        command=(sys.executable, str(RULES)),
+    )
 
 
 @pytest.fixture
@@ -185,8 +205,9 @@ def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "kim@example.com")
 
 
-def test_a_dream_with_one_unreadable_project_dreams_the_rest_and_reports_it(tmp_path: Path,
-                                                                           git_identity: None) -> None:
+def test_a_dream_with_one_unreadable_project_dreams_the_rest_and_reports_it(
+    tmp_path: Path, git_identity: None
+) -> None:
     config = _dream_config(tmp_path)
     locked = config.transcripts / "-home-kim-locked"
     ledger = Ledger.open(config.state)
@@ -197,8 +218,10 @@ def test_a_dream_with_one_unreadable_project_dreams_the_rest_and_reports_it(tmp_
         dreamed = {r["project"] for r in ledger.query("SELECT project FROM files WHERE dreamed_offset > 0")}
         assert dreamed == {"-home-kim-acme"}
         message = waking_message(record)
-        assert (f"Skipped 1 path(s) that cannot be read as transcripts (the rest were dreamed): skipped {locked}: "
-                "cannot open the files in this folder (permission denied).") in message
+        assert (
+            f"Skipped 1 path(s) that cannot be read as transcripts (the rest were dreamed): skipped {locked}: "
+            "cannot open the files in this folder (permission denied)."
+        ) in message
         # every retry is not failed by it either, and once readable again it is dreamed
         again = run_cycle(config, ledger, date="2026-03-11")
         assert again.status == "completed"
@@ -209,11 +232,22 @@ def test_a_dream_with_one_unreadable_project_dreams_the_rest_and_reports_it(tmp_
         ledger.close()
 
 
-def test_dream_cli_with_an_unlistable_project_exits_0_and_names_it(tmp_path: Path, git_identity: None) -> None:
+def test_dream_cli_with_an_unlistable_project_exits_0_and_names_it(
+    tmp_path: Path, git_identity: None
+) -> None:
     config = _dream_config(tmp_path)
     locked = config.transcripts / "-home-kim-locked"
-    args = ["--transcripts", str(config.transcripts), "--memory", str(config.memory), "--state", str(config.state),
-            "dream", "--extractor", "command"]
+    args = [
+        "--transcripts",
+        str(config.transcripts),
+        "--memory",
+        str(config.memory),
+        "--state",
+        str(config.state),
+        "dream",
+        "--extractor",
+        "command",
+    ]
     toml = tmp_path / "c.toml"
     toml.write_text(f"command = {json.dumps([sys.executable, str(RULES)])}\n")
     with unreadable(locked, 0o000):
@@ -223,8 +257,9 @@ def test_dream_cli_with_an_unlistable_project_exits_0_and_names_it(tmp_path: Pat
     assert "Traceback" not in res.output
 
 
-def test_a_project_dream_is_not_troubled_by_another_projects_unreadable_folder(tmp_path: Path,
-                                                                              git_identity: None) -> None:
+def test_a_project_dream_is_not_troubled_by_another_projects_unreadable_folder(
+    tmp_path: Path, git_identity: None
+) -> None:
     config = _dream_config(tmp_path)
     ledger = Ledger.open(config.state)
     try:
@@ -248,8 +283,14 @@ class Heard:
 
 
 def _watch(root: Path, heard: Heard) -> Watcher:
-    return Watcher(root, on_goodnight=heard.goodnights.append, on_skip=heard.skips.append,
-                   on_error=heard.errors.append, debounce=0.05, rescan_seconds=0.3)
+    return Watcher(
+        root,
+        on_goodnight=heard.goodnights.append,
+        on_skip=heard.skips.append,
+        on_error=heard.errors.append,
+        debounce=0.05,
+        rescan_seconds=0.3,
+    )
 
 
 def test_watch_keeps_hearing_goodnight_after_a_fifo_appears(projects: Path) -> None:
@@ -278,12 +319,30 @@ def test_watch_reports_an_unreadable_folder_once_and_watches_the_rest(projects: 
     assert heard.skips == [f"skipped {bad}: cannot list this folder (permission denied)"]
 
 
-def test_watch_cli_says_a_fifo_is_skipped_on_one_line_and_keeps_watching(projects: Path, tmp_path: Path) -> None:
+def test_watch_cli_says_a_fifo_is_skipped_on_one_line_and_keeps_watching(
+    projects: Path, tmp_path: Path
+) -> None:
     code = "from dreamtui.cli.main import main; main()"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-c", code, "--transcripts", str(projects), "--state",
-                             str(tmp_path / "state"), "--memory", str(tmp_path / "memory"), "watch",
-                             "--debounce", "0.05"], stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "--transcripts",
+            str(projects),
+            "--state",
+            str(tmp_path / "state"),
+            "--memory",
+            str(tmp_path / "memory"),
+            "watch",
+            "--debounce",
+            "0.05",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stderr is not None
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
@@ -352,8 +411,10 @@ def test_a_bom_on_line_one_keeps_the_person_record_and_counts_it(tmp_path: Path)
     path.parent.mkdir()
     path.write_bytes(b"\xef\xbb\xbf" + LINE + person("second prompt here", uuid="u2"))
     d = digest_file(path)
-    assert [t.text for t in d.turns] == ["Always run the migrations before the tests, the schema drifts otherwise.",
-                                         "second prompt here"]
+    assert [t.text for t in d.turns] == [
+        "Always run the migrations before the tests, the schema drifts otherwise.",
+        "second prompt here",
+    ]
     assert (d.stats.replaced, d.stats.skipped_lines, d.stats.malformed) == (1, 0, 0)
     assert d.stats.to_json()["replaced"] == 1
 
@@ -363,8 +424,9 @@ def test_an_invalid_byte_keeps_the_rest_of_the_person_record_and_counts_it(tmp_p
     path.parent.mkdir()
     path.write_bytes(LINE.replace(b"migrations", b"migr\xffations"))
     d = digest_file(path)
-    assert [t.text for t in d.turns] == ["Always run the migr\ufffdations before the tests, the schema drifts "
-                                         "otherwise."]
+    assert [t.text for t in d.turns] == [
+        "Always run the migr\ufffdations before the tests, the schema drifts otherwise."
+    ]
     assert (d.stats.replaced, d.stats.invalid_utf8, d.stats.skipped_lines) == (1, 0, 0)
 
 
@@ -393,7 +455,9 @@ def test_digest_cli_shows_how_many_records_were_repaired(tmp_path: Path) -> None
     path.write_bytes(b"\xef\xbb\xbf" + LINE)
     res = CliRunner().invoke(cli, ["digest", str(path)])
     assert res.exit_code == 0
-    assert "1 repaired (bad bytes shown as \ufffd, or a byte-order mark removed)" in res.output.splitlines()[0]
+    assert (
+        "1 repaired (bad bytes shown as \ufffd, or a byte-order mark removed)" in res.output.splitlines()[0]
+    )
     assert "Always run the migrations" in res.output
 
 
@@ -413,7 +477,8 @@ def test_a_dream_counts_repaired_records_in_the_waking_message(tmp_path: Path, g
 
 
 def test_a_small_transcript_is_read_whole_and_a_larger_or_growing_one_is_left_to_the_scanner(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``read_regular`` (the digest's read of a file up to 1 MB): the whole file, or None when it holds
     more than the limit, also when it grew past the limit after its size was looked at."""
     from dreamtui.core import files
@@ -426,8 +491,20 @@ def test_a_small_transcript_is_read_whole_and_a_larger_or_growing_one_is_left_to
 
     def smaller(fd: int) -> os.stat_result:  # the file grows between the fstat and the read
         st = real_fstat(fd)
-        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 16,
-                               st.st_atime, st.st_mtime, st.st_ctime))
+        return os.stat_result(
+            (
+                st.st_mode,
+                st.st_ino,
+                st.st_dev,
+                st.st_nlink,
+                st.st_uid,
+                st.st_gid,
+                16,
+                st.st_atime,
+                st.st_mtime,
+                st.st_ctime,
+            )
+        )
 
     monkeypatch.setattr(files.os, "fstat", smaller)
     assert files.read_regular(path, 1000) == path.read_bytes()  # read on to the end

@@ -30,42 +30,79 @@ def line(rec: dict) -> bytes:
 
 
 def user(uuid: str, text: str) -> dict:
-    return {"type": "user", "uuid": uuid, "timestamp": "2026-03-01T10:00:00Z", "sessionId": "s1",
-            "message": {"role": "user", "content": text}}
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "timestamp": "2026-03-01T10:00:00Z",
+        "sessionId": "s1",
+        "message": {"role": "user", "content": text},
+    }
 
 
 @pytest.fixture
 def transcript(config: Config) -> Path:
     path = config.transcripts / "-proj" / "s1.jsonl"
     path.parent.mkdir(parents=True)
-    recs = [user("u1", PERSON_1), user("u2", PERSON_2), user("u3", PERSON_3), user("u4", PERSON_4),
-            {"type": "user", "uuid": "t1", "timestamp": "2026-03-01T10:01:00Z", "toolUseResult": {"stdout": TOOL_OUT},
-             "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x",
-                                                      "content": TOOL_OUT}]}}]
+    recs = [
+        user("u1", PERSON_1),
+        user("u2", PERSON_2),
+        user("u3", PERSON_3),
+        user("u4", PERSON_4),
+        {
+            "type": "user",
+            "uuid": "t1",
+            "timestamp": "2026-03-01T10:01:00Z",
+            "toolUseResult": {"stdout": TOOL_OUT},
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "x", "content": TOOL_OUT}],
+            },
+        },
+    ]
     path.write_bytes(b"".join(line(r) for r in recs))
     return path
 
 
-def raw(claim: str, quote: str, *, session: str = "s1", type_: str = "feedback", why: str = "",
-        how: str = "") -> RawCandidate:
-    return RawCandidate(claim=claim, why=why, how_to_apply=how, type=type_, scope="global", quote=quote,
-                        session=session, extractor="heuristic")
+def raw(
+    claim: str, quote: str, *, session: str = "s1", type_: str = "feedback", why: str = "", how: str = ""
+) -> RawCandidate:
+    return RawCandidate(
+        claim=claim,
+        why=why,
+        how_to_apply=how,
+        type=type_,
+        scope="global",
+        quote=quote,
+        session=session,
+        extractor="heuristic",
+    )
 
 
 def run(config: Config, ledger: Ledger, transcript: Path, *raws: RawCandidate, cycle_id: int | None = None):
-    return gate(list(raws), config=config, ledger=ledger, project="-proj", files=[transcript], cycle_id=cycle_id)
+    return gate(
+        list(raws), config=config, ledger=ledger, project="-proj", files=[transcript], cycle_id=cycle_id
+    )
 
 
 def write_memory(config: Config, rel: str, description: str, body: str) -> None:
     path = config.memory / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: x\ndescription: {description}\ntype: feedback\n---\n\n{body}\n", encoding="utf-8")
+    path.write_text(
+        f"---\nname: x\ndescription: {description}\ntype: feedback\n---\n\n{body}\n", encoding="utf-8"
+    )
 
 
 def test_a_verified_new_lesson_is_kept_pending_with_evidence(config, ledger, transcript) -> None:
-    report = run(config, ledger, transcript, raw("Run the full pytest suite before every commit.",
-                                                 "run the full test suite with pytest -q before every commit"),
-                 cycle_id=7)
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw(
+            "Run the full pytest suite before every commit.",
+            "run the full test suite with pytest -q before every commit",
+        ),
+        cycle_id=7,
+    )
     assert [c.status for c in report.kept] == ["pending"]
     stored = ledger.get_candidate(report.kept[0].id)
     assert stored is not None and stored.status == "pending" and stored.cycle_id == 7
@@ -75,8 +112,10 @@ def test_a_verified_new_lesson_is_kept_pending_with_evidence(config, ledger, tra
     assert not report.dropped
 
 
-@pytest.mark.parametrize(("type_", "claim"), [("opinion", "Run tests before commit."), ("feedback", "   "),
-                                              ("", "Run tests before commit.")])
+@pytest.mark.parametrize(
+    ("type_", "claim"),
+    [("opinion", "Run tests before commit."), ("feedback", "   "), ("", "Run tests before commit.")],
+)
 def test_bad_fields_are_dropped_invalid(config, ledger, transcript, type_, claim) -> None:
     report = run(config, ledger, transcript, raw(claim, PERSON_1, type_=type_))
     assert report.kept == [] and report.dropped == {"invalid": 1}
@@ -85,25 +124,43 @@ def test_bad_fields_are_dropped_invalid(config, ledger, transcript, type_, claim
 
 
 def test_invented_and_altered_quotes_are_dropped_and_counted(config, ledger, transcript) -> None:
-    report = run(config, ledger, transcript,
-                 raw("Deploy on Fridays.", "we always deploy on fridays after lunch, it is the safest time"),
-                 raw("Force-push is fine.", "we always force-push to main here; open a pull request"),
-                 raw("Short.", "run the full test"))
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw("Deploy on Fridays.", "we always deploy on fridays after lunch, it is the safest time"),
+        raw("Force-push is fine.", "we always force-push to main here; open a pull request"),
+        raw("Short.", "run the full test"),
+    )
     assert report.kept == [] and report.dropped == {"unverified": 3} and report.invented == 3
     assert {c.drop_reason for c in ledger.list_candidates(status="dropped")} == {"unverified"}
 
 
 def test_quote_from_tool_output_is_kept_with_tool_provenance(config, ledger, transcript) -> None:
-    report = run(config, ledger, transcript, raw("Run uv lock when the lockfile is stale.",
-                                                 "the lockfile is out of date; run uv lock to refresh it"))
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw(
+            "Run uv lock when the lockfile is stale.",
+            "the lockfile is out of date; run uv lock to refresh it",
+        ),
+    )
     assert len(report.kept) == 1 and report.kept[0].provenance == "tool"
 
 
 def test_secrets_are_flagged_and_never_stored_in_clear(config, ledger, transcript) -> None:
-    report = run(config, ledger, transcript, raw(
-        f"Export GITHUB_TOKEN={TOKEN} before running make release.",
-        f"export GITHUB_TOKEN={TOKEN} and then run make release from the repo root",
-        why=f"the release needs {TOKEN}", how=f"token is {TOKEN}"))
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw(
+            f"Export GITHUB_TOKEN={TOKEN} before running make release.",
+            f"export GITHUB_TOKEN={TOKEN} and then run make release from the repo root",
+            why=f"the release needs {TOKEN}",
+            how=f"token is {TOKEN}",
+        ),
+    )
     assert len(report.kept) == 1 and report.flagged_secrets == 1
     cand = ledger.get_candidate(report.kept[0].id)
     assert cand is not None and cand.status == "pending"
@@ -117,11 +174,18 @@ def test_secrets_are_flagged_and_never_stored_in_clear(config, ledger, transcrip
 
 
 def test_duplicate_of_memory_one_level_down_is_dropped(config, ledger, transcript) -> None:
-    write_memory(config, "projects/-proj/tests-before-commit.md",
-                 "Always run the whole pytest suite prior to committing changes.",
-                 "Run `pytest -q` on the full suite before every commit.")
-    report = run(config, ledger, transcript, raw("Run the full test suite with pytest -q before every commit.",
-                                                 PERSON_1))
+    write_memory(
+        config,
+        "projects/-proj/tests-before-commit.md",
+        "Always run the whole pytest suite prior to committing changes.",
+        "Run `pytest -q` on the full suite before every commit.",
+    )
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw("Run the full test suite with pytest -q before every commit.", PERSON_1),
+    )
     assert report.kept == [] and report.dropped == {"duplicate": 1} and report.duplicates == 1
     (cand,) = ledger.list_candidates(status="dropped")
     assert cand.duplicate_kind == "memory" and cand.duplicate_of == "projects/-proj/tests-before-commit.md"
@@ -129,18 +193,35 @@ def test_duplicate_of_memory_one_level_down_is_dropped(config, ledger, transcrip
 
 
 def test_suspected_duplicate_is_kept_side_by_side(config, ledger, transcript) -> None:
-    write_memory(config, "http-timeouts.md", "Set a timeout on every HTTP request; the default waits forever.",
-                 "requests without a timeout hang")
-    report = run(config, ledger, transcript, raw(
-        "HTTP calls need an explicit timeout, because without one requests can hang indefinitely.", PERSON_4))
+    write_memory(
+        config,
+        "http-timeouts.md",
+        "Set a timeout on every HTTP request; the default waits forever.",
+        "requests without a timeout hang",
+    )
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw(
+            "HTTP calls need an explicit timeout, because without one requests can hang indefinitely.",
+            PERSON_4,
+        ),
+    )
     assert len(report.kept) == 1 and report.suspected_duplicates == 1
     cand = ledger.get_candidate(report.kept[0].id)
-    assert cand.status == "pending" and cand.duplicate_kind == "memory" and cand.duplicate_of == "http-timeouts.md"
+    assert (
+        cand.status == "pending"
+        and cand.duplicate_kind == "memory"
+        and cand.duplicate_of == "http-timeouts.md"
+    )
     assert SUSPECT <= cand.duplicate_score < DUPLICATE
 
 
 def test_same_lesson_pending_from_another_session_corroborates(config, ledger, transcript) -> None:
-    first = run(config, ledger, transcript, raw("Never force-push to main; open a pull request instead.", PERSON_2))
+    first = run(
+        config, ledger, transcript, raw("Never force-push to main; open a pull request instead.", PERSON_2)
+    )
     (pending,) = first.kept
     # another session (same words in its transcript) proposes the same lesson, reworded
     other = transcript.with_name("s2.jsonl")
@@ -158,23 +239,35 @@ def test_same_lesson_pending_from_another_session_corroborates(config, ledger, t
 
 
 def test_same_lesson_twice_in_one_batch_keeps_one(config, ledger, transcript) -> None:
-    report = run(config, ledger, transcript,
-                 raw("Never force-push to main; open a pull request instead.", PERSON_2),
-                 raw("Do not force-push to the main branch, open a pull request instead.", PERSON_2))
+    report = run(
+        config,
+        ledger,
+        transcript,
+        raw("Never force-push to main; open a pull request instead.", PERSON_2),
+        raw("Do not force-push to the main branch, open a pull request instead.", PERSON_2),
+    )
     assert len(report.kept) == 1 and report.dropped == {"duplicate-pending": 1} and report.corroborated == []
 
 
 def test_rejected_lesson_is_not_proposed_again_without_new_evidence(config, ledger, transcript) -> None:
-    (cand,) = run(config, ledger, transcript,
-                  raw("Never force-push to main; open a pull request instead.", PERSON_2)).kept
+    (cand,) = run(
+        config, ledger, transcript, raw("Never force-push to main; open a pull request instead.", PERSON_2)
+    ).kept
     with ledger.write() as c:
         c.execute("UPDATE candidates SET status = 'rejected' WHERE id = ?", (cand.id,))
-    same = run(config, ledger, transcript, raw("Do not force-push to the main branch; open a PR instead.", PERSON_2))
+    same = run(
+        config, ledger, transcript, raw("Do not force-push to the main branch; open a PR instead.", PERSON_2)
+    )
     assert same.kept == [] and same.dropped == {"previously-rejected": 1}
     other = transcript.with_name("s2.jsonl")
     other.write_bytes(transcript.read_bytes())
-    new = gate([raw("Do not force-push to the main branch; open a PR instead.", PERSON_2, session="s2")],
-               config=config, ledger=ledger, project="-proj", files=[other])
+    new = gate(
+        [raw("Do not force-push to the main branch; open a PR instead.", PERSON_2, session="s2")],
+        config=config,
+        ledger=ledger,
+        project="-proj",
+        files=[other],
+    )
     assert len(new.kept) == 1
     kept = ledger.get_candidate(new.kept[0].id)
     assert kept.duplicate_kind == "rejected" and kept.duplicate_of == cand.id and kept.status == "pending"
@@ -191,8 +284,16 @@ def test_gating_again_never_undoes_a_decision(config, ledger, transcript) -> Non
 
 
 def test_odd_field_values_never_crash(config, ledger, transcript) -> None:
-    weird = RawCandidate(claim=None, why=3, how_to_apply=None, type=None, scope=None,  # type: ignore[arg-type]
-                         quote=None, session=None, extractor=None)  # type: ignore[arg-type]
+    weird = RawCandidate(
+        claim=None,
+        why=3,
+        how_to_apply=None,
+        type=None,
+        scope=None,  # type: ignore[arg-type]
+        quote=None,
+        session=None,
+        extractor=None,
+    )  # type: ignore[arg-type]
     ansi = raw("\x1b[31mred\x1b[0m [bold]markup[/bold] \udcff lesson", PERSON_4)
     report = run(config, ledger, transcript, weird, ansi)
     assert report.dropped["invalid"] == 1
@@ -200,13 +301,19 @@ def test_odd_field_values_never_crash(config, ledger, transcript) -> None:
 
 
 def test_corroboration_can_be_left_to_the_caller(config, ledger, transcript) -> None:
-    (pending,) = run(config, ledger, transcript,
-                     raw("Never force-push to main; open a pull request instead.", PERSON_2)).kept
+    (pending,) = run(
+        config, ledger, transcript, raw("Never force-push to main; open a pull request instead.", PERSON_2)
+    ).kept
     other = transcript.with_name("s2.jsonl")
     other.write_bytes(transcript.read_bytes())
-    report = gate([raw("Do not force-push to the main branch; open a pull request instead.", PERSON_2,
-                       session="s2")], config=config, ledger=ledger, project="-proj", files=[other],
-                  corroborate=False)
+    report = gate(
+        [raw("Do not force-push to the main branch; open a pull request instead.", PERSON_2, session="s2")],
+        config=config,
+        ledger=ledger,
+        project="-proj",
+        files=[other],
+        corroborate=False,
+    )
     assert report.dropped == {"duplicate-pending": 1} and report.corroborated == []
     assert ledger.get_candidate(pending.id).corroborated == 0
     (dropped,) = ledger.list_candidates(status="dropped")
@@ -214,12 +321,16 @@ def test_corroboration_can_be_left_to_the_caller(config, ledger, transcript) -> 
 
 
 @pytest.mark.usefixtures("git_home")
-def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(config: Config, ledger: Ledger) -> None:
+def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(
+    config: Config, ledger: Ledger
+) -> None:
     from dreamtui.core.dream.cycle import run_cycle
     from dreamtui.core.ingest.digest import digest_file
 
-    text = ("No, never edit the generated files directly \udcff; always change the template instead because "
-            "the generator overwrites them.")
+    text = (
+        "No, never edit the generated files directly \udcff; always change the template instead because "
+        "the generator overwrites them."
+    )
     path = write_records(config.transcripts / "acme", [*LESSON_TURNS[:2], ("user", text)])
     digest = digest_file(path)
     assert digest.stats.malformed == 0

@@ -34,16 +34,9 @@ def _home(git_home: Path) -> None:
     """Commits in the memory repository need an identity (and nothing of the user's)."""
 
 
-
-
-
-
-
-
-
-
 def test_another_projects_memory_is_shown_beside_this_projects_lesson_not_dropping_it(
-        config: Config, ledger: Ledger) -> None:
+    config: Config, ledger: Ledger
+) -> None:
     rel = accept_in(config, ledger, SHOP, "s-shop-1")
     assert rel.startswith("projects/home-kim-shop/")
 
@@ -80,16 +73,21 @@ def test_scope_in_frontmatter_overrides_the_folder(config: Config, ledger: Ledge
     # at the top level but declared for another project: shown beside, not a duplicate
     (config.memory / "projects/home-kim-shop/pipeline.md").unlink()
     topic(config, "actions-pinning.md", CLAIM_2, f"scope: {SHOP}\n")
-    report = run(config, ledger, session(config, ACME, "s-acme-2", SAID_2), ACME, claim=CLAIM_2, quote=QUOTE_2)
+    report = run(
+        config, ledger, session(config, ACME, "s-acme-2", SAID_2), ACME, claim=CLAIM_2, quote=QUOTE_2
+    )
     assert len(report.kept) == 1 and report.related == 1
     assert report.kept[0].duplicate_of == "actions-pinning.md"
     # ... and in that project it is a duplicate
-    report = run(config, ledger, session(config, SHOP, "s-shop-2", SAID_2), SHOP, claim=CLAIM_2, quote=QUOTE_2)
+    report = run(
+        config, ledger, session(config, SHOP, "s-shop-2", SAID_2), SHOP, claim=CLAIM_2, quote=QUOTE_2
+    )
     assert report.kept == [] and report.dropped == {"duplicate": 1}
 
 
 def test_a_global_candidate_matching_another_projects_memory_is_a_suspect_not_dropped(
-        config: Config, ledger: Ledger) -> None:
+    config: Config, ledger: Ledger
+) -> None:
     rel = accept_in(config, ledger, SHOP, "s-shop-1")
     report = run(config, ledger, session(config, ACME, "s-acme-1"), ACME, scope="global")
     (kept,) = report.kept
@@ -97,19 +95,23 @@ def test_a_global_candidate_matching_another_projects_memory_is_a_suspect_not_dr
     assert report.suspected_duplicates == 1 and report.related == 1 and report.duplicates == 0
 
 
-def test_a_project_index_line_linking_its_own_folder_counts_for_that_project(config: Config,
-                                                                            ledger: Ledger) -> None:
+def test_a_project_index_line_linking_its_own_folder_counts_for_that_project(
+    config: Config, ledger: Ledger
+) -> None:
     folder = config.memory / "projects" / "home-kim-shop"
     topic(config, "projects/home-kim-shop/pipeline.md", "Deploy notes.")
-    (folder / "MEMORY.md").write_text(f"- [{CLAIM}](pipeline.md) — laptops are not logged\n", encoding="utf-8")
+    (folder / "MEMORY.md").write_text(
+        f"- [{CLAIM}](pipeline.md) — laptops are not logged\n", encoding="utf-8"
+    )
     report = run(config, ledger, session(config, ACME, "s-acme-1"), ACME)
     assert len(report.kept) == 1 and report.related == 1
     report = run(config, ledger, session(config, SHOP, "s-shop-1"), SHOP)
     assert report.kept == [] and report.dropped == {"duplicate": 1}
 
 
-def test_another_projects_pending_lesson_is_neither_a_duplicate_nor_corroborated(config: Config,
-                                                                                ledger: Ledger) -> None:
+def test_another_projects_pending_lesson_is_neither_a_duplicate_nor_corroborated(
+    config: Config, ledger: Ledger
+) -> None:
     index = DedupIndex.build(config.memory, ledger)  # one index across sessions, as a dream cycle does
     shop = run(config, ledger, session(config, SHOP, "s-shop-1"), SHOP, index=index)
     acme = run(config, ledger, session(config, ACME, "s-acme-1"), ACME, index=index)
@@ -118,17 +120,33 @@ def test_another_projects_pending_lesson_is_neither_a_duplicate_nor_corroborated
     assert ledger.get_candidate(shop.kept[0].id).corroborated == 0
 
     # a pending *global* lesson from another project does cover this project: dropped, corroborated
-    glob = run(config, ledger, session(config, SHOP, "s-shop-2", SAID_2), SHOP, scope="global",
-               claim=CLAIM_2, quote=QUOTE_2, index=index)
-    again = run(config, ledger, session(config, ACME, "s-acme-2", SAID_2), ACME, claim=CLAIM_2, quote=QUOTE_2,
-                index=index)
+    glob = run(
+        config,
+        ledger,
+        session(config, SHOP, "s-shop-2", SAID_2),
+        SHOP,
+        scope="global",
+        claim=CLAIM_2,
+        quote=QUOTE_2,
+        index=index,
+    )
+    again = run(
+        config,
+        ledger,
+        session(config, ACME, "s-acme-2", SAID_2),
+        ACME,
+        claim=CLAIM_2,
+        quote=QUOTE_2,
+        index=index,
+    )
     assert again.kept == [] and again.dropped == {"duplicate-pending": 1}
     assert again.corroborated == [glob.kept[0].id]
     assert ledger.get_candidate(glob.kept[0].id).corroborated == 1
 
 
-def test_a_rejection_in_one_project_does_not_silence_the_lesson_in_another(config: Config,
-                                                                          ledger: Ledger) -> None:
+def test_a_rejection_in_one_project_does_not_silence_the_lesson_in_another(
+    config: Config, ledger: Ledger
+) -> None:
     # the same session file copied into two projects: the old gate dropped the second as previously rejected
     shop = run(config, ledger, session(config, SHOP, "s1"), SHOP)
     decisions.reject(ledger, shop.kept[0].id, "too specific", "only matters for the shop")

@@ -53,7 +53,7 @@ def alive(pid: int) -> bool:
         state = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return state[state.rfind(")") + 2:].split()[0] != "Z"
+    return state[state.rfind(")") + 2 :].split()[0] != "Z"
 
 
 def wait_for(path: Path, timeout: float = 10.0) -> None:
@@ -63,15 +63,21 @@ def wait_for(path: Path, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def persons_slow_commit(repo: git.Repo, tmp_path: Path, seconds: float) -> tuple[subprocess.Popen[bytes], Path]:
+def persons_slow_commit(
+    repo: git.Repo, tmp_path: Path, seconds: float
+) -> tuple[subprocess.Popen[bytes], Path]:
     """A person's own `git commit` whose pre-commit hook (theirs only, by core.hooksPath) sleeps, so
     git holds index.lock meanwhile. Returns the process (its own group) and the hook's pid file."""
     hooks = tmp_path / "persons-hooks"
     pidfile = tmp_path / "hook.pid"
     hook(hooks, "pre-commit", f"echo $$ > {pidfile}\nsleep {seconds}")
-    proc = subprocess.Popen(["git", "-c", f"core.hooksPath={hooks}", "commit", "-q", "-m", "person's commit", "--", "staged.md"],
-                            cwd=repo.working_tree_dir, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["git", "-c", f"core.hooksPath={hooks}", "commit", "-q", "-m", "person's commit", "--", "staged.md"],
+        cwd=repo.working_tree_dir,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for(pidfile)
     assert gitops.index_lock(repo).exists()
     return proc, pidfile
@@ -81,8 +87,11 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     deadline = time.monotonic() + 5
-    while any(alive(int(p)) and Path(f"/proc/{p}/stat").read_text().split(") ")[1].split()[2] == str(proc.pid)
-              for p in os.listdir("/proc") if p.isdigit() and Path(f"/proc/{p}/stat").exists()):
+    while any(
+        alive(int(p)) and Path(f"/proc/{p}/stat").read_text().split(") ")[1].split()[2] == str(proc.pid)
+        for p in os.listdir("/proc")
+        if p.isdigit() and Path(f"/proc/{p}/stat").exists()
+    ):
         assert time.monotonic() < deadline
         time.sleep(0.01)
 
@@ -91,7 +100,8 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def test_a_lock_left_by_a_killed_git_is_cleared_logged_and_the_commit_goes_through(
-        repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0.5")
     proc, _ = persons_slow_commit(repo, tmp_path, 30)
     kill_group(proc)  # SIGKILL mid-commit: git never removes its index.lock
@@ -112,7 +122,8 @@ def test_a_lock_left_by_a_killed_git_is_cleared_logged_and_the_commit_goes_throu
 
 
 def test_a_persons_running_git_is_waited_on_then_the_commit_goes_through(
-        repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "10")
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # age alone never clears a lock a live git holds
     proc, _ = persons_slow_commit(repo, tmp_path, 1)
@@ -126,7 +137,8 @@ def test_a_persons_running_git_is_waited_on_then_the_commit_goes_through(
 
 
 def test_a_persons_live_lock_is_never_cleared_and_the_error_names_the_git_process(
-        repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: git.Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.5")
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0.1")
     proc, _ = persons_slow_commit(repo, tmp_path, 30)
@@ -135,8 +147,11 @@ def test_a_persons_live_lock_is_never_cleared_and_the_error_names_the_git_proces
         old = time.time() - 3600
         os.utime(lock, (old, old))  # an hour old: age alone does not make it stale
         (Path(repo.working_tree_dir) / "briefing.md").write_text("briefing v2\n")
-        with pytest.raises(MemoryRepoError, match=rf"is held by a running process \(pid {proc.pid}: git -c "
-                                                  r"core.hooksPath=.*\) \(waited 0.5s\); try again"):
+        with pytest.raises(
+            MemoryRepoError,
+            match=rf"is held by a running process \(pid {proc.pid}: git -c "
+            r"core.hooksPath=.*\) \(waited 0.5s\); try again",
+        ):
             gitops.commit_paths(repo, ["briefing.md"], "briefing", {})
         assert lock.exists() and alive(proc.pid)
         assert gitops.lock_verdict(repo).kind == "held"
@@ -160,7 +175,8 @@ def test_another_users_lock_is_never_cleared(repo: git.Repo, monkeypatch: pytest
 
 
 def test_an_unheld_lock_is_cleared_only_once_it_has_stayed_unchanged_long_enough(
-        repo: git.Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: git.Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.1")  # shorter than the stale age: waits for the age anyway
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "1")
     lock = gitops.index_lock(repo)
@@ -186,8 +202,11 @@ def test_a_failing_hook_is_named_and_leaves_the_persons_index_as_it_was(repo: gi
     (root / "reviews").mkdir()
     (root / "reviews" / "review-2026-03-10.md").write_text("review\n")  # new, untracked
     head = repo.head.commit.hexsha
-    with pytest.raises(MemoryRepoError, match=rf"^the {name} hook failed \(exit 1\): no commits on fridays; "
-                                              r"git commit abandoned$"):
+    with pytest.raises(
+        MemoryRepoError,
+        match=rf"^the {name} hook failed \(exit 1\): no commits on fridays; "
+        r"git commit abandoned$",
+    ):
         gitops.commit_paths(repo, ["briefing.md", "reviews/review-2026-03-10.md"], "dreamtui", {})
     assert repo.head.commit.hexsha == head
     assert person_index(repo) == before  # dreamtui's files unstaged again, the person's staged file kept
@@ -197,7 +216,8 @@ def test_a_failing_hook_is_named_and_leaves_the_persons_index_as_it_was(repo: gi
 
 @pytest.mark.parametrize("name", ["pre-commit", "commit-msg"])
 def test_a_hanging_hook_is_stopped_within_the_timeout_and_named(
-        repo: git.Repo, tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: git.Repo, tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.HOOK_TIMEOUT_ENV, "1")
     root = Path(repo.working_tree_dir)
     pidfile = tmp_path / "hook.pid"
@@ -207,14 +227,19 @@ def test_a_hanging_hook_is_stopped_within_the_timeout_and_named(
     (root / "new.md").write_text("new\n")
     head = repo.head.commit.hexsha
     started = time.monotonic()
-    with pytest.raises(MemoryRepoError, match=rf"^the {name} hook did not finish within 1s and was stopped; "
-                                              r"git commit abandoned"):
+    with pytest.raises(
+        MemoryRepoError,
+        match=rf"^the {name} hook did not finish within 1s and was stopped; "
+        r"git commit abandoned",
+    ):
         gitops.commit_paths(repo, ["briefing.md", "new.md"], "dreamtui", {})
     assert time.monotonic() - started < 5
     assert repo.head.commit.hexsha == head
     assert person_index(repo) == before
     assert not gitops.index_lock(repo).exists()  # git was killed holding it: cleared, and logged
-    assert "left by the git process dreamtui stopped" in (Path(repo.git_dir) / gitops.RECOVERY_LOG).read_text()
+    assert (
+        "left by the git process dreamtui stopped" in (Path(repo.git_dir) / gitops.RECOVERY_LOG).read_text()
+    )
     assert not alive(int(pidfile.read_text()))  # the hook's own children are stopped too
     (Path(repo.git_dir) / "hooks" / name).unlink()
     sha = gitops.commit_paths(repo, ["briefing.md", "new.md"], "dreamtui", {}).sha  # nothing left in the way
@@ -222,7 +247,8 @@ def test_a_hanging_hook_is_stopped_within_the_timeout_and_named(
 
 
 def test_a_hanging_post_commit_hook_is_stopped_and_the_commit_stands(
-        repo: git.Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: git.Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(gitops.HOOK_TIMEOUT_ENV, "1")
     hook(Path(repo.git_dir) / "hooks", "post-commit", "sleep 60")
     before = person_index(repo)
@@ -230,8 +256,10 @@ def test_a_hanging_post_commit_hook_is_stopped_and_the_commit_stands(
     result = gitops.commit_paths(repo, ["briefing.md"], "briefing", {"Dreamtui-Briefing": "yes"})
     assert result.sha == repo.head.commit.hexsha
     assert gitops.changed_paths(repo, result.sha) == ["briefing.md"]
-    assert any("the post-commit hook did not finish within 1s" in n and "the commit itself was made" in n
-               for n in result.notices)
+    assert any(
+        "the post-commit hook did not finish within 1s" in n and "the commit itself was made" in n
+        for n in result.notices
+    )
     assert person_index(repo) != before  # briefing.md's entry now matches the new commit …
     assert repo.git.diff("--cached") == before[1]  # … and the person's staged change is untouched
 

@@ -66,8 +66,9 @@ def test_commit_only_our_paths_leaves_the_persons_work_alone(repo: git.Repo) -> 
     before = _state(repo)
     (root / "topic.md").write_text("topic\n")
     (root / "MEMORY.md").write_text("- [T](topic.md)\n")
-    result = gitops.commit_paths(repo, ["topic.md", "MEMORY.md"], "dreamtui: remember T",
-                                 {gitops.TRAILER_CANDIDATE: "c1"})
+    result = gitops.commit_paths(
+        repo, ["topic.md", "MEMORY.md"], "dreamtui: remember T", {gitops.TRAILER_CANDIDATE: "c1"}
+    )
     assert result.notices == []
     assert sorted(gitops.changed_paths(repo, result.sha)) == ["MEMORY.md", "topic.md"]
     assert _state(repo) == before
@@ -115,18 +116,30 @@ def test_a_held_index_lock_is_waited_on_then_the_commit_succeeds(repo: git.Repo,
     assert gitops.changed_paths(repo, sha) == ["t.md"]
 
 
-def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(repo: git.Repo, monkeypatch) -> None:
+def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
+    repo: git.Repo, monkeypatch
+) -> None:
     monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.3")
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # however old it is: a live holder is never overruled
     lock = Path(repo.git_dir) / "index.lock"
     lock.write_text("held by someone")
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
-                               "time.sleep(30)", str(lock)], stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; f = open(sys.argv[1]); print(1, flush=True); time.sleep(30)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline()
         (Path(repo.working_tree_dir) / "t.md").write_text("t\n")
-        with pytest.raises(MemoryRepoError, match=rf"index.lock is held by a running process \(pid {holder.pid}: "
-                                                  r".*\) \(waited 0.3s\); try again when it finishes"):
+        with pytest.raises(
+            MemoryRepoError,
+            match=rf"index.lock is held by a running process \(pid {holder.pid}: "
+            r".*\) \(waited 0.3s\); try again when it finishes",
+        ):
             gitops.commit_paths(repo, ["t.md"], "t", {})
         assert lock.read_text() == "held by someone"
     finally:
@@ -139,8 +152,14 @@ def test_missing_identity_gets_a_fallback_and_a_notice(tmp_path: Path, monkeypat
     empty_home.mkdir()
     monkeypatch.setenv("HOME", str(empty_home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL",
-                 "XDG_CONFIG_HOME"):
+    for name in (
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "EMAIL",
+        "XDG_CONFIG_HOME",
+    ):
         monkeypatch.delenv(name, raising=False)
     repo = gitops.open_repo(tmp_path / "mem")
     (Path(repo.working_tree_dir) / "a.md").write_text("a\n")
@@ -188,8 +207,9 @@ def test_history_and_trailers(repo: git.Repo) -> None:
     assert gitops.dreamtui_commits(repo)[0].reverts == history[0].sha
 
 
-def test_runs_inside_another_repos_hook_still_commit_to_the_memory_repo(tmp_path: Path, home: Path,
-                                                                       monkeypatch) -> None:
+def test_runs_inside_another_repos_hook_still_commit_to_the_memory_repo(
+    tmp_path: Path, home: Path, monkeypatch
+) -> None:
     project = git.Repo.init(tmp_path / "project")
     (tmp_path / "project" / "p.txt").write_text("p\n")
     project.git.add("p.txt")
@@ -237,10 +257,27 @@ def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Le
     reviews = config.memory / "reviews"
     reviews.chmod(0o555)
     try:
-        env = {**os.environ, "DREAMTUI_STATE": str(config.state), "DREAMTUI_MEMORY": str(config.memory),
-               "DREAMTUI_TRANSCRIPTS": str(config.transcripts)}
-        proc = subprocess.run([*unprivileged(), sys.executable, "-c", "from dreamtui.cli.main import main; main()",
-                               "review", "--date", "2026-04-01"], capture_output=True, text=True, env=env, timeout=60)
+        env = {
+            **os.environ,
+            "DREAMTUI_STATE": str(config.state),
+            "DREAMTUI_MEMORY": str(config.memory),
+            "DREAMTUI_TRANSCRIPTS": str(config.transcripts),
+        }
+        proc = subprocess.run(
+            [
+                *unprivileged(),
+                sys.executable,
+                "-c",
+                "from dreamtui.cli.main import main; main()",
+                "review",
+                "--date",
+                "2026-04-01",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
     finally:
         reviews.chmod(0o755)
     assert proc.returncode == 2, proc.stderr
@@ -250,8 +287,9 @@ def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Le
 
 
 @pytest.mark.usefixtures("git_home")
-def test_undo_reports_the_fallback_git_identity(config: Config, ledger: Ledger, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_undo_reports_the_fallback_git_identity(
+    config: Config, ledger: Ledger, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from dreamtui.core.memory import decisions
 
     empty = tmp_path / "empty-home"

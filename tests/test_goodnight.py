@@ -12,27 +12,54 @@ from dreamtui.core.models import Turn
 PHRASES = ["good night", "goodnight", "g'night", "gnight", "nighty night", "sleep well", "sweet dreams"]
 
 
-@pytest.mark.parametrize("text", [
-    "good night", "Goodnight!", "GOODNIGHT", "g'night all", "G\u2019night", "gnight :)",
-    "nighty night", "Nighty-night", "ok, sleep well", "Sweet Dreams, claude", "that's it for today. good night!",
-    "good-night", "Good\nnight",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "good night",
+        "Goodnight!",
+        "GOODNIGHT",
+        "g'night all",
+        "G\u2019night",
+        "gnight :)",
+        "nighty night",
+        "Nighty-night",
+        "ok, sleep well",
+        "Sweet Dreams, claude",
+        "that's it for today. good night!",
+        "good-night",
+        "Good\nnight",
+    ],
+)
 def test_goodnight_phrases_in_any_case(text: str) -> None:
     assert is_goodnight(text)
 
 
-@pytest.mark.parametrize("text", [
-    "", "goodnightly builds", "the overnight job failed", "sleep wellness app", "a good knight",
-    "the night was good", "gnightly", "sweet dreamscape", "regnight",
-    "dreams are sweet",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "goodnightly builds",
+        "the overnight job failed",
+        "sleep wellness app",
+        "a good knight",
+        "the night was good",
+        "gnightly",
+        "sweet dreamscape",
+        "regnight",
+        "dreams are sweet",
+    ],
+)
 def test_other_words_are_not_goodnight(text: str) -> None:
     assert not is_goodnight(text)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(PHRASES), st.text(alphabet=" ,.!?;:\n()", max_size=5),
-       st.text(alphabet=" ,.!?;:\n()", max_size=5), st.booleans())
+@given(
+    st.sampled_from(PHRASES),
+    st.text(alphabet=" ,.!?;:\n()", max_size=5),
+    st.text(alphabet=" ,.!?;:\n()", max_size=5),
+    st.booleans(),
+)
 def test_phrase_between_separators_is_found(phrase: str, before: str, after: str, upper: bool) -> None:
     text = before + (phrase.upper() if upper else phrase) + after
     assert is_goodnight(text)

@@ -22,11 +22,20 @@ def test_read_only_ledger_is_a_one_line_error(config: Config, tmp_path: Path) ->
         (config.state / name).chmod(0o444)
     config.state.chmod(0o555)
     try:
-        env = {**os.environ, "DREAMTUI_STATE": str(config.state), "DREAMTUI_MEMORY": str(config.memory),
-               "DREAMTUI_TRANSCRIPTS": str(config.transcripts)}
+        env = {
+            **os.environ,
+            "DREAMTUI_STATE": str(config.state),
+            "DREAMTUI_MEMORY": str(config.memory),
+            "DREAMTUI_TRANSCRIPTS": str(config.transcripts),
+        }
         for args in (["candidates"], ["stats"], ["dream"]):
-            proc = subprocess.run([*unprivileged(), sys.executable, "-c", "from dreamtui.cli.main import main; main()", *args],
-                                  capture_output=True, text=True, env=env, timeout=60)
+            proc = subprocess.run(
+                [*unprivileged(), sys.executable, "-c", "from dreamtui.cli.main import main; main()", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+            )
             assert proc.returncode == 2, proc.stderr
             assert "Traceback" not in proc.stderr
             assert proc.stderr.startswith(f"dreamtui: cannot write the ledger {ledger_file}")

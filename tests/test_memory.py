@@ -23,18 +23,21 @@ def test_slugs_are_always_short_safe_ascii(text: str) -> None:
     assert slug.split(".")[0] not in {"con", "nul", "aux", "prn"}
 
 
-@pytest.mark.parametrize("text, slug", [
-    ("Always run `pytest -q` before committing!", "always-run-pytest-q-before-committing"),
-    ("Évitez les caches périmés", "evitez-les-caches-perimes"),
-    ("../../etc/passwd", "etc-passwd"),
-    (".git/config", "git-config"),
-    ("CON", "con-note"),
-    ("nul", "nul-note"),
-    ("Memory", "memory-note"),
-    ("🎉🎉", "memory-note"),
-    ("", "memory-note"),
-    ("\x1b[31mred\x1b[0m alert", "red-alert"),
-])
+@pytest.mark.parametrize(
+    "text, slug",
+    [
+        ("Always run `pytest -q` before committing!", "always-run-pytest-q-before-committing"),
+        ("Évitez les caches périmés", "evitez-les-caches-perimes"),
+        ("../../etc/passwd", "etc-passwd"),
+        (".git/config", "git-config"),
+        ("CON", "con-note"),
+        ("nul", "nul-note"),
+        ("Memory", "memory-note"),
+        ("🎉🎉", "memory-note"),
+        ("", "memory-note"),
+        ("\x1b[31mred\x1b[0m alert", "red-alert"),
+    ],
+)
 def test_slugify(text: str, slug: str) -> None:
     assert memory.slugify(text) == slug
 
@@ -57,25 +60,28 @@ def test_unique_slug_suffixes_on_collision_case_insensitively(tmp_path: Path) ->
     assert memory.unique_slug(tmp_path / "missing", "fresh") == "fresh"
 
 
-@pytest.mark.parametrize("rel, why", [
-    ("../x.md", "not allowed"),
-    ("a/../../x.md", "not allowed"),
-    ("/etc/passwd", "relative"),
-    ("C:/x.md", "relative"),
-    (".git/config", ".git"),
-    (".GIT/hooks/pre-commit", ".git"),
-    ("projects/.Git/x.md", ".git"),
-    (".git./x", ".git"),
-    ("GIT~1/x", ".git"),
-    ("CON.md", "reserved"),
-    ("projects/nul/x.md", "reserved"),
-    ("com1.txt", "reserved"),
-    ("a\x00b.md", "NUL"),
-    ("a" * 300 + ".md", "255 bytes"),
-    ("a\\b.md", "character"),
-    ("a//b.md", "not allowed"),
-    ("", "relative"),
-])
+@pytest.mark.parametrize(
+    "rel, why",
+    [
+        ("../x.md", "not allowed"),
+        ("a/../../x.md", "not allowed"),
+        ("/etc/passwd", "relative"),
+        ("C:/x.md", "relative"),
+        (".git/config", ".git"),
+        (".GIT/hooks/pre-commit", ".git"),
+        ("projects/.Git/x.md", ".git"),
+        (".git./x", ".git"),
+        ("GIT~1/x", ".git"),
+        ("CON.md", "reserved"),
+        ("projects/nul/x.md", "reserved"),
+        ("com1.txt", "reserved"),
+        ("a\x00b.md", "NUL"),
+        ("a" * 300 + ".md", "255 bytes"),
+        ("a\\b.md", "character"),
+        ("a//b.md", "not allowed"),
+        ("", "relative"),
+    ],
+)
 def test_unsafe_paths_are_refused(tmp_path: Path, rel: str, why: str) -> None:
     with pytest.raises(MemoryRepoError, match=re.escape(why)):
         memory.safe_path(tmp_path, rel)
@@ -128,7 +134,9 @@ def test_make_dirs_reports_what_it_created(tmp_path: Path) -> None:
 
 def test_topic_paths() -> None:
     assert memory.topic_rel_path("global", "-home-me-app", "run-tests") == "run-tests.md"
-    assert memory.topic_rel_path("project", "-home-me-app", "run-tests") == "projects/home-me-app/run-tests.md"
+    assert (
+        memory.topic_rel_path("project", "-home-me-app", "run-tests") == "projects/home-me-app/run-tests.md"
+    )
     # a name that is no Claude Code path keeps a readable slug plus a hash of the exact name, never ".."
     evil = memory.topic_rel_path("-home-me-app", "../../evil", "x")
     assert evil.startswith("projects/evil--") and evil.endswith("/x.md") and ".." not in evil
@@ -174,14 +182,39 @@ def test_ceiling_refuses_past_100_percent_with_what_to_do() -> None:
 
 
 def test_clean_text_strips_escapes_and_controls() -> None:
-    assert memory.clean_text("a\x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[31mred\x1b[0m\x00\r\nb\u2028c") \
+    assert (
+        memory.clean_text("a\x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[31mred\x1b[0m\x00\r\nb\u2028c")
         == "alink red\nb\nc"
+    )
     assert memory.clean_text("[bold]rich[/bold]") == "[bold]rich[/bold]"
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["a", "B", ".", "/", "\\", "\x00", "git", "GIT", "con", "~1", " ", "é",
-                                 "\ud800", "\udcff", ":", ".."]), max_size=20).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "B",
+                ".",
+                "/",
+                "\\",
+                "\x00",
+                "git",
+                "GIT",
+                "con",
+                "~1",
+                " ",
+                "é",
+                "\ud800",
+                "\udcff",
+                ":",
+                "..",
+            ]
+        ),
+        max_size=20,
+    ).map("".join)
+)
 def test_safe_path_never_escapes_and_never_crashes(tmp_path_factory, rel: str) -> None:
     root = tmp_path_factory.getbasetemp() / "safe-root"
     root.mkdir(exist_ok=True)

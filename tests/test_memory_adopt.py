@@ -15,8 +15,20 @@ from dreamtui.cli.main import cli
 
 def run(tmp_path: Path, memory: Path, *args: str):
     env = {"DREAMTUI_CONFIG": str(tmp_path / "none.toml")}
-    return CliRunner().invoke(cli, ["--memory", str(memory), "--state", str(tmp_path / "state"),
-                                    "--transcripts", str(tmp_path / "t"), *args, "stats"], env=env)
+    return CliRunner().invoke(
+        cli,
+        [
+            "--memory",
+            str(memory),
+            "--state",
+            str(tmp_path / "state"),
+            "--transcripts",
+            str(tmp_path / "t"),
+            *args,
+            "stats",
+        ],
+        env=env,
+    )
 
 
 def test_a_folder_with_files_is_not_made_a_repository_without_init(tmp_path: Path) -> None:
@@ -63,8 +75,14 @@ def test_the_demo_removes_its_temporary_folder(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMTUI_")}
     env["TMPDIR"] = str(tmp_path)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+    )
     assert out.returncode == 0, out.stderr
     assert "APP RAN True" in out.stdout and "LEFT False" in out.stdout
     assert "removed its temporary folder" in out.stdout

@@ -24,11 +24,22 @@ def _git_home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def make(ledger: Ledger, n: int, **kw: object) -> Candidate:
     fields: dict[str, object] = dict(
-        id=f"k{n:03d}", session="sess-9", project="p", transcript="/t/sess-9.jsonl",
-        claim=f"Pin the \x1b[31mnode\x1b[0m version {n}", why="builds broke", how_to_apply="use .nvmrc",
-        type="project", scope="global", quote="pin node please", extractor="heuristic", model=None,
-        provenance="person", matches=[Match("/t/sess-9.jsonl", 3, None, None, "person")],
-        created_at=f"2026-05-06T0{n}:00:00Z")
+        id=f"k{n:03d}",
+        session="sess-9",
+        project="p",
+        transcript="/t/sess-9.jsonl",
+        claim=f"Pin the \x1b[31mnode\x1b[0m version {n}",
+        why="builds broke",
+        how_to_apply="use .nvmrc",
+        type="project",
+        scope="global",
+        quote="pin node please",
+        extractor="heuristic",
+        model=None,
+        provenance="person",
+        matches=[Match("/t/sess-9.jsonl", 3, None, None, "person")],
+        created_at=f"2026-05-06T0{n}:00:00Z",
+    )
     fields.update(kw)
     cand = Candidate(**fields)  # type: ignore[arg-type]
     ledger.put_candidate(cand)
@@ -50,7 +61,11 @@ def test_candidates_json_has_the_promised_fields(config: Config, ledger: Ledger)
     assert [c["id"] for c in items] == ["k002", "k001"]
     for key in ("id", "claim", "quote", "session", "status", "provenance", "duplicate_of"):
         assert key in items[0]
-    assert (items[0]["provenance"], items[0]["duplicate_of"], items[1]["session"]) == ("tool", "other.md", "sess-9")
+    assert (items[0]["provenance"], items[0]["duplicate_of"], items[1]["session"]) == (
+        "tool",
+        "other.md",
+        "sess-9",
+    )
     code, out, _ = run(config, "candidates", "--status", "dropped", "--json")
     assert [c["id"] for c in json.loads(out)] == ["k003"]
     code, out, _ = run(config, "candidates")
@@ -112,7 +127,9 @@ def test_every_command_warns_when_the_index_is_nearly_full(config: Config, ledge
         assert code == 0, err
         assert err.count("warning: MEMORY.md is at 88%") == 1, (args, err)
     # the same from a sub-command's own --memory option
-    result = CliRunner().invoke(cli, ["candidates", "--memory", str(config.memory), "--state", str(config.state)])
+    result = CliRunner().invoke(
+        cli, ["candidates", "--memory", str(config.memory), "--state", str(config.state)]
+    )
     assert result.stderr.count("warning: MEMORY.md is at") == 1
 
 
@@ -133,8 +150,13 @@ def test_review_command_writes_the_days_file(config: Config, ledger: Ledger) -> 
 @pytest.mark.usefixtures("git_home")
 def test_json_output_escapes_c1_controls_and_bidi_overrides_and_stays_the_same_data(config: Config) -> None:
     nasty = "\x9b31m\u202e\x7f"
-    turns = [("user", f"Please never edit the generated files directly {nasty}; always change the template "
-                      "instead because the generator overwrites them.")]
+    turns = [
+        (
+            "user",
+            f"Please never edit the generated files directly {nasty}; always change the template "
+            "instead because the generator overwrites them.",
+        )
+    ]
     path = write_records(config.transcripts / "acme", turns)
     result = CliRunner().invoke(cli, ["digest", "--json", str(path)])
     assert result.exit_code == 0, result.output
@@ -143,12 +165,30 @@ def test_json_output_escapes_c1_controls_and_bidi_overrides_and_stays_the_same_d
 
 
 @pytest.mark.usefixtures("git_home")
-@pytest.mark.parametrize("args", [["accept", "c\udcff"], ["reject", "\udcff", "--reason", "x"], ["skip", "\udcff"],
-                                  ["promote", "--keep", "\udcff"], ["promote", "--reject", "\udcff", "--reason", "x"],
-                                  ["skip", "\x1b]0;x\x07"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["accept", "c\udcff"],
+        ["reject", "\udcff", "--reason", "x"],
+        ["skip", "\udcff"],
+        ["promote", "--keep", "\udcff"],
+        ["promote", "--reject", "\udcff", "--reason", "x"],
+        ["skip", "\x1b]0;x\x07"],
+    ],
+)
 def test_candidate_ids_that_are_not_text_are_usage_errors(config: Config, args: list[str]) -> None:
-    result = CliRunner().invoke(cli, ["--transcripts", str(config.transcripts), "--memory", str(config.memory),
-                                      "--state", str(config.state), *args])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--transcripts",
+            str(config.transcripts),
+            "--memory",
+            str(config.memory),
+            "--state",
+            str(config.state),
+            *args,
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "is not a candidate id" in result.output and "\x1b" not in result.output

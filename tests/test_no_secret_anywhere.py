@@ -30,8 +30,10 @@ PROJECT = "-home-kim-shop"
 WRITTEN = 1773180000.0  # 2026-03-10T22:00:00Z: the session is quiet by the cycle's time
 NOW = "2026-03-10T23:00:00Z"
 MAIN = "from dreamtui.cli.main import main; main()"
-PEM_BODY = ["MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
-            "VTLw7onLRnrq0" + "/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK"]
+PEM_BODY = [
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+    "VTLw7onLRnrq0" + "/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
+]
 
 # rule -> the secret, assembled so no credential sits in this file in clear
 PLANTED: dict[str, str] = {
@@ -45,7 +47,9 @@ PLANTED: dict[str, str] = {
     "npm-token": "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "anthropic-key": "sk-ant-api03-" + "Xk2mP9qLr7TzW3vN8sYb4Jf6Hg1Dc5Ae0Ru-_Qw9Ty8Ui7Op6",
     "openai-key": "sk-proj-" + "Vb4Nc1Qw9Er6Ty3Ui5Op0AsXk2mP9qLr7Tz",
-    "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9"
+    + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+    + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "url-credentials": "Zx81kLm2" + "QpW7",
     "bearer-token": "q8Lm2Zx7" + "Vb4Nc1Qw9Er6Ty3U",
     "password-in-prose": "hunter2" + "-Xy9!",
@@ -79,7 +83,7 @@ def fragments(secret: str) -> list[str]:
     """What must never be found: the secret, and distinctive pieces of it (a cut-off secret leaks too)."""
     out = [secret]
     for part in secret.split("\n"):
-        body = part[len(part) // 3:]
+        body = part[len(part) // 3 :]
         out += [part, body[:10], part[-10:]]
     return list(dict.fromkeys(p for p in out if len(p) >= 8))
 
@@ -95,15 +99,26 @@ def test_every_planted_secret_is_a_supported_format() -> None:
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("DREAMTUI_") and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}}
-    env.update({
-        "DREAMTUI_TRANSCRIPTS": str(home / "transcripts"), "DREAMTUI_MEMORY": str(home / "memory"),
-        "DREAMTUI_STATE": str(home / "state"), "DREAMTUI_CONFIG": str(home / "config.toml"),
-        "DREAMTUI_NOW": NOW, "HOME": str(home),
-        "GIT_AUTHOR_NAME": "Kim", "GIT_AUTHOR_EMAIL": "kim@example.com",
-        "GIT_COMMITTER_NAME": "Kim", "GIT_COMMITTER_EMAIL": "kim@example.com", "GIT_CONFIG_NOSYSTEM": "1",
-    })
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("DREAMTUI_") and k not in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}
+    }
+    env.update(
+        {
+            "DREAMTUI_TRANSCRIPTS": str(home / "transcripts"),
+            "DREAMTUI_MEMORY": str(home / "memory"),
+            "DREAMTUI_STATE": str(home / "state"),
+            "DREAMTUI_CONFIG": str(home / "config.toml"),
+            "DREAMTUI_NOW": NOW,
+            "HOME": str(home),
+            "GIT_AUTHOR_NAME": "Kim",
+            "GIT_AUTHOR_EMAIL": "kim@example.com",
+            "GIT_COMMITTER_NAME": "Kim",
+            "GIT_COMMITTER_EMAIL": "kim@example.com",
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
+    )
     env.update(extra)
     return env
 
@@ -117,7 +132,9 @@ class Person:
         self.printed: dict[str, bytes] = {}
 
     def run(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[bytes]:
-        out = subprocess.run([sys.executable, "-c", MAIN, *args], env=self.env, capture_output=True, timeout=180)
+        out = subprocess.run(
+            [sys.executable, "-c", MAIN, *args], env=self.env, capture_output=True, timeout=180
+        )
         name = f"#{len(self.printed) // 2 + 1} `dreamtui {' '.join(args)[:80]}`"
         self.printed[f"stdout of {name}"] = out.stdout
         self.printed[f"stderr of {name}"] = out.stderr
@@ -149,10 +166,24 @@ def the_persons_day(person: Person, transcript: Path) -> None:
     person.run("candidates")
     refused = person.run("accept", flagged[0]["id"], ok=False)
     assert refused.returncode != 0 and b"secret" in refused.stderr
-    person.run("accept", flagged[0]["id"], "--claim", "Keep cloud keys out of scripts; read them from the vault.",
-               "--why", "Old keys leak through scripts.", "--how", "Use the vault CLI.")
-    person.run("reject", flagged[1]["id"], "--reason", f"it shows the key {PLANTED['stripe-key']}, too specific",
-               "--category", "other")
+    person.run(
+        "accept",
+        flagged[0]["id"],
+        "--claim",
+        "Keep cloud keys out of scripts; read them from the vault.",
+        "--why",
+        "Old keys leak through scripts.",
+        "--how",
+        "Use the vault CLI.",
+    )
+    person.run(
+        "reject",
+        flagged[1]["id"],
+        "--reason",
+        f"it shows the key {PLANTED['stripe-key']}, too specific",
+        "--category",
+        "other",
+    )
     person.run("review", "--date", NOW[:10])
     person.run("briefing", "--pending")
     person.run("briefing", "--accept")
@@ -210,7 +241,8 @@ def leaks(places: dict[str, bytes]) -> list[tuple[str, str]]:
 
 
 def test_no_planted_secret_is_found_anywhere_after_a_dream_an_accept_and_a_review(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     home, transcript = make_home(tmp_path, "heuristic")
     # the search finds every planted secret where it really is: in the transcript
     assert {rule for rule, _ in leaks({"the transcript": transcript.read_bytes()})} == set(PLANTED)
@@ -221,8 +253,10 @@ def test_no_planted_secret_is_found_anywhere_after_a_dream_an_accept_and_a_revie
     assert any(p.startswith("memory/reviews/") for p in places)
     found = leaks(places)
     with capsys.disabled():
-        print(f"\nplanted {len(PLANTED)} secrets ({len(PERSON_WORDS)} person turns); searched {len(places)} "
-              f"places; found {len(found)}")
+        print(
+            f"\nplanted {len(PLANTED)} secrets ({len(PERSON_WORDS)} person turns); searched {len(places)} "
+            f"places; found {len(found)}"
+        )
     assert found == []
 
 
@@ -240,7 +274,9 @@ def test_no_planted_secret_reaches_claude_or_disk_when_claude_extracts(tmp_path:
         person.run("candidates")
         person.run("briefing", "--pending")
         person.run("briefing", "--accept")
-        sent = {f"request {i} to {r.path}": json.dumps(r.body).encode() for i, r in enumerate(server.requests)}
+        sent = {
+            f"request {i} to {r.path}": json.dumps(r.body).encode() for i, r in enumerate(server.requests)
+        }
     assert len(sent) == 1  # the extraction (the briefing is made without a model)
     assert b"[REDACTED:" in sent["request 0 to /v1/messages"]  # the digest went out redacted
     claims = [c["claim"] for c in json.loads(person.run("candidates", "--json").stdout)]
@@ -269,8 +305,13 @@ def test_commit_messages_are_redacted(tmp_path: Path, git_home: Path) -> None:
 
     repo = gitops.open_repo(tmp_path / "memory")
     (tmp_path / "memory" / "a.md").write_text("a\n")
-    gitops.commit_paths(repo, ["a.md"], f"dreamtui: remember {STRIPE}", {"Dreamtui-Candidate": "c1"},
-                        body=f"the password is {PLANTED['password-in-prose']}")
+    gitops.commit_paths(
+        repo,
+        ["a.md"],
+        f"dreamtui: remember {STRIPE}",
+        {"Dreamtui-Candidate": "c1"},
+        body=f"the password is {PLANTED['password-in-prose']}",
+    )
     log = repo.git.log("--format=%B")
     assert STRIPE not in log and PLANTED["password-in-prose"] not in log
     assert "[REDACTED:stripe-key]" in log and "Dreamtui-Candidate: c1" in log
@@ -283,10 +324,14 @@ def test_the_ledger_stores_no_secret_whichever_statement_writes_it(tmp_path: Pat
     try:
         with ledger.write() as c:
             c.execute("INSERT INTO meta(key, value) VALUES (?, ?)", ("plain", f"key {STRIPE}"))
-            c.executemany("INSERT INTO meta(key, value) VALUES (:k, :v)",
-                          [{"k": "many", "v": f"npm {PLANTED['npm-token']}"}])
-            c.cursor().execute("INSERT INTO meta(key, value) VALUES (?, ?)",
-                               ("json", json.dumps({"error": f"pw={PLANTED['password-in-prose']}", "n": 1})))
+            c.executemany(
+                "INSERT INTO meta(key, value) VALUES (:k, :v)",
+                [{"k": "many", "v": f"npm {PLANTED['npm-token']}"}],
+            )
+            c.cursor().execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?)",
+                ("json", json.dumps({"error": f"pw={PLANTED['password-in-prose']}", "n": 1})),
+            )
         rows = {r["key"]: r["value"] for r in ledger.query("SELECT * FROM meta")}
         assert rows["plain"] == "key [REDACTED:stripe-key]"
         assert rows["many"] == "npm [REDACTED:npm-token]"
@@ -305,9 +350,21 @@ def test_a_failed_extractions_error_is_redacted_before_it_is_cut(tmp_path: Path)
     ledger = Ledger.open(tmp_path)
     try:
         error = "x" * 490 + " " + STRIPE  # the cut at 500 characters falls inside the key
-        record_failed_extraction(ledger, session="s", project="p", path="/t/s.jsonl", start_offset=0, end_offset=9,
-                                 content_hash="h", extractor="command", model=None, cycle_id=None,
-                                 usage=Usage(), error=error, now=NOW)
+        record_failed_extraction(
+            ledger,
+            session="s",
+            project="p",
+            path="/t/s.jsonl",
+            start_offset=0,
+            end_offset=9,
+            content_hash="h",
+            extractor="command",
+            model=None,
+            cycle_id=None,
+            usage=Usage(),
+            error=error,
+            now=NOW,
+        )
         stored = ledger.query("SELECT error FROM extractions")[0]["error"]
         assert STRIPE[:12] not in stored and stored.startswith("x" * 490)
     finally:
@@ -318,8 +375,15 @@ def test_the_waking_message_is_redacted() -> None:
     from dreamtui.core.dream.cycle import CycleRecord, waking_message
     from dreamtui.core.dream.cycle_stats import CycleStats
 
-    record = CycleRecord(1, "*", "2026-03-10", "failed", NOW, error_message=f"REM: boom near {STRIPE}",
-                         stats=CycleStats(judge_error=f"the model said {PLANTED['google-api-key']}"))
+    record = CycleRecord(
+        1,
+        "*",
+        "2026-03-10",
+        "failed",
+        NOW,
+        error_message=f"REM: boom near {STRIPE}",
+        stats=CycleStats(judge_error=f"the model said {PLANTED['google-api-key']}"),
+    )
     text = waking_message(record)
     assert STRIPE not in text and PLANTED["google-api-key"] not in text
     assert "[REDACTED:stripe-key]" in text and "[REDACTED:google-api-key]" in text
@@ -337,11 +401,17 @@ def test_the_briefing_never_holds_a_secret_cut_short(tmp_path: Path, git_home: P
     from dreamtui.core.memory.briefing import ITEM_CHARS, SessionSource, build_briefing
     from dreamtui.core.models import Digest, Turn
 
-    config = Config(transcripts=tmp_path / "t", memory=tmp_path / "memory", state=tmp_path / "state",
-                    extractor="heuristic")
+    config = Config(
+        transcripts=tmp_path / "t",
+        memory=tmp_path / "memory",
+        state=tmp_path / "state",
+        extractor="heuristic",
+    )
     # a request whose long token the briefing's item limit cuts in the middle: cut, it is no longer
     # recognisable as a token, so only redacting the words before the briefing is made keeps it out
-    payload = "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiYWRtaW4iOnRydWUsImlhdCI6MTUxNjIzOTAyMn0" * 2
+    payload = (
+        "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiYWRtaW4iOnRydWUsImlhdCI6MTUxNjIzOTAyMn0" * 2
+    )
     token = "eyJhbGciOiJIUzI1NiJ9." + payload + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
     words = f"Please keep using the session token {token} on staging."
     assert len(words) > ITEM_CHARS and rules_found(words) == ["jwt"]

@@ -13,9 +13,17 @@ from dreamtui.core.memory import frontmatter, gitops
 from dreamtui.core.memory.normalize import apply_normalize, plan_normalize, problems_of, topic_files
 
 GOOD = frontmatter.dump(
-    {"name": "Run focused tests first", "description": "Run the one test file before the suite",
-     "type": "feedback", "source_session": "s1", "quote": "run the focused tests", "verified_line": 3,
-     "candidate": "c123", "created": "2026-09-01T09:00:00Z", "extractor": "heuristic"},
+    {
+        "name": "Run focused tests first",
+        "description": "Run the one test file before the suite",
+        "type": "feedback",
+        "source_session": "s1",
+        "quote": "run the focused tests",
+        "verified_line": 3,
+        "candidate": "c123",
+        "created": "2026-09-01T09:00:00Z",
+        "extractor": "heuristic",
+    },
     "Run tests/test_x.py first.\n",
 )
 
@@ -40,8 +48,9 @@ def repo_files(config: Config) -> dict[str, str]:
         "run-focused-tests-first.md": GOOD,
         "feedback_commit_style.md": "# Commit style\n\nUse the imperative mood in commit subjects.\n",
         "projects/proj/aliases.md": (
-            "---\ntitle: Use uv\nsummary: Prefer uv over pip\nkind: Project\nline: \"12\"\n"
-            "tags: tooling\n---\nUse uv for installs.\n"),
+            '---\ntitle: Use uv\nsummary: Prefer uv over pip\nkind: Project\nline: "12"\n'
+            "tags: tooling\n---\nUse uv for installs.\n"
+        ),
         "projects/proj/broken.md": "---\nname: Broken\ndescription: |\n  multi\n  line\ntype: user\n---\nbody\n",
         "projects/proj/untyped.md": "---\nname: No type\ndescription: Type cannot be guessed\n---\nbody\n",
     }
@@ -55,38 +64,60 @@ def by_path(plan):
 
 def test_topic_files_are_the_layout_only(config: Config, repo_files: dict[str, str]) -> None:
     rels = {p.relative_to(config.memory).as_posix() for p in topic_files(config)}
-    assert rels == {"run-focused-tests-first.md", "feedback_commit_style.md", "projects/proj/aliases.md",
-                    "projects/proj/broken.md", "projects/proj/untyped.md"}
+    assert rels == {
+        "run-focused-tests-first.md",
+        "feedback_commit_style.md",
+        "projects/proj/aliases.md",
+        "projects/proj/broken.md",
+        "projects/proj/untyped.md",
+    }
 
 
 def test_plan_lists_each_offender_with_its_problems(config: Config, repo_files: dict[str, str]) -> None:
     plan = by_path(plan_normalize(config))
-    assert set(plan) == {"feedback_commit_style.md", "projects/proj/aliases.md", "projects/proj/broken.md",
-                         "projects/proj/untyped.md"}
+    assert set(plan) == {
+        "feedback_commit_style.md",
+        "projects/proj/aliases.md",
+        "projects/proj/broken.md",
+        "projects/proj/untyped.md",
+    }
     assert plan["feedback_commit_style.md"].problems == ["no frontmatter"]
     assert "unknown field title" in plan["projects/proj/aliases.md"].problems
     assert plan["projects/proj/broken.md"].problems[0].startswith("unreadable frontmatter")
     assert plan["projects/proj/untyped.md"].problems == ["missing type"]
     # the plan is only a plan: nothing on disk changed
-    assert (Path(config.memory) / "feedback_commit_style.md").read_text() == repo_files["feedback_commit_style.md"]
+    assert (Path(config.memory) / "feedback_commit_style.md").read_text() == repo_files[
+        "feedback_commit_style.md"
+    ]
 
 
 def test_a_file_without_frontmatter_gets_one_from_its_name_heading_and_first_line(
-        config: Config, repo_files: dict[str, str]) -> None:
+    config: Config, repo_files: dict[str, str]
+) -> None:
     change = by_path(plan_normalize(config))["feedback_commit_style.md"]
     assert change.fixable
     meta, body = frontmatter.parse(change.after or "")
-    assert meta == {"name": "Commit style", "description": "Use the imperative mood in commit subjects.",
-                    "type": "feedback"}
+    assert meta == {
+        "name": "Commit style",
+        "description": "Use the imperative mood in commit subjects.",
+        "type": "feedback",
+    }
     assert body == repo_files["feedback_commit_style.md"]
     assert "+type: feedback" in change.diff()
 
 
-def test_aliases_are_renamed_and_unknown_fields_kept_in_the_body(config: Config, repo_files: dict[str, str]) -> None:
+def test_aliases_are_renamed_and_unknown_fields_kept_in_the_body(
+    config: Config, repo_files: dict[str, str]
+) -> None:
     change = by_path(plan_normalize(config))["projects/proj/aliases.md"]
     assert change.fixable, change.remaining
     meta, body = frontmatter.parse(change.after or "")
-    assert meta == {"name": "Use uv", "description": "Prefer uv over pip", "type": "project", "verified_line": 12}
+    assert meta == {
+        "name": "Use uv",
+        "description": "Prefer uv over pip",
+        "type": "project",
+        "verified_line": 12,
+    }
     assert frontmatter.validate(meta) == []
     assert "tags: tooling" in body and body.startswith("Use uv for installs.\n")
 
@@ -98,7 +129,9 @@ def test_what_cannot_be_fixed_waits_for_a_person(config: Config, repo_files: dic
     assert plan["projects/proj/untyped.md"].remaining == ["missing type"]
 
 
-def test_apply_rewrites_the_fixable_offenders_as_one_commit(config: Config, repo_files: dict[str, str]) -> None:
+def test_apply_rewrites_the_fixable_offenders_as_one_commit(
+    config: Config, repo_files: dict[str, str]
+) -> None:
     repo = gitops.open_repo(config.memory)
     # a person's own staged work must not be swept into the commit
     (Path(config.memory) / "notes.txt").write_text("mine\n")
@@ -115,7 +148,10 @@ def test_apply_rewrites_the_fixable_offenders_as_one_commit(config: Config, repo
     assert left == {"projects/proj/broken.md", "projects/proj/untyped.md"}
     gate = promotion.schema_gate(config)
     assert not gate.passed
-    assert [o["path"] for o in gate.evidence["offenders"]] == ["projects/proj/broken.md", "projects/proj/untyped.md"]
+    assert [o["path"] for o in gate.evidence["offenders"]] == [
+        "projects/proj/broken.md",
+        "projects/proj/untyped.md",
+    ]
 
 
 def test_apply_refuses_a_file_changed_since_the_plan(config: Config, repo_files: dict[str, str]) -> None:
@@ -125,7 +161,9 @@ def test_apply_refuses_a_file_changed_since_the_plan(config: Config, repo_files:
     with pytest.raises(MemoryRepoError, match="changed since the plan"):
         apply_normalize(config, plan)
     assert target.read_text() == "# Commit style\n\nEdited meanwhile.\n"
-    assert "Dreamtui-Normalize" not in gitops.list_commits(gitops.open_repo(config.memory), limit=1)[0].trailers
+    assert (
+        "Dreamtui-Normalize" not in gitops.list_commits(gitops.open_repo(config.memory), limit=1)[0].trailers
+    )
 
 
 def test_a_merge_in_progress_is_refused_before_writing(config: Config, repo_files: dict[str, str]) -> None:
@@ -133,11 +171,14 @@ def test_a_merge_in_progress_is_refused_before_writing(config: Config, repo_file
     (Path(repo.git_dir) / "MERGE_HEAD").write_text(gitops.head_sha(repo) or "")
     with pytest.raises(MemoryRepoError, match="merge is in progress"):
         apply_normalize(config, plan_normalize(config))
-    assert (Path(config.memory) / "feedback_commit_style.md").read_text() == repo_files["feedback_commit_style.md"]
+    assert (Path(config.memory) / "feedback_commit_style.md").read_text() == repo_files[
+        "feedback_commit_style.md"
+    ]
 
 
-def test_a_failed_commit_puts_every_file_back(config: Config, repo_files: dict[str, str],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_commit_puts_every_file_back(
+    config: Config, repo_files: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = gitops.open_repo(config.memory)
     plan = plan_normalize(config)
     hook = Path(repo.git_dir) / "hooks" / "pre-commit"  # the person's hook refuses the commit
@@ -165,8 +206,23 @@ from hypothesis import strategies as st  # noqa: E402
 
 from dreamtui.core.memory.normalize import normalize_text  # noqa: E402
 
-_keys = st.sampled_from(["name", "title", "description", "summary", "type", "kind", "tags", "owner",
-                         "session", "source_session", "line", "x-note", "date"])
+_keys = st.sampled_from(
+    [
+        "name",
+        "title",
+        "description",
+        "summary",
+        "type",
+        "kind",
+        "tags",
+        "owner",
+        "session",
+        "source_session",
+        "line",
+        "x-note",
+        "date",
+    ]
+)
 _values = st.one_of(st.text(max_size=40), st.integers(-5, 10_000), st.booleans(), st.none())
 
 
@@ -182,13 +238,16 @@ def test_normalize_keeps_every_value_and_round_trips(meta: dict, body: str) -> N
     for key, value in meta.items():
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
-        kept_in_meta = any(v == value or str(v) == str(value) or v == " ".join(str(value).split())
-                           for v in new_meta.values())
+        kept_in_meta = any(
+            v == value or str(v) == str(value) or v == " ".join(str(value).split()) for v in new_meta.values()
+        )
         assert kept_in_meta or key in new_body, (key, value, after)
     assert normalize_text(after, "feedback_some_topic")[0] == after  # idempotent
 
 
-def test_apply_refuses_a_file_with_the_persons_staged_version(config: Config, repo_files: dict[str, str]) -> None:
+def test_apply_refuses_a_file_with_the_persons_staged_version(
+    config: Config, repo_files: dict[str, str]
+) -> None:
     """``commit --only`` commits the working file: a staged version of the person's own would be lost."""
     rel = "projects/proj/aliases.md"
     path = Path(config.memory) / rel

@@ -27,17 +27,26 @@ def world(config: Config, ledger: Ledger, git_home: Path) -> tuple[Config, Ledge
     """A memory repository with an index and three topic files, committed."""
     root = config.memory
     repo = gitops.open_repo(root)
-    (root / "MEMORY.md").write_text("- [Tests](tests.md) — run them\n- [Style](style.md) — black\n"
-                                    "- [Old](old.md) — old\n")
+    (root / "MEMORY.md").write_text(
+        "- [Tests](tests.md) — run them\n- [Style](style.md) — black\n- [Old](old.md) — old\n"
+    )
     for name in ("tests", "style", "old"):
-        (root / f"{name}.md").write_text(f"---\nname: {name}\ndescription: {name}\ntype: feedback\n---\n\n"
-                                         f"The {name} lesson, a few words long so renames are told apart.\n")
+        (root / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: {name}\ntype: feedback\n---\n\n"
+            f"The {name} lesson, a few words long so renames are told apart.\n"
+        )
     gitops.commit_paths(repo, ["MEMORY.md", "tests.md", "style.md", "old.md"], "seed", {})
     return config, ledger, root
 
 
-def write_transcript(config: Config, rel_target: str, when: str, tool: str = "Write",
-                     sub: str | None = None, meta: dict | None = None) -> Path:
+def write_transcript(
+    config: Config,
+    rel_target: str,
+    when: str,
+    tool: str = "Write",
+    sub: str | None = None,
+    meta: dict | None = None,
+) -> Path:
     """A main-session transcript (or a sub-agent file) holding one tool call that writes ``rel_target``."""
     project = Path(config.transcripts) / "-home-kim-app"
     session = "5f0c0000-0000-4000-8000-000000000001"
@@ -48,11 +57,23 @@ def write_transcript(config: Config, rel_target: str, when: str, tool: str = "Wr
     target = str(Path(config.memory) / rel_target)
     args = {"file_path": target, "content": "x"} if tool != "Bash" else {"command": f"rm {target}"}
     lines = [
-        {"type": "user", "sessionId": session, "timestamp": when, "cwd": "/home/kim/app",
-         "message": {"role": "user", "content": "remember that"}},
-        {"type": "assistant", "sessionId": session, "timestamp": when, "cwd": "/home/kim/app",
-         "message": {"role": "assistant", "content": [
-             {"type": "tool_use", "id": "toolu_1", "name": tool, "input": args}]}},
+        {
+            "type": "user",
+            "sessionId": session,
+            "timestamp": when,
+            "cwd": "/home/kim/app",
+            "message": {"role": "user", "content": "remember that"},
+        },
+        {
+            "type": "assistant",
+            "sessionId": session,
+            "timestamp": when,
+            "cwd": "/home/kim/app",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": tool, "input": args}],
+            },
+        },
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     if meta is not None:
@@ -79,8 +100,12 @@ def test_new_edited_deleted_and_renamed_files_become_one_item_each(world) -> Non
     (root / "old.md").rename(root / "older.md")
     report = outside.scan(config, ledger)
     got = {(i.kind, i.path, i.old_path) for i in outside.items(ledger)}
-    assert got == {("added", "new.md", None), ("modified", "tests.md", None), ("deleted", "style.md", None),
-                   ("renamed", "older.md", "old.md")}
+    assert got == {
+        ("added", "new.md", None),
+        ("modified", "tests.md", None),
+        ("deleted", "style.md", None),
+        ("renamed", "older.md", "old.md"),
+    }
     assert len(report.new) == 4
     # a second scan with nothing new makes nothing new
     assert outside.scan(config, ledger).new == []
@@ -100,10 +125,22 @@ def test_index_lines_added_and_dropped_are_listed(world) -> None:
 
 def test_dreamtuis_own_accept_never_becomes_an_item(world) -> None:
     config, ledger, root = world
-    cand = Candidate(id="c1a2b3c4d5e6", session="s1", project="-home-kim-app", transcript="/t.jsonl",
-                     claim="Run the migrations before the tests", why="schema drifts", how_to_apply="make migrate",
-                     type="feedback", scope="global", quote="always run migrations", extractor="heuristic", model=None,
-                     created_at=now_iso(), updated_at=now_iso())
+    cand = Candidate(
+        id="c1a2b3c4d5e6",
+        session="s1",
+        project="-home-kim-app",
+        transcript="/t.jsonl",
+        claim="Run the migrations before the tests",
+        why="schema drifts",
+        how_to_apply="make migrate",
+        type="feedback",
+        scope="global",
+        quote="always run migrations",
+        extractor="heuristic",
+        model=None,
+        created_at=now_iso(),
+        updated_at=now_iso(),
+    )
     ledger.put_candidate(cand)
     decisions.accept(config, ledger, cand.id)
     assert outside.scan(config, ledger).new == []
@@ -115,9 +152,12 @@ def test_dreamtuis_write_in_flight_is_not_an_item(world) -> None:
     data = b"dreamtui is writing this\n"
     (root / "inflight.md").write_bytes(data)
     import hashlib
+
     with ledger.write() as c:
-        c.execute("INSERT INTO memory_intents (candidate_id, action, paths, created_at) VALUES (?, ?, ?, ?)",
-                  ("cX", "accept", json.dumps({"inflight.md": hashlib.sha256(data).hexdigest()}), now_iso()))
+        c.execute(
+            "INSERT INTO memory_intents (candidate_id, action, paths, created_at) VALUES (?, ?, ?, ?)",
+            ("cX", "accept", json.dumps({"inflight.md": hashlib.sha256(data).hexdigest()}), now_iso()),
+        )
     (root / ".dreamtui-tmp-abc").write_text("temp")
     assert outside.scan(config, ledger).new == []
     (root / "inflight.md").write_bytes(data + b"and a person's line\n")  # no longer only dreamtui's bytes
@@ -134,7 +174,12 @@ def test_auto_memory_write_is_found_in_the_transcript(world) -> None:
     transcript = write_transcript(config, "projects/app/deploy.md", now_iso())
     outside.scan(config, ledger)
     item = outside.items(ledger)[0]
-    assert (item.writer, item.tool, item.transcript, item.line) == ("auto-memory", "Write", str(transcript), 2)
+    assert (item.writer, item.tool, item.transcript, item.line) == (
+        "auto-memory",
+        "Write",
+        str(transcript),
+        2,
+    )
     assert item.session == "5f0c0000-0000-4000-8000-000000000001"
     assert '"tool_use"' in outside.transcript_excerpt(item)
 
@@ -159,8 +204,14 @@ def test_a_workflow_subagent_or_a_dreaming_agent_is_auto_dream(world) -> None:
 def test_subagent_meta_names_the_dream(world) -> None:
     config, ledger, root = world
     (root / "style.md").unlink()
-    write_transcript(config, "style.md", now_iso(), tool="Bash", sub=".",
-                     meta={"agentType": "memory-consolidation", "description": "Auto dream: consolidate memory"})
+    write_transcript(
+        config,
+        "style.md",
+        now_iso(),
+        tool="Bash",
+        sub=".",
+        meta={"agentType": "memory-consolidation", "description": "Auto dream: consolidate memory"},
+    )
     outside.scan(config, ledger)
     item = outside.items(ledger)[0]
     assert (item.kind, item.writer, item.tool) == ("deleted", "auto-dream", "Bash")
@@ -185,7 +236,10 @@ def test_accept_commits_exactly_that_change_with_a_reviewed_trailer(world) -> No
     status = git(root, "status", "--porcelain")
     assert "A  staged.md" in status and " M tests.md" in status and "new.md" not in status
     assert outside.get(ledger, new.id).status == "accepted"
-    assert sorted(i.path for i in outside.items(ledger)) == ["staged.md", "tests.md"]  # staged.md: an outside add too
+    assert sorted(i.path for i in outside.items(ledger)) == [
+        "staged.md",
+        "tests.md",
+    ]  # staged.md: an outside add too
 
 
 def test_accept_of_a_deletion_and_a_rename(world) -> None:
@@ -344,7 +398,12 @@ def test_decisions_count_per_writer_in_the_stats(world) -> None:
     outside.reject(config, ledger, by_path["b.md"].id, "noise")
     outside.accept_mine(config, ledger, [by_path["c.md"].id])
     stats = compute_stats(ledger)["by_writer"]
-    assert stats["Claude Code auto memory"] == {"accepted": 1, "rejected": 0, "decisions": 1, "accept_rate": 1.0}
+    assert stats["Claude Code auto memory"] == {
+        "accepted": 1,
+        "rejected": 0,
+        "decisions": 1,
+        "accept_rate": 1.0,
+    }
     assert stats["person"]["accepted"] == 1 and stats["person"]["rejected"] == 1  # b.md had no record
 
 
@@ -411,7 +470,9 @@ def test_a_rejected_deletion_never_replaces_a_file_written_meanwhile(world, monk
     (root / "style.md").unlink()
     outside.scan(config, ledger)
     [item] = outside.items(ledger)
-    monkeypatch.setattr(outside, "_step", lambda name: name == "link" and (root / "style.md").write_text("new\n"))
+    monkeypatch.setattr(
+        outside, "_step", lambda name: name == "link" and (root / "style.md").write_text("new\n")
+    )
     with pytest.raises(outside.OutsideError, match="written again"):
         outside.reject(config, ledger, item.id, "keep it")
     assert (root / "style.md").read_text() == "new\n"
@@ -430,9 +491,13 @@ def test_a_change_made_while_dreamtui_was_closed_is_attributed_at_the_next_start
     stamp = (then - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     transcript = write_transcript(config, "tests.md", stamp, tool="Edit")
     text = transcript.read_text()
-    transcript.write_text(text + text.replace("tests.md", "style.md").replace('"Edit"', '"Bash"')
-                          .replace('"file_path"', '"command"').replace(str(root / "style.md"),
-                                                                       "rm " + str(root / "style.md")))
+    transcript.write_text(
+        text
+        + text.replace("tests.md", "style.md")
+        .replace('"Edit"', '"Bash"')
+        .replace('"file_path"', '"command"')
+        .replace(str(root / "style.md"), "rm " + str(root / "style.md"))
+    )
     os.utime(transcript, (then.timestamp(), then.timestamp()))
     outside.scan(config, ledger)
     got = {i.path: (i.writer, i.tool) for i in outside.items(ledger)}

@@ -13,8 +13,18 @@ from dreamtui.core.memory import gitops
 
 
 def _run(config, *args: str):
-    return CliRunner().invoke(cli, ["--memory", str(config.memory), "--state", str(config.state),
-                                    "--transcripts", str(config.transcripts), *args])
+    return CliRunner().invoke(
+        cli,
+        [
+            "--memory",
+            str(config.memory),
+            "--state",
+            str(config.state),
+            "--transcripts",
+            str(config.transcripts),
+            *args,
+        ],
+    )
 
 
 def _seed(root: Path, names: list[str]) -> None:
@@ -49,7 +59,9 @@ def test_outside_lists_shows_and_decides(config, git_home) -> None:
     (root / "b.md").write_text("mine\n")
     assert "wait for review: dreamtui outside" in _run(config, "candidates").output
     assert _run(config, "outside", "mine").exit_code == 0
-    log = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%B"], capture_output=True, text=True).stdout
+    log = subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%B"], capture_output=True, text=True
+    ).stdout
     assert "Dreamtui-Outside: mine" in log
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 from dreamtui.core.ingest import transcripts
 from dreamtui.core.memory import frontmatter, layout, normalize
 
-TOPIC = ("---\nname: Deploy\ndescription: Deploy with make\ntype: project\n"
-         "created: \"2026-02-03T09:15:00Z\"\nmodified: \"2026-03-01T10:00:00.000Z\"\n---\n\nBody\n")
+TOPIC = (
+    "---\nname: Deploy\ndescription: Deploy with make\ntype: project\n"
+    'created: "2026-02-03T09:15:00Z"\nmodified: "2026-03-01T10:00:00.000Z"\n---\n\nBody\n'
+)
 
 
 def test_a_topic_file_with_modified_round_trips_and_is_valid() -> None:
@@ -21,7 +23,8 @@ def test_a_topic_file_with_modified_round_trips_and_is_valid() -> None:
     fixed, fixes = normalize.normalize_text(TOPIC, "deploy")
     assert fixed == TOPIC and fixes == []  # nothing moved into the body
     assert frontmatter.validate({**meta, "modified": "last tuesday"}) == [
-        "modified 'last tuesday' is not an ISO 8601 date or timestamp"]
+        "modified 'last tuesday' is not an ISO 8601 date or timestamp"
+    ]
 
 
 def test_the_ceiling_leaves_out_frontmatter_and_html_comments() -> None:
@@ -43,20 +46,54 @@ def _jsonl(path: Path, records: list[dict]) -> None:
 def test_workflow_subagents_are_found_and_linked_to_the_parents_tool_call(tmp_path: Path) -> None:
     project = tmp_path / "-home-kim-app"
     session = "5f0c0000-0000-4000-8000-00000000000a"
-    _jsonl(project / f"{session}.jsonl", [
-        {"type": "user", "sessionId": session, "message": {"role": "user", "content": "go"}},
-        {"type": "assistant", "sessionId": session, "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_wf", "name": "Task",
-             "input": {"description": "Consolidate memory", "prompt": "…"}}]}},
-    ])
+    _jsonl(
+        project / f"{session}.jsonl",
+        [
+            {"type": "user", "sessionId": session, "message": {"role": "user", "content": "go"}},
+            {
+                "type": "assistant",
+                "sessionId": session,
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_wf",
+                            "name": "Task",
+                            "input": {"description": "Consolidate memory", "prompt": "…"},
+                        }
+                    ],
+                },
+            },
+        ],
+    )
     sub = project / session / "subagents" / "workflows" / "wf-1" / "agent-a77.jsonl"
-    _jsonl(sub, [{"type": "user", "isSidechain": True, "sessionId": session,
-                  "message": {"role": "user", "content": "consolidate"}}])
-    sub.with_name("agent-a77.meta.json").write_text(json.dumps({"agentType": "dream",
-                                                               "description": "Consolidate memory"}))
+    _jsonl(
+        sub,
+        [
+            {
+                "type": "user",
+                "isSidechain": True,
+                "sessionId": session,
+                "message": {"role": "user", "content": "consolidate"},
+            }
+        ],
+    )
+    sub.with_name("agent-a77.meta.json").write_text(
+        json.dumps({"agentType": "dream", "description": "Consolidate memory"})
+    )
     plain = project / session / "subagents" / "agent-b88.jsonl"
-    _jsonl(plain, [{"type": "user", "isSidechain": True, "sessionId": session,
-                    "message": {"role": "user", "content": "x"}}])
+    _jsonl(
+        plain,
+        [
+            {
+                "type": "user",
+                "isSidechain": True,
+                "sessionId": session,
+                "message": {"role": "user", "content": "x"},
+            }
+        ],
+    )
     plain.with_name("agent-b88.meta.json").write_text(json.dumps({"toolUseId": "toolu_wf"}))
     found = {tf.path: tf for tf in transcripts.discover(tmp_path)}
     assert set(found) == {project / f"{session}.jsonl", sub, plain}  # meta files are not transcripts

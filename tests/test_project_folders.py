@@ -57,8 +57,9 @@ def test_the_names_that_collided_get_readable_distinct_folders() -> None:
     assert len({memory.project_folder(n) for n in ("🙂", "...", "memory", "-memory-note")}) == 4
 
 
-def test_one_projects_lesson_is_not_dropped_as_an_alike_named_projects_duplicate(config: Config,
-                                                                               ledger: Ledger) -> None:
+def test_one_projects_lesson_is_not_dropped_as_an_alike_named_projects_duplicate(
+    config: Config, ledger: Ledger
+) -> None:
     rel = accept_in(config, ledger, NIHON, "s-nihon-1")
     assert rel.startswith(f"projects/{memory.project_folder(NIHON)}/")
     report = run(config, ledger, session(config, CHUUBUN, "s-chuubun-1"), CHUUBUN)
@@ -67,8 +68,9 @@ def test_one_projects_lesson_is_not_dropped_as_an_alike_named_projects_duplicate
     assert again.dropped == {"duplicate": 1}  # in its own project it is a duplicate, as before
 
 
-def test_a_folder_of_the_old_mapping_stays_its_projects_and_no_one_elses(config: Config, ledger: Ledger,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_folder_of_the_old_mapping_stays_its_projects_and_no_one_elses(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with monkeypatch.context() as old_world:  # a memory accepted by the first versions: lossy folder
         old_world.setattr(memory, "project_folder", memory.legacy_project_folder)
         rel = accept_in(config, ledger, NIHON, "s-nihon-1")
@@ -84,7 +86,8 @@ def test_a_folder_of_the_old_mapping_stays_its_projects_and_no_one_elses(config:
 
 
 def test_a_hand_made_folder_without_ledger_record_is_read_as_the_first_versions_read_it(
-        config: Config, ledger: Ledger) -> None:
+    config: Config, ledger: Ledger
+) -> None:
     from fakes.scopes import CLAIM, topic
 
     topic(config, "projects/home-u/pipeline.md", CLAIM)  # no accept in the ledger: owner unknown

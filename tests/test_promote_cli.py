@@ -16,8 +16,19 @@ from dreamtui.core.memory import gitops
 
 def run(config: Config, *args: str, input: str | None = None):
     runner = CliRunner()
-    return runner.invoke(cli, ["--memory", str(config.memory), "--state", str(config.state),
-                               "--transcripts", str(config.transcripts), *args], input=input)
+    return runner.invoke(
+        cli,
+        [
+            "--memory",
+            str(config.memory),
+            "--state",
+            str(config.state),
+            "--transcripts",
+            str(config.transcripts),
+            *args,
+        ],
+        input=input,
+    )
 
 
 def seed_memory(config: Config) -> None:
@@ -92,7 +103,9 @@ from fakes.promotion import (  # noqa: E402
 
 
 @pytest.fixture
-def world(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+def world(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Config:
     cfg = copy_history(build_history(tmp_path_factory), tmp_path / "world")
     monkeypatch.setenv("DREAMTUI_NOW", iso(APPROVE_AT))
     return cfg
@@ -159,5 +172,8 @@ def test_every_command_of_mine_says_why_auto_write_stopped(world: Config) -> Non
     assert result.exit_code == 0, result.output
     assert "Auto-write for heuristic stopped: gate stable ledger stopped holding" in result.output
     shown = run(world, "promote")
-    assert "Auto-write is off: auto-write stopped on 2026-10-11: gate stable ledger stopped holding" in shown.output
+    assert (
+        "Auto-write is off: auto-write stopped on 2026-10-11: gate stable ledger stopped holding"
+        in shown.output
+    )
     assert "[FAIL] stable ledger: 1 of the last 7 cycles failed" in shown.output

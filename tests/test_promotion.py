@@ -33,8 +33,10 @@ from dreamtui.core.models import Candidate
 @pytest.fixture
 def at(monkeypatch: pytest.MonkeyPatch):
     """Set the simulated clock: ``at(datetime)``."""
+
     def set_now(when: datetime) -> None:
         monkeypatch.setenv("DREAMTUI_NOW", iso(when))
+
     set_now(START + timedelta(days=40))
     return set_now
 
@@ -126,8 +128,14 @@ def test_no_decisions_at_all(ledger: Ledger) -> None:
 
 
 def test_overlapping_extractions_are_found(ledger: Ledger) -> None:
-    rows = [("/a.jsonl", 0, 100, None), ("/a.jsonl", 100, 250, None), ("/b.jsonl", 0, 80, None),
-            ("/b.jsonl", 0, 40, "rate limited"), ("/c.jsonl", 0, 300, None), ("/c.jsonl", 120, 200, None)]
+    rows = [
+        ("/a.jsonl", 0, 100, None),
+        ("/a.jsonl", 100, 250, None),
+        ("/b.jsonl", 0, 80, None),
+        ("/b.jsonl", 0, 40, "rate limited"),
+        ("/c.jsonl", 0, 300, None),
+        ("/c.jsonl", 120, 200, None),
+    ]
     with ledger.write() as c:
         for path, start, end, error in rows:
             c.execute(
@@ -148,17 +156,6 @@ def test_last_cycles_skip_the_running_one(ledger: Ledger) -> None:
 
 
 # -- the whole story, on a real memory repo built with the real decisions API --------------------
-
-
-
-
-
-
-
-
-
-
-
 
 
 @pytest.fixture
@@ -199,7 +196,11 @@ def test_all_gates_pass_and_approval_is_recorded_in_ledger_and_repo(world) -> No
 
     cfg, led = world
     gates = promotion.compute_gates(cfg, led, promotion.choose_pair(led))
-    assert [(g.name, g.passed) for g in gates] == [("one_schema", True), ("stable_ledger", True), ("evidence", True)]
+    assert [(g.name, g.passed) for g in gates] == [
+        ("one_schema", True),
+        ("stable_ledger", True),
+        ("evidence", True),
+    ]
     assert gates[0].evidence["files"] == HISTORY_ACCEPTS
     # a person's staged work is never swept into the approval commit
     repo = gitops.open_repo(cfg.memory)
@@ -265,14 +266,18 @@ def test_content_extracted_twice_keeps_the_stable_ledger_gate_shut(world) -> Non
 
     def extraction(path: str, start: int, end: int) -> None:
         with led.write() as c:
-            c.execute("INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,"
-                      " extractor, created_at) VALUES ('s', 'p', ?, ?, ?, 'h', 'heuristic', ?)",
-                      (path, start, end, iso(APPROVE_AT)))
+            c.execute(
+                "INSERT INTO extractions (session, project, path, start_offset, end_offset, content_hash,"
+                " extractor, created_at) VALUES ('s', 'p', ?, ?, ?, 'h', 'heuristic', ?)",
+                (path, start, end, iso(APPROVE_AT)),
+            )
 
     extraction("/t/replaced.jsonl", 0, 500)
     extraction("/t/replaced.jsonl", 0, 300)  # the file was replaced: re-read once, by design
     with led.write() as c:
-        c.execute("INSERT INTO files (path, project, session, resets) VALUES ('/t/replaced.jsonl', 'p', 's', 1)")
+        c.execute(
+            "INSERT INTO files (path, project, session, resets) VALUES ('/t/replaced.jsonl', 'p', 's', 1)"
+        )
     gate = promotion.stable_ledger_gate(cfg, led)
     assert gate.passed, gate.summary
     assert len(gate.evidence["rereads_after_reset"]) == 1
@@ -305,8 +310,15 @@ def test_a_malformed_frontmatter_keeps_the_schema_gate_shut(world) -> None:
     gitops.commit_paths(repo, [victim.name], "hand edit", {})
     gate = promotion.schema_gate(cfg)
     assert not gate.passed
-    assert gate.evidence["offenders"] == [{"path": victim.name, "problems": [
-        "unknown field tags", "type 'Feedback' is not one of user, feedback, project, reference"]}]
+    assert gate.evidence["offenders"] == [
+        {
+            "path": victim.name,
+            "problems": [
+                "unknown field tags",
+                "type 'Feedback' is not one of user, feedback, project, reference",
+            ],
+        }
+    ]
     with pytest.raises(promotion.PromotionError, match="failing gates: one schema"):
         promotion.approve(cfg, led)
 
@@ -369,8 +381,10 @@ def test_auto_write_commits_eligible_candidates_only(world) -> None:
         cid = info.trailers["Dreamtui-Candidate"][0]
         assert results[cid].commit_sha == info.sha
         assert sorted(gitops.changed_paths(repo, info.sha)) == sorted(["MEMORY.md", results[cid].memory_path])
-    rows = led.query("SELECT decided_by FROM decisions WHERE candidate_id IN (?, ?)",
-                     (kinds["person"].id, kinds["assistant"].id))
+    rows = led.query(
+        "SELECT decided_by FROM decisions WHERE candidate_id IN (?, ?)",
+        (kinds["person"].id, kinds["assistant"].id),
+    )
     assert [r["decided_by"] for r in rows] == ["auto", "auto"]
     # auto-written memories never count as evidence
     assert promotion.evidence_gate(led, HEUR).evidence["decisions"] == HISTORY_ACCEPTS + HISTORY_REJECTS
@@ -383,7 +397,9 @@ def test_auto_write_commits_eligible_candidates_only(world) -> None:
 def test_a_secret_in_the_text_waits_even_without_a_flag(world) -> None:
     cfg, led = world
     promotion.approve(cfg, led)
-    cand = make_candidate(600, claim="Deploy with token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", created=APPROVE_AT)
+    cand = make_candidate(
+        600, claim="Deploy with token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", created=APPROVE_AT
+    )
     led.put_candidate(cand)
     [result] = promotion.auto_write(cfg, led, [cand])
     assert not result.written and result.reason == "flagged for a secret"
@@ -397,8 +413,11 @@ def test_rejecting_after_the_fact_reverts_and_counts_against_the_rate(world) -> 
     cid = kinds["person"].id
     path = Path(cfg.memory) / (results[cid].memory_path or "")
     assert path.exists()
-    index_line = next(line for line in (Path(cfg.memory) / "MEMORY.md").read_text().splitlines()
-                      if results[cid].memory_path in line)
+    index_line = next(
+        line
+        for line in (Path(cfg.memory) / "MEMORY.md").read_text().splitlines()
+        if results[cid].memory_path in line
+    )
     status = promotion.review_auto(cfg, led, cid, keep=False, reason="only that bug", category="too-specific")
     assert status.active  # one rejection among fewer than 5 reviews does not demote
     assert not path.exists()
@@ -406,8 +425,10 @@ def test_rejecting_after_the_fact_reverts_and_counts_against_the_rate(world) -> 
     last = commits(cfg, 1)[0]
     assert last.reverts == results[cid].commit_sha and last.trailers["Dreamtui-Undo"] == [cid]
     assert led.get_candidate(cid).status == "rejected"
-    row = led.query("SELECT decided_by, category, reason FROM decisions WHERE candidate_id = ? AND action = 'reject'",
-                    (cid,))[0]
+    row = led.query(
+        "SELECT decided_by, category, reason FROM decisions WHERE candidate_id = ? AND action = 'reject'",
+        (cid,),
+    )[0]
     assert tuple(row) == ("person", "too specific", "only that bug")
     gate = promotion.evidence_gate(led, HEUR)
     assert gate.evidence["rejected"] == HISTORY_REJECTS + 1
@@ -415,7 +436,9 @@ def test_rejecting_after_the_fact_reverts_and_counts_against_the_rate(world) -> 
     promotion.review_auto(cfg, led, kinds["assistant"].id, keep=True)
     assert promotion.evidence_gate(led, HEUR).evidence["accepted"] == HISTORY_ACCEPTS + 1
     assert {a.candidate_id: a.review for a in promotion.auto_written(led)} == {
-        cid: "rejected", kinds["assistant"].id: "kept"}
+        cid: "rejected",
+        kinds["assistant"].id: "kept",
+    }
     with pytest.raises(promotion.PromotionError, match="already reviewed"):
         promotion.review_auto(cfg, led, cid, keep=True)
     with pytest.raises(promotion.PromotionError, match="was not auto-written"):
@@ -450,7 +473,9 @@ def test_after_the_fact_rejections_demote_and_every_surface_says_why(world, at) 
     assert commits(cfg, 1)[0].trailers == {"Dreamtui-Promotion": ["demoted"]}
     assert "## heuristic: demoted" in (Path(cfg.memory) / "promotion.md").read_text()
     banner = promotion.promotion_banner(cfg, led)
-    assert banner and banner.startswith("Auto-write for heuristic stopped: after-the-fact reviews keep 3 of 5")
+    assert banner and banner.startswith(
+        "Auto-write for heuristic stopped: after-the-fact reviews keep 3 of 5"
+    )
     assert promotion.promotion_banner(cfg, led, check=False) == banner  # the cheap, ledger-only read
     # auto-write has stopped by itself
     late = make_candidate(800, claim=claim_of(800), created=APPROVE_AT)

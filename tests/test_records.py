@@ -44,8 +44,12 @@ def test_prompt_loses_system_reminder_and_keeps_the_words():
 
 def test_ide_spans_are_stripped_and_an_ide_only_block_is_context():
     obj = line(MAIN, 9)
-    assert person(obj) == [("prompt", "Print [bold red]rich markup[/] and \x1b]0;evil title\x07"
-                                      "\x1b[31mescape codes\x1b[0m literally")]
+    assert person(obj) == [
+        (
+            "prompt",
+            "Print [bold red]rich markup[/] and \x1b]0;evil title\x07\x1b[31mescape codes\x1b[0m literally",
+        )
+    ]
     assert provenance_of(obj, ("message", "content", 0, "text")) == "meta"
     assert provenance_of(obj, ("message", "content", 1, "text")) == "person"
     assert person(line(MAIN, 28)) == [("prompt", "hello keep the deploy log terse")]
@@ -54,7 +58,8 @@ def test_ide_spans_are_stripped_and_an_ide_only_block_is_context():
 def test_assistant_text_and_thinking_are_the_assistants_but_tool_input_is_tool():
     assert [(p.role, p.kind) for p in pieces(line(MAIN, 3))] == [("assistant", "thinking")]
     assert [(p.role, p.kind, p.text) for p in pieces(line(MAIN, 4))] == [
-        ("assistant", "text", "I'll add the flag to deploy.sh.")]
+        ("assistant", "text", "I'll add the flag to deploy.sh.")
+    ]
     tool_use = line(MAIN, 5)
     assert pieces(tool_use) == []
     assert provenance_of(tool_use, ("message", "content", 0, "input", "command")) == "tool"
@@ -95,11 +100,14 @@ def test_slash_command_caveat_expanded_body_and_stdout():
     assert provenance_of(line(MAIN, 13), ("message", "content")) == "meta"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("<command-message>deploy</command-message>\n<command-name>/deploy</command-name>", "/deploy"),
-    ("<command-name>model</command-name><command-args>opus</command-args>", "/model opus"),
-    ("<command-args>a b</command-args><command-name>/x</command-name>", "/x a b"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("<command-message>deploy</command-message>\n<command-name>/deploy</command-name>", "/deploy"),
+        ("<command-name>model</command-name><command-args>opus</command-args>", "/model opus"),
+        ("<command-args>a b</command-args><command-name>/x</command-name>", "/x a b"),
+    ],
+)
 def test_slash_command_tag_order_does_not_matter(text, expected):
     assert classify_user_text(text) == ("person", "command", expected)
 
@@ -171,13 +179,26 @@ def test_strip_spans_leaves_unclosed_tags_alone():
     assert strip_spans("a<system-reminder>x\ny</system-reminder>b") == "ab"
 
 
-@pytest.mark.parametrize("obj", [
-    None, 3, "text", [], {}, {"type": "user"}, {"type": "user", "message": "x"},
-    {"type": "user", "message": {"content": [None, 1, {"type": "text"}, {"type": "tool_result", "content": 5}]}},
-    {"type": "assistant", "message": {"content": [{"type": "text", "text": 1}]}},
-    {"type": "queue-operation", "operation": "enqueue", "content": [{"no": "text"}, "raw"]},
-    {"type": "system", "content": None}, {"type": ["weird"]},
-])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        None,
+        3,
+        "text",
+        [],
+        {},
+        {"type": "user"},
+        {"type": "user", "message": "x"},
+        {
+            "type": "user",
+            "message": {"content": [None, 1, {"type": "text"}, {"type": "tool_result", "content": 5}]},
+        },
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": 1}]}},
+        {"type": "queue-operation", "operation": "enqueue", "content": [{"no": "text"}, "raw"]},
+        {"type": "system", "content": None},
+        {"type": ["weird"]},
+    ],
+)
 def test_odd_records_never_raise(obj):
     result = pieces(obj)
     assert isinstance(result, list)
@@ -186,11 +207,32 @@ def test_odd_records_never_raise(obj):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=30)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=30)
     | st.sampled_from(["user", "assistant", "text", "tool_result", "<command-name>/x</command-name>"]),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.sampled_from(["type", "message", "content", "text", "isMeta", "isSidechain",
-                                       "toolUseResult", "operation", "model", "id"]), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "message",
+                    "content",
+                    "text",
+                    "isMeta",
+                    "isSidechain",
+                    "toolUseResult",
+                    "operation",
+                    "model",
+                    "id",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=20,
 )
 paths = st.lists(st.sampled_from(["message", "content", "text", "toolUseResult", 0, 1, "data"]), max_size=5)

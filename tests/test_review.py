@@ -16,16 +16,16 @@ from dreamtui.core.memory.review import ReviewError, write_review
 pytestmark = pytest.mark.usefixtures("git_home")
 
 
-
-
 def test_review_lists_every_survivor_of_the_day(config: Config, ledger: Ledger) -> None:
     make(ledger, 1, "2026-04-01T09:00:00Z")
     make(ledger, 2, "2026-04-01T10:00:00Z", quote="has ``` fences\nand [bold]markup[/bold]")
     make(ledger, 3, "2026-04-01T11:00:00Z", status="dropped", drop_reason="unverified")
     make(ledger, 4, "2026-04-02T09:00:00Z")
     with ledger.write() as c:
-        c.execute("INSERT INTO dream_cycles (id, chat_id, date, status, started_at) "
-                  "VALUES (7, 'p', '2026-04-01', 'completed', '2026-04-02T00:10:00Z')")
+        c.execute(
+            "INSERT INTO dream_cycles (id, chat_id, date, status, started_at) "
+            "VALUES (7, 'p', '2026-04-01', 'completed', '2026-04-02T00:10:00Z')"
+        )
     make(ledger, 5, "2026-04-02T00:20:00Z", cycle_id=7)  # made by that day's cycle, after midnight
     decisions.reject(ledger, "r001", "wrong", "no")
     path = write_review(config, ledger, "2026-04-01")
@@ -67,7 +67,9 @@ def test_empty_day_and_bad_date(config: Config, ledger: Ledger) -> None:
 
 
 @pytest.mark.usefixtures("git_home")
-def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(config: Config, ledger: Ledger) -> None:
+def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(
+    config: Config, ledger: Ledger
+) -> None:
     make(ledger, 1)
     path = write_review(config, ledger, "2026-04-01")
     repo = git.Repo(config.memory)
@@ -85,7 +87,9 @@ def test_review_refuses_to_overwrite_a_persons_staged_and_unstaged_edits(config:
 
 
 @pytest.mark.usefixtures("git_home")
-def test_review_left_uncommitted_by_dreamtui_itself_is_still_committed(config: Config, ledger: Ledger) -> None:
+def test_review_left_uncommitted_by_dreamtui_itself_is_still_committed(
+    config: Config, ledger: Ledger
+) -> None:
     make(ledger, 1)
     path = write_review(config, ledger, "2026-04-01")
     make(ledger, 2)

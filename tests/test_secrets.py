@@ -31,7 +31,9 @@ SECRETS: dict[str, str] = {
     "openai-proj-key": "sk-proj-" + "Xk2mP9qLr7TzW3vN8sYb4Jf6Hg1Dc5Ae0Ru",
     "private-key": PEM,
     "url-credentials": "postgres://app:" + "Zx81kLm2Qp" + "@db.internal:5432/billing",
-    "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9"
+    + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+    + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "stripe-key": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
     "stripe-restricted-key": "rk_live_" + "51H8aBcDeFgHiJkLmNoPq7Xz",
     "google-api-key": "AIza" + "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
@@ -109,90 +111,110 @@ def test_private_key_without_end_marker_still_redacts_the_body() -> None:
     assert "b3BlbnNz" not in red and "(truncated)" in red
 
 
-@pytest.mark.parametrize("text", [
-    "password=Tr0ub4dor93xyz",
-    'DB_PASSWORD: "s3cr3tP@ssw0rd!"',
-    "export GITHUB_TOKEN=Zk29fQx81LmNvB0aTq",
-    "api_key = 'a8F3kL0qZ7xV2mN9'",
-    "client_secret => 9f8e7d6c5b4a3f2e1d0c",
-    '\\"token\\": \\"Zk29fQx81LmNvB0aTq\\"',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=Tr0ub4dor93xyz",
+        'DB_PASSWORD: "s3cr3tP@ssw0rd!"',
+        "export GITHUB_TOKEN=Zk29fQx81LmNvB0aTq",
+        "api_key = 'a8F3kL0qZ7xV2mN9'",
+        "client_secret => 9f8e7d6c5b4a3f2e1d0c",
+        '\\"token\\": \\"Zk29fQx81LmNvB0aTq\\"',
+    ],
+)
 def test_generic_assignment_with_random_value_is_flagged(text: str) -> None:
     findings = scan(text)
     assert [f.rule for f in findings] == ["generic-secret"]
     # only the value is redacted, the key name stays readable
-    assert redact(text).split("[REDACTED")[0].lower().rstrip("\\\"' =:>").endswith(
-        ("password", "token", "key", "secret"))
+    assert (
+        redact(text)
+        .split("[REDACTED")[0]
+        .lower()
+        .rstrip("\\\"' =:>")
+        .endswith(("password", "token", "key", "secret"))
+    )
 
 
-@pytest.mark.parametrize("text", [
-    "the password is hunter2-Xy9!",
-    "The password is Tr0ub4dor&3.",
-    "the password for the staging db is 'Kx8#mP2qL'",
-    "so the passphrase is now: Blue7Horse9x",
-    "pw is Kx8mP2qLzz9",
-    'PASSWORD WAS \\"hunter2-Xy9!\\"',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is hunter2-Xy9!",
+        "The password is Tr0ub4dor&3.",
+        "the password for the staging db is 'Kx8#mP2qL'",
+        "so the passphrase is now: Blue7Horse9x",
+        "pw is Kx8mP2qLzz9",
+        'PASSWORD WAS \\"hunter2-Xy9!\\"',
+    ],
+)
 def test_a_password_written_in_prose_is_flagged(text: str) -> None:
     assert [f.rule for f in scan(text)] == ["password-in-prose"]
     assert "[REDACTED:password-in-prose]" in redact(text)
     assert not any(secret in redact(text) for secret in ("hunter2-Xy9", "Tr0ub4dor", "Kx8", "Blue7Horse9x"))
 
 
-@pytest.mark.parametrize("text", [
-    "the password is stored in the vault",
-    "the password is required",
-    "the password is case-sensitive",
-    "reset the password via the admin panel",
-    "password: see 1Password",
-    "the password is at least 12 characters",
-    "the password is hashed with bcrypt",
-    "the password is `$DB_PASSWORD`",
-    "the password field is empty",
-    "passwords must be 12+ characters long",
-    "the password was rotated yesterday",
-    "the password is your-password-here",
-    "the password for prod is in 1Password under Staging",
-    "the password is SHA-256 hashed",
-    "the password is /run/secrets/db",
-    "The password is changed every 90 days",
-    "the password is now expired-and-reset",
-    "the pw is wrong",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is stored in the vault",
+        "the password is required",
+        "the password is case-sensitive",
+        "reset the password via the admin panel",
+        "password: see 1Password",
+        "the password is at least 12 characters",
+        "the password is hashed with bcrypt",
+        "the password is `$DB_PASSWORD`",
+        "the password field is empty",
+        "passwords must be 12+ characters long",
+        "the password was rotated yesterday",
+        "the password is your-password-here",
+        "the password for prod is in 1Password under Staging",
+        "the password is SHA-256 hashed",
+        "the password is /run/secrets/db",
+        "The password is changed every 90 days",
+        "the password is now expired-and-reset",
+        "the pw is wrong",
+    ],
+)
 def test_ordinary_prose_about_passwords_is_not_flagged(text: str) -> None:
     assert scan(text) == []
 
 
-@pytest.mark.parametrize("text", [
-    "Bearer tokens go in the Authorization header",
-    "use a bearer token-based-authentication-scheme",
-    "Authorization: Bearer <token>",
-    "Authorization: Bearer ${API_TOKEN}",
-    "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
-    "sk_live_ keys are secret, rk_live_ keys are restricted",
-    "an npm_modules folder and a glpat- prefix",
-    "the AIza prefix marks a Google key",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bearer tokens go in the Authorization header",
+        "use a bearer token-based-authentication-scheme",
+        "Authorization: Bearer <token>",
+        "Authorization: Bearer ${API_TOKEN}",
+        "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+        "sk_live_ keys are secret, rk_live_ keys are restricted",
+        "an npm_modules folder and a glpat- prefix",
+        "the AIza prefix marks a Google key",
+    ],
+)
 def test_format_prefixes_in_prose_are_not_flagged(text: str) -> None:
     assert scan(text) == []
 
 
-@pytest.mark.parametrize("text", [
-    "password=changeme",
-    "password: hunter2",
-    "token=${GITHUB_TOKEN}",
-    "api_key = os.environ['API_KEY']",
-    "password=<your-password-here>",
-    "secret: xxxxxxxxxxxxxxxx",
-    "token: the number of tokens is manageable",
-    "password=self.password",
-    "the token budget is 100000 tokens per minute",
-    "a task-management-system-with-a-long-name",
-    "use scikit-learn and sk-learn-compatible estimators",
-    "redis://:${REDIS_PASSWORD}@cache:6379/0",
-    "git clone git@github.com:org/repo.git",
-    "open https://user:password@example.com/docs",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=changeme",
+        "password: hunter2",
+        "token=${GITHUB_TOKEN}",
+        "api_key = os.environ['API_KEY']",
+        "password=<your-password-here>",
+        "secret: xxxxxxxxxxxxxxxx",
+        "token: the number of tokens is manageable",
+        "password=self.password",
+        "the token budget is 100000 tokens per minute",
+        "a task-management-system-with-a-long-name",
+        "use scikit-learn and sk-learn-compatible estimators",
+        "redis://:${REDIS_PASSWORD}@cache:6379/0",
+        "git clone git@github.com:org/repo.git",
+        "open https://user:password@example.com/docs",
+    ],
+)
 def test_placeholders_and_prose_are_not_flagged(text: str) -> None:
     assert scan(text) == []
     assert redact(text) == text
@@ -212,7 +234,7 @@ def test_findings_never_carry_the_secret() -> None:
     assert [f.rule for f in findings] == ["anthropic-key", "aws-access-key"]
     for f in findings:
         assert {fl.name for fl in dataclasses.fields(f)} == {"rule", "start", "end"}
-        assert text[f.start:f.end] in (SECRETS["anthropic-key"], SECRETS["aws-access-key"])
+        assert text[f.start : f.end] in (SECRETS["anthropic-key"], SECRETS["aws-access-key"])
     assert all(r in RULE_NAMES for r in rules_found(text))
 
 
@@ -223,18 +245,21 @@ def test_redact_is_idempotent_and_leaves_clean_text_alone() -> None:
     assert redact(redact(dirty)) == redact(dirty)
 
 
-@pytest.mark.parametrize("chunk", [
-    "eyJ",  # JWT prefix repeated: no catastrophic backtracking
-    "password=aB3",  # generic keyword repeated with values
-    "-----BEGIN RSA PRIVATE KEY-----x",
-    "AKIA",
-    "a://b:",  # URL scheme and user repeated
-    "Bearer ",  # header keyword repeated
-    "the password for a ",  # prose password with its qualifier repeated
-    "password is ",
-    "AIza",
-    "sk_live_",
-])
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        "eyJ",  # JWT prefix repeated: no catastrophic backtracking
+        "password=aB3",  # generic keyword repeated with values
+        "-----BEGIN RSA PRIVATE KEY-----x",
+        "AKIA",
+        "a://b:",  # URL scheme and user repeated
+        "Bearer ",  # header keyword repeated
+        "the password for a ",  # prose password with its qualifier repeated
+        "password is ",
+        "AIza",
+        "sk_live_",
+    ],
+)
 def test_ten_megabyte_line_finishes_in_bounded_time(chunk: str) -> None:
     line = chunk * (10_000_000 // len(chunk))
     start = time.perf_counter()

@@ -29,20 +29,22 @@ def test_only_the_changed_keys_are_written_and_the_rest_kept_byte_for_byte(tmp_p
     save_ui(path, {"theme": "gruvbox"})
     data = path.read_bytes()
     assert data.startswith(PERSONS_FILE)
-    assert data[len(PERSONS_FILE):] == b'\r\n[ui]\r\ntheme = "gruvbox"\r\n'
+    assert data[len(PERSONS_FILE) :] == b'\r\n[ui]\r\ntheme = "gruvbox"\r\n'
     save_ui(path, {"sort": "project"})
     save_ui(path, {"theme": "nord"})
     data = path.read_bytes()
     assert data.startswith(PERSONS_FILE)
-    assert data[len(PERSONS_FILE):] == b'\r\n[ui]\r\ntheme = "nord"\r\nsort = "project"\r\n'
+    assert data[len(PERSONS_FILE) :] == b'\r\n[ui]\r\ntheme = "nord"\r\nsort = "project"\r\n'
     assert load_config(path).ui == {"theme": "nord", "sort": "project"}
 
 
 def test_a_ui_table_in_the_middle_is_edited_in_place() -> None:
     data = b'[ui]\ntheme = "nord"  # dark\n\n[keys]\naccept = "y"\n'
-    assert updated_text(data, {"theme": "gruvbox", "sort": "session"}) == \
-        b'[ui]\ntheme = "gruvbox"  # dark\nsort = "session"\n\n[keys]\naccept = "y"\n'.replace(
-            b'"gruvbox"  # dark', b'"gruvbox"')  # the value's own comment goes with the value
+    assert updated_text(
+        data, {"theme": "gruvbox", "sort": "session"}
+    ) == b'[ui]\ntheme = "gruvbox"  # dark\nsort = "session"\n\n[keys]\naccept = "y"\n'.replace(
+        b'"gruvbox"  # dark', b'"gruvbox"'
+    )  # the value's own comment goes with the value
 
 
 def test_a_broken_file_is_left_alone(tmp_path: Path) -> None:

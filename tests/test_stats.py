@@ -12,19 +12,40 @@ from dreamtui.core.memory import decisions
 from dreamtui.core.models import Candidate
 
 
-def make(ledger: Ledger, n: int, extractor: str = "heuristic", model: str | None = None,
-         type_: str = "feedback") -> Candidate:
-    cand = Candidate(id=f"s{n:03d}", session="s", project="p", transcript="t", claim=f"claim {n}", why="",
-                     how_to_apply="", type=type_, scope="global", quote="q", extractor=extractor, model=model,
-                     created_at="2026-03-01T00:00:00Z")
+def make(
+    ledger: Ledger, n: int, extractor: str = "heuristic", model: str | None = None, type_: str = "feedback"
+) -> Candidate:
+    cand = Candidate(
+        id=f"s{n:03d}",
+        session="s",
+        project="p",
+        transcript="t",
+        claim=f"claim {n}",
+        why="",
+        how_to_apply="",
+        type=type_,
+        scope="global",
+        quote="q",
+        extractor=extractor,
+        model=model,
+        created_at="2026-03-01T00:00:00Z",
+    )
     ledger.put_candidate(cand)
     return cand
 
 
-def _decide(ledger: Ledger, cand: Candidate, action: str, by: str = "person",
-            category: str | None = None) -> None:
-    decision_rows.record(ledger, cand, action, by, now_iso(), category=category,
-                         commit_sha="f" * 40 if action == "accept" else None)
+def _decide(
+    ledger: Ledger, cand: Candidate, action: str, by: str = "person", category: str | None = None
+) -> None:
+    decision_rows.record(
+        ledger,
+        cand,
+        action,
+        by,
+        now_iso(),
+        category=category,
+        commit_sha="f" * 40 if action == "accept" else None,
+    )
 
 
 def test_empty_ledger(ledger: Ledger) -> None:
@@ -40,8 +61,8 @@ def test_rates_by_pair_type_week_and_reasons(ledger: Ledger, monkeypatch: pytest
         (3, "anthropic", "sonnet", "project", "reject", "wrong", "2026-03-04T10:00:00Z", "person"),
         (4, "heuristic", None, "project", "reject", "not a lesson", "2026-03-10T10:00:00Z", "person"),
         (5, "heuristic", None, "project", "reject", "not a lesson", "2026-03-10T11:00:00Z", "person"),
-        (6, "heuristic", None, "user", "accept", None, "2026-03-11T10:00:00Z", "auto"),     # not human
-        (7, "heuristic", None, "user", "skip", None, "2026-03-11T10:00:00Z", "person"),    # not a verdict
+        (6, "heuristic", None, "user", "accept", None, "2026-03-11T10:00:00Z", "auto"),  # not human
+        (7, "heuristic", None, "user", "skip", None, "2026-03-11T10:00:00Z", "person"),  # not a verdict
     ]
     for n, ext, model, kind, action, cat, when, by in plan:
         monkeypatch.setenv("DREAMTUI_NOW", when)
@@ -50,7 +71,12 @@ def test_rates_by_pair_type_week_and_reasons(ledger: Ledger, monkeypatch: pytest
     assert (stats["accepted"], stats["rejected"], stats["decisions"]) == (2, 3, 5)
     assert stats["accept_rate"] == 0.4
     assert stats["by_extractor"]["anthropic/sonnet"]["accept_rate"] == pytest.approx(2 / 3, abs=1e-4)
-    assert stats["by_extractor"]["heuristic"] == {"accepted": 0, "rejected": 2, "decisions": 2, "accept_rate": 0.0}
+    assert stats["by_extractor"]["heuristic"] == {
+        "accepted": 0,
+        "rejected": 2,
+        "decisions": 2,
+        "accept_rate": 0.0,
+    }
     assert stats["by_type"]["feedback"]["accepted"] == 2 and "user" not in stats["by_type"]
     assert list(stats["by_week"]) == ["2026-W10", "2026-W11"]
     assert stats["by_week"]["2026-W10"]["decisions"] == 3

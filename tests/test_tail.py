@@ -226,9 +226,11 @@ def _whole_read(path: Path, state: Path) -> list[tuple[int, int, bytes]]:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cuts=st.lists(st.integers(0, len(DATA)), max_size=12),
-       restarts=st.lists(st.booleans(), min_size=13, max_size=13),
-       chunk=st.sampled_from([None, 64, 4096]))
+@given(
+    cuts=st.lists(st.integers(0, len(DATA)), max_size=12),
+    restarts=st.lists(st.booleans(), min_size=13, max_size=13),
+    chunk=st.sampled_from([None, 64, 4096]),
+)
 def test_any_sequence_of_appends_gives_the_records_of_one_whole_read(cuts, restarts, chunk):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -289,8 +291,13 @@ def _reference(data: bytes, max_line: int):
 
 
 @settings(max_examples=120, deadline=None)
-@given(lines=st.lists(st.integers(0, 300), max_size=30), tail=st.integers(0, 400),
-       max_line=st.integers(1, 200), chunk=st.integers(1, 64), limit=st.none() | st.integers(1, 500))
+@given(
+    lines=st.lists(st.integers(0, 300), max_size=30),
+    tail=st.integers(0, 400),
+    max_line=st.integers(1, 200),
+    chunk=st.integers(1, 64),
+    limit=st.none() | st.integers(1, 500),
+)
 def test_line_scanner_matches_a_plain_split_whatever_the_chunk_and_limit(lines, tail, max_line, chunk, limit):
     data = b"".join(b"x" * n + b"\n" for n in lines) + b"y" * tail
     kept, oversized, end_offset, end_line = _reference(data, max_line)
@@ -314,8 +321,13 @@ def test_line_scanner_matches_a_plain_split_whatever_the_chunk_and_limit(lines, 
 
 
 @settings(max_examples=150, deadline=None)
-@given(lines=st.lists(st.integers(0, 300), max_size=30), tail=st.integers(0, 400),
-       max_line=st.integers(1, 400), chunk=st.integers(1, 96), start=st.integers(0, 5))
+@given(
+    lines=st.lists(st.integers(0, 300), max_size=30),
+    tail=st.integers(0, 400),
+    max_line=st.integers(1, 400),
+    chunk=st.integers(1, 96),
+    start=st.integers(0, 5),
+)
 def test_batches_match_a_plain_split_whatever_the_chunk_and_limit(lines, tail, max_line, chunk, start):
     data = b"".join(b"x" * n + b"\n" for n in lines) + b"y" * tail
     kept, oversized, end_offset, end_line = _reference(data, max_line)

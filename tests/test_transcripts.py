@@ -17,7 +17,12 @@ def test_discover_tells_main_subagent_and_compaction_files_apart():
     main = found[f"-home-kim-shapes/{S1}.jsonl"]
     assert (main.kind, main.session, main.project, main.agent_id) == ("main", S1, "-home-kim-shapes", None)
     sub21 = found[f"-home-kim-shapes/{S1}/subagents/agent-a1b2c3d.jsonl"]
-    assert (sub21.kind, sub21.session, sub21.project, sub21.agent_id) == ("subagent", S1, "-home-kim-shapes", "a1b2c3d")
+    assert (sub21.kind, sub21.session, sub21.project, sub21.agent_id) == (
+        "subagent",
+        S1,
+        "-home-kim-shapes",
+        "a1b2c3d",
+    )
     compact = found[f"-home-kim-shapes/{S1}/subagents/agent-acompact-7f3e2a.jsonl"]
     assert (compact.kind, compact.session) == ("compact", S1)
     sub20 = found["-home-kim-shapes/agent-deadbeef.jsonl"]
@@ -33,8 +38,12 @@ def test_discover_puts_each_main_file_before_its_subagents():
 
 def test_session_files_lists_main_first_then_every_layout():
     files = session_files(FIX, "-home-kim-shapes", S1)
-    assert [f.name for f in files] == [f"{S1}.jsonl", "agent-a1b2c3d.jsonl", "agent-deadbeef.jsonl",
-                                       "agent-acompact-7f3e2a.jsonl"]
+    assert [f.name for f in files] == [
+        f"{S1}.jsonl",
+        "agent-a1b2c3d.jsonl",
+        "agent-deadbeef.jsonl",
+        "agent-acompact-7f3e2a.jsonl",
+    ]
     assert session_files(FIX, "-home-kim-shapes", "no-such-session") == []
     assert session_files(FIX, "no-such-project", S1) == []
 

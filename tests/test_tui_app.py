@@ -42,10 +42,20 @@ SMALL = (80, 24)
 
 @pytest.mark.usefixtures("git_home")
 def test_the_app_without_a_terminal_is_a_one_line_error(tmp_path: Path) -> None:
-    env = {**os.environ, "DREAMTUI_TRANSCRIPTS": str(tmp_path / "t"), "DREAMTUI_MEMORY": str(tmp_path / "m"),
-           "DREAMTUI_STATE": str(tmp_path / "s")}
-    proc = subprocess.run([sys.executable, "-c", "from dreamtui.cli.main import main; main()"],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        **os.environ,
+        "DREAMTUI_TRANSCRIPTS": str(tmp_path / "t"),
+        "DREAMTUI_MEMORY": str(tmp_path / "m"),
+        "DREAMTUI_STATE": str(tmp_path / "s"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", "from dreamtui.cli.main import main; main()"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("dreamtui: the review app needs a terminal")
     assert "\x1b" not in proc.stdout + proc.stderr and not (tmp_path / "s").exists()
@@ -134,7 +144,9 @@ async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup)
         accepted = len(commits(cfg.memory))
         await show(pilot, "6")
         files = list(app.screen.files)
-        target = next(n for n, rel in enumerate(files) if rel.startswith("projects/home-kim-src-payments-api/"))
+        target = next(
+            n for n, rel in enumerate(files) if rel.startswith("projects/home-kim-src-payments-api/")
+        )
         memfiles = app.screen.query_one("#memfiles")
         for _ in range(target):  # keys typed faster than the highlight messages are handled
             memfiles.action_cursor_down()
@@ -151,7 +163,11 @@ async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup)
 async def test_a_long_confirmation_question_is_shown_whole(tui_setup) -> None:
     cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
-    question = "Revert the memory projects/home-kim-src-dreamboard-web/" + "x" * 60 + "-the-end.md? (a revert commit)"
+    question = (
+        "Revert the memory projects/home-kim-src-dreamboard-web/"
+        + "x" * 60
+        + "-the-end.md? (a revert commit)"
+    )
     async with app.run_test(size=SIZE) as pilot:
         await app.push_screen(ConfirmModal(question))
         await pilot.pause()
@@ -178,8 +194,12 @@ async def test_the_live_panel_names_the_project(tui_setup) -> None:
     async with app.run_test(size=SIZE) as pilot:
         path = cfg.transcripts / PAY / "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21.jsonl"
         app.live_tail.start_at(path, path.stat().st_size)
-        record = {"type": "user", "message": {"role": "user", "content": "keep the pool at 10"},
-                  "uuid": "u-live-2", "timestamp": "2026-11-28T15:00:00.000Z"}
+        record = {
+            "type": "user",
+            "message": {"role": "user", "content": "keep the pool at 10"},
+            "uuid": "u-live-2",
+            "timestamp": "2026-11-28T15:00:00.000Z",
+        }
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
         [line] = app.live_tail.read_new_lines(path)
@@ -193,8 +213,21 @@ async def test_mark_right_after_moving_marks_the_highlighted_briefing(tui_setup)
     for n in range(2):
         briefing.write_text(f"# Briefing\n\n- version {n}\n")
         subprocess.run(["git", "-C", str(cfg.memory), "add", "briefing.md"], check=True)
-        subprocess.run(["git", "-C", str(cfg.memory), "-c", "user.name=t", "-c", "user.email=t@t",
-                        "commit", "-qm", f"briefing {n}"], check=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(cfg.memory),
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                f"briefing {n}",
+            ],
+            check=True,
+        )
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await show(pilot, "4")
@@ -252,13 +285,18 @@ async def test_skipped_proposals_stay_last_after_reopening(tui_setup) -> None:
         assert table.ids == [*ids[2:], ids[0], ids[1]]
         assert table.current_id == ids[2]
         await pilot.press("u")  # the second skip is undone: that one goes back to its place
-        await wait_for(pilot, lambda: again.decisions_waiting == 0 and ledger.query(
-            "SELECT COUNT(*) FROM decisions WHERE action = 'undo'")[0][0] == 1)
+        await wait_for(
+            pilot,
+            lambda: (
+                again.decisions_waiting == 0
+                and ledger.query("SELECT COUNT(*) FROM decisions WHERE action = 'undo'")[0][0] == 1
+            ),
+        )
         await wait_for(pilot, lambda: table.ids == [ids[1], *ids[2:], ids[0]])
 
 
 async def test_notifications_show_folder_names_literally(tui_setup) -> None:
-    """"Good night heard in -home-[reverse]evil[/reverse]" showed as "Good night heard in -home-evil",
+    """ "Good night heard in -home-[reverse]evil[/reverse]" showed as "Good night heard in -home-evil",
     styled, and ``[@click=app.quit]`` became a link: project folders come from the transcripts."""
     cfg, ledger, _ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
@@ -318,8 +356,11 @@ async def test_cycles_name_the_project(tui_setup) -> None:
     """The Cycles table showed "web" or "api" (the folder's last word) for a project."""
     cfg, ledger, _ids = tui_setup
     with ledger.write() as db:
-        db.execute("INSERT INTO dream_cycles (chat_id, date, status, trigger, started_at) "
-                   "VALUES (?, '2026-11-28', 'completed', 'goodnight', '2026-11-28T10:00:00Z')", (PAY,))
+        db.execute(
+            "INSERT INTO dream_cycles (chat_id, date, status, trigger, started_at) "
+            "VALUES (?, '2026-11-28', 'completed', 'goodnight', '2026-11-28T10:00:00Z')",
+            (PAY,),
+        )
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await show(pilot, "3")
@@ -380,8 +421,21 @@ async def test_a_link_in_the_briefing_is_not_opened(tui_setup) -> None:
     cfg, ledger, _ids = tui_setup
     (cfg.memory / "briefing.md").write_text("# Briefing\n\n- see [the docs](https://evil.example/x) first\n")
     subprocess.run(["git", "-C", str(cfg.memory), "add", "briefing.md"], check=True)
-    subprocess.run(["git", "-C", str(cfg.memory), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "commit", "-qm", "briefing"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(cfg.memory),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "briefing",
+        ],
+        check=True,
+    )
     app = DreamApp(cfg, ledger, watch=False)
     opened: list[str] = []
     app.open_url = lambda url, **kw: opened.append(url)  # type: ignore[method-assign]
@@ -424,7 +478,9 @@ async def test_a_memory_files_type_is_shown_literally(tui_setup) -> None:
     """The Memory table gave the frontmatter's type to the DataTable as a string, which it reads as
     markup: ``type: "[/x]"`` crashed the app, ``[reverse]`` styled the row."""
     cfg, ledger, _ids = tui_setup
-    (cfg.memory / "odd.md").write_text('---\nname: odd\ndescription: odd\ntype: "[reverse]t[/reverse] [/x]"\n---\n\nodd\n')
+    (cfg.memory / "odd.md").write_text(
+        '---\nname: odd\ndescription: odd\ntype: "[reverse]t[/reverse] [/x]"\n---\n\nodd\n'
+    )
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await show(pilot, "6")
@@ -457,7 +513,9 @@ async def test_r_digit_enter_typed_quickly_rejects_with_that_category(tui_setup)
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         for key, character in (("r", "r"), ("2", "2"), ("enter", "\r")):  # no pause between the keys
             app.post_message(events.Key(key, character))
-        await wait_for(pilot, lambda: app.decisions_waiting == 0 and ledger.get_candidate(ids[0]).status == "rejected")
+        await wait_for(
+            pilot, lambda: app.decisions_waiting == 0 and ledger.get_candidate(ids[0]).status == "rejected"
+        )
         assert not isinstance(app.screen, RejectModal)
     row = ledger.query("SELECT category FROM decisions WHERE candidate_id = ?", (ids[0],))[0]
     assert row["category"] == "duplicate"
@@ -491,6 +549,8 @@ async def test_down_enter_enter_typed_quickly_rejects(tui_setup) -> None:
         await pilot.press("down")
         categories.action_choose(enter=True)
         categories.action_choose(enter=True)  # both Enters handled where the focus was when typed
-        await wait_for(pilot, lambda: app.decisions_waiting == 0 and ledger.get_candidate(ids[0]).status == "rejected")
+        await wait_for(
+            pilot, lambda: app.decisions_waiting == 0 and ledger.get_candidate(ids[0]).status == "rejected"
+        )
     row = ledger.query("SELECT category FROM decisions WHERE candidate_id = ?", (ids[0],))[0]
     assert row["category"] == "duplicate"

@@ -39,8 +39,12 @@ def notes(app) -> str:
 
 
 def briefing_commits(cfg) -> list[str]:
-    out = subprocess.run(["git", "-C", str(cfg.memory), "log", "--format=%H", "--", "briefing.md"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(cfg.memory), "log", "--format=%H", "--", "briefing.md"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return out.split()
 
 
@@ -96,16 +100,26 @@ async def test_d_does_what_the_sessions_screen_says(dreamed) -> None:
         assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
         # the person writes more in a session after the day's cycle
         path = cfg.transcripts / PAY / f"{REFUNDS}.jsonl"
-        rec = {"type": "user", "sessionId": REFUNDS, "uuid": "after-the-cycle", "isSidechain": False,
-               "timestamp": "2026-11-28T18:00:00.000Z",
-               "message": {"role": "user", "content": "Never retry a refund call without the idempotency key, "
-                                                      "the provider charges twice when we do that."}}
+        rec = {
+            "type": "user",
+            "sessionId": REFUNDS,
+            "uuid": "after-the-cycle",
+            "isSidechain": False,
+            "timestamp": "2026-11-28T18:00:00.000Z",
+            "message": {
+                "role": "user",
+                "content": "Never retry a refund call without the idempotency key, "
+                "the provider charges twice when we do that.",
+            },
+        }
         with path.open("a") as fh:
             fh.write(json.dumps(rec) + "\n")
         old = 1_700_000_000
         os.utime(path, (old, old))
         app.screen.reload()
-        await wait_for(pilot, lambda: "d dreams what is new since cycle #1, on demand" in plain(app, "#sessions-info"))
+        await wait_for(
+            pilot, lambda: "d dreams what is new since cycle #1, on demand" in plain(app, "#sessions-info")
+        )
         await pilot.press("d")
         await wait_for(pilot, lambda: "On-demand dream pass #2" in notes(app), timeout=30)
         assert "No REM on demand" in notes(app)

@@ -18,8 +18,9 @@ def status_of_helper(ledger, cid: str) -> str:
 
 
 def accepted_path(ledger, cid: str) -> str:
-    return ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept' AND candidate_id = ?",
-                        (cid,))[0]["memory_path"]
+    return ledger.query(
+        "SELECT memory_path FROM decisions WHERE action = 'accept' AND candidate_id = ?", (cid,)
+    )[0]["memory_path"]
 
 
 async def choose(pilot, app, select_id: str, value: str) -> None:
@@ -38,7 +39,9 @@ async def test_a_project_proposal_made_global_lands_at_the_top_as_the_chosen_typ
         await choose(pilot, app, "type", "reference")
         app.screen.query_one("#why").load_text("Applied migrations must not be edited.")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of_helper(ledger, cid) == "accepted")
+        await wait_for(
+            pilot, lambda: app.decisions_waiting == 0 and status_of_helper(ledger, cid) == "accepted"
+        )
     path = accepted_path(ledger, cid)
     assert "/" not in path  # the top of the memory repo
     meta, body = parse_frontmatter((cfg.memory / path).read_text())
@@ -48,14 +51,18 @@ async def test_a_project_proposal_made_global_lands_at_the_top_as_the_chosen_typ
 async def test_a_global_proposal_made_project_specific_lands_under_projects(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
     cid = ids[1]
-    ledger.put_candidate(replace(ledger.get_candidate(cid), scope="global"))  # an "Always …" the gate made global
+    ledger.put_candidate(
+        replace(ledger.get_candidate(cid), scope="global")
+    )  # an "Always …" the gate made global
     async with open_queue(cfg, ledger, len(ids), at=cid) as (app, pilot, _table):
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditModal))
         assert app.screen.query_one("#scope").value == "global"
         await choose(pilot, app, "scope", "project")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of_helper(ledger, cid) == "accepted")
+        await wait_for(
+            pilot, lambda: app.decisions_waiting == 0 and status_of_helper(ledger, cid) == "accepted"
+        )
     assert accepted_path(ledger, cid).startswith("projects/home-kim-src-payments-api/")
 
 

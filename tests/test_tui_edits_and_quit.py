@@ -47,7 +47,9 @@ async def test_undo_of_an_edited_accept_brings_back_the_edit(tui_setup) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "accepted")
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "pending")
-        await wait_for(pilot, lambda: table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table))
+        await wait_for(
+            pilot, lambda: table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table)
+        )
         await pilot.pause()
         assert table.current_id == ids[1]  # back, highlighted, with the person's text
         assert "Migrate the throwaway" in drawn_row(table) and "Run alembic" not in drawn_row(table)
@@ -123,13 +125,16 @@ async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_w
     record = cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor())
     assert record.status == "completed" and record.id == row["id"]
     assert [p["name"] for p in record.phases][-2:] == ["rem", "wake"]
-    assert len(commits(cfg.memory)) > len(before)  # its review is committed now (its briefing waits for review)
+    assert len(commits(cfg.memory)) > len(
+        before
+    )  # its review is committed now (its briefing waits for review)
     with pytest.raises(cycle.CycleAlreadyDone):
         cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor(), trigger="schedule")
 
 
 async def test_q_twice_during_a_cycle_closes_at_once_and_the_terminal_says_it_waits(
-        slow_world, capsys: pytest.CaptureFixture[str]) -> None:
+    slow_world, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``q q``: the window closes at once; the process cannot end before the cycle's thread does, so
     the terminal says what it waits for, and the cycle still stops at its next phase boundary."""
     cfg, ledger = slow_world

@@ -20,7 +20,9 @@ BASE = {"sessionId": SESSION, "cwd": "/home/kim/src/payments-api", "isSidechain"
 
 
 def rec(kind: str, **fields) -> bytes:
-    return (json.dumps({**BASE, "type": kind, "timestamp": "2026-11-28T10:00:00.000Z", **fields}) + "\n").encode()
+    return (
+        json.dumps({**BASE, "type": kind, "timestamp": "2026-11-28T10:00:00.000Z", **fields}) + "\n"
+    ).encode()
 
 
 def noisy_transcript() -> list[bytes]:
@@ -28,12 +30,29 @@ def noisy_transcript() -> list[bytes]:
     test_output = "\n".join(f"tests/test_refunds.py::test_case_{n} PASSED" for n in range(60))
     return [
         rec("user", message={"role": "user", "content": "run the refund tests please"}),
-        rec("assistant", message={"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest tests/test_refunds.py"}}]}),
+        rec(
+            "assistant",
+            message={
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": "pytest tests/test_refunds.py"},
+                    }
+                ],
+            },
+        ),
         rec("progress", data={"type": "hook_progress", "hookName": "PreToolUse"}),
         rec("progress", data={"type": "bash_progress", "output": "running"}),
-        rec("user", message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": test_output}]}),
+        rec(
+            "user",
+            message={
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": test_output}],
+            },
+        ),
         rec("attachment", attachment={"type": "hook_success", "content": "formatter ran\n" * 30}),
         rec("user", message={"role": "user", "content": f"good. {QUOTE}."}),
         rec("assistant", message={"role": "assistant", "content": [{"type": "text", "text": "Understood."}]}),
@@ -45,8 +64,15 @@ def noisy(tui_setup):
     cfg, ledger, ids = tui_setup
     path = cfg.transcripts / PAY / f"{SESSION}.jsonl"
     path.write_bytes(b"".join(noisy_transcript()))
-    spec = (PAY, SESSION, "Never run the refund migrations by hand", "The deploy job records the version.",
-            QUOTE, "2026-11-28T11:00:00Z", {})
+    spec = (
+        PAY,
+        SESSION,
+        "Never run the refund migrations by hand",
+        "The deploy job records the version.",
+        QUOTE,
+        "2026-11-28T11:00:00Z",
+        {},
+    )
     [cid] = add_candidates(cfg, ledger, [spec])
     return cfg, ledger, [*ids, cid], cid
 
@@ -68,8 +94,10 @@ def test_the_quote_is_highlighted_on_its_marked_line() -> None:
     records = [raw_record(n, raw) for n, raw in enumerate(noisy_transcript(), start=1)]
     line = next(t for t in render_records(records, 7, QUOTE) if t.plain.startswith("▶"))
     start = line.plain.index(QUOTE)
-    assert any(span.start <= start and span.end >= start + len(QUOTE) and "yellow" in str(span.style)
-               for span in line.spans)
+    assert any(
+        span.start <= start and span.end >= start + len(QUOTE) and "yellow" in str(span.style)
+        for span in line.spans
+    )
 
 
 def test_times_are_in_the_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,7 +133,9 @@ def test_the_project_name_comes_from_the_records_cwd(tmp_path: Path) -> None:
 
     folder = tmp_path / "-home-kim-src-my-app"
     folder.mkdir()
-    (folder / "s.jsonl").write_bytes(rec("user", cwd="/home/kim/src/my-app", message={"role": "user", "content": "x"}))
+    (folder / "s.jsonl").write_bytes(
+        rec("user", cwd="/home/kim/src/my-app", message={"role": "user", "content": "x"})
+    )
     assert project_name(tmp_path, "-home-kim-src-my-app") == "my-app"
     assert project_name(tmp_path, "-srv-other") == "srv-other"  # no transcript: the folder, readable
 

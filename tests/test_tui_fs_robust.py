@@ -21,7 +21,9 @@ async def test_sessions_screen_shows_an_unsearchable_project_folder_as_a_notice_
             await show(pilot, "2")
             info = plain(app, "#sessions-info")
             assert "1 projects" in info and "2 sessions" in info  # the readable project is listed
-            assert f"1 skipped: skipped {bad}: cannot open the files in this folder (permission denied)" in info
+            assert (
+                f"1 skipped: skipped {bad}: cannot open the files in this folder (permission denied)" in info
+            )
             notices = [n.message for n in app._notifications if n.title == "Skipped"]
             assert notices == [f"skipped {bad}: cannot open the files in this folder (permission denied)"]
             await pilot.press("q")
@@ -40,13 +42,23 @@ async def test_app_keeps_answering_when_a_fifo_named_jsonl_appears(fresh) -> Non
         await wait_for(pilot, lambda: any(n.title == "Skipped" for n in app._notifications), 15)
         notice = [n.message for n in app._notifications if n.title == "Skipped"]
         assert notice == [f"skipped {fifo}: it is a FIFO, not a regular file"]
-        record = {"type": "user", "uuid": "u-live", "timestamp": "2026-11-28T18:00:00.000Z",
-                  "sessionId": "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43",
-                  "message": {"role": "user", "content": "the live view still moves"}}
+        record = {
+            "type": "user",
+            "uuid": "u-live",
+            "timestamp": "2026-11-28T18:00:00.000Z",
+            "sessionId": "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43",
+            "message": {"role": "user", "content": "the live view still moves"},
+        }
         with real.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
-        await wait_for(pilot, lambda: "the live view still moves" in "\n".join(
-            str(line) for line in queue_of(app).query_one("#live").lines), 15)
+        await wait_for(
+            pilot,
+            lambda: (
+                "the live view still moves"
+                in "\n".join(str(line) for line in queue_of(app).query_one("#live").lines)
+            ),
+            15,
+        )
         await show(pilot, "2")  # the Sessions screen lists it as skipped, and the app still answers keys
         assert f"skipped {fifo}: it is a FIFO" in plain(app, "#sessions-info")
         await pilot.press("q")

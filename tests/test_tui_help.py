@@ -24,10 +24,19 @@ async def test_question_mark_lists_the_queue_keys_and_the_global_ones_and_esc_cl
         shown = help_text(app)
         assert "Queue screen" in shown and "Everywhere" in shown
         assert shown.index("Queue screen") < shown.index("Everywhere")
-        for key, what in (("a", "Accept"), ("r", "Reject"), ("u", "Undo"), ("o", "Sort"), ("d", "Dream"),
-                          ("q", "Quit"), ("1", "Queue screen"), ("7", "Promotion screen")):
-            assert any(re.match(rf"(\S+ / )*{re.escape(key)}( / \S+)* +{what}", line)
-                       for line in shown.splitlines()), (key, what)
+        for key, what in (
+            ("a", "Accept"),
+            ("r", "Reject"),
+            ("u", "Undo"),
+            ("o", "Sort"),
+            ("d", "Dream"),
+            ("q", "Quit"),
+            ("1", "Queue screen"),
+            ("7", "Promotion screen"),
+        ):
+            assert any(
+                re.match(rf"(\S+ / )*{re.escape(key)}( / \S+)* +{what}", line) for line in shown.splitlines()
+            ), (key, what)
         assert "Command palette" in shown
         await pilot.press("a")  # keys of the screen below do nothing while help is open
         await pilot.press("escape")
@@ -80,7 +89,21 @@ async def test_numbered_tabs_name_every_screen_and_light_the_current_one(tui_set
     cfg, ledger, ids = tui_setup
     async with open_queue(cfg, ledger, len(ids), size=(80, 24)) as (app, pilot, _table):
         tabs = lines(app.screen.query_one(ScreenTabs))[0]
-        assert tabs.split() == ["1", "Queue", "2", "Sessions", "3", "Cycles", "4", "Briefings", "5", "Stats",
-                                "6", "Memory", "7", "Promotion"]  # all seven fit at 80 columns
+        assert tabs.split() == [
+            "1",
+            "Queue",
+            "2",
+            "Sessions",
+            "3",
+            "Cycles",
+            "4",
+            "Briefings",
+            "5",
+            "Stats",
+            "6",
+            "Memory",
+            "7",
+            "Promotion",
+        ]  # all seven fit at 80 columns
         await show(pilot, "3")
         assert app.screen.query_one(ScreenTabs).current == "cycles"

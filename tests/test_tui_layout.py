@@ -16,16 +16,35 @@ from dreamtui.tui.widgets.queue_table import QueueTable, header, row_text
 from dreamtui.tui.widgets.status_header import StatusHeader
 
 
-def row(provenance: str = "person", duplicate: bool = False, corroborated: int = 0, secret: bool = False) -> QueueRow:
-    return QueueRow("c1", "-home-kim-src-payments-api", "s1", "feedback", "The claim itself", provenance,
-                    duplicate, corroborated, secret, "2026-11-28T10:00:00Z")
+def row(
+    provenance: str = "person", duplicate: bool = False, corroborated: int = 0, secret: bool = False
+) -> QueueRow:
+    return QueueRow(
+        "c1",
+        "-home-kim-src-payments-api",
+        "s1",
+        "feedback",
+        "The claim itself",
+        provenance,
+        duplicate,
+        corroborated,
+        secret,
+        "2026-11-28T10:00:00Z",
+    )
 
 
-@pytest.mark.parametrize("kind", [
-    {}, {"duplicate": True}, {"secret": True}, {"corroborated": 2}, {"provenance": "tool"},
-    {"provenance": "tool", "duplicate": True, "secret": True, "corroborated": 4},
-    {"provenance": "a-provenance-far-too-long-for-its-column"},
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        {},
+        {"duplicate": True},
+        {"secret": True},
+        {"corroborated": 2},
+        {"provenance": "tool"},
+        {"provenance": "tool", "duplicate": True, "secret": True, "corroborated": 4},
+        {"provenance": "a-provenance-far-too-long-for-its-column"},
+    ],
+)
 def test_every_row_starts_its_claim_under_the_claim_title_after_a_blank(kind) -> None:
     column = header().plain.index("claim")
     line = row_text(row(**kind)).plain
@@ -40,7 +59,11 @@ def test_the_flags_column_keeps_the_loudest_badges_whole() -> None:
 
 
 def test_one_day_and_one_decision_are_singular() -> None:
-    text = render_stats({"decisions": 1, "accepted": 1, "rejected": 0, "decision_days": 1}, [3]).renderables[0].plain
+    text = (
+        render_stats({"decisions": 1, "accepted": 1, "rejected": 0, "decision_days": 1}, [3])
+        .renderables[0]
+        .plain
+    )
     assert "1 decision (1 accepted, 0 rejected) over 1 day ·" in text
     text = render_stats({"decisions": 2, "decision_days": 2}, []).renderables[0].plain
     assert "2 decisions" in text and "over 2 days" in text
@@ -54,7 +77,9 @@ async def test_the_detail_lays_out_its_fields_apart(tui_setup) -> None:
         cand = ledger.get_candidate(ids[0])
         assert re.search(r"type {2,}feedback {2,}session {2,}" + cand.session[:8], shown)
         assert re.search(r"by {2,}heuristic {2,}id {2,}" + cand.id, shown)
-        assert re.search(rf"project {{2,}}payments-api {{2,}}{cand.project}", shown)  # its name from the records' cwd
+        assert re.search(
+            rf"project {{2,}}payments-api {{2,}}{cand.project}", shown
+        )  # its name from the records' cwd
         assert re.search(r"scope {2,}this project  → projects/home-kim-src-payments-api/", shown)
 
 
@@ -99,8 +124,10 @@ async def test_grouped_queue_has_a_header_per_group_and_the_cursor_skips_it(tui_
         await pilot.press("o")  # grouped by session
         await pilot.pause()
         headers = [line for line in lines(table) if line.startswith("▾")]
-        assert headers == [f"▾ session {REFUNDS[:8]} · {PAY.strip('-')} · 1 proposal",
-                           f"▾ session {LOGGING[:8]} · {PAY.strip('-')} · 3 proposals"]
+        assert headers == [
+            f"▾ session {REFUNDS[:8]} · {PAY.strip('-')} · 1 proposal",
+            f"▾ session {LOGGING[:8]} · {PAY.strip('-')} · 3 proposals",
+        ]
         await pilot.press("o")  # newest first: no headers
         await pilot.pause()
         assert not any(line.startswith("▾") for line in lines(table))
@@ -128,10 +155,21 @@ async def test_at_80x24_the_header_is_one_line_and_the_footer_keeps_every_queue_
         assert header.size.height == 1
         assert "6 proposals waiting" in lines(header)[0]
         # every key in the footer, whole within the 80 columns
-        footer = " ".join(" ".join(lines(k)).strip() for k in app.screen.query_one(Footer).children
-                          if k.region.right <= 80 and k.region.width)
-        for key, label in (("a", "Accept"), ("r", "Reject"), ("e", "Edit"), ("s", "Skip"), ("u", "Undo"),
-                           ("/", "Filter"), ("o", "Sort"), ("?", "Help")):
+        footer = " ".join(
+            " ".join(lines(k)).strip()
+            for k in app.screen.query_one(Footer).children
+            if k.region.right <= 80 and k.region.width
+        )
+        for key, label in (
+            ("a", "Accept"),
+            ("r", "Reject"),
+            ("e", "Edit"),
+            ("s", "Skip"),
+            ("u", "Undo"),
+            ("/", "Filter"),
+            ("o", "Sort"),
+            ("?", "Help"),
+        ):
             assert f"{key} {label}" in footer, (key, footer)
         for screen in "234567":  # every screen's header is one line at 80 columns
             await pilot.press(screen)

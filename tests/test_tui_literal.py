@@ -28,8 +28,11 @@ def test_escape_and_control_characters_become_visible() -> None:
 def test_the_app_never_shows_a_secret_even_across_a_cut() -> None:
     key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
     assert literal(f"use {key} here") == "use [REDACTED:stripe-key] here"
-    pem = ("-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
-           + "-----END RSA PRIVATE KEY-----")
+    pem = (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n" * 3
+        + "-----END RSA PRIVATE KEY-----"
+    )
     shown = literal("x" * 40 + pem, limit=70)  # the cut falls inside the key block
     assert "MIIEow" not in shown and shown.startswith("x" * 40 + "[REDACTED:private-key]")
 
@@ -57,12 +60,30 @@ def test_broken_lines_decode_to_placeholders() -> None:
 
 def _hostile_transcript(folder: Path) -> tuple[Path, str]:
     lines = [
-        {"type": "user", "uuid": "u1", "timestamp": "2026-11-28T10:00:00.000Z",
-         "message": {"role": "user", "content": f"look {OSC_LINK} {TITLE} \x1b[2J"}},
-        {"type": "assistant", "uuid": "u2", "timestamp": "2026-11-28T10:00:05.000Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "[@click=app.quit]quit[/]"}]}},
-        {"type": "user", "uuid": "u3", "timestamp": "2026-11-28T10:00:09.000Z",
-         "message": {"role": "user", "content": "never trust the [blink]blinking[/] output, we tried that"}},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "timestamp": "2026-11-28T10:00:00.000Z",
+            "message": {"role": "user", "content": f"look {OSC_LINK} {TITLE} \x1b[2J"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "u2",
+            "timestamp": "2026-11-28T10:00:05.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "[@click=app.quit]quit[/]"}],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "u3",
+            "timestamp": "2026-11-28T10:00:09.000Z",
+            "message": {
+                "role": "user",
+                "content": "never trust the [blink]blinking[/] output, we tried that",
+            },
+        },
     ]
     path = folder / "-tmp-hostile" / "hostile.jsonl"
     path.parent.mkdir(parents=True)
@@ -79,12 +100,26 @@ async def test_the_app_shows_a_hostile_transcript_literally(tmp_path: Path) -> N
     path, quote = _hostile_transcript(cfg.transcripts)
     ledger = Ledger.open(cfg.state)
     assert [r.line for r in read_window(path, 3)] == [1, 2, 3, 4, 5]
-    ledger.put_candidate(Candidate(
-        id="chostile0001", session="hostile", project="-tmp-hostile", transcript=str(path),
-        claim=f"Never trust {OSC_LINK} [@click=app.quit]output[/]", why=TITLE, how_to_apply=BIDI, type="feedback",
-        scope="global", quote=quote, extractor="heuristic", model=None, provenance="person",
-        matches=[Match(str(path), 3, "u3", "2026-11-28T10:00:09.000Z", "person")],
-        created_at="2026-11-28T10:00:10Z", updated_at="2026-11-28T10:00:10Z"))
+    ledger.put_candidate(
+        Candidate(
+            id="chostile0001",
+            session="hostile",
+            project="-tmp-hostile",
+            transcript=str(path),
+            claim=f"Never trust {OSC_LINK} [@click=app.quit]output[/]",
+            why=TITLE,
+            how_to_apply=BIDI,
+            type="feedback",
+            scope="global",
+            quote=quote,
+            extractor="heuristic",
+            model=None,
+            provenance="person",
+            matches=[Match(str(path), 3, "u3", "2026-11-28T10:00:09.000Z", "person")],
+            created_at="2026-11-28T10:00:10Z",
+            updated_at="2026-11-28T10:00:10Z",
+        )
+    )
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=(150, 45)) as pilot:
         await wait_for(pilot, lambda: queue_of(app) is not None and queue_of(app).table.row_count == 1)

@@ -36,11 +36,13 @@ class WatchedWorkspace(Workspace):
 
 
 for _name in READS:
+
     def _watched(self: WatchedWorkspace, *args: Any, _name: str = _name, **kwargs: Any) -> Any:
         self._note(_name)
         if _name == "stats":
             assert self.release.wait(30), "the test never released the slow read"
         return getattr(Workspace, _name)(self, *args, **kwargs)
+
     setattr(WatchedWorkspace, _name, _watched)
 
 
@@ -71,7 +73,9 @@ async def test_a_slow_read_shows_loading_and_keys_still_work(tui_setup) -> None:
         workspace.release.clear()  # the statistics take as long as the test wants
         try:
             await pilot.press("5")
-            await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen) and bool(workspace.on_ui_thread["stats"]))
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, StatsScreen) and bool(workspace.on_ui_thread["stats"])
+            )
             stats = app.screen
             assert not stats.is_loaded
             assert stats.query_one("#stats").loading  # Textual's loading indicator covers the page
@@ -104,8 +108,12 @@ async def test_the_live_tail_reads_new_lines_in_a_worker(tui_setup) -> None:
     app.live_tail.start_at(path, path.stat().st_size)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        record = {"type": "user", "message": {"role": "user", "content": "keep the pool at [bold]10[/]"},
-                  "uuid": "u-live-9", "timestamp": "2026-11-28T15:00:00.000Z"}
+        record = {
+            "type": "user",
+            "message": {"role": "user", "content": "keep the pool at [bold]10[/]"},
+            "uuid": "u-live-9",
+            "timestamp": "2026-11-28T15:00:00.000Z",
+        }
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
         app.post_message(TranscriptsChanged([path]))  # what the watcher posts when the file grows
@@ -126,7 +134,9 @@ async def test_a_screen_that_cannot_read_its_data_says_so_and_the_app_goes_on(tu
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         await show(pilot, "6")
-        assert any("cannot read the memory screen's data: the memory folder went away" in n.message
-                   for n in app._notifications)
+        assert any(
+            "cannot read the memory screen's data: the memory folder went away" in n.message
+            for n in app._notifications
+        )
         await show(pilot, "1")
         assert app.is_running

@@ -60,7 +60,9 @@ async def test_outside_changes_are_queue_rows_with_their_diff(tui_setup, git_hom
     assert outside.get(ledger, new.id).reason == "not worth keeping"
 
 
-async def test_a_watched_change_appears_in_the_open_queue_and_m_commits_it_as_mine(tui_setup, git_home) -> None:
+async def test_a_watched_change_appears_in_the_open_queue_and_m_commits_it_as_mine(
+    tui_setup, git_home
+) -> None:
     cfg, ledger, ids = tui_setup
     root = cfg.memory
     app = DreamApp(cfg, ledger, watch=True)

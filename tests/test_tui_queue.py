@@ -48,7 +48,9 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
     # the notification names the file and the commit the core made, read from its AcceptResult
     row = ledger.query("SELECT memory_path, commit_sha FROM decisions WHERE action = 'accept'")[0]
     claim = ledger.get_candidate(first).claim
-    assert f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})" in notes  # named by its claim
+    assert (
+        f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})" in notes
+    )  # named by its claim
 
 
 async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
@@ -143,7 +145,7 @@ async def test_evidence_shows_raw_records_around_the_quote(tui_setup) -> None:
         assert "person    09:14:05" in text  # role and time
         assert "[untrusted tool output]" in text  # a tool result near it is labelled
         marked = next(t for t in texts(app.query_one("#evidence").content) if t.plain.startswith("▶"))
-        spans = [marked.plain[s.start:s.end] for s in marked.spans if "yellow" in str(s.style)]
+        spans = [marked.plain[s.start : s.end] for s in marked.spans if "yellow" in str(s.style)]
         assert cand.quote in spans  # the quote is highlighted where it stands
 
 
@@ -228,8 +230,17 @@ async def test_the_command_palette_lists_every_action(tui_setup) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE):
         titles = {c.title for c in app.get_system_commands(app.screen)}
-    for title in ("Accept", "Reject", "Edit then accept", "Skip", "Undo", "Filter", "Dream now",
-                  "Screen: Stats", "Screen: Promotion"):
+    for title in (
+        "Accept",
+        "Reject",
+        "Edit then accept",
+        "Skip",
+        "Undo",
+        "Filter",
+        "Dream now",
+        "Screen: Stats",
+        "Screen: Promotion",
+    ):
         assert title in titles
 
 
@@ -240,8 +251,13 @@ async def test_a_transcript_appended_during_the_session_shows_up(tui_setup) -> N
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
         await pilot.pause(0.3)
-        record = {"type": "user", "message": {"role": "user", "content": "please never squash the migration commits"},
-                  "uuid": "u-live-1", "timestamp": "2026-11-28T15:00:00.000Z", "sessionId": LOGGING}
+        record = {
+            "type": "user",
+            "message": {"role": "user", "content": "please never squash the migration commits"},
+            "uuid": "u-live-1",
+            "timestamp": "2026-11-28T15:00:00.000Z",
+            "sessionId": LOGGING,
+        }
         line = json.dumps(record) + "\n"
         with path.open("a", encoding="utf-8") as fh:
             fh.write(line)

@@ -22,7 +22,6 @@ async def started(pilot) -> None:
     await wait_loaded(pilot)
 
 
-
 async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -> None:
     cfg, ledger = fresh
     app = DreamApp(cfg, ledger, watch=False)
@@ -42,9 +41,13 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
         assert any("Dream cycle #1" in n.message for n in app._notifications)  # the waking message
         await show(pilot, "2")
         assert "0 with content not yet dreamed" in plain(app, "#sessions-info")
-        projects, sessions = (" | ".join(str(cell) for i in range(t.row_count) for cell in t.get_row_at(i))
-                              for t in (app.screen.query_one("#projects"), app.screen.query_one("#sessions")))
-        assert "payments-api" in projects.split(" | ") and "kim-src" not in projects  # named by the records' cwd
+        projects, sessions = (
+            " | ".join(str(cell) for i in range(t.row_count) for cell in t.get_row_at(i))
+            for t in (app.screen.query_one("#projects"), app.screen.query_one("#sessions"))
+        )
+        assert (
+            "payments-api" in projects.split(" | ") and "kim-src" not in projects
+        )  # named by the records' cwd
         assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", sessions)  # when it was read, in local time
         assert not re.search(r"\d\dT\d\d:\d\d", sessions)  # not the raw ISO stamp
         await show(pilot, "3")  # Cycles: the history with its waking message
@@ -68,11 +71,26 @@ async def test_a_failing_cycle_is_a_notification_not_a_crash(fresh) -> None:
 async def test_briefings_show_each_version_and_the_diff(fresh) -> None:
     cfg, ledger = fresh
     briefing = cfg.memory / "briefing.md"
-    for n, text in enumerate(["# Briefing\n\n- shipped: refunds\n", "# Briefing\n\n- shipped: refunds\n- next: vite\n"]):
+    for n, text in enumerate(
+        ["# Briefing\n\n- shipped: refunds\n", "# Briefing\n\n- shipped: refunds\n- next: vite\n"]
+    ):
         briefing.write_text(text)
         subprocess.run(["git", "-C", str(cfg.memory), "add", "briefing.md"], check=True)
-        subprocess.run(["git", "-C", str(cfg.memory), "-c", "user.name=t", "-c", "user.email=t@t",
-                        "commit", "-qm", f"briefing {n}"], check=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(cfg.memory),
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                f"briefing {n}",
+            ],
+            check=True,
+        )
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
@@ -128,7 +146,9 @@ async def test_promotion_screen_shows_gates_and_refuses_to_approve(fresh) -> Non
         assert "AUTO-WRITE OFF" in text and "✘ evidence" in text and "Gates: " in text
         assert "missing: no human decisions" in text  # each gate says what it still lacks
         assert "Approval is offered once every gate passes" in text
-        assert "approve" not in {b.binding.action for b in app.screen.active_bindings.values()}  # A not offered
+        assert "approve" not in {
+            b.binding.action for b in app.screen.active_bindings.values()
+        }  # A not offered
         await pilot.press("A")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, ConfirmModal)  # no confirmation that would then be refused
@@ -145,9 +165,13 @@ async def test_a_goodnight_in_a_session_starts_that_projects_cycle(fresh) -> Non
         await started(pilot)
         await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
         await pilot.pause(0.3)
-        record = {"type": "user", "uuid": "u-gn", "timestamp": "2026-11-28T18:00:00.000Z",
-                  "sessionId": "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43",
-                  "message": {"role": "user", "content": "good night!"}}
+        record = {
+            "type": "user",
+            "uuid": "u-gn",
+            "timestamp": "2026-11-28T18:00:00.000Z",
+            "sessionId": "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43",
+            "message": {"role": "user", "content": "good night!"},
+        }
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
         await wait_for(pilot, lambda: any("Good night heard" in n.message for n in app._notifications), 15)
@@ -203,7 +227,9 @@ async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
         assert app.screen.focused is sessions and sessions.row_count == 2
         sessions.move_cursor(row=sessions.get_row_index(f"-home-kim-src-dreamboard-web\0{WEBAPP}"))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.current_mode == "queue" and app.query_one(QueueTable).ids == [ids[5]])
+        await wait_for(
+            pilot, lambda: app.current_mode == "queue" and app.query_one(QueueTable).ids == [ids[5]]
+        )
         table = app.query_one(QueueTable)
         assert app.current_mode == "queue"
         assert table.ids == [ids[5]]  # the one proposal from that session
@@ -213,8 +239,11 @@ async def test_the_yield_floor_banner_shows_in_the_header(fresh) -> None:
     cfg, ledger = fresh
     with ledger.write() as c:
         for day in ("2026-11-25", "2026-11-26", "2026-11-27"):
-            c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
-                      "VALUES ('*', ?, 'completed', ?, 'deep', '{\"kept\": 0}')", (day, f"{day}T20:00:00Z"))
+            c.execute(
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at, depth, stats) "
+                "VALUES ('*', ?, 'completed', ?, 'deep', '{\"kept\": 0}')",
+                (day, f"{day}T20:00:00Z"),
+            )
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
@@ -224,8 +253,12 @@ async def test_the_yield_floor_banner_shows_in_the_header(fresh) -> None:
 async def test_a_first_run_with_nothing_there_shows_every_screen(tmp_path: Path) -> None:
     from dreamtui.core.config import Config
 
-    cfg = Config(transcripts=tmp_path / "no-transcripts", memory=tmp_path / "no-memory",
-                 state=tmp_path / "state", extractor="heuristic")
+    cfg = Config(
+        transcripts=tmp_path / "no-transcripts",
+        memory=tmp_path / "no-memory",
+        state=tmp_path / "state",
+        extractor="heuristic",
+    )
     ledger = Ledger.open(cfg.state)
     app = DreamApp(cfg, ledger)
     async with app.run_test(size=SIZE) as pilot:
@@ -239,7 +272,9 @@ async def test_a_first_run_with_nothing_there_shows_every_screen(tmp_path: Path)
     ledger.close()
 
 
-async def test_promotion_screen_approves_and_revokes_auto_write(tmp_path_factory, tmp_path, monkeypatch) -> None:
+async def test_promotion_screen_approves_and_revokes_auto_write(
+    tmp_path_factory, tmp_path, monkeypatch
+) -> None:
     from fakes.promotion import APPROVE_AT, build_history, copy_history, iso
 
     cfg = copy_history(build_history(tmp_path_factory), tmp_path / "world")

@@ -45,8 +45,10 @@ def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def showing(key: str):
     """``run_before``: press a screen's key and wait until it shows its data."""
+
     async def run(pilot) -> None:
         await show(pilot, key)
+
     return run
 
 

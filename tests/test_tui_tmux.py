@@ -22,8 +22,9 @@ DREAMTUI = shutil.which("dreamtui")
 
 def capture(session: str) -> str:
     """The text on the tmux pane."""
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True,
-                          check=False).stdout
+    return subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=False
+    ).stdout
 
 
 def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 40.0) -> str:
@@ -39,20 +40,28 @@ def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 40.0
 
 
 def git_log(repo: Path) -> list[str]:
-    return subprocess.run(["git", "-C", str(repo), "log", "--format=%s%n%b%x00"], capture_output=True,
-                          text=True, check=True).stdout.split("\x00")
+    return subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%s%n%b%x00"], capture_output=True, text=True, check=True
+    ).stdout.split("\x00")
 
 
 @pytest.mark.skipif(not TMUX or not DREAMTUI, reason="needs tmux and the installed dreamtui")
 def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
     demo = tmp_path / "demo"
     session = f"dreamtui-test-{uuid.uuid4().hex[:8]}"
-    env = {"DREAMTUI_DEMO_DIR": str(demo), "DREAMTUI_CONFIG": str(tmp_path / "none.toml"),
-           "GIT_CONFIG_NOSYSTEM": "1", "TERM": "xterm-256color"}
+    env = {
+        "DREAMTUI_DEMO_DIR": str(demo),
+        "DREAMTUI_CONFIG": str(tmp_path / "none.toml"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "TERM": "xterm-256color",
+    }
     command = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     command = f"env {command} {shlex.quote(DREAMTUI)} --demo; echo DREAMTUI-EXITED; sleep 30"
-    subprocess.run([TMUX, "new-session", "-d", "-s", session, "-x", "150", "-y", "45", command], check=True,
-                   env={**os.environ, "TMUX": ""})
+    subprocess.run(
+        [TMUX, "new-session", "-d", "-s", session, "-x", "150", "-y", "45", command],
+        check=True,
+        env={**os.environ, "TMUX": ""},
+    )
     try:
         text = wait_screen(session, lambda t: "proposals waiting" in t)
         waiting = int(re.search(r"(\d+) proposals waiting", text).group(1))
@@ -60,7 +69,9 @@ def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
         before = git_log(demo / "memory")
         subprocess.run([TMUX, "send-keys", "-t", session, "a"], check=True)
         wait_screen(session, lambda t: f"{waiting - 1} proposals waiting" in t)
-        wait_screen(session, lambda t: "accepted “" in t and "→" in t)  # the note names the claim and the file
+        wait_screen(
+            session, lambda t: "accepted “" in t and "→" in t
+        )  # the note names the claim and the file
         subprocess.run([TMUX, "send-keys", "-t", session, "q"], check=True)
         wait_screen(session, lambda t: "DREAMTUI-EXITED" in t, timeout=20)
     finally:

@@ -31,18 +31,48 @@ def files_of(corpus: Path, which: tuple[str, str]) -> list[Path]:
 
 REAL = [
     # (session, quote, line, provenance): quotes, backslashes, newlines, non-ASCII, code
-    (MANIFEST, 'The above "status report" is very interesting and good to keep as milestone information.',
-     68, "person"),
-    (LOG, "in @claude_code_log/templates/components/timeline.html \\\n\\\nAlso, I noticed that the colour",
-     1, "person"),
-    (LOG, "Find `// TODO: hide vis-group instead` in @claude_code_log/templates/components/timeline.html",
-     1, "person"),
-    (RABBIT, "`extract-coderabbit-feedback.py` → `extract_coderabbit_feedback.py` so Python can import it",
-     76, "assistant"),
-    (MANIFEST, "```python\nelif member.isfile():\n    file_obj = tf.extractfile(member)\n    if file_obj is None:",
-     206, "assistant"),
-    (SHARE, "One spoonful lands—the senses ignite,\nlayered flavors from morning to night", None, "assistant"),
-    (RABBIT, "Let's keep the name of the py file but change the pyproject script to reference it", 15, "person"),
+    (
+        MANIFEST,
+        'The above "status report" is very interesting and good to keep as milestone information.',
+        68,
+        "person",
+    ),
+    (
+        LOG,
+        "in @claude_code_log/templates/components/timeline.html \\\n\\\nAlso, I noticed that the colour",
+        1,
+        "person",
+    ),
+    (
+        LOG,
+        "Find `// TODO: hide vis-group instead` in @claude_code_log/templates/components/timeline.html",
+        1,
+        "person",
+    ),
+    (
+        RABBIT,
+        "`extract-coderabbit-feedback.py` → `extract_coderabbit_feedback.py` so Python can import it",
+        76,
+        "assistant",
+    ),
+    (
+        MANIFEST,
+        "```python\nelif member.isfile():\n    file_obj = tf.extractfile(member)\n    if file_obj is None:",
+        206,
+        "assistant",
+    ),
+    (
+        SHARE,
+        "One spoonful lands—the senses ignite,\nlayered flavors from morning to night",
+        None,
+        "assistant",
+    ),
+    (
+        RABBIT,
+        "Let's keep the name of the py file but change the pyproject script to reference it",
+        15,
+        "person",
+    ),
 ]
 
 
@@ -62,10 +92,12 @@ def test_real_quotes_verify_with_place_and_provenance(corpus: Path, which, quote
 def test_normalised_variants_of_a_real_quote_verify(corpus: Path) -> None:
     files = files_of(corpus, SHARE)
     # the transcript has an em dash and a line break; ASCII dash and a space are the same quote
-    assert verify_quote("One spoonful lands-the senses ignite, layered flavors from morning to night",
-                        files).verified
-    assert verify_quote("The above \u201cstatus report\u201d is very interesting and good to keep",
-                        files_of(corpus, MANIFEST)).verified
+    assert verify_quote(
+        "One spoonful lands-the senses ignite, layered flavors from morning to night", files
+    ).verified
+    assert verify_quote(
+        "The above \u201cstatus report\u201d is very interesting and good to keep", files_of(corpus, MANIFEST)
+    ).verified
 
 
 def test_quote_found_only_in_tool_output_reports_tool(corpus: Path) -> None:
@@ -98,7 +130,7 @@ ALTERED = [
     # a quote from another session
     (MANIFEST, "Let's keep the name of the py file but change the pyproject script to reference it"),
     # stitched across two records (line 45's prompt, then line 68's)
-    (MANIFEST, "Does the README correctly reflects what the code does? The above \"status report\" is"),
+    (MANIFEST, 'Does the README correctly reflects what the code does? The above "status report" is'),
     # stitched across two blocks/records of the assistant
     (SHARE, "layered flavors from morning to night, Aromatic tendrils rise in fragrant steam"),
     # a dropped word
@@ -134,13 +166,18 @@ def test_short_quotes_are_unverifiable(corpus: Path) -> None:
 def test_a_long_distinctive_quote_of_few_words_verifies_and_a_short_one_does_not(tmp_path: Path) -> None:
     """A person's list of links or a long path is not found by chance, though it is only a few "words";
     a short pair of words still is (real shapes from a recorded answer that the word count refused)."""
-    links = ("1、文档链接：https://wiki.example.cn/wiki/TOW2w3IQzisAi8kMFDMc7CAenEd,"
-             "https://wiki.example.cn/wiki/Cdwow4U9ei55WWkvZUxcR2Nqnid")
+    links = (
+        "1、文档链接：https://wiki.example.cn/wiki/TOW2w3IQzisAi8kMFDMc7CAenEd,"
+        "https://wiki.example.cn/wiki/Cdwow4U9ei55WWkvZUxcR2Nqnid"
+    )
     path_said = "/home/kim/llm-train/experiment_configuration_summary.md这个实验"
-    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
-        {"type": "user", "uuid": "u", "message": {"role": "user", "content": links}},
-        {"type": "user", "uuid": "v", "message": {"role": "user", "content": path_said + "的结果呢"}},
-    ])
+    path = write_jsonl(
+        tmp_path / "p" / "s.jsonl",
+        [
+            {"type": "user", "uuid": "u", "message": {"role": "user", "content": links}},
+            {"type": "user", "uuid": "v", "message": {"role": "user", "content": path_said + "的结果呢"}},
+        ],
+    )
     assert verify_quote(links, [path]).verified
     assert verify_quote(path_said, [path]).best.uuid == "v"
     assert not verify_quote(links.replace("TOW2", "TOW3"), [path]).verified  # altered: never accepted
@@ -152,17 +189,24 @@ def test_a_long_distinctive_quote_of_few_words_verifies_and_a_short_one_does_not
 def test_a_quote_of_only_dashes_and_quotes_is_refused_not_a_crash(tmp_path: Path) -> None:
     from dreamtui.core.gate.verify import verify_quotes
 
-    path = write_jsonl(tmp_path / "p" / "s.jsonl", [{"type": "user", "message": {"content": "a - - - - - - b"}}])
-    for quote in ("- - - - - -", "\u2014 \u2014 \u2014 \u2014 \u2014 \u2014", '" " \' \' - -'):
+    path = write_jsonl(
+        tmp_path / "p" / "s.jsonl", [{"type": "user", "message": {"content": "a - - - - - - b"}}]
+    )
+    for quote in ("- - - - - -", "\u2014 \u2014 \u2014 \u2014 \u2014 \u2014", "\" \" ' ' - -"):
         result = verify_quote(quote, [path])
-        assert not result.verified and result.reason == "unverifiable: the quote holds only spaces, quotes and dashes"
-    batch = verify_quotes(["- - - - - -"] + [f"always run the linter before push {i}" for i in range(9)], [path])
+        assert (
+            not result.verified
+            and result.reason == "unverifiable: the quote holds only spaces, quotes and dashes"
+        )
+    batch = verify_quotes(
+        ["- - - - - -"] + [f"always run the linter before push {i}" for i in range(9)], [path]
+    )
     assert not batch[0].verified and "only spaces" in (batch[0].reason or "")
 
 
 @pytest.mark.parametrize("hidden", ["\u200b", "\u202e", "\u2066", "\U000e0041", "\ufeff"])
 def test_hidden_characters_are_refused(corpus: Path, hidden: str) -> None:
-    quote = f"The above \"status report\" is very {hidden}interesting and good to keep"
+    quote = f'The above "status report" is very {hidden}interesting and good to keep'
     result = verify_quote(quote, files_of(corpus, MANIFEST))
     assert not result.verified
     assert result.reason.startswith("refused")
@@ -170,7 +214,7 @@ def test_hidden_characters_are_refused(corpus: Path, hidden: str) -> None:
 
 def test_normalize_never_merges_different_words() -> None:
     assert normalize("a\u00a0 \n\tb") == "a b"
-    assert normalize("“it’s” — done") == "\"it's\" - done"
+    assert normalize("“it’s” — done") == '"it\'s" - done'
     assert normalize("e\u0301t\u00e9") == "\u00e9t\u00e9"
     assert normalize("ab") != normalize("a b")
 
@@ -194,30 +238,55 @@ LESSON = "always run the migrations in a transaction so a failure leaves nothing
 
 def test_progress_copy_comes_after_the_sub_agent_original(tmp_path: Path) -> None:
     project = tmp_path / "proj"
-    main = write_jsonl(project / "s1.jsonl", [
-        {"type": "progress", "uuid": "p1", "timestamp": "2026-01-01T00:00:02Z",
-         "data": {"type": "agent_progress", "message": {"type": "assistant", "message": {
-             "role": "assistant", "content": [{"type": "text", "text": LESSON}]}}}},
-        b"{not json at all",
-        b'{"type":"user","message":{"content":"bad utf8 \xff\xfe here"}}',
-    ])
-    sub = write_jsonl(project / "s1" / "subagents" / "agent-abc1234.jsonl", [
-        {"type": "assistant", "uuid": "a1", "timestamp": "2026-01-01T00:00:01Z", "isSidechain": True,
-         "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": LESSON}]}},
-    ])
+    main = write_jsonl(
+        project / "s1.jsonl",
+        [
+            {
+                "type": "progress",
+                "uuid": "p1",
+                "timestamp": "2026-01-01T00:00:02Z",
+                "data": {
+                    "type": "agent_progress",
+                    "message": {
+                        "type": "assistant",
+                        "message": {"role": "assistant", "content": [{"type": "text", "text": LESSON}]},
+                    },
+                },
+            },
+            b"{not json at all",
+            b'{"type":"user","message":{"content":"bad utf8 \xff\xfe here"}}',
+        ],
+    )
+    sub = write_jsonl(
+        project / "s1" / "subagents" / "agent-abc1234.jsonl",
+        [
+            {
+                "type": "assistant",
+                "uuid": "a1",
+                "timestamp": "2026-01-01T00:00:01Z",
+                "isSidechain": True,
+                "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": LESSON}]},
+            },
+        ],
+    )
     result = verify_quote(LESSON, [main, sub])
     assert result.verified
     assert [(Path(m.file).name, m.line, m.copy) for m in result.matches] == [
-        ("agent-abc1234.jsonl", 1, False), ("s1.jsonl", 1, True)]
+        ("agent-abc1234.jsonl", 1, False),
+        ("s1.jsonl", 1, True),
+    ]
     assert result.best.provenance == "assistant" and result.best.uuid == "a1"
     assert result.matches[1].provenance == "tool"
 
 
 def test_meta_and_person_ordering_and_unreadable_files(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
-        {"type": "user", "uuid": "m", "isMeta": True, "message": {"role": "user", "content": LESSON}},
-        {"type": "user", "uuid": "u", "message": {"role": "user", "content": "please " + LESSON}},
-    ])
+    path = write_jsonl(
+        tmp_path / "p" / "s.jsonl",
+        [
+            {"type": "user", "uuid": "m", "isMeta": True, "message": {"role": "user", "content": LESSON}},
+            {"type": "user", "uuid": "u", "message": {"role": "user", "content": "please " + LESSON}},
+        ],
+    )
     result = verify_quote(LESSON, [path, tmp_path / "missing.jsonl"])
     assert [m.uuid for m in result.matches] == ["u", "m"]
     assert [m.provenance for m in result.matches] == ["person", "meta"]
@@ -227,10 +296,17 @@ def test_meta_and_person_ordering_and_unreadable_files(tmp_path: Path) -> None:
 
 def test_huge_line_and_empty_file(tmp_path: Path) -> None:
     big = "x " * 2_000_000 + LESSON
-    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
-        {"type": "user", "uuid": "t", "toolUseResult": {"stdout": big},
-         "message": {"role": "user", "content": [{"type": "tool_result", "content": big}]}},
-    ])
+    path = write_jsonl(
+        tmp_path / "p" / "s.jsonl",
+        [
+            {
+                "type": "user",
+                "uuid": "t",
+                "toolUseResult": {"stdout": big},
+                "message": {"role": "user", "content": [{"type": "tool_result", "content": big}]},
+            },
+        ],
+    )
     empty = tmp_path / "p" / "empty.jsonl"
     empty.write_bytes(b"")
     result = verify_quote(LESSON, [empty, path])
@@ -270,7 +346,9 @@ def test_non_ascii_in_decomposed_or_ascii_escaped_files_still_verifies(tmp_path:
     escaped.parent.mkdir(parents=True)
     escaped.write_text(json.dumps({"type": "user", "uuid": "a", "message": {"content": text}}) + "\n")
     assert b"\\u00e9" in escaped.read_bytes()
-    decomposed = write_jsonl(tmp_path / "p" / "nfd.jsonl", [{"type": "user", "uuid": "d", "message": {"content": nfd}}])
+    decomposed = write_jsonl(
+        tmp_path / "p" / "nfd.jsonl", [{"type": "user", "uuid": "d", "message": {"content": nfd}}]
+    )
     quote = "café crème est servi après la réunion de l'équipe"
     assert [m.uuid for m in verify_quote(quote, [escaped]).matches] == ["a"]
     assert [m.uuid for m in verify_quote(quote, [decomposed]).matches] == ["d"]
@@ -278,15 +356,22 @@ def test_non_ascii_in_decomposed_or_ascii_escaped_files_still_verifies(tmp_path:
 
 
 def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path) -> None:
-    said = "我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是用户级别的"  # a real person's words, unspaced
-    path = write_jsonl(tmp_path / "p" / "s.jsonl", [
-        {"type": "user", "uuid": "u", "message": {"role": "user", "content": said}},
-    ])
+    said = (
+        "我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是用户级别的"  # a real person's words, unspaced
+    )
+    path = write_jsonl(
+        tmp_path / "p" / "s.jsonl",
+        [
+            {"type": "user", "uuid": "u", "message": {"role": "user", "content": said}},
+        ],
+    )
     result = verify_quote(said, [path])
     assert result.verified and result.best.provenance == "person"
     short = verify_quote("我不希望创建", [path])  # six characters are three words: too easy to find by chance
     assert not short.verified and "too short (3 words" in short.reason
-    assert not verify_quote("我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]).verified
+    assert not verify_quote(
+        "我不希望创建项目级别的MCP配置文件，我希望的是MCP文件是系统级别的", [path]
+    ).verified
 
 
 # -- many quotes in one pass ---------------------------------------------------------------------
@@ -304,14 +389,19 @@ def _session_quotes(files: list[Path], rng) -> list[str]:
             except ValueError:
                 continue
             if isinstance(obj, dict):
-                texts += [p.text for p in records.pieces(obj) if p.role in ("person", "assistant")
-                          and len(p.text.split(" ")) >= 16 and p.text == _at(obj, p.path)]
+                texts += [
+                    p.text
+                    for p in records.pieces(obj)
+                    if p.role in ("person", "assistant")
+                    and len(p.text.split(" ")) >= 16
+                    and p.text == _at(obj, p.path)
+                ]
     real = []
     for text in [rng.choice(texts) for _ in range(40)]:
         words = text.split(" ")
         size = rng.randint(8, 14)
         start = rng.randrange(0, len(words) - size)
-        real.append(" ".join(words[start:start + size]))
+        real.append(" ".join(words[start : start + size]))
     altered = []
     for quote in real[:20]:
         words = quote.split(" ")
@@ -342,8 +432,9 @@ def test_batch_gives_exactly_what_one_by_one_gives(corpus: Path, which) -> None:
     batch = verify_quotes(quotes, files)
     single = [verify_quote(q, files) for q in quotes]
     assert len(batch) == len(quotes)
-    assert [(v.verified, v.matches, v.reason) for v in batch] == \
-        [(v.verified, v.matches, v.reason) for v in single]
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [
+        (v.verified, v.matches, v.reason) for v in single
+    ]
     assert sum(v.verified for v in batch[:40]) >= 35  # real quotes verify (every place reported)
     assert not any(v.verified for v in batch[40:60])  # altered ones never do
     assert batch[-1].matches == batch[0].matches and batch[-1].matches is not batch[0].matches
@@ -353,12 +444,21 @@ def test_batch_with_an_unreadable_file_says_so_for_each_quote(tmp_path: Path) ->
     from dreamtui.core.gate.verify import verify_quotes
 
     path = tmp_path / "s.jsonl"
-    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-03-01T10:00:00Z",
-                                "message": {"role": "user", "content": "always run the linter before you push"}})
-                    + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": "u1",
+                "timestamp": "2026-03-01T10:00:00Z",
+                "message": {"role": "user", "content": "always run the linter before you push"},
+            }
+        )
+        + "\n"
+    )
     missing = tmp_path / "gone.jsonl"
-    found, lost = verify_quotes(["always run the linter before you push", "never run the linter before you push"],
-                                [path, missing])
+    found, lost = verify_quotes(
+        ["always run the linter before you push", "never run the linter before you push"], [path, missing]
+    )
     assert found.verified and found.best is not None and found.best.line == 1
     assert not lost.verified and "gone.jsonl" in (lost.reason or "")
 
@@ -380,26 +480,46 @@ def test_batch_index_finds_quotes_however_the_writer_escaped_them(tmp_path: Path
         said.replace("K", "\u212a"),
         said.replace(" before ", "\nbefore\t"),  # escapes right before and after inner words
     ]
-    lines = [json.dumps({"type": "user", "uuid": f"u{i}", "timestamp": f"2026-03-01T10:00:0{i}Z",
-                         "message": {"role": "user", "content": t}}, ensure_ascii=i % 2 == 0)
-             for i, t in enumerate(texts)]
+    lines = [
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": f"u{i}",
+                "timestamp": f"2026-03-01T10:00:0{i}Z",
+                "message": {"role": "user", "content": t},
+            },
+            ensure_ascii=i % 2 == 0,
+        )
+        for i, t in enumerate(texts)
+    ]
     # a writer that escapes letters and slashes (valid JSON, no ordinary writer does it)
-    lines.append('{"type":"user","uuid":"u9","message":{"role":"user","content":'
-                 '"please run the caf\\u00e9 \\u006cinter\\/formatter before every single push today"}}')
+    lines.append(
+        '{"type":"user","uuid":"u9","message":{"role":"user","content":'
+        '"please run the caf\\u00e9 \\u006cinter\\/formatter before every single push today"}}'
+    )
     # the same, its words also glued in the string: one by one finds the escaped place, so must the batch
-    lines.append('{"type":"user","uuid":"u10","message":{"role":"user","content":"the_linter/formatter_before_'
-                 'every_single_push\\n then run the \\u006cinter\\/formatter before every single push again"}}')
+    lines.append(
+        '{"type":"user","uuid":"u10","message":{"role":"user","content":"the_linter/formatter_before_'
+        'every_single_push\\n then run the \\u006cinter\\/formatter before every single push again"}}'
+    )
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    quotes = [said, "run the café linter/formatter before every single push",
-              "please run the cafe linter/formatter before every single push today",
-              "the café linter/formatter before every single push today and"]
-    quotes += [f"{q} " for q in quotes] + ["please run the café linter before every push",
-                                           "linter/formatter before every single push today",
-                                           "run the linter/formatter before every single push"]
+    quotes = [
+        said,
+        "run the café linter/formatter before every single push",
+        "please run the cafe linter/formatter before every single push today",
+        "the café linter/formatter before every single push today and",
+    ]
+    quotes += [f"{q} " for q in quotes] + [
+        "please run the café linter before every push",
+        "linter/formatter before every single push today",
+        "run the linter/formatter before every single push",
+    ]
     batch = verify_quotes(quotes, [path])
     single = [verify_quote(q, [path]) for q in quotes]
-    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [
+        (v.verified, v.matches, v.reason) for v in single
+    ]
     # escaped slashes and letters are not searched for (alone or in a batch): lines 2 and 7 are not places
     assert batch[0].verified and {m.line for m in batch[0].matches} == {1, 3, 4, 5, 6}
     assert {m.line for m in batch[-2].matches} == {1, 3, 4, 5, 6}
@@ -423,19 +543,37 @@ def test_batch_index_read_in_small_slices_gives_the_same_places(corpus: Path, mo
     assert sum(v.verified for v in sliced) >= 35
 
 
-def test_cli_verify_reads_the_quote_from_stdin_and_takes_quotes_that_begin_with_a_dash(tmp_path: Path) -> None:
+def test_cli_verify_reads_the_quote_from_stdin_and_takes_quotes_that_begin_with_a_dash(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "-home-kim-src-app" / "s1.jsonl"
     path.parent.mkdir()
     lesson = "- never push to main directly, open a pull request so CI runs first"
-    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-11-28T10:00:00Z", "sessionId": "s1",
-                                "message": {"role": "user", "content": f"Rules:\n{lesson}\n- keep it short"}}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": "u1",
+                "timestamp": "2026-11-28T10:00:00Z",
+                "sessionId": "s1",
+                "message": {"role": "user", "content": f"Rules:\n{lesson}\n- keep it short"},
+            }
+        )
+        + "\n"
+    )
     runner = CliRunner()
-    for args, stdin in (([str(path), lesson], None), ([str(path), "--", lesson], None),
-                        ([str(path), "-"], lesson + "\n"), ([str(path), "-", "--json"], lesson)):
+    for args, stdin in (
+        ([str(path), lesson], None),
+        ([str(path), "--", lesson], None),
+        ([str(path), "-"], lesson + "\n"),
+        ([str(path), "-", "--json"], lesson),
+    ):
         out = runner.invoke(cli, ["verify", *args], input=stdin)
         assert out.exit_code == 0, (args, out.output)
         assert "verified" in out.output
-    out = runner.invoke(cli, ["verify", str(path), "-"], input="- never force-push to main, a colleague lost work\n")
+    out = runner.invoke(
+        cli, ["verify", str(path), "-"], input="- never force-push to main, a colleague lost work\n"
+    )
     assert out.exit_code == 1 and "not verified" in out.output
     out = runner.invoke(cli, ["verify", str(path), "-"], input="\n")
     assert out.exit_code == 2 and "no quote on standard input" in out.output
@@ -473,18 +611,50 @@ def _script_session(tmp_path: Path) -> Path:
     rows: list[object] = []
     for lang, text in SCRIPTS.items():
         rows.append({"type": "user", "uuid": f"{lang}-person", "message": {"role": "user", "content": text}})
-        rows.append({"type": "assistant", "uuid": f"{lang}-nfd", "message": {"role": "assistant", "content": [
-            {"type": "text", "text": unicodedata.normalize("NFD", text)}]}})
-        rows.append(json.dumps({"type": "user", "uuid": f"{lang}-ascii", "message": {"role": "user", "content": text}},
-                               ensure_ascii=True).encode())
+        rows.append(
+            {
+                "type": "assistant",
+                "uuid": f"{lang}-nfd",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": unicodedata.normalize("NFD", text)}],
+                },
+            }
+        )
+        rows.append(
+            json.dumps(
+                {"type": "user", "uuid": f"{lang}-ascii", "message": {"role": "user", "content": text}},
+                ensure_ascii=True,
+            ).encode()
+        )
         for k in range(6):
             pieces = text.split(" ") if " " in text else list(text)
-            shuffled = pieces[k % 3::3] + pieces[1::2] + pieces[::4]
-            rows.append({"type": "assistant", "uuid": f"{lang}-filler{k}", "message": {"role": "assistant",
-                         "content": [{"type": "text", "text": " ".join(shuffled)}]}})
-    tool_only = "ログの出力: 데이터베이스 연결이 끊어졌습니다 다시 시도하세요 — проверьте настройки сети сейчас"
-    rows.append({"type": "user", "uuid": "tool", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": f"$ deploy\n{tool_only}\nexit 1"}]}})
+            shuffled = pieces[k % 3 :: 3] + pieces[1::2] + pieces[::4]
+            rows.append(
+                {
+                    "type": "assistant",
+                    "uuid": f"{lang}-filler{k}",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": " ".join(shuffled)}],
+                    },
+                }
+            )
+    tool_only = (
+        "ログの出力: 데이터베이스 연결이 끊어졌습니다 다시 시도하세요 — проверьте настройки сети сейчас"
+    )
+    rows.append(
+        {
+            "type": "user",
+            "uuid": "tool",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": f"$ deploy\n{tool_only}\nexit 1"}
+                ],
+            },
+        }
+    )
     return write_jsonl(tmp_path / "p" / "scripts.jsonl", rows)
 
 
@@ -514,13 +684,15 @@ def test_batch_index_finds_every_script_exactly_as_one_by_one(tmp_path: Path, mo
     quotes = _script_quotes()
     single = [verify_quote(q, [path]) for q in quotes]
     batch = verify_quotes(quotes, [path])
-    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [
+        (v.verified, v.matches, v.reason) for v in single
+    ]
     n = 2 * len(SCRIPTS)
     for v in batch[:n]:  # each real quote: the person's record, the decomposed and the escaped copies
         assert v.verified and {m.uuid.split("-")[1] for m in v.matches} >= {"person", "nfd", "ascii"}
         assert v.best.provenance == "person"
-    assert not any(v.verified for v in batch[n:2 * n])
-    assert all(v.verified for v in batch[2 * n:-1])
+    assert not any(v.verified for v in batch[n : 2 * n])
+    assert all(v.verified for v in batch[2 * n : -1])
     assert batch[-1].verified and {m.provenance for m in batch[-1].matches} == {"tool"}
 
 
@@ -548,15 +720,22 @@ def test_batch_finds_text_in_any_normal_form_where_one_by_one_does(tmp_path: Pat
     rows = []
     for lang, text in texts.items():
         glued = "_".join(text.split(" "))  # every needle on the line, no key whole
-        rows.append({"type": "user", "uuid": f"{lang}-odd", "message": {"role": "user",
-                                                                         "content": f"{glued}\n{odd[lang]}"}})
+        rows.append(
+            {
+                "type": "user",
+                "uuid": f"{lang}-odd",
+                "message": {"role": "user", "content": f"{glued}\n{odd[lang]}"},
+            }
+        )
         rows.append({"type": "user", "uuid": f"{lang}-glued", "message": {"role": "user", "content": glued}})
     path = write_jsonl(tmp_path / "p" / "forms.jsonl", rows)
     quotes = [" ".join(t.split(" ")[1:10]) for t in texts.values()]
     quotes += [q.replace(q.split(" ")[4], "khác") for q in quotes]
     single = [verify_quote(q, [path]) for q in quotes]
     batch = verify_quotes(quotes, [path])
-    assert [(v.verified, v.matches, v.reason) for v in batch] == [(v.verified, v.matches, v.reason) for v in single]
+    assert [(v.verified, v.matches, v.reason) for v in batch] == [
+        (v.verified, v.matches, v.reason) for v in single
+    ]
     assert [v.verified for v in batch] == [True, True, True, False, False, False]
     assert all([m.uuid for m in v.matches] == [v.matches[0].uuid] for v in batch[:3])
     assert all(v.matches[0].uuid.endswith("-odd") for v in batch[:3])
@@ -570,22 +749,35 @@ def test_batch_splits_pieces_at_every_kind_of_space(tmp_path: Path, monkeypatch)
     from dreamtui.core.gate.verify import verify_quotes
 
     monkeypatch.setattr(verify, "INDEX_FROM", 2)
-    said = ("always\u00a0run the\u2028linter\u3000before every\u202fsingle push to the\u2003main branch "
-            "và luôn\u00a0kiểm\u3000tra\u2029trước khi\u00a0gửi")
+    said = (
+        "always\u00a0run the\u2028linter\u3000before every\u202fsingle push to the\u2003main branch "
+        "và luôn\u00a0kiểm\u3000tra\u2029trước khi\u00a0gửi"
+    )
     rows = [{"type": "user", "uuid": "raw", "message": {"role": "user", "content": said}}]
     path = write_jsonl(tmp_path / "p" / "spaces.jsonl", rows)
     with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"type": "user", "uuid": "escaped", "message": {"role": "user", "content": said}})
-                 + "\n")
-    english = ["always run the linter before every single push to the main",
-               "run the linter before every single push to the main branch"]
+        fh.write(
+            json.dumps({"type": "user", "uuid": "escaped", "message": {"role": "user", "content": said}})
+            + "\n"
+        )
+    english = [
+        "always run the linter before every single push to the main",
+        "run the linter before every single push to the main branch",
+    ]
     vietnamese = ["the main branch và luôn kiểm tra trước khi gửi", "và luôn kiểm tra trước khi gửi"]
-    for quotes in (english + ["never run the linter before every single push to the main"],
-                   english + vietnamese):
+    for quotes in (
+        english + ["never run the linter before every single push to the main"],
+        english + vietnamese,
+    ):
         batch = verify_quotes(quotes, [path])
-        assert [(v.verified, v.matches) for v in batch] == [(v.verified, v.matches) for v in
-                                                            (verify_quote(q, [path]) for q in quotes)]
-        assert [v.verified for v in batch] == [True, True, *[q.startswith(("the main", "và")) for q in quotes[2:]]]
+        assert [(v.verified, v.matches) for v in batch] == [
+            (v.verified, v.matches) for v in (verify_quote(q, [path]) for q in quotes)
+        ]
+        assert [v.verified for v in batch] == [
+            True,
+            True,
+            *[q.startswith(("the main", "và")) for q in quotes[2:]],
+        ]
         assert {m.uuid for m in batch[0].matches} == {"raw", "escaped"}
 
 
@@ -597,9 +789,14 @@ def test_index_keys_are_whole_pieces_and_characters_a_line_holding_the_quote_hol
     from dreamtui.core.gate.verify import safe_chars, safe_pieces
 
     assert safe_pieces(normalize("run the linter/formatter before every push")) == {
-        b"the", b"linter/formatter", b"before", b"every"}
-    assert safe_pieces(normalize("so \u201cdon\u2019t\u201d push \u2014 a re-run; `make` 5K (then) wait")) == {
-        b"push", b"a", b"(then)"}
+        b"the",
+        b"linter/formatter",
+        b"before",
+        b"every",
+    }
+    assert safe_pieces(
+        normalize("so \u201cdon\u2019t\u201d push \u2014 a re-run; `make` 5K (then) wait")
+    ) == {b"push", b"a", b"(then)"}
     vi = normalize("giải thi\u0301ch cho tôi để")  # typed decomposed, keyed composed
     assert safe_pieces(vi) == {"thích".encode(), b"cho", "tôi".encode()}
     assert safe_pieces(normalize("我希望的是 MCP 文件是用户级别的")) == {b"MCP"}
@@ -631,18 +828,71 @@ def test_lines_whose_text_may_not_be_nfc_and_every_space_beyond_ascii_are_known(
     spaces = [chr(c) for c in range(0x80, sys.maxunicode + 1) if chr(c).isspace()]
     wide = b"".join(c.encode() + b"x" for c in spaces)
     assert len(verify._WIDE_SPACE.findall(wide)) == len(spaces)
-    others = b"".join(chr(c).encode() for c in range(0x80, 0x3100) if not chr(c).isspace()
-                      and not 0xD800 <= c < 0xE000)
+    others = b"".join(
+        chr(c).encode() for c in range(0x80, 0x3100) if not chr(c).isspace() and not 0xD800 <= c < 0xE000
+    )
     assert verify._WIDE_SPACE.search(others) is None
     assert not re.search(rb"\s", verify._PIECE_BREAKS[33:127])
 
 
-_PIECES = ["the", "linter", "K", "café", "thích", "cho", "tôi", "用户", "级别", "配置", "テスト", "всегда", "ветку",
-           "데이터", "ó", "e\u0301", "\u212a", "’", "“", "—", "-", "'", '"', "\\", "/", "\u00a0", "\u3000", "\n",
-           "\t", "  ", "。", "，", ".", ",", ":", "(", ")", "1", "42", "\U0001f600", "\u037e", "\ufffd",
-           # forms neither NFC nor NFD, Hangul jamo, singletons, spaces beyond ASCII, punctuation in words
-           "ê\u0301", "a\u0323", "\u1100\u1161", "\u212b", "\u0958", "e\u0316\u0301", "\u2028", "\u202f", "(đ)",
-           "x/y", "a=b", "<b>", "được,"]
+_PIECES = [
+    "the",
+    "linter",
+    "K",
+    "café",
+    "thích",
+    "cho",
+    "tôi",
+    "用户",
+    "级别",
+    "配置",
+    "テスト",
+    "всегда",
+    "ветку",
+    "데이터",
+    "ó",
+    "e\u0301",
+    "\u212a",
+    "’",
+    "“",
+    "—",
+    "-",
+    "'",
+    '"',
+    "\\",
+    "/",
+    "\u00a0",
+    "\u3000",
+    "\n",
+    "\t",
+    "  ",
+    "。",
+    "，",
+    ".",
+    ",",
+    ":",
+    "(",
+    ")",
+    "1",
+    "42",
+    "\U0001f600",
+    "\u037e",
+    "\ufffd",
+    # forms neither NFC nor NFD, Hangul jamo, singletons, spaces beyond ASCII, punctuation in words
+    "ê\u0301",
+    "a\u0323",
+    "\u1100\u1161",
+    "\u212b",
+    "\u0958",
+    "e\u0316\u0301",
+    "\u2028",
+    "\u202f",
+    "(đ)",
+    "x/y",
+    "a=b",
+    "<b>",
+    "được,",
+]
 
 
 def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, monkeypatch) -> None:
@@ -658,16 +908,21 @@ def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, mo
     monkeypatch.setattr(verify, "INDEX_FROM", 2)  # a batch reads the index, one quote alone searches
     rng = random.Random(16)
     for case in range(48):
-        texts = [" ".join(rng.choice(_PIECES) + rng.choice(["", "", rng.choice(_PIECES)]) for _ in range(40))
-                 for _ in range(3)]
+        texts = [
+            " ".join(rng.choice(_PIECES) + rng.choice(["", "", rng.choice(_PIECES)]) for _ in range(40))
+            for _ in range(3)
+        ]
         lines = []
         for i, text in enumerate(texts):
             form = case % 4
             body = unicodedata.normalize("NFD", text) if form == 1 else text
             if form == 3:  # the words glued in NFC (every needle on the line), then the text as it came
                 body = "_".join(unicodedata.normalize("NFC", text).split(" ")) + "\n" + text
-            record = {"type": "user" if i % 2 else "assistant", "uuid": f"c{case}-{i}",
-                      "message": {"role": "user", "content": body}}
+            record = {
+                "type": "user" if i % 2 else "assistant",
+                "uuid": f"c{case}-{i}",
+                "message": {"role": "user", "content": body},
+            }
             line = json.dumps(record, ensure_ascii=form == 2)
             lines.append(line.replace("/", "\\/") if case % 5 == 4 else line)  # a writer escaping slashes
         path = tmp_path / f"case{case}.jsonl"
@@ -676,13 +931,14 @@ def test_batch_equals_one_by_one_on_random_text_in_every_form(tmp_path: Path, mo
         for _ in range(12):
             text = rng.choice(texts)
             start = rng.randrange(len(text) // 2)
-            quote = text[start:start + rng.randint(15, 60)]
+            quote = text[start : start + rng.randint(15, 60)]
             quotes.append(quote)
             quotes.append(quote[:-2] + "q" + quote[-1:])
         batch = verify_quotes(quotes, [path])
         single = [verify_quote(q, [path]) for q in quotes]
-        assert [(v.verified, v.matches, v.reason) for v in batch] == \
-            [(v.verified, v.matches, v.reason) for v in single], case
+        assert [(v.verified, v.matches, v.reason) for v in batch] == [
+            (v.verified, v.matches, v.reason) for v in single
+        ], case
 
 
 def test_normalize_folds_whitespace_exactly_as_the_regex_did() -> None:
@@ -700,16 +956,28 @@ def test_normalize_folds_whitespace_exactly_as_the_regex_did() -> None:
 
 @pytest.mark.parametrize("slice_bytes", [8 * 1024 * 1024, 100])
 def test_batch_index_numbers_lines_of_a_crlf_file_without_a_last_line_break(
-        tmp_path: Path, monkeypatch, slice_bytes: int) -> None:
+    tmp_path: Path, monkeypatch, slice_bytes: int
+) -> None:
     from dreamtui.core.gate import verify
     from dreamtui.core.gate.verify import verify_quotes
 
     monkeypatch.setattr(verify, "INDEX_FROM", 2)
     monkeypatch.setattr(verify, "_INDEX_SLICE", slice_bytes)
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"\r\n".join(json.dumps({"type": "user", "uuid": f"u{i}", "message": {
-        "content": f"note {i}: always run the linter number {i} before you push the branch"}}).encode()
-        for i in range(30)))
+    path.write_bytes(
+        b"\r\n".join(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"u{i}",
+                    "message": {
+                        "content": f"note {i}: always run the linter number {i} before you push the branch"
+                    },
+                }
+            ).encode()
+            for i in range(30)
+        )
+    )
     quotes = [f"always run the linter number {i} before you push" for i in range(30)]
     batch = verify_quotes(quotes, [path])
     assert [(v.best.line, v.best.uuid) for v in batch] == [(i + 1, f"u{i}") for i in range(30)]

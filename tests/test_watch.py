@@ -21,18 +21,33 @@ SESSION = "55555555-5555-4555-8555-555555555555"
 
 def record(kind: str, text: str) -> bytes:
     """One transcript line: a person's prompt, the assistant's prose, or tool output."""
-    base = {"sessionId": SESSION, "uuid": f"u-{time.monotonic_ns()}", "timestamp": "2026-03-10T22:00:00Z",
-            "isSidechain": False}
+    base = {
+        "sessionId": SESSION,
+        "uuid": f"u-{time.monotonic_ns()}",
+        "timestamp": "2026-03-10T22:00:00Z",
+        "isSidechain": False,
+    }
     if kind == "person":
         base.update(type="user", message={"role": "user", "content": text})
     elif kind == "assistant":
-        base.update(type="assistant", message={"id": f"m{time.monotonic_ns()}", "role": "assistant",
-                                               "model": "claude-opus-4-6",
-                                               "content": [{"type": "text", "text": text}]})
+        base.update(
+            type="assistant",
+            message={
+                "id": f"m{time.monotonic_ns()}",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": text}],
+            },
+        )
     else:
-        base.update(type="user", toolUseResult={"stdout": text},
-                    message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-                                                          "content": text}]})
+        base.update(
+            type="user",
+            toolUseResult={"stdout": text},
+            message={
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": text}],
+            },
+        )
     return (json.dumps(base, ensure_ascii=False) + "\n").encode()
 
 
@@ -57,20 +72,26 @@ class Events:
         self.errors.append(exc)
 
 
-
 @pytest.fixture
 def transcript(tmp_path: Path) -> Path:
     folder = tmp_path / "projects" / PROJECT
     folder.mkdir(parents=True)
     path = folder / f"{SESSION}.jsonl"
-    path.write_bytes(record("person", "Please fix the importer so it skips empty rows.")
-                     + record("person", "good night"))  # an old goodnight, there before watching
+    path.write_bytes(
+        record("person", "Please fix the importer so it skips empty rows.") + record("person", "good night")
+    )  # an old goodnight, there before watching
     return path
 
 
 def watcher_for(root: Path, events: Events, **kw: object) -> Watcher:
-    return Watcher(root, on_change=events.change, on_goodnight=events.goodnight, on_error=events.error,
-                   debounce=kw.pop("debounce", 0.2), **kw)  # type: ignore[arg-type]
+    return Watcher(
+        root,
+        on_change=events.change,
+        on_goodnight=events.goodnight,
+        on_error=events.error,
+        debounce=kw.pop("debounce", 0.2),
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def append(path: Path, data: bytes) -> None:
@@ -152,8 +173,13 @@ def test_a_failing_callback_does_not_stop_watching(transcript: Path) -> None:
         calls.append(1)
         raise RuntimeError("display went away")
 
-    with Watcher(transcript.parent.parent, on_change=boom, on_goodnight=events.goodnight,
-                 on_error=events.error, debounce=0.1):
+    with Watcher(
+        transcript.parent.parent,
+        on_change=boom,
+        on_goodnight=events.goodnight,
+        on_error=events.error,
+        debounce=0.1,
+    ):
         append(transcript, record("assistant", "first"))
         assert wait_for(lambda: calls, 10)
         time.sleep(0.2)
@@ -194,7 +220,18 @@ def test_a_goodnight_in_a_file_nested_deeper_than_a_project_is_not_a_project(tra
 
 @pytest.mark.usefixtures("git_home")
 def test_watch_on_a_missing_folder_says_only_why(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "nope"), "--memory", str(tmp_path / "m"),
-                                      "--state", str(tmp_path / "s"), "watch", "--poll"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--transcripts",
+            str(tmp_path / "nope"),
+            "--memory",
+            str(tmp_path / "m"),
+            "--state",
+            str(tmp_path / "s"),
+            "watch",
+            "--poll",
+        ],
+    )
     assert result.exit_code == 2
     assert "cannot watch" in result.output and "stopped watching" not in result.output

@@ -19,11 +19,22 @@ def _git(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _pending(ledger: Ledger, n: int, **kw: object) -> Candidate:
     fields: dict[str, object] = dict(
-        id=f"w{n:011d}", session="sess-7", project="-home-me-shop", transcript="/t/sess-7.jsonl",
-        claim=f"Run the migrations before the tests {n}", why="the schema drifts otherwise",
-        how_to_apply="make migrate && pytest", type="feedback", scope="global",
-        quote="please always run migrations first", extractor="heuristic", model=None, provenance="person",
-        matches=[Match("/t/sess-7.jsonl", 3, "u3", None, "person")], created_at=f"2026-02-03T08:0{n}:00Z")
+        id=f"w{n:011d}",
+        session="sess-7",
+        project="-home-me-shop",
+        transcript="/t/sess-7.jsonl",
+        claim=f"Run the migrations before the tests {n}",
+        why="the schema drifts otherwise",
+        how_to_apply="make migrate && pytest",
+        type="feedback",
+        scope="global",
+        quote="please always run migrations first",
+        extractor="heuristic",
+        model=None,
+        provenance="person",
+        matches=[Match("/t/sess-7.jsonl", 3, "u3", None, "person")],
+        created_at=f"2026-02-03T08:0{n}:00Z",
+    )
     fields.update(kw)
     cand = Candidate(**fields)  # type: ignore[arg-type]
     ledger.put_candidate(cand)

@@ -24,8 +24,10 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Textual would draw escape codes into a pipe or file and wait for keys that never come
-        raise DreamError("the review app needs a terminal (standard input and output); in scripts use "
-                         "`dreamtui candidates`, `accept`, `reject`, `dream` …")
+        raise DreamError(
+            "the review app needs a terminal (standard input and output); in scripts use "
+            "`dreamtui candidates`, `accept`, `reject`, `dream` …"
+        )
     temporary: Path | None = None  # the demo's own temporary folder, removed when the app closes
     if demo:
         from dreamtui.demo import prepare_demo
@@ -40,9 +42,12 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
         except BaseException:
             remove_demo(temporary)
             raise
-        print(f"dreamtui demo: transcripts {config.transcripts}\n"
-              f"dreamtui demo: memory repo {config.memory}\n"
-              f"dreamtui demo: state {config.state}", flush=True)
+        print(
+            f"dreamtui demo: transcripts {config.transcripts}\n"
+            f"dreamtui demo: memory repo {config.memory}\n"
+            f"dreamtui demo: state {config.state}",
+            flush=True,
+        )
     from dreamtui.tui.app import DreamApp
 
     try:
@@ -54,8 +59,10 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     finally:
         if temporary is not None:
             remove_demo(temporary)
-            print(f"dreamtui demo: removed its temporary folder {temporary} "
-                  "(set DREAMTUI_DEMO_DIR to keep the demo's memory repo)")
+            print(
+                f"dreamtui demo: removed its temporary folder {temporary} "
+                "(set DREAMTUI_DEMO_DIR to keep the demo's memory repo)"
+            )
         elif demo:
             print(f"dreamtui demo: memory repo {config.memory}")
 

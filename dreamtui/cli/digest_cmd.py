@@ -22,12 +22,18 @@ def render(digest: Digest) -> str:
     """The digest as readable text: one block per turn (role, time, line, text)."""
     out: list[str] = []
     s = digest.stats
-    out.append(printable(
-        f"# session {digest.session} · project {digest.project} · {len(digest.turns)} turns · "
-        f"{s.bytes:,} bytes · {s.chars:,} chars kept · signal {s.signal_pct}% · "
-        f"{s.skipped_lines} lines skipped"
-        + (f" · {s.replaced} repaired (bad bytes shown as \ufffd, or a byte-order mark removed)" if s.replaced else "")
-    ))
+    out.append(
+        printable(
+            f"# session {digest.session} · project {digest.project} · {len(digest.turns)} turns · "
+            f"{s.bytes:,} bytes · {s.chars:,} chars kept · signal {s.signal_pct}% · "
+            f"{s.skipped_lines} lines skipped"
+            + (
+                f" · {s.replaced} repaired (bad bytes shown as \ufffd, or a byte-order mark removed)"
+                if s.replaced
+                else ""
+            )
+        )
+    )
     multi = len(digest.files) > 1
     for turn in digest.turns:
         when = (turn.timestamp or "")[:19].replace("T", " ")
@@ -43,11 +49,17 @@ def render(digest: Digest) -> str:
 @cli.command("digest")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print {turns, stats} as JSON.")
-@click.option("--session", "whole_session", is_flag=True,
-              help="Also read the session's sub-agent files (FILE is the main session file).")
+@click.option(
+    "--session",
+    "whole_session",
+    is_flag=True,
+    help="Also read the session's sub-agent files (FILE is the main session file).",
+)
 @click.option("--no-interrupts", is_flag=True, help="Leave out '[Request interrupted by user]' markers.")
 @pass_config
-def digest_command(config: Config, file: Path, as_json: bool, whole_session: bool, no_interrupts: bool) -> None:
+def digest_command(
+    config: Config, file: Path, as_json: bool, whole_session: bool, no_interrupts: bool
+) -> None:
     """Print the digest of one transcript FILE: the person's words and the assistant's prose."""
     with open_transcript(file):  # a one-line error at once for a missing file, a folder, a FIFO, a device
         pass
@@ -72,8 +84,21 @@ def show_config(config: Config) -> None:
         echo(f"{name}: {getattr(config, name)}")
     extractor = config.resolved_extractor()
     echo(f"extractor: {extractor} (configured: {config.extractor})")
-    for name in ("model", "command", "command_timeout", "concurrency", "quiet_minutes", "min_person_chars",
-                 "api_timeout", "max_retries", "max_digest_chars", "batch", "poll", "rescan_seconds", "schedule"):
+    for name in (
+        "model",
+        "command",
+        "command_timeout",
+        "concurrency",
+        "quiet_minutes",
+        "min_person_chars",
+        "api_timeout",
+        "max_retries",
+        "max_digest_chars",
+        "batch",
+        "poll",
+        "rescan_seconds",
+        "schedule",
+    ):
         value = getattr(config, name)
         if isinstance(value, tuple):
             value = shlex.join(value) if value else None

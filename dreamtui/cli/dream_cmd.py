@@ -47,17 +47,31 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
 
 @cli.command("dream")
 @click.option("--project", default=None, help="Dream one project (its folder name); default: every project.")
-@click.option("--extractor", type=click.Choice(list(EXTRACTORS)), default=None,
-              help="Which extractor proposes lessons for this cycle.")
-@click.option("--date", "day", default=None, metavar="YYYY-MM-DD",
-              help="Dream as of this date (default: today, or the date of DREAMTUI_NOW).")
-@click.option("--batch", is_flag=True, default=False,
-              help="Extract through the Message Batches API (anthropic; half the price): today's sessions "
-                   "are submitted and their lessons collected by a later cycle.")
+@click.option(
+    "--extractor",
+    type=click.Choice(list(EXTRACTORS)),
+    default=None,
+    help="Which extractor proposes lessons for this cycle.",
+)
+@click.option(
+    "--date",
+    "day",
+    default=None,
+    metavar="YYYY-MM-DD",
+    help="Dream as of this date (default: today, or the date of DREAMTUI_NOW).",
+)
+@click.option(
+    "--batch",
+    is_flag=True,
+    default=False,
+    help="Extract through the Message Batches API (anthropic; half the price): today's sessions "
+    "are submitted and their lessons collected by a later cycle.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the cycle record as JSON; no progress.")
 @pass_config
-def dream(config: Config, project: str | None, extractor: str | None, day: str | None, batch: bool,
-          as_json: bool) -> None:
+def dream(
+    config: Config, project: str | None, extractor: str | None, day: str | None, batch: bool, as_json: bool
+) -> None:
     """Run one dream cycle now and print the waking message.
 
     The first cycle of a date is the full one (with REM: review file, briefing). Asked again after it,
@@ -100,12 +114,22 @@ def dream(config: Config, project: str | None, extractor: str | None, day: str |
 
 
 @cli.command("watch")
-@click.option("--poll", is_flag=True, default=None,
-              help="Poll the folder instead of inotify (for network or odd file systems).")
-@click.option("--schedule", default=None, metavar="HH:MM",
-              help="Also dream every project daily at this time (UTC).")
-@click.option("--debounce", type=float, default=1.0, show_default=True,
-              help="Seconds of quiet before a burst of changes is handled.")
+@click.option(
+    "--poll",
+    is_flag=True,
+    default=None,
+    help="Poll the folder instead of inotify (for network or odd file systems).",
+)
+@click.option(
+    "--schedule", default=None, metavar="HH:MM", help="Also dream every project daily at this time (UTC)."
+)
+@click.option(
+    "--debounce",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Seconds of quiet before a burst of changes is handled.",
+)
 @pass_config
 def watch(config: Config, poll: bool | None, schedule: str | None, debounce: float) -> None:
     """Watch the transcripts folder: dream a project when its person says good night, and on a schedule.
@@ -124,9 +148,16 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         echo("", nl=True)
 
     with Ledger.open(config.state) as ledger:
-        daemon = DreamDaemon(config, ledger, poll=poll, schedule=hm, debounce=debounce,
-                             say=lambda text: echo(text, err=True), on_wake=wake,
-                             progress=_progress_printer(True))
+        daemon = DreamDaemon(
+            config,
+            ledger,
+            poll=poll,
+            schedule=hm,
+            debounce=debounce,
+            say=lambda text: echo(text, err=True),
+            on_wake=wake,
+            progress=_progress_printer(True),
+        )
         previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: daemon.stop())
         started = False
         try:
@@ -148,16 +179,30 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 @cli.command("briefing")
 @click.option("--history", is_flag=True, help="List every version of the briefing (newest first).")
 @click.option("--at", "sha", default=None, metavar="SHA", help="Print the briefing as it was in this commit.")
-@click.option("--pending", is_flag=True,
-              help="Show the version waiting for review as a diff against the current briefing.md.")
-@click.option("--accept", is_flag=True, help="Accept the waiting version: briefing.md becomes it, one commit.")
+@click.option(
+    "--pending",
+    is_flag=True,
+    help="Show the version waiting for review as a diff against the current briefing.md.",
+)
+@click.option(
+    "--accept", is_flag=True, help="Accept the waiting version: briefing.md becomes it, one commit."
+)
 @click.option("--reject", is_flag=True, help="Reject the waiting version (kept in the ledger with --reason).")
 @click.option("--reason", default="", help="With --reject: why.")
 @click.option("--id", "bid", type=int, default=None, metavar="N", help="Act on briefing proposal #N.")
 @click.option("--json", "as_json", is_flag=True, help="With --history or --pending: print JSON.")
 @pass_config
-def briefing_cmd(config: Config, history: bool, sha: str | None, pending: bool, accept: bool, reject: bool,
-                 reason: str, bid: int | None, as_json: bool) -> None:
+def briefing_cmd(
+    config: Config,
+    history: bool,
+    sha: str | None,
+    pending: bool,
+    accept: bool,
+    reject: bool,
+    reason: str,
+    bid: int | None,
+    as_json: bool,
+) -> None:
     """Print the briefing (what is worked on, decided, open; each line with its source), or its history.
 
     Each full dream cycle proposes a new version built from accepted memories and the transcripts;
@@ -188,8 +233,11 @@ def briefing_cmd(config: Config, history: bool, sha: str | None, pending: bool, 
     waiting = _waiting(config)
     if text is None:
         where = f"in commit {sha}" if sha else f"in {briefing.briefing_path(config)}"
-        hint = (f"; version #{waiting.id} waits for review: `dreamtui briefing --pending`" if waiting
-                else ": run `dreamtui dream` first")
+        hint = (
+            f"; version #{waiting.id} waits for review: `dreamtui briefing --pending`"
+            if waiting
+            else ": run `dreamtui dream` first"
+        )
         raise DreamError(f"no briefing {where}{hint}")
     echo(text, nl=not text.endswith("\n"))
     if waiting is not None and not sha:
@@ -209,15 +257,18 @@ def _waiting(config: Config) -> Any:
         ledger.close()
 
 
-def _briefing_decision(config: Config, show: bool, accept: bool, bid: int | None, reason: str,
-                       as_json: bool) -> None:
+def _briefing_decision(
+    config: Config, show: bool, accept: bool, bid: int | None, reason: str, as_json: bool
+) -> None:
     """``--pending`` / ``--accept`` / ``--reject`` of ``dreamtui briefing``."""
     from dreamtui.core.memory import briefing
 
     ledger = Ledger.open(config.state)
     try:
         if show:
-            prop = briefing.get_proposal(ledger, bid) if bid is not None else briefing.waiting_proposal(ledger)
+            prop = (
+                briefing.get_proposal(ledger, bid) if bid is not None else briefing.waiting_proposal(ledger)
+            )
             if prop is None:
                 raise DreamError(f"no briefing #{bid}" if bid is not None else "no briefing waits for review")
             lines = briefing.diff_lines(config, prop)
@@ -229,8 +280,10 @@ def _briefing_decision(config: Config, show: bool, accept: bool, bid: int | None
             for line in lines or ["(no difference from the current briefing.md)"]:
                 echo(line)
             if prop.awaits_review:
-                echo("Accept: `dreamtui briefing --accept` · reject: `dreamtui briefing --reject --reason ...`",
-                     err=True)
+                echo(
+                    "Accept: `dreamtui briefing --accept` · reject: `dreamtui briefing --reject --reason ...`",
+                    err=True,
+                )
             return
         if accept:
             prop = briefing.accept_briefing(config, ledger, bid)

@@ -32,7 +32,7 @@ def _print_candidate(c: Candidate) -> None:
     line = f" (line {c.verified_line})" if c.verified_line else ""
     click.echo(f"{c.id}  {c.type:<9} {safe(c.scope, 40)}")
     click.echo(f"  claim: {safe(c.claim, 300)}")
-    click.echo(f"  quote: \"{safe(c.quote, 300)}\"{line}, said by {c.provenance or 'unknown'}")
+    click.echo(f'  quote: "{safe(c.quote, 300)}"{line}, said by {c.provenance or "unknown"}')
     if c.provenance == "tool":
         click.echo("  ! the quote was found only in tool output (untrusted): check it before accepting")
     if c.secrets:
@@ -51,23 +51,39 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
         parts.append("0 dropped")
     u = result.usage
     if u.calls:
-        parts.append(f"{u.calls} model call(s), {u.input_tokens} in / {u.output_tokens} out / "
-                     f"{u.cached_tokens} cached tokens")
+        parts.append(
+            f"{u.calls} model call(s), {u.input_tokens} in / {u.output_tokens} out / "
+            f"{u.cached_tokens} cached tokens"
+        )
     return "; ".join(parts)
 
 
 @cli.command()
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--extractor", "extractor_name", type=click.Choice(["auto", "heuristic", "anthropic", "command"]),
-              default=None, help="Which extractor to use (default: the configured one).")
+@click.option(
+    "--extractor",
+    "extractor_name",
+    type=click.Choice(["auto", "heuristic", "anthropic", "command"]),
+    default=None,
+    help="Which extractor to use (default: the configured one).",
+)
 @click.option("--model", default=None, help="Claude model for the anthropic extractor.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--show-request", is_flag=True,
-              help="Print the exact request(s) the anthropic extractor would send (system prompt, user "
-                   "message, output schema) and stop: no network, no API key, no candidate stored.")
+@click.option(
+    "--show-request",
+    is_flag=True,
+    help="Print the exact request(s) the anthropic extractor would send (system prompt, user "
+    "message, output schema) and stop: no network, no API key, no candidate stored.",
+)
 @pass_config
-def extract(config: Config, file: Path, extractor_name: str | None, model: str | None, as_json: bool,
-            show_request: bool) -> None:
+def extract(
+    config: Config,
+    file: Path,
+    extractor_name: str | None,
+    model: str | None,
+    as_json: bool,
+    show_request: bool,
+) -> None:
     """Extract lessons from one session FILE (and its sub-agents), pass them through the gate
     (verification, dedup, secret scan), store them in the ledger and print the survivors."""
     from dreamtui.cli.verify_cmd import files_for
@@ -96,16 +112,22 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
             "candidates": [c.to_json() for c in report.kept],
             "dropped": dropped,
             "duplicates": report.duplicates,
-            "judge": {"judged": report.judged, "same": report.judged_same, "distinct": report.judged_distinct,
-                      "error": report.judge_error},
+            "judge": {
+                "judged": report.judged,
+                "same": report.judged_same,
+                "distinct": report.judged_distinct,
+                "error": report.judge_error,
+            },
             "usage": result.usage.to_json(),
             "notes": result.notes,
         }
         echo_json(json.dumps(data, ensure_ascii=False))
         return
     who = f"{done.extractor}" + (f" ({done.model})" if done.model else "")
-    click.echo(f"session {safe(digest.session)} of {safe(digest.project)}: {len(digest.turns)} turns, "
-               f"extractor {who}")
+    click.echo(
+        f"session {safe(digest.session)} of {safe(digest.project)}: {len(digest.turns)} turns, "
+        f"extractor {who}"
+    )
     for note in result.notes:
         click.echo(f"note: {safe(note)}")
     for cand in report.kept:
@@ -114,9 +136,11 @@ def extract(config: Config, file: Path, extractor_name: str | None, model: str |
     click.echo("")
     click.echo(_summary(result, len(report.kept), dropped))
     if report.judged or report.judge_error:
-        click.echo(f"dedup judge: {report.judged} judged, {report.judged_same} the same lesson as an existing "
-                   f"one, {report.judged_distinct} new" + (f"; {safe(report.judge_error)}" if report.judge_error
-                                                           else ""))
+        click.echo(
+            f"dedup judge: {report.judged} judged, {report.judged_same} the same lesson as an existing "
+            f"one, {report.judged_distinct} new"
+            + (f"; {safe(report.judge_error)}" if report.judge_error else "")
+        )
 
 
 def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
@@ -138,11 +162,15 @@ def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
         return
     for i, body in enumerate(bodies, 1):
         system = "\n".join(block.get("text", "") for block in body.get("system", []))
-        user = "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
-                         for m in body.get("messages", []))
+        user = "\n".join(
+            m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+            for m in body.get("messages", [])
+        )
         schema = body.get("output_config", {}).get("format", {})
-        click.echo(f"# request {i} of {len(bodies)}: POST /v1/messages, model {body.get('model')}, "
-                   f"max_tokens {body.get('max_tokens')}")
+        click.echo(
+            f"# request {i} of {len(bodies)}: POST /v1/messages, model {body.get('model')}, "
+            f"max_tokens {body.get('max_tokens')}"
+        )
         click.echo("## system\n" + system)
         click.echo("## user\n" + user)
         click.echo("## output format (output_config.format)\n" + json.dumps(schema, indent=1))
@@ -192,13 +220,21 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
     finally:
         ledger.close()
     reserved = sum(r["end_offset"] - r["start_offset"] for s in sessions for r in s.ranges)
-    click.echo(f"submitted batch {batch_id}: {len(sessions)} session(s), {reserved:,} bytes not dreamed before "
-               "(now reserved); collect with `dreamtui batch collect`")
+    click.echo(
+        f"submitted batch {batch_id}: {len(sessions)} session(s), {reserved:,} bytes not dreamed before "
+        "(now reserved); collect with `dreamtui batch collect`"
+    )
 
 
 @batch_group.command("collect")
-@click.option("--wait", "wait_seconds", type=float, default=0.0, show_default=True,
-              help="Seconds to keep polling an unfinished batch before leaving it for a later run.")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Seconds to keep polling an unfinished batch before leaving it for a later run.",
+)
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Seconds between polls.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_config
@@ -212,12 +248,20 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
 
     def left_for_cycle(left: int) -> None:
         if not as_json:
-            click.echo(f"{left} batch(es) submitted by `dreamtui dream --batch` are left for the next dream cycle",
-                       err=True)
+            click.echo(
+                f"{left} batch(es) submitted by `dreamtui dream --batch` are left for the next dream cycle",
+                err=True,
+            )
 
     with Ledger.open(config.state) as ledger:
-        outcomes = collect_batches(config, ledger, _batch_runner(config, ledger), wait_seconds=wait_seconds,
-                                   interval=interval, on_left=left_for_cycle)
+        outcomes = collect_batches(
+            config,
+            ledger,
+            _batch_runner(config, ledger),
+            wait_seconds=wait_seconds,
+            interval=interval,
+            on_left=left_for_cycle,
+        )
     _print_collected([o.to_json() for o in outcomes], as_json)
 
 

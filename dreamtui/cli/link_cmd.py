@@ -13,8 +13,12 @@ from dreamtui.core.memory.link import apply_link, plan_link
 
 
 @cli.command("link")
-@click.option("--claude-md", type=click.Path(path_type=Path), default=None,
-              help="The CLAUDE.md to edit (default ~/.claude/CLAUDE.md).")
+@click.option(
+    "--claude-md",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The CLAUDE.md to edit (default ~/.claude/CLAUDE.md).",
+)
 @click.option("--yes", is_flag=True, help="Add the lines without asking.")
 @pass_config
 def link(config: Config, claude_md: Path | None, yes: bool) -> None:

@@ -37,36 +37,84 @@ class DreamGroup(click.Group):
                     echo(line, err=True)
 
 
-@click.group(cls=DreamGroup, invoke_without_command=True,
-             context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--transcripts", type=click.Path(path_type=Path), default=None,
-              help="Transcript folder (default ~/.claude/projects; env DREAMTUI_TRANSCRIPTS).")
-@click.option("--memory", type=click.Path(path_type=Path), default=None,
-              help="Memory git repository (default ~/.claude/memory; env DREAMTUI_MEMORY).")
-@click.option("--state", type=click.Path(path_type=Path), default=None,
-              help="State folder for the ledger and lock (default: the user state dir; env DREAMTUI_STATE).")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), default=None,
-              help="TOML config file (default: the user config dir; env DREAMTUI_CONFIG).")
-@click.option("--extractor", type=click.Choice(["auto", "heuristic", "anthropic", "command"]), default=None,
-              help="Which extractor proposes lessons (auto: anthropic when ANTHROPIC_API_KEY is set).")
+@click.group(
+    cls=DreamGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.option(
+    "--transcripts",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Transcript folder (default ~/.claude/projects; env DREAMTUI_TRANSCRIPTS).",
+)
+@click.option(
+    "--memory",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Memory git repository (default ~/.claude/memory; env DREAMTUI_MEMORY).",
+)
+@click.option(
+    "--state",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="State folder for the ledger and lock (default: the user state dir; env DREAMTUI_STATE).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML config file (default: the user config dir; env DREAMTUI_CONFIG).",
+)
+@click.option(
+    "--extractor",
+    type=click.Choice(["auto", "heuristic", "anthropic", "command"]),
+    default=None,
+    help="Which extractor proposes lessons (auto: anthropic when ANTHROPIC_API_KEY is set).",
+)
 @click.option("--model", default=None, help="Claude model for the anthropic extractor.")
-@click.option("--demo", is_flag=True, help="Open the app on bundled demo transcripts in a temporary memory repo.")
-@click.option("--init", "init", is_flag=True,
-              help="Make the --memory folder a git repository even though it already holds files.")
+@click.option(
+    "--demo", is_flag=True, help="Open the app on bundled demo transcripts in a temporary memory repo."
+)
+@click.option(
+    "--init",
+    "init",
+    is_flag=True,
+    help="Make the --memory folder a git repository even though it already holds files.",
+)
 @click.version_option(__version__, prog_name="dreamtui")
 @click.pass_context
-def cli(ctx: click.Context, transcripts: Path | None, memory: Path | None, state: Path | None,
-        config_file: Path | None, extractor: str | None, model: str | None, demo: bool, init: bool) -> None:
+def cli(
+    ctx: click.Context,
+    transcripts: Path | None,
+    memory: Path | None,
+    state: Path | None,
+    config_file: Path | None,
+    extractor: str | None,
+    model: str | None,
+    demo: bool,
+    init: bool,
+) -> None:
     """dreamtui: dream over agent transcripts, propose memories, prove each one, let a person decide.
 
     With no sub-command, opens the review app on the configured folders.
     """
-    ctx.obj = load_config(config_file, required=config_file is not None, transcripts=transcripts, memory=memory,
-                          state=state, extractor=extractor, model=model)
+    ctx.obj = load_config(
+        config_file,
+        required=config_file is not None,
+        transcripts=transcripts,
+        memory=memory,
+        state=state,
+        extractor=extractor,
+        model=model,
+    )
     refuse_bare_memory(ctx.obj)
     if not demo:
         # opening the app at a terminal, a yes adopts the folder as --init would
-        ask = click.confirm if ctx.invoked_subcommand is None and sys.stdin.isatty() and sys.stdout.isatty() else None
+        ask = (
+            click.confirm
+            if ctx.invoked_subcommand is None and sys.stdin.isatty() and sys.stdout.isatty()
+            else None
+        )
         adopt_memory(ctx.obj, init, ask)
     if ctx.invoked_subcommand is None:
         from dreamtui.cli.app_cmd import run_app
@@ -130,19 +178,43 @@ def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a sub-command: it accepts ``--transcripts/--memory/--state`` after its name too,
     and receives the resulting :class:`Config` as its first argument."""
 
-    @click.option("--transcripts", "opt_transcripts", type=click.Path(path_type=Path), default=None,
-                  help="Transcript folder (overrides the global option).")
-    @click.option("--memory", "opt_memory", type=click.Path(path_type=Path), default=None,
-                  help="Memory git repository (overrides the global option).")
-    @click.option("--state", "opt_state", type=click.Path(path_type=Path), default=None,
-                  help="State folder (overrides the global option).")
+    @click.option(
+        "--transcripts",
+        "opt_transcripts",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Transcript folder (overrides the global option).",
+    )
+    @click.option(
+        "--memory",
+        "opt_memory",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Memory git repository (overrides the global option).",
+    )
+    @click.option(
+        "--state",
+        "opt_state",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="State folder (overrides the global option).",
+    )
     @click.pass_context
     @functools.wraps(func)
-    def wrapper(ctx: click.Context, *args: Any, opt_transcripts: Path | None = None,
-                opt_memory: Path | None = None, opt_state: Path | None = None, **kwargs: Any) -> Any:
+    def wrapper(
+        ctx: click.Context,
+        *args: Any,
+        opt_transcripts: Path | None = None,
+        opt_memory: Path | None = None,
+        opt_state: Path | None = None,
+        **kwargs: Any,
+    ) -> Any:
         cfg = config_of(ctx)
-        changes = {k: v for k, v in
-                   (("transcripts", opt_transcripts), ("memory", opt_memory), ("state", opt_state)) if v}
+        changes = {
+            k: v
+            for k, v in (("transcripts", opt_transcripts), ("memory", opt_memory), ("state", opt_state))
+            if v
+        }
         if changes:
             cfg = replace(cfg, **changes)
             ctx.find_root().obj = cfg  # the banners after the command speak of the same folders

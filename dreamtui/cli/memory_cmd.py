@@ -58,8 +58,11 @@ def _outside_notice(config: Config, ledger: Ledger) -> None:
     for batch in outside.batches(ledger):
         echo(f"dreamtui: {batch.summary()} (batch {batch.id}; see dreamtui outside)", err=True)
     if waiting:
-        echo(f"dreamtui: {len(waiting)} change{'s' if len(waiting) != 1 else ''} to the memory repository "
-             "made outside dreamtui wait for review: dreamtui outside", err=True)
+        echo(
+            f"dreamtui: {len(waiting)} change{'s' if len(waiting) != 1 else ''} to the memory repository "
+            "made outside dreamtui wait for review: dreamtui outside",
+            err=True,
+        )
 
 
 def _ceiling_notice(config: Config) -> None:
@@ -104,8 +107,12 @@ def candidate_json(cand: Candidate) -> dict[str, Any]:
 
 
 @cli.command()
-@click.option("--status", type=click.Choice(STATUSES), default=None,
-              help="Only candidates with this status (default: all but dropped).")
+@click.option(
+    "--status",
+    type=click.Choice(STATUSES),
+    default=None,
+    help="Only candidates with this status (default: all but dropped).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @pass_config
 def candidates(config: Config, status: str | None, as_json: bool) -> None:
@@ -124,12 +131,18 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
             echo("no candidates")
         else:
             for c in found:
-                flags = "".join(f" [{f}]" for f in (
-                    "tool output" if c.provenance == "tool" else "",
-                    "secret" if c.secrets else "",
-                    f"close to {c.duplicate_of}" if c.duplicate_of else "") if f)
-                echo(f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  "
-                           f"{memory.one_line(c.claim, 90)}{flags}")
+                flags = "".join(
+                    f" [{f}]"
+                    for f in (
+                        "tool output" if c.provenance == "tool" else "",
+                        "secret" if c.secrets else "",
+                        f"close to {c.duplicate_of}" if c.duplicate_of else "",
+                    )
+                    if f
+                )
+                echo(
+                    f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  {memory.one_line(c.claim, 90)}{flags}"
+                )
     finally:
         ledger.close()
     _ceiling_notice(config)
@@ -140,19 +153,26 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
 @click.option("--claim", default=None, help="Replace the claim before accepting.")
 @click.option("--why", default=None, help="Replace the why before accepting.")
 @click.option("--how", default=None, help="Replace the how-to-apply before accepting.")
-@click.option("--yes-tool-output", "allow_tool", is_flag=True,
-              help="Accept a candidate whose quote comes from tool output (untrusted).")
+@click.option(
+    "--yes-tool-output",
+    "allow_tool",
+    is_flag=True,
+    help="Accept a candidate whose quote comes from tool output (untrusted).",
+)
 @pass_config
-def accept(config: Config, cid: str, claim: str | None, why: str | None, how: str | None,
-           allow_tool: bool) -> None:
+def accept(
+    config: Config, cid: str, claim: str | None, why: str | None, how: str | None, allow_tool: bool
+) -> None:
     """Accept a candidate: write its memory file and index line, and commit them."""
     with Workspace(config) as ws:
         cand = ws.candidate(cid)
         if cand is not None and cand.provenance == "tool":
             echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
             if not allow_tool:
-                echo("dreamtui: to accept it anyway, check the quote yourself and pass --yes-tool-output",
-                     err=True)
+                echo(
+                    "dreamtui: to accept it anyway, check the quote yourself and pass --yes-tool-output",
+                    err=True,
+                )
         edits = {k: v for k, v in (("claim", claim), ("why", why), ("how", how)) if v is not None}
         result = ws.accept(cid, edits or None, allow_tool=allow_tool)
     for line in result.notices:
@@ -165,8 +185,12 @@ def accept(config: Config, cid: str, claim: str | None, why: str | None, how: st
 @cli.command()
 @click.argument("cid", metavar="ID", type=CANDIDATE_ID)
 @click.option("--reason", required=True, help="Why it is rejected (free text).")
-@click.option("--category", default="other", show_default=True,
-              help=f"One of: {', '.join(REJECT_CATEGORIES)} (dashes allowed, e.g. not-a-lesson).")
+@click.option(
+    "--category",
+    default="other",
+    show_default=True,
+    help=f"One of: {', '.join(REJECT_CATEGORIES)} (dashes allowed, e.g. not-a-lesson).",
+)
 @pass_config
 def reject(config: Config, cid: str, reason: str, category: str) -> None:
     """Reject a candidate with a category and a reason."""
@@ -196,7 +220,9 @@ def undo(config: Config) -> None:
     for line in result.notices:
         echo(f"dreamtui: {line}", err=True)
     if result.commit_sha:
-        echo(f"undid accept of {result.candidate_id} (revert commit {result.commit_sha[:10]}); it is pending again")
+        echo(
+            f"undid accept of {result.candidate_id} (revert commit {result.commit_sha[:10]}); it is pending again"
+        )
     else:
         echo(f"undid {result.action} of {result.candidate_id}; it is pending again")
     _ceiling_notice(config)

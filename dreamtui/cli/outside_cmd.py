@@ -52,15 +52,33 @@ def outside_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     finally:
         ledger.close()
     if as_json:
-        echo_json(json.dumps({"items": [i.to_json() for i in found],
-                              "batches": [{"id": b.id, "summary": b.summary(), "writer": b.writer,
-                                           "removed": b.removed, "rewrote": b.rewrote, "renamed": b.renamed,
-                                           "pending": b.pending} for b in batches]},
-                             ensure_ascii=False, indent=2))
+        echo_json(
+            json.dumps(
+                {
+                    "items": [i.to_json() for i in found],
+                    "batches": [
+                        {
+                            "id": b.id,
+                            "summary": b.summary(),
+                            "writer": b.writer,
+                            "removed": b.removed,
+                            "rewrote": b.rewrote,
+                            "renamed": b.renamed,
+                            "pending": b.pending,
+                        }
+                        for b in batches
+                    ],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return
     for batch in batches:
-        echo(f"batch {batch.id}: {batch.summary()} ({batch.pending} waiting; "
-             f"dreamtui outside restore {batch.id} --reason … puts them all back)")
+        echo(
+            f"batch {batch.id}: {batch.summary()} ({batch.pending} waiting; "
+            f"dreamtui outside restore {batch.id} --reason … puts them all back)"
+        )
     if not found:
         echo("no outside changes")
     for item in found:
@@ -92,8 +110,11 @@ def show(config: Config, item_id: str) -> None:
         echo(f"written by {item.tool} in {item.transcript}, line {item.line}:")
         echo(record)
     else:
-        echo("no transcript record wrote it within the window: taken as the person's own edit"
-             if item.writer == "person" else "no transcript record found")
+        echo(
+            "no transcript record wrote it within the window: taken as the person's own edit"
+            if item.writer == "person"
+            else "no transcript record found"
+        )
 
 
 @outside_cmd.command()

@@ -61,9 +61,15 @@ class LiveDisplay:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.progress = Progress(TextColumn("[bold]{task.fields[title]:<11}"), BarColumn(bar_width=24),
-                                 MofNCompleteColumn(), TextColumn("{task.fields[step]}", markup=False),
-                                 TimeElapsedColumn(), console=Console(file=stream), transient=False)
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[title]:<11}"),
+            BarColumn(bar_width=24),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[step]}", markup=False),
+            TimeElapsedColumn(),
+            console=Console(file=stream),
+            transient=False,
+        )
         self.tasks: dict[str, Any] = {}
         self.progress.start()
 
@@ -80,7 +86,9 @@ class LiveDisplay:
         count = counts(message)
         step = printable("" if message == title else message)[:60]
         if count:
-            self.progress.update(task, total=count[1], completed=count[0] - (1 if fraction != 1.0 else 0), step=step)
+            self.progress.update(
+                task, total=count[1], completed=count[0] - (1 if fraction != 1.0 else 0), step=step
+            )
         elif fraction is not None:
             total = self.progress.tasks[task].total or 100
             self.progress.update(task, completed=round(fraction * total), step=step)

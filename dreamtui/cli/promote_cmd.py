@@ -35,17 +35,42 @@ def _gate_lines(gates: list[promotion.Gate]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the gates and the promotion as JSON.")
 @click.option("--approve", is_flag=True, help="Approve auto-write (only when every gate passes).")
 @click.option("--revoke", is_flag=True, help="End auto-write (or acknowledge a demotion).")
-@click.option("--extractor", "extractor", default=None,
-              help="Promote this extractor (default: the one with the most human decisions).")
+@click.option(
+    "--extractor",
+    "extractor",
+    default=None,
+    help="Promote this extractor (default: the one with the most human decisions).",
+)
 @click.option("--model", "model", default=None, help="Promote this model of the extractor.")
-@click.option("--keep", "keep_id", default=None, metavar="ID", type=CANDIDATE_ID,
-              help="After-the-fact review: keep this auto-written memory.")
-@click.option("--reject", "reject_id", default=None, metavar="ID", type=CANDIDATE_ID,
-              help="After-the-fact review: reject this auto-written memory (reverts its commit).")
+@click.option(
+    "--keep",
+    "keep_id",
+    default=None,
+    metavar="ID",
+    type=CANDIDATE_ID,
+    help="After-the-fact review: keep this auto-written memory.",
+)
+@click.option(
+    "--reject",
+    "reject_id",
+    default=None,
+    metavar="ID",
+    type=CANDIDATE_ID,
+    help="After-the-fact review: reject this auto-written memory (reverts its commit).",
+)
 @click.option("--reason", default="", help="Why (with --reject, --keep or --revoke).")
 @pass_config
-def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extractor: str | None,
-            model: str | None, keep_id: str | None, reject_id: str | None, reason: str) -> None:
+def promote(
+    config: Config,
+    as_json: bool,
+    approve: bool,
+    revoke: bool,
+    extractor: str | None,
+    model: str | None,
+    keep_id: str | None,
+    reject_id: str | None,
+    reason: str,
+) -> None:
     """Show the auto-write gates with their evidence; approve or revoke auto-write.
 
     Auto-write is earned: one schema for every topic file, a stable ledger, and at least 30 days and
@@ -57,8 +82,9 @@ def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extracto
     ledger = Ledger.open(config.state)
     try:
         if keep_id or reject_id:
-            _review(config, ledger, keep_id or reject_id or "", keep=bool(keep_id), reason=reason,
-                    as_json=as_json)
+            _review(
+                config, ledger, keep_id or reject_id or "", keep=bool(keep_id), reason=reason, as_json=as_json
+            )
             return
         if revoke:
             ended = promotion.revoke(config, ledger, reason or "revoked by the person")
@@ -86,23 +112,38 @@ def promote(config: Config, as_json: bool, approve: bool, revoke: bool, extracto
                 _echo_json(_payload(gates, pair, status) | {"approved": approved.to_json()})
             else:
                 click.echo("\n".join(_gate_lines(gates)))  # styled; its text is printable
-                echo(f"Auto-write approved for {approved.pair}; recorded in promotion.md "
-                           f"(commit {(approved.commit_sha or '')[:10]}).")
+                echo(
+                    f"Auto-write approved for {approved.pair}; recorded in promotion.md "
+                    f"(commit {(approved.commit_sha or '')[:10]})."
+                )
             return
         _show(gates, pair, status, as_json, promotion.auto_written(ledger, unreviewed_only=True))
     finally:
         ledger.close()
 
 
-def _payload(gates: list[promotion.Gate], pair: promotion.Pair | None,
-             status: promotion.PromotionStatus, waiting: list[promotion.AutoWritten] | None = None) -> dict[str, Any]:
-    return {"gates": [g.to_json() for g in gates], "promoted": status.active,
-            "pair": {"extractor": pair.extractor, "model": pair.model} if pair else None,
-            "status": status.to_json(), "awaiting_review": [a.to_json() for a in waiting or []]}
+def _payload(
+    gates: list[promotion.Gate],
+    pair: promotion.Pair | None,
+    status: promotion.PromotionStatus,
+    waiting: list[promotion.AutoWritten] | None = None,
+) -> dict[str, Any]:
+    return {
+        "gates": [g.to_json() for g in gates],
+        "promoted": status.active,
+        "pair": {"extractor": pair.extractor, "model": pair.model} if pair else None,
+        "status": status.to_json(),
+        "awaiting_review": [a.to_json() for a in waiting or []],
+    }
 
 
-def _show(gates: list[promotion.Gate], pair: promotion.Pair | None, status: promotion.PromotionStatus,
-          as_json: bool, waiting: list[promotion.AutoWritten] | None = None) -> None:
+def _show(
+    gates: list[promotion.Gate],
+    pair: promotion.Pair | None,
+    status: promotion.PromotionStatus,
+    as_json: bool,
+    waiting: list[promotion.AutoWritten] | None = None,
+) -> None:
     if as_json:
         _echo_json(_payload(gates, pair, status, waiting))
         return
@@ -115,8 +156,10 @@ def _show(gates: list[promotion.Gate], pair: promotion.Pair | None, status: prom
         if not promotion.failing(gates):
             echo("Every gate passes: `dreamtui promote --approve` turns auto-write on.")
     if waiting:
-        echo(f"{len(waiting)} auto-written memor{'y' if len(waiting) == 1 else 'ies'} await review "
-                   "(`dreamtui promote --keep ID` or `--reject ID --reason ...`):")
+        echo(
+            f"{len(waiting)} auto-written memor{'y' if len(waiting) == 1 else 'ies'} await review "
+            "(`dreamtui promote --keep ID` or `--reject ID --reason ...`):"
+        )
         for item in waiting[:20]:
             echo(f"  {item.candidate_id}  {item.decided_at[:10]}  {item.memory_path}")
 
@@ -148,13 +191,18 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
             echo("Every topic file follows the one schema. Nothing to change.")
             return
         for change in fixable:
-            click.echo(click.style(printable(change.path), bold=True) + ": " + printable("; ".join(change.problems)))
+            click.echo(
+                click.style(printable(change.path), bold=True) + ": " + printable("; ".join(change.problems))
+            )
             for fix in change.fixes:
                 echo(f"  - {fix}")
             echo(change.diff().rstrip("\n"))
         for change in manual:
-            click.echo(click.style(printable(change.path), bold=True) + " needs a person: "
-                       + printable("; ".join(change.remaining)))
+            click.echo(
+                click.style(printable(change.path), bold=True)
+                + " needs a person: "
+                + printable("; ".join(change.remaining))
+            )
     confirmed = yes
     if fixable and not yes and not as_json and sys.stdin.isatty():
         confirmed = click.confirm(f"Rewrite {len(fixable)} file(s) as one commit?", default=False)
@@ -165,4 +213,6 @@ def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
     if sha:
         echo(f"Rewrote {len(fixable)} file(s) in commit {sha[:10]}.")
     elif fixable:
-        echo(f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit.")
+        echo(
+            f"Nothing written. Run `dreamtui normalize --yes` to rewrite {len(fixable)} file(s) as one commit."
+        )

@@ -33,18 +33,43 @@ anthropic extractor is in use (never for heuristic/command); ``off`` keeps dedup
 
 
 KEY_ACTIONS: dict[str, tuple[str, str]] = {
-    **{f"screen.{mode}": ("app", key) for key, mode in (
-        ("1", "queue"), ("2", "sessions"), ("3", "cycles"), ("4", "briefings"), ("5", "stats"), ("6", "memory"),
-        ("7", "promotion"))},
-    "dream": ("app", "d"), "quit": ("app", "q"), "help": ("app", "question_mark,f1"),
-    "accept": ("queue", "a"), "reject": ("queue", "r"), "edit": ("queue", "e"), "skip": ("queue", "s"),
-    "undo": ("queue", "u"), "down": ("queue", "j"), "up": ("queue", "k"), "filter": ("queue", "slash"),
-    "sort": ("queue", "o"), "clear_filter": ("queue", "escape"), "detail_down": ("queue", "ctrl+d"),
-    "detail_up": ("queue", "ctrl+u"), "mine": ("queue", "m"), "unfold": ("queue", "z"),
-    "briefings.mark": ("briefings", "m"), "briefings.diff": ("briefings", "f"), "briefings.view": ("briefings", "v"),
-    "briefings.accept": ("briefings", "a"), "briefings.reject": ("briefings", "r"),
+    **{
+        f"screen.{mode}": ("app", key)
+        for key, mode in (
+            ("1", "queue"),
+            ("2", "sessions"),
+            ("3", "cycles"),
+            ("4", "briefings"),
+            ("5", "stats"),
+            ("6", "memory"),
+            ("7", "promotion"),
+        )
+    },
+    "dream": ("app", "d"),
+    "quit": ("app", "q"),
+    "help": ("app", "question_mark,f1"),
+    "accept": ("queue", "a"),
+    "reject": ("queue", "r"),
+    "edit": ("queue", "e"),
+    "skip": ("queue", "s"),
+    "undo": ("queue", "u"),
+    "down": ("queue", "j"),
+    "up": ("queue", "k"),
+    "filter": ("queue", "slash"),
+    "sort": ("queue", "o"),
+    "clear_filter": ("queue", "escape"),
+    "detail_down": ("queue", "ctrl+d"),
+    "detail_up": ("queue", "ctrl+u"),
+    "mine": ("queue", "m"),
+    "unfold": ("queue", "z"),
+    "briefings.mark": ("briefings", "m"),
+    "briefings.diff": ("briefings", "f"),
+    "briefings.view": ("briefings", "v"),
+    "briefings.accept": ("briefings", "a"),
+    "briefings.reject": ("briefings", "r"),
     "memory.revert": ("memory", "x"),
-    "promotion.approve": ("promotion", "A"), "promotion.revoke": ("promotion", "R"),
+    "promotion.approve": ("promotion", "A"),
+    "promotion.revoke": ("promotion", "R"),
 }
 """Every app action a ``[keys]`` table may remap: binding id -> (where it is active, default key).
 ``app`` actions are active on every screen, the others on their own screen (the app's bindings carry
@@ -166,8 +191,9 @@ class _Settings(BaseSettings):
     Errors are turned into one-line :class:`ConfigError` messages by :func:`_one_line`.
     """
 
-    model_config = SettingsConfigDict(env_prefix="DREAMTUI_", env_ignore_empty=True, extra="forbid",
-                                      validate_default=False, frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix="DREAMTUI_", env_ignore_empty=True, extra="forbid", validate_default=False, frozen=True
+    )
 
     transcripts: _Folder = Field(default_factory=default_transcripts)
     memory: _Folder = Field(default_factory=default_memory)
@@ -187,8 +213,12 @@ class _Settings(BaseSettings):
     rescan_seconds: _Positive = 60.0
     schedule: StrictStr | None = None
     dedup_judge: Annotated[DedupJudge, BeforeValidator(_folded)] = "auto"
-    keys: Annotated[dict[str, Any], NoDecode, BeforeValidator(_table("[keys] must be a table of action = \"key\"")),
-                    AfterValidator(lambda keys: check_keys({str(k): v for k, v in keys.items()}))] = {}
+    keys: Annotated[
+        dict[str, Any],
+        NoDecode,
+        BeforeValidator(_table('[keys] must be a table of action = "key"')),
+        AfterValidator(lambda keys: check_keys({str(k): v for k, v in keys.items()})),
+    ] = {}
     ui: Annotated[dict[str, Any], NoDecode, BeforeValidator(_checked_ui)] = {}
 
 
@@ -197,11 +227,14 @@ def _loader(table: dict[str, Any]) -> type[_Settings]:
 
     class Loaded(_Settings):
         @classmethod
-        def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                       env_settings: PydanticBaseSettingsSource,
-                                       dotenv_settings: PydanticBaseSettingsSource,
-                                       file_secret_settings: PydanticBaseSettingsSource,
-                                       ) -> tuple[PydanticBaseSettingsSource, ...]:
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
             return init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=table)
 
     return Loaded
@@ -246,11 +279,13 @@ def check_keys(keys: dict[str, Any]) -> dict[str, str]:
     screen's), counting the default keys of the actions not remapped. Raises :class:`ConfigError`."""
     unknown = sorted(set(keys) - set(KEY_ACTIONS))
     if unknown:
-        raise ConfigError(f"config [keys]: unknown action(s) {', '.join(map(repr, unknown))}; "
-                          f"the actions are {', '.join(KEY_ACTIONS)}")
+        raise ConfigError(
+            f"config [keys]: unknown action(s) {', '.join(map(repr, unknown))}; "
+            f"the actions are {', '.join(KEY_ACTIONS)}"
+        )
     for action, key in keys.items():
         if not isinstance(key, str) or not _keys_of(key):
-            raise ConfigError(f"config [keys]: {action} must be a key name such as \"y\", not {key!r}")
+            raise ConfigError(f'config [keys]: {action} must be a key name such as "y", not {key!r}')
     effective = {action: keys.get(action, default) for action, (_where, default) in KEY_ACTIONS.items()}
     for screen in sorted({where for where, _key in KEY_ACTIONS.values()} - {"app"}):
         holder: dict[str, str] = {}
@@ -260,8 +295,10 @@ def check_keys(keys: dict[str, Any]) -> dict[str, str]:
             for key in _keys_of(effective[action]):
                 other = holder.setdefault(key, action)
                 if other != action and (action in keys or other in keys):
-                    raise ConfigError(f"config [keys]: key {key!r} is given to two actions, {other} and {action}; "
-                                      "give each action its own key")
+                    raise ConfigError(
+                        f"config [keys]: key {key!r} is given to two actions, {other} and {action}; "
+                        "give each action its own key"
+                    )
     return {action: str(key) for action, key in keys.items()}
 
 
@@ -278,8 +315,10 @@ def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
-                          f"{exc.start}): save it as UTF-8") from None
+        raise ConfigError(
+            f"config file {path} is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start}): save it as UTF-8"
+        ) from None
     except NotRegularFile as exc:
         raise ConfigError(f"config file {path} is not a regular file: {exc.strerror}") from None
     except OSError as exc:

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 class NotRegularFile(OSError):
@@ -41,9 +43,14 @@ class Skipped:
 
 def kind_of_mode(mode: int) -> str:
     """What a file mode is, in words: ``a FIFO``, ``a character device``, ``a folder``…"""
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISLNK, "a symlink"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -141,7 +148,9 @@ class Entry:
     is_file: bool
 
 
-def scan_folder(folder: Path, skipped: list[Skipped] | None = None, *, want: str = ".jsonl") -> Iterator[Entry]:
+def scan_folder(
+    folder: Path, skipped: list[Skipped] | None = None, *, want: str = ".jsonl"
+) -> Iterator[Entry]:
     """The entries of ``folder`` sorted by name: every sub-folder and every regular file whose name
     ends with ``want``. Never raises: a folder that cannot be listed, or listed but not searched,
     is reported once in ``skipped``; a ``want`` file that is not a regular file (a FIFO, a device,
@@ -161,7 +170,9 @@ def scan_folder(folder: Path, skipped: list[Skipped] | None = None, *, want: str
         except PermissionError as exc:
             # listed but not searchable: every entry fails the same way, so say it once, for the folder
             if skipped is not None:
-                skipped.append(Skipped(str(folder), f"cannot open the files in this folder ({error_reason(exc)})"))
+                skipped.append(
+                    Skipped(str(folder), f"cannot open the files in this folder ({error_reason(exc)})")
+                )
             return
         except OSError as exc:
             if skipped is not None and entry.name.endswith(want):

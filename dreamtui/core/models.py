@@ -81,8 +81,15 @@ class Turn(msgspec.Struct, frozen=True, gc=False):
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``dreamtui digest --json`` (hand-written: a msgspec struct, not a Jsonable
         dataclass, and the printed key order is not the field order)."""
-        return {"role": self.role, "text": self.text, "line": self.line, "uuid": self.uuid,
-                "timestamp": self.timestamp, "file": self.file, "kind": self.kind}
+        return {
+            "role": self.role,
+            "text": self.text,
+            "line": self.line,
+            "uuid": self.uuid,
+            "timestamp": self.timestamp,
+            "file": self.file,
+            "kind": self.kind,
+        }
 
 
 @dataclass(slots=True)
@@ -105,8 +112,18 @@ class DigestStats(Jsonable):
         """Characters kept as a percentage of bytes read."""
         return round(100.0 * self.chars / self.bytes, 2) if self.bytes else 0.0
 
-    JSON_KEYS = ("bytes", "chars", "signal_pct", "skipped_lines", "lines", "malformed", "invalid_utf8", "oversized",
-                 "partial_tail", "replaced")  # ``dreamtui digest --json``'s ``stats``
+    JSON_KEYS = (
+        "bytes",
+        "chars",
+        "signal_pct",
+        "skipped_lines",
+        "lines",
+        "malformed",
+        "invalid_utf8",
+        "oversized",
+        "partial_tail",
+        "replaced",
+    )  # ``dreamtui digest --json``'s ``stats``
 
 
 @dataclass(slots=True)
@@ -134,7 +151,15 @@ class Digest(Jsonable):
         """How many characters the person wrote (the depth signal)."""
         return sum(len(t.text) for t in self.turns if t.role == "person")
 
-    JSON_KEYS = ("session", "project", "project_name", "cwd", "files", "turns", "stats")  # ``dreamtui digest --json``
+    JSON_KEYS = (
+        "session",
+        "project",
+        "project_name",
+        "cwd",
+        "files",
+        "turns",
+        "stats",
+    )  # ``dreamtui digest --json``
 
 
 @dataclass(slots=True)

@@ -36,9 +36,29 @@ _END_ALNUM = r"(?![A-Za-z0-9])"
 
 # Values that are obviously placeholders, never real credentials.
 _PLACEHOLDER_WORDS = (
-    "changeme", "change_me", "password", "passwd", "secret", "example", "placeholder", "redacted",
-    "your", "xxxx", "****", "dummy", "sample", "replace", "insert", "todo", "fixme", "none", "null",
-    "undefined", "foobar", "test1234", "12345678",
+    "changeme",
+    "change_me",
+    "password",
+    "passwd",
+    "secret",
+    "example",
+    "placeholder",
+    "redacted",
+    "your",
+    "xxxx",
+    "****",
+    "dummy",
+    "sample",
+    "replace",
+    "insert",
+    "todo",
+    "fixme",
+    "none",
+    "null",
+    "undefined",
+    "foobar",
+    "test1234",
+    "12345678",
 )
 ENTROPY_THRESHOLD = 3.0
 """Minimum Shannon entropy (bits per character) of a generic assignment's value."""
@@ -54,12 +74,14 @@ def shannon_entropy(value: str) -> float:
 
 
 def _char_classes(value: str) -> int:
-    return sum((
-        any(c.islower() for c in value),
-        any(c.isupper() for c in value),
-        any(c.isdigit() for c in value),
-        any(not c.isalnum() for c in value),
-    ))
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
 
 
 def _is_placeholder(value: str) -> bool:
@@ -121,13 +143,15 @@ class Rule:
     fallback: re.Pattern[str] | None = None  # ``lower`` rules: the same pattern with IGNORECASE
 
 
-def _lower_rule(name: str, pattern: str, *, group: int, check: Callable[[str], bool],
-                needles: tuple[str, ...]) -> Rule:
+def _lower_rule(
+    name: str, pattern: str, *, group: int, check: Callable[[str], bool], needles: tuple[str, ...]
+) -> Rule:
     """A rule whose lower-case ``pattern`` runs on the lower-cased text (same offsets), which is much
     faster than IGNORECASE; the IGNORECASE form is kept for text whose length ``lower()`` changes."""
     fallback = re.compile(pattern.replace("[a-z0-9", "[A-Za-z0-9"), re.IGNORECASE)
-    return Rule(name, re.compile(pattern), group=group, check=check, needles=needles, lower=True,
-                fallback=fallback)
+    return Rule(
+        name, re.compile(pattern), group=group, check=check, needles=needles, lower=True, fallback=fallback
+    )
 
 
 _GENERIC_KEYS = (
@@ -137,12 +161,13 @@ _GENERIC_KEYS = (
 # "the password is X", "the password for the staging db was X", "passphrase: X" (lower-cased text)
 _PROSE_PASSWORD = (
     r"(?<![a-z0-9])(?:password|passphrase|passcode|passwd|pwd|pw)"
-    r"(?:[ \t]{1,4}(?:for|to|of|on)(?:[ \t]{1,4}[^\s]{1,40}){1,4}?)?"          # for the staging db
+    r"(?:[ \t]{1,4}(?:for|to|of|on)(?:[ \t]{1,4}[^\s]{1,40}){1,4}?)?"  # for the staging db
     r"[ \t]{1,4}(?:is|was|is now|is still|is set to|was set to|has been set to|was changed to|changed to|became)"
     r"[ \t]{0,4}:?[ \t]{0,4}"
-    r"(?:\\{0,3}[\"'`])?"                                                      # an opening quote
-    r"([^\s\"'`\\]{7,127}[^\s\"'`\\.,;:)])"                                # the value, end punctuation left out
+    r"(?:\\{0,3}[\"'`])?"  # an opening quote
+    r"([^\s\"'`\\]{7,127}[^\s\"'`\\.,;:)])"  # the value, end punctuation left out
 )
+
 
 def _lit(literal: str) -> str:
     """``literal`` that starts a token, followed by a check that it is the start of its run: the
@@ -150,61 +175,151 @@ def _lit(literal: str) -> str:
 
     The literal comes first so the regex engine can search for it fast; the fixed-width lookbehind
     after it keeps matches at run starts only (so scanning stays linear)."""
-    return (literal + r"(?:(?<![A-Za-z0-9_\-]" + literal + r")|(?<=\\[ntr]" + literal + r"))")
+    return literal + r"(?:(?<![A-Za-z0-9_\-]" + literal + r")|(?<=\\[ntr]" + literal + r"))"
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("aws-access-key", re.compile(r"(" + _lit("A[KS]IA") + r"[A-Z0-9]{16})" + _END_ALNUM),
-         group=1, needles=("AKIA", "ASIA")),
-    Rule("google-api-key", re.compile(r"(" + _lit("AIza") + r"[0-9A-Za-z_\-]{35})" + _END_ALNUM),
-         group=1, needles=("AIza",)),
-    Rule("stripe-key", re.compile(
-        r"((?:" + _lit("sk_") + "|" + _lit("rk_") + r")(?:live|test|prod)_[A-Za-z0-9]{10,247})" + _END_ALNUM),
-        group=1, check=_has_digit_and_letter, needles=("sk_", "rk_")),
-    Rule("npm-token", re.compile(r"(" + _lit("npm_") + r"[A-Za-z0-9]{36})" + _END_ALNUM),
-         group=1, check=_has_digit_and_letter, needles=("npm_",)),
-    Rule("gitlab-token", re.compile(r"(" + _lit("glpat-") + r"[A-Za-z0-9_\-]{20,255})" + _END_ALNUM),
-         group=1, check=_has_digit_and_letter, needles=("glpat-",)),
-    Rule("github-token", re.compile(
-        r"(" + _lit("gh") + r"[pousr]_[A-Za-z0-9]{36,255}|" + _lit("github_pat_") + r"[A-Za-z0-9_]{22,255})"
-        + _END_ALNUM), group=1, needles=("gh", "github_pat_")),
-    Rule("slack-webhook", re.compile(
-        r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,200}"),
-        needles=("hooks.slack.com",)),
-    Rule("slack-token", re.compile(r"(" + _lit("xox") + r"[abprse]-[A-Za-z0-9\-]{10,250})" + _END_ALNUM),
-         group=1, check=_has_digit_and_letter, needles=("xox",)),
-    Rule("anthropic-key", re.compile(r"(" + _lit("sk-") + r"ant-[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
-         group=1, needles=("sk-ant-",)),
-    Rule("openai-key", re.compile(
-        r"(" + _lit("sk-") + r"(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
-        group=1, check=lambda v: _has_digit_and_letter(v) and shannon_entropy(v) >= 3.5,
-        needles=("sk-",)),
-    Rule("jwt", re.compile(
-        r"(" + _lit("eyJ") + r"[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,4096})"),
-        group=1, needles=("eyJ",)),
-    Rule("url-credentials", re.compile(
-        r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'\\]{0,64}:([^\s/@\"'\\]{6,128})@"),
-        group=1, check=lambda v: not _is_placeholder(v), needles=("://",)),
+    Rule(
+        "aws-access-key",
+        re.compile(r"(" + _lit("A[KS]IA") + r"[A-Z0-9]{16})" + _END_ALNUM),
+        group=1,
+        needles=("AKIA", "ASIA"),
+    ),
+    Rule(
+        "google-api-key",
+        re.compile(r"(" + _lit("AIza") + r"[0-9A-Za-z_\-]{35})" + _END_ALNUM),
+        group=1,
+        needles=("AIza",),
+    ),
+    Rule(
+        "stripe-key",
+        re.compile(
+            r"((?:"
+            + _lit("sk_")
+            + "|"
+            + _lit("rk_")
+            + r")(?:live|test|prod)_[A-Za-z0-9]{10,247})"
+            + _END_ALNUM
+        ),
+        group=1,
+        check=_has_digit_and_letter,
+        needles=("sk_", "rk_"),
+    ),
+    Rule(
+        "npm-token",
+        re.compile(r"(" + _lit("npm_") + r"[A-Za-z0-9]{36})" + _END_ALNUM),
+        group=1,
+        check=_has_digit_and_letter,
+        needles=("npm_",),
+    ),
+    Rule(
+        "gitlab-token",
+        re.compile(r"(" + _lit("glpat-") + r"[A-Za-z0-9_\-]{20,255})" + _END_ALNUM),
+        group=1,
+        check=_has_digit_and_letter,
+        needles=("glpat-",),
+    ),
+    Rule(
+        "github-token",
+        re.compile(
+            r"("
+            + _lit("gh")
+            + r"[pousr]_[A-Za-z0-9]{36,255}|"
+            + _lit("github_pat_")
+            + r"[A-Za-z0-9_]{22,255})"
+            + _END_ALNUM
+        ),
+        group=1,
+        needles=("gh", "github_pat_"),
+    ),
+    Rule(
+        "slack-webhook",
+        re.compile(r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,200}"),
+        needles=("hooks.slack.com",),
+    ),
+    Rule(
+        "slack-token",
+        re.compile(r"(" + _lit("xox") + r"[abprse]-[A-Za-z0-9\-]{10,250})" + _END_ALNUM),
+        group=1,
+        check=_has_digit_and_letter,
+        needles=("xox",),
+    ),
+    Rule(
+        "anthropic-key",
+        re.compile(r"(" + _lit("sk-") + r"ant-[A-Za-z0-9_\-]{20,250})" + _END_ALNUM),
+        group=1,
+        needles=("sk-ant-",),
+    ),
+    Rule(
+        "openai-key",
+        re.compile(
+            r"(" + _lit("sk-") + r"(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,250})" + _END_ALNUM
+        ),
+        group=1,
+        check=lambda v: _has_digit_and_letter(v) and shannon_entropy(v) >= 3.5,
+        needles=("sk-",),
+    ),
+    Rule(
+        "jwt",
+        re.compile(
+            r"(" + _lit("eyJ") + r"[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,4096})"
+        ),
+        group=1,
+        needles=("eyJ",),
+    ),
+    Rule(
+        "url-credentials",
+        re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'\\]{0,64}:([^\s/@\"'\\]{6,128})@"),
+        group=1,
+        check=lambda v: not _is_placeholder(v),
+        needles=("://",),
+    ),
     # Run on the lower-cased text (same length, same offsets): much faster than IGNORECASE.
-    _lower_rule("bearer-token",
-                r"bearer(?:(?<![a-z0-9_\-]bearer)|(?<=\\[ntr]bearer))[ \t]{1,8}([a-z0-9\-._~+/]{16,4096}={0,3})",
-                group=1, check=_bearer_token, needles=("bearer",)),
-    _lower_rule("password-in-prose", _PROSE_PASSWORD, group=1, check=_prose_password,
-                needles=("pass", "pw")),
-    _lower_rule("generic-secret",
-                r"(?:" + _GENERIC_KEYS + r")[a-z0-9_\-]{0,20}"               # key name (db_password, token_v2)
-                r"(?:\\{0,3}[\"'])?[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"      # "key": / key = / key =>
-                r"(?:\\{0,3}[\"'`])?"                                        # opening quote, maybe escaped
-                r"([a-z0-9+/_\-.~!@#$%^*|]{8,256}={0,3})",                    # the value
-                group=1, check=looks_random,
-                needles=("pass", "pwd", "pw", "secret", "token", "api_key", "api-key", "apikey", "access_key",
-                         "access-key", "auth_key", "auth-key", "credential", "private_key", "private-key")),
+    _lower_rule(
+        "bearer-token",
+        r"bearer(?:(?<![a-z0-9_\-]bearer)|(?<=\\[ntr]bearer))[ \t]{1,8}([a-z0-9\-._~+/]{16,4096}={0,3})",
+        group=1,
+        check=_bearer_token,
+        needles=("bearer",),
+    ),
+    _lower_rule("password-in-prose", _PROSE_PASSWORD, group=1, check=_prose_password, needles=("pass", "pw")),
+    _lower_rule(
+        "generic-secret",
+        r"(?:" + _GENERIC_KEYS + r")[a-z0-9_\-]{0,20}"  # key name (db_password, token_v2)
+        r"(?:\\{0,3}[\"'])?[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"  # "key": / key = / key =>
+        r"(?:\\{0,3}[\"'`])?"  # opening quote, maybe escaped
+        r"([a-z0-9+/_\-.~!@#$%^*|]{8,256}={0,3})",  # the value
+        group=1,
+        check=looks_random,
+        needles=(
+            "pass",
+            "pwd",
+            "pw",
+            "secret",
+            "token",
+            "api_key",
+            "api-key",
+            "apikey",
+            "access_key",
+            "access-key",
+            "auth_key",
+            "auth-key",
+            "credential",
+            "private_key",
+            "private-key",
+        ),
+    ),
 )
 RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
 # One search of the lower-cased text for any rule's literal: most text (keys, paths, prose) has none,
 # and then no rule needs to run. A superset of every rule's prefilter (each needle lower-cased).
-_ANY_NEEDLE = re.compile("|".join(sorted(
-    {re.escape(n.lower()) for r in RULES for n in r.needles} | {"private key"}, key=len, reverse=True)))
+_ANY_NEEDLE = re.compile(
+    "|".join(
+        sorted(
+            {re.escape(n.lower()) for r in RULES for n in r.needles} | {"private key"}, key=len, reverse=True
+        )
+    )
+)
 assert all(r.needles for r in RULES), "every rule needs a prefilter needle for _ANY_NEEDLE to be safe"
 
 _PEM_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -296,7 +411,7 @@ def redact(text: str) -> str:
     out: list[str] = []
     pos = 0
     for f in findings:
-        out.append(text[pos:f.start])
+        out.append(text[pos : f.start])
         out.append(f"{REDACTED}{f.rule}]")
         pos = f.end
     out.append(text[pos:])

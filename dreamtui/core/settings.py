@@ -25,11 +25,13 @@ _HEADER = re.compile(rb"^\s*\[\s*([^\]\s]+)\s*\]\s*(#.*)?$")
 def check_ui(value: object) -> dict[str, str]:
     """A ``[ui]`` table checked: known keys, string values, a sort the queue knows."""
     if not isinstance(value, dict):
-        raise ConfigError("config [ui] must be a table (theme = \"…\", sort = \"newest\")")
+        raise ConfigError('config [ui] must be a table (theme = "…", sort = "newest")')
     unknown = sorted(set(value) - set(UI_KEYS))
     if unknown:
-        raise ConfigError(f"config [ui]: unknown setting(s) {', '.join(map(repr, unknown))}; "
-                          f"the settings are {', '.join(UI_KEYS)}")
+        raise ConfigError(
+            f"config [ui]: unknown setting(s) {', '.join(map(repr, unknown))}; "
+            f"the settings are {', '.join(UI_KEYS)}"
+        )
     for key, item in value.items():
         if not isinstance(item, str):
             raise ConfigError(f"config [ui] {key} must be a string, not {item!r}")

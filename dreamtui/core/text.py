@@ -20,14 +20,24 @@ import re
 # One escape-sequence grammar: CSI (ESC [ … or the one-byte C1 CSI), OSC (ESC ] … BEL/ST; an
 # unterminated one runs to the next ESC/BEL) and two-character ESC sequences.
 ESCAPE_SEQUENCE = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]")
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])|\x9b[0-?]*[ -/]*[@-~]"
+)
 # Characters a file must not hold: C0 except tab/newline, DEL, C1, line/paragraph separators, BOM.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 # Characters a terminal must not be sent raw: C0 except tab/newline, DEL, C1, bidi marks, overrides
 # and isolates (they reorder what is shown), lone surrogates.
-_TERMINAL_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
-                    *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F]
-_TERMINAL_UNSAFE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_TERMINAL_UNSAFE = [
+    *range(0x00, 0x09),
+    *range(0x0B, 0x20),
+    *range(0x7F, 0xA0),
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+    0x200E,
+    0x200F,
+]
+_TERMINAL_UNSAFE_RE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 _ESCAPED = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _TERMINAL_UNSAFE}
@@ -57,7 +67,7 @@ def shorten(line: str, limit: int | None) -> str:
     if limit is None or len(line) <= limit:
         return line
     cut = line[: limit - 1]
-    if " " in cut[limit // 2:]:
+    if " " in cut[limit // 2 :]:
         cut = cut[: cut.rfind(" ")]
     return cut.rstrip(" ,.;:-") + "…"
 

@@ -22,14 +22,22 @@ DEMO_NOW = "2026-11-28T18:30:00Z"
 
 EXISTING_MEMORIES: tuple[tuple[str, str, str, str, str], ...] = (
     # (relative path, name, description, type, body)
-    ("projects/payments-api/database-tests-use-real-postgres.md", "Database tests use a real Postgres",
-     "Database tests use a disposable Postgres container, never mocks", "feedback",
-     "Tests that touch the database run against a real, disposable Postgres database, not mocks.\n\n"
-     "**Why:** mocked sessions hid migration bugs twice.\n"),
-    ("release-through-make.md", "Release through make release",
-     "Releases go through make release; never push tags by hand", "feedback",
-     "Cut releases with `make release`; never push version tags by hand.\n\n"
-     "**Why:** the release target signs the tag and updates the changelog.\n"),
+    (
+        "projects/payments-api/database-tests-use-real-postgres.md",
+        "Database tests use a real Postgres",
+        "Database tests use a disposable Postgres container, never mocks",
+        "feedback",
+        "Tests that touch the database run against a real, disposable Postgres database, not mocks.\n\n"
+        "**Why:** mocked sessions hid migration bugs twice.\n",
+    ),
+    (
+        "release-through-make.md",
+        "Release through make release",
+        "Releases go through make release; never push tags by hand",
+        "feedback",
+        "Cut releases with `make release`; never push version tags by hand.\n\n"
+        "**Why:** the release target signs the tag and updates the changelog.\n",
+    ),
 )
 
 
@@ -68,10 +76,17 @@ def _propose_from_tool_output(config: Config, ledger: object) -> None:
 
     project, session = TOOL_SESSION
     path = config.transcripts / project / f"{session}.jsonl"
-    raw = RawCandidate(claim="Deploy with --skip-migrations on Fridays",
-                       why="The contributing guide says the release must finish before the weekend.",
-                       how_to_apply="Add --skip-migrations to Friday deploys.", type="project", scope=project,
-                       quote=TOOL_QUOTE, session=session, extractor="demo", model=None)
+    raw = RawCandidate(
+        claim="Deploy with --skip-migrations on Fridays",
+        why="The contributing guide says the release must finish before the weekend.",
+        how_to_apply="Add --skip-migrations to Friday deploys.",
+        type="project",
+        scope=project,
+        quote=TOOL_QUOTE,
+        session=session,
+        extractor="demo",
+        model=None,
+    )
     gate([raw], config=config, ledger=ledger, project=project, files=[path])
 
 
@@ -108,9 +123,15 @@ def prepare_demo(base: Path | None = None, config: Config | None = None, dream: 
     past = 1_700_000_000  # 2023: the copied sessions are finished, not "still being written"
     for path in transcripts.rglob("*.jsonl"):
         os.utime(path, (past, past))
-    cfg = replace(config or Config(), transcripts=transcripts, memory=root / "memory", state=root / "state",
-                  extractor="heuristic", quiet_minutes=0.0,
-                  config_file=None)  # the demo never saves settings into the person's config file
+    cfg = replace(
+        config or Config(),
+        transcripts=transcripts,
+        memory=root / "memory",
+        state=root / "state",
+        extractor="heuristic",
+        quiet_minutes=0.0,
+        config_file=None,
+    )  # the demo never saves settings into the person's config file
     if not (cfg.memory / ".git").exists():
         _write_memories(cfg.memory)
     if dream:

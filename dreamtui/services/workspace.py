@@ -113,8 +113,9 @@ class Workspace:
     def __enter__(self) -> Workspace:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -180,20 +181,33 @@ class Workspace:
     def status(self) -> Status:
         """Everything the header shows, in one call."""
         size = self.index_size()
-        return Status(self.ledger.pending_count(), size.lines, size.bytes, size.max_lines, size.max_bytes,
-                      self.banners())
+        return Status(
+            self.ledger.pending_count(),
+            size.lines,
+            size.bytes,
+            size.max_lines,
+            size.max_bytes,
+            self.banners(),
+        )
 
     # -- decisions ---------------------------------------------------------------------------------
 
-    def accept(self, cid: str, edits: dict[str, str] | None = None, *, allow_tool: bool = False,
-               decided_by: str = "person") -> DecisionResult:
+    def accept(
+        self,
+        cid: str,
+        edits: dict[str, str] | None = None,
+        *,
+        allow_tool: bool = False,
+        decided_by: str = "person",
+    ) -> DecisionResult:
         """Accept a proposal (one memory file, one index line, one commit).
 
         ``allow_tool`` accepts a proposal whose quote is only in tool output (untrusted), only after
         the person confirmed it.
         """
-        result = decisions.accept(self.config, self.ledger, cid, edits=edits, decided_by=decided_by,
-                                  allow_tool=allow_tool)
+        result = decisions.accept(
+            self.config, self.ledger, cid, edits=edits, decided_by=decided_by, allow_tool=allow_tool
+        )
         summary = " · ".join([f"accepted → {result.path} ({result.commit_sha[:8]})", *result.notices])
         return DecisionResult(summary, cid, result.commit_sha, "accept", result.path, tuple(result.notices))
 
@@ -212,15 +226,17 @@ class Workspace:
         result = decisions.undo_last(self.config, self.ledger)
         sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
         summary = " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices])
-        return DecisionResult(summary, result.candidate_id, result.commit_sha, result.action,
-                              notices=tuple(result.notices))
+        return DecisionResult(
+            summary, result.candidate_id, result.commit_sha, result.action, notices=tuple(result.notices)
+        )
 
     def revert_memory(self, rel: str) -> DecisionResult:
         """Revert one accepted memory by a revert commit; its proposal is pending again."""
         result = decisions.revert_memory(self.config, self.ledger, rel)
         sha = f" ({result.commit_sha[:8]})" if result.commit_sha else ""
-        return DecisionResult(f"reverted {rel}{sha}: its proposal is back in the queue", result.candidate_id,
-                              result.commit_sha)
+        return DecisionResult(
+            f"reverted {rel}{sha}: its proposal is back in the queue", result.candidate_id, result.commit_sha
+        )
 
     def reconcile(self) -> str | None:
         """Bring the ledger in line with the memory repo; a one-line note when it did something."""
@@ -229,8 +245,16 @@ class Workspace:
         report = decisions.reconcile(self.config, self.ledger)
         if report.ok and not report.notices:
             return None
-        parts = [f"{len(v)} {k}" for k, v in (("recorded", report.recorded), ("undone", report.undone),
-                                              ("reopened", report.reopened), ("restored", report.restored)) if v]
+        parts = [
+            f"{len(v)} {k}"
+            for k, v in (
+                ("recorded", report.recorded),
+                ("undone", report.undone),
+                ("reopened", report.reopened),
+                ("restored", report.restored),
+            )
+            if v
+        ]
         return "reconciled with the memory repo: " + ", ".join(parts + list(report.notices))
 
     # -- sessions, cycles, stats -------------------------------------------------------------------
@@ -290,8 +314,11 @@ class Workspace:
     def promotion(self) -> PromotionView:
         """The gates auto-write must pass for the most-decided extractor/model pair, and its state."""
         pair = promotion.choose_pair(self.ledger)
-        return PromotionView(pair, promotion.compute_gates(self.config, self.ledger, pair),
-                             promotion.promotion_status(self.config, self.ledger))
+        return PromotionView(
+            pair,
+            promotion.compute_gates(self.config, self.ledger, pair),
+            promotion.promotion_status(self.config, self.ledger),
+        )
 
     def stats(self) -> dict[str, Any]:
         """The statistics (:func:`dreamtui.core.dream.stats.compute_stats`)."""
@@ -346,8 +373,11 @@ class Workspace:
                 meta, _body = frontmatter.parse(text)
             except frontmatter.FrontmatterError:  # a broken file is still listed
                 meta = {}
-            out.append(MemoryFile(rel, str(meta.get("name", "")), str(meta.get("type", "")),
-                                  path.stat().st_size, text))
+            out.append(
+                MemoryFile(
+                    rel, str(meta.get("name", "")), str(meta.get("type", "")), path.stat().st_size, text
+                )
+            )
         return out
 
 

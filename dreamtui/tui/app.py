@@ -52,9 +52,15 @@ from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
 from dreamtui.tui.widgets.literal import literal
 
-SCREENS_KEYS = (("1", "queue", "Queue"), ("2", "sessions", "Sessions"), ("3", "cycles", "Cycles"),
-                ("4", "briefings", "Briefings"), ("5", "stats", "Stats"), ("6", "memory", "Memory"),
-                ("7", "promotion", "Promotion"))
+SCREENS_KEYS = (
+    ("1", "queue", "Queue"),
+    ("2", "sessions", "Sessions"),
+    ("3", "cycles", "Cycles"),
+    ("4", "briefings", "Briefings"),
+    ("5", "stats", "Stats"),
+    ("6", "memory", "Memory"),
+    ("7", "promotion", "Promotion"),
+)
 LIVE_MAX_LINES_PER_EVENT = 50
 
 
@@ -88,8 +94,12 @@ class DreamApp(App[object]):
     TITLE = "dreamtui"
     NOTIFICATION_TIMEOUT = 4  # seconds: a toast must not sit over the evidence (decisions' notes: 3)
     MODES = {
-        "queue": QueueScreen, "sessions": SessionsScreen, "cycles": CyclesScreen,
-        "briefings": BriefingsScreen, "stats": StatsScreen, "memory": MemoryScreen,
+        "queue": QueueScreen,
+        "sessions": SessionsScreen,
+        "cycles": CyclesScreen,
+        "briefings": BriefingsScreen,
+        "stats": StatsScreen,
+        "memory": MemoryScreen,
         "promotion": PromotionScreen,
     }
     DEFAULT_MODE = "queue"
@@ -100,15 +110,24 @@ class DreamApp(App[object]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
     BINDINGS = [
         # the screens are shown as numbered tabs under the header, so the footer keeps room for the screen's keys
-        *(Binding(key, f"switch_mode('{mode}')", f"{label} screen", id=f"screen.{mode}", show=False)
-          for key, mode, label in SCREENS_KEYS),
+        *(
+            Binding(key, f"switch_mode('{mode}')", f"{label} screen", id=f"screen.{mode}", show=False)
+            for key, mode, label in SCREENS_KEYS
+        ),
         Binding("d", "dream", "Dream", tooltip="Dream now: a cycle in the background", id="dream"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help"),
     ]
 
-    def __init__(self, config: Config, ledger: Ledger | None = None, *, watch: bool = True,
-                 watch_debounce: float = 1.0, reconcile: bool = True) -> None:
+    def __init__(
+        self,
+        config: Config,
+        ledger: Ledger | None = None,
+        *,
+        watch: bool = True,
+        watch_debounce: float = 1.0,
+        reconcile: bool = True,
+    ) -> None:
         super().__init__()
         self.config = config
         self.ledger = ledger or Ledger.open(config.state)
@@ -190,8 +209,11 @@ class DreamApp(App[object]):
         if dreaming:
             self._stop_cycle.set()
             self.set_activity("finishing the dream cycle… (quitting)")
-            text = (f"{writing} and finishing the dream cycle (it stops at its next phase) before quitting…"
-                    if waiting else "Finishing the dream cycle… it stops at its next phase, then dreamtui quits")
+            text = (
+                f"{writing} and finishing the dream cycle (it stops at its next phase) before quitting…"
+                if waiting
+                else "Finishing the dream cycle… it stops at its next phase, then dreamtui quits"
+            )
         else:
             text = f"{writing} before quitting…"
         self.notify(f"{text} (q again quits now)", timeout=60)
@@ -212,7 +234,9 @@ class DreamApp(App[object]):
         result = await super().run_async(**kwargs)
         if not self._cycle_idle.is_set():
             self._stop_cycle.set()
-            print("dreamtui: the dream cycle stops at its next phase boundary; waiting for it…", file=sys.stderr)
+            print(
+                "dreamtui: the dream cycle stops at its next phase boundary; waiting for it…", file=sys.stderr
+            )
             while not self._cycle_idle.is_set():
                 await asyncio.sleep(0.1)
             print(f"dreamtui: the dream cycle {cycle_words.CYCLE_STOPPED}", file=sys.stderr)
@@ -229,8 +253,15 @@ class DreamApp(App[object]):
             except Exception:  # noqa: BLE001 - shutting down
                 pass
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """A toast, always shown literally: its text often carries a project folder, a path or an error
         from a transcript, and Textual would read ``[…]`` in it as markup (styles, ``@click`` actions).
         ``Widget.notify`` passes ``markup=True`` by default, so ``markup`` is ignored here."""
@@ -246,21 +277,36 @@ class DreamApp(App[object]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for _key, mode, label in SCREENS_KEYS:
-            yield SystemCommand(f"Screen: {label}", f"key {self.key_for(f'screen.{mode}')} · Show the {label} screen",
-                                lambda m=mode: self.switch_mode(m))
-        yield SystemCommand("Dream now", f"key {self.key_for('dream')} · Run a dream cycle in the background",
-                            self.action_dream)
-        yield SystemCommand("Help: keys of this screen", f"key {self.key_for('help')} · Every key of the current "
-                            "screen and the global ones", self.action_help)
-        queue_actions = (("Accept", "accept", "Accept the highlighted proposal (one commit)"),
-                         ("Reject", "reject", "Reject the highlighted proposal with a reason"),
-                         ("Edit then accept", "edit", "Edit claim/why/how, type and scope, then accept"),
-                         ("Skip", "skip", "Skip the highlighted proposal for now"),
-                         ("Undo", "undo", "Undo the last decision (an accept is reverted by a commit)"),
-                         ("Filter", "filter", "Filter the queue"), ("Sort", "sort", "Change the queue order"))
+            yield SystemCommand(
+                f"Screen: {label}",
+                f"key {self.key_for(f'screen.{mode}')} · Show the {label} screen",
+                lambda m=mode: self.switch_mode(m),
+            )
+        yield SystemCommand(
+            "Dream now",
+            f"key {self.key_for('dream')} · Run a dream cycle in the background",
+            self.action_dream,
+        )
+        yield SystemCommand(
+            "Help: keys of this screen",
+            f"key {self.key_for('help')} · Every key of the current screen and the global ones",
+            self.action_help,
+        )
+        queue_actions = (
+            ("Accept", "accept", "Accept the highlighted proposal (one commit)"),
+            ("Reject", "reject", "Reject the highlighted proposal with a reason"),
+            ("Edit then accept", "edit", "Edit claim/why/how, type and scope, then accept"),
+            ("Skip", "skip", "Skip the highlighted proposal for now"),
+            ("Undo", "undo", "Undo the last decision (an accept is reverted by a commit)"),
+            ("Filter", "filter", "Filter the queue"),
+            ("Sort", "sort", "Change the queue order"),
+        )
         for title, action, help_text in queue_actions:
-            yield SystemCommand(title, f"key {self.key_for(action)} · {help_text} (queue)",
-                                lambda a=action: self._queue_action(a))
+            yield SystemCommand(
+                title,
+                f"key {self.key_for(action)} · {help_text} (queue)",
+                lambda a=action: self._queue_action(a),
+            )
 
     def action_help(self) -> None:
         """Show every key of the current screen and the global ones (``?`` or F1; Esc or ``?`` closes)."""
@@ -381,7 +427,9 @@ class DreamApp(App[object]):
         if cid is None:
             raise ValueError(f"{job.action}: no proposal is named")
         if job.action == "accept":
-            return self.workspace.accept(cid, job.kwargs.get("edits"), allow_tool=job.kwargs.get("allow_tool", False))
+            return self.workspace.accept(
+                cid, job.kwargs.get("edits"), allow_tool=job.kwargs.get("allow_tool", False)
+            )
         if job.action == "reject":
             return self.workspace.reject(cid, job.kwargs["category"], job.kwargs.get("reason", ""))
         return self.workspace.skip(cid)
@@ -398,7 +446,7 @@ class DreamApp(App[object]):
             return detail.replace(cid, claim)
         for verb in ("accepted", "rejected"):
             if detail.startswith(verb):
-                return f"{verb} {claim}{detail[len(verb):]}"
+                return f"{verb} {claim}{detail[len(verb) :]}"
         return f"{claim}: {detail}"
 
     def on_decision_done(self, message: DecisionDone) -> None:
@@ -414,8 +462,11 @@ class DreamApp(App[object]):
     def on_decision_failed(self, message: DecisionFailed) -> None:
         self.in_flight.discard(message.candidate_id or "")
         self.decisions_finished += 1
-        self.notify(self.claim_named(message.candidate_id, f"{message.action} failed: {message.error}"),
-                    severity="error", timeout=8)
+        self.notify(
+            self.claim_named(message.candidate_id, f"{message.action} failed: {message.error}"),
+            severity="error",
+            timeout=8,
+        )
         self.refresh_status()
         self.changed.publish(Change("failed", message.candidate_id))
 
@@ -424,8 +475,11 @@ class DreamApp(App[object]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place worker errors become notifications."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.notify(f"{event.worker.name or 'background task'} failed: "
-                        f"{one_line_error(event.worker.error)}", severity="error", timeout=10)
+            self.notify(
+                f"{event.worker.name or 'background task'} failed: {one_line_error(event.worker.error)}",
+                severity="error",
+                timeout=10,
+            )
             if event.worker.group == "cycle":
                 self.cycle_running = False
                 self.set_activity("")
@@ -466,11 +520,15 @@ class DreamApp(App[object]):
         report = message.report
         for batch in outside.batches(self.ledger):
             if batch.id in report.batches:
-                self.notify(batch.summary(), title="Memory changed outside dreamtui", severity="warning",
-                            timeout=10)
+                self.notify(
+                    batch.summary(), title="Memory changed outside dreamtui", severity="warning", timeout=10
+                )
         if report.new and not report.batches:
-            self.notify(f"{len(report.new)} change(s) to the memory repository wait for review",
-                        title="Memory changed outside dreamtui", timeout=5)
+            self.notify(
+                f"{len(report.new)} change(s) to the memory repository wait for review",
+                title="Memory changed outside dreamtui",
+                timeout=5,
+            )
         self.refresh_status()
         self.changed.publish(Change("outside"))
 
@@ -507,14 +565,18 @@ class DreamApp(App[object]):
         def progress(phase: str, message: str = "", fraction: float | None = None) -> None:
             # quitting (or the worker cancelled as the app closes): stop here if it is a safe point;
             # only on the cycle's own thread (branches report from a pool)
-            if ((self._stop_cycle.is_set() or worker.is_cancelled) and threading.get_ident() == thread
-                    and cycle_words.cycle_stop_point(phase, message, fraction)):
+            if (
+                (self._stop_cycle.is_set() or worker.is_cancelled)
+                and threading.get_ident() == thread
+                and cycle_words.cycle_stop_point(phase, message, fraction)
+            ):
                 raise cycle_words.CycleStopped(cycle_words.CYCLE_STOPPED)
             self.post_message(CycleProgress(phase, cycle_words.describe_progress(phase, message, fraction)))
 
         try:
-            record = cycle.run_cycle(self.config, self.ledger, project=project, trigger=trigger,
-                                     progress=progress)
+            record = cycle.run_cycle(
+                self.config, self.ledger, project=project, trigger=trigger, progress=progress
+            )
         except cycle.NothingNew as exc:  # asked after the day's full cycle, nothing written since
             self.post_message(CycleFinished(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
@@ -563,7 +625,9 @@ class DreamApp(App[object]):
             on_goodnight=lambda project: self._post(GoodnightHeard(project)),
             on_skip=lambda notice: self._post(PathSkipped(notice)),
             on_error=lambda exc: self._post(DecisionFailed("watch", None, one_line_error(exc))),
-            poll=self.config.poll, debounce=self.watch_debounce, rescan_seconds=self.config.rescan_seconds,
+            poll=self.config.poll,
+            debounce=self.watch_debounce,
+            rescan_seconds=self.config.rescan_seconds,
         )
         try:
             self._watcher.start()
@@ -617,8 +681,9 @@ def _scan_outside(config: Config, ledger: Ledger) -> Any:
     return outside.scan(config, ledger)
 
 
-def _decide_outside(config: Config, ledger: Ledger, action: str, item_id: str | None,
-                    kwargs: dict[str, Any]) -> str:
+def _decide_outside(
+    config: Config, ledger: Ledger, action: str, item_id: str | None, kwargs: dict[str, Any]
+) -> str:
     """Run one decision on an outside item; the line the app shows."""
     from dreamtui.core.memory import outside
 

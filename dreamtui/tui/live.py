@@ -66,9 +66,12 @@ class LiveTail:
         for raw in data[: end + 1].splitlines():
             rec = raw_record(0, raw)
             for role, text in rec.texts:
-                out.append(Text.assemble((local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
-                                         (short_project(self.project_name(project), 16) + " " if project else "",
-                                          "dim"),
-                                         (f"{role:<9} ", ROLE_STYLE.get(role, "")),
-                                         literal(text, 200, one_line=True)))
+                out.append(
+                    Text.assemble(
+                        (local_time(rec.timestamp) + " " if rec.timestamp else "", "dim"),
+                        (short_project(self.project_name(project), 16) + " " if project else "", "dim"),
+                        (f"{role:<9} ", ROLE_STYLE.get(role, "")),
+                        literal(text, 200, one_line=True),
+                    )
+                )
         return out

@@ -45,4 +45,5 @@ def cycle_stop_point(phase: str, message: str, fraction: float | None) -> bool:
     if phase in ("deep", "branch", "rem") and message == cycle.PHASE_TITLES[phase] and fraction == 0.0:
         return True
     return (phase == "light" and message.startswith("reading ")) or (
-        phase == "deep" and message.startswith("recalling memories"))
+        phase == "deep" and message.startswith("recalling memories")
+    )

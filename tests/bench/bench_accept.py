@@ -36,11 +36,25 @@ def accepts(tmp: Path, n: int) -> float:
     ledger = Ledger.open(cfg.state)
     gitops.open_repo(cfg.memory)
     for i in range(n):
-        ledger.put_candidate(Candidate(
-            id=f"b{i:05d}", session="s", project="p", transcript="t", claim=f"Benchmark lesson number {i}",
-            why="because", how_to_apply="apply it", type="feedback", scope="global", quote="q",
-            extractor="heuristic", model=None, provenance="person", matches=[Match("t", 1, None, None, "person")],
-            created_at="2026-01-01T00:00:00Z"))
+        ledger.put_candidate(
+            Candidate(
+                id=f"b{i:05d}",
+                session="s",
+                project="p",
+                transcript="t",
+                claim=f"Benchmark lesson number {i}",
+                why="because",
+                how_to_apply="apply it",
+                type="feedback",
+                scope="global",
+                quote="q",
+                extractor="heuristic",
+                model=None,
+                provenance="person",
+                matches=[Match("t", 1, None, None, "person")],
+                created_at="2026-01-01T00:00:00Z",
+            )
+        )
     started = time.perf_counter()
     for i in range(n):
         decisions.accept(cfg, ledger, f"b{i:05d}")
@@ -56,8 +70,10 @@ def main() -> None:
         os.environ["HOME"] = str(home)
         base = baseline(Path(tmp) / "plain", n)
         ours = accepts(Path(tmp), n)
-    print(f"plain git add+commit: {n / base:.1f}/s; dreamtui accept: {n / ours:.1f}/s; "
-          f"ratio accept/plain = {base / ours:.2f} (1.0 = as fast as two git commands)")
+    print(
+        f"plain git add+commit: {n / base:.1f}/s; dreamtui accept: {n / ours:.1f}/s; "
+        f"ratio accept/plain = {base / ours:.2f} (1.0 = as fast as two git commands)"
+    )
 
 
 if __name__ == "__main__":

@@ -108,9 +108,20 @@ def main() -> None:
         first, stats = timed_cycle(config, ledger, "2026-03-01")
         target = next(p for p in sorted(root.rglob("*.jsonl")) if "subagents" not in p.parts)
         with target.open("a") as fh:
-            fh.write(json.dumps({"type": "user", "uuid": "bench-1", "message": {
-                "role": "user", "content": "Never run the benchmarks on battery power, the numbers are "
-                                           "useless then; plug the laptop in first."}}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "user",
+                        "uuid": "bench-1",
+                        "message": {
+                            "role": "user",
+                            "content": "Never run the benchmarks on battery power, the numbers are "
+                            "useless then; plug the laptop in first.",
+                        },
+                    }
+                )
+                + "\n"
+            )
         os.utime(target, (OLD, OLD))
         incremental, stats2 = timed_cycle(config, ledger, "2026-03-02")
         idle, stats3 = timed_cycle(config, ledger, "2026-03-03")
@@ -118,18 +129,24 @@ def main() -> None:
         mb = size / 1e6
         print(f"corpus: {args.copies} copies, {mb:.1f} MB, {stats['sessions_new']} sessions")
         print(f"baseline digest_session of every session: {floor:.2f} s ({mb / floor:.1f} MB/s)")
-        print(f"first cycle: {first:.2f} s = {first / floor:.2f}x baseline; {stats['branches']} branches, "
-              f"{stats['surfaced']} surfaced, {stats['kept']} kept, {stats['sessions_quiet']} quiet sessions "
-              f"({stats['sessions_settled']} settled)")
-        print(f"cycle after a one-line append: {incremental:.3f} s = {incremental / floor:.3f}x baseline; "
-              f"{stats2['sessions_new']} session(s) with new content, {stats2['branches']} branch(es)")
+        print(
+            f"first cycle: {first:.2f} s = {first / floor:.2f}x baseline; {stats['branches']} branches, "
+            f"{stats['surfaced']} surfaced, {stats['kept']} kept, {stats['sessions_quiet']} quiet sessions "
+            f"({stats['sessions_settled']} settled)"
+        )
+        print(
+            f"cycle after a one-line append: {incremental:.3f} s = {incremental / floor:.3f}x baseline; "
+            f"{stats2['sessions_new']} session(s) with new content, {stats2['branches']} branch(es)"
+        )
         print(f"cycle with nothing new: {idle:.3f} s = {idle / floor:.3f}x baseline")
         for poll in (False, True):
             lat = watch_latency(root, poll)
             name = "polling (0.25 s)" if poll else "inotify"
             if lat:
-                print(f"watch latency, {name}, debounce 0.05 s: median {statistics.median(lat) * 1000:.0f} ms "
-                      f"over {len(lat)} goodnights")
+                print(
+                    f"watch latency, {name}, debounce 0.05 s: median {statistics.median(lat) * 1000:.0f} ms "
+                    f"over {len(lat)} goodnights"
+                )
             else:
                 print(f"watch latency, {name}: no goodnight heard")
 

@@ -126,8 +126,9 @@ except (OSError, StopIteration):
 
 def peak_rss_mb(code: str) -> float:
     """Peak RSS (MB) of a child Python process running ``code``, as the child itself saw it."""
-    out = subprocess.run([sys.executable, "-c", code + _PROBE], check=True, cwd=REPO,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code + _PROBE], check=True, cwd=REPO, capture_output=True, text=True
+    )
     return int(out.stdout.split()[-1]) / 1024  # KiB on Linux
 
 
@@ -144,8 +145,17 @@ def incremental(big: Path, state: Path, reps: int) -> tuple[float, float, int]:
     prompt = "please keep the deploy log terse " * 28
     times = []
     for i in range(reps):
-        line = orjson.dumps({"type": "user", "uuid": f"bench-{i}", "timestamp": f"2026-03-01T11:00:{i:02d}Z",
-                             "message": {"role": "user", "content": prompt[:950]}}) + b"\n"
+        line = (
+            orjson.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"bench-{i}",
+                    "timestamp": f"2026-03-01T11:00:{i:02d}Z",
+                    "message": {"role": "user", "content": prompt[:950]},
+                }
+            )
+            + b"\n"
+        )
         with big.open("ab") as fh:
             fh.write(line)
         t0 = time.perf_counter()
@@ -196,8 +206,18 @@ def fixed_cost(dest: Path, reps: int) -> None:
     empty = folder / "00000000-0000-4000-8000-000000000000.jsonl"
     empty.write_bytes(b"")
     one = folder / "00000000-0000-4000-8000-000000000001.jsonl"
-    one.write_bytes(orjson.dumps({"type": "user", "uuid": "u", "timestamp": "2026-03-01T10:00:00Z", "cwd": "/w",
-                                  "message": {"role": "user", "content": "keep the log terse"}}) + b"\n")
+    one.write_bytes(
+        orjson.dumps(
+            {
+                "type": "user",
+                "uuid": "u",
+                "timestamp": "2026-03-01T10:00:00Z",
+                "cwd": "/w",
+                "message": {"role": "user", "content": "keep the log terse"},
+            }
+        )
+        + b"\n"
+    )
     for name, path in (("empty file", empty), ("one-line file", one)):
         best = [float("inf"), float("inf")]
         for _ in range(reps):
@@ -226,6 +246,7 @@ def synthetic(dest: Path, n: int) -> list[Path]:
 
 def report(rows: list[tuple[float, float, Path]], roots: list[Path], show: int) -> None:
     """Print the per-file ratios (worst first), the worst big file, and the mixed ratio."""
+
     def name(p: Path) -> str:
         for root in roots:
             if p.is_relative_to(root):
@@ -241,15 +262,21 @@ def report(rows: list[tuple[float, float, Path]], roots: list[Path], show: int) 
     if big:
         b, d, p = big[0]
         under = sum(1 for r in big if r[0] < r[1])
-        print(f"worst file of 100 KB or more: {b / d:.2f}  {name(p)} ({p.stat().st_size / 1000:.0f} KB); "
-              f"{under} of {len(big)} such files under 1.0")
+        print(
+            f"worst file of 100 KB or more: {b / d:.2f}  {name(p)} ({p.stat().st_size / 1000:.0f} KB); "
+            f"{under} of {len(big)} such files under 1.0"
+        )
     if small:
-        print(f"files under 100 KB ({len(small)}): {sum(r[0] for r in small) / sum(r[1] for r in small):.2f} "
-              f"together, worst {small[0][0] / small[0][1]:.2f}")
+        print(
+            f"files under 100 KB ({len(small)}): {sum(r[0] for r in small) / sum(r[1] for r in small):.2f} "
+            f"together, worst {small[0][0] / small[0][1]:.2f}"
+        )
     total = sum(r[2].stat().st_size for r in rows)
     t_base, t_dig = sum(r[0] for r in rows), sum(r[1] for r in rows)
-    print(f"mixed: {len(rows)} files, {total / 1e6:.1f} MB: orjson-every-line {total / 1e6 / t_base:.0f} MB/s, "
-          f"digest {total / 1e6 / t_dig:.0f} MB/s, ratio {t_base / t_dig:.2f}")
+    print(
+        f"mixed: {len(rows)} files, {total / 1e6:.1f} MB: orjson-every-line {total / 1e6 / t_base:.0f} MB/s, "
+        f"digest {total / 1e6 / t_dig:.0f} MB/s, ratio {t_base / t_dig:.2f}"
+    )
 
 
 def scale(src: Path, tmp: Path, mb: int, reps: int) -> None:
@@ -257,24 +284,34 @@ def scale(src: Path, tmp: Path, mb: int, reps: int) -> None:
     t0 = time.perf_counter()
     files = build_corpus(src, tmp / "projects", mb)
     size = sum(f.stat().st_size for f in files)
-    print(f"scaled corpus: {len(files)} files, {size / 1e6:.1f} MB (built in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"scaled corpus: {len(files)} files, {size / 1e6:.1f} MB (built in {time.perf_counter() - t0:.1f} s)"
+    )
     orjson_loop(files)  # warm the page cache
     t_base, t_digest = best_of_interleaved([orjson_loop, digest_all], files, reps)
-    print(f"orjson.loads on every line: {size / 1e6 / t_base:8.1f} MB/s; digest {size / 1e6 / t_digest:8.1f} MB/s; "
-          f"ratio {t_base / t_digest:.2f}")
+    print(
+        f"orjson.loads on every line: {size / 1e6 / t_base:8.1f} MB/s; digest {size / 1e6 / t_digest:8.1f} MB/s; "
+        f"ratio {t_base / t_digest:.2f}"
+    )
     listing = tmp / "files.txt"
     listing.write_text("\n".join(map(str, files)))
-    code_digest = ("import sys; from pathlib import Path; from dreamtui.core.ingest.digest import digest_file\n"
-                   f"files = Path({str(listing)!r}).read_text().split('\\n')\n"
-                   "sum(len(digest_file(f).turns) for f in files)\n")
+    code_digest = (
+        "import sys; from pathlib import Path; from dreamtui.core.ingest.digest import digest_file\n"
+        f"files = Path({str(listing)!r}).read_text().split('\\n')\n"
+        "sum(len(digest_file(f).turns) for f in files)\n"
+    )
     rss_import = peak_rss_mb("import dreamtui.core.ingest.digest")
     rss = peak_rss_mb(code_digest)
-    print(f"peak RSS digesting the whole corpus: {rss:.1f} MB  (target < 150; "
-          f"the interpreter with dreamtui imported: {rss_import:.1f} MB)")
+    print(
+        f"peak RSS digesting the whole corpus: {rss:.1f} MB  (target < 150; "
+        f"the interpreter with dreamtui imported: {rss_import:.1f} MB)"
+    )
     big = build_big_file(src, tmp / "projects", min(100, mb))
     first, again, appended = incremental(big, tmp / "state", max(reps, 5))
-    print(f"incremental: first digest of a {big.stat().st_size / 1e6:.0f} MB file through the tailer {first:.2f} s; "
-          f"after {appended} bytes appended: {again * 1000:.1f} ms (median; target < 50 ms)")
+    print(
+        f"incremental: first digest of a {big.stat().st_size / 1e6:.0f} MB file through the tailer {first:.2f} s; "
+        f"after {appended} bytes appended: {again * 1000:.1f} ms (median; target < 50 ms)"
+    )
 
 
 def main() -> None:
@@ -292,7 +329,9 @@ def main() -> None:
         if not files:
             sys.exit(f"no transcripts under {', '.join(map(str, roots))}")
         made = synthetic(tmp, args.synthetic)
-        print(f"{len(files)} real files under {', '.join(map(str, roots))}; {len(made)} synthetic metadata-heavy")
+        print(
+            f"{len(files)} real files under {', '.join(map(str, roots))}; {len(made)} synthetic metadata-heavy"
+        )
         for f in files + made:
             f.read_bytes()  # warm the page cache
         real = per_file(files, args.reps)

@@ -31,11 +31,23 @@ def candidate(n: int, when: datetime) -> Candidate:
     claim = f"Lesson {n}: prefer the small explicit step when touching module {n % 97} of the service"
     quote = f"please keep step {n} small"
     return Candidate(
-        id=candidate_id(f"s{n}", quote, claim), session=f"s{n}", project="proj", transcript=f"/t/s{n}.jsonl",
-        claim=claim, why="Smaller steps are easier to review.", how_to_apply="Split the change.",
-        type="feedback", scope="global", quote=quote, extractor="heuristic", model=None, provenance="person",
+        id=candidate_id(f"s{n}", quote, claim),
+        session=f"s{n}",
+        project="proj",
+        transcript=f"/t/s{n}.jsonl",
+        claim=claim,
+        why="Smaller steps are easier to review.",
+        how_to_apply="Split the change.",
+        type="feedback",
+        scope="global",
+        quote=quote,
+        extractor="heuristic",
+        model=None,
+        provenance="person",
         matches=[Match(f"/t/s{n}.jsonl", 3, f"u{n}", iso(when), "person")],
-        created_at=iso(when), updated_at=iso(when))
+        created_at=iso(when),
+        updated_at=iso(when),
+    )
 
 
 def timed(label: str, func, repeat: int = 3):
@@ -67,12 +79,17 @@ def main() -> None:
         for i in range(rejects):
             cand = candidate(100_000 + i, START)
             led.put_candidate(cand)
-            c.execute("INSERT INTO decisions (candidate_id, action, decided_by, extractor, decided_at) "
-                      "VALUES (?, 'reject', 'person', 'heuristic', ?)", (cand.id, iso(START)))
+            c.execute(
+                "INSERT INTO decisions (candidate_id, action, decided_by, extractor, decided_at) "
+                "VALUES (?, 'reject', 'person', 'heuristic', ?)",
+                (cand.id, iso(START)),
+            )
             c.execute("UPDATE candidates SET status = 'rejected' WHERE id = ?", (cand.id,))
         for d in range(7):
-            c.execute("INSERT INTO dream_cycles (chat_id, date, status, started_at) VALUES ('p', ?, 'completed', ?)",
-                      (f"2026-10-{d + 1:02d}", iso(START + timedelta(days=30 + d))))
+            c.execute(
+                "INSERT INTO dream_cycles (chat_id, date, status, started_at) VALUES ('p', ?, 'completed', ?)",
+                (f"2026-10-{d + 1:02d}", iso(START + timedelta(days=30 + d))),
+            )
     os.environ["DREAMTUI_NOW"] = iso(START + timedelta(days=45))
     pair = promotion.choose_pair(led)
     gates = timed("compute_gates (all three)", lambda: promotion.compute_gates(cfg, led, pair))
@@ -82,10 +99,16 @@ def main() -> None:
     timed("  stable ledger gate", lambda: promotion.stable_ledger_gate(cfg, led))
     timed("  schema gate", lambda: promotion.schema_gate(cfg))
     timed("plan_normalize", lambda: plan_normalize(cfg))
-    timed("promotion_banner(check=False), none approved", lambda: promotion.promotion_banner(cfg, led, check=False))
+    timed(
+        "promotion_banner(check=False), none approved",
+        lambda: promotion.promotion_banner(cfg, led, check=False),
+    )
     with led.write() as c:  # approve without the gates (the bench's evidence rate is low on purpose)
-        c.execute("INSERT INTO promotions (extractor, model, status, approved_at) VALUES ('heuristic', NULL, "
-                  "'approved', ?)", (iso(START + timedelta(days=45)),))
+        c.execute(
+            "INSERT INTO promotions (extractor, model, status, approved_at) VALUES ('heuristic', NULL, "
+            "'approved', ?)",
+            (iso(START + timedelta(days=45)),),
+        )
     timed("promotion_banner(check=False), active", lambda: promotion.promotion_banner(cfg, led, check=False))
     timed("promotion_status (demotes: rate is low)", lambda: promotion.promotion_status(cfg, led), repeat=1)
     print(f"files: {len(list(Path(cfg.memory).glob('*.md')))}, root: {root}")

@@ -39,25 +39,63 @@ def populate(ledger: Ledger, transcripts: Path, n_candidates: int, n_sessions: i
     with ledger.write() as c:
         for s in range(n_sessions):
             project = f"-home-kim-src-project-{s % 40:02d}"
-            c.execute("INSERT INTO files(path, project, session, size, offset, lines, dreamed_offset, "
-                      "dreamed_lines, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      (f"/nowhere/{project}/session-{s:05d}.jsonl", project, f"session-{s:05d}", 50_000,
-                       50_000, 120, 40_000 if s % 3 else 50_000, 100, now))
+            c.execute(
+                "INSERT INTO files(path, project, session, size, offset, lines, dreamed_offset, "
+                "dreamed_lines, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    f"/nowhere/{project}/session-{s:05d}.jsonl",
+                    project,
+                    f"session-{s:05d}",
+                    50_000,
+                    50_000,
+                    120,
+                    40_000 if s % 3 else 50_000,
+                    100,
+                    now,
+                ),
+            )
         rows = []
         for i in range(n_candidates):
             s = i % n_sessions
-            match = [{"file": str(demo), "line": 10, "uuid": None, "timestamp": now, "provenance": "person",
-                      "copy": False}]
-            rows.append((f"c{i:011d}", f"session-{s:05d}", f"-home-kim-src-project-{s % 40:02d}", str(demo),
-                         f"Lesson number {i}: never do thing {i} without checking the {i % 17} other things",
-                         "Because it broke before.", "Check first.", ("feedback", "project", "user")[i % 3],
-                         "global", "No, don't use unittest.mock for the database here", "heuristic",
-                         "pending", "person", json.dumps(match), None if i % 7 else "x.md", "[]", i % 5,
-                         f"2026-11-{1 + i % 28:02d}T12:00:00Z", now))
+            match = [
+                {
+                    "file": str(demo),
+                    "line": 10,
+                    "uuid": None,
+                    "timestamp": now,
+                    "provenance": "person",
+                    "copy": False,
+                }
+            ]
+            rows.append(
+                (
+                    f"c{i:011d}",
+                    f"session-{s:05d}",
+                    f"-home-kim-src-project-{s % 40:02d}",
+                    str(demo),
+                    f"Lesson number {i}: never do thing {i} without checking the {i % 17} other things",
+                    "Because it broke before.",
+                    "Check first.",
+                    ("feedback", "project", "user")[i % 3],
+                    "global",
+                    "No, don't use unittest.mock for the database here",
+                    "heuristic",
+                    "pending",
+                    "person",
+                    json.dumps(match),
+                    None if i % 7 else "x.md",
+                    "[]",
+                    i % 5,
+                    f"2026-11-{1 + i % 28:02d}T12:00:00Z",
+                    now,
+                )
+            )
         c.executemany(
             "INSERT INTO candidates(id, session, project, transcript, claim, why, how_to_apply, type, scope, "
             "quote, extractor, status, provenance, matches, duplicate_of, secrets, corroborated, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
 
 
 class Probe:
@@ -121,10 +159,15 @@ async def measure(cfg, ledger: Ledger, n_candidates: int, presses: int) -> dict[
         await press_to_repaint(pilot, probe, "slash", done)
         filter_s = await press_to_repaint(pilot, probe, "9", done)  # filter 10,000 rows on a keystroke
         rows_loaded = table.row_count
-    return {"first_screen_s": first, "move_median_ms": 1000 * statistics.median(moves),
-            "move_max_ms": 1000 * max(moves), "accept_median_ms": 1000 * statistics.median(accepts),
-            "accept_max_ms": 1000 * max(accepts), "filter_keystroke_ms": 1000 * filter_s,
-            "rows_after_filter_9": rows_loaded}
+    return {
+        "first_screen_s": first,
+        "move_median_ms": 1000 * statistics.median(moves),
+        "move_max_ms": 1000 * max(moves),
+        "accept_median_ms": 1000 * statistics.median(accepts),
+        "accept_max_ms": 1000 * max(accepts),
+        "filter_keystroke_ms": 1000 * filter_s,
+        "rows_after_filter_9": rows_loaded,
+    }
 
 
 def main() -> None:

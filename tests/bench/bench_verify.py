@@ -46,8 +46,11 @@ def pick_quotes(files: list[Path], n: int, rng: random.Random) -> tuple[list[str
             if not isinstance(obj, dict):
                 continue
             for piece in records.pieces(obj):
-                if (piece.role in ("person", "assistant") and piece.text == _raw_text(obj, piece.path)
-                        and len(piece.text.split(" ")) >= 16):
+                if (
+                    piece.role in ("person", "assistant")
+                    and piece.text == _raw_text(obj, piece.path)
+                    and len(piece.text.split(" ")) >= 16
+                ):
                     pool.append(piece.text)
     if not pool:
         sys.exit("no person or assistant text of 16 words or more in these files")
@@ -57,7 +60,7 @@ def pick_quotes(files: list[Path], n: int, rng: random.Random) -> tuple[list[str
         words = rng.choice(pool).split(" ")
         size = rng.randint(8, 14)
         start = rng.randrange(0, len(words) - size)
-        quote = " ".join(words[start:start + size])
+        quote = " ".join(words[start : start + size])
         if refusal(quote) is None:  # runs of indentation are not words: such a run is refused, not searched
             real.append(quote)
     false: list[str] = []
@@ -134,21 +137,28 @@ def main() -> None:
     print(f"{len(files)} files, {size / 1e6:.1f} MB; {len(real)} real and {len(false)} altered quotes")
     wordless = sum(1 for q in quotes if not any(p.isascii() for p in safe_pieces(normalize(q))))
     beyond = sum(1 for q in quotes if not normalize(q).isascii())
-    print(f"quotes beyond ASCII: {beyond}; without an ASCII piece to index (Chinese, Japanese...): {wordless}")
+    print(
+        f"quotes beyond ASCII: {beyond}; without an ASCII piece to index (Chinese, Japanese...): {wordless}"
+    )
     baseline(quotes[:1], files)  # warm the page cache
     (t_batch, t_one, t_base), (batch, single, hits) = best_cpu(
-        [verify_quotes, one_by_one, baseline], quotes, files, args.reps)
-    same = [(a.verified, a.matches, a.reason) for a in batch] == [(b.verified, b.matches, b.reason) for b in single]
+        [verify_quotes, one_by_one, baseline], quotes, files, args.reps
+    )
+    same = [(a.verified, a.matches, a.reason) for a in batch] == [
+        (b.verified, b.matches, b.reason) for b in single
+    ]
     ok_real = sum(r.verified for r in batch[: len(real)])
-    ok_false = sum(r.verified for r in batch[len(real):])
+    ok_false = sum(r.verified for r in batch[len(real) :])
     base_real = sum(1 for h in hits[: len(real)] if h)
-    base_false = sum(1 for h in hits[len(real):] if h)
+    base_false = sum(1 for h in hits[len(real) :] if h)
     print(f"verify_quotes (one pass): {len(quotes) / t_batch:9.0f} quotes/s  ({t_batch:.3f} s CPU)")
     print(f"verify_quote one by one:  {len(quotes) / t_one:9.0f} quotes/s  ({t_one:.3f} s CPU)")
     print(f"bytes.find of the escaped quote: {len(quotes) / t_base:9.0f} quotes/s  ({t_base:.3f} s CPU)")
     print(f"batch / one-by-one: {t_one / t_batch:.1f}x; batch / bytes.find: {t_base / t_batch:.2f}x")
-    print(f"verified: {ok_real}/{len(real)} real, {ok_false}/{len(false)} altered; "
-          f"bytes.find found {base_real}/{len(real)} real, {base_false}/{len(false)} altered")
+    print(
+        f"verified: {ok_real}/{len(real)} real, {ok_false}/{len(false)} altered; "
+        f"bytes.find found {base_real}/{len(real)} real, {base_false}/{len(false)} altered"
+    )
     print(f"batch and one-by-one results identical: {same}")
 
 

@@ -58,21 +58,47 @@ def session_moments(session: EvalSession, workdir: Path) -> list[Moment]:
     """The gated proposals of one session at no threshold, each marked hit or noise."""
     digest = digest_session(session.files)
     scored = HeuristicExtractor().scored(digest, ExtractContext(project=digest.project))
-    config = Config(transcripts=workdir / "t", memory=workdir / session.id / "memory",
-                    state=workdir / session.id / "state", extractor="heuristic", dedup_judge="off")
+    config = Config(
+        transcripts=workdir / "t",
+        memory=workdir / session.id / "memory",
+        state=workdir / session.id / "state",
+        extractor="heuristic",
+        dedup_judge="off",
+    )
     ledger = Ledger.open(config.state)
     try:
-        report = gate([m.candidate for m in scored], config=config, ledger=ledger, project=digest.project,
-                      files=session.files, judge=None)
+        report = gate(
+            [m.candidate for m in scored],
+            config=config,
+            ledger=ledger,
+            project=digest.project,
+            files=session.files,
+            judge=None,
+        )
     finally:
         ledger.close()
     by_quote = {m.candidate.quote: m for m in scored}
-    proposals = [Proposal(claim=c.claim, quote=c.quote, line=c.verified_line,
-                          file=c.matches[0].file if c.matches else None, kept=True) for c in report.kept]
+    proposals = [
+        Proposal(
+            claim=c.claim,
+            quote=c.quote,
+            line=c.verified_line,
+            file=c.matches[0].file if c.matches else None,
+            kept=True,
+        )
+        for c in report.kept
+    ]
     # a hit as the scorer counts it: one proposal per lesson, best pairs first
-    hits = {claim for claim, _label in score_session(session.id, proposals, session.labels or [],
-                                                      proposed=len(proposals), verified=len(proposals)).hits}
-    return [Moment(session.id, by_quote[c.quote], p, p.claim in hits) for c, p in zip(report.kept, proposals, strict=True)]
+    hits = {
+        claim
+        for claim, _label in score_session(
+            session.id, proposals, session.labels or [], proposed=len(proposals), verified=len(proposals)
+        ).hits
+    }
+    return [
+        Moment(session.id, by_quote[c.quote], p, p.claim in hits)
+        for c, p in zip(report.kept, proposals, strict=True)
+    ]
 
 
 def totals_at(sessions: list[EvalSession], moments: dict[str, list[Moment]], threshold: int) -> Totals:
@@ -96,8 +122,12 @@ def choose_threshold(sessions: list[EvalSession], moments: dict[str, list[Moment
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-v", "--verbose", action="store_true", help="every proposal of every session")
-    ap.add_argument("--target", type=float, default=0.9, help="precision the threshold must reach (default 0.9: "
-                    "a margin over the 0.80 goal)")
+    ap.add_argument(
+        "--target",
+        type=float,
+        default=0.9,
+        help="precision the threshold must reach (default 0.9: a margin over the 0.80 goal)",
+    )
     args = ap.parse_args()
     sessions = [s for s in load_sessions("tuning") if s.labels is not None]
     if not sessions:
@@ -112,11 +142,15 @@ def main() -> None:
             print(f"{s.id}  ({sum(1 for lab in s.labels or [] if lab.grade == 'keep')} keep lessons)")
             for m in sorted(moments[s.id], key=lambda m: -m.scored.confidence):
                 mark = "HIT  " if m.hit else "noise"
-                print(f"  {mark} {m.scored.confidence:>2} {m.scored.rule:<6} L{m.scored.line:<5} "
-                      f"{' '.join(m.scored.signals):<42} {m.proposal.claim[:90]}")
+                print(
+                    f"  {mark} {m.scored.confidence:>2} {m.scored.rule:<6} L{m.scored.line:<5} "
+                    f"{' '.join(m.scored.signals):<42} {m.proposal.claim[:90]}"
+                )
 
-    print("\nper rule (all confidences): sessions with a hit / with noise; hits / noise; "
-          f"then the same at the threshold {MIN_CONFIDENCE}")
+    print(
+        "\nper rule (all confidences): sessions with a hit / with noise; hits / noise; "
+        f"then the same at the threshold {MIN_CONFIDENCE}"
+    )
     rules: dict[str, dict[str, set[str] | int]] = defaultdict(lambda: defaultdict(int))
     for sid, ms in moments.items():
         for m in ms:
@@ -128,16 +162,20 @@ def main() -> None:
                 r[f"{key}@"] += 1
                 r.setdefault(f"{key}_sessions@", set()).add(sid)
     for name, r in sorted(rules.items(), key=lambda kv: (-len(kv[1].get("hit_sessions", ())), kv[0])):
-        print(f"  {name:<7} sessions {len(r.get('hit_sessions', ())):>2} hit / {len(r.get('noise_sessions', ())):>2} "
-              f"noise   {r['hit']:>2} hits {r['noise']:>3} noise   |  at {MIN_CONFIDENCE}: "
-              f"{len(r.get('hit_sessions@', ())):>2} / {len(r.get('noise_sessions@', ())):>2} sessions, "
-              f"{r['hit@']:>2} hits {r['noise@']:>2} noise")
+        print(
+            f"  {name:<7} sessions {len(r.get('hit_sessions', ())):>2} hit / {len(r.get('noise_sessions', ())):>2} "
+            f"noise   {r['hit']:>2} hits {r['noise']:>3} noise   |  at {MIN_CONFIDENCE}: "
+            f"{len(r.get('hit_sessions@', ())):>2} / {len(r.get('noise_sessions@', ())):>2} sessions, "
+            f"{r['hit@']:>2} hits {r['noise@']:>2} noise"
+        )
 
     print("\nthreshold  kept  precise  precision  keep-recall")
     for th in THRESHOLDS:
         t = totals_at(sessions, moments, th)
-        print(f"  {th:>2}{'*' if th == MIN_CONFIDENCE else ' '}     {t.kept:>4}  {t.precise:>7}  {t.precision:>9.2f}  "
-              f"{t.keep_recall:>6.2f} ({t.keep_found}/{t.keep_labels})")
+        print(
+            f"  {th:>2}{'*' if th == MIN_CONFIDENCE else ' '}     {t.kept:>4}  {t.precise:>7}  {t.precision:>9.2f}  "
+            f"{t.keep_recall:>6.2f} ({t.keep_found}/{t.keep_labels})"
+        )
 
     held = Totals()
     chosen = []
@@ -146,11 +184,15 @@ def main() -> None:
         th = choose_threshold(rest, moments, args.target)
         chosen.append(th)
         held.add(_one(s, moments, th))
-    print(f"\nleave-one-session-out over the rules' moments (optimistic: the rules were written seeing every "
-          f"session; threshold chosen on the other {len(sessions) - 1} sessions for precision "
-          f">= {args.target}): thresholds chosen {sorted(set(chosen))}")
-    print(f"  held-out precision {held.precision:.2f} ({held.precise}/{held.kept})  keep-recall "
-          f"{held.keep_recall:.2f} ({held.keep_found}/{held.keep_labels})")
+    print(
+        f"\nleave-one-session-out over the rules' moments (optimistic: the rules were written seeing every "
+        f"session; threshold chosen on the other {len(sessions) - 1} sessions for precision "
+        f">= {args.target}): thresholds chosen {sorted(set(chosen))}"
+    )
+    print(
+        f"  held-out precision {held.precision:.2f} ({held.precise}/{held.kept})  keep-recall "
+        f"{held.keep_recall:.2f} ({held.keep_found}/{held.keep_labels})"
+    )
     generic_report(sessions, args.target)
 
 
@@ -170,8 +212,11 @@ class Sentence:
 def person_sentences(session: EvalSession) -> list[Sentence]:
     """Every sentence the person wrote in ``session`` (as the extractor splits turns), rule or no rule."""
     digest = digest_session(session.files)
-    said = [(t, rules._content_words(t.text or "")) for t in digest.turns
-            if t.role == "person" and t.kind in rules.PERSON_KINDS]
+    said = [
+        (t, rules._content_words(t.text or ""))
+        for t in digest.turns
+        if t.role == "person" and t.kind in rules.PERSON_KINDS
+    ]
     out = []
     for turn, _words in said:
         text = turn.text or ""
@@ -179,22 +224,34 @@ def person_sentences(session: EvalSession) -> list[Sentence]:
         if len(text) > rules.LONG_PERSON_TURN:
             spans = rules._framing(text, spans)
         for span in spans:
-            sentence = text[span.start:span.end]
+            sentence = text[span.start : span.end]
             if rules.word_count(sentence) < 4:
                 continue
-            conf, signals = rules.confidence(sentence, "", turn,
-                                             repeated=rules._said_elsewhere(sentence, turn, said))
-            labelled = any(lab.line == turn.line and overlap(sentence, lab.quote) >= 0.5
-                           for lab in session.labels or [])
-            out.append(Sentence(session.id, turn.line, conf, signals, rules.vetoed(sentence, "person"),
-                                HeuristicExtractor._match(sentence, rules._PERSON_RULES, "person") is not None,
-                                labelled))
+            conf, signals = rules.confidence(
+                sentence, "", turn, repeated=rules._said_elsewhere(sentence, turn, said)
+            )
+            labelled = any(
+                lab.line == turn.line and overlap(sentence, lab.quote) >= 0.5 for lab in session.labels or []
+            )
+            out.append(
+                Sentence(
+                    session.id,
+                    turn.line,
+                    conf,
+                    signals,
+                    rules.vetoed(sentence, "person"),
+                    HeuristicExtractor._match(sentence, rules._PERSON_RULES, "person") is not None,
+                    labelled,
+                )
+            )
     return out
 
 
 def sentence_table(sentences: list[Sentence], threshold: int, *, need_rule: bool) -> tuple[int, int]:
     """(sentences, labelled ones) at or above ``threshold``, not vetoed, with a rule match when asked."""
-    chosen = [s for s in sentences if s.confidence >= threshold and not s.vetoed and (s.rule or not need_rule)]
+    chosen = [
+        s for s in sentences if s.confidence >= threshold and not s.vetoed and (s.rule or not need_rule)
+    ]
     return len(chosen), sum(s.labelled for s in chosen)
 
 
@@ -202,34 +259,50 @@ def generic_report(sessions: list[EvalSession], target: float) -> None:
     """The rule-independent estimate: the confidence signals alone over every sentence the person wrote."""
     sentences = {s.id: person_sentences(s) for s in sessions}
     every = [x for xs in sentences.values() for x in xs]
-    print(f"\nrule-independent: all {len(every)} sentences the person wrote ({sum(x.labelled for x in every)} "
-          "hold a labelled lesson); vetoed ones left out")
+    print(
+        f"\nrule-independent: all {len(every)} sentences the person wrote ({sum(x.labelled for x in every)} "
+        "hold a labelled lesson); vetoed ones left out"
+    )
     print("threshold   signals alone          with a rule match")
     for th in THRESHOLDS:
         n, k = sentence_table(every, th, need_rule=False)
         rn, rk = sentence_table(every, th, need_rule=True)
-        print(f"  {th:>2}{'*' if th == MIN_CONFIDENCE else ' '}      {k:>3}/{n:<4} {k / n if n else 0:.2f}          "
-              f"{rk:>3}/{rn:<4} {rk / rn if rn else 0:.2f}")
+        print(
+            f"  {th:>2}{'*' if th == MIN_CONFIDENCE else ' '}      {k:>3}/{n:<4} {k / n if n else 0:.2f}          "
+            f"{rk:>3}/{rn:<4} {rk / rn if rn else 0:.2f}"
+        )
     print("per signal (sentences not vetoed): carrying it, of them labelled, sessions with a labelled one")
     names = sorted({sig.rstrip("+-0123456789") for x in every for sig in x.signals})
     for name in names:
-        having = [x for x in every if not x.vetoed and any(sig.rstrip("+-0123456789") == name for sig in x.signals)]
+        having = [
+            x for x in every if not x.vetoed and any(sig.rstrip("+-0123456789") == name for sig in x.signals)
+        ]
         good = [x for x in having if x.labelled]
-        print(f"  {name:<11} {len(having):>4}  {len(good):>3} ({len(good) / len(having) if having else 0:.2f})  "
-              f"sessions {len({x.session for x in good})}")
+        print(
+            f"  {name:<11} {len(having):>4}  {len(good):>3} ({len(good) / len(having) if having else 0:.2f})  "
+            f"sessions {len({x.session for x in good})}"
+        )
     # leave one session out: the threshold chosen on the other sessions' sentences, applied to the held-out one
     held_n = held_k = 0
     chosen = []
     for s in sessions:
         rest = [x for sid, xs in sentences.items() if sid != s.id for x in xs]
-        th = next((t for t in THRESHOLDS if (lambda nk: nk[0] and nk[1] / nk[0] >= target)(
-            sentence_table(rest, t, need_rule=False))), max(THRESHOLDS))
+        th = next(
+            (
+                t
+                for t in THRESHOLDS
+                if (lambda nk: nk[0] and nk[1] / nk[0] >= target)(sentence_table(rest, t, need_rule=False))
+            ),
+            max(THRESHOLDS),
+        )
         chosen.append(th)
         n, k = sentence_table(sentences[s.id], th, need_rule=False)
         held_n += n
         held_k += k
-    print(f"leave-one-session-out on the signals alone (threshold for precision >= {target} on the others: "
-          f"{sorted(set(chosen))}): held-out {held_k}/{held_n} = {held_k / held_n if held_n else 0:.2f}")
+    print(
+        f"leave-one-session-out on the signals alone (threshold for precision >= {target} on the others: "
+        f"{sorted(set(chosen))}): held-out {held_k}/{held_n} = {held_k / held_n if held_n else 0:.2f}"
+    )
 
 
 def _one(session: EvalSession, moments: dict[str, list[Moment]], threshold: int):

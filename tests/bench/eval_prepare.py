@@ -45,30 +45,62 @@ def build_manifest() -> None:
         sessions = sorted({(tf.project, tf.session) for tf in discover(shared)})
         for n, (project, session) in enumerate(sessions, 1):
             files = session_files(shared, project, session)
-            entries.append({"id": f"s{n:02d}", "root": "shared", "split": "tuning", "project_folder": project,
-                            "session": session, "rebuilt": False,
-                            "files": [{"eval_path": str(f.relative_to(ROOTS["shared"])),
-                                       "source": "see ../shared/corpus/SOURCES.md",
-                                       "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files]})
+            entries.append(
+                {
+                    "id": f"s{n:02d}",
+                    "root": "shared",
+                    "split": "tuning",
+                    "project_folder": project,
+                    "session": session,
+                    "rebuilt": False,
+                    "files": [
+                        {
+                            "eval_path": str(f.relative_to(ROOTS["shared"])),
+                            "source": "see ../shared/corpus/SOURCES.md",
+                            "sha256": hashlib.sha256(f.read_bytes()).hexdigest(),
+                        }
+                        for f in files
+                    ],
+                }
+            )
     for name in ("manifest-native.json", "manifest-rebuilt.json"):
         path = ROOTS["eval"] / name
         if not path.is_file():
             continue
         for e in json.loads(path.read_text()):
             split = old.get(e["id"], {}).get("split") or _split_of(e["id"])
-            entries.append({"id": e["id"], "root": "eval", "split": split, "project_folder": e["project_folder"],
-                            "session": e["session"], "rebuilt": bool(e.get("rebuilt")),
-                            "agent": e.get("agent", "claude-code"), "notes": e.get("notes", ""),
-                            "files": e["files"]})
+            entries.append(
+                {
+                    "id": e["id"],
+                    "root": "eval",
+                    "split": split,
+                    "project_folder": e["project_folder"],
+                    "session": e["session"],
+                    "rebuilt": bool(e.get("rebuilt")),
+                    "agent": e.get("agent", "claude-code"),
+                    "notes": e.get("notes", ""),
+                    "files": e["files"],
+                }
+            )
     for root, split in (("eval2", "blind2"), ("eval3", "blind3")):
         # later blind sets: each gathered after the previous one was measured, never tuned on when gathered
         path = ROOTS[root] / "manifest-native.json"
         if not path.is_file():
             continue
         for e in json.loads(path.read_text()):
-            entries.append({"id": e["id"], "root": root, "split": split, "project_folder": e["project_folder"],
-                            "session": e["session"], "rebuilt": False, "agent": "claude-code",
-                            "notes": e.get("notes", ""), "files": e["files"]})
+            entries.append(
+                {
+                    "id": e["id"],
+                    "root": root,
+                    "split": split,
+                    "project_folder": e["project_folder"],
+                    "session": e["session"],
+                    "rebuilt": False,
+                    "agent": "claude-code",
+                    "notes": e.get("notes", ""),
+                    "files": e["files"],
+                }
+            )
     MANIFEST.parent.mkdir(parents=True, exist_ok=True)
     MANIFEST.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
     by = {s: sum(1 for e in entries if e["split"] == s) for s in ("tuning", "blind", "blind2", "blind3")}
@@ -106,7 +138,8 @@ def write_requests(tag: str, out: Path, split: str = "all") -> None:
             schema = json.dumps(body["output_config"]["format"]["schema"], indent=1)
             (out / f"{s.id}.{k}.txt").write_text(
                 f"=== SYSTEM PROMPT ===\n{system}\n=== USER MESSAGE ===\n{user}\n"
-                f"=== OUTPUT FORMAT: a JSON object matching this JSON schema ===\n{schema}\n")
+                f"=== OUTPUT FORMAT: a JSON object matching this JSON schema ===\n{schema}\n"
+            )
             (out / f"{s.id}.{k}.key").write_text(request_key(body))
             n += 1
     print(f"{n} requests of tag {tag} in {out}")
@@ -123,14 +156,28 @@ def collect(tag: str, answers: Path, requests: Path, kind: str = "extract") -> N
             print(f"no answer for {sid} request {k}")
             continue
         text = answer.read_text(encoding="utf-8")
-        by_session.setdefault(sid, []).append({"part": int(k), "key": key_file.read_text().strip(),
-                                               "request_sha256": sha256((requests / f"{sid}.{k}.txt").read_text()),
-                                               "answer": text})
+        by_session.setdefault(sid, []).append(
+            {
+                "part": int(k),
+                "key": key_file.read_text().strip(),
+                "request_sha256": sha256((requests / f"{sid}.{k}.txt").read_text()),
+                "answer": text,
+            }
+        )
     for sid, reqs in by_session.items():
-        (dest / f"{sid}.json").write_text(json.dumps({
-            "id": sid, "tag": tag,
-            "answered_by": "a Claude model (a helper session given only the request), not a live API call",
-            "requests": sorted(reqs, key=lambda r: r["part"])}, indent=1, ensure_ascii=False) + "\n")
+        (dest / f"{sid}.json").write_text(
+            json.dumps(
+                {
+                    "id": sid,
+                    "tag": tag,
+                    "answered_by": "a Claude model (a helper session given only the request), not a live API call",
+                    "requests": sorted(reqs, key=lambda r: r["part"]),
+                },
+                indent=1,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     print(f"{len(by_session)} sessions recorded under {dest}")
 
 

@@ -48,24 +48,32 @@ def evaluate(pairs: list[dict[str, str]]) -> dict[str, float]:
     dups = [p for p in pairs if p["label"] == "duplicate"]
     dist = [p for p in pairs if p["label"] == "distinct"]
     for name, threshold in (("suspect", SUSPECT), ("duplicate", DUPLICATE)):
-        pair_dup = [similarity_of(Doc.of("memory", "b", p["b"]), Doc.of("memory", "a", p["a"]),
-                                  index.weights) for p in dups]
-        pair_dist = [similarity_of(Doc.of("memory", "b", p["b"]), Doc.of("memory", "a", p["a"]),
-                                   index.weights) for p in dist]
+        pair_dup = [
+            similarity_of(Doc.of("memory", "b", p["b"]), Doc.of("memory", "a", p["a"]), index.weights)
+            for p in dups
+        ]
+        pair_dist = [
+            similarity_of(Doc.of("memory", "b", p["b"]), Doc.of("memory", "a", p["a"]), index.weights)
+            for p in dist
+        ]
         out[f"recall@{name}"] = sum(s >= threshold for s in pair_dup) / len(dups)
         out[f"fp@{name}"] = sum(s >= threshold for s in pair_dist) / len(dist)
         hits = [index.closest(p["b"]) for p in dist]
         out[f"fp_any@{name}"] = sum(h is not None and h.score >= threshold for h in hits) / len(dist)
         right = [index.closest(p["b"]) for p in dups]
         out[f"recall_right@{name}"] = sum(
-            h is not None and h.ref == p["a"] and h.score >= threshold for h, p in zip(right, dups, strict=True)
+            h is not None and h.ref == p["a"] and h.score >= threshold
+            for h, p in zip(right, dups, strict=True)
         ) / len(dups)
     return out
 
 
 SETS = {
-    "labelled": DATA, "heldout": HELDOUT, "heldout2": HELDOUT2,
-    "tuning2": DATA.with_name("dedup_tuning2.jsonl"), "heldout3": DATA.with_name("dedup_heldout3.jsonl"),
+    "labelled": DATA,
+    "heldout": HELDOUT,
+    "heldout2": HELDOUT2,
+    "tuning2": DATA.with_name("dedup_tuning2.jsonl"),
+    "heldout3": DATA.with_name("dedup_heldout3.jsonl"),
 }
 KEYS = ("recall@suspect", "fp@suspect", "fp_any@suspect", "recall@duplicate", "fp@duplicate")
 
@@ -79,8 +87,10 @@ def main(argv: list[str]) -> None:
         r = evaluate(subset)
         n_dup = sum(p["label"] == "duplicate" for p in subset)
         tag = "BLIND " if name == "heldout3" else ""
-        print(f"{tag}{name} ({len(subset)} pairs, {n_dup} duplicates): "
-              + "  ".join(f"{k}={r[k]:.1%}" for k in KEYS))
+        print(
+            f"{tag}{name} ({len(subset)} pairs, {n_dup} duplicates): "
+            + "  ".join(f"{k}={r[k]:.1%}" for k in KEYS)
+        )
     if "--show" in argv:
         which = argv[argv.index("--show") + 1]
         pairs = load(SETS[which])

@@ -69,16 +69,27 @@ def measure(name: str, pairs: list[dict[str, str]], judge: AnthropicJudge, show:
     todo = [i for i, opts in enumerate(options) if opts and opts[0][0] < DUPLICATE]
     started = time.perf_counter()
     try:
-        answers = judge.judge([JudgeItem(pairs[i]["b"], tuple(Existing(ref, ref) for _s, ref in options[i]))
-                               for i in todo])
+        answers = judge.judge(
+            [JudgeItem(pairs[i]["b"], tuple(Existing(ref, ref) for _s, ref in options[i])) for i in todo]
+        )
     except JudgeError as exc:
         print(f"{name}: the judge failed: {exc}")
         raise SystemExit(1) from None
     judge_s = time.perf_counter() - started
     verdict: dict[int, Verdict | None] = dict(zip(todo, answers, strict=True))
 
-    c = {"dup": 0, "dist": 0, "lex_recall": 0, "lex_fp_pair": 0, "lex_fp_any": 0, "j_recall": 0, "j_fp_pair": 0,
-         "j_fp_any": 0, "ceiling": 0, "unanswered": 0}
+    c = {
+        "dup": 0,
+        "dist": 0,
+        "lex_recall": 0,
+        "lex_fp_pair": 0,
+        "lex_fp_any": 0,
+        "j_recall": 0,
+        "j_fp_pair": 0,
+        "j_fp_any": 0,
+        "ceiling": 0,
+        "unanswered": 0,
+    }
     for i, p in enumerate(pairs):
         opts = options[i]
         lex = opts[0][1] if opts and opts[0][0] >= SUSPECT else None
@@ -101,12 +112,16 @@ def measure(name: str, pairs: list[dict[str, str]], judge: AnthropicJudge, show:
             c["j_fp_any"] += joint is not None
         if show and (lex == p["a"]) != (joint == p["a"]):
             why = v.reason if v is not None else "(no verdict)"
-            print(f"  {p['label']:9} lexical={'flag' if lex == p['a'] else '-':4} judge={'flag' if joint == p['a'] else '-':4}"
-                  f"  {p['b'][:70]!r}  ← {why}")
+            print(
+                f"  {p['label']:9} lexical={'flag' if lex == p['a'] else '-':4} judge={'flag' if joint == p['a'] else '-':4}"
+                f"  {p['b'][:70]!r}  ← {why}"
+            )
     report(name, c)
     per_item = len(todo) or 1
-    print(f"  time: lexical ranking {1000 * lexical_s / len(pairs):.2f} ms/lesson, judge {1000 * judge_s / per_item:.0f} "
-          f"ms/lesson (judge/lexical = {judge_s / max(lexical_s, 1e-9):.0f}×)")
+    print(
+        f"  time: lexical ranking {1000 * lexical_s / len(pairs):.2f} ms/lesson, judge {1000 * judge_s / per_item:.0f} "
+        f"ms/lesson (judge/lexical = {judge_s / max(lexical_s, 1e-9):.0f}×)"
+    )
     return c
 
 
@@ -116,12 +131,18 @@ def _pct(n: int, d: int) -> str:
 
 def report(name: str, c: dict[str, int]) -> None:
     """One set's lines."""
-    print(f"{name}: {c['dup']} duplicates + {c['dist']} distinct; top-5 ceiling {_pct(c['ceiling'], c['dup'])}"
-          + (f"; {c['unanswered']} unanswered" if c["unanswered"] else ""))
-    print(f"  lexical alone    recall {_pct(c['lex_recall'], c['dup'])}   fp(pair) {_pct(c['lex_fp_pair'], c['dist'])}"
-          f"   fp(any) {_pct(c['lex_fp_any'], c['dist'])}")
-    print(f"  lexical + judge  recall {_pct(c['j_recall'], c['dup'])}   fp(pair) {_pct(c['j_fp_pair'], c['dist'])}"
-          f"   fp(any) {_pct(c['j_fp_any'], c['dist'])}")
+    print(
+        f"{name}: {c['dup']} duplicates + {c['dist']} distinct; top-5 ceiling {_pct(c['ceiling'], c['dup'])}"
+        + (f"; {c['unanswered']} unanswered" if c["unanswered"] else "")
+    )
+    print(
+        f"  lexical alone    recall {_pct(c['lex_recall'], c['dup'])}   fp(pair) {_pct(c['lex_fp_pair'], c['dist'])}"
+        f"   fp(any) {_pct(c['lex_fp_any'], c['dist'])}"
+    )
+    print(
+        f"  lexical + judge  recall {_pct(c['j_recall'], c['dup'])}   fp(pair) {_pct(c['j_fp_pair'], c['dist'])}"
+        f"   fp(any) {_pct(c['j_fp_any'], c['dist'])}"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -130,8 +151,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--set", action="append", choices=sets, help="a set to measure (default: all)")
     parser.add_argument("--limit", type=int, default=0, help="at most N pairs per set (to bound the cost)")
     parser.add_argument("--show", action="store_true", help="print every pair the judge changed")
-    parser.add_argument("--dump-requests", type=Path, metavar="DIR",
-                        help="write the requests the judge would send to DIR (no key, no network)")
+    parser.add_argument(
+        "--dump-requests",
+        type=Path,
+        metavar="DIR",
+        help="write the requests the judge would send to DIR (no key, no network)",
+    )
     parser.add_argument("--recorded", metavar="TAG", help="replay recorded answers (recorded-judge/TAG)")
     args = parser.parse_args(argv)
     config = load_config()
@@ -140,12 +165,16 @@ def main(argv: list[str]) -> int:
         fake = _fake_api(args.dump_requests, args.recorded)
         judge = AnthropicJudge(config, api_key="recorded", base_url=fake.url)
     elif not os.environ.get("ANTHROPIC_API_KEY"):
-        print("measure_dedup_judge needs ANTHROPIC_API_KEY (it calls the model), or --recorded TAG; "
-              "nothing was measured.")
+        print(
+            "measure_dedup_judge needs ANTHROPIC_API_KEY (it calls the model), or --recorded TAG; "
+            "nothing was measured."
+        )
         return 0
     else:
         judge = AnthropicJudge(config)
-    print(f"model {config.model}; SUSPECT={SUSPECT}; up to {MAX_EXISTING} lessons above {JUDGE_FLOOR} offered per lesson")
+    print(
+        f"model {config.model}; SUSPECT={SUSPECT}; up to {MAX_EXISTING} lessons above {JUDGE_FLOOR} offered per lesson"
+    )
     pooled: dict[str, int] = {}
     for name in args.set or sets:
         pairs = load(DATA / f"dedup_{name}.jsonl")
@@ -156,7 +185,9 @@ def main(argv: list[str]) -> int:
     if len(args.set or sets) > 1:
         report("all sets", pooled)
     u = judge.usage
-    print(f"usage: {u.calls} calls, {u.input_tokens} input tokens, {u.output_tokens} output, {u.cached_tokens} cached")
+    print(
+        f"usage: {u.calls} calls, {u.input_tokens} input tokens, {u.output_tokens} output, {u.cached_tokens} cached"
+    )
     if fake is not None:
         fake.__exit__(None, None, None)
     return 0
@@ -179,12 +210,15 @@ def _fake_api(dump: Path | None, tag: str | None):
             schema = json.dumps(body["output_config"]["format"]["schema"], indent=1)
             (dump / f"judge.{count[0]}.txt").write_text(
                 f"=== SYSTEM PROMPT ===\n{system}\n=== USER MESSAGE ===\n{body['messages'][0]['content']}\n"
-                f"=== OUTPUT FORMAT: a JSON object matching this JSON schema ===\n{schema}\n")
+                f"=== OUTPUT FORMAT: a JSON object matching this JSON schema ===\n{schema}\n"
+            )
             (dump / f"judge.{count[0]}.key").write_text(request_key(body))
             return Reply(200, message({"verdicts": []}))
         text = answers.get(request_key(body))
         if text is None:
-            return error(400, "invalid_request_error", "no recorded answer for this request", retry_after_ms=None)
+            return error(
+                400, "invalid_request_error", "no recorded answer for this request", retry_after_ms=None
+            )
         return Reply(200, message(text))
 
     fake = FakeAnthropic()

@@ -53,8 +53,13 @@ def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> Se
     from dreamtui.core.gate.pipeline import gate
 
     digest = digest_session(session.files)
-    config = Config(transcripts=workdir / "t", memory=workdir / session.id / "memory",
-                    state=workdir / session.id / "state", extractor="heuristic", dedup_judge="off")
+    config = Config(
+        transcripts=workdir / "t",
+        memory=workdir / session.id / "memory",
+        state=workdir / session.id / "state",
+        extractor="heuristic",
+        dedup_judge="off",
+    )
     try:
         result = extractor.extract(digest, ExtractContext(project=digest.project))
     except ExtractorError as exc:
@@ -65,16 +70,35 @@ def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> Se
         return None
     ledger = Ledger.open(config.state)
     try:
-        report = gate(result.candidates, config=config, ledger=ledger, project=digest.project,
-                      files=session.files, judge=None)
+        report = gate(
+            result.candidates,
+            config=config,
+            ledger=ledger,
+            project=digest.project,
+            files=session.files,
+            judge=None,
+        )
     finally:
         ledger.close()
     proposed = len(result.candidates) + result.malformed
     unverified = report.dropped.get("unverified", 0) + report.dropped.get("invalid", 0)
-    proposals = [Proposal(claim=c.claim, quote=c.quote, line=c.verified_line,
-                          file=c.matches[0].file if c.matches else None, kept=True) for c in report.kept]
-    return score_session(session.id, proposals, session.labels or [], proposed=proposed,
-                         verified=len(result.candidates) - unverified)
+    proposals = [
+        Proposal(
+            claim=c.claim,
+            quote=c.quote,
+            line=c.verified_line,
+            file=c.matches[0].file if c.matches else None,
+            kept=True,
+        )
+        for c in report.kept
+    ]
+    return score_session(
+        session.id,
+        proposals,
+        session.labels or [],
+        proposed=proposed,
+        verified=len(result.candidates) - unverified,
+    )
 
 
 def recorded_extractor(tag: str, stack: list) -> Extractor:
@@ -89,7 +113,9 @@ def recorded_extractor(tag: str, stack: list) -> Extractor:
     def respond(body: dict) -> Reply:
         text = answers.get(request_key(body))
         if text is None:
-            return error(400, "invalid_request_error", "no recorded answer for this request", retry_after_ms=None)
+            return error(
+                400, "invalid_request_error", "no recorded answer for this request", retry_after_ms=None
+            )
         return Reply(200, message(text, input_tokens=0, output_tokens=0, cache_read=0))
 
     fake.responder = respond
@@ -101,7 +127,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--extractor", choices=["heuristic", "recorded", "command"], default="heuristic")
     ap.add_argument("--live", action="store_true", help="the anthropic extractor against the real API")
-    ap.add_argument("--tag", default="v4", help="which recording to replay (tests/data/real_eval/recorded/TAG)")
+    ap.add_argument(
+        "--tag", default="v4", help="which recording to replay (tests/data/real_eval/recorded/TAG)"
+    )
     ap.add_argument("--split", choices=["tuning", "blind", "blind2", "blind3", "all"], default="tuning")
     ap.add_argument("--command", help="the command for --extractor command")
     ap.add_argument("-v", "--verbose", action="store_true", help="every hit, noise and miss")
@@ -109,8 +137,10 @@ def main() -> None:
 
     sessions = load_sessions(args.split)
     if not sessions:
-        sys.exit("no labelled session of this split is on this machine (see tests/data/real_eval/manifest.json: "
-                 "the transcripts live in ../shared/corpus and ../eval)")
+        sys.exit(
+            "no labelled session of this split is on this machine (see tests/data/real_eval/manifest.json: "
+            "the transcripts live in ../shared/corpus and ../eval)"
+        )
     stack: list = []
     if args.live:
         from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
@@ -141,8 +171,10 @@ def main() -> None:
                 skipped += 1
                 continue
             totals.add(sc)
-            print(f"{s.id} [{s.split}] kept {sc.kept:>2}  precise {sc.precise:>2}  dup {sc.duplicates}  "
-                  f"keep {sc.keep_found}/{sc.keep_labels}  verified {sc.verified}/{sc.proposed}")
+            print(
+                f"{s.id} [{s.split}] kept {sc.kept:>2}  precise {sc.precise:>2}  dup {sc.duplicates}  "
+                f"keep {sc.keep_found}/{sc.keep_labels}  verified {sc.verified}/{sc.proposed}"
+            )
             if args.verbose:
                 for claim, label in sc.hits:
                     print(f"    hit:   {claim[:110]}\n           = {label[:110]}")
@@ -152,8 +184,10 @@ def main() -> None:
                     print(f"    miss:  {claim[:110]}")
     for fake in stack:
         fake.__exit__(None, None, None)
-    print(f"\n{name} on the {args.split} split: {totals.sessions} sessions, {totals.keep_labels} keep lessons"
-          + (f" ({skipped} not scored)" if skipped else ""))
+    print(
+        f"\n{name} on the {args.split} split: {totals.sessions} sessions, {totals.keep_labels} keep lessons"
+        + (f" ({skipped} not scored)" if skipped else "")
+    )
     print(f"  precision   {totals.precision:.2f}  ({totals.precise}/{totals.kept} kept proposals)")
     print(f"  keep-recall {totals.keep_recall:.2f}  ({totals.keep_found}/{totals.keep_labels})")
     print(f"  duplicates  {totals.duplicates}")

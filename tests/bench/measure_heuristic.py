@@ -31,15 +31,21 @@ from dreamtui.core.extract.base import ExtractContext  # noqa: E402
 from dreamtui.core.extract.heuristic import EVERY_MOMENT, HeuristicExtractor  # noqa: E402
 from dreamtui.core.models import Digest  # noqa: E402
 
-CORPUS = Path(os.environ.get("DREAMTUI_TEST_SHARED") or HERE.parent.parent.parent / "shared") / "corpus" / "projects"
+CORPUS = (
+    Path(os.environ.get("DREAMTUI_TEST_SHARED") or HERE.parent.parent.parent / "shared")
+    / "corpus"
+    / "projects"
+)
 ROUND4_DIR = "round4_holdout"
 """The blind set of round four: measured once with the final rules, never tuned on."""
 _SPLIT = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|$)", re.MULTILINE)
 
 
 def report(name: str, s: Score, verbose: bool) -> None:
-    print(f"{name:<28} labels {s.labels:>3}  candidates {s.candidates:>3}  true {s.true_positives:>3}  "
-          f"precision {s.precision:.2f}  recall {s.recall:.2f}")
+    print(
+        f"{name:<28} labels {s.labels:>3}  candidates {s.candidates:>3}  true {s.true_positives:>3}  "
+        f"precision {s.precision:.2f}  recall {s.recall:.2f}"
+    )
     if verbose:
         for miss in s.misses:
             print(f"    missed: {miss}")
@@ -84,8 +90,10 @@ def speed(digests: list[Digest], repeat: int = 10) -> None:
             ex.extract(d, ExtractContext(project=d.project))
 
     base, heur = interleaved(baseline, heuristic)
-    print(f"speed: {chars} chars of digest; heuristic {chars / heur / 1e6:.1f} M chars/s, "
-          f"baseline split {chars / base / 1e6:.1f} M chars/s; heuristic costs {heur / base:.1f}x the baseline")
+    print(
+        f"speed: {chars} chars of digest; heuristic {chars / heur / 1e6:.1f} M chars/s, "
+        f"baseline split {chars / base / 1e6:.1f} M chars/s; heuristic costs {heur / base:.1f}x the baseline"
+    )
 
 
 def corpus_speed(repeat: int = 5) -> None:
@@ -107,9 +115,11 @@ def corpus_speed(repeat: int = 5) -> None:
         for d in digests:
             ex.extract(d, ExtractContext(project=d.project))
         best_extract = min(best_extract, time.perf_counter() - t)
-    print(f"whole corpus: {raw / 1e6:.1f} MB of transcripts, {chars} chars of digest; digest {best_digest:.3f} s, "
-          f"heuristic extraction {best_extract * 1000:.1f} ms = {best_extract / (raw / 1e6):.4f} s per MB of "
-          f"transcript, {best_extract / (chars / 1e6):.2f} s per MB of digest text")
+    print(
+        f"whole corpus: {raw / 1e6:.1f} MB of transcripts, {chars} chars of digest; digest {best_digest:.3f} s, "
+        f"heuristic extraction {best_extract * 1000:.1f} ms = {best_extract / (raw / 1e6):.4f} s per MB of "
+        f"transcript, {best_extract / (chars / 1e6):.2f} s per MB of digest text"
+    )
 
 
 def main() -> None:

@@ -59,12 +59,15 @@ def sentences(splits: list[str]) -> list[Sentence]:
             if turn.kind in ("command", "interrupt"):
                 continue
             for span in heuristic._sentences(turn.text):
-                text = turn.text[span.start:span.end].strip()
+                text = turn.text[span.start : span.end].strip()
                 if len(text.split()) < 4:
                     continue
                 positive = any(
-                    lab.line == turn.line and (not lab.file or Path(lab.file).name == Path(turn.file).name)
-                    and overlap(text, lab.quote) >= 0.5 for lab in s.labels or [])
+                    lab.line == turn.line
+                    and (not lab.file or Path(lab.file).name == Path(turn.file).name)
+                    and overlap(text, lab.quote) >= 0.5
+                    for lab in s.labels or []
+                )
                 out.append(Sentence(s.id, s.split, turn, text, i / n, positive))
     return out
 
@@ -73,8 +76,16 @@ def signals(s: Sentence) -> list[float]:
     """The heuristic's own signals and the shape of the sentence, as numbers."""
     kind = heuristic.rule_label(s.text, s.turn.role)
     conf = heuristic.confidence(s.text, kind, s.turn)[0] if kind else 0
-    return [float(s.turn.role == "person"), float(s.turn.kind == "prompt"), s.place, min(len(s.text), 400) / 400,
-            float(s.text.rstrip().endswith("?")), min(len(s.turn.text), 3000) / 3000, conf / 5, float(bool(kind))]
+    return [
+        float(s.turn.role == "person"),
+        float(s.turn.kind == "prompt"),
+        s.place,
+        min(len(s.text), 400) / 400,
+        float(s.text.rstrip().endswith("?")),
+        min(len(s.turn.text), 3000) / 3000,
+        conf / 5,
+        float(bool(kind)),
+    ]
 
 
 def main() -> None:
@@ -96,14 +107,18 @@ def main() -> None:
         return ("P " if s.turn.role == "person" else "A ") + s.text
 
     vec = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
-    x_train = hstack([vec.fit_transform([text(s) for s in train]), csr_matrix([signals(s) for s in train])]).tocsr()
+    x_train = hstack(
+        [vec.fit_transform([text(s) for s in train]), csr_matrix([signals(s) for s in train])]
+    ).tocsr()
     x_test = hstack([vec.transform([text(s) for s in test]), csr_matrix([signals(s) for s in test])]).tocsr()
     model = LogisticRegression(class_weight="balanced", max_iter=3000)
     model.fit(x_train, [s.positive for s in train])
     scores = model.predict_proba(x_test)[:, 1]
     sessions = {s.id: s for s in load_sessions("all") if s.split in args.test}
-    print(f"trained on {args.train} ({len(train)} sentences, {sum(s.positive for s in train)} positive); "
-          f"tested on {args.test} ({len(sessions)} sessions, {len(test)} sentences)")
+    print(
+        f"trained on {args.train} ({len(train)} sentences, {sum(s.positive for s in train)} positive); "
+        f"tested on {args.test} ({len(sessions)} sessions, {len(test)} sentences)"
+    )
     print("threshold  proposals  precision  keep-recall")
     for threshold in (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98):
         totals = Totals()
@@ -113,9 +128,13 @@ def main() -> None:
                 key = (s.turn.file, s.turn.line)
                 if s.sid == sid and p >= threshold and p > best.get(key, (0.0, s))[0]:
                     best[key] = (p, s)
-            props = [Proposal(claim=s.text, quote=s.text, line=s.turn.line, file=s.turn.file, kept=True)
-                     for _, s in best.values()]
-            totals.add(score_session(sid, props, session.labels or [], proposed=len(props), verified=len(props)))
+            props = [
+                Proposal(claim=s.text, quote=s.text, line=s.turn.line, file=s.turn.file, kept=True)
+                for _, s in best.values()
+            ]
+            totals.add(
+                score_session(sid, props, session.labels or [], proposed=len(props), verified=len(props))
+            )
         print(f"{threshold:9.2f}  {totals.kept:9d}  {totals.precision:9.2f}  {totals.keep_recall:11.2f}")
 
 

@@ -41,9 +41,16 @@ class Recorded:
 _ids = itertools.count(1)
 
 
-def message(payload: Any, *, model: str = "claude-sonnet-5-5", input_tokens: int = 1200,
-            output_tokens: int = 150, cache_read: int = 900, cache_write: int = 0,
-            stop_reason: str = "end_turn") -> dict[str, Any]:
+def message(
+    payload: Any,
+    *,
+    model: str = "claude-sonnet-5-5",
+    input_tokens: int = 1200,
+    output_tokens: int = 150,
+    cache_read: int = 900,
+    cache_write: int = 0,
+    stop_reason: str = "end_turn",
+) -> dict[str, Any]:
     """A Messages API response whose one text block is ``payload`` (JSON-encoded unless a str)."""
     text = payload if isinstance(payload, str) else json.dumps(payload)
     return {
@@ -74,12 +81,24 @@ def error(status: int, kind: str, text: str, *, retry_after_ms: int | None = 10)
     return Reply(status, {"type": "error", "error": {"type": kind, "message": text}}, headers)
 
 
-def lesson(quote: str, claim: str = "Follow the person's correction.", *, type: str = "feedback",
-           scope: str = "project", why: str = "The person said so.",
-           how_to_apply: str = "Apply it next time.") -> dict[str, Any]:
+def lesson(
+    quote: str,
+    claim: str = "Follow the person's correction.",
+    *,
+    type: str = "feedback",
+    scope: str = "project",
+    why: str = "The person said so.",
+    how_to_apply: str = "Apply it next time.",
+) -> dict[str, Any]:
     """One candidate object as the model would return it."""
-    return {"claim": claim, "why": why, "how_to_apply": how_to_apply, "type": type, "scope": scope,
-            "quote": quote}
+    return {
+        "claim": claim,
+        "why": why,
+        "how_to_apply": how_to_apply,
+        "type": type,
+        "scope": scope,
+        "quote": quote,
+    }
 
 
 class FakeAnthropic:
@@ -94,12 +113,15 @@ class FakeAnthropic:
         self.responder: Callable[[Any], Reply] | None = None
         """When set, answers every ``POST /v1/messages`` from its body (e.g. recorded answers) instead of ``script``."""
         self.batch_answer: Callable[[dict[str, Any]], dict[str, Any]] = lambda req: {
-            "type": "succeeded", "message": message({"candidates": []})}
+            "type": "succeeded",
+            "message": message({"candidates": []}),
+        }
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -146,8 +168,13 @@ class FakeAnthropic:
             "id": bid,
             "type": "message_batch",
             "processing_status": "ended" if ended else "in_progress",
-            "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0,
-                               "errored": 0, "canceled": 0, "expired": 0},
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
             "created_at": "2026-11-29T10:00:00Z",
             "expires_at": "2026-11-30T10:00:00Z",
             "ended_at": "2026-11-29T10:05:00Z" if ended else None,
@@ -166,8 +193,10 @@ class FakeAnthropic:
     def _results(self, bid: str) -> Reply:
         if bid not in self.batches:
             return error(404, "not_found_error", f"batch {bid} not found", retry_after_ms=None)
-        lines = [json.dumps({"custom_id": req["custom_id"], "result": self.batch_answer(req)})
-                 for req in self.batch_inputs[bid]]
+        lines = [
+            json.dumps({"custom_id": req["custom_id"], "result": self.batch_answer(req)})
+            for req in self.batch_inputs[bid]
+        ]
         return Reply(200, "\n".join(lines) + "\n", {"content-type": "application/binary"})
 
     def _route(self, method: str, path: str, body: Any) -> Reply:
@@ -200,8 +229,9 @@ class FakeAnthropic:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 with fake._lock:
-                    fake.requests.append(Recorded(method, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                                  body))
+                    fake.requests.append(
+                        Recorded(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
                 reply = fake._route(method, self.path, body)
                 if reply.delay:
                     time.sleep(reply.delay)

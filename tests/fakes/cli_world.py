@@ -25,20 +25,35 @@ def unprivileged() -> list[str]:
         return []
     if subprocess.run(["sh", "-c", "command -v setpriv"], capture_output=True).returncode != 0:
         pytest.skip("running as root without setpriv: permissions cannot be tested")
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
-            "--inh-caps=-dac_override,-dac_read_search"]
+    return [
+        "setpriv",
+        "--bounding-set=-dac_override,-dac_read_search",
+        "--inh-caps=-dac_override,-dac_read_search",
+    ]
 
 
 def record(i: int, role: str, text: str, session: str = SESSION) -> dict[str, object]:
     rec: dict[str, object] = {
-        "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/x", "sessionId": session,
-        "version": "2.0.55", "type": role, "uuid": f"00000000-0000-4000-8000-{i:012d}",
-        "timestamp": f"2025-11-29T15:{i:02d}:00.000Z"}
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/x",
+        "sessionId": session,
+        "version": "2.0.55",
+        "type": role,
+        "uuid": f"00000000-0000-4000-8000-{i:012d}",
+        "timestamp": f"2025-11-29T15:{i:02d}:00.000Z",
+    }
     if role == "user":
         rec["message"] = {"role": "user", "content": text}
     else:
-        rec["message"] = {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "m",
-                          "content": [{"type": "text", "text": text}]}
+        rec["message"] = {
+            "id": f"msg_{i}",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": text}],
+        }
     return rec
 
 
@@ -56,7 +71,10 @@ def write_records(folder: Path, turns: list[tuple[str, str]], session: str = SES
 LESSON_TURNS = [
     ("user", "Please add a dry run flag to the deploy script so I can test it safely before release."),
     ("assistant", "I'll add the flag now."),
-    ("user", "No, never edit the generated files directly; always change the template instead because "
-             "the generator overwrites them."),
+    (
+        "user",
+        "No, never edit the generated files directly; always change the template instead because "
+        "the generator overwrites them.",
+    ),
     ("assistant", "Understood, I will edit the template."),
 ]

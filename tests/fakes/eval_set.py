@@ -77,9 +77,18 @@ def load_labels(sid: str) -> list[Label] | None:
     data = json.loads(path.read_text(encoding="utf-8"))
     out = []
     for item in data.get("lessons", []):
-        out.append(Label(claim=item["claim"], grade=item.get("grade", "keep"), quote=item.get("quote", ""),
-                         line=int(item.get("line") or 0), file=str(item.get("file") or ""),
-                         speaker=item.get("speaker", ""), type=item.get("type", ""), scope=item.get("scope", "")))
+        out.append(
+            Label(
+                claim=item["claim"],
+                grade=item.get("grade", "keep"),
+                quote=item.get("quote", ""),
+                line=int(item.get("line") or 0),
+                file=str(item.get("file") or ""),
+                speaker=item.get("speaker", ""),
+                type=item.get("type", ""),
+                scope=item.get("scope", ""),
+            )
+        )
     return out
 
 
@@ -92,8 +101,15 @@ def load_sessions(split: str = "all", *, labelled_only: bool = True) -> list[Eva
             continue
         root = ROOTS[e["root"]]
         files = [root / f["eval_path"] for f in e["files"]]
-        s = EvalSession(id=e["id"], split=e["split"], root=e["root"], files=files, project=e["project_folder"],
-                        labels=load_labels(e["id"]), sources=e["files"])
+        s = EvalSession(
+            id=e["id"],
+            split=e["split"],
+            root=e["root"],
+            files=files,
+            project=e["project_folder"],
+            labels=load_labels(e["id"]),
+            sources=e["files"],
+        )
         if not s.available or (labelled_only and s.labels is None):
             continue
         out.append(s)
@@ -111,8 +127,10 @@ def sha256(text: str) -> str:
 def request_key(body: dict[str, Any]) -> str:
     """What identifies one extraction request: its system prompt and its user message."""
     system = "\n".join(b.get("text", "") for b in body.get("system", []) if isinstance(b, dict))
-    user = "\n".join(m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
-                     for m in body.get("messages", []))
+    user = "\n".join(
+        m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        for m in body.get("messages", [])
+    )
     return sha256(system + "\x00" + user)
 
 
@@ -132,7 +150,118 @@ _WORD = re.compile(r"[^\W_][\w./-]*")
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 """Han and kana runs: written without spaces, so they are compared by character pairs."""
 STOP = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "else", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "we", "you", "i", "me", "my", "our", "your", "they", "them", "their", "he", "she", "his", "her", "not", "no", "do", "does", "did", "done", "so", "such", "than", "too", "very", "can", "could", "should", "would", "will", "shall", "may", "might", "must", "just", "also", "only", "when", "where", "which", "who", "whom", "what", "why", "how", "all", "any", "each", "every", "some", "more", "most", "other", "into", "over", "under", "about", "after", "before", "again", "once", "up", "down", "out", "off", "because", "while", "until", "let", "lets", "make", "sure", "use", "using", "used"])
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "else",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "here",
+        "we",
+        "you",
+        "i",
+        "me",
+        "my",
+        "our",
+        "your",
+        "they",
+        "them",
+        "their",
+        "he",
+        "she",
+        "his",
+        "her",
+        "not",
+        "no",
+        "do",
+        "does",
+        "did",
+        "done",
+        "so",
+        "such",
+        "than",
+        "too",
+        "very",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "just",
+        "also",
+        "only",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "why",
+        "how",
+        "all",
+        "any",
+        "each",
+        "every",
+        "some",
+        "more",
+        "most",
+        "other",
+        "into",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "again",
+        "once",
+        "up",
+        "down",
+        "out",
+        "off",
+        "because",
+        "while",
+        "until",
+        "let",
+        "lets",
+        "make",
+        "sure",
+        "use",
+        "using",
+        "used",
+    ]
+)
 
 
 def words(text: str) -> set[str]:
@@ -142,7 +271,7 @@ def words(text: str) -> set[str]:
     text = text.lower()
     out: set[str] = set()
     for run in _UNSPACED.findall(text):
-        out.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+        out.update(run[i : i + 2] for i in range(max(1, len(run) - 1)))
     for w in _WORD.findall(_UNSPACED.sub(" ", text)):
         w = w.strip("./-")
         if not w or w in STOP:
@@ -189,8 +318,11 @@ def match_score(p: Proposal, label: Label) -> float:
     Same record and overlapping words (quote or claim) match; a claim that says much of the same in
     other words matches from anywhere in the session.
     """
-    same_record = p.line is not None and p.line == label.line and (
-        not label.file or not p.file or Path(p.file).name == Path(label.file).name)
+    same_record = (
+        p.line is not None
+        and p.line == label.line
+        and (not label.file or not p.file or Path(p.file).name == Path(label.file).name)
+    )
     quote_overlap = overlap(p.quote, label.quote)
     claim_sim = max(jaccard(p.claim, label.claim), 0.8 * overlap(p.claim, label.claim))
     if same_record and (quote_overlap >= 0.5 or claim_sim >= 0.2):
@@ -207,11 +339,11 @@ class SessionScore:
     """The score of one session."""
 
     id: str
-    proposed: int = 0          # candidates the extractor returned (malformed included)
-    verified: int = 0          # quotes that survived verification
-    kept: int = 0              # what reached the queue
-    precise: int = 0           # kept proposals that state a keep or marginal lesson (one each)
-    duplicates: int = 0        # kept proposals that repeat a lesson another proposal already states
+    proposed: int = 0  # candidates the extractor returned (malformed included)
+    verified: int = 0  # quotes that survived verification
+    kept: int = 0  # what reached the queue
+    precise: int = 0  # kept proposals that state a keep or marginal lesson (one each)
+    duplicates: int = 0  # kept proposals that repeat a lesson another proposal already states
     keep_labels: int = 0
     keep_found: int = 0
     marginal_found: int = 0
@@ -220,14 +352,22 @@ class SessionScore:
     missed: list[str] = field(default_factory=list)
 
 
-def score_session(sid: str, proposals: Iterable[Proposal], labels: list[Label], *, proposed: int,
-                  verified: int) -> SessionScore:
+def score_session(
+    sid: str, proposals: Iterable[Proposal], labels: list[Label], *, proposed: int, verified: int
+) -> SessionScore:
     """Match kept proposals to labels one-to-one (best pairs first) and count."""
     kept = [p for p in proposals if p.kept]
-    s = SessionScore(id=sid, proposed=proposed, verified=verified, kept=len(kept),
-                     keep_labels=sum(1 for lab in labels if lab.grade == "keep"))
-    pairs = sorted(((match_score(p, lab), i, j) for i, p in enumerate(kept) for j, lab in enumerate(labels)),
-                   reverse=True)
+    s = SessionScore(
+        id=sid,
+        proposed=proposed,
+        verified=verified,
+        kept=len(kept),
+        keep_labels=sum(1 for lab in labels if lab.grade == "keep"),
+    )
+    pairs = sorted(
+        ((match_score(p, lab), i, j) for i, p in enumerate(kept) for j, lab in enumerate(labels)),
+        reverse=True,
+    )
     used_p: set[int] = set()
     used_l: set[int] = set()
     for sc, i, j in pairs:
@@ -245,7 +385,8 @@ def score_session(sid: str, proposals: Iterable[Proposal], labels: list[Label], 
         if i in used_p:
             continue
         if any(match_score(p, lab) > 0 for lab in labels) or any(
-                k != i and p.line is not None and kept[k].line == p.line for k in used_p):
+            k != i and p.line is not None and kept[k].line == p.line for k in used_p
+        ):
             s.duplicates += 1
         s.noise.append(p.claim)
     s.missed = [lab.claim for j, lab in enumerate(labels) if j not in used_l and lab.grade == "keep"]

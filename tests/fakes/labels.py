@@ -46,13 +46,22 @@ def load_fixture(path: Path) -> Labelled:
     turns: list[Turn] = []
     labels: list[tuple[int, int, int, str]] = []
     for i, t in enumerate(data["turns"]):
-        turns.append(Turn(role=t["role"], text=t["text"], file=f"{data['session']}.jsonl", line=i + 1,
-                          uuid=f"u{i + 1}", kind=t.get("kind", "prompt" if t["role"] == "person" else "text")))
+        turns.append(
+            Turn(
+                role=t["role"],
+                text=t["text"],
+                file=f"{data['session']}.jsonl",
+                line=i + 1,
+                uuid=f"u{i + 1}",
+                kind=t.get("kind", "prompt" if t["role"] == "person" else "text"),
+            )
+        )
         for lesson in t.get("lessons", []):
             start = t["text"].index(lesson["quote"])
             labels.append((i, start, start + len(lesson["quote"]), lesson["type"]))
-    digest = Digest(session=data["session"], project=data["project"], files=[f"{data['session']}.jsonl"],
-                    turns=turns)
+    digest = Digest(
+        session=data["session"], project=data["project"], files=[f"{data['session']}.jsonl"], turns=turns
+    )
     return Labelled(digest, labels)
 
 
@@ -134,8 +143,12 @@ def score_corpus(extractor: Extractor, corpus: Path) -> Score:
             if turn is not None:
                 rel = Path(turn.file).resolve().relative_to(corpus.resolve()).as_posix()
                 for j, lab in enumerate(labels):
-                    if (j not in matched and lab["file"] == rel and turn.line in lab.get("lines", [lab["line"]])
-                            and (lab["needle"] in cand.quote or cand.quote in lab["needle"])):
+                    if (
+                        j not in matched
+                        and lab["file"] == rel
+                        and turn.line in lab.get("lines", [lab["line"]])
+                        and (lab["needle"] in cand.quote or cand.quote in lab["needle"])
+                    ):
                         hit = j
                         break
             if hit is None:
@@ -144,6 +157,7 @@ def score_corpus(extractor: Extractor, corpus: Path) -> Score:
                 matched.add(hit)
                 total.true_positives += 1
     total.matched_labels = len(matched)
-    total.misses = [f"{lab['file']}:{lab['line']}: {lab['needle']!r}" for j, lab in enumerate(labels)
-                    if j not in matched]
+    total.misses = [
+        f"{lab['file']}:{lab['line']}: {lab['needle']!r}" for j, lab in enumerate(labels) if j not in matched
+    ]
     return total

@@ -25,39 +25,89 @@ def iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def make_candidate(n: int, pair: Pair = HEUR, *, provenance: str = "person", duplicate_of: str | None = None,
-                   secrets: list[str] | None = None, created: datetime = START,
-                   claim: str | None = None) -> Candidate:
+def make_candidate(
+    n: int,
+    pair: Pair = HEUR,
+    *,
+    provenance: str = "person",
+    duplicate_of: str | None = None,
+    secrets: list[str] | None = None,
+    created: datetime = START,
+    claim: str | None = None,
+) -> Candidate:
     claim = claim or f"Lesson number {n}: always run the focused test file before the whole suite"
     quote = f"please run the focused tests first, number {n}"
     return Candidate(
-        id=candidate_id(f"s{n}", quote, claim), session=f"s{n}", project="proj",
-        transcript=f"/t/proj/s{n}.jsonl", claim=claim, why="It is faster.",
-        how_to_apply="Run tests/test_x.py before pytest -q.", type="feedback", scope="global",
-        quote=quote, extractor=pair.extractor, model=pair.model, status="pending", provenance=provenance,
-        matches=[Match(file=f"/t/proj/s{n}.jsonl", line=3, uuid=f"u{n}", timestamp=iso(created),
-                       provenance=provenance)],
-        duplicate_of=duplicate_of, secrets=secrets or [], created_at=iso(created), updated_at=iso(created),
+        id=candidate_id(f"s{n}", quote, claim),
+        session=f"s{n}",
+        project="proj",
+        transcript=f"/t/proj/s{n}.jsonl",
+        claim=claim,
+        why="It is faster.",
+        how_to_apply="Run tests/test_x.py before pytest -q.",
+        type="feedback",
+        scope="global",
+        quote=quote,
+        extractor=pair.extractor,
+        model=pair.model,
+        status="pending",
+        provenance=provenance,
+        matches=[
+            Match(
+                file=f"/t/proj/s{n}.jsonl",
+                line=3,
+                uuid=f"u{n}",
+                timestamp=iso(created),
+                provenance=provenance,
+            )
+        ],
+        duplicate_of=duplicate_of,
+        secrets=secrets or [],
+        created_at=iso(created),
+        updated_at=iso(created),
     )
 
 
-def insert_decision(ledger: Ledger, cand: Candidate, action: str, when: datetime, *, by: str = "person",
-                    undone: int = 0, with_pair: bool = True) -> None:
+def insert_decision(
+    ledger: Ledger,
+    cand: Candidate,
+    action: str,
+    when: datetime,
+    *,
+    by: str = "person",
+    undone: int = 0,
+    with_pair: bool = True,
+) -> None:
     """Bulk history straight into the ledger (the only practical way to lay down 30+ days)."""
     with ledger.write() as c:
         c.execute(
             "INSERT INTO decisions (candidate_id, action, decided_by, extractor, model, type, undone, decided_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (cand.id, action, by, cand.extractor if with_pair else None, cand.model if with_pair else None,
-             cand.type, undone, iso(when)),
+            (
+                cand.id,
+                action,
+                by,
+                cand.extractor if with_pair else None,
+                cand.model if with_pair else None,
+                cand.type,
+                undone,
+                iso(when),
+            ),
         )
         status = {"accept": "accepted", "reject": "rejected"}.get(action)
         if status and not undone:
             c.execute("UPDATE candidates SET status = ? WHERE id = ?", (status, cand.id))
 
 
-def seed_history(ledger: Ledger, *, decisions: int = 50, accepts: int = 42, days: float = 31,
-                 pair: Pair = HEUR, offset: int = 0) -> None:
+def seed_history(
+    ledger: Ledger,
+    *,
+    decisions: int = 50,
+    accepts: int = 42,
+    days: float = 31,
+    pair: Pair = HEUR,
+    offset: int = 0,
+) -> None:
     """``decisions`` human decisions for ``pair`` spread evenly over ``days`` from START."""
     step = timedelta(days=days) / max(decisions - 1, 1)
     for i in range(decisions):
@@ -74,8 +124,13 @@ def seed_cycles(ledger: Ledger, statuses: list[str], start: datetime = START) ->
             c.execute(
                 "INSERT INTO dream_cycles (chat_id, date, status, started_at, completed_at, error_message)"
                 " VALUES ('proj', ?, ?, ?, ?, ?)",
-                (day.date().isoformat(), status, iso(day), iso(day + timedelta(minutes=3)),
-                 "extractor crashed" if status == "failed" else None),
+                (
+                    day.date().isoformat(),
+                    status,
+                    iso(day),
+                    iso(day + timedelta(minutes=3)),
+                    "extractor crashed" if status == "failed" else None,
+                ),
             )
 
 
@@ -125,8 +180,9 @@ def build_history(factory: pytest.TempPathFactory) -> Path:
 
 
 def world_config(root: Path) -> Config:
-    return Config(transcripts=root / "transcripts", memory=root / "memory", state=root / "state",
-                  extractor="heuristic")
+    return Config(
+        transcripts=root / "transcripts", memory=root / "memory", state=root / "state", extractor="heuristic"
+    )
 
 
 def copy_history(history: Path, dest: Path) -> Config:

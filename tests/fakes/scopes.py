@@ -18,8 +18,10 @@ ACME = "-home-kim-acme"
 SHOP = "-home-kim-shop"
 
 
-SAID = ("Never run the database migrations against production from a laptop, "
-        "always go through the deploy pipeline so the change is logged.")
+SAID = (
+    "Never run the database migrations against production from a laptop, "
+    "always go through the deploy pipeline so the change is logged."
+)
 
 
 QUOTE = "Never run the database migrations against production from a laptop"
@@ -38,15 +40,32 @@ CLAIM_2 = "Pin every GitHub Action to a full commit SHA, not a movable tag."
 
 
 def session(config: Config, project: str, sid: str, text: str = SAID) -> Path:
-    return write_session(config.transcripts, [("person", text), ("assistant", "Understood.")],
-                         project=project, session=sid)
+    return write_session(
+        config.transcripts, [("person", text), ("assistant", "Understood.")], project=project, session=sid
+    )
 
 
-def run(config: Config, ledger: Ledger, path: Path, project: str, *, scope: str | None = None,
-        claim: str = CLAIM, quote: str = QUOTE, index: DedupIndex | None = None) -> GateReport:
-    raw = RawCandidate(claim=claim, why="A laptop run is not logged.", how_to_apply="Use the pipeline.",
-                       type="feedback", scope=scope or project, quote=quote, session=path.stem,
-                       extractor="heuristic")
+def run(
+    config: Config,
+    ledger: Ledger,
+    path: Path,
+    project: str,
+    *,
+    scope: str | None = None,
+    claim: str = CLAIM,
+    quote: str = QUOTE,
+    index: DedupIndex | None = None,
+) -> GateReport:
+    raw = RawCandidate(
+        claim=claim,
+        why="A laptop run is not logged.",
+        how_to_apply="Use the pipeline.",
+        type="feedback",
+        scope=scope or project,
+        quote=quote,
+        session=path.stem,
+        extractor="heuristic",
+    )
     return gate([raw], config=config, ledger=ledger, project=project, files=[path], index=index)
 
 
@@ -60,5 +79,7 @@ def accept_in(config: Config, ledger: Ledger, project: str, sid: str, *, scope: 
 def topic(config: Config, rel: str, text: str, extra: str = "") -> None:
     path = config.memory / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\nname: {text[:60]}\ndescription: {text}\ntype: feedback\n{extra}---\n\n{text}\n",
-                    encoding="utf-8")
+    path.write_text(
+        f"---\nname: {text[:60]}\ndescription: {text}\ntype: feedback\n{extra}---\n\n{text}\n",
+        encoding="utf-8",
+    )

@@ -13,8 +13,9 @@ def _dump(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_session(root: Path, turns: list[tuple[str, str]], *, project: str = "-home-kim-shop",
-                  session: str = SESSION) -> Path:
+def write_session(
+    root: Path, turns: list[tuple[str, str]], *, project: str = "-home-kim-shop", session: str = SESSION
+) -> Path:
     """Write ``turns`` as ``root/project/session.jsonl``; roles: person, assistant, tool (a tool result)."""
     folder = root / project
     folder.mkdir(parents=True, exist_ok=True)
@@ -23,21 +24,51 @@ def write_session(root: Path, turns: list[tuple[str, str]], *, project: str = "-
     parent: str | None = None
     for i, (role, text) in enumerate(turns, start=1):
         uuid = f"00000000-0000-4000-8000-{i:012d}"
-        base = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/home/kim/shop",
-                "sessionId": session, "version": "2.0.14", "gitBranch": "main", "uuid": uuid,
-                "timestamp": f"2026-11-29T10:{i // 60:02d}:{i % 60:02d}.000Z"}
+        base = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": "/home/kim/shop",
+            "sessionId": session,
+            "version": "2.0.14",
+            "gitBranch": "main",
+            "uuid": uuid,
+            "timestamp": f"2026-11-29T10:{i // 60:02d}:{i % 60:02d}.000Z",
+        }
         if role == "person":
             rec = {**base, "type": "user", "message": {"role": "user", "content": text}}
         elif role == "assistant":
-            rec = {**base, "type": "assistant", "requestId": f"req_{i}",
-                   "message": {"id": f"msg_{i}", "type": "message", "role": "assistant",
-                               "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}],
-                               "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 10}}}
+            rec = {
+                **base,
+                "type": "assistant",
+                "requestId": f"req_{i}",
+                "message": {
+                    "id": f"msg_{i}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 10, "output_tokens": 10},
+                },
+            }
         elif role == "tool":
-            rec = {**base, "type": "user",
-                   "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}",
-                                                            "content": text, "is_error": False}]},
-                   "toolUseResult": {"stdout": text, "stderr": "", "interrupted": False}}
+            rec = {
+                **base,
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"toolu_{i}",
+                            "content": text,
+                            "is_error": False,
+                        }
+                    ],
+                },
+                "toolUseResult": {"stdout": text, "stderr": "", "interrupted": False},
+            }
         else:
             raise ValueError(role)
         lines.append(_dump(rec))

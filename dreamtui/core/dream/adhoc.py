@@ -49,8 +49,9 @@ def extract_session(config: Config, files: list[Path]) -> SessionExtraction:
     with Ledger.open(config.state) as ledger:
         index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart
         result = extractor.extract(digest, context_maker(config, index)(digest))
-        report = gate(result.candidates, config=config, ledger=ledger, project=digest.project, files=files,
-                      index=index)
+        report = gate(
+            result.candidates, config=config, ledger=ledger, project=digest.project, files=files, index=index
+        )
     return SessionExtraction(files, digest, extractor.name, extractor.model, result, report)
 
 
@@ -76,14 +77,30 @@ class BatchOutcome:
         if self.status != "collected":
             return {"batch": self.batch, "status": self.status, "counts": self.counts}
         assert self.result is not None
-        return {"batch": self.batch, "status": self.status, "session": self.session, "project": self.project,
-                "error": self.error, "kept": [c.to_json() for c in self.report.kept] if self.report else [],
-                "dropped": self.dropped, "usage": self.result.usage.to_json(), "notes": self.result.notes,
-                "ranges_recorded": self.ranges_recorded, "given_back": self.given_back}
+        return {
+            "batch": self.batch,
+            "status": self.status,
+            "session": self.session,
+            "project": self.project,
+            "error": self.error,
+            "kept": [c.to_json() for c in self.report.kept] if self.report else [],
+            "dropped": self.dropped,
+            "usage": self.result.usage.to_json(),
+            "notes": self.result.notes,
+            "ranges_recorded": self.ranges_recorded,
+            "given_back": self.given_back,
+        }
 
 
-def collect_batches(config: Config, ledger: Ledger, runner: BatchRunner, *, wait_seconds: float, interval: float,
-                    on_left: Callable[[int], None] | None = None) -> list[BatchOutcome]:
+def collect_batches(
+    config: Config,
+    ledger: Ledger,
+    runner: BatchRunner,
+    *,
+    wait_seconds: float,
+    interval: float,
+    on_left: Callable[[int], None] | None = None,
+) -> list[BatchOutcome]:
     """Collect every ended ad-hoc batch in the ledger (also after a restart) and gate its candidates.
 
     Batches a dream cycle submitted are left to the next cycle (``on_left`` hears how many). A batch
@@ -109,8 +126,9 @@ def collect_batches(config: Config, ledger: Ledger, runner: BatchRunner, *, wait
     return out
 
 
-def _collect_one(config: Config, ledger: Ledger, runner: BatchRunner, batch_id: str,
-                 index: DedupIndex) -> list[BatchOutcome]:
+def _collect_one(
+    config: Config, ledger: Ledger, runner: BatchRunner, batch_id: str, index: DedupIndex
+) -> list[BatchOutcome]:
     """Per session of one ended batch: gate its candidates and record what it extracted (or give a
     failed request's content back), in one transaction."""
     name, model = runner.extractor.name, runner.extractor.model
@@ -118,26 +136,46 @@ def _collect_one(config: Config, ledger: Ledger, runner: BatchRunner, batch_id: 
     for item in runner.collect(batch_id, mark=False):
         res = item.result
         recorded = [0]
-        report = gate(res.candidates, config=config, ledger=ledger, project=item.project, files=item.files,
-                      index=index, record=_recorder(ledger, item, len(res.candidates), name, model, recorded))
+        report = gate(
+            res.candidates,
+            config=config,
+            ledger=ledger,
+            project=item.project,
+            files=item.files,
+            index=index,
+            record=_recorder(ledger, item, len(res.candidates), name, model, recorded),
+        )
         dropped = dict(report.dropped)
         if res.malformed:
             dropped["malformed"] = res.malformed
-        out.append(BatchOutcome(batch_id, "collected", session=item.session, project=item.project,
-                                error=res.error, report=report, dropped=dropped, result=res,
-                                ranges_recorded=recorded[0],
-                                given_back=bool(res.error and item.extra.get("ranges"))))
+        out.append(
+            BatchOutcome(
+                batch_id,
+                "collected",
+                session=item.session,
+                project=item.project,
+                error=res.error,
+                report=report,
+                dropped=dropped,
+                result=res,
+                ranges_recorded=recorded[0],
+                given_back=bool(res.error and item.extra.get("ranges")),
+            )
+        )
     runner.mark_collected(batch_id)
     return out
 
 
-def _recorder(ledger: Ledger, item: Collected, candidates: int, name: str, model: str | None,
-              recorded: list[int]) -> Callable[[], None]:
+def _recorder(
+    ledger: Ledger, item: Collected, candidates: int, name: str, model: str | None, recorded: list[int]
+) -> Callable[[], None]:
     """What a collected session records beside its candidates: its ranges as extracted, or (a failed
     request) its content given back to the next dream cycle."""
+
     def record() -> None:
         if item.result.error:
             give_back(ledger, item, extractor=name, model=model)
         else:
             recorded[0] = record_extracted(ledger, item, candidates, extractor=name, model=model)
+
     return record

@@ -70,15 +70,51 @@ RECALL_TURNS = 60
 """At most this many person turns are looked up in the dedup index per session (bounded cost)."""
 CONTEXT_MEMORIES = 5
 """At most this many closest memories go to the extractor as context."""
-CARRIED = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "suspected",
-           "judged", "judged_same", "judged_distinct", "auto_written", "corroborated", "model_calls", "input_tokens", "output_tokens", "cached_tokens")
+CARRIED = (
+    "branches",
+    "extraction_errors",
+    "surfaced",
+    "verified",
+    "kept",
+    "duplicates",
+    "suspected",
+    "judged",
+    "judged_same",
+    "judged_distinct",
+    "auto_written",
+    "corroborated",
+    "model_calls",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+)
 """Counts a retry adds from the failed attempt of the same date."""
-BRANCH_COUNTS = ("branches", "extraction_errors", "surfaced", "verified", "kept", "duplicates", "suspected",
-                 "auto_written", "judged", "judged_same", "judged_distinct", "judge_error", "batches_waiting",
-                 "batch_sessions_collected", "batch_submitted", "batch_sessions_submitted")
+BRANCH_COUNTS = (
+    "branches",
+    "extraction_errors",
+    "surfaced",
+    "verified",
+    "kept",
+    "duplicates",
+    "suspected",
+    "auto_written",
+    "judged",
+    "judged_same",
+    "judged_distinct",
+    "judge_error",
+    "batches_waiting",
+    "batch_sessions_collected",
+    "batch_submitted",
+    "batch_sessions_submitted",
+)
 """What the branch phase counts (taken into the cycle's stats when branching is done)."""
-PHASE_TITLES = {"light": "Light sleep", "deep": "Deep sleep", "branch": "Branching", "rem": "REM",
-                "wake": "Wake"}
+PHASE_TITLES = {
+    "light": "Light sleep",
+    "deep": "Deep sleep",
+    "branch": "Branching",
+    "rem": "REM",
+    "wake": "Wake",
+}
 
 Progress = Callable[[str, str, "float | None"], None]
 
@@ -132,9 +168,18 @@ class CycleRecord(Jsonable):
 
 def _record(row: cycles.CycleRow) -> CycleRecord:
     return CycleRecord(
-        id=row.id, chat_id=row.chat_id, date=row.date, status=row.status, started_at=row.started_at,
-        completed_at=row.completed_at, error_message=row.error_message, trigger=row.trigger, depth=row.depth,
-        phases=row.phases, stats=CycleStats.from_json(row.stats), kind=row.kind,
+        id=row.id,
+        chat_id=row.chat_id,
+        date=row.date,
+        status=row.status,
+        started_at=row.started_at,
+        completed_at=row.completed_at,
+        error_message=row.error_message,
+        trigger=row.trigger,
+        depth=row.depth,
+        phases=row.phases,
+        stats=CycleStats.from_json(row.stats),
+        kind=row.kind,
     )
 
 
@@ -164,12 +209,15 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
         row = cycles.find_full(ledger, chat_id, day)
         started = clock.now_iso()
         if row is None:
-            cycle_id = cycles.begin(ledger, chat_id, day, started, trigger, {"attempt": 1, "pid": os.getpid()})
+            cycle_id = cycles.begin(
+                ledger, chat_id, day, started, trigger, {"attempt": 1, "pid": os.getpid()}
+            )
             return cycle_id, {"attempt": 1}
         if _done(row.status, row.depth, CycleStats.from_json(row.stats)):
             who = "every project" if chat_id == ALL_PROJECTS else chat_id
-            raise CycleAlreadyDone(f"already dreamed {who} on {day} (cycle #{row.id}); "
-                                   "one cycle per project per date")
+            raise CycleAlreadyDone(
+                f"already dreamed {who} on {day} (cycle #{row.id}); one cycle per project per date"
+            )
         # failed, 'running' left by a killed process (we hold the lock, so nobody runs it), or a
         # shallow sleep that only deferred sessions still being written: run it again
         prior = dict(row.stats)
@@ -184,15 +232,15 @@ def _begin(ledger: Ledger, chat_id: str, day: str, trigger: str) -> tuple[int, d
 def _done(status: str, depth: str | None, stats: CycleStats) -> bool:
     """A full cycle that may not run again this date: completed, unless it was a shallow sleep that
     only deferred sessions still being written (that one runs again)."""
-    deferred_only = (status == "completed" and depth == "shallow"
-                     and stats.sessions_deferred > 0)
+    deferred_only = status == "completed" and depth == "shallow" and stats.sessions_deferred > 0
     return status == "completed" and not deferred_only
 
 
 def _begin_on_demand(ledger: Ledger, chat_id: str, day: str) -> int:
     """Insert the row of an on-demand pass (call with the lock held)."""
-    return cycles.begin(ledger, chat_id, day, clock.now_iso(), "manual", {"attempt": 1, "pid": os.getpid()},
-                        kind=ON_DEMAND)
+    return cycles.begin(
+        ledger, chat_id, day, clock.now_iso(), "manual", {"attempt": 1, "pid": os.getpid()}, kind=ON_DEMAND
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,8 +281,9 @@ def covering_cycle(ledger: Ledger, project: str | None, day: str) -> CycleRecord
     return None
 
 
-def plan_dream(config: Config, ledger: Ledger, project: str | None = None,
-               date: Date | str | None = None) -> DreamPlan:
+def plan_dream(
+    config: Config, ledger: Ledger, project: str | None = None, date: Date | str | None = None
+) -> DreamPlan:
     """What a person's explicit dream for ``project`` (every project when None) would do now.
 
     The first cycle of a date is the one full cycle (with REM); after it, an explicit dream runs an
@@ -256,8 +305,13 @@ def fail_interrupted(ledger: Ledger) -> list[int]:
         for row in cycles.running(ledger):
             pid = row.stats.get("pid")
             who = f"the process running it (pid {pid})" if pid else "the process running it"
-            cycles.fail(ledger, row.id, clock.now_iso(), f"interrupted: {who} ended before it finished (started "
-                        f"{row.started_at}); marked failed when the next cycle started")
+            cycles.fail(
+                ledger,
+                row.id,
+                clock.now_iso(),
+                f"interrupted: {who} ended before it finished (started "
+                f"{row.started_at}); marked failed when the next cycle started",
+            )
             failed.append(int(row.id))
     return failed
 
@@ -268,15 +322,25 @@ def _mark_deep(ledger: Ledger, cycle_id: int) -> None:
     cycles.mark_deep(ledger, cycle_id)
 
 
-def _save_progress(ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]],
-                   stats: CycleStats) -> None:
+def _save_progress(
+    ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]], stats: CycleStats
+) -> None:
     """Keep the running row's phases and counts current, so a killed cycle's work still counts in
     the retry's totals (with its pid, which says who ran it)."""
-    cycles.save_progress(ledger, cycle_id, depth if depth in ("deep", "shallow") else None, phases, stats.to_json())
+    cycles.save_progress(
+        ledger, cycle_id, depth if depth in ("deep", "shallow") else None, phases, stats.to_json()
+    )
 
 
-def _finish(ledger: Ledger, cycle_id: int, status: str, depth: str | None, phases: list[dict[str, Any]],
-            stats: CycleStats, error: str | None) -> None:
+def _finish(
+    ledger: Ledger,
+    cycle_id: int,
+    status: str,
+    depth: str | None,
+    phases: list[dict[str, Any]],
+    stats: CycleStats,
+    error: str | None,
+) -> None:
     cycles.finish(ledger, cycle_id, status, clock.now_iso(), error, depth, phases, stats.to_json())
 
 
@@ -354,9 +418,13 @@ def waking_message(record: CycleRecord) -> str:
     depth = {"shallow": "shallow sleep", "deep": "deep sleep"}.get(record.depth or "", record.depth or "-")
     if record.on_demand:
         after = f" after cycle #{s.after_cycle}" if s.after_cycle else ""
-        out = [f"On-demand dream pass #{record.id} for {who} on {record.date}{after}: {record.status}, {depth}."]
+        out = [
+            f"On-demand dream pass #{record.id} for {who} on {record.date}{after}: {record.status}, {depth}."
+        ]
     else:
-        out = [f"Dream cycle #{record.id} for {who} on {record.date} ({record.trigger}): {record.status}, {depth}."]
+        out = [
+            f"Dream cycle #{record.id} for {who} on {record.date} ({record.trigger}): {record.status}, {depth}."
+        ]
     if record.error_message:
         out.append(f"Error: {record.error_message}")
     ran = [PHASE_TITLES.get(p["name"], p["name"]) for p in record.phases]
@@ -370,47 +438,72 @@ def waking_message(record: CycleRecord) -> str:
         f"Sessions: {s.sessions_new} with new content, {s.sessions_deferred} deferred "
         f"(still being written), {s.sessions_quiet} too quiet "
         f"({s.sessions_settled} of them settled); "
-        f"{s.sparks} sparks, {s.covered} already covered by memory.")
+        f"{s.sparks} sparks, {s.covered} already covered by memory."
+    )
     if s.batch_submitted or s.batch_sessions_collected or s.batches_waiting:
         out.append(
             f"Batch: {s.batch_sessions_collected} session(s) collected from earlier batches"
             + (f", {s.batches_waiting} batch(es) still processing" if s.batches_waiting else "")
-            + (f"; submitted {s.batch_submitted} with {s.batch_sessions_submitted} session(s), "
-               "collected by a later cycle" if s.batch_submitted else "") + ".")
+            + (
+                f"; submitted {s.batch_submitted} with {s.batch_sessions_submitted} session(s), "
+                "collected by a later cycle"
+                if s.batch_submitted
+                else ""
+            )
+            + "."
+        )
     if s.skipped_count:
         shown = "; ".join(s.skipped_paths[:3])
         more = s.skipped_count - min(3, len(s.skipped_paths))
-        out.append(f"Skipped {s.skipped_count} path(s) that cannot be read as transcripts (the rest were "
-                   f"dreamed): {shown}{f'; and {more} more' if more > 0 else ''}.")
+        out.append(
+            f"Skipped {s.skipped_count} path(s) that cannot be read as transcripts (the rest were "
+            f"dreamed): {shown}{f'; and {more} more' if more > 0 else ''}."
+        )
     if s.records_repaired:
-        out.append(f"Repaired {s.records_repaired} record(s) with bytes that are not UTF-8 or a byte-order "
-                   "mark (kept, bad bytes read as U+FFFD).")
+        out.append(
+            f"Repaired {s.records_repaired} record(s) with bytes that are not UTF-8 or a byte-order "
+            "mark (kept, bad bytes read as U+FFFD)."
+        )
     if s.unreadable_files:
         files = s.unreadable_files
-        out.append(f"Could not read {len(files)} transcript file(s) (permissions?), e.g. {files[0]}; "
-                   "they are tried again next cycle.")
+        out.append(
+            f"Could not read {len(files)} transcript file(s) (permissions?), e.g. {files[0]}; "
+            "they are tried again next cycle."
+        )
     if record.depth == "shallow" and s.sessions_deferred:
-        out.append("Deferred sessions are still being written: dream again once they have been quiet "
-                   "for a few minutes (allowed the same date), or say good night in the session.")
+        out.append(
+            "Deferred sessions are still being written: dream again once they have been quiet "
+            "for a few minutes (allowed the same date), or say good night in the session."
+        )
     out.append(
         f"Branches: {s.branches} ({s.extraction_errors} failed), extractor "
-        f"{s.extractor}{' / ' + s.model if s.model else ''}.")
+        f"{s.extractor}{' / ' + s.model if s.model else ''}."
+    )
     out.append(
         f"Model: {s.model_calls} calls; tokens {s.input_tokens} in, "
-        f"{s.output_tokens} out, {s.cached_tokens} cached.")
+        f"{s.output_tokens} out, {s.cached_tokens} cached."
+    )
     total_dropped = sum(s.dropped.values())
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(s.dropped.items()))
     out.append(
         f"Candidates: {s.surfaced} surfaced, {s.verified} verified, "
         f"{total_dropped} dropped{' (' + reasons + ')' if reasons else ''}, "
         f"{s.duplicates} duplicates, {s.kept} new for review"
-        + (f" ({s.suspected} of them a suspected duplicate, shown beside what it may repeat)"
-           if s.suspected else "")
-        + (f", {s.auto_written} auto-written" if s.auto_written else "") + ".")
+        + (
+            f" ({s.suspected} of them a suspected duplicate, shown beside what it may repeat)"
+            if s.suspected
+            else ""
+        )
+        + (f", {s.auto_written} auto-written" if s.auto_written else "")
+        + "."
+    )
     if s.judged or s.judge_error:
-        out.append(f"Dedup judge (model): {s.judged} judged, {s.judged_same} the same lesson "
-                   f"as one in memory or waiting, {s.judged_distinct} new"
-                   + (f"; {s.judge_error}" if s.judge_error else "") + ".")
+        out.append(
+            f"Dedup judge (model): {s.judged} judged, {s.judged_same} the same lesson "
+            f"as one in memory or waiting, {s.judged_distinct} new"
+            + (f"; {s.judge_error}" if s.judge_error else "")
+            + "."
+        )
     if s.corroborated:
         n = s.corroborated
         out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
@@ -426,13 +519,17 @@ def waking_message(record: CycleRecord) -> str:
 def _briefing_lines(s: CycleStats) -> list[str]:
     """The waking message's word on the briefing: a version waiting for review, auto-written, or unchanged."""
     if s.briefing_status == "pending":
-        return [f"Briefing: a new version (#{s.briefing_proposal}) waits for your review: "
-                "`dreamtui briefing --pending` shows the diff, `--accept` commits it, `--reject --reason` "
-                "keeps it out (or 4 in the app)."]
+        return [
+            f"Briefing: a new version (#{s.briefing_proposal}) waits for your review: "
+            "`dreamtui briefing --pending` shows the diff, `--accept` commits it, `--reject --reason` "
+            "keeps it out (or 4 in the app)."
+        ]
     if s.briefing_status == "auto-written":
         sha = (s.briefing_commit or "")[:10]
-        return [f"Briefing: {s.briefing_path} (auto-written #{s.briefing_proposal}, commit {sha}; "
-                "review it with `dreamtui briefing --pending`)."]
+        return [
+            f"Briefing: {s.briefing_path} (auto-written #{s.briefing_proposal}, commit {sha}; "
+            "review it with `dreamtui briefing --pending`)."
+        ]
     if s.briefing_status == "unchanged":
         return ["Briefing: unchanged."]
     return []
@@ -484,8 +581,15 @@ def _parse_date(value: Date | str | None) -> str:
         raise ConfigError(f"--date must be YYYY-MM-DD, not {value!r}") from exc
 
 
-def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: Date | str | None = None,
-              trigger: str = "manual", progress: Progress | None = None, extractor: Any = None) -> CycleRecord:
+def run_cycle(
+    config: Config,
+    ledger: Ledger,
+    project: str | None = None,
+    date: Date | str | None = None,
+    trigger: str = "manual",
+    progress: Progress | None = None,
+    extractor: Any = None,
+) -> CycleRecord:
     """Run one dream cycle for ``project`` (every project with new content when None) as of ``date``.
 
     Raises :class:`CycleBusy` when another cycle holds the lock, :class:`CycleAlreadyDone` when
@@ -510,16 +614,23 @@ def run_cycle(config: Config, ledger: Ledger, project: str | None = None, date: 
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
         extractor = _make_extractor(config)
     with CycleLock(config.lock_path):
-        if project is not None and (project in {"", ".", ".."} or Path(project).name != project
-                                    or not is_dir(config.transcripts / project)):
+        if project is not None and (
+            project in {"", ".", ".."}
+            or Path(project).name != project
+            or not is_dir(config.transcripts / project)
+        ):
             raise ConfigError(f"no project {project!r} under {config.transcripts}")
         interrupted = fail_interrupted(ledger)
         recovered = _recover_memory(config, ledger)
-        if trigger != "manual":  # the scheduler, a goodnight: the date's full cycle of every project covers P too
+        if (
+            trigger != "manual"
+        ):  # the scheduler, a goodnight: the date's full cycle of every project covers P too
             every = covering_cycle(ledger, project, day)
             if every is not None and every.chat_id != chat_id:
-                raise CycleAlreadyDone(f"already dreamed {project} on {day} (cycle #{every.id}, every project); "
-                                       "one cycle per project per date")
+                raise CycleAlreadyDone(
+                    f"already dreamed {project} on {day} (cycle #{every.id}, every project); "
+                    "one cycle per project per date"
+                )
         plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
         if plan.kind == "nothing":
             raise NothingNew(plan.describe(project))
@@ -575,8 +686,17 @@ def _one_line(exc: BaseException) -> str:
 class _Cycle:
     """The state of one running cycle; each phase is a method."""
 
-    def __init__(self, config: Config, ledger: Ledger, cycle_id: int, project: str | None, day: str,
-                 trigger: str, progress: Progress | None, extractor: Any) -> None:
+    def __init__(
+        self,
+        config: Config,
+        ledger: Ledger,
+        cycle_id: int,
+        project: str | None,
+        day: str,
+        trigger: str,
+        progress: Progress | None,
+        extractor: Any,
+    ) -> None:
         self.config = config
         self.ledger = ledger
         self.id = cycle_id
@@ -660,7 +780,9 @@ class _Cycle:
         quiet = self.config.quiet_minutes * 60.0
         unreadable: list[str] = []
         for i, ((project, session), files) in enumerate(groups.items()):
-            self.progress(f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups)))
+            self.progress(
+                f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups))
+            )
             work = _new_content(self.ledger, project, session, files, unreadable)
             if work is None:
                 continue
@@ -670,8 +792,11 @@ class _Cycle:
             self.work.append(work)
         ready = [w for w in self.work if not w.deferred]
         deep_enough = [w for w in ready if w.person_chars >= self.config.min_person_chars]
-        settled = [w for w in ready if w.person_chars < self.config.min_person_chars
-                   and now - w.mtime >= SETTLED_SECONDS]
+        settled = [
+            w
+            for w in ready
+            if w.person_chars < self.config.min_person_chars and now - w.mtime >= SETTLED_SECONDS
+        ]
         for work in settled:  # finished long ago and still too quiet: no words will be added to it
             self._mark_dreamed(work, None, 0)
         st = self.stats
@@ -690,8 +815,14 @@ class _Cycle:
         signal = "deeper" if deep_enough else "wake"
         if not deep_enough:
             self.depth = "shallow"
-        self.close_phase(sessions_seen=len(groups), sessions_new=st.sessions_new, deferred=st.sessions_deferred,
-                         quiet=st.sessions_quiet, person_chars=st.person_chars, signal=signal)
+        self.close_phase(
+            sessions_seen=len(groups),
+            sessions_new=st.sessions_new,
+            deferred=st.sessions_deferred,
+            quiet=st.sessions_quiet,
+            person_chars=st.person_chars,
+            signal=signal,
+        )
 
     def deep(self) -> None:
         self.open_phase("deep")
@@ -702,8 +833,10 @@ class _Cycle:
 
         scopes = gate.Scopes(self.config.memory, self.ledger)
         for i, work in enumerate(self.work):
-            self.progress(f"recalling memories for {work.session[:8]} (session {i + 1}/{len(self.work)})",
-                          i / max(1, len(self.work)))
+            self.progress(
+                f"recalling memories for {work.session[:8]} (session {i + 1}/{len(self.work)})",
+                i / max(1, len(self.work)),
+            )
             work.memories, work.covered = _recall(index, work.digest, scopes)
             work.spark = not work.covered
         sparks = [w for w in self.work if w.spark]
@@ -736,8 +869,9 @@ class _Cycle:
         self._take_branch(stats)
         self.stats.dropped = dict(self.dropped)
         self._usage_stats()
-        self.close_phase(branches=stats.branches, surfaced=stats.surfaced, kept=stats.kept,
-                         errors=stats.extraction_errors)
+        self.close_phase(
+            branches=stats.branches, surfaced=stats.surfaced, kept=stats.kept, errors=stats.extraction_errors
+        )
 
     def _take_branch(self, branch: CycleStats) -> None:
         """The branch phase's counts into the cycle's stats (only once branching is done)."""
@@ -755,16 +889,27 @@ class _Cycle:
         from dreamtui.core.dream.promotion import active_promotion
         from dreamtui.core.memory import briefing
 
-        sessions = [briefing.SessionSource(w.digest, tuple((r.path, r.start_offset, r.start_line, r.end_offset)
-                                                           for r in w.ranges)) for w in self.work]
+        sessions = [
+            briefing.SessionSource(
+                w.digest, tuple((r.path, r.start_offset, r.start_line, r.end_offset) for r in w.ranges)
+            )
+            for w in self.work
+        ]
         result = briefing.propose_briefing(
-            self.config, self.ledger, sessions, day=self.day, project=self.project, cycle_id=self.id,
-            auto=active_promotion(self.ledger) is not None)
+            self.config,
+            self.ledger,
+            sessions,
+            day=self.day,
+            project=self.project,
+            cycle_id=self.id,
+            auto=active_promotion(self.ledger) is not None,
+        )
         self.stats.briefing_path, self.stats.briefing_commit = str(result.path), result.commit
         self.stats.briefing_status, self.stats.briefing_proposal = result.status, result.proposal
         self.stats.briefing_lines = result.lines
-        self.close_phase(corroborated=self.stats.corroborated, review=bool(review_path),
-                         briefing_commit=result.commit)
+        self.close_phase(
+            corroborated=self.stats.corroborated, review=bool(review_path), briefing_commit=result.commit
+        )
 
     def wake(self) -> None:
         self.open_phase("wake")
@@ -779,7 +924,8 @@ class _Cycle:
     def _batching(self) -> bool:
         """Branch through the Message Batches API: ``batch`` is on (or a batch waits) and Claude extracts."""
         return getattr(self.extractor, "name", "") == "anthropic" and (
-            self.config.batch or self._open_batches())
+            self.config.batch or self._open_batches()
+        )
 
     def _open_batches(self) -> bool:
         if getattr(self.extractor, "name", "") != "anthropic":
@@ -806,8 +952,14 @@ class _Cycle:
             for item in runner.collect(batch_id, mark=False):
                 self.usage = self.usage + item.result.usage
                 ranges = [FileRange(**r) for r in item.extra.get("ranges", [])]
-                work = SessionWork(item.project, item.session, [Path(f) for f in item.files], ranges,
-                                   Digest(item.session, item.project), 0.0)
+                work = SessionWork(
+                    item.project,
+                    item.session,
+                    [Path(f) for f in item.files],
+                    ranges,
+                    Digest(item.session, item.project),
+                    0.0,
+                )
                 if item.result.error:
                     stats.extraction_errors += 1
                     self._give_back(work, item.result)
@@ -826,9 +978,19 @@ class _Cycle:
 
         def extra_for(digest: Digest) -> dict[str, Any]:
             work = by_digest[id(digest)]
-            return {"ranges": [{"path": r.path, "start_offset": r.start_offset, "start_line": r.start_line,
-                                "end_offset": r.end_offset, "end_line": r.end_line,
-                                "content_hash": r.content_hash} for r in work.ranges]}
+            return {
+                "ranges": [
+                    {
+                        "path": r.path,
+                        "start_offset": r.start_offset,
+                        "start_line": r.start_line,
+                        "end_offset": r.end_offset,
+                        "end_line": r.end_line,
+                        "content_hash": r.content_hash,
+                    }
+                    for r in work.ranges
+                ]
+            }
 
         def reserve() -> None:
             for work in sparks:
@@ -837,26 +999,44 @@ class _Cycle:
         self.progress(f"submitting {len(sparks)} sessions as one batch", 0.5)
         batch_id = runner.submit(
             [w.digest for w in sparks],
-            lambda d: ExtractContext(project=by_digest[id(d)].project, memories=by_digest[id(d)].memories,
-                                     max_chars=self.config.max_digest_chars),
-            extra_for=extra_for, on_recorded=reserve)
+            lambda d: ExtractContext(
+                project=by_digest[id(d)].project,
+                memories=by_digest[id(d)].memories,
+                max_chars=self.config.max_digest_chars,
+            ),
+            extra_for=extra_for,
+            on_recorded=reserve,
+        )
         stats.batch_submitted = batch_id
         stats.batch_sessions_submitted = len(sparks)
 
-    def _gate_session(self, work: SessionWork, result: ExtractionResult, stats: CycleStats,
-                      advance: bool) -> None:
+    def _gate_session(
+        self, work: SessionWork, result: ExtractionResult, stats: CycleStats, advance: bool
+    ) -> None:
         """Gate one session's proposals and record its extraction (ranges, and the offsets when
         ``advance``) in the same transaction (:func:`gate.gate`), then count what it kept."""
         from dreamtui.core.gate import pipeline as gate
 
-        report = gate.gate(result.candidates, config=self.config, ledger=self.ledger, project=work.project,
-                           files=work.files, cycle_id=self.id, index=self.index,
-                           record=lambda: self._mark_dreamed(work, result, len(result.candidates),
-                                                             advance=advance))
-        stats.count_gate(surfaced=len(result.candidates), kept=len(report.kept), duplicates=report.duplicates,
-                         suspected=sum(1 for c in report.kept if c.duplicate_of), judged=report.judged,
-                         judged_same=report.judged_same, judged_distinct=report.judged_distinct,
-                         judge_error=str(report.judge_error) if report.judge_error else None)
+        report = gate.gate(
+            result.candidates,
+            config=self.config,
+            ledger=self.ledger,
+            project=work.project,
+            files=work.files,
+            cycle_id=self.id,
+            index=self.index,
+            record=lambda: self._mark_dreamed(work, result, len(result.candidates), advance=advance),
+        )
+        stats.count_gate(
+            surfaced=len(result.candidates),
+            kept=len(report.kept),
+            duplicates=report.duplicates,
+            suspected=sum(1 for c in report.kept if c.duplicate_of),
+            judged=report.judged,
+            judged_same=report.judged_same,
+            judged_distinct=report.judged_distinct,
+            judge_error=str(report.judge_error) if report.judge_error else None,
+        )
         self.dropped.update(report.dropped)
         self.kept_ids.extend(c.id for c in report.kept)
         self.corroborated.update(report.corroborated)
@@ -885,14 +1065,21 @@ class _Cycle:
 
     def _usage_stats(self) -> None:
         self.stats.model_calls, self.stats.input_tokens = self.usage.calls, self.usage.input_tokens
-        self.stats.output_tokens, self.stats.cached_tokens = self.usage.output_tokens, self.usage.cached_tokens
+        self.stats.output_tokens, self.stats.cached_tokens = (
+            self.usage.output_tokens,
+            self.usage.cached_tokens,
+        )
 
     def _extract(self, sparks: list[SessionWork]) -> list[ExtractionResult]:
         from dreamtui.core.extract import runner
         from dreamtui.core.extract.base import ExtractContext
 
-        contexts = {id(w.digest): ExtractContext(project=w.project, memories=w.memories,
-                                                 max_chars=self.config.max_digest_chars) for w in sparks}
+        contexts = {
+            id(w.digest): ExtractContext(
+                project=w.project, memories=w.memories, max_chars=self.config.max_digest_chars
+            )
+            for w in sparks
+        }
         done = [0]
 
         def on_done(*_args: Any) -> None:
@@ -900,11 +1087,17 @@ class _Cycle:
             self.progress(f"branch {done[0]}/{len(sparks)} done", done[0] / len(sparks))
 
         self.progress(f"{len(sparks)} branches, {min(len(sparks), self.config.concurrency)} at a time", 0.0)
-        return runner.extract_many([w.digest for w in sparks], self.extractor,
-                                   lambda d: contexts[id(d)], self.config.concurrency, on_result=on_done)
+        return runner.extract_many(
+            [w.digest for w in sparks],
+            self.extractor,
+            lambda d: contexts[id(d)],
+            self.config.concurrency,
+            on_result=on_done,
+        )
 
-    def _mark_dreamed(self, work: SessionWork, result: ExtractionResult | None, candidates: int,
-                      advance: bool = True) -> None:
+    def _mark_dreamed(
+        self, work: SessionWork, result: ExtractionResult | None, candidates: int, advance: bool = True
+    ) -> None:
         """Advance each file's offsets; record the extracted ranges (one transaction)."""
         from dreamtui.core.ingest.digest import persist
         from dreamtui.core.ingest.tail import Tailer
@@ -920,29 +1113,49 @@ class _Cycle:
                 if result is None or rng.end_offset <= rng.start_offset:
                     continue
                 first = i == 0
-                record_extraction(self.ledger, session=work.session, project=work.project, path=rng.path,
-                                  start_offset=rng.start_offset, end_offset=rng.end_offset,
-                                  content_hash=rng.content_hash, extractor=self.stats.extractor or "?",
-                                  model=self.stats.model, cycle_id=self.id,
-                                  usage=result.usage if first else Usage(),
-                                  candidates=candidates if first else 0, now=now)
+                record_extraction(
+                    self.ledger,
+                    session=work.session,
+                    project=work.project,
+                    path=rng.path,
+                    start_offset=rng.start_offset,
+                    end_offset=rng.end_offset,
+                    content_hash=rng.content_hash,
+                    extractor=self.stats.extractor or "?",
+                    model=self.stats.model,
+                    cycle_id=self.id,
+                    usage=result.usage if first else Usage(),
+                    candidates=candidates if first else 0,
+                    now=now,
+                )
 
     def _record_failed_extraction(self, work: SessionWork, result: ExtractionResult) -> None:
         """A failed extraction is recorded (with its error) but nothing is marked dreamed."""
         now = clock.now_iso()
         rng = work.ranges[0]
-        record_failed_extraction(self.ledger, session=work.session, project=work.project, path=rng.path,
-                                     start_offset=rng.start_offset, end_offset=rng.end_offset,
-                                     content_hash=rng.content_hash, extractor=self.stats.extractor or "?",
-                                     model=self.stats.model, cycle_id=self.id, usage=result.usage,
-                                     error=result.error, now=now)
+        record_failed_extraction(
+            self.ledger,
+            session=work.session,
+            project=work.project,
+            path=rng.path,
+            start_offset=rng.start_offset,
+            end_offset=rng.end_offset,
+            content_hash=rng.content_hash,
+            extractor=self.stats.extractor or "?",
+            model=self.stats.model,
+            cycle_id=self.id,
+            usage=result.usage,
+            error=result.error,
+            now=now,
+        )
 
 
 # -- light sleep helpers ---------------------------------------------------------------------------
 
 
-def _session_groups(root: Path, project: str | None,
-                    skipped: list[Skipped] | None = None) -> dict[tuple[str, str], list[Path]]:
+def _session_groups(
+    root: Path, project: str | None, skipped: list[Skipped] | None = None
+) -> dict[tuple[str, str], list[Path]]:
     """Transcript files grouped by (project, session), main file first; folders and files that
     cannot be read (or are no regular files) are left out and named in ``skipped``."""
     from dreamtui.core.ingest.transcripts import discover
@@ -960,8 +1173,9 @@ def _session_groups(root: Path, project: str | None,
     return groups
 
 
-def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
-                 unreadable: list[str] | None = None) -> SessionWork | None:
+def _new_content(
+    ledger: Ledger, project: str, session: str, files: list[Path], unreadable: list[str] | None = None
+) -> SessionWork | None:
     """Digest what the session's files hold beyond their ``dreamed_offset`` (None: nothing new).
 
     Files that cannot be read are skipped (the next cycle tries again) and named in ``unreadable``.
@@ -1001,18 +1215,28 @@ def _new_content(ledger: Ledger, project: str, session: str, files: list[Path],
             hasher.update(raw + b"\n")
         if read.end_offset <= start:
             continue
-        ranges.append(FileRange(key, start, start_line, read.end_offset, read.end_line, hasher.hexdigest(),
-                                read, state))
+        ranges.append(
+            FileRange(key, start, start_line, read.end_offset, read.end_line, hasher.hexdigest(), read, state)
+        )
         streams.append(turns)
-        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized",
-                     "replaced"):
+        for name in (
+            "bytes",
+            "chars",
+            "lines",
+            "skipped_lines",
+            "malformed",
+            "invalid_utf8",
+            "oversized",
+            "replaced",
+        ):
             setattr(stats, name, getattr(stats, name) + getattr(digest.stats, name))
     if not ranges:
         return None
     keyed = [[(t.timestamp or "", i, pos, t) for pos, t in enumerate(s)] for i, s in enumerate(streams)]
     merged = [item[3] for item in heapq.merge(*keyed)] if len(streams) > 1 else streams[0]
-    digest = Digest(session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats,
-                    cwd=cwd)
+    digest = Digest(
+        session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats, cwd=cwd
+    )
     return SessionWork(project, session, list(files), ranges, digest, mtime)
 
 
@@ -1042,8 +1266,9 @@ def _recall(index: DedupIndex, digest: Digest, scopes: gate.Scopes) -> tuple[tup
             return tuple(sorted(hits, key=lambda t: -hits[t])[:CONTEXT_MEMORIES]), False
         from dreamtui.core.gate.pipeline import closest_in_scope
 
-        hit = closest_in_scope(index, turn.text, project=digest.project, memory_dir=scopes.root,
-                                    scopes=scopes)
+        hit = closest_in_scope(
+            index, turn.text, project=digest.project, memory_dir=scopes.root, scopes=scopes
+        )
         if hit is None:
             continue
         hits[hit.text] = max(hits.get(hit.text, 0.0), hit.score)

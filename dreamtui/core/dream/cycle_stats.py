@@ -82,8 +82,18 @@ class CycleStats:
         out = {k: v for k, v in asdict(self).items() if v is not None and k != "extra"}
         return {**self.extra, **out}
 
-    def count_gate(self, *, surfaced: int, kept: int, duplicates: int, suspected: int, judged: int,
-                   judged_same: int, judged_distinct: int, judge_error: str | None) -> None:
+    def count_gate(
+        self,
+        *,
+        surfaced: int,
+        kept: int,
+        duplicates: int,
+        suspected: int,
+        judged: int,
+        judged_same: int,
+        judged_distinct: int,
+        judge_error: str | None,
+    ) -> None:
         """Add one session's gate run."""
         self.surfaced += surfaced
         self.kept += kept

@@ -45,18 +45,32 @@ def next_run(now: datetime, hour: int, minute: int) -> datetime:
 class DreamDaemon:
     """Watches ``config.transcripts`` and runs dream cycles until :meth:`stop`."""
 
-    def __init__(self, config: Config, ledger: Ledger, *, poll: bool, schedule: tuple[int, int] | None,
-                 debounce: float, say: Callable[[str], None], on_wake: Callable[[CycleRecord], None],
-                 progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        ledger: Ledger,
+        *,
+        poll: bool,
+        schedule: tuple[int, int] | None,
+        debounce: float,
+        say: Callable[[str], None],
+        on_wake: Callable[[CycleRecord], None],
+        progress: Progress | None = None,
+    ) -> None:
         self.config, self.ledger = config, ledger
         self.schedule = schedule
         self.say, self.on_wake, self.progress = say, on_wake, progress
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.retries: dict[str | None, tuple[float, int, str]] = {}  # project -> (when, tries, trigger)
-        self.watcher = Watcher(config.transcripts, on_goodnight=lambda p: self.events.put(("goodnight", p)),
-                               on_error=lambda e: self.events.put(("error", e)),
-                               on_skip=lambda notice: self.events.put(("skip", notice)), poll=poll,
-                               debounce=debounce, rescan_seconds=config.rescan_seconds)
+        self.watcher = Watcher(
+            config.transcripts,
+            on_goodnight=lambda p: self.events.put(("goodnight", p)),
+            on_error=lambda e: self.events.put(("error", e)),
+            on_skip=lambda notice: self.events.put(("skip", notice)),
+            poll=poll,
+            debounce=debounce,
+            rescan_seconds=config.rescan_seconds,
+        )
 
     def stop(self) -> None:
         """Ask the loop to end (safe from a signal handler or another thread)."""
@@ -86,7 +100,10 @@ class DreamDaemon:
             if kind == "goodnight":
                 self.say(f"dreamtui: good night said in {value}: dreaming")
                 self.dream_now(value, "goodnight")
-            elif kind in ("error", "skip"):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
+            elif kind in (
+                "error",
+                "skip",
+            ):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
                 self.say(f"dreamtui: watch: {value}")
             for project, (retry_at, tries, trigger) in list(self.retries.items()):
                 if time.monotonic() >= retry_at:
@@ -99,7 +116,9 @@ class DreamDaemon:
         """One dream cycle; a busy lock is retried later (up to :data:`BUSY_RETRIES` times)."""
         self.retries.pop(project, None)
         try:
-            record = run_cycle(self.config, self.ledger, project=project, trigger=trigger, progress=self.progress)
+            record = run_cycle(
+                self.config, self.ledger, project=project, trigger=trigger, progress=self.progress
+            )
         except CycleAlreadyDone as exc:
             self.say(f"dreamtui: {trigger}: {exc}")
             return

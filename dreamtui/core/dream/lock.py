@@ -43,8 +43,9 @@ class CycleLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock.acquire()
         except Timeout:
-            raise CycleBusy(f"another dream cycle is running{_read_holder(self.path)}; "
-                            "try again when it has finished") from None
+            raise CycleBusy(
+                f"another dream cycle is running{_read_holder(self.path)}; try again when it has finished"
+            ) from None
         except OSError as exc:
             raise LedgerError(f"cannot open the dream lock {self.path}: {exc.strerror}") from exc
         try:
@@ -63,8 +64,9 @@ class CycleLock:
         self.acquire()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()
 
 

@@ -156,7 +156,9 @@ def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
     """*Evidence*: ≥30 days between the first and latest human decision, ≥50 of them, accept rate ≥80%."""
     base = {"min_days": MIN_DAYS, "min_decisions": MIN_DECISIONS, "min_rate": MIN_RATE}
     if pair is None:
-        return Gate(GATE_EVIDENCE, False, "no human decisions yet", {**base, "failures": ["no human decisions"]})
+        return Gate(
+            GATE_EVIDENCE, False, "no human decisions yet", {**base, "failures": ["no human decisions"]}
+        )
     rows = human_decisions(ledger, pair)
     accepted = sum(1 for r in rows if r.action == "accept")
     total = len(rows)
@@ -173,11 +175,21 @@ def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
     if total == 0 or accepted / total < MIN_RATE:
         shown = "no" if rate is None else _pct(accepted, total)
         failures.append(f"accept rate {shown}, need {MIN_RATE_TEXT}")
-    evidence = {**base, "extractor": pair.extractor, "model": pair.model, "decisions": total,
-                "accepted": accepted, "rejected": total - accepted, "accept_rate": rate,
-                "first": first, "latest": latest, "days": days, "failures": failures}
+    evidence = {
+        **base,
+        "extractor": pair.extractor,
+        "model": pair.model,
+        "decisions": total,
+        "accepted": accepted,
+        "rejected": total - accepted,
+        "accept_rate": rate,
+        "first": first,
+        "latest": latest,
+        "days": days,
+        "failures": failures,
+    }
     rate_text = "n/a" if rate is None else _pct(accepted, total)
-    summary = (f"{pair}: {total} human decisions over {days:g} days, accept rate {rate_text}")
+    summary = f"{pair}: {total} human decisions over {days:g} days, accept rate {rate_text}"
     if failures:
         summary += " — " + "; ".join(failures)
     return Gate(GATE_EVIDENCE, not failures, summary, evidence)
@@ -195,9 +207,15 @@ def overlapping_extractions(ledger: Ledger) -> list[dict[str, Any]]:
     prev: ExtractedRange | None = None
     for row in extractions.successful(ledger):
         if prev is not None and prev.path == row.path and row.start_offset < prev.end_offset:
-            found.append({"path": row.path, "first": prev.id, "second": row.id,
-                          "first_range": [prev.start_offset, prev.end_offset],
-                          "second_range": [row.start_offset, row.end_offset]})
+            found.append(
+                {
+                    "path": row.path,
+                    "first": prev.id,
+                    "second": row.id,
+                    "first_range": [prev.start_offset, prev.end_offset],
+                    "second_range": [row.start_offset, row.end_offset],
+                }
+            )
         if prev is None or prev.path != row.path or row.end_offset > prev.end_offset:
             prev = row
     return found
@@ -205,8 +223,17 @@ def overlapping_extractions(ledger: Ledger) -> list[dict[str, Any]]:
 
 def last_cycles(ledger: Ledger, n: int = CYCLES_CHECKED) -> list[dict[str, Any]]:
     """The last ``n`` dream cycles that are not running right now, newest first."""
-    return [{"id": r.id, "chat_id": r.chat_id, "date": r.date, "status": r.status, "started_at": r.started_at,
-             "error_message": r.error_message} for r in cycles.finished(ledger, n)]
+    return [
+        {
+            "id": r.id,
+            "chat_id": r.chat_id,
+            "date": r.date,
+            "status": r.status,
+            "started_at": r.started_at,
+            "error_message": r.error_message,
+        }
+        for r in cycles.finished(ledger, n)
+    ]
 
 
 RECONCILE_FAILURE = "reconcile finds ledger and git out of agreement"
@@ -245,18 +272,28 @@ def stable_ledger_gate(config: Config, ledger: Ledger) -> Gate:
     cycles = last_cycles(ledger)
     bad = [c for c in cycles if c["status"] != "completed"]
     if bad:
-        failures.append(f"{len(bad)} of the last {len(cycles)} cycles failed "
-                        f"(latest: {bad[0]['chat_id']} {bad[0]['date']})")
+        failures.append(
+            f"{len(bad)} of the last {len(cycles)} cycles failed "
+            f"(latest: {bad[0]['chat_id']} {bad[0]['date']})"
+        )
     elif len(cycles) < CYCLES_CHECKED:
         failures.append(f"only {len(cycles)} finished cycle(s), need {CYCLES_CHECKED} completed")
-    evidence = {"integrity_ok": integrity, "reconcile": recon, "reconcile_agrees": agrees,
-                "overlapping_extractions": overlaps[:20], "overlap_count": len(overlaps),
-                "rereads_after_reset": rereads[:20],
-                "last_cycles": cycles, "failures": failures}
+    evidence = {
+        "integrity_ok": integrity,
+        "reconcile": recon,
+        "reconcile_agrees": agrees,
+        "overlapping_extractions": overlaps[:20],
+        "overlap_count": len(overlaps),
+        "rereads_after_reset": rereads[:20],
+        "last_cycles": cycles,
+        "failures": failures,
+    }
     if failures:
         summary = "; ".join(failures)
     else:
-        summary = f"integrity ok, ledger and git agree, no repeated extraction, last {len(cycles)} cycles completed"
+        summary = (
+            f"integrity ok, ledger and git agree, no repeated extraction, last {len(cycles)} cycles completed"
+        )
     return Gate(GATE_LEDGER, not failures, summary, evidence)
 
 
@@ -283,7 +320,9 @@ def schema_gate(config: Config) -> Gate:
     evidence = {"files": count, "offenders": offenders}
     if offenders:
         names = ", ".join(o["path"] for o in offenders[:5]) + (" …" if len(offenders) > 5 else "")
-        summary = f"{len(offenders)} of {count} topic files break the schema: {names} (run `dreamtui normalize`)"
+        summary = (
+            f"{len(offenders)} of {count} topic files break the schema: {names} (run `dreamtui normalize`)"
+        )
     elif count == 0:
         summary = "no topic files yet"
     else:
@@ -326,13 +365,24 @@ def _end(ledger: Ledger, promo: Promotion, status: str, reason: str) -> None:
 _REVIEW_NAMES = {"accept": "kept", "reject": "rejected"}
 
 
-def auto_written(ledger: Ledger, *, since: str | None = None, unreviewed_only: bool = False) -> list[AutoWritten]:
+def auto_written(
+    ledger: Ledger, *, since: str | None = None, unreviewed_only: bool = False
+) -> list[AutoWritten]:
     """Auto-written memories, newest first, each with its after-the-fact review (if any)."""
-    return [AutoWritten(candidate_id=r.candidate_id, claim=r.claim, memory_path=r.memory_path,
-                        commit_sha=r.commit_sha, decided_at=r.decided_at, extractor=r.extractor,
-                        model=r.model, reviewed_at=r.reviewed_at,
-                        review=_REVIEW_NAMES.get(r.review or "") or ("undone" if r.undone else None))
-            for r in decision_rows.auto_decisions(ledger, since=since, unreviewed_only=unreviewed_only)]
+    return [
+        AutoWritten(
+            candidate_id=r.candidate_id,
+            claim=r.claim,
+            memory_path=r.memory_path,
+            commit_sha=r.commit_sha,
+            decided_at=r.decided_at,
+            extractor=r.extractor,
+            model=r.model,
+            reviewed_at=r.reviewed_at,
+            review=_REVIEW_NAMES.get(r.review or "") or ("undone" if r.undone else None),
+        )
+        for r in decision_rows.auto_decisions(ledger, since=since, unreviewed_only=unreviewed_only)
+    ]
 
 
 def review_counts(ledger: Ledger, promo: Promotion) -> tuple[int, int]:
@@ -351,8 +401,9 @@ def _auto_decision(ledger: Ledger, cid: str) -> decision_rows.AutoDecision:
     return row
 
 
-def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: str = "",
-                category: str = "wrong") -> PromotionStatus:
+def review_auto(
+    config: Config, ledger: Ledger, cid: str, keep: bool, reason: str = "", category: str = "wrong"
+) -> PromotionStatus:
     """A person's after-the-fact review of an auto-written memory.
 
     Keeping it records a human accept. Rejecting it reverts its commit (the memory file and its index
@@ -372,13 +423,22 @@ def review_auto(config: Config, ledger: Ledger, cid: str, keep: bool, reason: st
         raise PromotionError(f"auto-written memory {cid} is no longer in memory (undone); nothing to review")
     now = clock.now_iso()
     if keep:
-        _record_review(ledger, cand, "accept", reason or "kept after auto-write", row.commit_sha,
-                       row.memory_path, now)
+        _record_review(
+            ledger, cand, "accept", reason or "kept after auto-write", row.commit_sha, row.memory_path, now
+        )
     else:
         revert_sha = _revert_accept(config, ledger, cid)
         with ledger.write():
-            _record_review(ledger, cand, "reject", reason or "rejected after auto-write", revert_sha,
-                           row.memory_path, clock.now_iso(), category=category)
+            _record_review(
+                ledger,
+                cand,
+                "reject",
+                reason or "rejected after auto-write",
+                revert_sha,
+                row.memory_path,
+                clock.now_iso(),
+                category=category,
+            )
             candidates.set_status(ledger, cid, "rejected", now)
     return promotion_status(config, ledger)
 
@@ -398,10 +458,27 @@ def _revert_accept(config: Config, ledger: Ledger, cid: str) -> str:
         return decisions._write_undo(ledger, repo, cand, live)
 
 
-def _record_review(ledger: Ledger, cand: Candidate, action: str, reason: str, sha: str | None,
-                   memory_path: str | None, now: str, category: str | None = None) -> None:
-    decision_rows.record(ledger, cand, action, "person", now, category=category, reason=reason, commit_sha=sha,
-                     memory_path=memory_path)
+def _record_review(
+    ledger: Ledger,
+    cand: Candidate,
+    action: str,
+    reason: str,
+    sha: str | None,
+    memory_path: str | None,
+    now: str,
+    category: str | None = None,
+) -> None:
+    decision_rows.record(
+        ledger,
+        cand,
+        action,
+        "person",
+        now,
+        category=category,
+        reason=reason,
+        commit_sha=sha,
+        memory_path=memory_path,
+    )
 
 
 # -- status, demotion, banner ----------------------------------------------------------------------
@@ -418,8 +495,11 @@ def promotion_status(config: Config, ledger: Ledger) -> PromotionStatus:
         day = (last.ended_at or "")[:10]
         if last.status == "demoted":
             return PromotionStatus(False, last, f"auto-write stopped on {day}: {last.end_reason}")
-        return PromotionStatus(False, last, f"auto-write was revoked on {day}"
-                               + (f": {last.end_reason}" if last.end_reason else ""))
+        return PromotionStatus(
+            False,
+            last,
+            f"auto-write was revoked on {day}" + (f": {last.end_reason}" if last.end_reason else ""),
+        )
     reason = demotion_reason(config, ledger, promo)
     if reason:
         demote(config, ledger, promo, reason)
@@ -433,10 +513,14 @@ def demotion_reason(config: Config, ledger: Ledger, promo: Promotion) -> str | N
     kept, rejected = review_counts(ledger, promo)
     total = kept + rejected
     if total >= MIN_REVIEWS and kept / total < MIN_RATE:
-        return (f"after-the-fact reviews keep {kept} of {total} auto-written memories "
-                f"({_pct(kept, total)}), below {MIN_RATE_TEXT}")
+        return (
+            f"after-the-fact reviews keep {kept} of {total} auto-written memories "
+            f"({_pct(kept, total)}), below {MIN_RATE_TEXT}"
+        )
     broken = failing(compute_gates(config, ledger, promo.pair))
-    if broken and all(g.name == GATE_LEDGER and g.evidence["failures"] == [RECONCILE_FAILURE] for g in broken):
+    if broken and all(
+        g.name == GATE_LEDGER and g.evidence["failures"] == [RECONCILE_FAILURE] for g in broken
+    ):
         broken = failing(compute_gates(config, ledger, promo.pair))  # reconcile repaired it: judge again
     if broken:
         return "gate " + "; gate ".join(f"{g.title} stopped holding: {g.summary}" for g in broken)
@@ -469,8 +553,9 @@ def promotion_banner(config: Config, ledger: Ledger, check: bool = True) -> str 
     promo = status.promotion
     if status.active and promo is not None:
         waiting = len(auto_written(ledger, since=promo.approved_at, unreviewed_only=True))
-        return (f"Auto-write is on for {promo.pair} since {promo.approved_at[:10]}"
-                + (f"; {waiting} auto-written memor{'y' if waiting == 1 else 'ies'} await review" if waiting else ""))
+        return f"Auto-write is on for {promo.pair} since {promo.approved_at[:10]}" + (
+            f"; {waiting} auto-written memor{'y' if waiting == 1 else 'ies'} await review" if waiting else ""
+        )
     if promo is not None and promo.status == "demoted" and not _acknowledged(ledger, promo):
         return f"Auto-write for {promo.pair} stopped: {promo.end_reason}. Run `dreamtui promote` to see the gates."
     return None
@@ -483,7 +568,9 @@ def _acknowledged(ledger: Ledger, promo: Promotion) -> bool:
 # -- approve / revoke ------------------------------------------------------------------------------
 
 
-def approve(config: Config, ledger: Ledger, extractor: str | None = None, model: str | None = None) -> Promotion:
+def approve(
+    config: Config, ledger: Ledger, extractor: str | None = None, model: str | None = None
+) -> Promotion:
     """Approve auto-write for one extractor+model pair when every gate holds.
 
     Records the approval with its evidence in the ``promotions`` table and as a committed
@@ -494,18 +581,24 @@ def approve(config: Config, ledger: Ledger, extractor: str | None = None, model:
     with memory_lock(config):
         current = active_promotion(ledger)
         if current is not None:
-            raise PromotionError(f"auto-write is already approved for {current.pair} since "
-                                 f"{current.approved_at[:10]}: revoke it first")
+            raise PromotionError(
+                f"auto-write is already approved for {current.pair} since "
+                f"{current.approved_at[:10]}: revoke it first"
+            )
         pair = choose_pair(ledger, extractor, model)
         gates = compute_gates(config, ledger, pair)
         broken = failing(gates)
         if broken or pair is None:
             names = ", ".join(f"{g.title} ({g.summary})" for g in broken)
-            raise PromotionError(f"cannot approve auto-write for {pair or 'any extractor'}: failing gates: {names}")
+            raise PromotionError(
+                f"cannot approve auto-write for {pair or 'any extractor'}: failing gates: {names}"
+            )
         evidence = {"gates": [g.to_json() for g in gates]}
         with ledger.write():
             promotion_id = promotions.approve(ledger, pair, evidence, clock.now_iso())
-            sha = _commit_promotion_file(config, ledger, f"dreamtui: approve auto-write for {pair}", "approved")
+            sha = _commit_promotion_file(
+                config, ledger, f"dreamtui: approve auto-write for {pair}", "approved"
+            )
             promotions.set_commit(ledger, promotion_id, sha)
     promo = latest_promotion(ledger)
     assert promo is not None
@@ -555,7 +648,9 @@ def why_waits(cand: Candidate, pair: Pair) -> str | None:
     return None
 
 
-def auto_write(config: Config, ledger: Ledger, candidates: Iterable[Candidate] | None = None) -> list[AutoWrite]:
+def auto_write(
+    config: Config, ledger: Ledger, candidates: Iterable[Candidate] | None = None
+) -> list[AutoWrite]:
     """Commit every eligible candidate as its own commit with the trailer ``Dreamtui-Auto: yes``.
 
     Only while a promotion is active (checked first; a failing gate demotes it instead). Eligible: pending,
@@ -592,8 +687,12 @@ def auto_write(config: Config, ledger: Ledger, candidates: Iterable[Candidate] |
 def render_promotion_file(ledger: Ledger) -> str:
     """``promotion.md``: every approval with its evidence, and how each one ended, newest first."""
     rows = promotions.listed(ledger)
-    lines = ["# Auto-write promotion", "",
-             "Written by `dreamtui promote`. Auto-write commits carry the trailer `Dreamtui-Auto: yes`.", ""]
+    lines = [
+        "# Auto-write promotion",
+        "",
+        "Written by `dreamtui promote`. Auto-write commits carry the trailer `Dreamtui-Auto: yes`.",
+        "",
+    ]
     for p in rows:
         state = "active" if p.status == "approved" and p.ended_at is None else p.status
         lines += [f"## {p.pair}: {state}", "", f"- approved: {p.approved_at}"]
@@ -601,7 +700,9 @@ def render_promotion_file(ledger: Ledger) -> str:
             lines.append(f"- {p.status}: {p.ended_at}" + (f" ({p.end_reason})" if p.end_reason else ""))
         for gate in p.evidence.get("gates", []):
             mark = "pass" if gate.get("passed") else "FAIL"
-            lines.append(f"- gate {GATE_TITLES.get(gate.get('name'), gate.get('name'))}: {mark}: {gate.get('summary')}")
+            lines.append(
+                f"- gate {GATE_TITLES.get(gate.get('name'), gate.get('name'))}: {mark}: {gate.get('summary')}"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -629,7 +730,9 @@ def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: 
         before = memory.read_bytes(root, normalize.PROMOTION_FILE)
         memory.atomic_write(root, normalize.PROMOTION_FILE, data)
         try:
-            return gitops.commit_paths(repo, [normalize.PROMOTION_FILE], message, {"Dreamtui-Promotion": event}).sha
+            return gitops.commit_paths(
+                repo, [normalize.PROMOTION_FILE], message, {"Dreamtui-Promotion": event}
+            ).sha
         except BaseException:
             if before is None:
                 memory.safe_path(root, normalize.PROMOTION_FILE).unlink(missing_ok=True)

@@ -17,8 +17,12 @@ def _rate(accepted: int, rejected: int) -> float | None:
 
 def _bucket(counter: Counter[tuple[str, str]], key: str) -> dict[str, Any]:
     accepted, rejected = counter[(key, "accept")], counter[(key, "reject")]
-    return {"accepted": accepted, "rejected": rejected, "decisions": accepted + rejected,
-            "accept_rate": _rate(accepted, rejected)}
+    return {
+        "accepted": accepted,
+        "rejected": rejected,
+        "decisions": accepted + rejected,
+        "accept_rate": _rate(accepted, rejected),
+    }
 
 
 def _week(decided_at: str) -> str:
@@ -82,26 +86,40 @@ def _by_writer(ledger: Ledger, accepted: int, rejected: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {}
     if accepted + rejected:
-        out["dreamtui extractor"] = {"accepted": accepted, "rejected": rejected, "decisions": accepted + rejected,
-                                     "accept_rate": _rate(accepted, rejected)}
+        out["dreamtui extractor"] = {
+            "accepted": accepted,
+            "rejected": rejected,
+            "decisions": accepted + rejected,
+            "accept_rate": _rate(accepted, rejected),
+        }
     out.update(writer_stats(ledger))
     return out
 
 
 def format_stats(stats: dict[str, Any]) -> str:
     """The stats as a short plain-text report."""
+
     def pct(rate: float | None) -> str:
         return "—" if rate is None else f"{100 * rate:.0f}%"
 
-    lines = [f"human decisions: {stats['decisions']} ({stats['accepted']} accepted, {stats['rejected']} rejected), "
-             f"accept rate {pct(stats['accept_rate'])}",
-             "candidates: " + ", ".join(f"{n} {s}" for s, n in stats["candidates"].items()),
-             f"skipped: {stats['skipped']}, undone: {stats['undone']}, auto-written: {stats['auto_accepted']}"]
-    for title, key in (("by writer", "by_writer"), ("by extractor/model", "by_extractor"), ("by type", "by_type"), ("by week", "by_week")):
+    lines = [
+        f"human decisions: {stats['decisions']} ({stats['accepted']} accepted, {stats['rejected']} rejected), "
+        f"accept rate {pct(stats['accept_rate'])}",
+        "candidates: " + ", ".join(f"{n} {s}" for s, n in stats["candidates"].items()),
+        f"skipped: {stats['skipped']}, undone: {stats['undone']}, auto-written: {stats['auto_accepted']}",
+    ]
+    for title, key in (
+        ("by writer", "by_writer"),
+        ("by extractor/model", "by_extractor"),
+        ("by type", "by_type"),
+        ("by week", "by_week"),
+    ):
         if stats[key]:
             lines.append(f"{title}:")
             for name, b in stats[key].items():
                 lines.append(f"  {name}: {b['accepted']}/{b['decisions']} accepted ({pct(b['accept_rate'])})")
     if stats["rejection_reasons"]:
-        lines.append("rejection reasons: " + ", ".join(f"{k} {v}" for k, v in stats["rejection_reasons"].items()))
+        lines.append(
+            "rejection reasons: " + ", ".join(f"{k} {v}" for k, v in stats["rejection_reasons"].items())
+        )
     return "\n".join(lines)

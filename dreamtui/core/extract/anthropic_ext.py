@@ -42,8 +42,9 @@ def _api_message(exc: Any) -> str:
     return _first_line(str(exc))
 
 
-def explain_api_error(exc: Exception, *, model: str, retries: int, timeout: float,
-                      base_url: str | None = None) -> ExtractorError:
+def explain_api_error(
+    exc: Exception, *, model: str, retries: int, timeout: float, base_url: str | None = None
+) -> ExtractorError:
     """A one-line ExtractorError for an anthropic SDK exception."""
     import anthropic
 
@@ -53,8 +54,9 @@ def explain_api_error(exc: Exception, *, model: str, retries: int, timeout: floa
     if isinstance(exc, anthropic.PermissionDeniedError):
         return ExtractorAuthError(f"the API key may not use this (403): {_api_message(exc)}")
     if isinstance(exc, anthropic.RateLimitError):
-        return ExtractorError(f"rate limited by the Anthropic API (429) {tries}: wait a while or lower "
-                              "the concurrency")
+        return ExtractorError(
+            f"rate limited by the Anthropic API (429) {tries}: wait a while or lower the concurrency"
+        )
     if isinstance(exc, anthropic.NotFoundError):
         return ExtractorError(f"model {model!r} not found (404): set a current model with --model")
     if isinstance(exc, anthropic.APIStatusError):
@@ -81,7 +83,8 @@ def usage_of(message: Any) -> Usage:
         return Usage(calls=1)
     return Usage(
         calls=1,
-        input_tokens=int(getattr(u, "input_tokens", 0) or 0) + int(getattr(u, "cache_creation_input_tokens", 0) or 0),
+        input_tokens=int(getattr(u, "input_tokens", 0) or 0)
+        + int(getattr(u, "cache_creation_input_tokens", 0) or 0),
         output_tokens=int(getattr(u, "output_tokens", 0) or 0),
         cached_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
     )
@@ -89,8 +92,11 @@ def usage_of(message: Any) -> Usage:
 
 def text_of(message: Any) -> str:
     """The concatenated text blocks of a response."""
-    return "".join(getattr(b, "text", "") for b in getattr(message, "content", []) or []
-                   if getattr(b, "type", None) == "text")
+    return "".join(
+        getattr(b, "text", "")
+        for b in getattr(message, "content", []) or []
+        if getattr(b, "type", None) == "text"
+    )
 
 
 class AnthropicExtractor:
@@ -98,9 +104,18 @@ class AnthropicExtractor:
 
     name = "anthropic"
 
-    def __init__(self, *, model: str, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = 120.0, max_retries: int = 3, max_chars: int = 120_000,
-                 max_tokens: int = MAX_TOKENS, client: Any | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        max_chars: int = 120_000,
+        max_tokens: int = MAX_TOKENS,
+        client: Any | None = None,
+    ) -> None:
         self.model = model
         self.timeout = timeout
         self.max_retries = max_retries
@@ -113,15 +128,21 @@ class AnthropicExtractor:
                 raise ExtractorError("the anthropic extractor needs ANTHROPIC_API_KEY in the environment")
             import anthropic
 
-            client = anthropic.Anthropic(api_key=key, base_url=self.base_url, timeout=timeout,
-                                         max_retries=max_retries)
+            client = anthropic.Anthropic(
+                api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
+            )
         self.client = client
 
     @classmethod
     def from_config(cls, config: Config, *, base_url: str | None = None) -> AnthropicExtractor:
         """Build from the config: model, timeout, retries, digest budget; key from ANTHROPIC_API_KEY."""
-        return cls(model=config.model, base_url=base_url, timeout=config.api_timeout,
-                   max_retries=config.max_retries, max_chars=config.max_digest_chars)
+        return cls(
+            model=config.model,
+            base_url=base_url,
+            timeout=config.api_timeout,
+            max_retries=config.max_retries,
+            max_chars=config.max_digest_chars,
+        )
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -132,8 +153,10 @@ class AnthropicExtractor:
         notes: list[str] = []
         if len(parts) > 1:
             total = sum(len(p.text) for p in parts)
-            notes.append(f"digest of {total} characters was split into {len(parts)} parts of at most "
-                         f"{budget} characters (one model call each); nothing was truncated")
+            notes.append(
+                f"digest of {total} characters was split into {len(parts)} parts of at most "
+                f"{budget} characters (one model call each); nothing was truncated"
+            )
         params = [
             {
                 "model": self.model,
@@ -158,13 +181,24 @@ class AnthropicExtractor:
 
         def record(request: httpx2.Request) -> httpx2.Response:
             bodies.append(json.loads(request.content))
-            empty = {"id": "msg_show_request", "type": "message", "role": "assistant", "model": self.model,
-                     "content": [{"type": "text", "text": "{\"candidates\": []}"}], "stop_reason": "end_turn",
-                     "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
+            empty = {
+                "id": "msg_show_request",
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [{"type": "text", "text": '{"candidates": []}'}],
+                "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            }
             return httpx2.Response(200, json=empty)
 
-        client = anthropic.Anthropic(api_key="show-request", base_url="http://show-request.invalid",
-                                     max_retries=0, http_client=httpx2.Client(transport=httpx2.MockTransport(record)))
+        client = anthropic.Anthropic(
+            api_key="show-request",
+            base_url="http://show-request.invalid",
+            max_retries=0,
+            http_client=httpx2.Client(transport=httpx2.MockTransport(record)),
+        )
         params, _notes = self.requests(digest, context)
         for call in params:
             client.messages.parse(output_format=ExtractionOut, **call)
@@ -172,14 +206,20 @@ class AnthropicExtractor:
 
     # -- results -------------------------------------------------------------------------------
 
-    def candidates_from(self, out: ExtractionOut, digest: Digest, context: ExtractContext,
-                        model: str | None = None) -> list[RawCandidate]:
+    def candidates_from(
+        self, out: ExtractionOut, digest: Digest, context: ExtractContext, model: str | None = None
+    ) -> list[RawCandidate]:
         """RawCandidates from a validated answer."""
         project = context.project or digest.project
         found: list[RawCandidate] = []
         for item in out.candidates:
-            cand = candidate_from_mapping(item.model_dump(), session=digest.session, project=project,
-                                          extractor=self.name, model=model or self.model)
+            cand = candidate_from_mapping(
+                item.model_dump(),
+                session=digest.session,
+                project=project,
+                extractor=self.name,
+                model=model or self.model,
+            )
             if isinstance(cand, RawCandidate):
                 found.append(cand)
         return found
@@ -195,11 +235,18 @@ class AnthropicExtractor:
             try:
                 message = self.client.messages.parse(output_format=ExtractionOut, **call)
             except anthropic.APIError as exc:
-                raise explain_api_error(exc, model=self.model, retries=self.max_retries, timeout=self.timeout,
-                                        base_url=self.base_url) from None
+                raise explain_api_error(
+                    exc,
+                    model=self.model,
+                    retries=self.max_retries,
+                    timeout=self.timeout,
+                    base_url=self.base_url,
+                ) from None
             except pydantic.ValidationError as exc:
-                raise ExtractorError(f"the model's output is not valid JSON for the schema "
-                                     f"({exc.error_count()} error(s)); nothing was kept from it") from None
+                raise ExtractorError(
+                    f"the model's output is not valid JSON for the schema "
+                    f"({exc.error_count()} error(s)); nothing was kept from it"
+                ) from None
             result.usage = result.usage + usage_of(message)
             out = getattr(message, "parsed_output", None)
             if out is None:

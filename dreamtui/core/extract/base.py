@@ -54,8 +54,9 @@ def normalise_scope(scope: Any, project: str) -> str:
     return "global" if text.lower() == "global" else project
 
 
-def candidate_from_mapping(item: Any, *, session: str, project: str, extractor: str,
-                           model: str | None) -> RawCandidate | str:
+def candidate_from_mapping(
+    item: Any, *, session: str, project: str, extractor: str, model: str | None
+) -> RawCandidate | str:
     """Turn one JSON object into a RawCandidate, or return why it is malformed (a short reason)."""
     if not isinstance(item, dict):
         return "not an object"

@@ -78,7 +78,9 @@ class SessionRanges:
     reads: list[tuple[Any, Any]] = field(default_factory=list)
 
 
-def undreamed_ranges(ledger: Ledger, files: Sequence[Path | str], project: str, session: str) -> SessionRanges:
+def undreamed_ranges(
+    ledger: Ledger, files: Sequence[Path | str], project: str, session: str
+) -> SessionRanges:
     """Read (without storing anything) the part of each file of a session past its ``dreamed_offset``.
 
     Like the dream cycle's light sleep: a file that was truncated or replaced counts from 0; bytes
@@ -102,9 +104,16 @@ def undreamed_ranges(ledger: Ledger, files: Sequence[Path | str], project: str, 
             hasher.update(raw + b"\n")
         out.reads.append((read, state))
         if read.end_offset > start:
-            out.ranges.append({"path": read.path, "start_offset": start, "start_line": start_line,
-                               "end_offset": read.end_offset, "end_line": read.end_line,
-                               "content_hash": hasher.hexdigest()})
+            out.ranges.append(
+                {
+                    "path": read.path,
+                    "start_offset": start,
+                    "start_line": start_line,
+                    "end_offset": read.end_offset,
+                    "end_line": read.end_line,
+                    "content_hash": hasher.hexdigest(),
+                }
+            )
     return out
 
 
@@ -127,8 +136,15 @@ def _ranges(item: Collected) -> list[dict[str, Any]]:
     return [r for r in (item.extra.get("ranges") or []) if isinstance(r, dict) and set(RANGE_KEYS) <= set(r)]
 
 
-def record_extracted(ledger: Ledger, item: Collected, candidates: int, *, extractor: str, model: str | None,
-                     cycle_id: int | None = None) -> int:
+def record_extracted(
+    ledger: Ledger,
+    item: Collected,
+    candidates: int,
+    *,
+    extractor: str,
+    model: str | None,
+    cycle_id: int | None = None,
+) -> int:
     """Record a collected session's ranges in ``extractions`` (joins the caller's transaction, e.g.
     the gate's), with the request's usage and candidate count on the first range. Returns the number
     of ranges recorded. Their ``dreamed_offset`` already moved when the batch was submitted."""
@@ -140,15 +156,27 @@ def record_extracted(ledger: Ledger, item: Collected, candidates: int, *, extrac
             if r["end_offset"] <= r["start_offset"]:
                 continue
             first = i == 0
-            record_extraction(ledger, session=item.session, project=item.project, path=r["path"],
-                              start_offset=r["start_offset"], end_offset=r["end_offset"],
-                              content_hash=r["content_hash"], extractor=extractor, model=model, cycle_id=cycle_id,
-                              usage=usage if first else Usage(), candidates=candidates if first else 0, now=now)
+            record_extraction(
+                ledger,
+                session=item.session,
+                project=item.project,
+                path=r["path"],
+                start_offset=r["start_offset"],
+                end_offset=r["end_offset"],
+                content_hash=r["content_hash"],
+                extractor=extractor,
+                model=model,
+                cycle_id=cycle_id,
+                usage=usage if first else Usage(),
+                candidates=candidates if first else 0,
+                now=now,
+            )
     return len(ranges)
 
 
-def give_back(ledger: Ledger, item: Collected, *, extractor: str, model: str | None,
-              cycle_id: int | None = None) -> None:
+def give_back(
+    ledger: Ledger, item: Collected, *, extractor: str, model: str | None, cycle_id: int | None = None
+) -> None:
     """A failed request: record its error on the first range and return every range to the
     undreamed part, so the next dream cycle extracts that content."""
     ranges = _ranges(item)
@@ -157,10 +185,21 @@ def give_back(ledger: Ledger, item: Collected, *, extractor: str, model: str | N
     usage = item.result.usage
     first = ranges[0]
     with ledger.write():
-        record_failed_extraction(ledger, session=item.session, project=item.project, path=first["path"],
-                                 start_offset=first["start_offset"], end_offset=first["end_offset"],
-                                 content_hash=first["content_hash"], extractor=extractor, model=model,
-                                 cycle_id=cycle_id, usage=usage, error=item.result.error, now=now_iso())
+        record_failed_extraction(
+            ledger,
+            session=item.session,
+            project=item.project,
+            path=first["path"],
+            start_offset=first["start_offset"],
+            end_offset=first["end_offset"],
+            content_hash=first["content_hash"],
+            extractor=extractor,
+            model=model,
+            cycle_id=cycle_id,
+            usage=usage,
+            error=item.result.error,
+            now=now_iso(),
+        )
         for r in ranges:
             offsets.give_back(ledger, r["path"], r["start_offset"], r["start_line"])
 
@@ -184,14 +223,24 @@ class BatchRunner:
         try:
             return call()
         except anthropic.APIError as exc:
-            raise explain_api_error(exc, model=self.extractor.model, retries=self.extractor.max_retries,
-                                    timeout=self.extractor.timeout, base_url=self.extractor.base_url) from None
+            raise explain_api_error(
+                exc,
+                model=self.extractor.model,
+                retries=self.extractor.max_retries,
+                timeout=self.extractor.timeout,
+                base_url=self.extractor.base_url,
+            ) from None
 
     # -- submit ----------------------------------------------------------------------------------
 
-    def submit(self, digests: Sequence[Digest], context_for: Callable[[Digest], ExtractContext], *,
-               extra_for: Callable[[Digest], dict[str, Any]] | None = None,
-               on_recorded: Callable[[], None] | None = None) -> str:
+    def submit(
+        self,
+        digests: Sequence[Digest],
+        context_for: Callable[[Digest], ExtractContext],
+        *,
+        extra_for: Callable[[Digest], dict[str, Any]] | None = None,
+        on_recorded: Callable[[], None] | None = None,
+    ) -> str:
         """Send every digest (split into parts as needed) as one batch; returns the batch id.
 
         ``extra_for(digest)`` adds keys to that session's request map (the dream cycle keeps the byte
@@ -212,20 +261,29 @@ class BatchRunner:
                 cid = _custom_id(index, digest.session, part)
                 call = {**call, "output_config": {"format": {"type": "json_schema", "schema": schema}}}
                 requests.append({"custom_id": cid, "params": call})
-                mapping[cid] = {"session": digest.session, "project": context.project or digest.project,
-                                "files": list(digest.files), "part": part, "parts": len(params),
-                                "notes": notes, "extra": extra_for(digest) if extra_for else {}}
+                mapping[cid] = {
+                    "session": digest.session,
+                    "project": context.project or digest.project,
+                    "files": list(digest.files),
+                    "part": part,
+                    "parts": len(params),
+                    "notes": notes,
+                    "extra": extra_for(digest) if extra_for else {},
+                }
         # plain dicts are what the SDK sends; its TypedDicts describe the same shape
         batch = self._api(lambda: self.client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
         stamp = now_iso()
         with self.ledger.write():
-            batches.record(self.ledger, batch.id, batch.processing_status, mapping, self.extractor.model, stamp)
+            batches.record(
+                self.ledger, batch.id, batch.processing_status, mapping, self.extractor.model, stamp
+            )
             if on_recorded is not None:
                 on_recorded()
         return str(batch.id)
 
-    def submit_files(self, sessions: Sequence[Sequence[Path]],
-                     context_for: Callable[[Digest], ExtractContext]) -> tuple[str, list[SessionRanges]]:
+    def submit_files(
+        self, sessions: Sequence[Sequence[Path]], context_for: Callable[[Digest], ExtractContext]
+    ) -> tuple[str, list[SessionRanges]]:
         """Submit whole sessions named outside the dream cycle (``dreamtui batch submit``).
 
         ``sessions`` holds each session's files (main file first, then its sub-agent files). Each
@@ -244,14 +302,18 @@ class BatchRunner:
                 continue  # the same session named twice (e.g. its main and a sub-agent file)
             seen.add((tf.project, tf.session))
             ranges = undreamed_ranges(self.ledger, files, tf.project, tf.session)  # before digesting:
-            prepared.append((digest_session(list(files)), ranges))             # the digest covers them
+            prepared.append((digest_session(list(files)), ranges))  # the digest covers them
         by_digest = {id(d): r for d, r in prepared}
 
         def extra_for(digest: Digest) -> dict[str, Any]:
             return {"origin": ADHOC, "ranges": by_digest[id(digest)].ranges}
 
-        batch_id = self.submit([d for d, _r in prepared], context_for, extra_for=extra_for,
-                               on_recorded=lambda: reserve(self.ledger, [r for _d, r in prepared]))
+        batch_id = self.submit(
+            [d for d, _r in prepared],
+            context_for,
+            extra_for=extra_for,
+            on_recorded=lambda: reserve(self.ledger, [r for _d, r in prepared]),
+        )
         return batch_id, [r for _d, r in prepared]
 
     # -- state -----------------------------------------------------------------------------------
@@ -263,8 +325,10 @@ class BatchRunner:
     def from_cycle(self, batch_id: str) -> bool:
         """The batch was submitted by a dream cycle (it carries byte ranges and is not ad-hoc): only a
         cycle collects it."""
-        return any((info.get("extra") or {}).get("ranges") and (info.get("extra") or {}).get("origin") != ADHOC
-                   for info in self._mapping(batch_id).values())
+        return any(
+            (info.get("extra") or {}).get("ranges") and (info.get("extra") or {}).get("origin") != ADHOC
+            for info in self._mapping(batch_id).values()
+        )
 
     def _set_status(self, batch_id: str, status: str) -> None:
         batches.set_status(self.ledger, batch_id, status, now_iso())
@@ -296,9 +360,14 @@ class BatchRunner:
         for request in mapping.values():
             if request["session"] not in by_session:
                 res = ExtractionResult(session=request["session"], notes=list(request.get("notes") or []))
-                by_session[request["session"]] = Collected(batch_id, request["session"], request["project"],
-                                                        list(request.get("files") or []), res,
-                                                        dict(request.get("extra") or {}))
+                by_session[request["session"]] = Collected(
+                    batch_id,
+                    request["session"],
+                    request["project"],
+                    list(request.get("files") or []),
+                    res,
+                    dict(request.get("extra") or {}),
+                )
         results = self._api(lambda: list(self.client.messages.batches.results(batch_id)))
         seen: set[str] = set()
         for item in results:
@@ -311,7 +380,9 @@ class BatchRunner:
         for cid, info in mapping.items():
             if cid not in seen:
                 entry = by_session[info["session"]]
-                entry.result.error = entry.result.error or f"batch {batch_id} returned no result for part {info['part']}"
+                entry.result.error = (
+                    entry.result.error or f"batch {batch_id} returned no result for part {info['part']}"
+                )
         if mark:
             self.mark_collected(batch_id)
         return list(by_session.values())
@@ -332,12 +403,19 @@ class BatchRunner:
         try:
             out = ExtractionOut.model_validate_json(text_of(message))
         except ValueError:
-            res.error = res.error or "the model's output is not valid JSON for the schema; nothing was kept from it"
+            res.error = (
+                res.error or "the model's output is not valid JSON for the schema; nothing was kept from it"
+            )
             return
         res.malformed += out.malformed
         for lesson in out.candidates:
-            cand = candidate_from_mapping(lesson.model_dump(), session=entry.session, project=entry.project,
-                                          extractor=self.extractor.name, model=self.extractor.model)
+            cand = candidate_from_mapping(
+                lesson.model_dump(),
+                session=entry.session,
+                project=entry.project,
+                extractor=self.extractor.name,
+                model=self.extractor.model,
+            )
             if isinstance(cand, RawCandidate):
                 res.candidates.append(cand)
 
@@ -347,8 +425,14 @@ class BatchRunner:
 
     # -- all together ----------------------------------------------------------------------------
 
-    def wait(self, batch_id: str, *, interval: float = 30.0, timeout: float | None = None,
-             sleep: Callable[[float], None] = time.sleep) -> BatchStatus:
+    def wait(
+        self,
+        batch_id: str,
+        *,
+        interval: float = 30.0,
+        timeout: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> BatchStatus:
         """Poll until the batch has ended (or ``timeout`` seconds passed: the batch stays resumable)."""
         start = time.monotonic()
         while True:
@@ -359,8 +443,13 @@ class BatchRunner:
                 return status
             sleep(interval)
 
-    def resume(self, *, interval: float = 30.0, timeout: float | None = None,
-               sleep: Callable[[float], None] = time.sleep) -> list[Collected]:
+    def resume(
+        self,
+        *,
+        interval: float = 30.0,
+        timeout: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> list[Collected]:
         """Collect every unfinished batch recorded in the ledger that has ended (waiting up to ``timeout``)."""
         collected: list[Collected] = []
         for batch_id in self.unfinished():

@@ -28,8 +28,10 @@ def _redacted_digest(digest: Digest) -> dict[str, Any]:
     from dreamtui.core.extract.prompt import sendable
 
     data = digest.to_json()
-    data["turns"] = [Turn(t.role, sendable(t.text), t.file, t.line, t.uuid, t.timestamp, t.kind).to_json()
-                     for t in digest.turns]
+    data["turns"] = [
+        Turn(t.role, sendable(t.text), t.file, t.line, t.uuid, t.timestamp, t.kind).to_json()
+        for t in digest.turns
+    ]
     return data
 
 
@@ -56,8 +58,13 @@ class CommandExtractor:
     def _run(self, payload: bytes) -> tuple[int, bytes, bytes]:
         """Run the program; on timeout kill its whole process group."""
         try:
-            proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True)
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
         except FileNotFoundError:
             raise ExtractorError(f"extractor command not found: {self.argv[0]}") from None
         except PermissionError:
@@ -72,8 +79,9 @@ class CommandExtractor:
             except (ProcessLookupError, PermissionError):
                 proc.kill()
             proc.communicate()
-            raise ExtractorError(f"extractor command timed out after {self.timeout:g}s and was stopped: "
-                                 f"{self.argv[0]}") from None
+            raise ExtractorError(
+                f"extractor command timed out after {self.timeout:g}s and was stopped: {self.argv[0]}"
+            ) from None
         return proc.returncode, out, err
 
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
@@ -96,7 +104,9 @@ class CommandExtractor:
             data = json.loads(out.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             snippet = _tail(out.decode("utf-8", "replace"), 80) or "(nothing)"
-            raise ExtractorError(f"extractor command did not print JSON on stdout (got: {snippet!r})") from None
+            raise ExtractorError(
+                f"extractor command did not print JSON on stdout (got: {snippet!r})"
+            ) from None
         if isinstance(data, dict):
             items = data.get("candidates")
             if not isinstance(items, list):
@@ -108,8 +118,13 @@ class CommandExtractor:
         result = ExtractionResult(session=digest.session)
         reasons: dict[str, int] = {}
         for item in items:
-            cand = candidate_from_mapping(item, session=digest.session, project=context.project or digest.project,
-                                          extractor=self.name, model=self.model)
+            cand = candidate_from_mapping(
+                item,
+                session=digest.session,
+                project=context.project or digest.project,
+                extractor=self.name,
+                model=self.model,
+            )
             if isinstance(cand, RawCandidate):
                 result.candidates.append(cand)
             else:

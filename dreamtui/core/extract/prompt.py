@@ -194,15 +194,23 @@ def split_digest(digest: Digest, max_chars: int) -> list[Part]:
 
 def user_message(digest: Digest, context: ExtractContext, part: Part) -> str:
     """The user turn for one part: project, existing memories, then the delimited transcript."""
-    memories = [neutralise(sendable(" ".join(m.split())))[:MAX_MEMORY_CHARS]
-                for m in context.memories[:MAX_MEMORIES] if m and m.strip()]
+    memories = [
+        neutralise(sendable(" ".join(m.split())))[:MAX_MEMORY_CHARS]
+        for m in context.memories[:MAX_MEMORIES]
+        if m and m.strip()
+    ]
     mem_text = "\n".join(f"- {m}" for m in memories) if memories else "(none)"
-    of = f" part=\"{part.index}/{part.total}\"" if part.total > 1 else ""
-    note = (f"\nThis session is long: this is part {part.index} of {part.total}; propose lessons found in "
-            "this part only." if part.total > 1 else "")
+    of = f' part="{part.index}/{part.total}"' if part.total > 1 else ""
+    note = (
+        f"\nThis session is long: this is part {part.index} of {part.total}; propose lessons found in "
+        "this part only."
+        if part.total > 1
+        else ""
+    )
     return (
         f"Project: {neutralise(digest.project_name)}"
-        + (f" (working directory {neutralise(digest.cwd)})" if digest.cwd else "") + "\n"
+        + (f" (working directory {neutralise(digest.cwd)})" if digest.cwd else "")
+        + "\n"
         f"Session: {neutralise(digest.session)}\n\n"
         f"<existing_memories>\n{mem_text}\n</existing_memories>\n\n"
         f"<transcript{of}>\n{part.text}\n</transcript>\n\n"

@@ -18,9 +18,13 @@ if TYPE_CHECKING:
 ContextFor = Callable[[Digest], ExtractContext]
 
 
-def extract_many(digests: Sequence[Digest], extractor: Extractor, context_for: ContextFor,
-                 concurrency: int = 4,
-                 on_result: Callable[[ExtractionResult], None] | None = None) -> list[ExtractionResult]:
+def extract_many(
+    digests: Sequence[Digest],
+    extractor: Extractor,
+    context_for: ContextFor,
+    concurrency: int = 4,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+) -> list[ExtractionResult]:
     """Run ``extractor`` over every digest, at most ``concurrency`` at once.
 
     A failure of one session becomes that result's ``error`` (a one-line message) and the others go
@@ -47,8 +51,10 @@ def extract_many(digests: Sequence[Digest], extractor: Extractor, context_for: C
             except ExtractorError as exc:
                 result = ExtractionResult(session=digest.session, error=str(exc))
             except Exception as exc:  # an extractor bug must not lose the other sessions
-                result = ExtractionResult(session=digest.session,
-                                          error=f"{extractor.name} extractor failed: {type(exc).__name__}: {exc}")
+                result = ExtractionResult(
+                    session=digest.session,
+                    error=f"{extractor.name} extractor failed: {type(exc).__name__}: {exc}",
+                )
         if on_result is not None:
             on_result(result)
         return result
@@ -64,8 +70,12 @@ MAX_CONTEXT_MEMORIES = 12
 PROBE_CHARS = 6000
 
 
-def closest_memories(index: DedupIndex, digest: Digest, limit: int = MAX_CONTEXT_MEMORIES,
-                     applies: Callable[[Doc], bool] | None = None) -> tuple[str, ...]:
+def closest_memories(
+    index: DedupIndex,
+    digest: Digest,
+    limit: int = MAX_CONTEXT_MEMORIES,
+    applies: Callable[[Doc], bool] | None = None,
+) -> tuple[str, ...]:
     """The texts of the existing memories closest to what the person said in ``digest``.
 
     ``index`` is a :class:`dreamtui.core.gate.dedup.DedupIndex`; the probe is the person's words (or,
@@ -73,7 +83,9 @@ def closest_memories(index: DedupIndex, digest: Digest, limit: int = MAX_CONTEXT
     memories that hold in the digest's project (global ones and this project's), so the model is not
     told to avoid another project's lessons.
     """
-    said = " ".join(t.text for t in digest.turns if t.role == "person") or " ".join(t.text for t in digest.turns)
+    said = " ".join(t.text for t in digest.turns if t.role == "person") or " ".join(
+        t.text for t in digest.turns
+    )
     probe = said[:PROBE_CHARS]
     if not probe.strip():
         return ()
@@ -96,9 +108,11 @@ def context_maker(config: Config, index: DedupIndex | None = None) -> ContextFor
     scopes = Scopes(config.memory)
 
     def context_for(digest: Digest) -> ExtractContext:
-        memories = (closest_memories(index, digest, applies=lambda doc: scopes.applies(doc, digest.project))
-                    if index is not None else ())
-        return ExtractContext(project=digest.project, memories=memories,
-                              max_chars=config.max_digest_chars)
+        memories = (
+            closest_memories(index, digest, applies=lambda doc: scopes.applies(doc, digest.project))
+            if index is not None
+            else ()
+        )
+        return ExtractContext(project=digest.project, memories=memories, max_chars=config.max_digest_chars)
 
     return context_for

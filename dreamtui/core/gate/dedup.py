@@ -50,23 +50,213 @@ SKIP_DIRS = frozenset({".git", "reviews"})
 SKIP_FILES = frozenset({"briefing.md"})
 INDEX_FILE = "MEMORY.md"
 
-STOPWORDS = frozenset("""
-a about above after again all also am an and any are as at be because been being both but by can
-could did do does doing done each either etc even ever every few for from further get gets got had
-has have having he her here hers him his how however i if in into is it its itself just least less
-let lets like make makes many may me might more most much must my need needs of off on once one only
-or other others our out over own per please rather really same shall she should so some such than
-that the their them then there these they thing things this those though through thus to too under
-until up upon us use used uses using very via was we were what when whenever where whether which
-while who whom whose why will with within would yes yet you your yours always instead prefer
-preferred otherwise sure way ways e g eg ie i.e also keep keeps kept
-""".split())  # noqa: SIM905
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "being",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "each",
+        "either",
+        "etc",
+        "even",
+        "ever",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "get",
+        "gets",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "however",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "least",
+        "less",
+        "let",
+        "lets",
+        "like",
+        "make",
+        "makes",
+        "many",
+        "may",
+        "me",
+        "might",
+        "more",
+        "most",
+        "much",
+        "must",
+        "my",
+        "need",
+        "needs",
+        "of",
+        "off",
+        "on",
+        "once",
+        "one",
+        "only",
+        "or",
+        "other",
+        "others",
+        "our",
+        "out",
+        "over",
+        "own",
+        "per",
+        "please",
+        "rather",
+        "really",
+        "same",
+        "shall",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "thing",
+        "things",
+        "this",
+        "those",
+        "though",
+        "through",
+        "thus",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "us",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "very",
+        "via",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "whenever",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "would",
+        "yes",
+        "yet",
+        "you",
+        "your",
+        "yours",
+        "always",
+        "instead",
+        "prefer",
+        "preferred",
+        "otherwise",
+        "sure",
+        "way",
+        "ways",
+        "e",
+        "g",
+        "eg",
+        "ie",
+        "i.e",
+        "also",
+        "keep",
+        "keeps",
+        "kept",
+    ]
+)  # noqa: SIM905
 
 # Coding-agent vocabulary folded to one term (applied after stemming).
 _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("not", "never", "dont", "don", "avoid", "no", "nor", "without", "doesnt", "isnt", "cannot", "cant",
-     "shouldnt", "mustnt", "wont", "refrain", "forbid", "forbidden", "forbidd", "prohibit", "prohibited",
-     "disallow", "disallowed", "ban", "banned"),
+    (
+        "not",
+        "never",
+        "dont",
+        "don",
+        "avoid",
+        "no",
+        "nor",
+        "without",
+        "doesnt",
+        "isnt",
+        "cannot",
+        "cant",
+        "shouldnt",
+        "mustnt",
+        "wont",
+        "refrain",
+        "forbid",
+        "forbidden",
+        "forbidd",
+        "prohibit",
+        "prohibited",
+        "disallow",
+        "disallowed",
+        "ban",
+        "banned",
+    ),
     ("before", "prior", "first", "beforehand", "ahead"),
     ("tmp", "temporary", "temp", "scratch", "tempdir", "tmpdir"),
     ("repo", "repository", "repositori"),
@@ -124,9 +314,30 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
 SYNONYMS: dict[str, str] = {w: group[0] for group in _SYNONYM_GROUPS for w in group}
 
 _WORD = re.compile(r"[a-z0-9]+")
-_SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments",
-             "ment", "ings", "ness", "edly", "ing", "ies", "ied", "ers", "est", "ed", "ly", "er",
-             "es", "s")
+_SUFFIXES = (
+    "ational",
+    "ization",
+    "fulness",
+    "ousness",
+    "iveness",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ings",
+    "ness",
+    "edly",
+    "ing",
+    "ies",
+    "ied",
+    "ers",
+    "est",
+    "ed",
+    "ly",
+    "er",
+    "es",
+    "s",
+)
 _INDEX_LINE = re.compile(r"^\s*[-*]\s+\[([^\]]*)\]\(([^)]*)\)\s*(?:[-—–:]+\s*)?(.*)$")
 
 _COMPOUND_MAP = {"pull request": "pr", "command line": "commandline", "merge request": "pr"}
@@ -147,9 +358,11 @@ _CODE_SPAN = re.compile(r"`([^`\n]{1,200})`")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?:[kKmM]\b)?%?")
 _FLAG = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
 # every repetition is bounded and starts at the beginning of a run: linear time on a 10 MB line of "xxxx…"
-_PATHLIKE = re.compile(r"(?<![\w.@~-])[\w.@~-]{0,100}/[\w./@~-]{1,200}"
-                       r"|\b[\w-]{1,100}\.(?:py|js|ts|tsx|jsx|toml|ya?ml|json|md|txt|cfg|ini|lock"
-                       r"|sh|rs|go|tf|env|sql|html|css)\b")
+_PATHLIKE = re.compile(
+    r"(?<![\w.@~-])[\w.@~-]{0,100}/[\w./@~-]{1,200}"
+    r"|\b[\w-]{1,100}\.(?:py|js|ts|tsx|jsx|toml|ya?ml|json|md|txt|cfg|ini|lock"
+    r"|sh|rs|go|tf|env|sql|html|css)\b"
+)
 PREFIX = 5
 """Unmatched terms sharing this many leading letters count as the same term (see :func:`soft_pairs`)."""
 
@@ -256,7 +469,7 @@ def _char_grams(words: Iterable[str], n: int = 3) -> Counter[str]:
     for w in set(words):
         padded = f" {w} "
         for i in range(max(1, len(padded) - n + 1)):
-            grams[padded[i:i + n]] += 1
+            grams[padded[i : i + n]] += 1
     return grams
 
 
@@ -279,8 +492,9 @@ class Doc:
     specs: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def of(cls, kind: Literal["memory", "pending", "rejected"], ref: str, text: str,
-           session: str | None = None) -> Doc:
+    def of(
+        cls, kind: Literal["memory", "pending", "rejected"], ref: str, text: str, session: str | None = None
+    ) -> Doc:
         t = terms(text)
         return cls(kind, ref, text, session, frozenset(t), _char_grams(t), _prefixes(t), specifics(text))
 
@@ -318,10 +532,32 @@ def soft_pairs(a: Doc, b: Doc, common: frozenset[str]) -> tuple[set[str], set[st
     return sa, sb
 
 
-LIGHT_TERMS = frozenset({
-    "not", "before", "after", "start", "make", "new", "project", "file", "code", "change", "run",
-    "check", "time", "work", "want", "good", "all", "one", "two", "need", "main", "line",
-})
+LIGHT_TERMS = frozenset(
+    {
+        "not",
+        "before",
+        "after",
+        "start",
+        "make",
+        "new",
+        "project",
+        "file",
+        "code",
+        "change",
+        "run",
+        "check",
+        "time",
+        "work",
+        "want",
+        "good",
+        "all",
+        "one",
+        "two",
+        "need",
+        "main",
+        "line",
+    }
+)
 """Terms too common in lessons to tell two apart: they weigh :data:`LIGHT_WEIGHT` of a normal term."""
 LIGHT_WEIGHT = 0.3
 
@@ -460,8 +696,9 @@ class DedupIndex:
             self.add(d)
 
     @classmethod
-    def build(cls, memory_dir: Path | None, ledger: object | None = None,
-              project: str | None = None) -> DedupIndex:
+    def build(
+        cls, memory_dir: Path | None, ledger: object | None = None, project: str | None = None
+    ) -> DedupIndex:
         """Index every memory file under ``memory_dir`` and the ledger's pending and rejected
         candidates (of ``project`` when given, else all)."""
         docs = memory_docs(memory_dir) if memory_dir is not None else []
@@ -490,20 +727,25 @@ class DedupIndex:
         """Forget the docs with ``ref`` (e.g. a pending candidate that was dropped)."""
         self._reset([d for d in self.docs if d.ref != ref])
 
-    def ranked(self, text: str, *, kinds: Iterable[str] | None = None,
-               exclude: Iterable[str] = ()) -> list[tuple[float, Doc]]:
+    def ranked(
+        self, text: str, *, kinds: Iterable[str] | None = None, exclude: Iterable[str] = ()
+    ) -> list[tuple[float, Doc]]:
         """The indexed docs that share a term with ``text``, with their scores, best first."""
         probe = Doc.of("memory", "?", text)
         wanted = set(kinds) if kinds is not None else None
         skip = set(exclude)
         positions = sorted({i for t in probe.terms for i in self._postings.get(t, ())})
-        scored = [(similarity_of(probe, d, self.weights), d) for d in (self.docs[i] for i in positions)
-                  if d.ref not in skip and (wanted is None or d.kind in wanted)]
+        scored = [
+            (similarity_of(probe, d, self.weights), d)
+            for d in (self.docs[i] for i in positions)
+            if d.ref not in skip and (wanted is None or d.kind in wanted)
+        ]
         scored.sort(key=lambda item: -item[0])
         return scored
 
-    def closest(self, text: str, *, kinds: Iterable[str] | None = None,
-                exclude: Iterable[str] = ()) -> DedupHit | None:
+    def closest(
+        self, text: str, *, kinds: Iterable[str] | None = None, exclude: Iterable[str] = ()
+    ) -> DedupHit | None:
         """The closest indexed lesson (optionally only of ``kinds``), or None when the index is
         empty or nothing shares a term."""
         for score, doc in self.ranked(text, kinds=kinds, exclude=exclude):

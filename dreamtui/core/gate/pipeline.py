@@ -89,8 +89,20 @@ class GateReport(Jsonable):
         """Quotes that were not found in the transcript."""
         return self.dropped.get("unverified", 0)
 
-    JSON_KEYS = ("kept", "dropped", "duplicates", "invented", "flagged_secrets", "suspected_duplicates", "corroborated",
-                 "related", "judged", "judged_same", "judged_distinct", "judge_error")  # as printed
+    JSON_KEYS = (
+        "kept",
+        "dropped",
+        "duplicates",
+        "invented",
+        "flagged_secrets",
+        "suspected_duplicates",
+        "corroborated",
+        "related",
+        "judged",
+        "judged_same",
+        "judged_distinct",
+        "judge_error",
+    )  # as printed
 
 
 def _text(value: Any) -> str:
@@ -240,9 +252,16 @@ class Scopes:
         return where in self._lossy and where == memory.legacy_project_folder(project)
 
 
-def split_hits(index: DedupIndex, text: str, kind: str, *, project: str, scopes: Scopes,
-               exclude: Iterable[str] = (), floor: float | None = None,
-               ) -> tuple[DedupHit | None, DedupHit | None]:
+def split_hits(
+    index: DedupIndex,
+    text: str,
+    kind: str,
+    *,
+    project: str,
+    scopes: Scopes,
+    exclude: Iterable[str] = (),
+    floor: float | None = None,
+) -> tuple[DedupHit | None, DedupHit | None]:
     """The closest lesson of ``kind`` that applies to ``project`` (global or this project's) and the
     closest one that does not (another project's), each None when nothing scores above ``floor``
     (default ``dedup.SUSPECT``)."""
@@ -262,8 +281,15 @@ def split_hits(index: DedupIndex, text: str, kind: str, *, project: str, scopes:
     return same, other
 
 
-def closest_in_scope(index: DedupIndex, text: str, *, project: str, memory_dir: Path | None,
-                     kinds: Iterable[str] = ("memory",), scopes: Scopes | None = None) -> DedupHit | None:
+def closest_in_scope(
+    index: DedupIndex,
+    text: str,
+    *,
+    project: str,
+    memory_dir: Path | None,
+    kinds: Iterable[str] = ("memory",),
+    scopes: Scopes | None = None,
+) -> DedupHit | None:
     """The closest lesson that applies to ``project`` (global, or this project's), or None.
 
     For callers outside the gate (e.g. deciding whether memory already covers a session)."""
@@ -282,8 +308,9 @@ JUDGE_FLOOR = 0.10
 """Only lessons scoring above this (lexically) are offered to the judge."""
 
 
-def judge_options(index: DedupIndex, text: str, *, project: str, scopes: Scopes,
-                  exclude: Iterable[str] = ()) -> list[DedupHit]:
+def judge_options(
+    index: DedupIndex, text: str, *, project: str, scopes: Scopes, exclude: Iterable[str] = ()
+) -> list[DedupHit]:
     """The closest memories and pending lessons that apply to ``project`` (never another project's,
     never a rejection), at most :data:`JUDGE_TOP` distinct refs scoring above :data:`JUDGE_FLOOR`."""
     found: dict[str, DedupHit] = {}
@@ -296,12 +323,22 @@ def judge_options(index: DedupIndex, text: str, *, project: str, scopes: Scopes,
     return list(found.values())
 
 
-def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, config: Config,
-                index: DedupIndex, scopes: Scopes, project: str, related_ids: set[str]) -> None:
+def _judge_kept(
+    report: GateReport,
+    judge: Judge | None | Literal["auto"],
+    *,
+    config: Config,
+    index: DedupIndex,
+    scopes: Scopes,
+    project: str,
+    related_ids: set[str],
+) -> None:
     """Ask the model judge about the kept candidates and change what the person is shown (never
     what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
     auto = judge == "auto"
-    if judge is None or (auto and (config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic")):
+    if judge is None or (
+        auto and (config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic")
+    ):
         return
     kept_ids = [c.id for c in report.kept]
     todo: list[tuple[Candidate, list[DedupHit]]] = []
@@ -321,8 +358,9 @@ def _judge_kept(report: GateReport, judge: Judge | None | Literal["auto"], *, co
         judge_obj = judge_for(config) if auto else judge
         if judge_obj is None or isinstance(judge_obj, str):
             return
-        verdicts = judge_obj.judge([JudgeItem(c.claim, tuple(Existing(h.text, h.ref) for h in hits))
-                                    for c, hits in todo])
+        verdicts = judge_obj.judge(
+            [JudgeItem(c.claim, tuple(Existing(h.text, h.ref) for h in hits)) for c, hits in todo]
+        )
     except JudgeError as exc:
         report.judge_error = f"dedup judge failed, dedup stayed lexical: {exc}"
         return
@@ -365,11 +403,19 @@ class CheckedGate:
     now: str
 
 
-def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
-         files: Sequence[Path | str], cycle_id: int | None = None,
-         index: DedupIndex | None = None, corroborate: bool = True,
-         judge: Judge | None | Literal["auto"] = "auto",
-         record: Callable[[], object] | None = None) -> GateReport:
+def gate(
+    raws: Sequence[RawCandidate],
+    *,
+    config: Config,
+    ledger: Ledger,
+    project: str,
+    files: Sequence[Path | str],
+    cycle_id: int | None = None,
+    index: DedupIndex | None = None,
+    corroborate: bool = True,
+    judge: Judge | None | Literal["auto"] = "auto",
+    record: Callable[[], object] | None = None,
+) -> GateReport:
     """Check each raw candidate, store it in the ledger (kept ``pending`` or ``dropped``), and report.
 
     The one collect → gate → record step of every path (a dream cycle's branch, a collected batch,
@@ -387,8 +433,17 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     written in one ledger transaction, after the judge answered (the judge is a network call: the
     ledger's write lock is never held across it).
     """
-    checked = check(raws, config=config, ledger=ledger, project=project, files=files, cycle_id=cycle_id,
-                    index=index, corroborate=corroborate, judge=judge)
+    checked = check(
+        raws,
+        config=config,
+        ledger=ledger,
+        project=project,
+        files=files,
+        cycle_id=cycle_id,
+        index=index,
+        corroborate=corroborate,
+        judge=judge,
+    )
     with ledger.write():
         report = store(ledger, checked)
         if record is not None:
@@ -396,10 +451,18 @@ def gate(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, projec
     return report
 
 
-def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, project: str,
-          files: Sequence[Path | str], cycle_id: int | None = None,
-          index: DedupIndex | None = None, corroborate: bool = True,
-          judge: Judge | None | Literal["auto"] = "auto") -> CheckedGate:
+def check(
+    raws: Sequence[RawCandidate],
+    *,
+    config: Config,
+    ledger: Ledger,
+    project: str,
+    files: Sequence[Path | str],
+    cycle_id: int | None = None,
+    index: DedupIndex | None = None,
+    corroborate: bool = True,
+    judge: Judge | None | Literal["auto"] = "auto",
+) -> CheckedGate:
     """Everything :func:`gate` decides (verification, dedup, secrets, the model judge), reading the
     ledger but writing nothing to it; :func:`store` writes the result."""
     report = GateReport()
@@ -421,8 +484,9 @@ def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, proje
         quote_raw = _text(raw.quote).strip()
         why_raw, how_raw = _prose(raw.why), _prose(raw.how_to_apply)
         session = _text(raw.session) or "unknown"
-        found = list(dict.fromkeys(
-            r for t in (claim_raw, why_raw, how_raw, quote_raw) for r in secrets.rules_found(t)))
+        found = list(
+            dict.fromkeys(r for t in (claim_raw, why_raw, how_raw, quote_raw) for r in secrets.rules_found(t))
+        )
         claim, why, how, quote = (secrets.redact(t) for t in (claim_raw, why_raw, how_raw, quote_raw))
         cid = candidate_id(session, quote, claim)
         if cid in seen_ids:
@@ -438,11 +502,22 @@ def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, proje
                 report.duplicates += 1
             continue
         cand = Candidate(
-            id=cid, session=session, project=project, transcript=transcript, claim=claim, why=why,
-            how_to_apply=how, type=_text(raw.type).strip(), scope=_text(raw.scope).strip() or "global",
-            quote=quote, extractor=_text(raw.extractor) or "unknown",
+            id=cid,
+            session=session,
+            project=project,
+            transcript=transcript,
+            claim=claim,
+            why=why,
+            how_to_apply=how,
+            type=_text(raw.type).strip(),
+            scope=_text(raw.scope).strip() or "global",
+            quote=quote,
+            extractor=_text(raw.extractor) or "unknown",
             model=raw.model if isinstance(raw.model, str) else None,
-            secrets=found, cycle_id=cycle_id, created_at=now, updated_at=now,
+            secrets=found,
+            cycle_id=cycle_id,
+            created_at=now,
+            updated_at=now,
         )
         rows.append(cand)
 
@@ -463,27 +538,40 @@ def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, proje
             _set_duplicate(cand, memory_hit)
             _drop(cand, "duplicate", report)
             continue
-        rejected_hit, _elsewhere = split_hits(index, claim, "rejected", project=project, scopes=scopes,
-                                                  exclude=(cid,))
+        rejected_hit, _elsewhere = split_hits(
+            index, claim, "rejected", project=project, scopes=scopes, exclude=(cid,)
+        )
         if rejected_hit is not None and rejected_hit.score >= dedup.DUPLICATE:
             _set_duplicate(cand, rejected_hit)
             if index.session_of(rejected_hit.ref) == session:
                 _drop(cand, "previously-rejected", report)
                 continue
-        pending_hit, pending_other = split_hits(index, claim, "pending", project=project, scopes=scopes,
-                                                exclude=(cid,))
-        if pending_hit is not None and pending_hit.score >= dedup.DUPLICATE and cand.duplicate_kind != "rejected":
+        pending_hit, pending_other = split_hits(
+            index, claim, "pending", project=project, scopes=scopes, exclude=(cid,)
+        )
+        if (
+            pending_hit is not None
+            and pending_hit.score >= dedup.DUPLICATE
+            and cand.duplicate_kind != "rejected"
+        ):
             _set_duplicate(cand, pending_hit)
             other = index.session_of(pending_hit.ref)
-            if corroborate and other is not None and other != session and not _already_corroborated(
-                    ledger, pending_hit.ref, session):
+            if (
+                corroborate
+                and other is not None
+                and other != session
+                and not _already_corroborated(ledger, pending_hit.ref, session)
+            ):
                 bumps.setdefault(pending_hit.ref, set()).add(session)
             _drop(cand, "duplicate-pending", report)
             continue
         if cand.duplicate_of is None:
             elsewhere = [h for h in (memory_other, pending_other) if h is not None]  # never a rejection
-            suspects = [h for h in (memory_hit, rejected_hit, pending_hit, *elsewhere)
-                        if h is not None and h.score >= dedup.SUSPECT]
+            suspects = [
+                h
+                for h in (memory_hit, rejected_hit, pending_hit, *elsewhere)
+                if h is not None and h.score >= dedup.SUSPECT
+            ]
             if suspects:
                 shown = max(suspects, key=lambda h: h.score)
                 _set_duplicate(cand, shown)
@@ -498,8 +586,9 @@ def check(raws: Sequence[RawCandidate], *, config: Config, ledger: Ledger, proje
             report.flagged_secrets += 1
         index.add(Doc.of("pending", cid, claim, session))
 
-    _judge_kept(report, judge, config=config, index=index, scopes=scopes, project=project,
-                related_ids=related_ids)
+    _judge_kept(
+        report, judge, config=config, index=index, scopes=scopes, project=project, related_ids=related_ids
+    )
     return CheckedGate(report, rows, bumps, now)
 
 

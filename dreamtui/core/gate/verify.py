@@ -61,6 +61,7 @@ def word_count(text: str) -> float:
     unspaced = len(_UNSPACED.findall(text))
     return len(_UNSPACED.sub(" ", text).split()) + unspaced / 2
 
+
 PROVENANCE_RANK = {"person": 0, "assistant": 1, "meta": 2, "tool": 3}
 
 _QUOTE_MAP = {
@@ -103,8 +104,10 @@ def _refusal(quote: str, norm_quote: str) -> str | None:
     chars = len(norm_quote) - norm_quote.count(" ")
     if words < MIN_WORDS and (words < 2 or chars < MIN_DISTINCTIVE_CHARS):
         shown = f"{words:g}" if words == int(words) else f"{words:.1f}"
-        return (f"unverifiable: too short ({shown} words, {chars} characters; at least {MIN_WORDS} words "
-                f"or {MIN_DISTINCTIVE_CHARS} characters needed)")
+        return (
+            f"unverifiable: too short ({shown} words, {chars} characters; at least {MIN_WORDS} words "
+            f"or {MIN_DISTINCTIVE_CHARS} characters needed)"
+        )
     return None
 
 
@@ -142,8 +145,11 @@ def _forms_of(run: str, nfd: str) -> tuple[list[bytes], list[bytes]]:
         return [run.encode("ascii")], []  # JSON writes it as it is, in every form
     forms = [run] if nfd == run else [run, nfd]
     utf8 = [_json_escaped(f) for f in forms]
-    escaped = [e for e in dict.fromkeys(encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
-               if e not in utf8]
+    escaped = [
+        e
+        for e in dict.fromkeys(encode_basestring_ascii(f)[1:-1].encode("ascii") for f in forms)
+        if e not in utf8
+    ]
     return utf8, escaped
 
 
@@ -160,7 +166,9 @@ _ASCII_ESCAPE = re.compile(rb"\\u00[2-7][0-9a-fA-F]|\\/")
 _WIDE_ESCAPE = re.compile(rb"\\u(?!00[0-7])[0-9a-fA-F]{4}")
 # every whitespace character beyond ASCII, as UTF-8 (NEL, no-break space, Ogham space, the spaces
 # U+2000-U+200A, line and paragraph separators, narrow no-break, medium mathematical, ideographic)
-_WIDE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)|\xe3\x80\x80")
+_WIDE_SPACE = re.compile(
+    rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2(?:\x80[\x80-\x8a\xa8\xa9\xaf]|\x81\x9f)|\xe3\x80\x80"
+)
 # what the index splits a line into pieces at: ASCII whitespace and control characters (the line
 # break kept: it ends a line); for a batch without keys beyond ASCII, every byte beyond ASCII too
 _PIECE_BREAKS = bytes(32 if (c < 33 or c == 127) and c != 10 else c for c in range(256))
@@ -175,10 +183,40 @@ _PUNCTUATION = b"!#$%&()*+,./:<=>?@[]^_{|}~"  # stripped from a piece before it 
 # signs, Hangul vowel and final jamo...): with the combining marks and the characters NFC replaces,
 # what makes a line's text other than its NFC form (:func:`_unstable`)
 _JOINS_BEFORE = frozenset(
-    [chr(c) for c in (0x9BE, 0x9D7, 0xB3E, 0xB56, 0xB57, 0xBBE, 0xBD7, 0xCC2, 0xCD5, 0xCD6, 0xD3E, 0xD57,
-                      0xDCF, 0xDDF, 0xFB5, 0xFB7, 0x102E, 0x1B35, 0x11127, 0x1133E, 0x11357, 0x114B0,
-                      0x114BA, 0x114BD, 0x115AF, 0x11930)]
-    + [chr(c) for c in range(0x1161, 0x1176)] + [chr(c) for c in range(0x11A8, 0x11C3)])
+    [
+        chr(c)
+        for c in (
+            0x9BE,
+            0x9D7,
+            0xB3E,
+            0xB56,
+            0xB57,
+            0xBBE,
+            0xBD7,
+            0xCC2,
+            0xCD5,
+            0xCD6,
+            0xD3E,
+            0xD57,
+            0xDCF,
+            0xDDF,
+            0xFB5,
+            0xFB7,
+            0x102E,
+            0x1B35,
+            0x11127,
+            0x1133E,
+            0x11357,
+            0x114B0,
+            0x114BA,
+            0x114BD,
+            0x115AF,
+            0x11930,
+        )
+    ]
+    + [chr(c) for c in range(0x1161, 0x1176)]
+    + [chr(c) for c in range(0x11A8, 0x11C3)]
+)
 INDEX_FROM = 20
 """A batch of at least this many quotes reads each file into an index (the quotes' pieces and
 characters per line) instead of searching the file once per quote: about where the two cost the
@@ -228,7 +266,11 @@ def _unstable(char: str) -> bool:
     """Whether a line holding ``char`` beyond ASCII may hold text whose NFC form differs from it (a
     combining mark, a character NFC replaces or joins to the one before): for quotes with keys
     beyond ASCII, such a line is searched whatever its keys."""
-    return bool(unicodedata.combining(char)) or char in _JOINS_BEFORE or unicodedata.normalize("NFC", char) != char
+    return (
+        bool(unicodedata.combining(char))
+        or char in _JOINS_BEFORE
+        or unicodedata.normalize("NFC", char) != char
+    )
 
 
 def _stable(char: str) -> bool:
@@ -248,8 +290,9 @@ def _index_keys(norm_quote: str) -> frozenset[bytes | str]:
     :data:`_CHARS_BELOW` such pieces, its characters beyond ASCII (:func:`safe_chars`). None at all:
     the quote is searched through each file instead."""
     pieces = safe_pieces(norm_quote)
-    rare = frozenset(p for p in pieces if not p.isascii() or (
-        len(p) >= 3 and p.strip(_PUNCTUATION).lower() not in _COMMON))
+    rare = frozenset(
+        p for p in pieces if not p.isascii() or (len(p) >= 3 and p.strip(_PUNCTUATION).lower() not in _COMMON)
+    )
     keys: frozenset[bytes | str] = rare or pieces
     if len(rare) < _CHARS_BELOW:
         keys = keys.union(safe_chars(norm_quote))
@@ -369,8 +412,9 @@ def _note(lines: dict[Any, set[int]], keys: frozenset[Any], line: int) -> None:
             got.add(line)
 
 
-def _holds_near(data: bytes | mmap.mmap, start: int, end: int, at: int, reach: int,
-                groups: list[list[bytes]]) -> bool:
+def _holds_near(
+    data: bytes | mmap.mmap, start: int, end: int, at: int, reach: int, groups: list[list[bytes]]
+) -> bool:
     """Whether the line ``start:end`` holds a form of every needle group, looking first within
     ``reach`` bytes of ``at`` (where the first needle is): a long line is scanned whole only for a
     needle not found there."""
@@ -398,7 +442,8 @@ def _candidate_lines(data: bytes | mmap.mmap, groups: list[list[bytes]]) -> list
             if end < 0:
                 end = len(data)
             if (start, end) not in spans and all(
-                    any(data.find(k, start, end) >= 0 for k in group) for group in rest):
+                any(data.find(k, start, end) >= 0 for k in group) for group in rest
+            ):
                 spans.add((start, end))
             pos = data.find(key, end)
     return sorted(spans)
@@ -436,8 +481,19 @@ def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
 class _Quote:
     """One quote being verified: its needles and what was found so far."""
 
-    __slots__ = ("nq", "groups", "utf8_groups", "exact", "reach", "text_groups", "keys", "ascii_keys",
-                 "wide_keys", "found", "seen_strings")
+    __slots__ = (
+        "nq",
+        "groups",
+        "utf8_groups",
+        "exact",
+        "reach",
+        "text_groups",
+        "keys",
+        "ascii_keys",
+        "wide_keys",
+        "found",
+        "seen_strings",
+    )
 
     def __init__(self, nq: str) -> None:
         self.nq = nq
@@ -465,7 +521,9 @@ class _Quote:
                 self.text_groups = [[r] for r in plain]
                 return self
             runs = _runs(nq)
-            self.utf8_groups = [[_json_escaped(f) for f in ((run,) if nfd == run else (run, nfd))] for run, nfd in runs]
+            self.utf8_groups = [
+                [_json_escaped(f) for f in ((run,) if nfd == run else (run, nfd))] for run, nfd in runs
+            ]
             self.text_groups = [[run, nfd] if nfd != run else [run] for run, nfd in runs]
         return self
 
@@ -572,8 +630,9 @@ def _prepare(quote: str) -> str | Verification:
     return Verification(False, [], why) if why else norm_quote
 
 
-def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted | None,
-                 unreadable: list[str]) -> None:
+def _verify_file(
+    fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted | None, unreadable: list[str]
+) -> None:
     """Look for every quote of ``batch`` in one file, adding what is found to each quote (through an
     index of the file's lines when ``wanted``, the words and characters of the batch, is given)."""
     try:
@@ -597,7 +656,7 @@ def _verify_file(fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted
             else:
                 line_no += data[counted_to:start].count(b"\n")
                 counted_to = start
-            obj = _decode(bytes(data[start:hit.end]))
+            obj = _decode(bytes(data[start : hit.end]))
             if not isinstance(obj, dict):
                 continue
             rec = _Record(obj)
@@ -619,15 +678,18 @@ class _Hit:
         self.quotes: list[_Quote] = []
 
 
-def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
-                  hits: dict[int, _Hit]) -> None:
+def _index_search(
+    data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted, hits: dict[int, _Hit]
+) -> None:
     """Fill ``hits`` through one index of the file (``wanted``: the keys of the batch): only the
     lines holding all of a quote's keys are searched for its needles (a quote without keys is
     searched through the file)."""
     index = _LineIndex(data, wanted)
     starts, wide = index.starts, index.escaped
     present = index.keys_present
-    if not (index.always_ascii or index.always_wide):  # the usual answer, found at once: a key is nowhere here
+    if not (
+        index.always_ascii or index.always_wide
+    ):  # the usual answer, found at once: a key is nowhere here
         batch = [q for q in batch if present >= q.keys]
     for q in batch:
         if not q.keys:
@@ -650,8 +712,9 @@ def _index_search(data: bytes | mmap.mmap, batch: list[_Quote], wanted: _Wanted,
                 continue
             if len(groups) > 1:
                 size = len(q.exact)  # the quote written as it is around there holds every needle
-                if data.find(q.exact, max(start, at - size), min(end, at + size)) < 0 and \
-                        not _holds_near(data, start, end, at, q.reach, groups[1:]):
+                if data.find(q.exact, max(start, at - size), min(end, at + size)) < 0 and not _holds_near(
+                    data, start, end, at, q.reach, groups[1:]
+                ):
                     continue
             hit = hits.get(start)
             if hit is None:
@@ -688,8 +751,9 @@ def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no:
         sig = (prov, value)
         copy = rec.progress or sig in q.seen_strings
         q.seen_strings.add(sig)
-        match = Match(path_str, line_no, _str_or_none(obj.get("uuid")),
-                      _str_or_none(obj.get("timestamp")), prov, copy)  # type: ignore[arg-type]
+        match = Match(
+            path_str, line_no, _str_or_none(obj.get("uuid")), _str_or_none(obj.get("timestamp")), prov, copy
+        )  # type: ignore[arg-type]
         q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
 
 

@@ -55,10 +55,21 @@ _SMALL = 64 * 1024  # a line this short is cheap to search in full
 _WINDOW = 512
 # Top-level record types that never hold kept text. Claude Code writes ``type`` before the rest of
 # these records, so the first ``"type":"`` of the line names the record.
-_SKIP_TYPES = frozenset({
-    b"progress", b"file-history-snapshot", b"summary", b"system", b"permission-mode", b"last-prompt",
-    b"custom-title", b"ai-title", b"tag", b"agent-name", b"pr-link",
-})
+_SKIP_TYPES = frozenset(
+    {
+        b"progress",
+        b"file-history-snapshot",
+        b"summary",
+        b"system",
+        b"permission-mode",
+        b"last-prompt",
+        b"custom-title",
+        b"ai-title",
+        b"tag",
+        b"agent-name",
+        b"pr-link",
+    }
+)
 _DATA = b'"data":"'
 _ASSISTANT_HEAD = b'message","role":"assistant","content":'
 _USER_HEAD = b'user","message":{"role":"user","content":'
@@ -74,7 +85,10 @@ def _tool_result_needed(buf: bytes, start: int, stop: int) -> bool:
     rejection, a short error result whose flag or words sit near the start."""
     if buf.find(b'"tool_result"', start, stop) < 0 and buf.find(b'"tool_use_id"', start, stop) < 0:
         return True
-    return buf.find(b'"is_error":true', start, stop) >= 0 or buf.find(b"The user doesn't want to", start, stop) >= 0
+    return (
+        buf.find(b'"is_error":true', start, stop) >= 0
+        or buf.find(b"The user doesn't want to", start, stop) >= 0
+    )
 
 
 def _user_needed(buf: bytes, at: int, end: int) -> bool:
@@ -133,8 +147,9 @@ def needed(buf: bytes, start: int, end: int) -> bool:
         if find(b'"tool_result"', q, w) < 0 and find(b'"tool_use_id"', q, w) < 0:
             return True
         return find(b'"is_error":true', q, w) >= 0 or find(b"The user doesn't want to", q, w) >= 0
-    if first in _SKIP_TYPES or (at - start >= _ATTACHMENT_LEN
-                                and buf.startswith(_ATTACHMENT, at - _ATTACHMENT_LEN, end)):
+    if first in _SKIP_TYPES or (
+        at - start >= _ATTACHMENT_LEN and buf.startswith(_ATTACHMENT, at - _ATTACHMENT_LEN, end)
+    ):
         return False
     if first == b"queue-operation":
         # text typed while the agent was busy is the record's "content"; most queue operations
@@ -391,8 +406,15 @@ class _Digester:
     ``digest_file(path, cheap=False)`` uses for every line.
     """
 
-    def __init__(self, file: str, kind: FileKind, state: DigestState, stats: DigestStats,
-                 interrupts: bool, cheap: bool = True) -> None:
+    def __init__(
+        self,
+        file: str,
+        kind: FileKind,
+        state: DigestState,
+        stats: DigestStats,
+        interrupts: bool,
+        cheap: bool = True,
+    ) -> None:
         self.cheap = cheap
         self.file = file
         self.kind = kind
@@ -410,14 +432,16 @@ class _Digester:
         if columns:
             self.lines(columns[0], columns[1], out, ascii)
 
-    def lines(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool = False) -> None:
+    def lines(
+        self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool = False
+    ) -> None:
         """Digest the lines ``raws`` (numbered ``numbers``) into ``out``: the fast path, in blocks of
         :data:`_BLOCK` lines (the records of one block are alive at once; a block stays in the caches)."""
         if len(raws) <= _BLOCK:
             self._block(numbers, raws, out, ascii)
             return
         for start in range(0, len(raws), _BLOCK):
-            self._block(numbers[start:start + _BLOCK], raws[start:start + _BLOCK], out, ascii)
+            self._block(numbers[start : start + _BLOCK], raws[start : start + _BLOCK], out, ascii)
 
     def _block(self, numbers: Sequence[int], raws: Sequence[bytes], out: list[Turn], ascii: bool) -> None:
         """First every line is decoded (:meth:`_decoded`: in C, one call for all of them, a long line only
@@ -493,8 +517,12 @@ class _Digester:
                         if rec.toolUseResult:
                             continue
                         role, kind, text = classify(content)
-                        if role != PERSON or rec.isMeta is True or rec.isCompactSummary is True \
-                                or rec.isVisibleInTranscriptOnly is True:  # _harness, inline
+                        if (
+                            role != PERSON
+                            or rec.isMeta is True
+                            or rec.isCompactSummary is True
+                            or rec.isVisibleInTranscriptOnly is True
+                        ):  # _harness, inline
                             continue
                         if not ascii and not raw.isascii() and not _valid_utf8(raw):
                             exact(raw, line_no, out)
@@ -512,8 +540,12 @@ class _Digester:
                                 continue
                         out.append(Turn("person", text, file, line_no, rec.uuid, ts, kind))
                         chars += len(text)
-                    elif type(content) is list and len(content) == 1 and content[0].type == "tool_result" \
-                            and content[0].is_error is not True:
+                    elif (
+                        type(content) is list
+                        and len(content) == 1
+                        and content[0].type == "tool_result"
+                        and content[0].is_error is not True
+                    ):
                         continue  # a tool's output, the most common user record
                     else:
                         user(rec, raw, line_no, out)
@@ -524,8 +556,11 @@ class _Digester:
                 stats.malformed += 1
         stats.chars += chars
 
-    def _decoded(self, numbers: Sequence[int], raws: Sequence[bytes],
-                 ) -> tuple[Sequence[int], Sequence[bytes], list[_Record | None]]:
+    def _decoded(
+        self,
+        numbers: Sequence[int],
+        raws: Sequence[bytes],
+    ) -> tuple[Sequence[int], Sequence[bytes], list[_Record | None]]:
         """The lines worth decoding and their records (None where msgspec refuses the line).
 
         A line over :data:`_CHECKED_LINE` bytes is left out unless :func:`needed` keeps it (a short one
@@ -566,7 +601,9 @@ class _Digester:
             return
         self._queued_text("\n\n".join(person), rec.timestamp, rec.uuid, rec.cwd, line_no, out)
 
-    def _assistant_turns(self, rec: _Record, raw: bytes, texts: list[str], line_no: int, out: list[Turn]) -> None:
+    def _assistant_turns(
+        self, rec: _Record, raw: bytes, texts: list[str], line_no: int, out: list[Turn]
+    ) -> None:
         """The turns of an assistant record's text blocks, each kept once per ``(message.id, text)``
         (a line with bad bytes goes to the exact path, which repairs and counts it)."""
         if not raw.isascii() and not _valid_utf8(raw):
@@ -605,8 +642,12 @@ class _Digester:
                 if btype == "text":
                     if block.text is not None:
                         texts.append(block.text)
-                elif btype == "tool_result" and block.is_error is True and block.content \
-                        and _may_be_rejection(block.content):
+                elif (
+                    btype == "tool_result"
+                    and block.is_error is True
+                    and block.content
+                    and _may_be_rejection(block.content)
+                ):
                     self.exact(raw, line_no, out)  # a rejected tool call: the exact path finds the reason
                     return
             if not texts:
@@ -676,8 +717,15 @@ class _Digester:
         if not self.cwd:
             self.cwd = cwd if isinstance(cwd, str) else ""
         self.stats.chars += len(text)
-        return Turn(role, text, self.file, line_no,  # type: ignore[arg-type]
-                    uuid if isinstance(uuid, str) else None, ts if isinstance(ts, str) else None, kind)
+        return Turn(
+            role,
+            text,
+            self.file,
+            line_no,  # type: ignore[arg-type]
+            uuid if isinstance(uuid, str) else None,
+            ts if isinstance(ts, str) else None,
+            kind,
+        )
 
     def _assistant(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         message = obj.get("message")
@@ -718,13 +766,16 @@ class _Digester:
         if person:
             self._person(person, obj, line_no, out)
 
-    def _person(self, person: list[tuple[str, str]], obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
+    def _person(
+        self, person: list[tuple[str, str]], obj: dict[str, Any], line_no: int, out: list[Turn]
+    ) -> None:
         """The turn of a decoded person's record from its person pieces ``(kind, text)``."""
         kind, text = _one_person(person)
         self._person_one(kind, text, obj, None, line_no, out)
 
-    def _person_one(self, kind: str, text: str, rec: Any, raw: bytes | None, line_no: int,
-                    out: list[Turn]) -> None:
+    def _person_one(
+        self, kind: str, text: str, rec: Any, raw: bytes | None, line_no: int, out: list[Turn]
+    ) -> None:
         """The turn of a person's record (``rec`` a :class:`_Record` with its ``raw`` line, or a dict):
         kept once per timestamp and text, and not again when it was queued while the agent was busy.
         An interrupt marker is kept only with ``interrupts``."""
@@ -776,8 +827,14 @@ class _Digester:
     def _queued(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         person = [p for p in records.pieces(obj) if p.role == "person" and p.kind != "interrupt"]
         if person:
-            self._queued_text("\n\n".join(p.text for p in person), obj.get("timestamp"), obj.get("uuid"),
-                              obj.get("cwd"), line_no, out)
+            self._queued_text(
+                "\n\n".join(p.text for p in person),
+                obj.get("timestamp"),
+                obj.get("uuid"),
+                obj.get("cwd"),
+                line_no,
+                out,
+            )
 
     def _queued_text(self, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, out: list[Turn]) -> None:
         """The turn of text typed while the agent was busy, kept once (until it arrives as a prompt)."""
@@ -808,9 +865,15 @@ def _keep(buf: bytes, start: int, end: int) -> bool:
     return end - start <= _CHECKED_LINE or needed(buf, start, end)
 
 
-def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
-                 state: DigestState | None = None, stats: DigestStats | None = None,
-                 interrupts: bool = True) -> list[Turn]:
+def digest_lines(
+    lines: Iterable[Line],
+    *,
+    file: str,
+    kind: FileKind = "main",
+    state: DigestState | None = None,
+    stats: DigestStats | None = None,
+    interrupts: bool = True,
+) -> list[Turn]:
     """Digest raw lines ``(line_no, offset, raw)`` of one file (e.g. a :class:`TailRead`'s lines).
 
     ``state`` carries dedup keys between calls; ``stats`` is updated in place.
@@ -825,8 +888,15 @@ def digest_lines(lines: Iterable[Line], *, file: str, kind: FileKind = "main",
     return out
 
 
-def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int = DEFAULT_MAX_LINE,
-                interrupts: bool = True, state: DigestState | None = None, cheap: bool = True) -> Digest:
+def digest_file(
+    path: Path | str,
+    *,
+    kind: FileKind | None = None,
+    max_line: int = DEFAULT_MAX_LINE,
+    interrupts: bool = True,
+    state: DigestState | None = None,
+    cheap: bool = True,
+) -> Digest:
     """Digest a whole transcript file, streaming (memory stays bounded however large it is).
 
     ``cheap=False`` decodes every line in full with ``orjson`` (:meth:`_Digester.exact`) instead of
@@ -840,7 +910,9 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
         if data is not None:  # no line can be over max_line: the file is not
             return _digest_whole(path, data, kind, interrupts, state)
     stats = DigestStats()
-    digester = _Digester(str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap)
+    digester = _Digester(
+        str(path), kind or kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap
+    )
     turns: list[Turn] = []
     with open_transcript(path) as fh:
         scanner = LineScanner(fh, max_line=max_line)
@@ -853,12 +925,14 @@ def digest_file(path: Path | str, *, kind: FileKind | None = None, max_line: int
                 exact(raw, line_no, turns)
     tf = describe(path, scanner.head if cheap else None)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
-    return Digest(session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats,
-                  cwd=digester.cwd)
+    return Digest(
+        session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats, cwd=digester.cwd
+    )
 
 
-def _digest_whole(path: Path, data: bytes, kind: FileKind | None, interrupts: bool,
-                  state: DigestState | None) -> Digest:
+def _digest_whole(
+    path: Path, data: bytes, kind: FileKind | None, interrupts: bool, state: DigestState | None
+) -> Digest:
     """:func:`digest_file` of a file read whole (``data``): its lines cut by ``io.BytesIO`` in C, one
     ASCII check for all of them, the path parsed once."""
     tf = describe(path, data)
@@ -875,11 +949,14 @@ def _digest_whole(path: Path, data: bytes, kind: FileKind | None, interrupts: bo
     stats.bytes = data.rfind(b"\n") + 1 if partial else len(data)
     stats.lines = len(lines)
     stats.partial_tail = partial
-    return Digest(session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd)
+    return Digest(
+        session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd
+    )
 
 
-def _finish_stats(stats: DigestStats, oversized: Sequence[int], partial: bool, nbytes: int,
-                  nlines: int) -> None:
+def _finish_stats(
+    stats: DigestStats, oversized: Sequence[int], partial: bool, nbytes: int, nlines: int
+) -> None:
     """Account for what the line scanner consumed, including the huge lines it skipped."""
     stats.oversized += len(oversized)
     stats.skipped_lines += len(oversized)
@@ -888,8 +965,9 @@ def _finish_stats(stats: DigestStats, oversized: Sequence[int], partial: bool, n
     stats.partial_tail = stats.partial_tail or partial
 
 
-def digest_session(files: Sequence[Path | str], *, include_subagents: bool = True,
-                   interrupts: bool = True) -> Digest:
+def digest_session(
+    files: Sequence[Path | str], *, include_subagents: bool = True, interrupts: bool = True
+) -> Digest:
     """Digest a session's files (main file first, then sub-agent files) into one Digest.
 
     Sub-agent files contribute only assistant prose (kind ``subagent``), merged into the main
@@ -909,8 +987,16 @@ def digest_session(files: Sequence[Path | str], *, include_subagents: bool = Tru
         d = digest_file(f, kind=tf.kind, interrupts=interrupts)
         cwd = cwd or d.cwd
         names.append(str(f))
-        for name in ("bytes", "chars", "lines", "skipped_lines", "malformed", "invalid_utf8", "oversized",
-                     "replaced"):
+        for name in (
+            "bytes",
+            "chars",
+            "lines",
+            "skipped_lines",
+            "malformed",
+            "invalid_utf8",
+            "oversized",
+            "replaced",
+        ):
             setattr(stats, name, getattr(stats, name) + getattr(d.stats, name))
         stats.partial_tail = stats.partial_tail or d.stats.partial_tail
         keyed, last = [], ""
@@ -919,7 +1005,9 @@ def digest_session(files: Sequence[Path | str], *, include_subagents: bool = Tru
             keyed.append((last, index, pos, turn))
         streams.append(keyed)
     merged = [item[3] for item in heapq.merge(*streams)]
-    return Digest(session=first.session, project=first.project, files=names, turns=merged, stats=stats, cwd=cwd)
+    return Digest(
+        session=first.session, project=first.project, files=names, turns=merged, stats=stats, cwd=cwd
+    )
 
 
 def _ledger_lookup(ledger: Ledger, path: str) -> Callable[[str], bool]:
@@ -945,10 +1033,18 @@ def persist(ledger: Ledger, tailer: Tailer, read: TailRead, state: DigestState, 
     return True
 
 
-def digest_increment(ledger: Ledger, path: Path | str, project: str = "", session: str = "", *,
-                     tailer: Tailer | None = None, kind: FileKind | None = None, commit: bool = True,
-                     max_bytes: int | None = None, interrupts: bool = True,
-                     ) -> tuple[Digest, TailRead, DigestState]:
+def digest_increment(
+    ledger: Ledger,
+    path: Path | str,
+    project: str = "",
+    session: str = "",
+    *,
+    tailer: Tailer | None = None,
+    kind: FileKind | None = None,
+    commit: bool = True,
+    max_bytes: int | None = None,
+    interrupts: bool = True,
+) -> tuple[Digest, TailRead, DigestState]:
     """Digest only what was appended to ``path`` since the last committed read.
 
     With ``commit=False`` nothing is stored: call :func:`persist` (e.g. inside the transaction
@@ -966,6 +1062,12 @@ def digest_increment(ledger: Ledger, path: Path | str, project: str = "", sessio
     _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)
-    digest = Digest(session=read.session, project=read.project, files=[str(path)], turns=turns, stats=stats,
-                    cwd=digester.cwd)
+    digest = Digest(
+        session=read.session,
+        project=read.project,
+        files=[str(path)],
+        turns=turns,
+        stats=stats,
+        cwd=digester.cwd,
+    )
     return digest, read, state

@@ -49,12 +49,23 @@ META_PREFIXES = (
 TOOL_PREFIXES = ("<bash-stdout>", "<bash-stderr>")
 COMPACT_PREFIX = "This session is being continued from a previous conversation"
 
-_PREFIX_STARTS = "".join(sorted({p[0] for p in (*CAVEAT_PREFIXES, *META_PREFIXES, *TOOL_PREFIXES, INTERRUPT_PREFIX,
-                                                  COMPACT_PREFIX, "<bash-input>")}))
-"""The first characters of every prefix :func:`classify_user_text` looks for."""
-_STRIP_SPANS = re.compile(
-    r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.S
+_PREFIX_STARTS = "".join(
+    sorted(
+        {
+            p[0]
+            for p in (
+                *CAVEAT_PREFIXES,
+                *META_PREFIXES,
+                *TOOL_PREFIXES,
+                INTERRUPT_PREFIX,
+                COMPACT_PREFIX,
+                "<bash-input>",
+            )
+        }
+    )
 )
+"""The first characters of every prefix :func:`classify_user_text` looks for."""
+_STRIP_SPANS = re.compile(r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics)>.*?</\1>", re.S)
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
@@ -137,7 +148,7 @@ def rejection_reason(text: str) -> str | None:
     """
     if not text.startswith(REJECTION_PREFIX):
         return None
-    reason = text[len(REJECTION_PREFIX):].strip()
+    reason = text[len(REJECTION_PREFIX) :].strip()
     return reason or None
 
 
@@ -444,7 +455,11 @@ def provenance_of(obj: Any, path: JsonPath | list[PathKey], offset: int | None =
     if len(path) >= 3:
         block = _get(obj, path[:3])
         if isinstance(block, dict) and block.get("type") == "tool_result":
-            real = path[3:] == ("content",) and isinstance(path[2], int) and rejection_of(obj, path[2]) is not None
+            real = (
+                path[3:] == ("content",)
+                and isinstance(path[2], int)
+                and rejection_of(obj, path[2]) is not None
+            )
             return PERSON if real and _reason_covers(value, offset) else TOOL
         if not (isinstance(block, dict) and block.get("type") == "text" and path[3:] == ("text",)):
             return META

@@ -89,9 +89,17 @@ class LineScanner:
     ``keep`` (optional) filters the lines yielded (the others are still counted and consumed).
     """
 
-    def __init__(self, fh: IO[bytes], offset: int = 0, line: int = 0, *, max_line: int = DEFAULT_MAX_LINE,
-                 limit: int | None = None, end: int | None = None,
-                 keep: Callable[[bytes, int, int], bool] | None = None) -> None:
+    def __init__(
+        self,
+        fh: IO[bytes],
+        offset: int = 0,
+        line: int = 0,
+        *,
+        max_line: int = DEFAULT_MAX_LINE,
+        limit: int | None = None,
+        end: int | None = None,
+        keep: Callable[[bytes, int, int], bool] | None = None,
+    ) -> None:
         self.keep = keep
         self.fh = fh
         self.offset = offset
@@ -287,7 +295,7 @@ class LineScanner:
             filepos += n
             nl = buf.find(b"\n", 0, n)
             if nl >= 0:
-                return bytes(buf[nl + 1:n])
+                return bytes(buf[nl + 1 : n])
 
 
 BOM = b"\xef\xbb\xbf"
@@ -320,7 +328,7 @@ def _decode_slow(raw: bytes) -> tuple[Any, bool, str | None]:
     """The path for lines ``orjson`` refuses: ``(value, repaired, error)``."""
     repaired = bad_bytes = False
     if raw.lstrip(b" \t").startswith(BOM):
-        raw = raw.lstrip(b" \t")[len(BOM):]
+        raw = raw.lstrip(b" \t")[len(BOM) :]
         repaired = True
     try:
         text = raw.decode("utf-8")
@@ -393,7 +401,9 @@ def _read_at(fh: IO[bytes], offset: int, n: int) -> bytes:
 class Tailer:
     """Incremental reader of transcript files whose offsets live in the ledger ``files`` table."""
 
-    def __init__(self, ledger: Ledger, *, max_line: int = DEFAULT_MAX_LINE, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, ledger: Ledger, *, max_line: int = DEFAULT_MAX_LINE, max_bytes: int | None = None
+    ) -> None:
         self.ledger = ledger
         self.max_line = max_line
         self.max_bytes = max_bytes
@@ -402,8 +412,15 @@ class Tailer:
         """The stored ``files`` row of ``path``, or None when it was never committed."""
         return offsets.file_state(self.ledger, file_key(path))
 
-    def read(self, path: Path | str, project: str = "", session: str = "", *,
-             max_bytes: int | None = None, keep: Callable[[bytes, int, int], bool] | None = None) -> TailRead:
+    def read(
+        self,
+        path: Path | str,
+        project: str = "",
+        session: str = "",
+        *,
+        max_bytes: int | None = None,
+        keep: Callable[[bytes, int, int], bool] | None = None,
+    ) -> TailRead:
         """Read the complete lines after the stored offset (at most ``max_bytes`` bytes of them).
 
         ``keep(buf, start, end)`` (optional) says which lines to return; the others are consumed
@@ -430,16 +447,28 @@ class Tailer:
                 tail_hash = _hash(_read_at(fh, scanner.offset - n, n))
         seen = None if row is None else row.seen
         return TailRead(
-            path=key, project=project or (row.project if row else ""),
-            session=session or (row.session if row else ""), identity=identity,
-            start_offset=offset, start_line=line, end_offset=scanner.offset, end_line=scanner.line,
-            lines=lines, reset=reason is not None, reset_reason=reason, oversized=scanner.oversized,
-            partial=scanner.partial, more=scanner.more, tail_hash=tail_hash, seen=seen,
+            path=key,
+            project=project or (row.project if row else ""),
+            session=session or (row.session if row else ""),
+            identity=identity,
+            start_offset=offset,
+            start_line=line,
+            end_offset=scanner.offset,
+            end_line=scanner.line,
+            lines=lines,
+            reset=reason is not None,
+            reset_reason=reason,
+            oversized=scanner.oversized,
+            partial=scanner.partial,
+            more=scanner.more,
+            tail_hash=tail_hash,
+            seen=seen,
         )
 
     @staticmethod
-    def _resume_point(fh: IO[bytes], row: FileState, dev: int, ino: int,
-                      size: int) -> tuple[int, int, str | None]:
+    def _resume_point(
+        fh: IO[bytes], row: FileState, dev: int, ino: int, size: int
+    ) -> tuple[int, int, str | None]:
         """Where to continue: ``(offset, line, None)``, or ``(0, 0, reason)`` for a re-read."""
         offset = int(row.offset or 0)
         if row.dev != dev or row.ino != ino:
@@ -471,9 +500,21 @@ class Tailer:
         with self.ledger.write():
             if offsets.seen(self.ledger, read.path) != read.seen:
                 return False
-            offsets.store_read(self.ledger, path=read.path, project=read.project, session=read.session,
-                               dev=ident.dev, ino=ident.ino, size=ident.size, head_hash=ident.head_hash,
-                               tail_hash=read.tail_hash, offset=read.end_offset, lines=read.end_line,
-                               skipped=len(read.oversized) + skipped, reset=read.reset, mtime=ident.mtime,
-                               now=clock.now_iso())
+            offsets.store_read(
+                self.ledger,
+                path=read.path,
+                project=read.project,
+                session=read.session,
+                dev=ident.dev,
+                ino=ident.ino,
+                size=ident.size,
+                head_hash=ident.head_hash,
+                tail_hash=read.tail_hash,
+                offset=read.end_offset,
+                lines=read.end_line,
+                skipped=len(read.oversized) + skipped,
+                reset=read.reset,
+                mtime=ident.mtime,
+                now=clock.now_iso(),
+            )
         return True

@@ -42,7 +42,7 @@ class TranscriptFile(msgspec.Struct, frozen=True):
 def agent_id_of(path: Path) -> str | None:
     """``agent-<id>.jsonl`` -> ``<id>``; None for a main session file."""
     stem = (path if isinstance(path, Path) else Path(path)).name.removesuffix(".jsonl")
-    return stem[len("agent-"):] if stem.startswith("agent-") else None
+    return stem[len("agent-") :] if stem.startswith("agent-") else None
 
 
 def kind_of(path: Path) -> FileKind:
@@ -107,8 +107,11 @@ def parent_tool_call(path: Path, main: Path | None = None) -> tuple[int, str] | 
                     given = block.get("input")
                     args: dict[str, Any] = given if isinstance(given, dict) else {}
                     if (wanted_id and block.get("id") == wanted_id) or (
-                            not wanted_id and description and block.get("name") in ("Task", "Agent")
-                            and args.get("description") == description):
+                        not wanted_id
+                        and description
+                        and block.get("name") in ("Task", "Agent")
+                        and args.get("description") == description
+                    ):
                         return number, str(block.get("id"))
     except OSError:
         return None
@@ -162,7 +165,7 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
         return names[-1 - k] if k < len(names) else ""
 
     stem = up(0).removesuffix(".jsonl")
-    agent = stem[len("agent-"):] if stem.startswith("agent-") else None
+    agent = stem[len("agent-") :] if stem.startswith("agent-") else None
     kind: FileKind = "main" if agent is None else "compact" if agent.startswith("acompact") else "subagent"
     if up(1) == "subagents":
         return TranscriptFile(path, up(3), up(2), kind, agent)
@@ -191,9 +194,13 @@ def _project_files(project_dir: Path, skipped: list[Skipped] | None = None) -> l
 def _subagent_files(sub: Path, skipped: list[Skipped] | None = None) -> list[Path]:
     """``agent-*.jsonl`` files in a ``subagents`` folder and in its ``workflows/<id>/`` folders
     (the ``.meta.json`` beside them are not transcripts)."""
+
     def agents(folder: Path) -> list[Path]:
-        return [e.path for e in scan_folder(folder, skipped)
-                if e.is_file and e.name.startswith("agent-") and e.name.endswith(".jsonl")]
+        return [
+            e.path
+            for e in scan_folder(folder, skipped)
+            if e.is_file and e.name.startswith("agent-") and e.name.endswith(".jsonl")
+        ]
 
     found = agents(sub)
     workflows = sub / "workflows"

@@ -82,10 +82,19 @@ class Watcher:
     ``stop()`` ends it and joins the threads. Usable as a context manager.
     """
 
-    def __init__(self, root: Path, *, on_change: ChangeCallback | None = None,
-                 on_goodnight: GoodnightCallback | None = None, on_error: ErrorCallback | None = None,
-                 on_skip: SkipCallback | None = None, poll: bool = False, debounce: float = DEFAULT_DEBOUNCE, rescan_seconds: float = 60.0,
-                 poll_interval: float = 1.0) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        on_change: ChangeCallback | None = None,
+        on_goodnight: GoodnightCallback | None = None,
+        on_error: ErrorCallback | None = None,
+        on_skip: SkipCallback | None = None,
+        poll: bool = False,
+        debounce: float = DEFAULT_DEBOUNCE,
+        rescan_seconds: float = 60.0,
+        poll_interval: float = 1.0,
+    ) -> None:
         self.root = Path(root)
         self.on_change = on_change
         self.on_goodnight = on_goodnight
@@ -186,7 +195,9 @@ class Watcher:
                 now = time.monotonic()
                 waits = [next_rescan - now]
                 if self._pending:
-                    waits.append(min(self._last_event + self.debounce, self._first_event + self.max_delay) - now)
+                    waits.append(
+                        min(self._last_event + self.debounce, self._first_event + self.max_delay) - now
+                    )
                 if not self._rescan_requested and min(waits) > 0:
                     self._cond.wait(min(waits))
                 if self._stopping:
@@ -195,8 +206,9 @@ class Watcher:
                 rescan = self._rescan_requested or now >= next_rescan
                 self._rescan_requested = False
                 batch: list[Path] = []
-                if self._pending and (now - self._last_event >= self.debounce
-                                      or now - self._first_event >= self.max_delay):
+                if self._pending and (
+                    now - self._last_event >= self.debounce or now - self._first_event >= self.max_delay
+                ):
                     batch = sorted(self._pending)
                     self._pending.clear()
             try:

@@ -28,7 +28,16 @@ from dreamtui.core.ledger.extractions import record_extraction, record_failed_ex
 from dreamtui.core.ledger.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 
 __all__ = [
-    "ADDED_COLUMNS", "OPEN_WAIT_SECONDS", "SCHEMA", "SCHEMA_VERSION", "Ledger", "RedactingConnection",
-    "RedactingCursor", "candidate_to_row", "record_extraction", "record_failed_extraction", "row_to_candidate",
+    "ADDED_COLUMNS",
+    "OPEN_WAIT_SECONDS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "Ledger",
+    "RedactingConnection",
+    "RedactingCursor",
+    "candidate_to_row",
+    "record_extraction",
+    "record_failed_extraction",
+    "row_to_candidate",
     "stored_text",
 ]

@@ -9,11 +9,19 @@ if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
 
 
-def record(ledger: Ledger, batch_id: str, status: str, requests: dict[str, dict[str, Any]], model: str | None,
-           now: str) -> None:
+def record(
+    ledger: Ledger,
+    batch_id: str,
+    status: str,
+    requests: dict[str, dict[str, Any]],
+    model: str | None,
+    now: str,
+) -> None:
     """Record a submitted batch and its request map (joins the caller's transaction)."""
-    ledger.run("INSERT INTO batches (id, status, requests, model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-               (batch_id, status, json.dumps(requests, ensure_ascii=False), model, now, now))
+    ledger.run(
+        "INSERT INTO batches (id, status, requests, model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (batch_id, status, json.dumps(requests, ensure_ascii=False), model, now, now),
+    )
 
 
 def with_status(ledger: Ledger, states: tuple[str, ...]) -> list[str]:

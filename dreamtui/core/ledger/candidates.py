@@ -40,8 +40,10 @@ def put(ledger: Ledger, cand: Candidate) -> None:
     cols = ", ".join(data)
     marks = ", ".join("?" for _ in data)
     updates = ", ".join(f"{k} = excluded.{k}" for k in data if k != "id")
-    ledger.run(f"INSERT INTO candidates ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}",
-               tuple(data.values()))
+    ledger.run(
+        f"INSERT INTO candidates ({cols}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}",
+        tuple(data.values()),
+    )
 
 
 def queue_rows(ledger: Ledger) -> list[QueueRow]:
@@ -51,9 +53,18 @@ def queue_rows(ledger: Ledger) -> list[QueueRow]:
         "created_at FROM candidates WHERE status = 'pending' ORDER BY created_at DESC, id"
     )
     return [
-        QueueRow(r["id"], r["project"], r["session"], r["type"], r["claim"], r["provenance"],
-                 bool(r["duplicate_of"]), int(r["corroborated"] or 0),
-                 bool(r["secrets"]) and r["secrets"] != "[]", r["created_at"] or "")
+        QueueRow(
+            r["id"],
+            r["project"],
+            r["session"],
+            r["type"],
+            r["claim"],
+            r["provenance"],
+            bool(r["duplicate_of"]),
+            int(r["corroborated"] or 0),
+            bool(r["secrets"]) and r["secrets"] != "[]",
+            r["created_at"] or "",
+        )
         for r in rows
     ]
 
@@ -66,13 +77,19 @@ def pending_count(ledger: Ledger) -> int:
 
 def pending_by_session(ledger: Ledger) -> dict[str, int]:
     """Pending candidates per session."""
-    return {str(r["session"]): int(r["n"]) for r in ledger.query(
-        "SELECT session, COUNT(*) AS n FROM candidates WHERE status = 'pending' GROUP BY session")}
+    return {
+        str(r["session"]): int(r["n"])
+        for r in ledger.query(
+            "SELECT session, COUNT(*) AS n FROM candidates WHERE status = 'pending' GROUP BY session"
+        )
+    }
 
 
 def status_counts(ledger: Ledger) -> dict[str, int]:
     """How many candidates have each status."""
-    return {str(r[0]): int(r[1]) for r in ledger.query("SELECT status, COUNT(*) FROM candidates GROUP BY status")}
+    return {
+        str(r[0]): int(r[1]) for r in ledger.query("SELECT status, COUNT(*) FROM candidates GROUP BY status")
+    }
 
 
 def of_day(ledger: Ledger, day: str) -> list[Candidate]:
@@ -81,7 +98,9 @@ def of_day(ledger: Ledger, day: str) -> list[Candidate]:
     rows = ledger.query(
         "SELECT * FROM candidates WHERE status != 'dropped' AND ("
         " cycle_id IN (SELECT id FROM dream_cycles WHERE date = ?) OR substr(created_at, 1, 10) = ?)"
-        " ORDER BY created_at, id", (day, day))
+        " ORDER BY created_at, id",
+        (day, day),
+    )
     return [row_to_candidate(r) for r in rows]
 
 
@@ -90,8 +109,10 @@ def unaccepted_texts(ledger: Ledger, sessions: list[str]) -> list[tuple[str, str
     if not sessions:
         return []
     marks = ", ".join("?" for _ in sessions)
-    rows = ledger.query(f"SELECT quote, claim FROM candidates WHERE status != 'accepted' AND session IN ({marks})",
-                        tuple(sessions))
+    rows = ledger.query(
+        f"SELECT quote, claim FROM candidates WHERE status != 'accepted' AND session IN ({marks})",
+        tuple(sessions),
+    )
     return [(r["quote"] or "", r["claim"] or "") for r in rows]
 
 
@@ -102,19 +123,30 @@ def set_status(ledger: Ledger, cid: str, status: str, now: str) -> None:
 
 def set_placement(ledger: Ledger, cid: str, kind: str, scope: str, now: str) -> None:
     """Set a candidate's memory type and scope."""
-    ledger.run("UPDATE candidates SET type = ?, scope = ?, updated_at = ? WHERE id = ?", (kind, scope, now, cid))
+    ledger.run(
+        "UPDATE candidates SET type = ?, scope = ?, updated_at = ? WHERE id = ?", (kind, scope, now, cid)
+    )
 
 
 def corroborate(ledger: Ledger, target: str, sessions: int, now: str) -> None:
     """Add ``sessions`` to a pending candidate's ``corroborated`` count."""
-    ledger.run("UPDATE candidates SET corroborated = corroborated + ?, updated_at = ? "
-               "WHERE id = ? AND status = 'pending'", (sessions, now, target))
+    ledger.run(
+        "UPDATE candidates SET corroborated = corroborated + ?, updated_at = ? "
+        "WHERE id = ? AND status = 'pending'",
+        (sessions, now, target),
+    )
 
 
 def repeated_in_session(ledger: Ledger, target: str, session: str) -> bool:
     """A repeat of ``target`` from ``session`` is already stored (so that session corroborated it)."""
-    return ledger.one("SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? "
-                      "AND drop_reason = 'duplicate-pending' LIMIT 1", (target, session)) is not None
+    return (
+        ledger.one(
+            "SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? "
+            "AND drop_reason = 'duplicate-pending' LIMIT 1",
+            (target, session),
+        )
+        is not None
+    )
 
 
 # -- candidate_edits: the text as extracted, once a person edited it -------------------------------
@@ -138,12 +170,19 @@ def keep_edit(ledger: Ledger, cand: Candidate, claim: str, why: str, how: str, n
     """Store a person's edited text in the candidate and keep the text as extracted in
     ``candidate_edits`` (the first edit's original stays), in one transaction."""
     with ledger.write():
-        ledger.run("INSERT INTO candidate_edits (candidate_id, original, edited_at) VALUES (?, ?, ?) "
-                   "ON CONFLICT(candidate_id) DO UPDATE SET edited_at = excluded.edited_at",
-                   (cand.id, json.dumps({"claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}),
-                    now))
-        ledger.run("UPDATE candidates SET claim = ?, why = ?, how_to_apply = ?, updated_at = ? WHERE id = ?",
-                   (claim, why, how, now, cand.id))
+        ledger.run(
+            "INSERT INTO candidate_edits (candidate_id, original, edited_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(candidate_id) DO UPDATE SET edited_at = excluded.edited_at",
+            (
+                cand.id,
+                json.dumps({"claim": cand.claim, "why": cand.why, "how_to_apply": cand.how_to_apply}),
+                now,
+            ),
+        )
+        ledger.run(
+            "UPDATE candidates SET claim = ?, why = ?, how_to_apply = ?, updated_at = ? WHERE id = ?",
+            (claim, why, how, now, cand.id),
+        )
 
 
 # -- row <-> Candidate -------------------------------------------------------------------------------

@@ -31,11 +31,20 @@ class CycleRow:
 
 
 def _cycle(row: sqlite3.Row) -> CycleRow:
-    return CycleRow(id=row["id"], chat_id=row["chat_id"], date=row["date"], status=row["status"],
-                    started_at=row["started_at"], completed_at=row["completed_at"],
-                    error_message=row["error_message"], trigger=row["trigger"], depth=row["depth"],
-                    phases=json.loads(row["phases"] or "[]"), stats=json.loads(row["stats"] or "{}"),
-                    kind=row["kind"] or "full")
+    return CycleRow(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        date=row["date"],
+        status=row["status"],
+        started_at=row["started_at"],
+        completed_at=row["completed_at"],
+        error_message=row["error_message"],
+        trigger=row["trigger"],
+        depth=row["depth"],
+        phases=json.loads(row["phases"] or "[]"),
+        stats=json.loads(row["stats"] or "{}"),
+        kind=row["kind"] or "full",
+    )
 
 
 def get(ledger: Ledger, cycle_id: int) -> CycleRow | None:
@@ -46,7 +55,9 @@ def get(ledger: Ledger, cycle_id: int) -> CycleRow | None:
 
 def find_full(ledger: Ledger, chat_id: str, day: str) -> CycleRow | None:
     """The full cycle of ``chat_id`` on ``day``."""
-    row = ledger.one("SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ? AND kind = 'full'", (chat_id, day))
+    row = ledger.one(
+        "SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ? AND kind = 'full'", (chat_id, day)
+    )
     return _cycle(row) if row else None
 
 
@@ -60,8 +71,9 @@ def listed(ledger: Ledger, limit: int | None = 20) -> list[CycleRow]:
 
 def finished(ledger: Ledger, n: int) -> list[CycleRow]:
     """The last ``n`` cycles that are not running, newest first."""
-    rows = ledger.query("SELECT * FROM dream_cycles WHERE status != 'running' "
-                        "ORDER BY started_at DESC, id DESC LIMIT ?", (n,))
+    rows = ledger.query(
+        "SELECT * FROM dream_cycles WHERE status != 'running' ORDER BY started_at DESC, id DESC LIMIT ?", (n,)
+    )
     return [_cycle(r) for r in rows]
 
 
@@ -72,30 +84,46 @@ def running(ledger: Ledger) -> list[CycleRow]:
 
 def last_deep_full(ledger: Ledger, n: int) -> list[CycleRow]:
     """The last ``n`` completed full cycles that went past light sleep, newest first."""
-    rows = ledger.query("SELECT * FROM dream_cycles WHERE status = 'completed' AND depth IS NOT NULL "
-                        "AND depth != 'shallow' AND kind = 'full' ORDER BY started_at DESC, id DESC LIMIT ?", (n,))
+    rows = ledger.query(
+        "SELECT * FROM dream_cycles WHERE status = 'completed' AND depth IS NOT NULL "
+        "AND depth != 'shallow' AND kind = 'full' ORDER BY started_at DESC, id DESC LIMIT ?",
+        (n,),
+    )
     return [_cycle(r) for r in rows]
 
 
-def begin(ledger: Ledger, chat_id: str, day: str, started: str, trigger: str, stats: dict[str, Any],
-          kind: str = "full") -> int:
+def begin(
+    ledger: Ledger,
+    chat_id: str,
+    day: str,
+    started: str,
+    trigger: str,
+    stats: dict[str, Any],
+    kind: str = "full",
+) -> int:
     """Insert a running cycle; its id."""
-    return ledger.insert("INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats, kind) "
-                         "VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                         (chat_id, day, started, trigger, json.dumps(stats), kind))
+    return ledger.insert(
+        "INSERT INTO dream_cycles (chat_id, date, status, started_at, trigger, stats, kind) "
+        "VALUES (?, ?, 'running', ?, ?, ?, ?)",
+        (chat_id, day, started, trigger, json.dumps(stats), kind),
+    )
 
 
 def restart(ledger: Ledger, cycle_id: int, started: str, trigger: str, stats: dict[str, Any]) -> None:
     """Run a failed (or interrupted) cycle's row again: running, its phases and stats cleared."""
-    ledger.run("UPDATE dream_cycles SET status = 'running', started_at = ?, completed_at = NULL, "
-               "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = ? WHERE id = ?",
-               (started, trigger, json.dumps(stats), cycle_id))
+    ledger.run(
+        "UPDATE dream_cycles SET status = 'running', started_at = ?, completed_at = NULL, "
+        "error_message = NULL, trigger = ?, depth = NULL, phases = '[]', stats = ? WHERE id = ?",
+        (started, trigger, json.dumps(stats), cycle_id),
+    )
 
 
 def fail(ledger: Ledger, cycle_id: int, now: str, message: str) -> None:
     """Mark a cycle failed with ``message``."""
-    ledger.run("UPDATE dream_cycles SET status = 'failed', completed_at = ?, error_message = ? WHERE id = ?",
-               (now, message, cycle_id))
+    ledger.run(
+        "UPDATE dream_cycles SET status = 'failed', completed_at = ?, error_message = ? WHERE id = ?",
+        (now, message, cycle_id),
+    )
 
 
 def mark_deep(ledger: Ledger, cycle_id: int) -> None:
@@ -103,17 +131,30 @@ def mark_deep(ledger: Ledger, cycle_id: int) -> None:
     ledger.run("UPDATE dream_cycles SET depth = 'deep' WHERE id = ? AND status = 'running'", (cycle_id,))
 
 
-def save_progress(ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]],
-                  stats: dict[str, Any]) -> None:
+def save_progress(
+    ledger: Ledger, cycle_id: int, depth: str | None, phases: list[dict[str, Any]], stats: dict[str, Any]
+) -> None:
     """Keep a running cycle's depth (when given), phases and stats current (``stats`` patched in)."""
-    ledger.run("UPDATE dream_cycles SET depth = COALESCE(?, depth), phases = ?, "
-               "stats = json_patch(stats, ?) WHERE id = ? AND status = 'running'",
-               (depth, json.dumps(phases), json.dumps(stats), cycle_id))
+    ledger.run(
+        "UPDATE dream_cycles SET depth = COALESCE(?, depth), phases = ?, "
+        "stats = json_patch(stats, ?) WHERE id = ? AND status = 'running'",
+        (depth, json.dumps(phases), json.dumps(stats), cycle_id),
+    )
 
 
-def finish(ledger: Ledger, cycle_id: int, status: str, now: str, error: str | None, depth: str | None,
-           phases: list[dict[str, Any]], stats: dict[str, Any]) -> None:
+def finish(
+    ledger: Ledger,
+    cycle_id: int,
+    status: str,
+    now: str,
+    error: str | None,
+    depth: str | None,
+    phases: list[dict[str, Any]],
+    stats: dict[str, Any],
+) -> None:
     """Record how a cycle ended."""
-    ledger.run("UPDATE dream_cycles SET status = ?, completed_at = ?, error_message = ?, depth = ?, "
-               "phases = ?, stats = ? WHERE id = ?",
-               (status, now, error, depth, json.dumps(phases), json.dumps(stats), cycle_id))
+    ledger.run(
+        "UPDATE dream_cycles SET status = ?, completed_at = ?, error_message = ?, depth = ?, "
+        "phases = ?, stats = ? WHERE id = ?",
+        (status, now, error, depth, json.dumps(phases), json.dumps(stats), cycle_id),
+    )

@@ -91,8 +91,10 @@ def _unusable(path: Path, exc: sqlite3.Error) -> str:
     if "not a database" in text or "malformed" in text:
         return f"ledger {path} is not a usable SQLite database: {text}"
     if "readonly" in text or "unable to open" in text:
-        return (f"cannot write the ledger {path}: {text} "
-                f"(check that you may write to {path} and its folder {path.parent})")
+        return (
+            f"cannot write the ledger {path}: {text} "
+            f"(check that you may write to {path} and its folder {path.parent})"
+        )
     if "disk" in text or "full" in text:
         return f"cannot write the ledger {path}: {text} (is the disk full?)"
     return f"cannot use the ledger {path}: {text}"
@@ -141,8 +143,13 @@ class Ledger:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None,
-                                       check_same_thread=False, factory=RedactingConnection)
+                conn = sqlite3.connect(
+                    str(self.path),
+                    timeout=30.0,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    factory=RedactingConnection,
+                )
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot open ledger {self.path}: {exc}") from exc
             try:

@@ -64,34 +64,64 @@ class AutoDecision:
     reviewed_at: str | None = None
 
 
-def record(ledger: Ledger, cand: Candidate, action: str, decided_by: str, now: str, *, category: str | None = None,
-           reason: str | None = None, commit_sha: str | None = None, memory_path: str | None = None) -> int:
+def record(
+    ledger: Ledger,
+    cand: Candidate,
+    action: str,
+    decided_by: str,
+    now: str,
+    *,
+    category: str | None = None,
+    reason: str | None = None,
+    commit_sha: str | None = None,
+    memory_path: str | None = None,
+) -> int:
     """Record a decision about ``cand`` (with its extractor, model and type); the new row's id."""
     return ledger.insert(
         "INSERT INTO decisions (candidate_id, action, decided_by, category, reason, commit_sha, memory_path, "
         "extractor, model, type, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (cand.id, action, decided_by, category, reason, commit_sha, memory_path, cand.extractor, cand.model,
-         cand.type, now))
+        (
+            cand.id,
+            action,
+            decided_by,
+            category,
+            reason,
+            commit_sha,
+            memory_path,
+            cand.extractor,
+            cand.model,
+            cand.type,
+            now,
+        ),
+    )
 
 
 def live_accept(ledger: Ledger, cid: str) -> Decision | None:
     """The latest accept of ``cid`` that was not undone."""
-    row = ledger.one("SELECT * FROM decisions WHERE candidate_id = ? AND action = 'accept' AND undone = 0 "
-                     "ORDER BY id DESC LIMIT 1", (cid,))
+    row = ledger.one(
+        "SELECT * FROM decisions WHERE candidate_id = ? AND action = 'accept' AND undone = 0 "
+        "ORDER BY id DESC LIMIT 1",
+        (cid,),
+    )
     return from_row(Decision, row) if row else None
 
 
 def live_accept_of(ledger: Ledger, ref: str) -> Decision | None:
     """The latest accept not undone whose memory path or candidate id is ``ref``."""
-    row = ledger.one("SELECT * FROM decisions WHERE action = 'accept' AND undone = 0 "
-                     "AND (memory_path = ? OR candidate_id = ?) ORDER BY id DESC LIMIT 1", (ref, ref))
+    row = ledger.one(
+        "SELECT * FROM decisions WHERE action = 'accept' AND undone = 0 "
+        "AND (memory_path = ? OR candidate_id = ?) ORDER BY id DESC LIMIT 1",
+        (ref, ref),
+    )
     return from_row(Decision, row) if row else None
 
 
 def last_undoable(ledger: Ledger) -> Decision | None:
     """The latest accept, reject or skip not yet undone."""
-    row = ledger.one("SELECT * FROM decisions WHERE action IN ('accept', 'reject', 'skip') AND undone = 0 "
-                     "ORDER BY id DESC LIMIT 1")
+    row = ledger.one(
+        "SELECT * FROM decisions WHERE action IN ('accept', 'reject', 'skip') AND undone = 0 "
+        "ORDER BY id DESC LIMIT 1"
+    )
     return from_row(Decision, row) if row else None
 
 
@@ -112,14 +142,22 @@ def set_commit(ledger: Ledger, decision_id: int, sha: str) -> None:
 
 def commits_of(ledger: Ledger, cid: str) -> set[str]:
     """Every commit a decision about ``cid`` names."""
-    return {r["commit_sha"] for r in ledger.query(
-        "SELECT commit_sha FROM decisions WHERE candidate_id = ? AND commit_sha IS NOT NULL", (cid,))}
+    return {
+        r["commit_sha"]
+        for r in ledger.query(
+            "SELECT commit_sha FROM decisions WHERE candidate_id = ? AND commit_sha IS NOT NULL", (cid,)
+        )
+    }
 
 
 def live_accept_commits(ledger: Ledger) -> list[str]:
     """The commits of every accept not undone."""
-    return [r["commit_sha"] for r in ledger.query(
-        "SELECT commit_sha FROM decisions WHERE action = 'accept' AND undone = 0 AND commit_sha IS NOT NULL")]
+    return [
+        r["commit_sha"]
+        for r in ledger.query(
+            "SELECT commit_sha FROM decisions WHERE action = 'accept' AND undone = 0 AND commit_sha IS NOT NULL"
+        )
+    ]
 
 
 def skipped_ids(ledger: Ledger) -> list[str]:
@@ -136,7 +174,9 @@ def projects_accepted_under(ledger: Ledger, folder: str) -> set[str]:
     like = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = ledger.query(
         "SELECT DISTINCT c.project FROM decisions d JOIN candidates c ON c.id = d.candidate_id "
-        "WHERE d.action = 'accept' AND d.memory_path LIKE ? ESCAPE '\\'", (f"{like}/%",))
+        "WHERE d.action = 'accept' AND d.memory_path LIKE ? ESCAPE '\\'",
+        (f"{like}/%",),
+    )
     return {r["project"] or "" for r in rows}
 
 
@@ -187,8 +227,9 @@ def person_decisions(ledger: Ledger) -> list[HumanDecision]:
 
 def standing_counts(ledger: Ledger) -> dict[tuple[str, str], int]:
     """How many decisions not undone there are per (action, decided_by)."""
-    rows = ledger.query("SELECT action, decided_by, COUNT(*) AS n FROM decisions WHERE undone = 0 "
-                        "GROUP BY action, decided_by")
+    rows = ledger.query(
+        "SELECT action, decided_by, COUNT(*) AS n FROM decisions WHERE undone = 0 GROUP BY action, decided_by"
+    )
     return {(str(r["action"]), str(r["decided_by"])): int(r["n"]) for r in rows}
 
 
@@ -212,7 +253,9 @@ WHERE d.decided_by = 'auto' AND d.action = 'accept'
 """
 
 
-def auto_decisions(ledger: Ledger, *, since: str | None = None, unreviewed_only: bool = False) -> list[AutoDecision]:
+def auto_decisions(
+    ledger: Ledger, *, since: str | None = None, unreviewed_only: bool = False
+) -> list[AutoDecision]:
     """Auto-written accepts, newest first, each with its after-the-fact review (if any)."""
     sql = f"SELECT * FROM ({_AUTO})"
     where, params = [], []
@@ -223,7 +266,10 @@ def auto_decisions(ledger: Ledger, *, since: str | None = None, unreviewed_only:
         where.append("review IS NULL AND undone = 0")
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return [from_row(AutoDecision, r) for r in ledger.query(sql + " ORDER BY decided_at DESC, id DESC", tuple(params))]
+    return [
+        from_row(AutoDecision, r)
+        for r in ledger.query(sql + " ORDER BY decided_at DESC, id DESC", tuple(params))
+    ]
 
 
 def auto_decision(ledger: Ledger, cid: str) -> AutoDecision | None:

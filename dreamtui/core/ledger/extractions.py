@@ -23,9 +23,22 @@ class ExtractedRange:
     end_offset: int
 
 
-def record_extraction(ledger: Ledger, *, session: str, project: str, path: str, start_offset: int,
-                      end_offset: int, content_hash: str | None, extractor: str, model: str | None,
-                      cycle_id: int | None, usage: Usage, candidates: int, now: str) -> None:
+def record_extraction(
+    ledger: Ledger,
+    *,
+    session: str,
+    project: str,
+    path: str,
+    start_offset: int,
+    end_offset: int,
+    content_hash: str | None,
+    extractor: str,
+    model: str | None,
+    cycle_id: int | None,
+    usage: Usage,
+    candidates: int,
+    now: str,
+) -> None:
     """Record (or re-record) that the bytes ``start_offset``..``end_offset`` of ``path`` were extracted,
     with the call's usage and how many candidates it gave (joins the caller's transaction)."""
     ledger.run(
@@ -39,14 +52,42 @@ def record_extraction(ledger: Ledger, *, session: str, project: str, path: str, 
                input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
                cached_tokens = excluded.cached_tokens, candidates = excluded.candidates,
                error = NULL, created_at = excluded.created_at""",
-        (session, project, path, start_offset, end_offset, content_hash, extractor, model, cycle_id,
-         usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens, candidates, now))
+        (
+            session,
+            project,
+            path,
+            start_offset,
+            end_offset,
+            content_hash,
+            extractor,
+            model,
+            cycle_id,
+            usage.calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cached_tokens,
+            candidates,
+            now,
+        ),
+    )
 
 
-def record_failed_extraction(ledger: Ledger, *, session: str, project: str, path: str,
-                             start_offset: int, end_offset: int, content_hash: str | None, extractor: str,
-                             model: str | None, cycle_id: int | None, usage: Usage, error: str | None,
-                             now: str) -> None:
+def record_failed_extraction(
+    ledger: Ledger,
+    *,
+    session: str,
+    project: str,
+    path: str,
+    start_offset: int,
+    end_offset: int,
+    content_hash: str | None,
+    extractor: str,
+    model: str | None,
+    cycle_id: int | None,
+    usage: Usage,
+    error: str | None,
+    now: str,
+) -> None:
     """Record that extracting ``start_offset``..``end_offset`` of ``path`` failed, with the error (joins
     the caller's transaction); the content stays undreamed, so a later cycle tries again."""
     ledger.run(
@@ -56,14 +97,30 @@ def record_failed_extraction(ledger: Ledger, *, session: str, project: str, path
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
            ON CONFLICT(path, start_offset, end_offset) DO UPDATE SET error = excluded.error,
                cycle_id = excluded.cycle_id, created_at = excluded.created_at""",
-        (session, project, path, start_offset, end_offset, content_hash, extractor, model, cycle_id,
-         usage.calls, usage.input_tokens, usage.output_tokens, usage.cached_tokens,
-         redact(error or "failed")[:500],  # redacted before it is cut: a cut secret is not found
-         now))
+        (
+            session,
+            project,
+            path,
+            start_offset,
+            end_offset,
+            content_hash,
+            extractor,
+            model,
+            cycle_id,
+            usage.calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cached_tokens,
+            redact(error or "failed")[:500],  # redacted before it is cut: a cut secret is not found
+            now,
+        ),
+    )
 
 
 def successful(ledger: Ledger) -> list[ExtractedRange]:
     """The ranges of every extraction that did not fail, by path and start."""
-    rows = ledger.query("SELECT id, path, start_offset, end_offset FROM extractions WHERE error IS NULL "
-                        "ORDER BY path, start_offset, end_offset, id")
+    rows = ledger.query(
+        "SELECT id, path, start_offset, end_offset FROM extractions WHERE error IS NULL "
+        "ORDER BY path, start_offset, end_offset, id"
+    )
     return [from_row(ExtractedRange, r) for r in rows]

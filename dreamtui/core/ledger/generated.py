@@ -18,9 +18,12 @@ def versions(ledger: Ledger, rel: str) -> dict[str, tuple[str, dict[str, str]]]:
 
 def remember(ledger: Ledger, rel: str, blob: str, subject: str, trailers: dict[str, str], now: str) -> None:
     """Remember that dreamtui wrote the blob ``blob`` to ``rel``, meant for the commit ``subject``."""
-    ledger.run("INSERT INTO generated_writes (path, blob, subject, trailers, written_at) VALUES (?, ?, ?, ?, ?) "
-               "ON CONFLICT(path, blob) DO UPDATE SET subject = excluded.subject, trailers = excluded.trailers, "
-               "written_at = excluded.written_at", (rel, blob, subject, json.dumps(trailers), now))
+    ledger.run(
+        "INSERT INTO generated_writes (path, blob, subject, trailers, written_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT(path, blob) DO UPDATE SET subject = excluded.subject, trailers = excluded.trailers, "
+        "written_at = excluded.written_at",
+        (rel, blob, subject, json.dumps(trailers), now),
+    )
 
 
 def forget(ledger: Ledger, rel: str) -> None:

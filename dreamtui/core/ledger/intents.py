@@ -27,16 +27,32 @@ class Intent:
 
 
 def _intent(row: sqlite3.Row) -> Intent:
-    return Intent(int(row["id"]), row["candidate_id"], row["action"], json.loads(row["paths"] or "{}"),
-                  json.loads(row["created_dirs"] or "[]"), json.loads(row["payload"] or "{}"), row["created_at"])
+    return Intent(
+        int(row["id"]),
+        row["candidate_id"],
+        row["action"],
+        json.loads(row["paths"] or "{}"),
+        json.loads(row["created_dirs"] or "[]"),
+        json.loads(row["payload"] or "{}"),
+        row["created_at"],
+    )
 
 
-def record(ledger: Ledger, cid: str, action: str, paths: dict[str, str | None], dirs: list[str],
-           payload: dict[str, Any], now: str) -> int:
+def record(
+    ledger: Ledger,
+    cid: str,
+    action: str,
+    paths: dict[str, str | None],
+    dirs: list[str],
+    payload: dict[str, Any],
+    now: str,
+) -> int:
     """Record a write about to happen; its id."""
-    return ledger.insert("INSERT INTO memory_intents (candidate_id, action, paths, created_dirs, payload, created_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (cid, action, json.dumps(paths), json.dumps(dirs), json.dumps(payload), now))
+    return ledger.insert(
+        "INSERT INTO memory_intents (candidate_id, action, paths, created_dirs, payload, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (cid, action, json.dumps(paths), json.dumps(dirs), json.dumps(payload), now),
+    )
 
 
 def get(ledger: Ledger, intent_id: int) -> Intent | None:

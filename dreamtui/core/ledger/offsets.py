@@ -56,9 +56,24 @@ def seen(ledger: Ledger, path: str) -> Seen | None:
     return None if row is None else (row[0], row[1], row[2], row[3])
 
 
-def store_read(ledger: Ledger, *, path: str, project: str, session: str, dev: int, ino: int, size: int,
-               head_hash: str, tail_hash: str | None, offset: int, lines: int, skipped: int, reset: bool,
-               mtime: float, now: str) -> None:
+def store_read(
+    ledger: Ledger,
+    *,
+    path: str,
+    project: str,
+    session: str,
+    dev: int,
+    ino: int,
+    size: int,
+    head_hash: str,
+    tail_hash: str | None,
+    offset: int,
+    lines: int,
+    skipped: int,
+    reset: bool,
+    mtime: float,
+    now: str,
+) -> None:
     """Store where a read of ``path`` stopped; a reset (the file was truncated or replaced) counts and
     sends what was dreamed of it back to 0."""
     ledger.run(
@@ -75,18 +90,43 @@ def store_read(ledger: Ledger, *, path: str, project: str, session: str, dev: in
                dreamed_offset = CASE WHEN excluded.resets > 0 THEN 0 ELSE files.dreamed_offset END,
                dreamed_lines = CASE WHEN excluded.resets > 0 THEN 0 ELSE files.dreamed_lines END,
                mtime = excluded.mtime, updated_at = excluded.updated_at""",
-        (path, project, session, dev, ino, size, head_hash, tail_hash, offset, lines, skipped,
-         1 if reset else 0, mtime, now),
+        (
+            path,
+            project,
+            session,
+            dev,
+            ino,
+            size,
+            head_hash,
+            tail_hash,
+            offset,
+            lines,
+            skipped,
+            1 if reset else 0,
+            mtime,
+            now,
+        ),
     )
 
 
 def file_rows(ledger: Ledger) -> list[FileRow]:
     """Every transcript file the tailer has read, with its offsets."""
-    return [FileRow(r["path"], r["project"], r["session"],
-                    r["size"] if r["size"] is not None else r["offset"], int(r["lines"] or 0),
-                    int(r["dreamed_offset"] or 0), int(r["dreamed_lines"] or 0), r["updated_at"] or "")
-            for r in ledger.query("SELECT path, project, session, size, offset, lines, dreamed_offset, "
-                                  "dreamed_lines, updated_at FROM files")]
+    return [
+        FileRow(
+            r["path"],
+            r["project"],
+            r["session"],
+            r["size"] if r["size"] is not None else r["offset"],
+            int(r["lines"] or 0),
+            int(r["dreamed_offset"] or 0),
+            int(r["dreamed_lines"] or 0),
+            r["updated_at"] or "",
+        )
+        for r in ledger.query(
+            "SELECT path, project, session, size, offset, lines, dreamed_offset, "
+            "dreamed_lines, updated_at FROM files"
+        )
+    ]
 
 
 # -- what was dreamed -------------------------------------------------------------------------------
@@ -100,7 +140,9 @@ def dreamed_point(ledger: Ledger, path: str) -> tuple[int, int] | None:
 
 def dreamed_offsets(ledger: Ledger) -> dict[str, int]:
     """``dreamed_offset`` of every file read."""
-    return {r["path"]: int(r["dreamed_offset"]) for r in ledger.query("SELECT path, dreamed_offset FROM files")}
+    return {
+        r["path"]: int(r["dreamed_offset"]) for r in ledger.query("SELECT path, dreamed_offset FROM files")
+    }
 
 
 def set_dreamed(ledger: Ledger, path: str, offset: int, line: int) -> None:
@@ -110,14 +152,18 @@ def set_dreamed(ledger: Ledger, path: str, offset: int, line: int) -> None:
 
 def advance_dreamed(ledger: Ledger, path: str, offset: int, line: int) -> None:
     """As :func:`set_dreamed`, never backwards."""
-    ledger.run("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset < ?",
-               (offset, line, path, offset))
+    ledger.run(
+        "UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset < ?",
+        (offset, line, path, offset),
+    )
 
 
 def give_back(ledger: Ledger, path: str, offset: int, line: int) -> None:
     """What was dreamed of ``path`` past ``offset`` is undreamed again (never forwards)."""
-    ledger.run("UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset > ?",
-               (offset, line, path, offset))
+    ledger.run(
+        "UPDATE files SET dreamed_offset = ?, dreamed_lines = ? WHERE path = ? AND dreamed_offset > ?",
+        (offset, line, path, offset),
+    )
 
 
 def reset_paths(ledger: Ledger) -> set[str]:

@@ -12,8 +12,12 @@ from dreamtui.core.models import Jsonable
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
 
-WRITER_LABELS = {"auto-memory": "Claude Code auto memory", "auto-dream": "auto dream",  # how a person reads `writer`
-                 "dreamtui": "dreamtui extractor", "person": "person"}
+WRITER_LABELS = {
+    "auto-memory": "Claude Code auto memory",
+    "auto-dream": "auto dream",  # how a person reads `writer`
+    "dreamtui": "dreamtui extractor",
+    "person": "person",
+}
 
 
 @dataclass(slots=True)
@@ -55,14 +59,18 @@ def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
     if status is None:
         rows = ledger.query("SELECT * FROM outside_items ORDER BY detected_at, id")
     else:
-        rows = ledger.query("SELECT * FROM outside_items WHERE status = ? ORDER BY detected_at, id", (status,))
+        rows = ledger.query(
+            "SELECT * FROM outside_items WHERE status = ? ORDER BY detected_at, id", (status,)
+        )
     return [from_row(Item, r) for r in rows]
 
 
 def with_prefix(ledger: Ledger, prefix: str) -> list[Item]:
     """The items whose id starts with ``prefix``."""
-    return [from_row(Item, r) for r in ledger.query("SELECT * FROM outside_items WHERE id LIKE ? ORDER BY id",
-                                                    (prefix + "%",))]
+    return [
+        from_row(Item, r)
+        for r in ledger.query("SELECT * FROM outside_items WHERE id LIKE ? ORDER BY id", (prefix + "%",))
+    ]
 
 
 def add(ledger: Ledger, item_id: str, values: dict[str, Any]) -> None:
@@ -78,28 +86,48 @@ def update(ledger: Ledger, item_id: str, values: dict[str, Any]) -> None:
     ledger.run(f"UPDATE outside_items SET {sets} WHERE id = :id", {**values, "id": item_id})
 
 
-def close(ledger: Ledger, item_id: str, status: str, sha: str | None, reason: str | None, decided_as: str | None,
-          now: str) -> None:
+def close(
+    ledger: Ledger,
+    item_id: str,
+    status: str,
+    sha: str | None,
+    reason: str | None,
+    decided_as: str | None,
+    now: str,
+) -> None:
     """Decide an item (``accepted``, ``rejected``, ``gone``)."""
-    ledger.run("UPDATE outside_items SET status = ?, commit_sha = ?, reason = ?, decided_as = ?, decided_at = ? "
-               "WHERE id = ?", (status, sha, reason, decided_as, now, item_id))
+    ledger.run(
+        "UPDATE outside_items SET status = ?, commit_sha = ?, reason = ?, decided_as = ?, decided_at = ? "
+        "WHERE id = ?",
+        (status, sha, reason, decided_as, now, item_id),
+    )
 
 
 def accepted(ledger: Ledger, item_id: str, sha: str, decided_as: str, now: str, *, mine: bool) -> None:
     """An item was committed as ``sha``; ``mine`` makes the person its writer."""
-    ledger.run("UPDATE outside_items SET status = 'accepted', commit_sha = ?, decided_as = ?, decided_at = ?, "
-               "writer = CASE WHEN ? THEN 'person' ELSE writer END WHERE id = ?",
-               (sha, decided_as, now, 1 if mine else 0, item_id))
+    ledger.run(
+        "UPDATE outside_items SET status = 'accepted', commit_sha = ?, decided_as = ?, decided_at = ?, "
+        "writer = CASE WHEN ? THEN 'person' ELSE writer END WHERE id = ?",
+        (sha, decided_as, now, 1 if mine else 0, item_id),
+    )
 
 
 def pending_batches(ledger: Ledger) -> list[str]:
     """Every batch with a pending item."""
-    return [r["batch"] for r in ledger.query(
-        "SELECT DISTINCT batch FROM outside_items WHERE batch IS NOT NULL AND status = 'pending'")]
+    return [
+        r["batch"]
+        for r in ledger.query(
+            "SELECT DISTINCT batch FROM outside_items WHERE batch IS NOT NULL AND status = 'pending'"
+        )
+    ]
 
 
 def decided_counts(ledger: Ledger) -> list[tuple[str, str, int]]:
     """(writer, accepted|rejected, how many) of the decided items."""
-    return [(r["writer"], str(r["status"]), int(r["n"])) for r in ledger.query(
-        "SELECT writer, status, COUNT(*) AS n FROM outside_items "
-        "WHERE status IN ('accepted', 'rejected') GROUP BY writer, status")]
+    return [
+        (r["writer"], str(r["status"]), int(r["n"]))
+        for r in ledger.query(
+            "SELECT writer, status, COUNT(*) AS n FROM outside_items "
+            "WHERE status IN ('accepted', 'rejected') GROUP BY writer, status"
+        )
+    ]

@@ -47,9 +47,17 @@ class Promotion(Jsonable):
 
 
 def _promotion(row: sqlite3.Row) -> Promotion:
-    return Promotion(id=row["id"], extractor=row["extractor"], model=row["model"], status=row["status"],
-                     evidence=json.loads(row["evidence"] or "{}"), approved_at=row["approved_at"],
-                     ended_at=row["ended_at"], end_reason=row["end_reason"], commit_sha=row["commit_sha"])
+    return Promotion(
+        id=row["id"],
+        extractor=row["extractor"],
+        model=row["model"],
+        status=row["status"],
+        evidence=json.loads(row["evidence"] or "{}"),
+        approved_at=row["approved_at"],
+        ended_at=row["ended_at"],
+        end_reason=row["end_reason"],
+        commit_sha=row["commit_sha"],
+    )
 
 
 def latest(ledger: Ledger) -> Promotion | None:
@@ -60,7 +68,9 @@ def latest(ledger: Ledger) -> Promotion | None:
 
 def active(ledger: Ledger) -> Promotion | None:
     """The approved promotion that has not ended, if any."""
-    row = ledger.one("SELECT * FROM promotions WHERE status = 'approved' AND ended_at IS NULL ORDER BY id DESC LIMIT 1")
+    row = ledger.one(
+        "SELECT * FROM promotions WHERE status = 'approved' AND ended_at IS NULL ORDER BY id DESC LIMIT 1"
+    )
     return _promotion(row) if row else None
 
 
@@ -71,9 +81,11 @@ def listed(ledger: Ledger) -> list[Promotion]:
 
 def approve(ledger: Ledger, pair: Pair, evidence: dict[str, Any], now: str) -> int:
     """Record an approval of ``pair`` with its evidence; its id."""
-    return ledger.insert("INSERT INTO promotions (extractor, model, status, evidence, approved_at) "
-                         "VALUES (?, ?, 'approved', ?, ?)",
-                         (pair.extractor, pair.model, json.dumps(evidence, ensure_ascii=False, default=str), now))
+    return ledger.insert(
+        "INSERT INTO promotions (extractor, model, status, evidence, approved_at) "
+        "VALUES (?, ?, 'approved', ?, ?)",
+        (pair.extractor, pair.model, json.dumps(evidence, ensure_ascii=False, default=str), now),
+    )
 
 
 def set_commit(ledger: Ledger, promotion_id: int, sha: str | None) -> None:
@@ -83,8 +95,10 @@ def set_commit(ledger: Ledger, promotion_id: int, sha: str | None) -> None:
 
 def end(ledger: Ledger, promotion_id: int, status: str, reason: str, now: str) -> None:
     """End a promotion (``revoked`` or ``demoted``) with ``reason``, unless it already ended."""
-    ledger.run("UPDATE promotions SET status = ?, ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
-               (status, now, reason, promotion_id))
+    ledger.run(
+        "UPDATE promotions SET status = ?, ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
+        (status, now, reason, promotion_id),
+    )
 
 
 def acknowledged(ledger: Ledger) -> str | None:
@@ -95,5 +109,8 @@ def acknowledged(ledger: Ledger) -> str | None:
 
 def acknowledge(ledger: Ledger, promotion_id: int) -> None:
     """The person acknowledged the demotion of ``promotion_id``: its banner stops."""
-    ledger.run("INSERT INTO meta(key, value) VALUES('promotion_ack', ?) "
-               "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(promotion_id),))
+    ledger.run(
+        "INSERT INTO meta(key, value) VALUES('promotion_ack', ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (str(promotion_id),),
+    )

@@ -225,8 +225,19 @@ def _add_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
 
 
-CYCLE_COLUMNS = ("id", "chat_id", "date", "status", "started_at", "completed_at", "error_message", "trigger",
-                 "depth", "phases", "stats")
+CYCLE_COLUMNS = (
+    "id",
+    "chat_id",
+    "date",
+    "status",
+    "started_at",
+    "completed_at",
+    "error_message",
+    "trigger",
+    "depth",
+    "phases",
+    "stats",
+)
 
 
 def _cycles_with_kind(conn: sqlite3.Connection) -> None:
@@ -238,12 +249,14 @@ def _cycles_with_kind(conn: sqlite3.Connection) -> None:
     if "kind" not in have:
         cols = ", ".join(CYCLE_COLUMNS)
         conn.execute("ALTER TABLE dream_cycles RENAME TO dream_cycles_before_kind")
-        table = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS dream_cycles"):]
-        conn.execute(table[:table.index(";")])
+        table = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS dream_cycles") :]
+        conn.execute(table[: table.index(";")])
         conn.execute(f"INSERT INTO dream_cycles ({cols}) SELECT {cols} FROM dream_cycles_before_kind")
         conn.execute("DROP TABLE dream_cycles_before_kind")
-    conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS dream_cycles_full ON dream_cycles(chat_id, date) "
-                 "WHERE kind = 'full'")
+    conn.execute(
+        "CREATE UNIQUE INDEX IF NOT EXISTS dream_cycles_full ON dream_cycles(chat_id, date) "
+        "WHERE kind = 'full'"
+    )
 
 
 def _exec_script(conn: sqlite3.Connection, script: str) -> None:
@@ -259,5 +272,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     _exec_script(conn, SCHEMA)
     _add_columns(conn)
     _cycles_with_kind(conn)
-    conn.execute("INSERT INTO meta(key, value) VALUES('schema_version', ?) ON CONFLICT(key) DO NOTHING",
-                 (str(SCHEMA_VERSION),))
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES('schema_version', ?) ON CONFLICT(key) DO NOTHING",
+        (str(SCHEMA_VERSION),),
+    )

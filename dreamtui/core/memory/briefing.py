@@ -37,8 +37,10 @@ SECTION_LIMITS = {"Working on": 14, "Decided": 20, "Open threads": 10}
 FILES_PER_SESSION = 5
 TRAILER = ("Dreamtui-Briefing", "yes")
 AUTO_TRAILER = ("Dreamtui-Auto", "yes")
-HEADER = ("# Briefing\n\n_Built by dreamtui from accepted memories and the transcripts; "
-          "each line names its source._\n")
+HEADER = (
+    "# Briefing\n\n_Built by dreamtui from accepted memories and the transcripts; "
+    "each line names its source._\n"
+)
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 NOTHING = "_(nothing)_"
 
@@ -47,8 +49,11 @@ _HEADING = re.compile(r"^##\s+(.*\S)\s*$")
 _SOURCED = re.compile(r"^- (?P<text>.*\S) — source: `(?P<source>[^`]+)`$")
 _WORDS = re.compile(r"[^\w]+")
 # a session's last words that close it rather than ask for something: never an open thread
-_CLOSING = re.compile(r"^\W*(?:thanks|thank you|thx|ok(?:ay)?|great|perfect|cool|nice|bye|cheers|"
-                      r"good (?:night|job|work)|that'?s (?:all|it)|all good|looks good|lgtm)\b", re.I)
+_CLOSING = re.compile(
+    r"^\W*(?:thanks|thank you|thx|ok(?:ay)?|great|perfect|cool|nice|bye|cheers|"
+    r"good (?:night|job|work)|that'?s (?:all|it)|all good|looks good|lgtm)\b",
+    re.I,
+)
 
 
 class BriefingError(DreamError):
@@ -214,13 +219,17 @@ def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tupl
                 continue
             cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None  # type: ignore[union-attr]
             for block in content:
-                if not (isinstance(block, dict) and block.get("type") == "tool_use"
-                        and block.get("name") in EDIT_TOOLS and isinstance(block.get("input"), dict)):
+                if not (
+                    isinstance(block, dict)
+                    and block.get("type") == "tool_use"
+                    and block.get("name") in EDIT_TOOLS
+                    and isinstance(block.get("input"), dict)
+                ):
                     continue
                 target = block["input"].get("file_path") or block["input"].get("notebook_path")
                 if isinstance(target, str) and target.strip():
                     if cwd and target.startswith(cwd.rstrip("/") + "/"):
-                        target = target[len(cwd.rstrip("/")) + 1:]
+                        target = target[len(cwd.rstrip("/")) + 1 :]
                     seen.setdefault(target, line_no)
     return list(seen.items())
 
@@ -238,23 +247,55 @@ def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSour
         edits: list[Item] = []
         for path, start, start_line, end in src.ranges:
             for target, line in _edited_files(path, start, start_line, end):
-                edits.append(Item("Working on", _safe(f"{d.project_name}: edited {target}", 200),
-                                  _pointer(config, path, line)))
-        first = next((t for t in d.turns if t.role == "person" and t.kind in ("prompt", "text")
-                      and len(t.text.split()) >= 4 and not _repeats(t.text, unaccepted)), None)
+                edits.append(
+                    Item(
+                        "Working on",
+                        _safe(f"{d.project_name}: edited {target}", 200),
+                        _pointer(config, path, line),
+                    )
+                )
+        first = next(
+            (
+                t
+                for t in d.turns
+                if t.role == "person"
+                and t.kind in ("prompt", "text")
+                and len(t.text.split()) >= 4
+                and not _repeats(t.text, unaccepted)
+            ),
+            None,
+        )
         if first is not None:  # what the session was about: the person's first request, as said
-            items.append(Item("Working on", f"{d.project_name} (session {d.session[:8]}): asked “{_safe(first.text, 140)}”",
-                              _pointer(config, first.file, first.line)))
+            items.append(
+                Item(
+                    "Working on",
+                    f"{d.project_name} (session {d.session[:8]}): asked “{_safe(first.text, 140)}”",
+                    _pointer(config, first.file, first.line),
+                )
+            )
         items += edits[:FILES_PER_SESSION]
-        last = next((i for i in range(len(d.turns) - 1, -1, -1) if d.turns[i].role == "person"
-                     and d.turns[i].kind in ("prompt", "text") and len(d.turns[i].text.split()) >= 4), None)
-        if last is None or any(t.role == "assistant" for t in d.turns[last + 1:]):
+        last = next(
+            (
+                i
+                for i in range(len(d.turns) - 1, -1, -1)
+                if d.turns[i].role == "person"
+                and d.turns[i].kind in ("prompt", "text")
+                and len(d.turns[i].text.split()) >= 4
+            ),
+            None,
+        )
+        if last is None or any(t.role == "assistant" for t in d.turns[last + 1 :]):
             continue
         turn = d.turns[last]
         if is_goodnight(turn.text) or _CLOSING.match(turn.text) or _repeats(turn.text, unaccepted):
             continue
-        items.append(Item("Open threads", f"{d.project_name}: unanswered: “{_safe(turn.text, 160)}”",
-                          _pointer(config, turn.file, turn.line)))
+        items.append(
+            Item(
+                "Open threads",
+                f"{d.project_name}: unanswered: “{_safe(turn.text, 160)}”",
+                _pointer(config, turn.file, turn.line),
+            )
+        )
     return items
 
 
@@ -285,11 +326,20 @@ def _carried(config: Config, previous: str | None, fresh_projects: set[str]) -> 
     return out
 
 
-def build_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionSource],
-                   previous: str | None = None, project: str | None = None) -> tuple[str, list[Item]]:
+def build_briefing(
+    config: Config,
+    ledger: Ledger,
+    sessions: Sequence[SessionSource],
+    previous: str | None = None,
+    project: str | None = None,
+) -> tuple[str, list[Item]]:
     """The briefing's text and its items, from accepted memories and the sessions' facts only."""
     fresh = {s.digest.project for s in sessions}
-    items = session_items(config, ledger, sessions) + _carried(config, previous, fresh) + memory_items(config, project)
+    items = (
+        session_items(config, ledger, sessions)
+        + _carried(config, previous, fresh)
+        + memory_items(config, project)
+    )
     kept: list[Item] = []
     for name in SECTIONS:
         seen: set[str] = set()
@@ -327,7 +377,9 @@ def read_briefing(config: Config) -> str | None:
         return None
 
 
-def write_briefing(config: Config, ledger: Ledger, text: str, subject: str, trailers: dict[str, str]) -> str | None:
+def write_briefing(
+    config: Config, ledger: Ledger, text: str, subject: str, trailers: dict[str, str]
+) -> str | None:
     """Write ``briefing.md`` and commit it alone (``git commit --only``); the commit's sha, or None
     when the file already held ``text``. Refuses to overwrite a person's uncommitted edit of it; a
     leftover of an interrupted run of dreamtui's own is replaced (see :mod:`.generated`)."""
@@ -356,8 +408,16 @@ def waiting_proposal(ledger: Ledger) -> BriefingProposal | None:
     return briefings.latest_pending(ledger) or briefings.latest_unreviewed_auto(ledger)
 
 
-def propose_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionSource], *, day: str,
-                     project: str | None = None, cycle_id: int | None = None, auto: bool = False) -> BriefingResult:
+def propose_briefing(
+    config: Config,
+    ledger: Ledger,
+    sessions: Sequence[SessionSource],
+    *,
+    day: str,
+    project: str | None = None,
+    cycle_id: int | None = None,
+    auto: bool = False,
+) -> BriefingResult:
     """Build the new version (REM). Until auto-write is promoted it waits in the ledger as ``pending``
     (an older pending version is superseded); with ``auto`` (an active promotion, which the dream
     cycle checks) it is committed by itself and awaits review after the fact."""
@@ -373,11 +433,23 @@ def propose_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionS
         return BriefingResult(path, text, None, "pending", same)
     commit = None
     if auto:
-        commit = write_briefing(config, ledger, text, f"Briefing of {day} ({project or 'all projects'}), auto-written",
-                                dict([TRAILER, AUTO_TRAILER]))
+        commit = write_briefing(
+            config,
+            ledger,
+            text,
+            f"Briefing of {day} ({project or 'all projects'}), auto-written",
+            dict([TRAILER, AUTO_TRAILER]),
+        )
     with ledger.write():
-        bid = briefings.propose(ledger, cycle_id=cycle_id, text=text, sources=[i.to_json() for i in items],
-                                auto=auto, commit=commit, now=now)
+        bid = briefings.propose(
+            ledger,
+            cycle_id=cycle_id,
+            text=text,
+            sources=[i.to_json() for i in items],
+            auto=auto,
+            commit=commit,
+            now=now,
+        )
         briefings.supersede(ledger, bid, now)
     return BriefingResult(path, text, commit, "auto-written" if auto else "pending", bid)
 
@@ -385,8 +457,11 @@ def propose_briefing(config: Config, ledger: Ledger, sessions: Sequence[SessionS
 def _pick(ledger: Ledger, bid: int | None) -> BriefingProposal:
     found = get_proposal(ledger, bid) if bid is not None else waiting_proposal(ledger)
     if found is None:
-        raise BriefingError(f"no briefing #{bid}" if bid is not None else
-                            "no briefing waits for review: a full dream cycle proposes one")
+        raise BriefingError(
+            f"no briefing #{bid}"
+            if bid is not None
+            else "no briefing waits for review: a full dream cycle proposes one"
+        )
     if not found.awaits_review:
         how = f"{found.status}" + (f" ({found.reason})" if found.reason else "")
         raise BriefingError(f"briefing #{found.id} does not wait for review: it is {how}")
@@ -401,13 +476,16 @@ def accept_briefing(config: Config, ledger: Ledger, bid: int | None = None) -> B
     if prop.status == "accepted":  # auto-written: the person keeps it
         briefings.mark_reviewed(ledger, prop.id, now)
         return get_proposal(ledger, prop.id) or prop
-    sha = write_briefing(config, ledger, prop.text, f"Briefing #{prop.id} accepted", {TRAILER[0]: str(prop.id)})
+    sha = write_briefing(
+        config, ledger, prop.text, f"Briefing #{prop.id} accepted", {TRAILER[0]: str(prop.id)}
+    )
     briefings.mark_accepted(ledger, prop.id, sha, now)
     return get_proposal(ledger, prop.id) or prop
 
 
-def reject_briefing(config: Config, ledger: Ledger, bid: int | None = None,
-                    reason: str = "") -> tuple[BriefingProposal, str | None]:
+def reject_briefing(
+    config: Config, ledger: Ledger, bid: int | None = None, reason: str = ""
+) -> tuple[BriefingProposal, str | None]:
     """Reject the waiting version (or #``bid``), kept in the ledger with ``reason``. An auto-written
     version is reverted: the version before its commit is put back in a new commit (when the file
     still holds it). Returns the proposal and that commit (None when nothing was reverted)."""
@@ -420,9 +498,13 @@ def reject_briefing(config: Config, ledger: Ledger, bid: int | None = None,
 
         repo = gitops.open_repo(config.memory, create=False)
         before = gitops.show_file(repo, BRIEFING_FILE, f"{prop.commit_sha}^")
-        sha = write_briefing(config, ledger, before.decode("utf-8", "replace") if before else "",
-                             f"Briefing #{prop.id} rejected after review",
-                             {TRAILER[0]: str(prop.id), "Dreamtui-Review": "rejected"})
+        sha = write_briefing(
+            config,
+            ledger,
+            before.decode("utf-8", "replace") if before else "",
+            f"Briefing #{prop.id} rejected after review",
+            {TRAILER[0]: str(prop.id), "Dreamtui-Review": "rejected"},
+        )
     briefings.mark_rejected(ledger, prop.id, reason, now)
     return get_proposal(ledger, prop.id) or prop, sha
 
@@ -436,11 +518,19 @@ def diff_lines(config: Config, prop: BriefingProposal) -> list[str]:
     if prop.status == "accepted" and prop.commit_sha:
         from dreamtui.core.memory import gitops
 
-        before = gitops.show_file(gitops.open_repo(config.memory, create=False), BRIEFING_FILE,
-                                  f"{prop.commit_sha}^")
+        before = gitops.show_file(
+            gitops.open_repo(config.memory, create=False), BRIEFING_FILE, f"{prop.commit_sha}^"
+        )
         old = before.decode("utf-8", "replace") if before else ""
-    return list(difflib.unified_diff(old.splitlines(), prop.text.splitlines(), "briefing.md (current)",
-                                     f"briefing.md (#{prop.id}, {prop.status})", lineterm=""))
+    return list(
+        difflib.unified_diff(
+            old.splitlines(),
+            prop.text.splitlines(),
+            "briefing.md (current)",
+            f"briefing.md (#{prop.id}, {prop.status})",
+            lineterm="",
+        )
+    )
 
 
 # -- history --------------------------------------------------------------------------------------
@@ -453,8 +543,10 @@ def briefing_history(config: Config, limit: int | None = None) -> list[BriefingV
     if not gitops.repo_exists(config.memory):
         return []
     repo = gitops.open_repo(config.memory, create=False)
-    return [BriefingVersion(c.sha, c.date, c.subject)
-            for c in gitops.file_history(repo, BRIEFING_FILE, limit=limit)]
+    return [
+        BriefingVersion(c.sha, c.date, c.subject)
+        for c in gitops.file_history(repo, BRIEFING_FILE, limit=limit)
+    ]
 
 
 def briefing_at(config: Config, sha: str) -> str | None:

@@ -84,10 +84,10 @@ class UndoResult:
 class ReconcileReport(Jsonable):
     """What reconcile found and fixed. ``ok`` when ledger and git already agreed."""
 
-    recorded: list[str] = field(default_factory=list)   # accepts found in git, now in the ledger
-    undone: list[str] = field(default_factory=list)     # undos found in git, now in the ledger
-    reopened: list[str] = field(default_factory=list)   # ledger said accepted, git had no commit
-    restored: list[str] = field(default_factory=list)   # paths put back to HEAD after a crash
+    recorded: list[str] = field(default_factory=list)  # accepts found in git, now in the ledger
+    undone: list[str] = field(default_factory=list)  # undos found in git, now in the ledger
+    reopened: list[str] = field(default_factory=list)  # ledger said accepted, git had no commit
+    restored: list[str] = field(default_factory=list)  # paths put back to HEAD after a crash
     notices: list[str] = field(default_factory=list)
 
     @property
@@ -136,7 +136,9 @@ def memory_lock(config: Config) -> Iterator[None]:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock.acquire()
     except Timeout:
-        raise MemoryRepoError("another dreamtui is writing to the memory repository; try again in a moment") from None
+        raise MemoryRepoError(
+            "another dreamtui is writing to the memory repository; try again in a moment"
+        ) from None
     except OSError as exc:
         raise MemoryRepoError(f"cannot open the memory lock {path}: {exc.strerror}") from exc
     try:
@@ -160,11 +162,28 @@ def _live_accept(ledger: Ledger, cid: str) -> Decision | None:
     return decision_rows.live_accept(ledger, cid)
 
 
-def _insert_decision(ledger: Ledger, cand: Candidate, action: str, decided_by: str, *,
-                     category: str | None = None, reason: str | None = None, commit_sha: str | None = None,
-                     memory_path: str | None = None) -> None:
-    decision_rows.record(ledger, cand, action, decided_by, clock.now_iso(), category=category, reason=reason,
-                         commit_sha=commit_sha, memory_path=memory_path)
+def _insert_decision(
+    ledger: Ledger,
+    cand: Candidate,
+    action: str,
+    decided_by: str,
+    *,
+    category: str | None = None,
+    reason: str | None = None,
+    commit_sha: str | None = None,
+    memory_path: str | None = None,
+) -> None:
+    decision_rows.record(
+        ledger,
+        cand,
+        action,
+        decided_by,
+        clock.now_iso(),
+        category=category,
+        reason=reason,
+        commit_sha=commit_sha,
+        memory_path=memory_path,
+    )
 
 
 def _set_status(ledger: Ledger, cid: str, status: str) -> None:
@@ -275,22 +294,28 @@ def _secret_rules(texts: list[str]) -> list[str] | None:
     return list(dict.fromkeys(found))
 
 
-def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: bool, decided_by: str,
-                      allow_tool: bool) -> None:
+def _check_acceptable(
+    cand: Candidate, claim: str, why: str, how: str, edited: bool, decided_by: str, allow_tool: bool
+) -> None:
     if decided_by == "auto" and (cand.provenance == "tool" or cand.secrets or cand.duplicate_of):
-        raise DecisionError(f"{cand.id} is untrusted, secret-flagged or a duplicate: only a person may accept it")
+        raise DecisionError(
+            f"{cand.id} is untrusted, secret-flagged or a duplicate: only a person may accept it"
+        )
     if cand.provenance == "tool" and not allow_tool:
         raise DecisionError(
             f"{cand.id}'s quote comes from tool output (provenance: tool, untrusted); "
-            "accept it only after checking it yourself, with an explicit confirmation")
+            "accept it only after checking it yourself, with an explicit confirmation"
+        )
     rules = _secret_rules([claim, why, how])
     if cand.secrets and not edited:
         raise DecisionError(
             f"{cand.id} was flagged for a secret ({', '.join(cand.secrets)}); edit the text so the secret "
-            "is gone, then accept")
+            "is gone, then accept"
+        )
     if cand.secrets and any(secrets.was_redacted(text) for text in (claim, why, how)):
         raise DecisionError(
-            f"{cand.id}'s text still shows where a secret was ([REDACTED:…]); rewrite that part, then accept")
+            f"{cand.id}'s text still shows where a secret was ([REDACTED:…]); rewrite that part, then accept"
+        )
     if rules is None and cand.secrets:
         raise DecisionError(f"{cand.id} was flagged for a secret and the secret scanner is not available")
     if rules:
@@ -300,9 +325,15 @@ def _check_acceptable(cand: Candidate, claim: str, why: str, how: str, edited: b
 # -- accept ------------------------------------------------------------------------------------
 
 
-def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | None = None,
-           decided_by: str = "person", allow_tool: bool = False,
-           trailers: dict[str, str] | None = None) -> AcceptResult:
+def accept(
+    config: Config,
+    ledger: Ledger,
+    cid: str,
+    edits: dict[str, str] | None = None,
+    decided_by: str = "person",
+    allow_tool: bool = False,
+    trailers: dict[str, str] | None = None,
+) -> AcceptResult:
     """Accept a pending candidate: write its topic file and index line, commit exactly those two paths
     with the trailer ``Dreamtui-Candidate: <id>`` (plus any extra ``trailers``, e.g. ``Dreamtui-Auto``),
     record the decision. Crash-safe and idempotent: accepting an already accepted candidate returns
@@ -317,16 +348,21 @@ def accept(config: Config, ledger: Ledger, cid: str, edits: dict[str, str] | Non
         if cand.status == "accepted":
             live = _live_accept(ledger, cid)
             if live is not None and live.commit_sha:
-                return AcceptResult(live.commit_sha, live.memory_path or "",
-                                    [*notices, f"{cid} was already accepted"], cid)
+                return AcceptResult(
+                    live.commit_sha, live.memory_path or "", [*notices, f"{cid} was already accepted"], cid
+                )
         if cand.status != "pending":
-            raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be accepted")
+            raise DecisionError(
+                f"{cid} is {cand.status}, not pending; only a pending candidate can be accepted"
+            )
         claim, why, how = apply_edits(cand, edits)
         placement(cand, edits)  # a bad type or scope is refused before anything is stored
         if edits:  # the person's work is kept, whatever happens to this accept (unless it holds a secret)
             _keep_edit(ledger, cand, claim, why, how)
             apply_placement(ledger, cand, edits)
-        _check_acceptable(cand, claim, why, how, bool(edits) or is_edited(ledger, cid), decided_by, allow_tool)
+        _check_acceptable(
+            cand, claim, why, how, bool(edits) or is_edited(ledger, cid), decided_by, allow_tool
+        )
         cand = _candidate(ledger, cid)
         result = _write_accept(config, ledger, repo, cand, claim, why, how, decided_by, trailers)
         result.notices[:0] = notices
@@ -347,14 +383,24 @@ def _target(repo: Repo, root: Path, cand: Candidate, claim: str) -> str:
     raise MemoryRepoError(f"cannot find a free file name for {slug!r}")
 
 
-def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, claim: str, why: str, how: str,
-                  decided_by: str, trailers: dict[str, str] | None = None) -> AcceptResult:
+def _write_accept(
+    config: Config,
+    ledger: Ledger,
+    repo: Repo,
+    cand: Candidate,
+    claim: str,
+    why: str,
+    how: str,
+    decided_by: str,
+    trailers: dict[str, str] | None = None,
+) -> AcceptResult:
     root = Path(repo.working_tree_dir or config.memory)
     dirty = gitops.status(repo, [memory.INDEX])
     if dirty:
         raise MemoryRepoError(
             f"{memory.INDEX} has uncommitted changes (git status {next(iter(dirty.values())).strip()}); commit or "
-            "discard them first, so dreamtui commits only its own line")
+            "discard them first, so dreamtui commits only its own line"
+        )
     rel = _target(repo, root, cand, claim)
     meta, body = render_topic(cand, claim, why, how)
     topic_bytes = memory.storable(dump_frontmatter(meta, body).encode("utf-8", "surrogatepass"))
@@ -367,8 +413,9 @@ def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, c
     folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
     missing = _missing_dirs(root, folder)
     paths = {rel: _sha(topic_bytes), memory.INDEX: _sha(index_bytes)}
-    intent = _record_intent(ledger, cand.id, "accept", paths, missing,
-                            {"decided_by": decided_by, "memory_path": rel})
+    intent = _record_intent(
+        ledger, cand.id, "accept", paths, missing, {"decided_by": decided_by, "memory_path": rel}
+    )
     _crash("intent")
     try:
         memory.make_dirs(root, folder)
@@ -376,8 +423,12 @@ def _write_accept(config: Config, ledger: Ledger, repo: Repo, cand: Candidate, c
         _crash("topic")
         memory.atomic_write(root, memory.INDEX, index_bytes)
         _crash("index")
-        committed = gitops.commit_paths(repo, [rel, memory.INDEX], f"dreamtui: remember {meta['name']}",
-                                        {**(trailers or {}), gitops.TRAILER_CANDIDATE: cand.id})
+        committed = gitops.commit_paths(
+            repo,
+            [rel, memory.INDEX],
+            f"dreamtui: remember {meta['name']}",
+            {**(trailers or {}), gitops.TRAILER_CANDIDATE: cand.id},
+        )
     except BaseException:
         _rollback(ledger, repo, intent)
         raise
@@ -402,8 +453,14 @@ def _missing_dirs(root: Path, folder: str) -> list[str]:
     return [p for p in ("/".join(parts[:i]) for i in range(1, len(parts) + 1)) if not (root / p).exists()]
 
 
-def _record_intent(ledger: Ledger, cid: str, action: str, paths: dict[str, str | None], dirs: list[str],
-                   payload: dict[str, Any]) -> int:
+def _record_intent(
+    ledger: Ledger,
+    cid: str,
+    action: str,
+    paths: dict[str, str | None],
+    dirs: list[str],
+    payload: dict[str, Any],
+) -> int:
     return intents.record(ledger, cid, action, paths, dirs, payload, clock.now_iso())
 
 
@@ -463,12 +520,15 @@ def normalize_category(category: str) -> str:
     """``not-a-lesson``/``Not_A_Lesson`` → ``not a lesson``; raises on an unknown category."""
     value = " ".join(str(category).replace("-", " ").replace("_", " ").lower().split())
     if value not in REJECT_CATEGORIES:
-        raise DecisionError(f"unknown reject category {category!r}: choose one of {', '.join(REJECT_CATEGORIES)}")
+        raise DecisionError(
+            f"unknown reject category {category!r}: choose one of {', '.join(REJECT_CATEGORIES)}"
+        )
     return value
 
 
-def reject(ledger: Ledger, cid: str, category: str = "other", reason: str = "",
-           decided_by: str = "person") -> None:
+def reject(
+    ledger: Ledger, cid: str, category: str = "other", reason: str = "", decided_by: str = "person"
+) -> None:
     """Reject a pending candidate with a category (wrong, duplicate, not a lesson, too specific, secret,
     other) and a free-text reason (the memory repository is not touched: no config needed)."""
     if not cid:
@@ -478,8 +538,12 @@ def reject(ledger: Ledger, cid: str, category: str = "other", reason: str = "",
     with ledger.write():
         cand = _candidate(ledger, cid)
         if cand.status != "pending":
-            raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be rejected")
-        _insert_decision(ledger, cand, "reject", decided_by, category=cat, reason=clean_text(reason or "").strip())
+            raise DecisionError(
+                f"{cid} is {cand.status}, not pending; only a pending candidate can be rejected"
+            )
+        _insert_decision(
+            ledger, cand, "reject", decided_by, category=cat, reason=clean_text(reason or "").strip()
+        )
         _set_status(ledger, cid, "rejected")
 
 
@@ -489,7 +553,9 @@ def skip(ledger: Ledger, cid: str, decided_by: str = "person") -> None:
     with ledger.write():
         cand = _candidate(ledger, cid)
         if cand.status != "pending":
-            raise DecisionError(f"{cid} is {cand.status}, not pending; only a pending candidate can be skipped")
+            raise DecisionError(
+                f"{cid} is {cand.status}, not pending; only a pending candidate can be skipped"
+            )
         _insert_decision(ledger, cand, "skip", decided_by)
 
 
@@ -563,22 +629,26 @@ def _has_parent(repo: Repo, sha: str) -> bool:
     return bool(repo.commit(sha).parents)
 
 
-def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: Decision,
-                notices: list[str] | None = None) -> str:
+def _write_undo(
+    ledger: Ledger, repo: Repo, cand: Candidate, row: Decision, notices: list[str] | None = None
+) -> str:
     root = gitops.work_tree(repo)
     rel = row.memory_path
     sha = row.commit_sha or ""  # every accept names its commit
     paths = [p for p in (rel, memory.INDEX) if p]
     dirty = gitops.status(repo, paths)
     if dirty:
-        raise MemoryRepoError(f"{', '.join(dirty)} has uncommitted changes; commit or discard them first, then undo")
+        raise MemoryRepoError(
+            f"{', '.join(dirty)} has uncommitted changes; commit or discard them first, then undo"
+        )
     if rel and gitops.commit_exists(repo, sha):
         accepted = gitops.show_file(repo, rel, sha)
         current = memory.read_bytes(root, rel)
         if accepted is not None and current is not None and current != accepted:
             raise MemoryRepoError(
                 f"{rel} was edited after it was accepted; undoing would delete those edits. "
-                "Remove the memory yourself (file and its MEMORY.md line), or revert with git")
+                "Remove the memory yourself (file and its MEMORY.md line), or revert with git"
+            )
     index = (memory.read_bytes(root, memory.INDEX) or b"").decode("utf-8", "surrogateescape")
     for line in _added_index_lines(repo, sha):
         index = memory.remove_index_line(index, line)
@@ -598,10 +668,18 @@ def _write_undo(ledger: Ledger, repo: Repo, cand: Candidate, row: Decision,
             memory.atomic_write(root, memory.INDEX, index_bytes)
         _crash("undo-write")
         # Even with nothing left to remove, the (then empty) commit carries the trailer for reconcile.
-        subject = (_text(repo.commit(sha).summary) if gitops.commit_exists(repo, sha)
-                   else f"dreamtui: remember {cand.id}")
-        committed = gitops.commit_paths(repo, list(changes), f'Revert "{subject}"',
-                                        {gitops.TRAILER_UNDO: cand.id}, body=f"This reverts commit {sha}.")
+        subject = (
+            _text(repo.commit(sha).summary)
+            if gitops.commit_exists(repo, sha)
+            else f"dreamtui: remember {cand.id}"
+        )
+        committed = gitops.commit_paths(
+            repo,
+            list(changes),
+            f'Revert "{subject}"',
+            {gitops.TRAILER_UNDO: cand.id},
+            body=f"This reverts commit {sha}.",
+        )
         revert_sha = committed.sha
         if notices is not None:  # e.g. no git identity: committed as dreamtui, and how to set yours
             notices.extend(committed.notices)
@@ -644,7 +722,9 @@ def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
             pending = intents.count(ledger)
             report = ReconcileReport()
             if pending:
-                report.notices.append(f"{pending} interrupted memory write(s) but no repository at {config.memory}")
+                report.notices.append(
+                    f"{pending} interrupted memory write(s) but no repository at {config.memory}"
+                )
             return report
         return _reconcile_locked(ledger, gitops.open_repo(config.memory))
 
@@ -694,8 +774,14 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
         if found is not None and cand is not None:
             with ledger.write():
                 if action == "accept":
-                    _insert_decision(ledger, cand, "accept", payload.get("decided_by", "person"), commit_sha=found,
-                                     memory_path=payload.get("memory_path"))
+                    _insert_decision(
+                        ledger,
+                        cand,
+                        "accept",
+                        payload.get("decided_by", "person"),
+                        commit_sha=found,
+                        memory_path=payload.get("memory_path"),
+                    )
                     _set_status(ledger, cid, "accepted")
                     report.recorded.append(cid)
                 else:
@@ -720,8 +806,9 @@ def _adding_commit(repo: Repo, rel: str) -> str | None:
     return out.strip() or None
 
 
-def _standing_accept(repo: Repo, cid: str, rel: str | None, old_sha: str | None = None,
-                     written: str | None = None) -> str | None:
+def _standing_accept(
+    repo: Repo, cid: str, rel: str | None, old_sha: str | None = None, written: str | None = None
+) -> str | None:
     """The commit that holds candidate ``cid``'s accepted memory ``rel`` in HEAD although no commit
     carries its ``Dreamtui-Candidate`` trailer (a person's ``git commit --amend`` rewrote the message):
     ``rel`` is in HEAD with the accepted bytes (those at ``old_sha``, or of sha256 ``written``) or with
@@ -732,7 +819,10 @@ def _standing_accept(repo: Repo, cid: str, rel: str | None, old_sha: str | None 
     if head is None:
         return None
     same = (written is not None and _sha(head) == written) or (
-        bool(old_sha) and gitops.commit_exists(repo, str(old_sha)) and gitops.show_file(repo, rel, str(old_sha)) == head)
+        bool(old_sha)
+        and gitops.commit_exists(repo, str(old_sha))
+        and gitops.show_file(repo, rel, str(old_sha)) == head
+    )
     if not same:
         try:
             meta, _body = parse_frontmatter(head.decode("utf-8", "surrogateescape"))
@@ -746,11 +836,15 @@ def _standing_accept(repo: Repo, cid: str, rel: str | None, old_sha: str | None 
 
 
 def _no_trailer_notice(cid: str, rel: str | None, sha: str) -> str:
-    return (f"{cid}'s memory {rel} is in HEAD (commit {sha[:10]}) although its commit lost the "
-            f"{gitops.TRAILER_CANDIDATE} trailer (amended?); the accept stands")
+    return (
+        f"{cid}'s memory {rel} is in HEAD (commit {sha[:10]}) although its commit lost the "
+        f"{gitops.TRAILER_CANDIDATE} trailer (amended?); the accept stands"
+    )
 
 
-def _accept_stands(ledger: Ledger, repo: Repo, cand: Candidate, live: Decision, report: ReconcileReport) -> bool:
+def _accept_stands(
+    ledger: Ledger, repo: Repo, cand: Candidate, live: Decision, report: ReconcileReport
+) -> bool:
     """An accept the trailers no longer show stands when its memory file is still in HEAD; the ledger
     then points at the commit that now holds it (so an undo reverts the right one)."""
     sha = _standing_accept(repo, cand.id, live.memory_path, old_sha=live.commit_sha)
@@ -770,8 +864,9 @@ def _is_auto(repo: Repo, sha: str) -> bool:
     return any(line.startswith(f"{gitops.TRAILER_AUTO}:") for line in text.splitlines())
 
 
-def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str, str]]],
-                    report: ReconcileReport) -> None:
+def _agree_with_git(
+    ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str, str]]], report: ReconcileReport
+) -> None:
     for cid, evs in events.items():
         kind, sha = evs[0]
         cand = ledger.get_candidate(cid)
@@ -788,8 +883,15 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
                 else:
                     path = next(iter(p for p in gitops.changed_paths(repo, sha) if p != memory.INDEX), None)
                     by = "auto" if _is_auto(repo, sha) else "person"
-                    _insert_decision(ledger, cand, "accept", by, commit_sha=sha, memory_path=path,
-                                     reason="recorded by reconcile from git")
+                    _insert_decision(
+                        ledger,
+                        cand,
+                        "accept",
+                        by,
+                        commit_sha=sha,
+                        memory_path=path,
+                        reason="recorded by reconcile from git",
+                    )
                 _set_status(ledger, cid, "accepted")
             report.recorded.append(cid)
         elif cand.status == "accepted":
@@ -798,15 +900,19 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
             _record_undo(ledger, cand, live.id if live is not None else None, sha)
             report.undone.append(cid)
     orphans = [c for c in ledger.list_candidates(status="accepted") if c.id not in events]
-    orphans = [c for c in orphans if (live := _live_accept(ledger, c.id)) is None
-               or not _accept_stands(ledger, repo, c, live, report)]
+    orphans = [
+        c
+        for c in orphans
+        if (live := _live_accept(ledger, c.id)) is None or not _accept_stands(ledger, repo, c, live, report)
+    ]
     if not orphans:
         return
     shas = decision_rows.live_accept_commits(ledger)
     if shas and not events and not any(gitops.commit_exists(repo, s) for s in shas[:50]):
         report.notices.append(
             f"the memory repository {repo.working_tree_dir} holds none of the ledger's accept commits; is --memory "
-            "pointing at the right repository? (nothing changed)")
+            "pointing at the right repository? (nothing changed)"
+        )
         return
     for cand in orphans:
         live = _live_accept(ledger, cand.id)
@@ -815,4 +921,6 @@ def _agree_with_git(ledger: Ledger, repo: Repo, events: dict[str, list[tuple[str
                 decision_rows.mark_undone(ledger, live.id)
             _set_status(ledger, cand.id, "pending")
         report.reopened.append(cand.id)
-        report.notices.append(f"{cand.id} was accepted in the ledger but has no commit in git; back to pending")
+        report.notices.append(
+            f"{cand.id} was accepted in the ledger but has no commit in git; back to pending"
+        )

@@ -18,8 +18,16 @@ from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.models import MEMORY_TYPES
 
 FIELDS: tuple[str, ...] = (
-    "name", "description", "type", "source_session", "quote", "verified_line", "candidate",
-    "created", "modified", "extractor",
+    "name",
+    "description",
+    "type",
+    "source_session",
+    "quote",
+    "verified_line",
+    "candidate",
+    "created",
+    "modified",
+    "extractor",
 )
 """The one schema, in the order fields are written. ``modified`` is the field Claude Code's auto memory
 now writes when it changes a file: kept as it is (a round-trip never moves or drops it)."""
@@ -34,13 +42,34 @@ _INT = re.compile(r"[-+]?[0-9]+\Z")
 _CREATED = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?\Z")
 
 _ESCAPES = {
-    "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0",
-    "\x85": "\\N", "\u2028": "\\L", "\u2029": "\\P",
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\0": "\\0",
+    "\x85": "\\N",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
 }
 _UNESCAPES = {
-    "\\": "\\", '"': '"', "/": "/", "n": "\n", "r": "\r", "t": "\t", "0": "\0", "N": "\x85",
-    "L": "\u2028", "P": "\u2029", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v",
-    " ": " ", "_": "\xa0",
+    "\\": "\\",
+    '"': '"',
+    "/": "/",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "0": "\0",
+    "N": "\x85",
+    "L": "\u2028",
+    "P": "\u2029",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    " ": " ",
+    "_": "\xa0",
 }
 
 
@@ -50,8 +79,12 @@ class FrontmatterError(MemoryRepoError):
 
 def _needs_escape(ch: str) -> bool:
     code = ord(ch)
-    return (code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF
-            or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF))
+    return (
+        code < 0x20
+        or 0x7F <= code <= 0x9F
+        or 0xD800 <= code <= 0xDFFF
+        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
+    )
 
 
 def quote(text: str) -> str:
@@ -77,9 +110,16 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if not isinstance(value, str):
-        raise FrontmatterError(f"frontmatter values must be text, numbers or null, not {type(value).__name__}")
-    if (_PLAIN_SAFE.match(value) and value.lower() not in _PLAIN_RESERVED and not _INT.match(value)
-            and not value.endswith(" ") and " #" not in value):
+        raise FrontmatterError(
+            f"frontmatter values must be text, numbers or null, not {type(value).__name__}"
+        )
+    if (
+        _PLAIN_SAFE.match(value)
+        and value.lower() not in _PLAIN_RESERVED
+        and not _INT.match(value)
+        and not value.endswith(" ")
+        and " #" not in value
+    ):
         return value
     return quote(value)
 
@@ -115,7 +155,7 @@ def _unquote_double(raw: str, where: str) -> str:
         esc = inner[i + 1]
         width = {"x": 2, "u": 4, "U": 8}.get(esc)
         if width:
-            digits = inner[i + 2:i + 2 + width]
+            digits = inner[i + 2 : i + 2 + width]
             if len(digits) != width or not all(c in "0123456789abcdefABCDEF" for c in digits):
                 raise FrontmatterError(f"{where}: bad \\{esc} escape")
             out.append(chr(int(digits, 16)))
@@ -165,7 +205,7 @@ def split(text: str) -> tuple[str | None, str]:
         line = text[pos:] if end < 0 else text[pos:end]
         if line.rstrip("\r") == FENCE:
             block = text[start:pos]
-            body = "" if end < 0 else text[end + 1:]
+            body = "" if end < 0 else text[end + 1 :]
             return block, body
         if end < 0:
             raise FrontmatterError("frontmatter has no closing '---' line")

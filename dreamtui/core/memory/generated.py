@@ -53,8 +53,7 @@ def _versions(repo: Repo, rel: str) -> tuple[str | None, str | None, str | None,
     entries = gitops.index_entries(repo, [rel]).get(rel, [])
     conflict = any(e.split("\t", 1)[0].split()[2] != "0" for e in entries)
     index = entries[0].split()[1] if len(entries) == 1 and not conflict else None
-    return (None if work is None else blob_id(work), index, None if head is None else blob_id(head),
-            conflict)
+    return (None if work is None else blob_id(work), index, None if head is None else blob_id(head), conflict)
 
 
 def refuse_persons_changes(repo: Repo, ledger: Ledger, rel: str, data: bytes) -> None:
@@ -70,11 +69,13 @@ def refuse_persons_changes(repo: Repo, ledger: Ledger, rel: str, data: bytes) ->
         return
     raise MemoryRepoError(
         f"{rel} in the memory repository has uncommitted changes (git status {code.strip()}); "
-        "commit or discard them first, so dreamtui does not overwrite them")
+        "commit or discard them first, so dreamtui does not overwrite them"
+    )
 
 
-def write_generated(config: Config, ledger: Ledger, rel: str, data: bytes, subject: str,
-                    trailers: dict[str, str]) -> gitops.CommitResult | None:
+def write_generated(
+    config: Config, ledger: Ledger, rel: str, data: bytes, subject: str, trailers: dict[str, str]
+) -> gitops.CommitResult | None:
     """Write ``rel`` (atomically) and commit it alone when it changed; ``None`` when there was
     nothing to commit. A person's uncommitted changes to ``rel`` are refused, dreamtui's own
     leftovers replaced. Secrets are redacted first: the recorded blob is of the bytes on disk."""
@@ -138,8 +139,10 @@ def _reconcile_one(repo: Repo, ledger: Ledger, rel: str, notices: list[str]) -> 
             notices.append(f"unstaged {rel}, which an interrupted run had staged")
     elif staged_by_us:
         gitops.put_back_index(repo, {rel: _head_entries(repo, rel)})
-        notices.append(f"unstaged dreamtui's version of {rel} left by an interrupted run; "
-                       "your changes to the file are left as they are")
+        notices.append(
+            f"unstaged dreamtui's version of {rel} left by an interrupted run; "
+            "your changes to the file are left as they are"
+        )
     elif (work, index) != (head, head):
         notices.append(f"{rel} was changed after an interrupted run wrote it: left as it is")
     _forget(ledger, rel)

@@ -83,12 +83,12 @@ class CommitResult:
     notices: list[str] = field(default_factory=list)
 
 
-
 def work_tree(repo: Repo) -> Path:
     """The repository's work tree (the memory repository is never bare)."""
     if repo.working_tree_dir is None:
         raise MemoryRepoError(f"{repo.git_dir} is a bare repository: the memory repository needs a work tree")
     return Path(repo.working_tree_dir)
+
 
 def _seconds(name: str, default: float) -> float:
     try:
@@ -113,8 +113,16 @@ def hook_timeout() -> float:
     return _seconds(HOOK_TIMEOUT_ENV, DEFAULT_HOOK_TIMEOUT) or DEFAULT_HOOK_TIMEOUT
 
 
-_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-              "GIT_NAMESPACE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX")
+_INHERITED = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_PREFIX",
+)
 
 
 def _pinned(repo: Repo) -> Repo:
@@ -123,9 +131,15 @@ def _pinned(repo: Repo) -> Repo:
     if any(name in os.environ for name in _INHERITED):
         gitdir = Path(repo.git_dir)
         repo.git.update_environment(
-            GIT_DIR=str(gitdir), GIT_WORK_TREE=str(repo.working_tree_dir), GIT_INDEX_FILE=str(gitdir / "index"),
-            GIT_OBJECT_DIRECTORY=str(Path(repo.common_dir) / "objects"), GIT_COMMON_DIR=str(repo.common_dir),
-            GIT_NAMESPACE="", GIT_ALTERNATE_OBJECT_DIRECTORIES="", GIT_PREFIX="")
+            GIT_DIR=str(gitdir),
+            GIT_WORK_TREE=str(repo.working_tree_dir),
+            GIT_INDEX_FILE=str(gitdir / "index"),
+            GIT_OBJECT_DIRECTORY=str(Path(repo.common_dir) / "objects"),
+            GIT_COMMON_DIR=str(repo.common_dir),
+            GIT_NAMESPACE="",
+            GIT_ALTERNATE_OBJECT_DIRECTORIES="",
+            GIT_PREFIX="",
+        )
     return repo
 
 
@@ -146,14 +160,18 @@ def open_repo(path: Path, create: bool = True) -> Repo:
         return _pinned(repo)
     except (InvalidGitRepositoryError, NoSuchPathError):
         if not create:
-            raise MemoryRepoError(f"memory repository {path} does not exist (or is not a git repository)") from None
+            raise MemoryRepoError(
+                f"memory repository {path} does not exist (or is not a git repository)"
+            ) from None
     if path.exists() and not path.is_dir():
         raise MemoryRepoError(f"memory path {path} exists and is not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
         env = {name: "" for name in _INHERITED if name in os.environ}
-        git.Git(str(path)).execute(["git", "init", "-q", "-b", "main", str(path)],
-                                   env={**env, "GIT_DIR": str(path / ".git")} if env else None)
+        git.Git(str(path)).execute(
+            ["git", "init", "-q", "-b", "main", str(path)],
+            env={**env, "GIT_DIR": str(path / ".git")} if env else None,
+        )
         return _pinned(Repo(path, search_parent_directories=False))
     except (OSError, GitCommandError) as exc:
         raise MemoryRepoError(f"cannot create the memory repository {path}: {_short(exc)}") from exc
@@ -172,7 +190,7 @@ def _short(exc: BaseException) -> str:
     if isinstance(exc, GitCommandError):
         text = exc.stderr if isinstance(exc.stderr, str) else str(exc.stderr or "")
         lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        lines = [ln[len("stderr: "):] if ln.startswith("stderr: ") else ln for ln in lines]
+        lines = [ln[len("stderr: ") :] if ln.startswith("stderr: ") else ln for ln in lines]
         lines = [ln.strip("'").strip() for ln in lines if ln.strip("'").strip()]
         return "; ".join(lines[:2]) or f"git exited with {exc.status}"
     return str(exc)
@@ -185,11 +203,13 @@ def ensure_writable(repo: Repo) -> None:
         if (gitdir / name).exists():
             raise MemoryRepoError(
                 f"memory repository {repo.working_tree_dir}: {what}; finish or abort it "
-                "(e.g. git merge --abort) and try again")
+                "(e.g. git merge --abort) and try again"
+            )
     if repo.head.is_detached:
         raise MemoryRepoError(
             f"memory repository {repo.working_tree_dir} is on a detached HEAD; "
-            "check out a branch (git switch main) and try again")
+            "check out a branch (git switch main) and try again"
+        )
 
 
 def head_sha(repo: Repo) -> str | None:
@@ -218,6 +238,7 @@ def show_file(repo: Repo, rel: str, rev: str = "HEAD") -> bytes | None:
 
 def identity(repo: Repo) -> tuple[list[str], str | None]:
     """Extra ``-c`` options for a commit, and a notice, when git has no user identity."""
+
     def configured(key: str, envs: tuple[str, ...]) -> bool:
         if all(os.environ.get(e) for e in envs):
             return True
@@ -227,8 +248,9 @@ def identity(repo: Repo) -> tuple[list[str], str | None]:
             return False
 
     has_name = configured("user.name", ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"))
-    has_email = (configured("user.email", ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"))
-                 or bool(os.environ.get("EMAIL")))
+    has_email = configured("user.email", ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL")) or bool(
+        os.environ.get("EMAIL")
+    )
     if has_name and has_email:
         return [], None
     opts: list[str] = []
@@ -236,8 +258,10 @@ def identity(repo: Repo) -> tuple[list[str], str | None]:
         opts += ["-c", f"user.name={FALLBACK_NAME}"]
     if not has_email:
         opts += ["-c", f"user.email={FALLBACK_EMAIL}"]
-    notice = (f"git has no user.name/user.email: committed as {FALLBACK_NAME} <{FALLBACK_EMAIL}> "
-              "(set them with git config --global user.name/user.email)")
+    notice = (
+        f"git has no user.name/user.email: committed as {FALLBACK_NAME} <{FALLBACK_EMAIL}> "
+        "(set them with git config --global user.name/user.email)"
+    )
     return opts, notice
 
 
@@ -273,9 +297,30 @@ def _inside(path: str, roots: tuple[Path, ...]) -> bool:
 
 
 # sub-commands that never take index.lock (e.g. GitPython's long-lived ``cat-file --batch``)
-_READ_ONLY = frozenset({"cat-file", "log", "show", "rev-parse", "ls-files", "ls-tree", "rev-list", "for-each-ref",
-                        "config", "blame", "grep", "shortlog", "describe", "name-rev", "show-ref", "var", "help",
-                        "version", "diff-tree", "merge-base"})
+_READ_ONLY = frozenset(
+    {
+        "cat-file",
+        "log",
+        "show",
+        "rev-parse",
+        "ls-files",
+        "ls-tree",
+        "rev-list",
+        "for-each-ref",
+        "config",
+        "blame",
+        "grep",
+        "shortlog",
+        "describe",
+        "name-rev",
+        "show-ref",
+        "var",
+        "help",
+        "version",
+        "diff-tree",
+        "merge-base",
+    }
+)
 
 
 def _subcommand(argv: list[str]) -> str:
@@ -333,8 +378,12 @@ def lock_holders(repo: Repo, lock: Path | None = None) -> list[tuple[int, str]] 
     if not os.path.isdir("/proc/self/fd"):
         return None
     lock = lock or index_lock(repo)
-    roots = tuple({Path(os.path.realpath(p)) for p in (repo.working_tree_dir or repo.git_dir, repo.git_dir,
-                                                       repo.common_dir)})
+    roots = tuple(
+        {
+            Path(os.path.realpath(p))
+            for p in (repo.working_tree_dir or repo.git_dir, repo.git_dir, repo.common_dir)
+        }
+    )
     target = os.path.realpath(lock)
     me, euid = os.getpid(), os.geteuid()
     found: list[tuple[int, str]] = []
@@ -346,7 +395,7 @@ def lock_holders(repo: Repo, lock: Path | None = None) -> list[tuple[int, str]] 
             if os.stat(f"/proc/{pid}").st_uid != euid:
                 continue
             stat = _proc_text(pid, "stat")
-            if stat[stat.rfind(")") + 2:].split()[:1] == ["Z"]:
+            if stat[stat.rfind(")") + 2 :].split()[:1] == ["Z"]:
                 continue  # a zombie holds nothing
             argv = [a for a in _proc_text(pid, "cmdline").split("\0") if a]
             comm = _proc_text(pid, "comm").strip()
@@ -450,7 +499,7 @@ def _clear_temp_indexes(repo: Repo) -> None:
     """Remove the temporary indexes (``next-index-<pid>.lock``) a killed ``commit --only`` left behind
     (only this user's, and only when process ``<pid>`` is gone)."""
     for path in Path(repo.git_dir).glob("next-index-*.lock"):
-        pid = path.name[len("next-index-"):-len(".lock")]
+        pid = path.name[len("next-index-") : -len(".lock")]
         try:
             if path.lstat().st_uid == os.geteuid() and not (pid.isdigit() and os.path.exists(f"/proc/{pid}")):
                 path.unlink()
@@ -486,16 +535,23 @@ def wait_for_index(repo: Repo, timeout: float | None = None, notices: list[str] 
         delay = min(delay * 2, 0.25)
 
 
-def _lock_error(repo: Repo, lock: Path, timeout: float, verdict: LockVerdict | None = None) -> MemoryRepoError:
+def _lock_error(
+    repo: Repo, lock: Path, timeout: float, verdict: LockVerdict | None = None
+) -> MemoryRepoError:
     if verdict is not None and verdict.kind == "held":
-        return MemoryRepoError(f"memory repository is busy: {lock} is {verdict.detail} (waited {timeout:g}s); "
-                               "try again when it finishes")
+        return MemoryRepoError(
+            f"memory repository is busy: {lock} is {verdict.detail} (waited {timeout:g}s); "
+            "try again when it finishes"
+        )
     if verdict is not None and verdict.kind == "foreign":
-        return MemoryRepoError(f"memory repository is busy: {lock} is held, and {verdict.detail} (waited "
-                               f"{timeout:g}s); remove it yourself if no git process of that user is running")
+        return MemoryRepoError(
+            f"memory repository is busy: {lock} is held, and {verdict.detail} (waited "
+            f"{timeout:g}s); remove it yourself if no git process of that user is running"
+        )
     return MemoryRepoError(
         f"memory repository is busy: {lock} is held by another git process (waited {timeout:g}s); "
-        "try again when it finishes, or remove the lock yourself if no git process is running")
+        "try again when it finishes, or remove the lock yourself if no git process is running"
+    )
 
 
 # -- running git: hooks with a timeout, failures named -------------------------------------------
@@ -504,7 +560,9 @@ def _lock_error(repo: Repo, lock: Path, timeout: float, verdict: LockVerdict | N
 class GitFailed(MemoryRepoError):
     """A git command dreamtui ran failed; ``hook`` names the hook that failed or hung, if one did."""
 
-    def __init__(self, message: str, *, stderr: str = "", hook: str | None = None, timed_out: bool = False) -> None:
+    def __init__(
+        self, message: str, *, stderr: str = "", hook: str | None = None, timed_out: bool = False
+    ) -> None:
         super().__init__(message)
         self.stderr = stderr
         self.hook = hook
@@ -530,7 +588,9 @@ def _hooks_seen(trace: Path) -> tuple[str | None, str | None, int | None]:
         if event.get("sid") != sid:
             continue  # a git the hook itself ran
         if event.get("event") == "child_start" and event.get("child_class") == "hook":
-            started[event.get("child_id")] = running[event.get("child_id")] = str(event.get("hook_name") or "")
+            started[event.get("child_id")] = running[event.get("child_id")] = str(
+                event.get("hook_name") or ""
+            )
         elif event.get("event") == "child_exit" and event.get("child_id") in started:
             name = running.pop(event.get("child_id"), None)
             if event.get("code"):
@@ -560,7 +620,7 @@ def _group_alive(pgid: int) -> bool:
             stat = _proc_text(int(name), "stat")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False
@@ -580,13 +640,25 @@ def execute(repo: Repo, argv: list[str], *, input: bytes | None = None, timeout:
     fd, trace_name = tempfile.mkstemp(prefix="dreamtui-trace2-", suffix=".json")
     os.close(fd)
     trace = Path(trace_name)
-    env = {**os.environ, "LANGUAGE": "C", "LC_ALL": "C", **repo.git.environment(), "GIT_TRACE2_EVENT": trace_name}
+    env = {
+        **os.environ,
+        "LANGUAGE": "C",
+        "LC_ALL": "C",
+        **repo.git.environment(),
+        "GIT_TRACE2_EVENT": trace_name,
+    }
     env.pop("GIT_TRACE2_EVENT_NESTING", None)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(argv, cwd=repo.working_tree_dir or repo.git_dir, env=env,
-                                    stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                                    stdout=out, stderr=err, process_group=0)
+            proc = subprocess.Popen(
+                argv,
+                cwd=repo.working_tree_dir or repo.git_dir,
+                env=env,
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                process_group=0,
+            )
         except OSError as exc:
             trace.unlink(missing_ok=True)
             raise GitFailed(f"cannot run git: {exc.strerror}") from exc
@@ -614,17 +686,27 @@ def execute(repo: Repo, argv: list[str], *, input: bytes | None = None, timeout:
         command = next((a for a in argv[1:] if not a.startswith("-") and "=" not in a), "")
         if timed_out:
             what = f"the {hanging} hook" if hanging else f"git {command}"
-            raise GitFailed(f"{what} did not finish within {timeout:g}s and was stopped; "
-                            f"git {command} abandoned (see {HOOK_TIMEOUT_ENV})", stderr=stderr, hook=hanging,
-                            timed_out=True)
+            raise GitFailed(
+                f"{what} did not finish within {timeout:g}s and was stopped; "
+                f"git {command} abandoned (see {HOOK_TIMEOUT_ENV})",
+                stderr=stderr,
+                hook=hanging,
+                timed_out=True,
+            )
         if proc.returncode != 0:
             _, failed, code = _hooks_seen(trace)
             said = _first_line(stderr) or _first_line(stdout)
             if failed:
-                raise GitFailed(f"the {failed} hook failed (exit {code}){': ' + said if said else ''}; "
-                                f"git {command} abandoned", stderr=stderr, hook=failed)
-            raise GitFailed(f"git {command} failed in {repo.working_tree_dir}: {said or f'exit {proc.returncode}'}",
-                            stderr=stderr)
+                raise GitFailed(
+                    f"the {failed} hook failed (exit {code}){': ' + said if said else ''}; "
+                    f"git {command} abandoned",
+                    stderr=stderr,
+                    hook=failed,
+                )
+            raise GitFailed(
+                f"git {command} failed in {repo.working_tree_dir}: {said or f'exit {proc.returncode}'}",
+                stderr=stderr,
+            )
         return stdout
     finally:
         trace.unlink(missing_ok=True)
@@ -662,8 +744,14 @@ def _stop(repo: Repo, proc: subprocess.Popen[bytes]) -> None:
     clear_stale_lock(repo, min_age=0.0, why="left by the git process dreamtui stopped")  # logged
 
 
-def run(repo: Repo, *args: str, pre: list[str] | None = None, timeout: float | None = None,
-        notices: list[str] | None = None, input: bytes | None = None) -> str:
+def run(
+    repo: Repo,
+    *args: str,
+    pre: list[str] | None = None,
+    timeout: float | None = None,
+    notices: list[str] | None = None,
+    input: bytes | None = None,
+) -> str:
     """Run ``git <args>`` in ``repo``: wait for a held ``index.lock`` (clearing a stale one, with a
     notice in ``notices``), run with the hook timeout, retry when another git took the lock first."""
     timeout = lock_timeout() if timeout is None else timeout
@@ -698,8 +786,21 @@ def status(repo: Repo, paths: list[str]) -> dict[str, str]:
     reason to fail a look."""
     if not paths:
         return {}
-    out = _read(repo, ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                       "--no-renames", "--", *paths], strip_newline_in_stdout=False)
+    out = _read(
+        repo,
+        [
+            "git",
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+            *paths,
+        ],
+        strip_newline_in_stdout=False,
+    )
     codes: dict[str, str] = {}
     for entry in out.split("\0"):
         if len(entry) > 3:
@@ -726,7 +827,8 @@ def refuse_uncommitted(repo: Repo, rel: str, data: bytes | None = None) -> None:
             pass
     raise MemoryRepoError(
         f"{rel} in the memory repository has uncommitted changes (git status {code.strip()}); "
-        "commit or discard them first, so dreamtui does not overwrite them")
+        "commit or discard them first, so dreamtui does not overwrite them"
+    )
 
 
 _NO_ENTRY = "0 " + "0" * 40 + "\t"
@@ -736,8 +838,11 @@ def index_entries(repo: Repo, paths: list[str]) -> dict[str, list[str]]:
     """The index entries of ``paths`` as ``git ls-files -s`` lines (``mode sha stage<TAB>path``)."""
     if not paths:
         return {}
-    out = _read(repo, ["git", "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths],
-                strip_newline_in_stdout=False)
+    out = _read(
+        repo,
+        ["git", "--literal-pathspecs", "ls-files", "-s", "-z", "--", *paths],
+        strip_newline_in_stdout=False,
+    )
     entries: dict[str, list[str]] = {p: [] for p in paths}
     for entry in out.split("\0"):
         if "\t" in entry:
@@ -757,8 +862,9 @@ def put_back_index(repo: Repo, before: dict[str, list[str]]) -> bool:
     return True
 
 
-def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str, str],
-                 body: str = "") -> CommitResult:
+def commit_paths(
+    repo: Repo, paths: list[str], subject: str, trailers: dict[str, str], body: str = ""
+) -> CommitResult:
     """Commit exactly ``paths`` (as they are in the working tree; deleted ones as deletions) with
     ``trailers``; everything else in the index or working tree stays as the person left it.
 
@@ -787,8 +893,21 @@ def commit_paths(repo: Repo, paths: list[str], subject: str, trailers: dict[str,
     try:
         if present:
             run(repo, "add", "--", *present, notices=notices)
-        run(repo, "commit", "-q", "--no-edit", "--cleanup=whitespace", "--only", *empty, "-m", message, "--", *paths,
-            pre=opts, notices=notices)
+        run(
+            repo,
+            "commit",
+            "-q",
+            "--no-edit",
+            "--cleanup=whitespace",
+            "--only",
+            *empty,
+            "-m",
+            message,
+            "--",
+            *paths,
+            pre=opts,
+            notices=notices,
+        )
     except GitFailed as exc:
         head = head_sha(repo)
         if exc.timed_out and head != head_before and _parent_is(repo, head, head_before):
@@ -818,8 +937,10 @@ def _raise_after_put_back(repo: Repo, before: dict[str, list[str]], exc: BaseExc
         put_back_index(repo, before)
     except MemoryRepoError as again:
         staged = " ".join(before)
-        raise MemoryRepoError(f"{_one(exc)}; and the index still holds dreamtui's {staged} "
-                              f"({_one(again)}): run git restore --staged -- {staged}") from exc
+        raise MemoryRepoError(
+            f"{_one(exc)}; and the index still holds dreamtui's {staged} "
+            f"({_one(again)}): run git restore --staged -- {staged}"
+        ) from exc
     if isinstance(exc, Exception) and not isinstance(exc, MemoryRepoError):
         raise MemoryRepoError(_one(exc)) from exc
     raise exc
@@ -856,16 +977,18 @@ def _parse_log(out: str) -> list[CommitInfo]:
                     trailers.setdefault(m.group(1), []).append(m.group(2).strip())
         reverts = _REVERTS.search(message)
         subject = message.strip().split("\n", 1)[0] if message.strip() else ""
-        commits.append(CommitInfo(sha.strip(), subject, author, date, trailers,
-                                  reverts.group(1) if reverts else None))
+        commits.append(
+            CommitInfo(sha.strip(), subject, author, date, trailers, reverts.group(1) if reverts else None)
+        )
     return commits
 
 
 _LOG_FORMAT = "--format=%H%x1f%an <%ae>%x1f%aI%x1f%B%x1e"
 
 
-def list_commits(repo: Repo, path: str | None = None, limit: int | None = None,
-                 grep: list[str] | None = None) -> list[CommitInfo]:
+def list_commits(
+    repo: Repo, path: str | None = None, limit: int | None = None, grep: list[str] | None = None
+) -> list[CommitInfo]:
     """Commits reachable from HEAD, newest first, with their trailers (empty with no commits)."""
     if head_sha(repo) is None:
         return []
@@ -914,6 +1037,9 @@ def is_ancestor(repo: Repo, sha: str, of: str = "HEAD") -> bool:
 
 def changed_paths(repo: Repo, sha: str) -> list[str]:
     """The paths a commit changed."""
-    out = _read(repo, ["git", "diff-tree", "--root", "--no-commit-id", "-r", "--name-only", "-z", sha],
-                           strip_newline_in_stdout=False)
+    out = _read(
+        repo,
+        ["git", "diff-tree", "--root", "--no-commit-id", "-r", "--name-only", "-z", sha],
+        strip_newline_in_stdout=False,
+    )
     return [p for p in out.split("\0") if p]

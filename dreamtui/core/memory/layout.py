@@ -43,9 +43,23 @@ SLUG_MAX = 60
 TITLE_MAX = 80
 HOOK_MAX = 150
 
-_RESERVED = {"con", "prn", "aux", "nul", "clock$", "conin$", "conout$",
-             *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10)),
-             "com¹", "com²", "com³", "lpt¹", "lpt²", "lpt³"}
+_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    "clock$",
+    "conin$",
+    "conout$",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+    "com¹",
+    "com²",
+    "com³",
+    "lpt¹",
+    "lpt²",
+    "lpt³",
+}
 # Topic slugs that would collide with the repository's own files on a case-insensitive disk.
 _TAKEN_SLUGS = {"memory", "briefing", "readme", "claude", "index"}
 
@@ -61,7 +75,9 @@ def one_line(text: str, limit: int | None = None) -> str:
 def slugify(text: str, max_len: int = SLUG_MAX) -> str:
     """A file-name slug: lowercase ASCII ``[a-z0-9-]``, at most ``max_len`` characters, never empty,
     never a reserved device name or one of the repository's own file names."""
-    ascii_text = unicodedata.normalize("NFKD", clean_text(text)).encode("ascii", "ignore").decode("ascii").lower()
+    ascii_text = (
+        unicodedata.normalize("NFKD", clean_text(text)).encode("ascii", "ignore").decode("ascii").lower()
+    )
     words = re.findall(r"[a-z0-9]+", ascii_text)
     slug = ""
     for word in words:
@@ -101,8 +117,12 @@ def is_bare_repository(path: Path) -> bool:
     ``.git`` (cheap, without git; :func:`gitops.open_repo` asks git itself)."""
     path = Path(path)
     try:
-        return ((path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
-                and not os.path.lexists(path / ".git"))
+        return (
+            (path / "HEAD").is_file()
+            and (path / "objects").is_dir()
+            and (path / "refs").is_dir()
+            and not os.path.lexists(path / ".git")
+        )
     except OSError:
         return False
 
@@ -122,16 +142,19 @@ def foreign_folder_message(path: Path) -> str | None:
     if not names:
         return None
     shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-    return (f"memory folder {path} holds files ({shown}) and is not a git repository; dreamtui would make it "
-            "one and commit into it. Pass --init to do that, or give an empty folder or a git repository "
-            "as --memory")
+    return (
+        f"memory folder {path} holds files ({shown}) and is not a git repository; dreamtui would make it "
+        "one and commit into it. Pass --init to do that, or give an empty folder or a git repository "
+        "as --memory"
+    )
 
 
 def bare_repository_message(path: Path) -> str:
     """The one-line refusal of a bare repository given as the memory repository."""
-    return (f"memory repository {path} is a bare git repository (no work tree for the memory files); give a "
-            "clone with a work tree, or an empty folder, as --memory")
-
+    return (
+        f"memory repository {path} is a bare git repository (no work tree for the memory files); give a "
+        "clone with a work tree, or an empty folder, as --memory"
+    )
 
 
 def _check_component(part: str, rel: str) -> None:
@@ -178,7 +201,9 @@ def safe_path(root: Path, rel: str | PurePosixPath) -> Path:
         except FileNotFoundError:
             break
         except OSError as exc:
-            raise MemoryRepoError(f"unsafe memory path {text!r}: cannot inspect {current}: {exc.strerror}") from exc
+            raise MemoryRepoError(
+                f"unsafe memory path {text!r}: cannot inspect {current}: {exc.strerror}"
+            ) from exc
         if stat.S_ISLNK(st.st_mode):
             raise MemoryRepoError(f"unsafe memory path {text!r}: {current} is a symlink")
         last = index == len(parts) - 1
@@ -268,7 +293,9 @@ def storable(data: bytes) -> bytes:
     return data if clean == text else clean.encode("utf-8", "surrogateescape")
 
 
-def atomic_write(root: Path, rel: str, data: bytes, crash_hook: object = None, *, verbatim: bool = False) -> None:
+def atomic_write(
+    root: Path, rel: str, data: bytes, crash_hook: object = None, *, verbatim: bool = False
+) -> None:
     """Write ``data`` to ``root/rel`` atomically: a temp file in the same folder, fsync, ``os.replace``.
 
     Every secret in ``data`` is redacted first (:func:`storable`): nothing dreamtui writes into the
@@ -430,9 +457,11 @@ def ceiling_warning(status: CeilingStatus) -> str | None:
         return None
     # rounded, but never "100%" while there is still room (199 of 200 lines is 99%)
     pct = round(status.pct) if status.pct >= 100 else min(round(status.pct), 99)
-    return (f"warning: MEMORY.md is at {pct}% of what Claude Code loads "
-            f"({status.lines}/{status.max_lines} lines, {status.bytes:,}/{status.max_bytes:,} bytes); "
-            "merge or remove index lines before it fills up")
+    return (
+        f"warning: MEMORY.md is at {pct}% of what Claude Code loads "
+        f"({status.lines}/{status.max_lines} lines, {status.bytes:,}/{status.max_bytes:,} bytes); "
+        "merge or remove index lines before it fills up"
+    )
 
 
 def check_ceiling(new_index: str | bytes) -> CeilingStatus:
@@ -442,5 +471,6 @@ def check_ceiling(new_index: str | bytes) -> CeilingStatus:
         raise MemoryRepoError(
             f"accept refused: MEMORY.md would have {status.lines} lines and {status.bytes:,} bytes, past the "
             f"ceiling of {status.max_lines} lines / {status.max_bytes:,} bytes that Claude Code loads; "
-            "merge or remove index lines (or move detail into topic files) and try again")
+            "merge or remove index lines (or move detail into topic files) and try again"
+        )
     return status

@@ -23,15 +23,31 @@ from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import MEMORY_TYPES, Jsonable
 
 ALIASES: dict[str, str] = {
-    "title": "name", "summary": "description", "desc": "description", "kind": "type",
-    "category": "type", "session": "source_session", "session_id": "source_session",
-    "sessionid": "source_session", "source": "source_session", "line": "verified_line",
-    "candidate_id": "candidate", "created_at": "created", "date": "created", "model": "extractor",
+    "title": "name",
+    "summary": "description",
+    "desc": "description",
+    "kind": "type",
+    "category": "type",
+    "session": "source_session",
+    "session_id": "source_session",
+    "sessionid": "source_session",
+    "source": "source_session",
+    "line": "verified_line",
+    "candidate_id": "candidate",
+    "created_at": "created",
+    "date": "created",
+    "model": "extractor",
 }
 """Field names people (and older tools) use for the schema's fields."""
 
-TYPE_ALIASES: dict[str, str] = {"preference": "user", "preferences": "user", "correction": "feedback",
-                                "references": "reference", "feedbacks": "feedback", "projects": "project"}
+TYPE_ALIASES: dict[str, str] = {
+    "preference": "user",
+    "preferences": "user",
+    "correction": "feedback",
+    "references": "reference",
+    "feedbacks": "feedback",
+    "projects": "project",
+}
 PROMOTION_FILE = "promotion.md"
 """The promotion record ``dreamtui promote`` commits: not a topic file."""
 NOT_TOPICS = frozenset({memory.INDEX, memory.BRIEFING, PROMOTION_FILE})
@@ -63,9 +79,14 @@ class Change(Jsonable):
         """A unified diff of the rewrite (empty when there is none)."""
         if self.after is None:
             return ""
-        return "".join(difflib.unified_diff(self.before.splitlines(keepends=True),
-                                            self.after.splitlines(keepends=True),
-                                            f"a/{self.path}", f"b/{self.path}"))
+        return "".join(
+            difflib.unified_diff(
+                self.before.splitlines(keepends=True),
+                self.after.splitlines(keepends=True),
+                f"a/{self.path}",
+                f"b/{self.path}",
+            )
+        )
 
     JSON_KEYS = ("path", "problems", "fixes", "remaining", "fixable")  # the texts are shown as a diff instead
 
@@ -107,7 +128,7 @@ def _humanize(stem: str) -> str:
     words = re.sub(r"[_\-]+", " ", stem).strip()
     for kind in MEMORY_TYPES:
         if words.lower().startswith(kind + " "):
-            words = words[len(kind) + 1:]
+            words = words[len(kind) + 1 :]
     return words[:1].upper() + words[1:] if words else stem
 
 
@@ -128,7 +149,9 @@ def _first_sentence(body: str) -> str | None:
         if text and not text.startswith(("#", "<!--", "---", "```")):
             text = _one_line(text.lstrip("-*> ").strip())
             if text:
-                return text if len(text) <= DESCRIPTION_CHARS else text[:DESCRIPTION_CHARS - 1].rstrip() + "…"
+                return (
+                    text if len(text) <= DESCRIPTION_CHARS else text[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+                )
     return None
 
 
@@ -156,8 +179,9 @@ def _created(value: Any) -> str | None:
         return None
     if len(text) <= 10:
         return dt.date().isoformat()
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + ("Z" if dt.tzinfo is not None and not dt.utcoffset() else
-                                                (dt.strftime("%z") if dt.tzinfo else ""))
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + (
+        "Z" if dt.tzinfo is not None and not dt.utcoffset() else (dt.strftime("%z") if dt.tzinfo else "")
+    )
 
 
 def normalize_text(text: str, stem: str) -> tuple[str | None, list[str]]:
@@ -198,7 +222,9 @@ def normalize_text(text: str, stem: str) -> tuple[str | None, list[str]]:
             fixes.append("described it by its first line")
     kind = _type_from(out.get("type"), stem)
     if kind and kind != out.get("type"):
-        fixes.append(f"set type to {kind}" if out.get("type") in (None, "") else f"type {out.get('type')!r} -> {kind}")
+        fixes.append(
+            f"set type to {kind}" if out.get("type") in (None, "") else f"type {out.get('type')!r} -> {kind}"
+        )
         out["type"] = kind
     line = out.get("verified_line")
     if isinstance(line, str) and line.strip().isdigit():
@@ -210,8 +236,9 @@ def normalize_text(text: str, stem: str) -> tuple[str | None, list[str]]:
             fixes.append(f"made {key} text")
     for stamp_key in ("created", "modified"):
         stamp = out.get(stamp_key)
-        if stamp is not None and frontmatter.validate({"name": "x", "description": "x", "type": "user",
-                                                       stamp_key: stamp}):
+        if stamp is not None and frontmatter.validate(
+            {"name": "x", "description": "x", "type": "user", stamp_key: stamp}
+        ):
             fixed = _created(stamp)
             if fixed:
                 out[stamp_key] = fixed
@@ -265,7 +292,9 @@ def apply_normalize(config: Config, plan: list[Change]) -> str | None:
         except (OSError, UnicodeDecodeError) as exc:
             raise MemoryRepoError(f"cannot read {change.path} again: {exc}") from exc
         if current != change.before:
-            raise MemoryRepoError(f"{change.path} changed since the plan was made: run `dreamtui normalize` again")
+            raise MemoryRepoError(
+                f"{change.path} changed since the plan was made: run `dreamtui normalize` again"
+            )
     repo = gitops.open_repo(root, create=False)
     gitops.ensure_writable(repo)
     for change in todo:

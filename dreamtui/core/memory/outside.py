@@ -65,7 +65,6 @@ _EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _INDEX_LINE = re.compile(r"^\s*[-*] \[")
 
 
-
 class OutsideError(DreamError):
     """An outside item cannot be decided (unknown, already decided, changed since it was seen)."""
 
@@ -109,7 +108,9 @@ def get(ledger: Ledger, item_id: str) -> Item:
     """One item by id (a unique prefix is enough)."""
     rows = outside_items.with_prefix(ledger, item_id)
     if len(rows) != 1:
-        raise OutsideError(f"no outside item {item_id!r}" if not rows else f"outside item {item_id!r} is ambiguous")
+        raise OutsideError(
+            f"no outside item {item_id!r}" if not rows else f"outside item {item_id!r} is ambiguous"
+        )
     return rows[0]
 
 
@@ -117,8 +118,18 @@ def get(ledger: Ledger, item_id: str) -> Item:
 
 
 def _changed(repo: Repo) -> list[str]:
-    out = repo.git.execute(["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                            "--no-renames"], strip_newline_in_stdout=False)
+    out = repo.git.execute(
+        [
+            "git",
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ],
+        strip_newline_in_stdout=False,
+    )
     return [e[3:] for e in str(out).split("\0") if len(e) > 3]
 
 
@@ -128,7 +139,9 @@ def _ours_in_flight(ledger: Ledger, root: Path) -> set[str]:
     for intent in intents.listed(ledger):
         for rel, digest in intent.paths.items():
             data = memory.read_bytes(root, rel)
-            if (data is None and digest is None) or (data is not None and hashlib.sha256(data).hexdigest() == digest):
+            if (data is None and digest is None) or (
+                data is not None and hashlib.sha256(data).hexdigest() == digest
+            ):
                 ours.add(rel)
     for rel, blob in generated_writes.blobs(ledger):
         data = memory.read_bytes(root, rel)
@@ -168,8 +181,10 @@ def _similar(a: bytes, b: bytes) -> bool:
     if a == b:
         return True
     ta, tb = a.decode("utf-8", "replace"), b.decode("utf-8", "replace")
-    return difflib.SequenceMatcher(None, ta, tb, autojunk=False).quick_ratio() >= 0.6 and \
-        difflib.SequenceMatcher(None, ta, tb, autojunk=False).ratio() >= 0.6
+    return (
+        difflib.SequenceMatcher(None, ta, tb, autojunk=False).quick_ratio() >= 0.6
+        and difflib.SequenceMatcher(None, ta, tb, autojunk=False).ratio() >= 0.6
+    )
 
 
 def _pair_renames(found: list[_Change]) -> list[_Change]:
@@ -177,10 +192,19 @@ def _pair_renames(found: list[_Change]) -> list[_Change]:
     added = [c for c in found if c.kind == "added"]
     out = [c for c in found if c.kind == "modified"]
     for new in added:
-        match = next((d for d in deleted if d.head is not None and new.work is not None
-                      and d.path.rsplit("/", 1)[0:-1] == new.path.rsplit("/", 1)[0:-1]
-                      and _similar(d.head, new.work)), None) or \
-            next((d for d in deleted if d.head is not None and new.work is not None and d.head == new.work), None)
+        match = next(
+            (
+                d
+                for d in deleted
+                if d.head is not None
+                and new.work is not None
+                and d.path.rsplit("/", 1)[0:-1] == new.path.rsplit("/", 1)[0:-1]
+                and _similar(d.head, new.work)
+            ),
+            None,
+        ) or next(
+            (d for d in deleted if d.head is not None and new.work is not None and d.head == new.work), None
+        )
         if match is None:
             out.append(new)
             continue
@@ -200,7 +224,7 @@ def _meta_of(transcript: Path) -> dict[str, Any]:
 
 def _writer_of_transcript(transcript: Path) -> str:
     parts = transcript.parts
-    if "subagents" in parts and "workflows" in parts[parts.index("subagents"):]:
+    if "subagents" in parts and "workflows" in parts[parts.index("subagents") :]:
         return "auto-dream"
     meta = _meta_of(transcript)
     said = " ".join(str(meta.get(k, "")) for k in ("agentType", "description")).lower()
@@ -225,7 +249,10 @@ def find_record(config: Config, rel: str, when: float, paths: list[Path] | None 
     """The latest transcript record, at most :func:`window` seconds before ``when`` (and a minute
     after), of a tool call that wrote ``rel`` in the memory repository."""
     root = os.path.normpath(os.path.realpath(config.memory))
-    targets = {os.path.normpath(os.path.join(root, rel)), os.path.normpath(os.path.join(str(config.memory), rel))}
+    targets = {
+        os.path.normpath(os.path.join(root, rel)),
+        os.path.normpath(os.path.join(str(config.memory), rel)),
+    }
     needle = rel.rsplit("/", 1)[-1].encode()
     earliest, latest = when - window(), when + 60.0
     best: Record | None = None
@@ -243,7 +270,9 @@ def find_record(config: Config, rel: str, when: float, paths: list[Path] | None 
     return best
 
 
-def _match(raw: bytes, targets: set[str], path: Path, number: int, earliest: float, latest: float) -> Record | None:
+def _match(
+    raw: bytes, targets: set[str], path: Path, number: int, earliest: float, latest: float
+) -> Record | None:
     try:
         obj = json.loads(raw)
     except ValueError:
@@ -344,12 +373,20 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
         for change, blob in fresh:
             record = find_record(config, change.path, when[change.path], recent)
             writer = record.writer if record else ("auto-dream" if batch and _loud(change) else "person")
-            values = {"path": change.path, "old_path": change.old_path, "kind": change.kind, "blob": blob,
-                      "head_blob": blob_id(change.head) if change.head is not None else None, "writer": writer,
-                      "session": record.session if record else None,
-                      "transcript": record.transcript if record else None,
-                      "line": record.line if record else None, "tool": record.tool if record else None,
-                      "batch": batch if _loud(change) else None, "detected_at": now}
+            values = {
+                "path": change.path,
+                "old_path": change.old_path,
+                "kind": change.kind,
+                "blob": blob,
+                "head_blob": blob_id(change.head) if change.head is not None else None,
+                "writer": writer,
+                "session": record.session if record else None,
+                "transcript": record.transcript if record else None,
+                "line": record.line if record else None,
+                "tool": record.tool if record else None,
+                "batch": batch if _loud(change) else None,
+                "detected_at": now,
+            }
             current = pending.get(change.path)
             if current:
                 outside_items.update(ledger, current.id, values)
@@ -375,12 +412,22 @@ def _batch_id(fresh: list[tuple[_Change, str | None]]) -> str | None:
     loud = [c for c, _ in fresh if _loud(c)]
     if len(loud) < BATCH_MIN:
         return None
-    return "b" + hashlib.sha1("\0".join(sorted(c.path for c in loud)).encode() + clock.now_iso().encode(),
-                              usedforsecurity=False).hexdigest()[:9]
+    return (
+        "b"
+        + hashlib.sha1(
+            "\0".join(sorted(c.path for c in loud)).encode() + clock.now_iso().encode(), usedforsecurity=False
+        ).hexdigest()[:9]
+    )
 
 
-def _close(ledger: Ledger, item_id: str, status: str, sha: str | None, reason: str | None,
-           decided_as: str | None = None) -> None:
+def _close(
+    ledger: Ledger,
+    item_id: str,
+    status: str,
+    sha: str | None,
+    reason: str | None,
+    decided_as: str | None = None,
+) -> None:
     outside_items.close(ledger, item_id, status, sha, reason, decided_as, clock.now_iso())
 
 
@@ -403,8 +450,14 @@ def diff(config: Config, item: Item) -> str:
     old = _blob_bytes(repo, item.head_blob).decode("utf-8", "replace").splitlines(keepends=True)
     new = _blob_bytes(repo, item.blob).decode("utf-8", "replace").splitlines(keepends=True)
     before = item.old_path or item.path
-    return "".join(difflib.unified_diff(old, new, f"a/{before}" if item.head_blob else "/dev/null",
-                                        f"b/{item.path}" if item.blob else "/dev/null"))
+    return "".join(
+        difflib.unified_diff(
+            old,
+            new,
+            f"a/{before}" if item.head_blob else "/dev/null",
+            f"b/{item.path}" if item.blob else "/dev/null",
+        )
+    )
 
 
 def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
@@ -412,10 +465,16 @@ def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
     if item.path != memory.INDEX:
         return [], []
     repo = gitops.open_repo(config.memory, create=False)
-    old = [ln for ln in _blob_bytes(repo, item.head_blob).decode("utf-8", "replace").splitlines()
-           if _INDEX_LINE.match(ln)]
-    new = [ln for ln in _blob_bytes(repo, item.blob).decode("utf-8", "replace").splitlines()
-           if _INDEX_LINE.match(ln)]
+    old = [
+        ln
+        for ln in _blob_bytes(repo, item.head_blob).decode("utf-8", "replace").splitlines()
+        if _INDEX_LINE.match(ln)
+    ]
+    new = [
+        ln
+        for ln in _blob_bytes(repo, item.blob).decode("utf-8", "replace").splitlines()
+        if _INDEX_LINE.match(ln)
+    ]
     return [ln for ln in new if ln not in old], [ln for ln in old if ln not in new]
 
 
@@ -461,9 +520,16 @@ def batches(ledger: Ledger) -> list[Batch]:
         members = [i for i in items(ledger, None) if i.batch == batch]
         writers = [m.writer for m in members]
         writer = max(set(writers), key=writers.count)
-        out.append(Batch(batch, writer, sum(m.kind == "deleted" for m in members),
-                         sum(m.kind == "modified" for m in members), sum(m.kind == "renamed" for m in members),
-                         sum(m.status == "pending" for m in members)))
+        out.append(
+            Batch(
+                batch,
+                writer,
+                sum(m.kind == "deleted" for m in members),
+                sum(m.kind == "modified" for m in members),
+                sum(m.kind == "renamed" for m in members),
+                sum(m.status == "pending" for m in members),
+            )
+        )
     return out
 
 
@@ -515,8 +581,10 @@ def _commit_exact(repo: Repo, changes: dict[str, str | None], subject: str, trai
             if blob is None:
                 repo.git.execute(["git", "update-index", "--force-remove", "--", rel], env=env)
             else:
-                repo.git.execute(["git", "update-index", "--add", "--cacheinfo", f"{_mode(repo, rel)},{blob},{rel}"],
-                                 env=env)
+                repo.git.execute(
+                    ["git", "update-index", "--add", "--cacheinfo", f"{_mode(repo, rel)},{blob},{rel}"],
+                    env=env,
+                )
         tree = str(repo.git.execute(["git", "write-tree"], env=env)).strip()
         parents = ["-p", head] if head else []
         sha = str(repo.git.execute(["git", *opts, "commit-tree", tree, *parents, "-m", message])).strip()
@@ -530,7 +598,9 @@ def _commit_exact(repo: Repo, changes: dict[str, str | None], subject: str, trai
     return sha
 
 
-def _follow_index(repo: Repo, before: dict[str, list[str]], changes: dict[str, str | None], head: str | None) -> None:
+def _follow_index(
+    repo: Repo, before: dict[str, list[str]], changes: dict[str, str | None], head: str | None
+) -> None:
     """Where the person's index held the old HEAD version of a path (or nothing new), make it hold the
     new commit's; a version they staged themselves stays staged."""
     lines = []
@@ -538,12 +608,15 @@ def _follow_index(repo: Repo, before: dict[str, list[str]], changes: dict[str, s
         entries = before.get(rel, [])
         old = gitops.show_file(repo, rel, head) if head else None
         held_head = (not entries and old is None) or (
-            len(entries) == 1 and old is not None and entries[0].split()[1] == blob_id(old))
+            len(entries) == 1 and old is not None and entries[0].split()[1] == blob_id(old)
+        )
         if not held_head and not (len(entries) == 1 and entries[0].split()[1] == blob):
             continue
         lines.append(f"{_mode(repo, rel)} {blob} 0\t{rel}" if blob else f"0 {'0' * 40} 0\t{rel}")
     if lines:
-        gitops.run(repo, "update-index", "-z", "--index-info", input="".join(f"{ln}\0" for ln in lines).encode())
+        gitops.run(
+            repo, "update-index", "-z", "--index-info", input="".join(f"{ln}\0" for ln in lines).encode()
+        )
 
 
 def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> str:
@@ -555,7 +628,9 @@ def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> 
         _check_unchanged(repo, item)
         _step("checked")
         sha = _commit_exact(repo, _item_changes(item), _subject(item, mine), _trailers(item, mine))
-        outside_items.accepted(ledger, item.id, sha, "mine" if mine else "reviewed", clock.now_iso(), mine=mine)
+        outside_items.accepted(
+            ledger, item.id, sha, "mine" if mine else "reviewed", clock.now_iso(), mine=mine
+        )
     return sha
 
 
@@ -563,8 +638,11 @@ def accept_mine(config: Config, ledger: Ledger, item_ids: list[str] | None = Non
     """Commit the person's own edits (the given items, or every pending item whose writer is the
     person) in one plain commit; returns its sha, ``None`` when there was nothing."""
     with memory_lock(config):
-        chosen = [_pending(ledger, i) for i in item_ids] if item_ids else \
-            [i for i in items(ledger) if i.writer == "person"]
+        chosen = (
+            [_pending(ledger, i) for i in item_ids]
+            if item_ids
+            else [i for i in items(ledger) if i.writer == "person"]
+        )
         if not chosen:
             return None
         repo = gitops.open_repo(config.memory, create=False)
@@ -639,7 +717,9 @@ def _put(repo: Repo, root: Path, rel: str, expected: str | None, data: bytes | N
         try:
             os.rename(target, aside)
         except FileNotFoundError:
-            raise OutsideError(f"{rel} changed since it was shown; look at it again (dreamtui outside)") from None
+            raise OutsideError(
+                f"{rel} changed since it was shown; look at it again (dreamtui outside)"
+            ) from None
         _step("aside")
         held = aside.read_bytes()
         if blob_id(held) != expected:
@@ -658,8 +738,10 @@ def _put(repo: Repo, root: Path, rel: str, expected: str | None, data: bytes | N
                 _step("link")
                 os.link(tmp, target)
             except FileExistsError:
-                raise OutsideError(f"{rel} was written again just now; nothing was put back over it "
-                                   "(look at it again: dreamtui outside)") from None
+                raise OutsideError(
+                    f"{rel} was written again just now; nothing was put back over it "
+                    "(look at it again: dreamtui outside)"
+                ) from None
             finally:
                 os.unlink(tmp)
     except BaseException:
@@ -694,7 +776,9 @@ def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> li
         except OutsideError:
             changed.append(item.path)
     if changed:
-        raise OutsideError(f"restored {len(done)} files; left alone because they changed again: {', '.join(changed)}")
+        raise OutsideError(
+            f"restored {len(done)} files; left alone because they changed again: {', '.join(changed)}"
+        )
     return done
 
 
@@ -721,8 +805,9 @@ class OutsideWatcher:
     """Watch the memory folder (watchdog) and :func:`scan` after each burst of events (``.git`` and
     dreamtui's temp files ignored); ``on_scan`` receives each report that found something."""
 
-    def __init__(self, config: Config, on_scan: Callable[[ScanReport], None] | None = None,
-                 settle: float = 0.3) -> None:
+    def __init__(
+        self, config: Config, on_scan: Callable[[ScanReport], None] | None = None, settle: float = 0.3
+    ) -> None:
         self.config = config
         self.on_scan = on_scan
         self.settle = settle
@@ -742,7 +827,11 @@ class OutsideWatcher:
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
                 path = str(event.src_path)
-                if f"{os.sep}.git" in path or memory.TMP_PREFIX in path or event.event_type in ("opened", "closed_no_write"):
+                if (
+                    f"{os.sep}.git" in path
+                    or memory.TMP_PREFIX in path
+                    or event.event_type in ("opened", "closed_no_write")
+                ):
                     return
                 watcher._event.set()
 

@@ -61,14 +61,19 @@ def render_review(day: str, candidates: list[Candidate]) -> str:
     for number, cand in enumerate(candidates, start=1):
         title = memory.one_line(cand.claim, 100) or "(no claim)"
         model = f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor
-        lines += [f"## {number}. {title}", "",
-                  f"- **Candidate:** `{cand.id}` · {cand.status} · {memory.one_line(cand.type)} · "
-                  f"{memory.one_line(cand.scope)} · {memory.one_line(model)}",
-                  f"- **Claim:** {memory.one_line(cand.claim)}",
-                  f"- **Why:** {memory.one_line(cand.why) or '—'}",
-                  f"- **How to apply:** {memory.one_line(cand.how_to_apply) or '—'}"]
+        lines += [
+            f"## {number}. {title}",
+            "",
+            f"- **Candidate:** `{cand.id}` · {cand.status} · {memory.one_line(cand.type)} · "
+            f"{memory.one_line(cand.scope)} · {memory.one_line(model)}",
+            f"- **Claim:** {memory.one_line(cand.claim)}",
+            f"- **Why:** {memory.one_line(cand.why) or '—'}",
+            f"- **How to apply:** {memory.one_line(cand.how_to_apply) or '—'}",
+        ]
         if cand.duplicate_of:
-            lines.append(f"- **Close to:** {memory.one_line(cand.duplicate_of)} ({cand.duplicate_kind or 'match'})")
+            lines.append(
+                f"- **Close to:** {memory.one_line(cand.duplicate_of)} ({cand.duplicate_kind or 'match'})"
+            )
         if cand.secrets:
             lines.append(f"- **Secret flagged:** {', '.join(cand.secrets)} (redacted)")
         where = f"line {cand.verified_line}" if cand.verified_line else "line unknown"
@@ -84,6 +89,7 @@ def write_review(config: Config, ledger: Ledger, date: Date | str) -> Path:
     day = _day(date)
     text = render_review(day, review_candidates(ledger, day))
     rel = review_rel_path(day)
-    write_generated(config, ledger, rel, text.encode("utf-8"), f"dreamtui: review of {day}",
-                    {gitops.TRAILER_REVIEW: day})
+    write_generated(
+        config, ledger, rel, text.encode("utf-8"), f"dreamtui: review of {day}", {gitops.TRAILER_REVIEW: day}
+    )
     return Path(config.memory) / rel

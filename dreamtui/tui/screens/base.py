@@ -183,8 +183,11 @@ class BaseScreen(Screen[None], Generic[DataT]):
             self._indicator = None
         self._show_loading(False)
         if message.error is not None:
-            self.notify(f"cannot read the {self.TITLE_TEXT} screen's data: {literal(message.error, 300, one_line=True)}",
-                        severity="error", timeout=10)
+            self.notify(
+                f"cannot read the {self.TITLE_TEXT} screen's data: {literal(message.error, 300, one_line=True)}",
+                severity="error",
+                timeout=10,
+            )
         else:
             self.show(cast(DataT, message.data))  # what this screen's load returned
         self.loads_shown += 1

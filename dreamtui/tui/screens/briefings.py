@@ -28,7 +28,10 @@ def diff_text(lines: list[str]) -> Text:
     """A diff as a Text: added lines green, removed red, hunks cyan; content shown literally."""
     out = Text()
     for line in lines or ["(no difference)"]:
-        out.append(literal(line, 2000) + "\n", DIFF_STYLE.get(line[:1], "") if not line.startswith(("+++", "---")) else "bold")
+        out.append(
+            literal(line, 2000) + "\n",
+            DIFF_STYLE.get(line[:1], "") if not line.startswith(("+++", "---")) else "bold",
+        )
     return out
 
 
@@ -58,11 +61,13 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
     (one commit), ``r`` rejects it with a reason."""
 
     TITLE_TEXT = "briefings"
-    BINDINGS = [Binding("a", "accept", "Accept briefing", id="briefings.accept"),
-                Binding("r", "reject", "Reject briefing", id="briefings.reject"),
-                Binding("m", "mark", "Mark for diff", id="briefings.mark"),
-                Binding("f", "diff", "Diff marked→this", id="briefings.diff"),
-                Binding("v", "view", "View", id="briefings.view")]
+    BINDINGS = [
+        Binding("a", "accept", "Accept briefing", id="briefings.accept"),
+        Binding("r", "reject", "Reject briefing", id="briefings.reject"),
+        Binding("m", "mark", "Mark for diff", id="briefings.mark"),
+        Binding("f", "diff", "Diff marked→this", id="briefings.diff"),
+        Binding("v", "view", "View", id="briefings.view"),
+    ]
 
     def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -100,20 +105,37 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         self.proposal, self.proposal_diff = data.proposal, data.proposal_diff
         if self.proposal is not None:
             p = self.proposal
-            what = "auto-written: a keep · r reject" if p.status == "accepted" else "pending: a accept · r reject"
-            table.add_row(Text("▶", style="bold yellow"), p.created_at[:16].replace("T", " "),
-                          Text(f"#{p.id}", style="bold yellow"), Text(what, style="bold yellow"),
-                          key=f"{PROPOSAL}{p.id}")
+            what = (
+                "auto-written: a keep · r reject"
+                if p.status == "accepted"
+                else "pending: a accept · r reject"
+            )
+            table.add_row(
+                Text("▶", style="bold yellow"),
+                p.created_at[:16].replace("T", " "),
+                Text(f"#{p.id}", style="bold yellow"),
+                Text(what, style="bold yellow"),
+                key=f"{PROPOSAL}{p.id}",
+            )
         for sha, c in self.versions.items():
-            table.add_row("●" if sha == self.marked else "", c.date[:16].replace("T", " "), sha[:8],
-                          Text(literal(c.subject, 80, one_line=True)), key=sha)
+            table.add_row(
+                "●" if sha == self.marked else "",
+                c.date[:16].replace("T", " "),
+                sha[:8],
+                Text(literal(c.subject, 80, one_line=True)),
+                key=sha,
+            )
         if keep is not None and keep.startswith(PROPOSAL) and self.proposal is None:
             keep = None  # the decided version left the table: start at the top
         restore_cursor(table, keep)
         if not self.versions and self.proposal is None:
             self.query_one("#briefing-title", Static).update(
-                Text("No briefing yet: each full dream cycle proposes one, built from accepted memories "
-                     "and the transcripts.", style="dim"))
+                Text(
+                    "No briefing yet: each full dream cycle proposes one, built from accepted memories "
+                    "and the transcripts.",
+                    style="dim",
+                )
+            )
         elif table.row_count and self.current is None:
             self.current = cursor_key(table)
             self.action_view()
@@ -142,9 +164,16 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         if p is None:
             return
         how = "auto-written, review it after the fact" if p.status == "accepted" else "waits for your review"
-        self.query_one("#briefing-title", Static).update(Text.assemble(
-            (f"briefing #{p.id}", "bold yellow"), f" {how} · diff against the current briefing.md · ",
-            ("a", "bold"), " accept · ", ("r", "bold"), " reject"))
+        self.query_one("#briefing-title", Static).update(
+            Text.assemble(
+                (f"briefing #{p.id}", "bold yellow"),
+                f" {how} · diff against the current briefing.md · ",
+                ("a", "bold"),
+                " accept · ",
+                ("r", "bold"),
+                " reject",
+            )
+        )
         self.query_one("#briefing", Markdown).display = False
         box = self.query_one("#briefing-diff", Static)
         box.display = True
@@ -162,7 +191,8 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         c = self.versions[self.current]
         text = self.workspace.file_at(BRIEFING, c.sha)
         self.query_one("#briefing-title", Static).update(
-            Text.assemble(("briefing.md", "bold"), f" at {c.sha[:8]} · {c.date[:16].replace('T', ' ')}"))
+            Text.assemble(("briefing.md", "bold"), f" at {c.sha[:8]} · {c.date[:16].replace('T', ' ')}")
+        )
         md = self.query_one("#briefing", Markdown)
         md.display = True
         md.update(literal(text, 50_000))
@@ -196,7 +226,8 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         new = self.workspace.file_at(BRIEFING, self.current)
         lines = unified_diff(old, new, f"briefing.md@{old_sha[:8]}", f"briefing.md@{self.current[:8]}")
         self.query_one("#briefing-title", Static).update(
-            Text.assemble(("diff ", "bold"), f"{old_sha[:8]} → {self.current[:8]}"))
+            Text.assemble(("diff ", "bold"), f"{old_sha[:8]} → {self.current[:8]}")
+        )
         self.query_one("#briefing", Markdown).display = False
         box = self.query_one("#briefing-diff", Static)
         box.display = True
@@ -245,14 +276,18 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         try:
             summary = self.workspace.decide_briefing(bid, accept, reason).summary
         except Exception as exc:  # noqa: BLE001 - a refused decision is a notification
-            self.post_message(BriefingDecided(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, True))
+            self.post_message(
+                BriefingDecided(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, True)
+            )
             return
         self.post_message(BriefingDecided(summary))
 
     def on_briefing_decided(self, message: BriefingDecided) -> None:
         message.stop()
         self.deciding = False
-        self.notify(literal(message.summary, 300, one_line=True),
-                    severity="error" if message.failed else "information")
+        self.notify(
+            literal(message.summary, 300, one_line=True),
+            severity="error" if message.failed else "information",
+        )
         self.current = None
         self.reload()

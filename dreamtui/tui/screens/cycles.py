@@ -34,8 +34,15 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
 
     def on_mount(self) -> None:
         table = self.query_one("#cycles", DataTable)
-        for label, width in (("#", 3), ("date", 10), ("project", 12), ("status", 9), ("trigger", 9),
-                             ("depth", 7), ("kept", 4)):
+        for label, width in (
+            ("#", 3),
+            ("date", 10),
+            ("project", 12),
+            ("status", 9),
+            ("trigger", 9),
+            ("depth", 7),
+            ("kept", 4),
+        ):
             table.add_column(label, width=width, key=label)
         self.dream_app.cycle_log.subscribe(self, self.show_progress)
 
@@ -51,21 +58,29 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
             key = str(rec.id)
             self.records[key] = rec
             who = "all" if rec.chat_id == "*" else short_project(rec.chat_id, 12)
-            table.add_row(str(rec.id), rec.date, Text(literal(who, 12)),
-                          Text(rec.status, style=STATUS_STYLE.get(rec.status, "")),
-                          "on demand" if rec.on_demand else rec.trigger,
-                          rec.depth or "-", str(rec.new_candidates), key=key)
+            table.add_row(
+                str(rec.id),
+                rec.date,
+                Text(literal(who, 12)),
+                Text(rec.status, style=STATUS_STYLE.get(rec.status, "")),
+                "on demand" if rec.on_demand else rec.trigger,
+                rec.depth or "-",
+                str(rec.new_candidates),
+                key=key,
+            )
         restore_cursor(table, keep)
         if not self.records:
             self.query_one("#waking", Static).update(
-                Text("No dream cycle yet. Press d to dream now.", style="dim"))
+                Text("No dream cycle yet. Press d to dream now.", style="dim")
+            )
 
     def show_progress(self, lines: list[str]) -> None:
         """The running cycle's progress, one line per phase or branch event (while this screen is shown)."""
         if not self.is_current:
             return
         self.query_one("#waking", Static).update(
-            Text.assemble(("Dreaming now\n", "bold magenta"), literal("\n".join(lines[-40:]), 8000)))
+            Text.assemble(("Dreaming now\n", "bold magenta"), literal("\n".join(lines[-40:]), 8000))
+        )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rec = self.records.get(event.row_key.value or "")

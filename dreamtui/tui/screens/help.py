@@ -35,12 +35,16 @@ def key_lines(screen: Screen) -> list[KeyLine]:
             continue
         section = "Everywhere" if active.node is app else "This screen"
         shown = app.get_key_display(binding.with_key(key))
-        rank.setdefault((section, description), 0 if active.node is screen else 1 if section == "This screen" else 2)
+        rank.setdefault(
+            (section, description), 0 if active.node is screen else 1 if section == "This screen" else 2
+        )
         keys = grouped.setdefault((section, description), [])
         if shown not in keys:
             keys.append(shown)
-    grouped.setdefault(("Everywhere", "Command palette: every action, with its key"), [
-        app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, ""))])
+    grouped.setdefault(
+        ("Everywhere", "Command palette: every action, with its key"),
+        [app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, ""))],
+    )
     ordered = sorted(grouped.items(), key=lambda item: rank.get(item[0], 3))  # stable: binding order kept
     return [KeyLine(section, " / ".join(keys), description) for (section, description), keys in ordered]
 

@@ -31,7 +31,7 @@ FILE_WIDTH = 34
 def file_cell(rel: str, width: int = FILE_WIDTH) -> str:
     """A memory file's path for the file column: its end (the file name) when it does not fit."""
     shown = literal(rel, 400, one_line=True)
-    return shown if len(shown) <= width else "…" + shown[-(width - 1):]
+    return shown if len(shown) <= width else "…" + shown[-(width - 1) :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +81,24 @@ class MemoryScreen(BaseScreen[MemoryData]):
         ceiling = data.ceiling
         lines, size, max_lines, max_bytes = ceiling.lines, ceiling.bytes, ceiling.max_lines, ceiling.max_bytes
         fraction = max(lines / max_lines, size / max_bytes)
-        self.query_one("#ceiling", Static).update(Text.assemble(
-            ("MEMORY.md ", "bold"), gauge(fraction, 30),
-            f"  {lines}/{max_lines} lines · {size:,}/{max_bytes:,} bytes ({fraction:.0%} of what Claude Code loads)"))
+        self.query_one("#ceiling", Static).update(
+            Text.assemble(
+                ("MEMORY.md ", "bold"),
+                gauge(fraction, 30),
+                f"  {lines}/{max_lines} lines · {size:,}/{max_bytes:,} bytes ({fraction:.0%} of what Claude Code loads)",
+            )
+        )
         table = self.query_one("#memfiles", DataTable)
         keep = cursor_key(table)
         table.clear()
         self.files = {f.path: f for f in data.files}
         for rel, f in self.files.items():
-            table.add_row(Text(file_cell(rel), style="bold" if rel == INDEX else ""),
-                          Text(literal(f.type, 40, one_line=True) or "—"), f"{f.bytes:,}", key=rel)
+            table.add_row(
+                Text(file_cell(rel), style="bold" if rel == INDEX else ""),
+                Text(literal(f.type, 40, one_line=True) or "—"),
+                f"{f.bytes:,}",
+                key=rel,
+            )
         restore_cursor(table, keep)
         if not self.files:
             self.query_one("#memfile", Static).update(Text("The memory repository is empty.", style="dim"))
@@ -99,8 +107,13 @@ class MemoryScreen(BaseScreen[MemoryData]):
         self.current = event.row_key.value
         f = self.files.get(self.current or "")
         if f is not None:
-            self.query_one("#memfile", Static).update(Group(literal_text(f.path, style="bold", one_line=True), Text(),
-                                                            literal_text(f.text, limit=20_000)))
+            self.query_one("#memfile", Static).update(
+                Group(
+                    literal_text(f.path, style="bold", one_line=True),
+                    Text(),
+                    literal_text(f.text, limit=20_000),
+                )
+            )
 
     def highlighted(self) -> str | None:
         """The file under the table's cursor (read at the time of the key, not from the last
@@ -117,8 +130,9 @@ class MemoryScreen(BaseScreen[MemoryData]):
             if yes:
                 self._revert(rel)
 
-        self.app.push_screen(ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"),
-                             done)
+        self.app.push_screen(
+            ConfirmModal(f"Revert the memory {literal(rel, 300, one_line=True)}? (a revert commit)"), done
+        )
 
     @work(thread=True, exit_on_error=False, group="revert", name="revert memory")
     def _revert(self, rel: str) -> None:

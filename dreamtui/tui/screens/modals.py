@@ -29,8 +29,10 @@ class Rejection:
 class CategorySet(RadioSet):
     """The reason categories: arrows move, Enter (or space) chooses and moves on to the free text."""
 
-    BINDINGS = [Binding("enter", "choose(True)", "Choose", show=False),
-                Binding("space", "choose", "Choose", show=False)]
+    BINDINGS = [
+        Binding("enter", "choose(True)", "Choose", show=False),
+        Binding("space", "choose", "Choose", show=False),
+    ]
 
     def action_choose(self, enter: bool = False) -> None:
         modal = self.screen
@@ -55,9 +57,12 @@ class RejectModal(ModalScreen[Rejection | None]):
 
     # the numbers and Enter are bindings (not an on_key handler): keys typed right after r are
     # checked against this dialog's bindings even when they were sent before it was shown
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Reject", priority=True),
-                *(Binding(str(n), f"number({n - 1})", show=False) for n in range(1, len(REJECT_CATEGORIES) + 1)),
-                Binding("enter", "enter", show=False)]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Reject", priority=True),
+        *(Binding(str(n), f"number({n - 1})", show=False) for n in range(1, len(REJECT_CATEGORIES) + 1)),
+        Binding("enter", "enter", show=False),
+    ]
 
     def __init__(self, claim: str) -> None:
         super().__init__()
@@ -145,8 +150,10 @@ class EditModal(ModalScreen[dict[str, str] | None]):
     The scope says where the file is written: global at the top of the memory repo, this project under
     ``projects/<folder>/``."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel"),
-                Binding("ctrl+s", "submit", "Accept edited", priority=True)]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "submit", "Accept edited", priority=True),
+    ]
 
     def __init__(self, cand: Candidate) -> None:
         super().__init__()
@@ -174,13 +181,24 @@ class EditModal(ModalScreen[dict[str, str] | None]):
             yield TextArea(self.shown["how"], id="how", soft_wrap=True)
             cand = self.cand
             with Horizontal(classes="dialog-choices"):
-                yield Select([(kind, kind) for kind in MEMORY_TYPES], value=cand.type if cand.type in MEMORY_TYPES
-                             else "project", allow_blank=False, id="type", prompt="type")
+                yield Select(
+                    [(kind, kind) for kind in MEMORY_TYPES],
+                    value=cand.type if cand.type in MEMORY_TYPES else "project",
+                    allow_blank=False,
+                    id="type",
+                    prompt="type",
+                )
                 folder = topic_rel_path(cand.project, cand.project, "x").rpartition("/")[0]
-                yield Select([("global  → top of the memory repo", "global"),
-                              (f"this project  → {literal(folder, 60, one_line=True)}/", "project")],
-                             value="global" if self.original_scope == "global" else "project",
-                             allow_blank=False, id="scope", prompt="scope")
+                yield Select(
+                    [
+                        ("global  → top of the memory repo", "global"),
+                        (f"this project  → {literal(folder, 60, one_line=True)}/", "project"),
+                    ],
+                    value="global" if self.original_scope == "global" else "project",
+                    allow_blank=False,
+                    id="scope",
+                    prompt="scope",
+                )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Accept", variant="success", id="ok")
                 yield Button("Cancel", id="cancel")
@@ -269,22 +287,41 @@ class ToolOutputModal(YesNoModal):
             where = f"{best.file.rsplit('/', 1)[-1]} : line {best.line}"
         with Vertical(classes="dialog wide untrusted"):
             yield Static(Text(" TOOL OUTPUT — UNTRUSTED ", style="bold white on red"), classes="dialog-badge")
-            yield Static(Text.assemble(
-                "This proposal's quote was found only in ", ("tool output", "bold"),
-                " (a file the agent read, a command's output, a web page), not in anything a person or the "
-                "assistant said. Whoever can write that text can put words in your agent's memory. "
-                "Accept it only if you checked it yourself."), classes="dialog-text")
-            yield Static(Text.assemble(("Claim  ", "bold dim"), literal_text(cand.claim, limit=300, one_line=True)),
-                         classes="dialog-text")
-            yield Static(Text.assemble(("Quote  ", "bold dim"),
-                                       literal_text(f"“{cand.quote}”", style="italic", limit=QUOTE_CHARS)),
-                         classes="dialog-text", id="tool-quote")
+            yield Static(
+                Text.assemble(
+                    "This proposal's quote was found only in ",
+                    ("tool output", "bold"),
+                    " (a file the agent read, a command's output, a web page), not in anything a person or the "
+                    "assistant said. Whoever can write that text can put words in your agent's memory. "
+                    "Accept it only if you checked it yourself.",
+                ),
+                classes="dialog-text",
+            )
+            yield Static(
+                Text.assemble(("Claim  ", "bold dim"), literal_text(cand.claim, limit=300, one_line=True)),
+                classes="dialog-text",
+            )
+            yield Static(
+                Text.assemble(
+                    ("Quote  ", "bold dim"),
+                    literal_text(f"“{cand.quote}”", style="italic", limit=QUOTE_CHARS),
+                ),
+                classes="dialog-text",
+                id="tool-quote",
+            )
             if where:
-                yield Static(Text.assemble(("From   ", "bold dim"), literal_text(where, one_line=True),
-                                           ("  (tool output)", "bold red")), classes="dialog-text")
+                yield Static(
+                    Text.assemble(
+                        ("From   ", "bold dim"),
+                        literal_text(where, one_line=True),
+                        ("  (tool output)", "bold red"),
+                    ),
+                    classes="dialog-text",
+                )
             action = "Edit, then accept" if self.then_edit else "Accept"
-            yield Label(f"{action} this untrusted proposal?  y yes · n / Esc no", classes="dialog-title",
-                        markup=False)
+            yield Label(
+                f"{action} this untrusted proposal?  y yes · n / Esc no", classes="dialog-title", markup=False
+            )
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{action} untrusted (y)", variant="error", id="ok")
                 yield Button("Cancel (n)", id="cancel")

@@ -28,9 +28,13 @@ def evidence_line(evidence: dict[str, Any]) -> str:
     for key, value in evidence.items():
         name = key.replace("_", " ")
         if isinstance(value, list):
-            bits.append(f"{name}: " + ("; ".join(str(v) for v in value[:3]) if key == "failures" else str(len(value))))
+            bits.append(
+                f"{name}: " + ("; ".join(str(v) for v in value[:3]) if key == "failures" else str(len(value)))
+            )
         elif isinstance(value, dict):
-            bits.append(f"{name}: " + ("ok" if value.get("ok", True) else json.dumps(value, default=str)[:120]))
+            bits.append(
+                f"{name}: " + ("ok" if value.get("ok", True) else json.dumps(value, default=str)[:120])
+            )
         else:
             bits.append(f"{name}: {value}")
     return " · ".join(bits)
@@ -38,14 +42,21 @@ def evidence_line(evidence: dict[str, Any]) -> str:
 
 def evidence_lines(evidence: dict[str, Any]) -> list[str]:
     """A gate's evidence as checklist lines (``key: value``), what is missing left out (shown apart)."""
-    return [part for part in evidence_line({k: v for k, v in evidence.items() if k != "failures"}).split(" · ")
-            if part]
+    return [
+        part
+        for part in evidence_line({k: v for k, v in evidence.items() if k != "failures"}).split(" · ")
+        if part
+    ]
 
 
 def gate_block(gate: Gate) -> list[Text]:
     """One gate as a checklist item: ✔ or ✘, its title and summary, its evidence, what is still missing."""
     mark, style = ("✔", "bold green") if gate.passed else ("✘", "bold red")
-    out = [Text.assemble((f" {mark} ", style), (gate.title, "bold"), "  ", literal(gate.summary, 400, one_line=True))]
+    out = [
+        Text.assemble(
+            (f" {mark} ", style), (gate.title, "bold"), "  ", literal(gate.summary, 400, one_line=True)
+        )
+    ]
     for line in evidence_lines(gate.evidence):
         out.append(Text.assemble(("     · ", "dim"), (literal(line, 300, one_line=True), "dim")))
     missing = gate.evidence.get("failures") or ([] if gate.passed else [gate.summary])
@@ -68,8 +79,10 @@ class PromotionScreen(BaseScreen[PromotionView]):
 
     TITLE_TEXT = "promotion"
     LOADING_TARGET = "#promotion"
-    BINDINGS = [Binding("A", "approve", "Approve auto-write", id="promotion.approve"),
-                Binding("R", "revoke", "Revoke", id="promotion.revoke")]
+    BINDINGS = [
+        Binding("A", "approve", "Approve auto-write", id="promotion.approve"),
+        Binding("R", "revoke", "Revoke", id="promotion.revoke"),
+    ]
 
     def body(self) -> ComposeResult:
         with VerticalScroll():
@@ -88,15 +101,27 @@ class PromotionScreen(BaseScreen[PromotionView]):
             state.append(" AUTO-WRITE OFF ", "bold white on grey30")
         if not status.active and status.reason:
             state.append("  " + literal(status.reason, 300, one_line=True), "dim")
-        parts += [state, Text(), Text.assemble(("Candidate pair: ", "dim"), (str(pair or "none yet"), "bold")),
-                  Text(), Text(f"Gates: {sum(g.passed for g in gates)} of {len(gates)} pass", style="bold"), Text()]
+        parts += [
+            state,
+            Text(),
+            Text.assemble(("Candidate pair: ", "dim"), (str(pair or "none yet"), "bold")),
+            Text(),
+            Text(f"Gates: {sum(g.passed for g in gates)} of {len(gates)} pass", style="bold"),
+            Text(),
+        ]
         for gate in gates:
             parts += [*gate_block(gate), Text()]
         self.can_approve = bool(pair) and bool(gates) and all(g.passed for g in gates) and not status.active
         key = self.dream_app.key_for("promotion.approve")
-        parts.append(Text(f"Every gate passes: {key} approves auto-write for {pair}." if self.can_approve else
-                          "Approval is offered once every gate passes. Untrusted, secret-flagged and duplicate "
-                          "proposals always wait for a person.", style="italic"))
+        parts.append(
+            Text(
+                f"Every gate passes: {key} approves auto-write for {pair}."
+                if self.can_approve
+                else "Approval is offered once every gate passes. Untrusted, secret-flagged and duplicate "
+                "proposals always wait for a person.",
+                style="italic",
+            )
+        )
         self.query_one("#promotion", Static).update(Group(*parts))
         self.refresh_bindings()
 
@@ -145,7 +170,10 @@ class PromotionScreen(BaseScreen[PromotionView]):
         """Say what approving or revoking did; the page and the header are read again."""
         message.stop()
         timeout = 10 if message.failed and message.approved else None
-        self.notify(literal(message.summary, 400, one_line=True), severity="error" if message.failed else "information",
-                    timeout=timeout)
+        self.notify(
+            literal(message.summary, 400, one_line=True),
+            severity="error" if message.failed else "information",
+            timeout=timeout,
+        )
         self.reload()
         self.dream_app.refresh_status()

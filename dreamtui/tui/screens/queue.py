@@ -192,8 +192,11 @@ class QueueScreen(BaseScreen[QueueData]):
         view = self.query_one(CandidateView)
         if cid is None:
             if self.rows and self.filter_text:  # they are there, the filter hides them
-                view.show(None, empty=f"No proposal matches the filter “{literal(self.filter_text, 80, one_line=True)}” "
-                                      f"({len(self.rows):,} waiting). Esc clears it.")
+                view.show(
+                    None,
+                    empty=f"No proposal matches the filter “{literal(self.filter_text, 80, one_line=True)}” "
+                    f"({len(self.rows):,} waiting). Esc clears it.",
+                )
             else:
                 view.show(None)
             return
@@ -269,8 +272,9 @@ class QueueScreen(BaseScreen[QueueData]):
         """The highlighted outside change is the person's own edit: commit it as theirs."""
         cid = self.table.current_id
         if not is_outside(cid):
-            self.notify("m marks a change to the memory repository as yours; this is a proposal",
-                        severity="warning")
+            self.notify(
+                "m marks a change to the memory repository as yours; this is a proposal", severity="warning"
+            )
             return
         self.take_current()
         self.dream_app.decide("outside-mine", cid)
@@ -302,8 +306,10 @@ class QueueScreen(BaseScreen[QueueData]):
     def action_edit(self) -> None:
         cid = self.table.current_id
         if is_outside(cid):
-            self.notify("An outside change is accepted or rejected as it is (edit the file, it comes back)",
-                        severity="warning")
+            self.notify(
+                "An outside change is accepted or rejected as it is (edit the file, it comes back)",
+                severity="warning",
+            )
             return
         cand = self.workspace.candidate(cid) if cid else None
         if cand is None:

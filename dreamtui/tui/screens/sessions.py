@@ -66,8 +66,15 @@ class SessionsScreen(BaseScreen[SessionsData]):
         for label, width in (("project", 24), ("sessions", 8), ("waiting", 10), ("pending", 7)):
             projects.add_column(label, width=width, key=label)
         sessions = self.query_one("#sessions", DataTable)
-        for label, width in (("session", 10), ("files", 5), ("lines", 7), ("dreamed", 7), ("waiting", 10),
-                             ("pending", 7), ("updated", 20)):
+        for label, width in (
+            ("session", 10),
+            ("files", 5),
+            ("lines", 7),
+            ("dreamed", 7),
+            ("waiting", 10),
+            ("pending", 7),
+            ("updated", 20),
+        ):
             sessions.add_column(label, width=width, key=label)
 
     def load(self) -> SessionsData:
@@ -92,20 +99,31 @@ class SessionsScreen(BaseScreen[SessionsData]):
         for project, items in sorted(self.by_project.items()):
             waiting = sum(int(r.waiting or 0) for r in items)
             pending = sum(int(r.pending or 0) for r in items)
-            table.add_row(Text(short_project(self.names.get(project, project), 24), style="bold"), str(len(items)), kb(waiting),
-                          Text(str(pending), style="bold cyan" if pending else "dim"), key=project)
+            table.add_row(
+                Text(short_project(self.names.get(project, project), 24), style="bold"),
+                str(len(items)),
+                kb(waiting),
+                Text(str(pending), style="bold cyan" if pending else "dim"),
+                key=project,
+            )
         if keep is not None and keep in self.by_project:
             table.move_cursor(row=table.get_row_index(keep))
             self.show_project(keep)
             restore_cursor(self.query_one("#sessions", DataTable), keep_session)
         waiting_sessions = sum(1 for r in rows if (r.waiting or 0) > 0)
         hint = dream_hint(data.plan)
-        self.query_one("#sessions-info", Static).update(Text.assemble(
-            (f"{len(self.by_project)}", "bold"), " projects · ", (f"{len(rows):,}", "bold"), " sessions · ",
-            (f"{waiting_sessions}", "bold yellow"),
-            f" with content not yet dreamed  ({hint} · Enter on a session shows its proposals)",
-            (f"\n{len(skipped)} skipped: " if skipped else "", "yellow"),
-            literal_text(skipped[0] if skipped else "", "yellow", one_line=True)))
+        self.query_one("#sessions-info", Static).update(
+            Text.assemble(
+                (f"{len(self.by_project)}", "bold"),
+                " projects · ",
+                (f"{len(rows):,}", "bold"),
+                " sessions · ",
+                (f"{waiting_sessions}", "bold yellow"),
+                f" with content not yet dreamed  ({hint} · Enter on a session shows its proposals)",
+                (f"\n{len(skipped)} skipped: " if skipped else "", "yellow"),
+                literal_text(skipped[0] if skipped else "", "yellow", one_line=True),
+            )
+        )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         project = event.row_key.value
@@ -123,11 +141,15 @@ class SessionsScreen(BaseScreen[SessionsData]):
         items = sorted(self.by_project.get(project, []), key=lambda r: r.updated or "", reverse=True)
         for r in items:
             table.add_row(
-                Text(literal(r.session[:8], 8)), str(r.files), f"{int(r.lines or 0):,}",
-                f"{int(r.dreamed or 0):,}", kb(int(r.waiting or 0)),
+                Text(literal(r.session[:8], 8)),
+                str(r.files),
+                f"{int(r.lines or 0):,}",
+                f"{int(r.dreamed or 0):,}",
+                kb(int(r.waiting or 0)),
                 Text(str(r.pending), style="bold cyan" if r.pending else "dim"),
                 Text(literal(local_time(r.updated, "%Y-%m-%d %H:%M") if r.updated else "not read yet", 20)),
-                key=f"{project}\0{r.session}")
+                key=f"{project}\0{r.session}",
+            )
         table.border_title = literal(self.names.get(project, project), 60, one_line=True)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

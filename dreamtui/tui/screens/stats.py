@@ -59,30 +59,45 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
     """The whole Stats page."""
     weeks = data.get("by_week") or {}
     parts: list[Text] = [
-        Text.assemble(("Accept rate ", "bold"), (pct(data.get("accept_rate")), "bold cyan"),
-                      f"   {plural(data.get('decisions', 0), 'decision')} ({data.get('accepted', 0)} accepted, "
-                      f"{data.get('rejected', 0)} rejected) over {plural(data.get('decision_days', 0), 'day')} · "
-                      f"{data.get('skipped', 0)} skipped · {data.get('undone', 0)} undone · "
-                      f"{data.get('auto_accepted', 0)} auto-written"),
+        Text.assemble(
+            ("Accept rate ", "bold"),
+            (pct(data.get("accept_rate")), "bold cyan"),
+            f"   {plural(data.get('decisions', 0), 'decision')} ({data.get('accepted', 0)} accepted, "
+            f"{data.get('rejected', 0)} rejected) over {plural(data.get('decision_days', 0), 'day')} · "
+            f"{data.get('skipped', 0)} skipped · {data.get('undone', 0)} undone · "
+            f"{data.get('auto_accepted', 0)} auto-written",
+        ),
         Text(),
         title("Accept rate over time (per week)"),
-        Text.assemble(sparkline([b.get("accept_rate") for b in weeks.values()], 0.0, 1.0),
-                      ("  " + (f"{next(iter(weeks))} → {list(weeks)[-1]}" if weeks else ""), "dim")),
+        Text.assemble(
+            sparkline([b.get("accept_rate") for b in weeks.values()], 0.0, 1.0),
+            ("  " + (f"{next(iter(weeks))} → {list(weeks)[-1]}" if weeks else ""), "dim"),
+        ),
         rate_rows(weeks, 10),
         Text(),
         *_writer_rows(data.get("by_writer") or {}),
-        title("Per extractor / model"), rate_rows(data.get("by_extractor") or {}),
+        title("Per extractor / model"),
+        rate_rows(data.get("by_extractor") or {}),
         Text(),
-        title("Per type"), rate_rows(data.get("by_type") or {}),
+        title("Per type"),
+        rate_rows(data.get("by_type") or {}),
         Text(),
-        title("Rejection reasons"), bars({k: float(v) for k, v in (data.get("rejection_reasons") or {}).items()},
-                                        style="red"),
+        title("Rejection reasons"),
+        bars({k: float(v) for k, v in (data.get("rejection_reasons") or {}).items()}, style="red"),
         Text(),
-        title("Candidates"), bars({k: float(v) for k, v in (data.get("candidates") or {}).items()}, style="cyan"),
+        title("Candidates"),
+        bars({k: float(v) for k, v in (data.get("candidates") or {}).items()}, style="cyan"),
         Text(),
         title("Yield per cycle (new proposals, oldest → newest)"),
-        Text.assemble(sparkline(kept_per_cycle, 0.0) if kept_per_cycle else Text("(no cycles yet)", style="dim"),
-                      (f"  {plural(len(kept_per_cycle), 'cycle')}, last {kept_per_cycle[-1]}" if kept_per_cycle else "", "dim")),
+        Text.assemble(
+            sparkline(kept_per_cycle, 0.0) if kept_per_cycle else Text("(no cycles yet)", style="dim"),
+            (
+                f"  {plural(len(kept_per_cycle), 'cycle')}, last {kept_per_cycle[-1]}"
+                if kept_per_cycle
+                else "",
+                "dim",
+            ),
+        ),
     ]
     return Group(*parts)
 
@@ -106,7 +121,9 @@ class StatsScreen(BaseScreen[StatsData]):
             yield Static("", id="stats", classes="pane")
 
     def load(self) -> StatsData:
-        return StatsData(self.workspace.stats(), [c.new_candidates for c in reversed(self.workspace.cycles(60))])
+        return StatsData(
+            self.workspace.stats(), [c.new_candidates for c in reversed(self.workspace.cycles(60))]
+        )
 
     def show(self, data: StatsData) -> None:
         self.query_one("#stats", Static).update(render_stats(data.stats, data.kept_per_cycle))

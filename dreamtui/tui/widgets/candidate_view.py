@@ -49,8 +49,12 @@ def judged_label(cand: Candidate) -> Text | None:
     lesson shown beside it; None otherwise."""
     if cand.duplicate_judged != "same" or not cand.duplicate_of:
         return None
-    return literal_text(f"model: same lesson — {cand.duplicate_reason or ''}".rstrip(" —"), style="italic yellow",
-                        limit=300, one_line=True)
+    return literal_text(
+        f"model: same lesson — {cand.duplicate_reason or ''}".rstrip(" —"),
+        style="italic yellow",
+        limit=300,
+        one_line=True,
+    )
 
 
 LABEL_WIDTH = 8
@@ -64,10 +68,12 @@ def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Tab
     and a value column, so no field runs into the next one however long it is. Narrower than
     :data:`NARROW` cells, one field per line (two pairs side by side would cut every value)."""
     extractor = f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor
-    pairs = [("type", Text(literal(cand.type, 40, one_line=True), style="bold")),
-             ("session", Text(literal(cand.session[:8], 8, one_line=True))),
-             ("by", literal_text(extractor, limit=120, one_line=True)),
-             ("id", Text(literal(cand.id, 40, one_line=True)))]
+    pairs = [
+        ("type", Text(literal(cand.type, 40, one_line=True), style="bold")),
+        ("session", Text(literal(cand.session[:8], 8, one_line=True))),
+        ("by", literal_text(extractor, limit=120, one_line=True)),
+        ("id", Text(literal(cand.id, 40, one_line=True))),
+    ]
     grid = Table.grid(padding=(0, 1), expand=True)
     if width is not None and width < NARROW:
         grid.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
@@ -85,13 +91,18 @@ def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Tab
     if not folder:
         scope, where = "global", "the top of the memory repo"
     else:
-        scope, where = ("this project" if cand.scope == cand.project else literal(cand.scope, 120, one_line=True),
-                        f"{literal(folder, 200, one_line=True)}/")
+        scope, where = (
+            "this project" if cand.scope == cand.project else literal(cand.scope, 120, one_line=True),
+            f"{literal(folder, 200, one_line=True)}/",
+        )
     wide = Table.grid(padding=(0, 1), expand=True)
     wide.add_column(width=LABEL_WIDTH, style="dim", no_wrap=True)
     wide.add_column(ratio=1)
-    project = literal_text(name, style="bold", limit=120, one_line=True) if name and name != cand.project.strip("-") \
+    project = (
+        literal_text(name, style="bold", limit=120, one_line=True)
+        if name and name != cand.project.strip("-")
         else Text()
+    )
     if project:
         project.append("  ")
     project.append_text(literal_text(cand.project, style="dim" if project else "", limit=300, one_line=True))
@@ -156,8 +167,13 @@ class CandidateView(VerticalScroll):
         yield Static("", id="evidence", classes="pane")
         yield Static("", id="meta", classes="pane")
 
-    def show(self, cand: Candidate | None, duplicate: tuple[str, str] | None = None, *,
-             empty: str = "Nothing waits. Press d to dream, or 2 for sessions.") -> None:
+    def show(
+        self,
+        cand: Candidate | None,
+        duplicate: tuple[str, str] | None = None,
+        *,
+        empty: str = "Nothing waits. Press d to dream, or 2 for sessions.",
+    ) -> None:
         """Show ``cand`` (and the existing lesson it duplicates); ``empty`` when there is none."""
         self.candidate = cand
         dup = self.query_one("#dup")
@@ -172,8 +188,13 @@ class CandidateView(VerticalScroll):
         dup.display = duplicate is not None
         if duplicate is not None:
             title, text = duplicate
-            self.query_one("#dup-new", Static).update(Group(Text("This proposal", style="bold"),
-                                                            literal_text(cand.claim), literal_text(cand.why, style="dim")))
+            self.query_one("#dup-new", Static).update(
+                Group(
+                    Text("This proposal", style="bold"),
+                    literal_text(cand.claim),
+                    literal_text(cand.why, style="dim"),
+                )
+            )
             old = [literal_text(f"Existing: {title}", style="bold yellow"), literal_text(text)]
             verdict = judged_label(cand)
             if verdict is not None:
@@ -209,8 +230,11 @@ class CandidateView(VerticalScroll):
         before, match = self._match
         # measured on a console of its own: the app's console is the one Textual draws with
         console = Console(file=io.StringIO(), width=max(1, evidence.content_region.width), color_system=None)
-        top = evidence.virtual_region.y + evidence.styles.gutter.top + len(
-            console.render_lines(before, console.options, pad=False))
+        top = (
+            evidence.virtual_region.y
+            + evidence.styles.gutter.top
+            + len(console.render_lines(before, console.options, pad=False))
+        )
         return top, len(console.render_lines(match, console.options, pad=False))
 
     centring = False  # a centre on the quote waits for the layout
@@ -238,7 +262,9 @@ class CandidateView(VerticalScroll):
             self.scroll_to(y=max(0, min(top, bottom - self.size.height)), animate=False, immediate=True)
         # measured at this width: when the next layout changes it (a scrollbar came with the evidence),
         # the lines wrap anew and the quote moved; measure again then
-        self.call_after_refresh(self._centre_if_rewrapped, self.query_one("#evidence", Static).content_region.width)
+        self.call_after_refresh(
+            self._centre_if_rewrapped, self.query_one("#evidence", Static).content_region.width
+        )
 
     def _centre_if_rewrapped(self, width: int) -> None:
         if self.query_one("#evidence", Static).content_region.width != width and self._rewraps < 3:
@@ -251,10 +277,13 @@ class CandidateView(VerticalScroll):
     _rewraps = 0
 
     _centre_tries = 0
-    _match: tuple[Group, Group | Text] | None = None  # what is drawn before the quoted record, and that record
+    _match: tuple[Group, Group | Text] | None = (
+        None  # what is drawn before the quoted record, and that record
+    )
 
-    def _show_evidence(self, before: Group | Text, match: Group | Text | None = None,
-                       after: Group | Text | None = None) -> None:
+    def _show_evidence(
+        self, before: Group | Text, match: Group | Text | None = None, after: Group | Text | None = None
+    ) -> None:
         self._match = (before, match) if isinstance(before, Group) and match is not None else None
         parts = [before, *(p for p in (match, after) if p is not None)]
         self.query_one("#evidence", Static).update(Group(*parts))
@@ -271,14 +300,26 @@ class CandidateView(VerticalScroll):
             shown = path.relative_to(self.config.transcripts)
         except ValueError:
             shown = path
-        where = Text.assemble(("Evidence  ", "bold dim"), literal_text(str(shown), one_line=True),
-                              (f" : line {best.line}", "bold"),
-                              (f"   ({len(cand.matches)} places)" if len(cand.matches) > 1 else "", "dim"))
+        where = Text.assemble(
+            ("Evidence  ", "bold dim"),
+            literal_text(str(shown), one_line=True),
+            (f" : line {best.line}", "bold"),
+            (f"   ({len(cand.matches)} places)" if len(cand.matches) > 1 else "", "dim"),
+        )
         try:
             window = read_window(path, best.line)
         except OSError as exc:
-            return (Group(quote_line, where, Text(f"cannot read the transcript: {exc.strerror}", style="red")),)
-        part = {n: render_records([r for r in window if (r.line > best.line) - (r.line < best.line) == n],
-                                  best.line, cand.quote, fold=self.fold,
-                                  compact=bool(self.size.width) and self.size.width < NARROW) for n in (-1, 0, 1)}
+            return (
+                Group(quote_line, where, Text(f"cannot read the transcript: {exc.strerror}", style="red")),
+            )
+        part = {
+            n: render_records(
+                [r for r in window if (r.line > best.line) - (r.line < best.line) == n],
+                best.line,
+                cand.quote,
+                fold=self.fold,
+                compact=bool(self.size.width) and self.size.width < NARROW,
+            )
+            for n in (-1, 0, 1)
+        }
         return Group(quote_line, where, Text(), *part[-1]), Group(*part[0]), Group(*part[1])

@@ -29,8 +29,12 @@ def sparkline(values: Iterable[float | None], lo: float | None = None, hi: float
     return out
 
 
-def bars(items: Mapping[str, float] | Iterable[tuple[str, float]], width: int = 30,
-         fmt: str = "{:,.0f}", style: str = "magenta") -> Text:
+def bars(
+    items: Mapping[str, float] | Iterable[tuple[str, float]],
+    width: int = 30,
+    fmt: str = "{:,.0f}",
+    style: str = "magenta",
+) -> Text:
     """Horizontal bars, one line per label, scaled to the largest value."""
     pairs = list(items.items()) if isinstance(items, Mapping) else list(items)
     if not pairs:

@@ -25,8 +25,13 @@ from dreamtui.tui.widgets.literal import highlight, literal_text
 MAX_LINE_BYTES = 256 * 1024
 SNIPPET_CHARS = 700
 UNFOLDED_CHARS = 20_000  # unfolded (z), a record's text is shown up to this
-ROLE_STYLE = {"person": "bold green", "assistant": "bold cyan", "tool": "bold red", "meta": "dim",
-              "call": "cyan"}
+ROLE_STYLE = {
+    "person": "bold green",
+    "assistant": "bold cyan",
+    "tool": "bold red",
+    "meta": "dim",
+    "call": "cyan",
+}
 
 
 @dataclass(slots=True)
@@ -65,7 +70,9 @@ def raw_record(no: int, raw: bytes) -> RawRecord:
         text = raw.decode("utf-8", errors="replace")
         return RawRecord(no, "?", "", [("meta", redact(f"(not JSON) {text}"))], broken=True)
     texts = [(str(p.role), redact(p.text)) for p in pieces(obj)] or tool_calls(obj)
-    return RawRecord(no, str(obj.get("type") or "?"), str(obj.get("timestamp") or ""), texts, kind=record_kind(obj))
+    return RawRecord(
+        no, str(obj.get("type") or "?"), str(obj.get("timestamp") or ""), texts, kind=record_kind(obj)
+    )
 
 
 def record_kind(obj: dict) -> str:
@@ -79,8 +86,14 @@ def record_kind(obj: dict) -> str:
     return subtype[:40] if isinstance(subtype, str) else ""
 
 
-FOLDED_TYPES = {"progress", "attachment", "file-history-snapshot", "permission-mode", "last-prompt",
-                "queue-operation"}
+FOLDED_TYPES = {
+    "progress",
+    "attachment",
+    "file-history-snapshot",
+    "permission-mode",
+    "last-prompt",
+    "queue-operation",
+}
 """Records that are bookkeeping, not conversation: one dim line each in the evidence window."""
 FOLD_CHARS = 100  # tool output and tool calls longer than this (or over one line) fold to one line
 
@@ -109,7 +122,9 @@ def folded_line(rec: RawRecord, role: str, body: str) -> Text:
     """The one line a folded record or text shows: its first line, cut, and how much is hidden."""
     first = body.strip().split("\n", 1)[0] if body.strip() else ""
     lines = body.strip().count("\n") + 1 if body.strip() else 0
-    label = f"{rec.type}{' · ' + rec.kind if rec.kind else ''}" if rec.type in FOLDED_TYPES or not body else ""
+    label = (
+        f"{rec.type}{' · ' + rec.kind if rec.kind else ''}" if rec.type in FOLDED_TYPES or not body else ""
+    )
     out = Text(style="grey50")
     if label:
         out.append(f"({label}) ", "dim italic")
@@ -133,15 +148,17 @@ def tool_calls(obj: dict) -> list[tuple[str, str]]:
     return out
 
 
-def render_window(records: list[RawRecord], match_line: int | None, quote: str, *,
-                  fold: bool = True) -> Group:
+def render_window(
+    records: list[RawRecord], match_line: int | None, quote: str, *, fold: bool = True
+) -> Group:
     """The window as Rich renderables: a gutter with line, role and local time; the quote highlighted
     on a marked line; with ``fold``, progress and hook records and long tool output one line each."""
     return Group(*render_records(records, match_line, quote, fold=fold))
 
 
-def render_records(records: list[RawRecord], match_line: int | None, quote: str, *,
-                   fold: bool = True, compact: bool = False) -> list[Text]:
+def render_records(
+    records: list[RawRecord], match_line: int | None, quote: str, *, fold: bool = True, compact: bool = False
+) -> list[Text]:
     """One Text per shown text of each record (see :func:`render_window`); ``compact`` (a narrow
     pane): a short gutter of line number and role, without the time."""
     parts: list[Text] = []
@@ -151,11 +168,18 @@ def render_records(records: list[RawRecord], match_line: int | None, quote: str,
         texts = rec.texts or [("meta", "" if fold else f"({rec.type} record)")]
         for role, body in texts:
             if compact:
-                head = Text.assemble(("▶" if here else " ", "bold yellow"), (f"{rec.line:<4}", "dim"),
-                                     (f"{role[:6]:<7}", ROLE_STYLE.get(role, "")))
+                head = Text.assemble(
+                    ("▶" if here else " ", "bold yellow"),
+                    (f"{rec.line:<4}", "dim"),
+                    (f"{role[:6]:<7}", ROLE_STYLE.get(role, "")),
+                )
             else:
-                head = Text.assemble(("▶ " if here else "  ", "bold yellow"), (f"L{rec.line:<5}", "dim"),
-                                     (f"{role:<9}", ROLE_STYLE.get(role, "")), (f" {time:<8}  ", "dim"))
+                head = Text.assemble(
+                    ("▶ " if here else "  ", "bold yellow"),
+                    (f"L{rec.line:<5}", "dim"),
+                    (f"{role:<9}", ROLE_STYLE.get(role, "")),
+                    (f" {time:<8}  ", "dim"),
+                )
             folded = fold and not here and is_folded(rec, role, body)
             if role == "tool":
                 head.append("[untrusted] " if folded else "[untrusted tool output] ", "bold red")
@@ -164,8 +188,11 @@ def render_records(records: list[RawRecord], match_line: int | None, quote: str,
                 head.no_wrap, head.overflow = True, "ellipsis"
                 parts.append(head)
                 continue
-            content = literal_text(body, limit=4000 if here else SNIPPET_CHARS if fold else UNFOLDED_CHARS,
-                                   style="bold" if here else "grey70")
+            content = literal_text(
+                body,
+                limit=4000 if here else SNIPPET_CHARS if fold else UNFOLDED_CHARS,
+                style="bold" if here else "grey70",
+            )
             if here:
                 highlight(content, quote)
             head.append_text(content)

@@ -23,7 +23,7 @@ def literal(text: str | None, limit: int = DEFAULT_LIMIT, one_line: bool = False
     if not text:
         return ""
     cut = len(text) > limit
-    body = redact(text[:limit + _SECRET_MARGIN])[:limit]
+    body = redact(text[: limit + _SECRET_MARGIN])[:limit]
     if one_line:
         body = body.replace("\n", " ⏎ ").replace("\t", " ")
     body = visible_controls(body)
@@ -32,8 +32,9 @@ def literal(text: str | None, limit: int = DEFAULT_LIMIT, one_line: bool = False
     return body
 
 
-def literal_text(text: str | None, style: str = "", limit: int = DEFAULT_LIMIT,
-                 one_line: bool = False) -> Text:
+def literal_text(
+    text: str | None, style: str = "", limit: int = DEFAULT_LIMIT, one_line: bool = False
+) -> Text:
     """A :class:`Text` of ``literal(text)``; markup in ``text`` stays characters on the screen."""
     return Text(literal(text, limit, one_line), style=style, no_wrap=False)
 

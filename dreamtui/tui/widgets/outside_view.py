@@ -20,7 +20,11 @@ from dreamtui.tui.widgets.literal import literal_text
 
 PROJECT = "memory repo"
 WRITER_SHORT = {"auto-memory": "auto mem", "auto-dream": "autodream", "person": "person"}
-WRITER_STYLE = {"auto-memory": "bold black on cyan", "auto-dream": "bold white on magenta", "person": "bold green"}
+WRITER_STYLE = {
+    "auto-memory": "bold black on cyan",
+    "auto-dream": "bold white on magenta",
+    "person": "bold green",
+}
 DIFF_LINES = 400
 
 
@@ -37,17 +41,37 @@ def outside_rows(ledger: Ledger) -> list[QueueRow]:
         claim = item.title()
         if item.batch in summaries:
             claim = f"{claim}  · batch: {summaries[item.batch]}"
-        rows.append(QueueRow(item.id, PROJECT, item.session or "", item.kind,
-                             claim, WRITER_SHORT.get(item.writer, item.writer), False, 0, False, item.detected_at))
+        rows.append(
+            QueueRow(
+                item.id,
+                PROJECT,
+                item.session or "",
+                item.kind,
+                claim,
+                WRITER_SHORT.get(item.writer, item.writer),
+                False,
+                0,
+                False,
+                item.detected_at,
+            )
+        )
     return rows
 
 
 def _diff_text(diff: str) -> Text:
     out = Text()
     for line in diff.splitlines()[:DIFF_LINES]:
-        style = ("green" if line.startswith("+") and not line.startswith("+++") else
-                 "red" if line.startswith("-") and not line.startswith("---") else
-                 "cyan" if line.startswith("@@") else "dim" if line.startswith(("+++", "---")) else "")
+        style = (
+            "green"
+            if line.startswith("+") and not line.startswith("+++")
+            else "red"
+            if line.startswith("-") and not line.startswith("---")
+            else "cyan"
+            if line.startswith("@@")
+            else "dim"
+            if line.startswith(("+++", "---"))
+            else ""
+        )
         out.append_text(literal_text(line, style=style, limit=400, one_line=True))
         out.append("\n")
     return out
@@ -62,8 +86,13 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
     if item.batch:
         batch = next((b for b in outside.batches(ledger) if b.id == item.batch), None)
         if batch is not None:
-            parts.append(Text.assemble(("Batch  ", "bold dim"), (batch.summary(), "bold yellow"),
-                                       (f"  ({batch.pending} waiting; dreamtui outside restore {batch.id})", "dim")))
+            parts.append(
+                Text.assemble(
+                    ("Batch  ", "bold dim"),
+                    (batch.summary(), "bold yellow"),
+                    (f"  ({batch.pending} waiting; dreamtui outside restore {batch.id})", "dim"),
+                )
+            )
     added, dropped = outside.index_lines(config, item)
     for line in added:
         parts.append(Text.assemble(("index + ", "bold green")) + literal_text(line, one_line=True))
@@ -73,13 +102,24 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
     parts.append(_diff_text(outside.diff(config, item)) if item.blob or item.head_blob else Text("(empty)"))
     record = outside.transcript_excerpt(item, 1200)
     if record:
-        parts.append(Text.assemble(("Written by  ", "bold dim"), (f"{item.tool} ", "bold"),
-                                   literal_text(f"{item.transcript} : line {item.line}", one_line=True)))
+        parts.append(
+            Text.assemble(
+                ("Written by  ", "bold dim"),
+                (f"{item.tool} ", "bold"),
+                literal_text(f"{item.transcript} : line {item.line}", one_line=True),
+            )
+        )
         parts.append(literal_text(record, style="dim", limit=1200))
     elif item.writer == "person":
-        parts.append(Text("No agent session wrote this file in the window before it changed: taken as "
-                          "your own edit (m commits it as yours).", style="dim"))
+        parts.append(
+            Text(
+                "No agent session wrote this file in the window before it changed: taken as "
+                "your own edit (m commits it as yours).",
+                style="dim",
+            )
+        )
     parts.append(Text())
-    parts.append(Text("a accept (commit exactly this change) · r reject (back as committed) · m mine",
-                      style="dim"))
+    parts.append(
+        Text("a accept (commit exactly this change) · r reject (back as committed) · m mine", style="dim")
+    )
     return Group(*parts)

@@ -64,7 +64,7 @@ def short_project(project: str, width: int = 12) -> str:
     """The end of a Claude Code project folder name, at most ``width`` characters."""
     name = project.strip("-") or project
     if len(name) > width:
-        name = "…" + name[-(width - 1):]
+        name = "…" + name[-(width - 1) :]
     return literal(name, width, one_line=True)
 
 
@@ -105,8 +105,9 @@ def header(fields: tuple[tuple[str, int], ...] = FIELDS) -> Text:
     return out
 
 
-def row_text(row: QueueRow, fields: tuple[tuple[str, int], ...] = FIELDS,
-             namer: Callable[[str], str] | None = None) -> Text:
+def row_text(
+    row: QueueRow, fields: tuple[tuple[str, int], ...] = FIELDS, namer: Callable[[str], str] | None = None
+) -> Text:
     """One row; transcript-derived text is escaped and never parsed as markup. ``namer`` turns a
     project folder into the project's readable name (its ``cwd``'s last part) for the project column."""
     prov = row.provenance or "?"
@@ -146,8 +147,13 @@ def group_title(row: QueueRow, mode: str) -> str:
 def header_text(group: GroupHeader) -> Text:
     """A group's header line: ``▾ title · N proposals``, dim."""
     noun = "proposal" if group.count == 1 else "proposals"
-    return Text.assemble(("▾ ", "dim"), (group.title, "bold dim"), (f" · {group.count:,} {noun}", "dim"),
-                         no_wrap=True, overflow="ellipsis")
+    return Text.assemble(
+        ("▾ ", "dim"),
+        (group.title, "bold dim"),
+        (f" · {group.count:,} {noun}", "dim"),
+        no_wrap=True,
+        overflow="ellipsis",
+    )
 
 
 class QueueTable(ScrollView, can_focus=True):
@@ -376,7 +382,9 @@ class QueueTable(ScrollView, can_focus=True):
             key: tuple = ("group", item.title, item.count, width)
             strip = self._lines.get(key)
             if strip is None:
-                strip = self._draw_text(header_text(item), self.get_component_rich_style("queue--group"), width)
+                strip = self._draw_text(
+                    header_text(item), self.get_component_rich_style("queue--group"), width
+                )
                 self._lines[key] = strip
             return strip
         cursor = index == self.cursor_row
@@ -388,8 +396,13 @@ class QueueTable(ScrollView, can_focus=True):
         return strip
 
     def _draw(self, row: QueueRow, cursor: bool, stripe: bool, width: int) -> Strip:
-        extra = (self.get_component_rich_style("queue--cursor") if cursor
-                 else self.get_component_rich_style("queue--stripe") if stripe else None)
+        extra = (
+            self.get_component_rich_style("queue--cursor")
+            if cursor
+            else self.get_component_rich_style("queue--stripe")
+            if stripe
+            else None
+        )
         return self._draw_text(row_text(row, self.fields, self.project_namer), extra, width)
 
     def _draw_text(self, text: Text, extra: Style | None, width: int) -> Strip:
@@ -397,8 +410,11 @@ class QueueTable(ScrollView, can_focus=True):
         base: Style = self.rich_style
         if extra is not None:
             base = base + extra
-        segments = [Segment(s.text, base + s.style if s.style else base)
-                    for s in text.render(self.app.console) if s.text != "\n"]
+        segments = [
+            Segment(s.text, base + s.style if s.style else base)
+            for s in text.render(self.app.console)
+            if s.text != "\n"
+        ]
         return Strip(segments, width).crop(0, width)
 
     def on_focus(self) -> None:

@@ -54,22 +54,42 @@ class StatusHeader(Static):
         width = width or ((self.size.width or self.app.size.width) - 2)
         kb = s.index_bytes / 1000
         noun = " proposal waiting" if s.pending == 1 else " proposals waiting"
-        ceiling = ("  AT CEILING", "bold red") if s.fraction >= 1.0 else \
-            ("  near ceiling", "bold yellow") if s.fraction >= 0.85 else ("", "")
-        for title, cells, kb_text in ((True, GAUGE_CELLS, True), (False, GAUGE_CELLS, True), (False, 8, False),
-                                      (False, 4, False)):
+        ceiling = (
+            ("  AT CEILING", "bold red")
+            if s.fraction >= 1.0
+            else ("  near ceiling", "bold yellow")
+            if s.fraction >= 0.85
+            else ("", "")
+        )
+        for title, cells, kb_text in (
+            (True, GAUGE_CELLS, True),
+            (False, GAUGE_CELLS, True),
+            (False, 8, False),
+            (False, 4, False),
+        ):
             line = Text.assemble(
-                ("dreamtui", "bold"), (f" · {self.screen_title}" if title and self.screen_title else "", "bold"),
-                "  ", (f"{s.pending:,}", "bold cyan"), (noun, ""), "   index ", gauge(s.fraction, cells),
-                f" {s.index_lines}/{s.max_lines} lines" + (f" · {kb:.1f}/{s.max_bytes / 1000:.0f} KB" if kb_text else ""),
-                ceiling, no_wrap=True, overflow="ellipsis")
+                ("dreamtui", "bold"),
+                (f" · {self.screen_title}" if title and self.screen_title else "", "bold"),
+                "  ",
+                (f"{s.pending:,}", "bold cyan"),
+                (noun, ""),
+                "   index ",
+                gauge(s.fraction, cells),
+                f" {s.index_lines}/{s.max_lines} lines"
+                + (f" · {kb:.1f}/{s.max_bytes / 1000:.0f} KB" if kb_text else ""),
+                ceiling,
+                no_wrap=True,
+                overflow="ellipsis",
+            )
             if line.cell_len <= width:
                 break
         if self.activity:
             line.append(f"\n⟳ {literal_one(self.activity, width)}", "italic magenta")
         for banner in s.banners:
             level, text = banner.level, banner.text
-            style = {"error": "bold white on red", "warning": "bold black on yellow"}.get(level, "bold white on blue")
+            style = {"error": "bold white on red", "warning": "bold black on yellow"}.get(
+                level, "bold white on blue"
+            )
             line.append("\n")
             line.append(f" {text} ", style)
         return line
