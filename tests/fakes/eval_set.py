@@ -34,6 +34,7 @@ ROOTS = {
     "eval": Path(os.environ.get("DREAMTUI_EVAL_DIR") or REPO.parent / "eval"),
     "eval2": Path(os.environ.get("DREAMTUI_EVAL2_DIR") or REPO.parent / "eval2"),
     "eval3": Path(os.environ.get("DREAMTUI_EVAL3_DIR") or REPO.parent / "eval3"),
+    "eval4": Path(os.environ.get("DREAMTUI_EVAL4_DIR") or REPO.parent / "eval4"),
 }
 
 
