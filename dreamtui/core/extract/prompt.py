@@ -63,8 +63,8 @@ How many: propose every lesson that passes the test, and nothing that does not. 
 what the transcript holds, not a quota: a short or routine session (the person asks, the agent does,
 nobody corrects or decides anything) often holds none, and an empty list is then the right answer; a
 long session in which the person explains, corrects and decides things holds many - typically about
-one for every 10,000 characters of such discussion, sometimes more. The size of the transcript you
-are given is stated beside it. Never pad the list to reach a number, and never leave out a lesson
+one for every 10,000 characters of such discussion, sometimes more. The "Transcript:" line before
+the transcript states its size. Never pad the list to reach a number, and never leave out a lesson
 that passes the test because the list already seems long.
 One lesson per subject: everything about the person (name, role, languages, tools, reply format) is
 ONE user lesson, and everything about one tool, service or part of the system is one lesson. Before
