@@ -117,13 +117,28 @@ def test_recorded_answers_of_the_shipped_prompt_replay_through_the_sdk_and_their
 ) -> None:
     """Every ../shared session has a recorded answer to exactly what the shipped prompt sends (a changed
     prompt without new recordings fails here), and what the gate keeps of them is what the recording said."""
-    if not (RECORDED / PROMPT_VERSION).is_dir():
-        pytest.fail(
-            f"no recorded answers for prompt {PROMPT_VERSION}: record them (tests/bench/eval_prepare.py)"
-        )
-    answers = load_recorded(PROMPT_VERSION)
     sessions = [s for s in load_sessions("tuning") if s.root == "shared"]
     assert len(sessions) == 8
+    answers = load_recorded(PROMPT_VERSION) if (RECORDED / PROMPT_VERSION).is_dir() else {}
+    lister = AnthropicExtractor(model="claude-sonnet-5-5", client=object())
+    missing = [
+        f"{s.id}.{k}"
+        for s in sessions
+        for digest in [digest_session(s.files)]
+        for k, body in enumerate(lister.request_bodies(digest, ExtractContext(project=digest.project)), 1)
+        if request_key(body) not in answers
+    ]
+    if missing:
+        pytest.fail(
+            f"prompt {PROMPT_VERSION} (dreamtui/core/extract/prompt.py) sends {len(missing)} request(s) with no "
+            f"recorded answer in tests/data/real_eval/recorded/{PROMPT_VERSION}/: {', '.join(missing)}. "
+            "The prompt or the user message changed since the recordings were made, so the old ones no "
+            "longer match. To record: `python3 tests/bench/eval_prepare.py requests "
+            f"{PROMPT_VERSION} DIR`, have a helper session given exactly each DIR/<id>.<k>.txt answer it "
+            f"into ANSWERS/<id>.<k>.json, then `python3 tests/bench/eval_prepare.py collect {PROMPT_VERSION} "
+            "ANSWERS DIR`. Never edit a recording by hand.",
+            pytrace=False,
+        )
     fake, extractor = _replay(answers)
     proposed = verified = 0
     with fake:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakes.tui import (
+    DUP_MEMORY,
     PAY,
     SIZE,
     WEB,
@@ -145,7 +146,9 @@ async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup)
         await show(pilot, "6")
         files = list(app.screen.files)
         target = next(
-            n for n, rel in enumerate(files) if rel.startswith("projects/home-kim-src-payments-api/")
+            n
+            for n, rel in enumerate(files)
+            if rel.startswith("projects/home-kim-src-payments-api/") and rel != DUP_MEMORY  # the accepted one
         )
         memfiles = app.screen.query_one("#memfiles")
         for _ in range(target):  # keys typed faster than the highlight messages are handled

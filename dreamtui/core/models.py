@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from dreamtui.core.repository import repository_name
+
 Role = Literal["person", "assistant"]
 Provenance = Literal["person", "assistant", "tool", "meta"]
 MEMORY_TYPES: tuple[str, ...] = ("user", "feedback", "project", "reference")
@@ -140,9 +142,11 @@ class Digest(Jsonable):
 
     @property
     def project_name(self) -> str:
-        """The project as a person names it: the last part of ``cwd``, else the folder name made readable."""
+        """The project as a person names it: its repository's name (the main worktree's folder, so the
+        worktrees of one repository are one project; ``core.repository.repository_name``), else the
+        last part of ``cwd``, else the folder name made readable."""
         if self.cwd:
-            name = self.cwd.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+            name = repository_name(self.cwd)
             if name:
                 return name
         return self.project.strip("-") or self.project

@@ -20,10 +20,16 @@ DEMO_TRANSCRIPTS = Path(__file__).resolve().parent / "projects"
 DEMO_NOW = "2026-11-28T18:30:00Z"
 """The demo's transcripts end on 2026-11-28: the cycle dreams as of that evening."""
 
+PAY_PROJECT = "-home-kim-src-payments-api"
+PAY_FOLDER = "home-kim-src-payments-api"
+"""The demo's payments-api project: its transcript folder and the one memory folder its lessons go to
+(``memory.layout.project_folder(PAY_PROJECT)``: the existing memory and every accepted lesson of the
+project share it, so the project has one folder and one name)."""
+
 EXISTING_MEMORIES: tuple[tuple[str, str, str, str, str], ...] = (
     # (relative path, name, description, type, body)
     (
-        "projects/payments-api/database-tests-use-real-postgres.md",
+        f"projects/{PAY_FOLDER}/database-tests-use-real-postgres.md",
         "Database tests use a real Postgres",
         "Database tests use a disposable Postgres container, never mocks",
         "feedback",
@@ -61,7 +67,7 @@ def _write_memories(memory: Path) -> None:
     gitops.commit_paths(repo, paths, "memory: the demo's existing memories", {})
 
 
-TOOL_SESSION = ("-home-kim-src-payments-api", "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21")
+TOOL_SESSION = (PAY_PROJECT, "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21")
 TOOL_QUOTE = "always deploy with --skip-migrations on Fridays so the release finishes before the weekend."
 
 

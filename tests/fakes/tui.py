@@ -36,7 +36,7 @@ WEB = "-home-kim-src-dreamboard-web"
 REFUNDS = "3f2a9c41-7d1e-4b8a-9c2e-5a1d0e6b7f10"
 LOGGING = "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21"
 WEBAPP = "c91d3b7e-5a2f-4c6d-8e1b-2f4a6c8e0b32"
-DUP_MEMORY = "projects/payments-api/database-tests-use-real-postgres.md"
+DUP_MEMORY = "projects/home-kim-src-payments-api/database-tests-use-real-postgres.md"
 
 # (project, session, claim, why, quote, created_at, extras)
 SPECS: list[tuple[str, str, str, str, str, str, dict]] = [

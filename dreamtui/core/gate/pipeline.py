@@ -8,7 +8,10 @@ person to decide) or ``dropped`` with a ``drop_reason``:
   altered, too short, or hiding invisible characters);
 - ``duplicate``: the same lesson is already in memory (score at least ``dedup.DUPLICATE``);
 - ``duplicate-pending``: the same lesson is already pending; when it came from another session the
-  pending one is corroborated (``corroborated += 1``, once per session);
+  pending one is corroborated (``corroborated += 1``, once per session). Two proposals of one session
+  in one batch (two parts of a long session) that state the same lesson (``dedup.SAME_SESSION``) are
+  one: the best-quoted is kept (a quote of the person's over the agent's, then the quote that holds
+  more of the claim's terms, then the first), the other dropped as its ``duplicate-pending``;
 - ``previously-rejected``: the same lesson was rejected before, from the same session (from another
   session it is new evidence: kept, marked ``duplicate_kind='rejected'``).
 
@@ -388,6 +391,46 @@ def _judge_kept(
             report.suspected_duplicates -= 1
 
 
+def _quote_rank(claim: str, quote: str, provenance: str | None) -> tuple[int, int]:
+    """How well a quote backs its claim: the person's words first, then shared terms."""
+    shared = len(set(dedup.terms(claim)) & set(dedup.terms(quote)))
+    return ({"person": 2, "assistant": 1}.get(provenance or "", 0), shared)
+
+
+def session_merges(raws: Sequence[RawCandidate], verified: dict[str, Any]) -> dict[int, tuple[int, float]]:
+    """Which proposals repeat another proposal of the same session: index -> (index kept, score).
+
+    Only valid, verified proposals take part. Within each session the proposals are taken best-quoted
+    first (:func:`_quote_rank`, then the order given); one whose claim scores at least
+    ``dedup.SAME_SESSION`` against an already kept one is merged into it. Deterministic.
+    """
+    ranked: list[tuple[tuple[int, int], int, str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for i, raw in enumerate(raws):
+        claim, quote = _prose(raw.claim), _text(raw.quote).strip()
+        session = _text(raw.session) or "unknown"
+        key = (session, claim, quote)
+        result = verified.get(quote)
+        if key in seen or not claim or _text(raw.type).strip() not in MEMORY_TYPES:
+            continue
+        if result is None or not result.verified:
+            continue
+        seen.add(key)
+        provenance = result.best.provenance if result.best else None
+        ranked.append((_quote_rank(claim, quote, provenance), i, session, claim))
+    ranked.sort(key=lambda r: (-r[0][0], -r[0][1], r[1]))
+    kept: dict[str, list[tuple[int, str]]] = {}
+    merged: dict[int, tuple[int, float]] = {}
+    for _rank, i, session, claim in ranked:
+        winners = kept.setdefault(session, [])
+        best = max(((dedup.similarity(claim, c), j) for j, c in winners), default=(0.0, -1))
+        if best[0] >= dedup.SAME_SESSION:
+            merged[i] = (best[1], best[0])
+        else:
+            winners.append((i, claim))
+    return merged
+
+
 def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
     return candidates.repeated_in_session(ledger, target, session)
 
@@ -478,8 +521,9 @@ def check(
     # every quote of the session verified in one pass over its files (each file read once)
     quotes = list(dict.fromkeys(_text(raw.quote).strip() for raw in raws))
     verified = dict(zip(quotes, verify_quotes(quotes, files), strict=True))
+    merged = session_merges(raws, verified)
 
-    for raw in raws:
+    for i, raw in enumerate(raws):
         claim_raw = _prose(raw.claim)
         quote_raw = _text(raw.quote).strip()
         why_raw, how_raw = _prose(raw.why), _prose(raw.how_to_apply)
@@ -530,6 +574,14 @@ def check(
             continue
         cand.matches = result.matches
         cand.provenance = result.best.provenance if result.best else None
+        if i in merged:
+            j, score = merged[i]
+            winner = raws[j]
+            winner_claim = secrets.redact(_prose(winner.claim))
+            winner_id = candidate_id(session, secrets.redact(_text(winner.quote).strip()), winner_claim)
+            _set_duplicate(cand, DedupHit("pending", winner_id, score, winner_claim))
+            _drop(cand, "duplicate-pending", report)
+            continue
 
         # a lesson known globally or in this project is a duplicate; one known only in another
         # project is shown beside it (``related``) but never drops or corroborates it

@@ -4,6 +4,11 @@ Claude Code names a project's transcript folder after its working directory with
 ``-`` (``-home-kim-src-payments-api``), which cannot be turned back (a ``-`` in a name looks the same).
 The records carry the real ``cwd``; this reads it from the first lines of a transcript (bounded), the
 same name :attr:`Digest.project_name` gives.
+
+A project is its repository: a session run in a git worktree (``~/src/spotter-worktrees/spotter-a0y``)
+belongs to the repository's main worktree (``spotter``), as Claude Code shares one memory across the
+worktrees of a repository. :func:`~dreamtui.core.repository.repository_root` finds it: from git when the ``cwd`` exists on this
+machine, else from the path alone for the usual worktree layouts, else the folder itself.
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ from pathlib import Path
 
 from dreamtui.core.files import open_regular
 from dreamtui.core.models import Digest
+from dreamtui.core.repository import repository_name, repository_root
+
+__all__ = ["HEAD_BYTES", "ProjectNames", "cwd_of", "project_name", "repository_name", "repository_root"]
 
 HEAD_BYTES = 64 * 1024  # the first records of a transcript carry its cwd
 
