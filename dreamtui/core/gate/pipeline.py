@@ -336,14 +336,14 @@ def _judge_kept(
     """Ask the model judge about the kept candidates and change what the person is shown (never
     what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
     auto = judge == "auto"
-    if judge is None or (
-        auto and (config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic")
-    ):
+    if judge is None or (auto and config.dedup_judge != "auto"):
         return
+    # auto: the extractor in use judges its own proposals, if it declares a model (judge_for)
+    own = config.resolved_extractor() if auto else None
     kept_ids = [c.id for c in report.kept]
     todo: list[tuple[Candidate, list[DedupHit]]] = []
     for i, cand in enumerate(report.kept):
-        if (auto and cand.extractor != "anthropic") or cand.duplicate_kind == "rejected":
+        if (own is not None and cand.extractor != own) or cand.duplicate_kind == "rejected":
             continue  # only the model's own proposals; a rejected lesson's new evidence stays as it is
         # never the candidate itself or one kept after it in this batch (they would mark each other)
         options = judge_options(index, cand.claim, project=project, scopes=scopes, exclude=kept_ids[i:])
