@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +13,7 @@ import anthropic
 import pytest
 from click.testing import CliRunner
 from fakes.claude_code import FakeClaudeCode, lesson, ok
+from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -157,7 +159,22 @@ def test_a_hung_cli_is_a_timeout_and_its_process_is_ended(config: Config, fake: 
     with pytest.raises(ExtractorError, match=r"did not answer within 1s") as info:
         extractor(config, fake, timeout=1.0).extract(digest(), ExtractContext(project=ACME))
     assert not isinstance(info.value, ExtractorAuthError)  # the next session may still be answered
-    assert time.monotonic() - started < 30  # the SDK ends the process (stdin closed, then SIGTERM)
+    assert time.monotonic() - started < 30
+    [call] = fake.calls()
+    assert wait_for(lambda: not alive(call["pid"]))  # the SDK ended the hung process (SIGTERM after 5 s)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is still a running process (a reaped or a zombie one is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+    return state != "Z"
 
 
 def test_no_cli_is_one_line_that_stops_the_cycle(config: Config, tmp_path: Path) -> None:

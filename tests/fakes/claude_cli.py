@@ -124,6 +124,7 @@ def main() -> int:
     seen: list[dict[str, Any]] = []
     record = {
         "n": n,
+        "pid": os.getpid(),
         "argv": sys.argv[1:],
         "flags": flags,
         "cwd": os.getcwd(),

@@ -17,6 +17,7 @@ session stays undreamed for the next cycle.
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import json
 import logging
@@ -31,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import pydantic
 
 from dreamtui.core.config import Config
@@ -277,7 +279,8 @@ class ClaudeCodeModel:
         options = self.options(system, schema, max_tokens, run)
         self.workdir.mkdir(parents=True, exist_ok=True)
         try:
-            async with asyncio.timeout(self.timeout):
+            # an anyio deadline, not asyncio's: the SDK's shielded close then still ends the process
+            with anyio.fail_after(self.timeout):
                 async for message in query(prompt=user, options=options):
                     if isinstance(message, AssistantMessage):
                         run.error_kind = run.error_kind or message.error
@@ -333,13 +336,14 @@ class ClaudeCodeModel:
         self, system: str, user: str, schema: type[pydantic.BaseModel], *, max_tokens: int = MAX_TOKENS
     ) -> tuple[pydantic.BaseModel | None, Usage]:
         """One ``claude`` run; the answer validated against ``schema`` (None when it gave none) and usage."""
+        call = functools.partial(anyio.run, self._run, system, user, schema, max_tokens)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            run = asyncio.run(self._run(system, user, schema, max_tokens))
+            run = call()
         else:  # called from inside an event loop (the app): run the call on a thread of its own
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreamtui-claude-code") as pool:
-                run = pool.submit(asyncio.run, self._run(system, user, schema, max_tokens)).result()
+                run = pool.submit(call).result()
         result = run.result
         if result is None or result.is_error:
             raise self._refusal(run)
