@@ -66,6 +66,7 @@ def test_one_call_sends_the_api_paths_prompt_and_schema_with_no_tools_one_turn_a
     assert flags["--model"] == "claude-sonnet-5-5"
     assert Path(call["cwd"]) == config.state / EXTRACTOR_WORKDIR  # its own working directory
     assert call["env"]["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "4096"
+    assert call["env"]["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     [part] = split_digest(d, context.max_chars)
     assert fake.prompts() == [user_message(d, context, part)]  # the API path's user message, exactly
     init = call["stdin"][0]
@@ -249,3 +250,31 @@ def test_status_is_none_only_with_a_cli_and_a_likely_login(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "elsewhere"))
     assert claude_code_status() is not None  # the credentials live where CLAUDE_CONFIG_DIR says
     assert fake.calls() == []  # cheap checks only: no claude process
+
+
+@pytest.mark.slow
+def test_the_real_bundled_cli_without_a_login_is_the_not_logged_in_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stand-in's error shape checked against the real thing: the CLI the SDK wheel bundles, run
+    with an empty HOME (no login, so it answers before any model call; no network needed)."""
+    from dreamtui.core.extract.claude_code import find_cli
+
+    for name in (
+        CLI_ENV,
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CONFIG_DIR",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    cli = find_cli()
+    if cli is None or "_bundled" not in str(cli):
+        pytest.skip("the claude-agent-sdk wheel for this platform bundles no CLI")
+    ex = ClaudeCodeExtractor(model="sonnet", workdir=tmp_path / "state" / EXTRACTOR_WORKDIR, timeout=120.0)
+    with pytest.raises(ExtractorAuthError, match=r"^Claude Code is not logged in \(Not logged in"):
+        ex.extract(digest(), ExtractContext(project=ACME))
+    assert not (home / ".claude" / "projects").exists()  # it left no transcript behind

@@ -130,7 +130,12 @@ def main() -> int:
         "cwd": os.getcwd(),
         "env": {
             k: os.environ.get(k)
-            for k in ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "CLAUDECODE")
+            for k in (
+                "CLAUDE_CODE_ENTRYPOINT",
+                "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+                "CLAUDECODE",
+            )
         },
         "stdin": seen,
         "problems": problems,
@@ -225,7 +230,8 @@ def result(session: str, **fields: Any) -> dict[str, Any]:
 
 def synthetic_error(session: str, kind: str, text: str, status: int | None) -> None:
     """What the CLI sends when the API call itself fails: a synthetic assistant message carrying the
-    error kind and text, then an error result (subtype ``success``, ``is_error``) with the status."""
+    error kind and text, then an error result (subtype ``success``, ``is_error``) with the status.
+    (The not-logged-in shape is what the bundled CLI 2.1.332 sent with an empty HOME.)"""
     send(
         {
             "type": "assistant",
@@ -241,15 +247,27 @@ def synthetic_error(session: str, kind: str, text: str, status: int | None) -> N
             "parent_tool_use_id": None,
             "session_id": session,
             "error": kind,
+            "is_api_error_message": True,
             "uuid": str(uuid.uuid4()),
         }
     )
-    send(result(session, is_error=True, result=text, api_error_status=status, duration_api_ms=0))
+    send(
+        result(
+            session,
+            is_error=True,
+            result=text,
+            api_error_status=status,
+            duration_api_ms=0,
+            stop_reason="stop_sequence",
+            terminal_reason="api_error",
+        )
+    )
 
 
 def answer_prompt(answer: dict[str, Any], session: str, model: str) -> int | None:
     """Send the scripted answer; the exit code when the process ends now (None: read stdin to EOF)."""
     kind = answer["kind"]
+    send({"type": "system", "subtype": "session_state_changed", "state": "running", "sdk_host_only": True})
     send(init(session, model))
     if kind == "hang":
         while True:  # the SDK closes stdin at once; a stuck CLI just never answers

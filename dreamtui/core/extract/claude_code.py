@@ -261,7 +261,11 @@ class ClaudeCodeModel:
             strict_mcp_config=True,
             output_format={"type": "json_schema", "schema": anthropic.transform_schema(schema)},
             extra_args={"no-session-persistence": None},
-            env={"CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max_tokens)},
+            # no auto-update, telemetry or error reports from dreamtui's own calls
+            env={
+                "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max_tokens),
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            },
             stderr=run.on_stderr,
         )
 
