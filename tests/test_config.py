@@ -207,7 +207,7 @@ def test_every_setting_can_come_from_a_dreamtui_environment_variable(tmp_path: P
         (
             "DREAMTUI_EXTRACTOR",
             "magic",
-            "unknown extractor 'magic': choose one of auto, heuristic, anthropic, command",
+            "unknown extractor 'magic': choose one of auto, heuristic, anthropic, claude-code, command",
         ),
         ("DREAMTUI_KEYS", "accept=y", 'config [keys] must be a table of action = "key"'),
     ],

@@ -500,7 +500,7 @@ def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(
 
     one_session_beside_a_reworded_uv_memory(config)
     writable: list[bool] = []
-    real_judge = dedup_judge.AnthropicJudge.judge
+    real_judge = dedup_judge.ModelJudge.judge
 
     def judge_and_probe(self, items):  # another writer (the app) tries to write while the model thinks
         probe = sqlite3.connect(str(ledger.path), timeout=0, isolation_level=None)
@@ -514,7 +514,7 @@ def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(
             probe.close()
         return real_judge(self, items)
 
-    monkeypatch.setattr(dedup_judge.AnthropicJudge, "judge", judge_and_probe)
+    monkeypatch.setattr(dedup_judge.ModelJudge, "judge", judge_and_probe)
     with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)

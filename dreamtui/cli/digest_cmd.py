@@ -103,7 +103,19 @@ def show_config(config: Config) -> None:
         if isinstance(value, tuple):
             value = shlex.join(value) if value else None
         echo(f"{name}: {'(none)' if value is None else value}")
-    judging = config.dedup_judge == "auto" and extractor == "anthropic"
-    echo(f"dedup_judge: {config.dedup_judge} ({'on: Claude judges duplicates' if judging else 'off'})")
+    echo(f"dedup_judge: {config.dedup_judge} ({_judging(config)})")
     for action, key in sorted((config.keys or {}).items()):
         echo(f"keys.{action}: {key}")
+
+
+def _judging(config: Config) -> str:
+    """Whether the gate's dedup judge is on: the extractor in use declares a model it may ask."""
+    from dreamtui.core.gate.judge import JudgeError, judge_for
+
+    try:
+        judge = judge_for(config)
+    except JudgeError as exc:
+        return f"off: {exc}"
+    if judge is None:
+        return "off"
+    return f"on: the {judge.structured.name} model judges duplicates"

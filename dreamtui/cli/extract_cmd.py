@@ -53,7 +53,7 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
     if u.calls:
         parts.append(
             f"{u.calls} model call(s), {u.input_tokens} in / {u.output_tokens} out / "
-            f"{u.cached_tokens} cached tokens"
+            f"{u.cached_tokens} cached tokens" + (f", cost ${u.cost_usd:.4f}" if u.cost_usd else "")
         )
     return "; ".join(parts)
 
@@ -63,11 +63,11 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
 @click.option(
     "--extractor",
     "extractor_name",
-    type=click.Choice(["auto", "heuristic", "anthropic", "command"]),
+    type=click.Choice(["auto", "heuristic", "anthropic", "claude-code", "command"]),
     default=None,
     help="Which extractor to use (default: the configured one).",
 )
-@click.option("--model", default=None, help="Claude model for the anthropic extractor.")
+@click.option("--model", default=None, help="Claude model for the anthropic and claude-code extractors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "--show-request",

@@ -67,11 +67,11 @@ class DreamGroup(click.Group):
 )
 @click.option(
     "--extractor",
-    type=click.Choice(["auto", "heuristic", "anthropic", "command"]),
+    type=click.Choice(["auto", "heuristic", "anthropic", "claude-code", "command"]),
     default=None,
     help="Which extractor proposes lessons (auto: anthropic when ANTHROPIC_API_KEY is set).",
 )
-@click.option("--model", default=None, help="Claude model for the anthropic extractor.")
+@click.option("--model", default=None, help="Claude model for the anthropic and claude-code extractors.")
 @click.option(
     "--demo", is_flag=True, help="Open the app on bundled demo transcripts in a temporary memory repo."
 )

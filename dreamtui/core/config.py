@@ -24,12 +24,12 @@ from dreamtui.core.files import NotRegularFile, open_regular
 
 APP_NAME = "dreamtui"
 DEFAULT_MODEL = "claude-sonnet-5-5"
-Extractor = Literal["auto", "heuristic", "anthropic", "command"]
+Extractor = Literal["auto", "heuristic", "anthropic", "claude-code", "command"]
 DedupJudge = Literal["auto", "off"]
 EXTRACTORS: tuple[str, ...] = get_args(Extractor)
 DEDUP_JUDGES: tuple[str, ...] = get_args(DedupJudge)
 """``dedup_judge``: ``auto`` asks the model whether a kept lesson repeats one in memory when the
-anthropic extractor is in use (never for heuristic/command); ``off`` keeps dedup lexical only."""
+extractor in use declares a model (anthropic, claude-code; never heuristic/command); ``off`` keeps dedup lexical only."""
 
 
 KEY_ACTIONS: dict[str, tuple[str, str]] = {

@@ -27,5 +27,10 @@ class ExtractorError(DreamError):
     """An extractor failed (bad key, rate limit, overload, network, bad output)."""
 
 
+class ExtractorAuthError(ExtractorError):
+    """Every further call would fail the same way (credentials refused, not logged in, a usage
+    limit reached, a model refused): the runner stops calling for the sessions not yet started."""
+
+
 class CycleBusy(DreamError):
     """Another dream cycle holds the lock or already ran for this project and date."""

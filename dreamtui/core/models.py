@@ -174,6 +174,9 @@ class Usage(Jsonable):
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cost_usd: float = 0.0
+    """What the model's client reported the calls cost (Claude Code's ``total_cost_usd``, at API
+    prices; not billed on a subscription); 0 where it reports none (the API path)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -181,6 +184,7 @@ class Usage(Jsonable):
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.cached_tokens + other.cached_tokens,
+            round(self.cost_usd + other.cost_usd, 6),
         )
 
 

@@ -87,6 +87,7 @@ CARRIED = (
     "input_tokens",
     "output_tokens",
     "cached_tokens",
+    "cost_usd",
 )
 """Counts a retry adds from the failed attempt of the same date."""
 BRANCH_COUNTS = (
@@ -481,7 +482,8 @@ def waking_message(record: CycleRecord) -> str:
     )
     out.append(
         f"Model: {s.model_calls} calls; tokens {s.input_tokens} in, "
-        f"{s.output_tokens} out, {s.cached_tokens} cached."
+        f"{s.output_tokens} out, {s.cached_tokens} cached"
+        + (f"; cost ${s.cost_usd:.4f} as Claude Code reports it." if s.cost_usd else ".")
     )
     total_dropped = sum(s.dropped.values())
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(s.dropped.items()))
@@ -922,13 +924,14 @@ class _Cycle:
     # -- batch mode (Message Batches API: half the price, results at a later cycle) ----------------
 
     def _batching(self) -> bool:
-        """Branch through the Message Batches API: ``batch`` is on (or a batch waits) and Claude extracts."""
-        return getattr(self.extractor, "name", "") == "anthropic" and (
+        """Branch through the Message Batches API: ``batch`` is on (or a batch waits) and the extractor
+        declares it can batch (``can_batch``: only the anthropic one)."""
+        return bool(getattr(self.extractor, "can_batch", False)) and (
             self.config.batch or self._open_batches()
         )
 
     def _open_batches(self) -> bool:
-        if getattr(self.extractor, "name", "") != "anthropic":
+        if not getattr(self.extractor, "can_batch", False):
             return False
         from dreamtui.core.extract.batch import OPEN_STATES
 
@@ -1069,6 +1072,7 @@ class _Cycle:
             self.usage.output_tokens,
             self.usage.cached_tokens,
         )
+        self.stats.cost_usd = self.usage.cost_usd
 
     def _extract(self, sparks: list[SessionWork]) -> list[ExtractionResult]:
         from dreamtui.core.extract import runner

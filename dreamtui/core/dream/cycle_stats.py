@@ -64,6 +64,7 @@ class CycleStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cost_usd: float = 0.0
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this version does not know (written by another version): kept as they were."""

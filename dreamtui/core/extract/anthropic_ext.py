@@ -15,16 +15,14 @@ from typing import Any
 import pydantic
 
 from dreamtui.core.config import Config
-from dreamtui.core.errors import ExtractorError
+from dreamtui.core.errors import ExtractorAuthError, ExtractorError
 from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut, split_digest, system_blocks, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
 
 MAX_TOKENS = 4096
 
-
-class ExtractorAuthError(ExtractorError):
-    """The API refused the credentials: every further call would fail the same way."""
+__all__ = ["AnthropicExtractor", "AnthropicModel", "ExtractorAuthError", "explain_api_error", "usage_of"]
 
 
 def _first_line(text: str, limit: int = 200) -> str:
@@ -99,10 +97,56 @@ def text_of(message: Any) -> str:
     )
 
 
+class AnthropicModel:
+    """The anthropic extractor's :class:`~dreamtui.core.extract.base.StructuredModel`: one
+    ``messages.parse`` call with the system prompt as one cached block and a pydantic output format."""
+
+    name = "anthropic"
+
+    def __init__(
+        self, client: Any, *, model: str, retries: int, timeout: float, base_url: str | None = None
+    ) -> None:
+        self.client = client
+        self.model: str | None = model
+        self.retries, self.timeout, self.base_url = retries, timeout, base_url
+
+    def ask(
+        self, system: str, user: str, schema: type[pydantic.BaseModel], *, max_tokens: int = MAX_TOKENS
+    ) -> tuple[pydantic.BaseModel | None, Usage]:
+        """The validated answer (None when the model gave no structured answer) and its usage."""
+        import anthropic
+
+        model = self.model or ""
+        try:
+            message = self.client.messages.parse(
+                model=model,
+                max_tokens=max_tokens,
+                system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                messages=[{"role": "user", "content": user}],
+                output_format=schema,
+            )
+        except anthropic.APIError as exc:
+            raise explain_api_error(
+                exc, model=model, retries=self.retries, timeout=self.timeout, base_url=self.base_url
+            ) from None
+        except pydantic.ValidationError as exc:
+            raise ExtractorError(
+                f"the model's answer is not valid JSON for the schema ({exc.error_count()} error(s))"
+            ) from None
+        out = getattr(message, "parsed_output", None)
+        if not isinstance(out, schema):
+            if getattr(message, "stop_reason", None) == "max_tokens":
+                raise ExtractorError(f"the model's answer was cut off at max_tokens={max_tokens}")
+            return None, usage_of(message)
+        return out, usage_of(message)
+
+
 class AnthropicExtractor:
     """Claude via ``client.messages.parse`` with a pydantic output format."""
 
     name = "anthropic"
+    can_batch = True
+    """Its sessions may go through the Message Batches API (``batch.py``)."""
 
     def __init__(
         self,
@@ -125,7 +169,7 @@ class AnthropicExtractor:
         if client is None:
             key = api_key or os.environ.get("ANTHROPIC_API_KEY")
             if not key:
-                raise ExtractorError("the anthropic extractor needs ANTHROPIC_API_KEY in the environment")
+                raise ExtractorAuthError("the anthropic extractor needs ANTHROPIC_API_KEY in the environment")
             import anthropic
 
             client = anthropic.Anthropic(
@@ -142,6 +186,16 @@ class AnthropicExtractor:
             timeout=config.api_timeout,
             max_retries=config.max_retries,
             max_chars=config.max_digest_chars,
+        )
+
+    def structured(self) -> AnthropicModel:
+        """The same client and model, for the dedup judge."""
+        return AnthropicModel(
+            self.client,
+            model=self.model,
+            retries=self.max_retries,
+            timeout=self.timeout,
+            base_url=self.base_url,
         )
 
     # -- requests ------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from dreamtui.core.models import MEMORY_TYPES, Digest, ExtractionResult, RawCandidate
+from pydantic import BaseModel
+
+from dreamtui.core.models import MEMORY_TYPES, Digest, ExtractionResult, RawCandidate, Usage
 
 DEFAULT_MAX_CHARS = 120_000
 
@@ -29,8 +31,32 @@ class ExtractContext:
 
 
 @runtime_checkable
+class StructuredModel(Protocol):
+    """One structured call to a model: a system prompt, a user message, a pydantic schema."""
+
+    name: str
+    """The extractor name, e.g. ``anthropic``, ``claude-code``, ``openai``."""
+    model: str | None
+
+    def ask(
+        self, system: str, user: str, schema: type[BaseModel], *, max_tokens: int = 4096
+    ) -> tuple[BaseModel | None, Usage]:
+        """The model's answer validated against ``schema`` (None when it gave no structured answer)
+        and the usage of the call; a failure raises a one-line
+        :class:`~dreamtui.core.errors.ExtractorError` (an ``ExtractorAuthError`` when every further
+        call would fail the same way)."""
+        ...
+
+
+@runtime_checkable
 class Extractor(Protocol):
-    """Proposes lessons for one session. ``name`` is stored with every candidate."""
+    """Proposes lessons for one session. ``name`` is stored with every candidate.
+
+    What it can do besides extracting is declared here, never guessed from its name elsewhere:
+    ``can_batch`` (the Message Batches API: only ``anthropic``) and ``structured()`` (a model the
+    dedup judge may ask; None for the heuristic and command extractors)."""
+
+    can_batch: bool
 
     @property
     def name(self) -> str:
@@ -45,6 +71,10 @@ class Extractor(Protocol):
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """Return the candidates for ``digest`` (errors go in ``ExtractionResult.error``
         or are raised as :class:`~dreamtui.core.errors.ExtractorError`)."""
+        ...
+
+    def structured(self) -> StructuredModel | None:
+        """A model the dedup judge may use (the extractor's own), or None."""
         ...
 
 

@@ -45,6 +45,11 @@ class CommandExtractor:
     """Runs ``argv`` once per digest, digest JSON on stdin, candidates JSON on stdout."""
 
     name = "command"
+    can_batch = False
+
+    def structured(self) -> None:
+        """A command's model (if any) is not ours to ask: the dedup judge stays lexical."""
+        return None
 
     def __init__(self, argv: Sequence[str], *, timeout: float = 120.0, model: str | None = None) -> None:
         if not argv:

@@ -1297,6 +1297,11 @@ class HeuristicExtractor:
 
     name = "heuristic"
     model: str | None = None
+    can_batch = False
+
+    def structured(self) -> None:
+        """The heuristic extractor asks no model, so the dedup judge stays lexical."""
+        return None
 
     def __init__(self, threshold: int | None = None) -> None:
         self.threshold = MIN_CONFIDENCE if threshold is None else threshold

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from dreamtui.core.errors import ExtractorError
+from dreamtui.core.errors import ExtractorAuthError, ExtractorError
 from dreamtui.core.extract.base import ExtractContext, Extractor
 from dreamtui.core.models import Digest, ExtractionResult
 
@@ -31,8 +31,6 @@ def extract_many(
     on; an authentication failure stops the sessions not yet started (they get the same error) since
     every call would fail the same way. ``on_result`` is called (from a worker thread) as each ends.
     """
-    from dreamtui.core.extract.anthropic_ext import ExtractorAuthError
-
     stop: list[str] = []
     lock = threading.Lock()
 

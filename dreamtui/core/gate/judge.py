@@ -2,27 +2,25 @@
 
 Lexical dedup (``dedup.py``) finds the right neighbours but cannot judge meaning ("GPL deps are not
 allowed" = "copyleft libraries can't be used"; "mypy strict on src/" ≠ "mypy strict on src/ and
-tests/"). When the person extracts with Claude, the gate asks the same model to judge: one
-``messages.parse`` call per gate run (chunks of at most :data:`MAX_ITEMS` lessons), a fixed cached
-system prompt, the lessons as delimited, redacted data, and a pydantic output model. The judge never
+tests/"). When the person extracts with a model, the gate asks the same model to judge through the
+:class:`~dreamtui.core.extract.base.StructuredModel` its extractor declares (``structured()``): one
+structured call per gate run (chunks of at most :data:`MAX_ITEMS` lessons), a fixed system prompt, the lessons as delimited, redacted data, and a pydantic output model. The judge never
 drops anything; the gate only changes what the person is shown. Every failure is one
 :class:`JudgeError` line, which the gate reports as a notice before going on lexical-only.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import pydantic
 from pydantic import BaseModel, Field
 
 from dreamtui.core.config import Config
-from dreamtui.core.errors import ExtractorError
-from dreamtui.core.extract.anthropic_ext import explain_api_error, usage_of
+from dreamtui.core.errors import DreamError, ExtractorAuthError, ExtractorError
+from dreamtui.core.extract.base import Extractor, StructuredModel
 from dreamtui.core.extract.prompt import sendable
 from dreamtui.core.models import Usage
 
@@ -159,11 +157,6 @@ def user_message(items: Sequence[JudgeItem]) -> str:
     return "\n".join(out)
 
 
-def system_blocks() -> list[dict[str, Any]]:
-    """The fixed system prompt as one cached block."""
-    return [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
-
-
 def _reason(text: str) -> str:
     line = " ".join(sendable(str(text)).split())
     return line if len(line) <= MAX_REASON_CHARS else line[: MAX_REASON_CHARS - 1] + "…"
@@ -184,8 +177,37 @@ def verdicts_from(out: JudgeOut, items: Sequence[JudgeItem]) -> list[Verdict | N
     return found
 
 
-class AnthropicJudge:
-    """Claude as the dedup judge, through ``client.messages.parse`` with a pydantic output model."""
+class ModelJudge:
+    """The extractor's own model as the dedup judge, through its
+    :class:`~dreamtui.core.extract.base.StructuredModel` (one structured call per chunk)."""
+
+    def __init__(self, structured: StructuredModel) -> None:
+        self.structured = structured
+        self.model = structured.model
+        self.usage = Usage()
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[Verdict | None]:
+        """A verdict per item (None where the model gave none); one call per :data:`MAX_ITEMS` items.
+
+        Raises :class:`JudgeError` (one line) when a call fails or its answer is not the schema."""
+        verdicts: list[Verdict | None] = []
+        for start in range(0, len(items), MAX_ITEMS):
+            chunk = list(items[start : start + MAX_ITEMS])
+            try:
+                out, usage = self.structured.ask(
+                    SYSTEM_PROMPT, user_message(chunk), JudgeOut, max_tokens=MAX_TOKENS
+                )
+            except ExtractorError as exc:
+                raise JudgeError(str(exc)) from None
+            self.usage = self.usage + usage
+            if not isinstance(out, JudgeOut):
+                raise JudgeError("the model returned no verdicts")
+            verdicts.extend(verdicts_from(out, chunk))
+        return verdicts
+
+
+class AnthropicJudge(ModelJudge):
+    """Claude through the API as the dedup judge (``messages.parse``, the system prompt cached)."""
 
     def __init__(
         self,
@@ -195,69 +217,40 @@ class AnthropicJudge:
         base_url: str | None = None,
         client: Any | None = None,
     ) -> None:
-        self.model = config.model
-        self.timeout = config.api_timeout
-        self.max_retries = config.max_retries
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self.usage = Usage()
-        if client is None:
-            key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                raise JudgeError("the dedup judge needs ANTHROPIC_API_KEY in the environment")
-            import anthropic
+        from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 
-            client = anthropic.Anthropic(
-                api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+        try:
+            extractor = AnthropicExtractor(
+                model=config.model,
+                api_key=api_key,
+                base_url=base_url,
+                timeout=config.api_timeout,
+                max_retries=config.max_retries,
+                client=client,
             )
-        self.client = client
-
-    def request(self, items: Sequence[JudgeItem]) -> dict[str, Any]:
-        """The ``messages`` params of one call for at most :data:`MAX_ITEMS` items."""
-        return {
-            "model": self.model,
-            "max_tokens": MAX_TOKENS,
-            "system": system_blocks(),
-            "messages": [{"role": "user", "content": user_message(items)}],
-        }
-
-    def judge(self, items: Sequence[JudgeItem]) -> list[Verdict | None]:
-        """A verdict per item (None where the model gave none); one call per :data:`MAX_ITEMS` items.
-
-        Raises :class:`JudgeError` (one line) when a call fails or its answer is not the schema."""
-        import anthropic
-
-        verdicts: list[Verdict | None] = []
-        for start in range(0, len(items), MAX_ITEMS):
-            chunk = list(items[start : start + MAX_ITEMS])
-            try:
-                message = self.client.messages.parse(output_format=JudgeOut, **self.request(chunk))
-            except anthropic.APIError as exc:
-                err = explain_api_error(
-                    exc,
-                    model=self.model,
-                    retries=self.max_retries,
-                    timeout=self.timeout,
-                    base_url=self.base_url,
-                )
-                raise JudgeError(str(err)) from None
-            except pydantic.ValidationError as exc:
-                raise JudgeError(
-                    f"the model's verdicts are not valid JSON for the schema ({exc.error_count()} error(s))"
-                ) from None
-            self.usage = self.usage + usage_of(message)
-            out = getattr(message, "parsed_output", None)
-            if not isinstance(out, JudgeOut):
-                reason = getattr(message, "stop_reason", None) or "no text"
-                raise JudgeError(f"the model returned no verdicts (stop reason: {reason})")
-            verdicts.extend(verdicts_from(out, chunk))
-        return verdicts
+        except ExtractorError:
+            raise JudgeError("the dedup judge needs ANTHROPIC_API_KEY in the environment") from None
+        super().__init__(extractor.structured())
 
 
-def judge_for(config: Config) -> AnthropicJudge | None:
-    """The judge the gate should use: an :class:`AnthropicJudge` when ``dedup_judge = "auto"`` and the
-    anthropic extractor is the one in use, else None (heuristic and command extractors never judge).
+def judge_for(config: Config, extractor: Extractor | None = None) -> ModelJudge | None:
+    """The judge the gate should use when ``dedup_judge = "auto"``: the structured model the
+    extractor in use declares (``extractor.structured()``), else None (the heuristic and command
+    extractors declare none, so dedup stays lexical). ``extractor`` defaults to the configured one.
 
-    Raises :class:`JudgeError` when it should judge but cannot (no key)."""
-    if config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic":
+    Raises :class:`JudgeError` when it should judge but cannot: the extractor's credentials are
+    missing (an :class:`ExtractorAuthError` while building it). An extractor that cannot be built for
+    another reason (a command extractor with no command) has no model to offer: None."""
+    if config.dedup_judge != "auto":
         return None
-    return AnthropicJudge(config)
+    if extractor is None:
+        from dreamtui.core.extract import make_extractor
+
+        try:
+            extractor = make_extractor(config)
+        except ExtractorAuthError as exc:
+            raise JudgeError(str(exc)) from None
+        except DreamError:
+            return None
+    structured = extractor.structured()
+    return ModelJudge(structured) if structured is not None else None

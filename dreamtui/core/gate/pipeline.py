@@ -339,27 +339,39 @@ def _judge_kept(
     """Ask the model judge about the kept candidates and change what the person is shown (never
     what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
     auto = judge == "auto"
-    if judge is None or (
-        auto and (config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic")
-    ):
+    if judge is None or (auto and config.dedup_judge != "auto"):
         return
+    # imported here: the judge pulls in the SDK glue, which a gate that judges nothing never needs
+    from dreamtui.core.gate.judge import Existing, JudgeError, JudgeItem, judge_for
+
+    # auto: the extractor in use judges its own proposals, if it declares a model (judge_for); it is
+    # asked for it once a proposal of its own is kept, and one that declares none costs no ranking
+    own = config.resolved_extractor() if auto else None
+    judge_obj: Judge | None = None if isinstance(judge, str) else judge
+    resolved, failure = not auto, ""
     kept_ids = [c.id for c in report.kept]
     todo: list[tuple[Candidate, list[DedupHit]]] = []
     for i, cand in enumerate(report.kept):
-        if (auto and cand.extractor != "anthropic") or cand.duplicate_kind == "rejected":
+        if (own is not None and cand.extractor != own) or cand.duplicate_kind == "rejected":
             continue  # only the model's own proposals; a rejected lesson's new evidence stays as it is
+        if not resolved:
+            resolved = True
+            try:
+                judge_obj = judge_for(config)
+            except JudgeError as exc:
+                failure = str(exc)  # reported only if there is something to judge
+            if judge_obj is None and not failure:
+                return  # heuristic, command: no model, dedup stays lexical
         # never the candidate itself or one kept after it in this batch (they would mark each other)
         options = judge_options(index, cand.claim, project=project, scopes=scopes, exclude=kept_ids[i:])
         if options:
             todo.append((cand, options))
     if not todo:
         return
-    # imported here: the judge pulls in the SDK glue and pydantic, which a gate without it never needs
-    from dreamtui.core.gate.judge import Existing, JudgeError, JudgeItem, judge_for
-
     try:
-        judge_obj = judge_for(config) if auto else judge
-        if judge_obj is None or isinstance(judge_obj, str):
+        if failure:
+            raise JudgeError(failure)
+        if judge_obj is None:
             return
         verdicts = judge_obj.judge(
             [JudgeItem(c.claim, tuple(Existing(h.text, h.ref) for h in hits)) for c, hits in todo]

@@ -24,6 +24,18 @@ FileKind = Literal["main", "subagent", "compact"]
 _KIND_ORDER = {"main": 0, "subagent": 1, "compact": 2}
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"([^"\\]{1,200})"')
 _HEAD_BYTES = 64 * 1024
+EXTRACTOR_WORKDIR = "dreamtui-extractor-cwd"
+"""The working directory (under dreamtui's state folder) of the ``claude-code`` extractor's own
+Claude Code calls. Claude Code names a project folder after its working directory, every character
+but ASCII letters and digits a dash, so a transcript those calls left (they run with session
+persistence off, so none should) lives in a folder ending with :data:`EXTRACTOR_PROJECT_SUFFIX`,
+which :func:`discover` skips: dreamtui never dreams its own extraction calls."""
+EXTRACTOR_PROJECT_SUFFIX = "-" + re.sub(r"[^A-Za-z0-9]", "-", EXTRACTOR_WORKDIR)
+
+
+def is_extractor_project(name: str) -> bool:
+    """Whether a project folder is the one of the claude-code extractor's own working directory."""
+    return name.endswith(EXTRACTOR_PROJECT_SUFFIX)
 
 
 class TranscriptFile(msgspec.Struct, frozen=True):
@@ -215,7 +227,8 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
     """Every transcript under ``root`` (the projects folder), main files before their sub-agents.
 
     A missing or unreadable root gives ``[]``. ``.jsonl`` files directly inside ``root`` are taken
-    as one project named after ``root``. Never raises and never opens anything but regular files:
+    as one project named after ``root``. The project folder of the claude-code extractor's own
+    working directory (:func:`is_extractor_project`) is skipped. Never raises and never opens anything but regular files:
     a project folder that cannot be listed or searched, and a ``*.jsonl`` that is a FIFO, a device
     or a socket, are left out and reported in ``skipped`` (one :class:`Skipped` each), so one bad
     project never hides the others.
@@ -225,6 +238,8 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
         return []
     paths: list[Path] = []
     for entry in scan_folder(root, skipped):
+        if entry.is_dir and is_extractor_project(entry.name):
+            continue  # the claude-code extractor's own calls, never a session to dream
         if entry.is_dir:
             paths.extend(_project_files(entry.path, skipped))
         else:

@@ -1,0 +1,135 @@
+"""Dream cycles with the claude-code extractor: the real cycle, the real Claude Agent SDK, and the
+stand-in Claude Code CLI (``tests/fakes/claude_cli.py``) scripted per test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import anthropic
+import pytest
+from fakes.claude_code import FakeClaudeCode, lesson, ok, verdicts
+from fakes.cycle_world import ACME, DAY, NOW, install
+
+from dreamtui.core.config import Config
+from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
+from dreamtui.core.extract.claude_code import CLI_ENV
+from dreamtui.core.gate import judge
+from dreamtui.core.ledger import Ledger
+
+B1 = "22222222-2222-4222-8222-222222222222"
+UV = "Always use uv instead of pip in this repo, because pip ignores the lockfile and breaks the pinned versions."
+INVENTED = "We agreed to rewrite everything in Rust."
+
+
+@pytest.fixture(autouse=True)
+def _now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DREAMTUI_NOW", NOW)
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Kim")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "kim@example.com")
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeClaudeCode:
+    stand_in = FakeClaudeCode(tmp_path / "fake-claude")
+    monkeypatch.setenv(CLI_ENV, str(stand_in.cli))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    return stand_in
+
+
+@pytest.fixture
+def cc(config: Config) -> Config:
+    """A person dreaming with their Claude Code login, one session at a time (the calls in order)."""
+    return replace(config, extractor="claude-code", concurrency=1, api_timeout=60.0)
+
+
+def test_a_cycle_extracts_with_claude_code_and_reports_usage_and_cost(
+    cc: Config, ledger: Ledger, fake: FakeClaudeCode
+) -> None:
+    install(cc, "busy")
+    fake.answer(ok([lesson(UV, "Use uv, never pip, in this repo."), lesson(INVENTED, "Rewrite in Rust.")]))
+    record = run_cycle(cc, ledger, project=ACME)
+    s = record.stats
+    extractions = [c for c in fake.calls() if "extraction step" in c["flags"]["--system-prompt"]]
+    assert len(extractions) == 2 and all(c["problems"] == [] for c in fake.calls())
+    assert (s.extractor, s.model) == ("claude-code", cc.model)
+    assert (s.surfaced, s.verified, s.kept) == (4, 2, 1)  # the invented quote is dropped by the gate
+    assert s.model_calls >= 2 and s.cost_usd == pytest.approx(0.0123 * s.model_calls)
+    assert f"cost ${s.cost_usd:.4f} as Claude Code reports it" in waking_message(record)
+    (cand,) = ledger.list_candidates(status="pending")
+    assert cand.extractor == "claude-code" and cand.quote == UV
+
+
+@pytest.mark.parametrize(
+    ("answer", "line", "stops"),
+    [
+        ({"kind": "not_logged_in"}, "Claude Code is not logged in", True),
+        ({"kind": "usage_limit"}, "Claude Code's usage limit is reached", True),
+        ({"kind": "bad_model"}, "Claude Code refused model", True),
+        ({"kind": "hang"}, "Claude Code did not answer within 1s", False),
+        (None, "Claude Code not found at", True),
+    ],
+    ids=["not-logged-in", "usage-limit", "bad-model", "timeout", "no-cli"],
+)
+def test_a_failing_claude_code_fails_the_cycle_in_one_line_loses_nothing_and_the_retry_dreams(
+    cc: Config,
+    ledger: Ledger,
+    fake: FakeClaudeCode,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    answer: dict | None,
+    line: str,
+    stops: bool,
+) -> None:
+    install(cc, "busy")
+    if answer is None:
+        monkeypatch.setenv(CLI_ENV, str(tmp_path / "no-claude-here"))
+    else:
+        fake.answer(answer)
+    failing = replace(cc, api_timeout=1.0)
+    with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
+        run_cycle(failing, ledger, project=ACME)
+    assert line in str(info.value) and "\n" not in str(info.value)
+    failed = find_cycle(ledger, ACME, DAY)
+    assert failed is not None and failed.status == "failed"
+    # nothing half-stored: no session marked dreamed, no candidate, each failure recorded with its line
+    assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0") == []
+    assert ledger.query("SELECT * FROM candidates") == []
+    errors = [r["error"] for r in ledger.query("SELECT error FROM extractions")]
+    assert errors and all(line in (e or "") for e in errors)
+    # not logged in, a usage limit, a refused model, no CLI: the second session is not even tried
+    assert len(fake.calls()) == (0 if answer is None else 1 if stops else 2)
+
+    monkeypatch.setenv(CLI_ENV, str(fake.cli))
+    fake.answer(ok([lesson(UV, "Use uv, never pip, in this repo.")]))
+    retried = run_cycle(cc, ledger, project=ACME)  # the next cycle dreams the same sessions
+    assert (retried.id, retried.status, retried.stats.attempt) == (failed.id, "completed", 2)
+    assert retried.stats.kept == 1 and len(ledger.list_candidates(status="pending")) == 1
+
+
+def test_the_dedup_judge_runs_on_claude_code(cc: Config, ledger: Ledger, fake: FakeClaudeCode) -> None:
+    install(cc, "busy")
+    shutil.rmtree(cc.transcripts / ACME / B1)
+    (cc.transcripts / ACME / f"{B1}.jsonl").unlink()
+    cc.memory.mkdir()
+    (cc.memory / "tools.md").write_text(
+        "---\nname: uv\ndescription: Dependencies are installed with uv "
+        "here; pip ignores our lockfile.\ntype: feedback\n---\n"
+    )
+    fake.answer(
+        ok([lesson(UV, "Use uv, never pip, in this repo.")]),
+        verdicts((1, 1, "Both say to install with uv, not pip.")),
+    )
+    record = run_cycle(cc, ledger, project=ACME)
+    extraction, judging = fake.calls()
+    assert judging["problems"] == [] and judging["flags"]["--system-prompt"] == judge.SYSTEM_PROMPT
+    assert json.loads(judging["flags"]["--json-schema"]) == anthropic.transform_schema(judge.JudgeOut)
+    assert judging["flags"]["--tools"] == "" and judging["flags"]["--max-turns"] == "1"
+    assert "Dependencies are installed with uv" in fake.prompts()[1]
+    (cand,) = ledger.list_candidates(status="pending")
+    assert (cand.duplicate_of, cand.duplicate_judged) == ("tools.md", "same")
+    assert (record.stats.judged, record.stats.judged_same) == (1, 1)
+    assert "Dedup judge (model): 1 judged, 1 the same lesson" in waking_message(record)
