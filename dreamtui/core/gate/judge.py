@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract.anthropic_ext import explain_api_error, usage_of
+from dreamtui.core.extract.choose import resolved_extractor
 from dreamtui.core.extract.prompt import sendable
 from dreamtui.core.models import Usage
 
@@ -258,6 +259,6 @@ def judge_for(config: Config) -> AnthropicJudge | None:
     anthropic extractor is the one in use, else None (heuristic and command extractors never judge).
 
     Raises :class:`JudgeError` when it should judge but cannot (no key)."""
-    if config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic":
+    if config.dedup_judge != "auto" or resolved_extractor(config) != "anthropic":
         return None
     return AnthropicJudge(config)

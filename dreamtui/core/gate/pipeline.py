@@ -335,9 +335,11 @@ def _judge_kept(
 ) -> None:
     """Ask the model judge about the kept candidates and change what the person is shown (never
     what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
+    from dreamtui.core.extract.choose import resolved_extractor
+
     auto = judge == "auto"
     if judge is None or (
-        auto and (config.dedup_judge != "auto" or config.resolved_extractor() != "anthropic")
+        auto and (config.dedup_judge != "auto" or resolved_extractor(config) != "anthropic")
     ):
         return
     kept_ids = [c.id for c in report.kept]
