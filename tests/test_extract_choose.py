@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,39 @@ def test_dreamtui_config_prints_the_choice_and_the_openai_settings_with_the_key_
     result = CliRunner().invoke(cli, ["config"], env={**env, "DREAMTUI_OPENAI_BASE_URL": ""})
     assert "extractor: heuristic" in result.output and THIN_QUEUE in result.output
     assert "openai_api_key" in result.output and os.environ.get("OPENAI_API_KEY") is None
+
+
+# -- the waking message ----------------------------------------------------------------------------
+
+
+def _quiet_cycle(config: Config, ledger, monkeypatch):
+    from dreamtui.core.dream.cycle import run_cycle, waking_message
+    from tests.fakes.cycle_world import NOW, install
+
+    monkeypatch.setenv("DREAMTUI_NOW", NOW)
+    install(config, "quiet")
+    return waking_message(run_cycle(config, ledger))
+
+
+def test_the_waking_message_says_the_heuristic_queue_will_be_thin(
+    config, ledger, monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    text = _quiet_cycle(replace(config, extractor="auto"), ledger, monkeypatch)
+    assert (
+        "extractor heuristic (auto: no ANTHROPIC_API_KEY, no Claude Code login, no local model configured)."
+        in text
+    )
+    assert f"Extractor: {THIN_QUEUE}." in text
+
+
+def test_the_waking_message_says_why_auto_chose_the_local_model(
+    config, ledger, monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    local = replace(config, extractor="auto", openai_base_url=LOCAL, openai_model="qwen3:4b")
+    text = _quiet_cycle(local, ledger, monkeypatch)
+    assert (
+        f"extractor openai / qwen3:4b (auto: a local model server is configured ({LOCAL}, qwen3:4b))." in text
+    )
+    assert "offline rules" not in text

@@ -46,7 +46,10 @@ def claude_code_problem() -> str | None:
         )
     except ImportError:
         return "this dreamtui has no claude-code extractor"
-    problem: str | None = claude_code_status()
+    try:
+        problem: str | None = claude_code_status()
+    except Exception as exc:  # noqa: BLE001 - a probe that fails means Claude Code cannot be used now
+        return f"cannot tell whether Claude Code is logged in: {' '.join(str(exc).split())[:120]}"
     return problem
 
 
