@@ -169,7 +169,7 @@ def _item_fields(schema: type[BaseModel], field: str) -> set[str]:
     return set(item.model_fields) if isinstance(item, type) and issubclass(item, BaseModel) else set()
 
 
-def shaped(value: Any, schema: type[BaseModel]) -> Any:
+def _shaped(value: Any, schema: type[BaseModel]) -> Any:
     """A lenient answer put into the shape of ``schema``: a bare list becomes its one list field, a
     list under another name (``lessons``) is taken for it, a single item becomes a list of one."""
     field = _list_field(schema)
@@ -346,7 +346,7 @@ class OpenAIExtractor:
                 finish_reason=finish,
             )
         try:
-            parsed = schema.model_validate(shaped(value, schema))
+            parsed = schema.model_validate(_shaped(value, schema))
         except pydantic.ValidationError as exc:
             return Answer(
                 None,
