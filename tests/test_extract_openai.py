@@ -284,3 +284,34 @@ def test_make_extractor_from_config(server: FakeOpenAI, tmp_path) -> None:
 def test_openai_without_a_server_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(ExtractorError, match="set openai_base_url .*11434/v1"):
         make_extractor(Config(state=tmp_path, extractor="openai"))
+
+
+def test_dreamtui_extract_with_a_local_model_runs_the_gate(server: FakeOpenAI, tmp_path) -> None:
+    """The whole path from the CLI: the fake model's one real quote is verified and kept, the one it
+    invented is dropped as unverified, and the output names the extractor and the served model."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dreamtui.cli.main import cli
+
+    real = lesson("Please add a --dry-run flag to the deploy script.", claim="Deploy has a --dry-run flag.")
+    invented = lesson("Always deploy on Fridays after lunch, never before.", claim="Deploy on Fridays.")
+    server.script.append(says("```json\n" + json.dumps([real, invented]) + "\n```"))
+    fixture = Path(__file__).parent / "fixtures" / "transcripts" / "-home-kim-shapes"
+    env = {
+        "DREAMTUI_OPENAI_BASE_URL": server.url,
+        "DREAMTUI_STATE": str(tmp_path / "state"),
+        "DREAMTUI_MEMORY": str(tmp_path / "memory"),
+        "DREAMTUI_MAX_RETRIES": "0",
+        "HOME": str(tmp_path),  # no Claude Code login: auto picks the local server
+    }
+    file = fixture / "11111111-2222-4333-8444-555555555555.jsonl"
+    result = CliRunner().invoke(cli, ["extract", str(file)], env=env)
+    assert result.exit_code == 0, result.output
+    assert f"extractor openai ({MODEL})" in result.output
+    assert "claim: Deploy has a --dry-run flag." in result.output and "Fridays" not in result.output
+    assert "1 kept; 1 dropped (unverified 1)" in result.output
+    server.script.clear()
+    result = CliRunner().invoke(cli, ["extract", str(file)], env=env)  # the fake has nothing left: 500
+    assert result.exit_code == 2 and f"the model server at {server.url} failed (500)" in result.output
