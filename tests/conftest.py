@@ -22,7 +22,13 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test ever touches the real ~/.claude, the user's state dir, or a real API key."""
     for name in list(os.environ):
-        if name.startswith("DREAMTUI_") or name in {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"}:
+        if name.startswith("DREAMTUI_") or name in {
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+        }:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DREAMTUI_CONFIG", str(tmp_path / "no-config.toml"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -82,8 +83,13 @@ def show_config(config: Config) -> None:
     """Print the resolved configuration (where things live)."""
     for name in ("transcripts", "memory", "state", "config_file"):
         echo(f"{name}: {getattr(config, name)}")
-    extractor = config.resolved_extractor()
-    echo(f"extractor: {extractor} (configured: {config.extractor})")
+    from dreamtui.core.extract.choose import choose
+
+    choice = choose(config)
+    extractor = choice.kind
+    echo(f"extractor: {extractor} (configured: {config.extractor}; {choice.reason})")
+    if choice.note:
+        echo(f"  {choice.note}")
     for name in (
         "model",
         "command",
@@ -98,11 +104,15 @@ def show_config(config: Config) -> None:
         "poll",
         "rescan_seconds",
         "schedule",
+        "openai_base_url",
+        "openai_model",
     ):
         value = getattr(config, name)
         if isinstance(value, tuple):
             value = shlex.join(value) if value else None
         echo(f"{name}: {'(none)' if value is None else value}")
+    fallback = " (OPENAI_API_KEY is set: that one is sent)" if os.environ.get("OPENAI_API_KEY") else ""
+    echo(f"openai_api_key: {masked(config.openai_api_key)}{fallback if not config.openai_api_key else ''}")
     echo(f"dedup_judge: {config.dedup_judge} ({_judging(config)})")
     for action, key in sorted((config.keys or {}).items()):
         echo(f"keys.{action}: {key}")
@@ -119,3 +129,8 @@ def _judging(config: Config) -> str:
     if judge is None:
         return "off"
     return f"on: the {judge.structured.name} model judges duplicates"
+
+
+def masked(key: str | None) -> str:
+    """A key as ``dreamtui config`` shows it: whether it is set, never its characters."""
+    return "(none)" if not key else f"(set, {len(key)} characters, hidden)"

@@ -11,7 +11,7 @@ import click
 
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo_json, printable
-from dreamtui.core.config import Config
+from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.models import Candidate, Digest, ExtractionResult
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
 @click.option(
     "--extractor",
     "extractor_name",
-    type=click.Choice(["auto", "heuristic", "anthropic", "claude-code", "command"]),
+    type=click.Choice(list(EXTRACTORS)),
     default=None,
     help="Which extractor to use (default: the configured one).",
 )

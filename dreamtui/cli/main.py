@@ -16,7 +16,7 @@ import click
 
 from dreamtui import __version__
 from dreamtui.cli.output import echo
-from dreamtui.core.config import Config, load_config
+from dreamtui.core.config import EXTRACTORS, Config, load_config
 from dreamtui.core.errors import DreamError
 
 
@@ -67,9 +67,9 @@ class DreamGroup(click.Group):
 )
 @click.option(
     "--extractor",
-    type=click.Choice(["auto", "heuristic", "anthropic", "claude-code", "command"]),
+    type=click.Choice(list(EXTRACTORS)),
     default=None,
-    help="Which extractor proposes lessons (auto: anthropic when ANTHROPIC_API_KEY is set).",
+    help="Which extractor proposes lessons (auto: the best one available; `dreamtui config` says which).",
 )
 @click.option("--model", default=None, help="Claude model for the anthropic and claude-code extractors.")
 @click.option(

@@ -24,9 +24,10 @@ from dreamtui.core.files import NotRegularFile, open_regular
 
 APP_NAME = "dreamtui"
 DEFAULT_MODEL = "claude-sonnet-5-5"
-Extractor = Literal["auto", "heuristic", "anthropic", "claude-code", "command"]
+Extractor = Literal["auto", "heuristic", "anthropic", "claude-code", "openai", "command"]
 DedupJudge = Literal["auto", "off"]
 EXTRACTORS: tuple[str, ...] = get_args(Extractor)
+"""Every ``extractor`` value, in order: the one list the CLI's ``--extractor`` choices are read from."""
 DEDUP_JUDGES: tuple[str, ...] = get_args(DedupJudge)
 """``dedup_judge``: ``auto`` asks the model whether a kept lesson repeats one in memory when the
 extractor in use declares a model (anthropic, claude-code; never heuristic/command); ``off`` keeps dedup lexical only."""
@@ -119,6 +120,13 @@ class Config:
     rescan_seconds: float = 60.0
     schedule: str | None = None
     dedup_judge: str = "auto"
+    openai_base_url: str | None = None
+    """An OpenAI-compatible server (Ollama, llama.cpp's server, LM Studio, vLLM), e.g.
+    ``http://localhost:11434/v1``: the ``openai`` extractor talks to it, and ``auto`` picks it."""
+    openai_model: str | None = None
+    """The model the server should run (``None``: the one model the server lists)."""
+    openai_api_key: str | None = field(default=None, repr=False)
+    """The key the server wants, if any (else ``OPENAI_API_KEY``); never printed."""
     keys: dict[str, str] = field(default_factory=dict)
     ui: dict[str, str] = field(default_factory=dict)
     """Settings the app saves when the person changes them (``[ui]``: theme, sort); see core.settings."""
@@ -132,12 +140,6 @@ class Config:
     def lock_path(self) -> Path:
         """The dream-cycle lock file."""
         return self.state / "dream.lock"
-
-    def resolved_extractor(self) -> str:
-        """``auto`` becomes ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``heuristic``."""
-        if self.extractor != "auto":
-            return self.extractor
-        return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "heuristic"
 
 
 def _not_bool(value: Any) -> Any:
@@ -159,6 +161,23 @@ def _command_words(value: Any) -> tuple[str, ...]:
 def _folded(value: Any) -> Any:
     """A choice written in any case and with stray spaces (``OFF ``) is still that choice."""
     return value.strip().lower() if isinstance(value, str) else value
+
+
+def _blank_is_none(value: str | None) -> str | None:
+    """An empty or all-space string is as good as not set."""
+    return value.strip() or None if value is not None else None
+
+
+def _base_url(value: str | None) -> str | None:
+    """``openai_base_url``: an ``http(s)://`` URL, kept without its trailing slash."""
+    value = _blank_is_none(value)
+    if value is None:
+        return None
+    if not value.lower().startswith(("http://", "https://")) or len(value.split("//", 1)[1]) == 0:
+        raise ValueError(
+            f"config 'openai_base_url' must be an http(s) URL such as http://localhost:11434/v1, not {value!r}"
+        )
+    return value.rstrip("/")
 
 
 def _table(message: str) -> Any:
@@ -213,6 +232,11 @@ class _Settings(BaseSettings):
     rescan_seconds: _Positive = 60.0
     schedule: StrictStr | None = None
     dedup_judge: Annotated[DedupJudge, BeforeValidator(_folded)] = "auto"
+    openai_base_url: Annotated[StrictStr | None, AfterValidator(_base_url)] = None
+    openai_model: Annotated[StrictStr | None, AfterValidator(_blank_is_none)] = None
+    openai_api_key: Annotated[StrictStr | None, AfterValidator(_blank_is_none)] = Field(
+        default=None, repr=False
+    )
     keys: Annotated[
         dict[str, Any],
         NoDecode,

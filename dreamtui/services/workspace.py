@@ -18,6 +18,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.dream import cycle, promotion
 from dreamtui.core.dream import stats as core_stats
 from dreamtui.core.dream.cycle import CycleRecord, DreamPlan
+from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.transcripts import discover
 from dreamtui.core.ledger import Ledger
@@ -48,6 +49,10 @@ class Status:
     max_lines: int = memory.MAX_INDEX_LINES
     max_bytes: int = memory.MAX_INDEX_BYTES
     banners: list[Banner] = field(default_factory=list)
+    extractor: str = ""
+    """The extractor a dream cycle would run (``""``: not known)."""
+    extractor_note: str | None = None
+    """What to know about it in one line (the heuristic's thin queue), else None."""
 
     @property
     def fraction(self) -> float:
@@ -109,6 +114,7 @@ class Workspace:
         self.config = config
         self._owns_ledger = ledger is None
         self.ledger = ledger if ledger is not None else Ledger.open(config.state)
+        self._choice: Choice | None = None
 
     def __enter__(self) -> Workspace:
         return self
@@ -178,9 +184,17 @@ class Workspace:
             out.append(Banner("info" if text.startswith("Auto-write is on") else "warning", text))
         return out
 
+    def extractor_choice(self) -> Choice:
+        """The extractor a dream cycle would run and why (decided once per workspace: it looks for
+        Claude Code on disk)."""
+        if self._choice is None:
+            self._choice = choose(self.config)
+        return self._choice
+
     def status(self) -> Status:
         """Everything the header shows, in one call."""
         size = self.index_size()
+        choice = self.extractor_choice()
         return Status(
             self.ledger.pending_count(),
             size.lines,
@@ -188,6 +202,8 @@ class Workspace:
             size.max_lines,
             size.max_bytes,
             self.banners(),
+            extractor=choice.kind,
+            extractor_note=choice.note,
         )
 
     # -- decisions ---------------------------------------------------------------------------------

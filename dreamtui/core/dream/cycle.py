@@ -478,8 +478,14 @@ def waking_message(record: CycleRecord) -> str:
         )
     out.append(
         f"Branches: {s.branches} ({s.extraction_errors} failed), extractor "
-        f"{s.extractor}{' / ' + s.model if s.model else ''}."
+        f"{s.extractor}{' / ' + s.model if s.model else ''}"
+        + (f" ({s.extractor_reason})" if s.extractor_reason else "")
+        + "."
     )
+    if s.extractor == "heuristic":
+        from dreamtui.core.extract.choose import THIN_QUEUE
+
+        out.append(f"Extractor: {THIN_QUEUE}.")
     out.append(
         f"Model: {s.model_calls} calls; tokens {s.input_tokens} in, "
         f"{s.output_tokens} out, {s.cached_tokens} cached"
@@ -613,8 +619,9 @@ def run_cycle(
 
     if is_bare_repository(config.memory):  # refused before anything is read, recorded or written
         raise MemoryRepoError(bare_repository_message(config.memory))
+    reason = None
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
-        extractor = _make_extractor(config)
+        extractor, reason = _make_extractor(config)
     with CycleLock(config.lock_path):
         if project is not None and (
             project in {"", ".", ".."}
@@ -642,6 +649,7 @@ def run_cycle(
         else:
             cycle_id, prior = _begin(ledger, chat_id, day, trigger)
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
+        run.stats.extractor_reason = reason
         run.on_demand = plan.kind == ON_DEMAND
         run.prior = prior if prior.get("next_attempt") else {}
         run.stats.attempt = int(prior.get("next_attempt", 1))
@@ -1285,10 +1293,12 @@ def _recall(index: DedupIndex, digest: Digest, scopes: gate.Scopes) -> tuple[tup
 # -- branching helpers -----------------------------------------------------------------------------
 
 
-def _make_extractor(config: Config) -> Extractor:
-    from dreamtui.core.extract import make_extractor
+def _make_extractor(config: Config) -> tuple[Extractor, str | None]:
+    """The extractor the config asks for, and why it runs when ``auto`` chose it."""
+    from dreamtui.core.extract import choose, make_extractor
 
-    return make_extractor(config)
+    choice = choose(config)
+    return make_extractor(config), choice.reason if choice.auto else None
 
 
 def _auto_write(config: Config, ledger: Ledger, kept_ids: list[str]) -> int:

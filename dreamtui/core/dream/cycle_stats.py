@@ -17,6 +17,8 @@ class CycleStats:
     recovered: list[str] = field(default_factory=list)
     extractor: str = "-"
     model: str | None = None
+    extractor_reason: str | None = None
+    """Why this extractor runs (``auto: ANTHROPIC_API_KEY is set``), when the cycle chose it from the config."""
     # light sleep
     sessions_seen: int = 0
     sessions_new: int = 0

@@ -34,9 +34,15 @@ class ExtractContext:
 class StructuredModel(Protocol):
     """One structured call to a model: a system prompt, a user message, a pydantic schema."""
 
-    name: str
-    """The extractor name, e.g. ``anthropic``, ``claude-code``, ``openai``."""
-    model: str | None
+    @property
+    def name(self) -> str:
+        """The extractor name, e.g. ``anthropic``, ``claude-code``, ``openai``."""
+        ...
+
+    @property
+    def model(self) -> str | None:
+        """The model it asks."""
+        ...
 
     def ask(
         self, system: str, user: str, schema: type[BaseModel], *, max_tokens: int = 4096

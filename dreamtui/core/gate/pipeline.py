@@ -338,6 +338,8 @@ def _judge_kept(
 ) -> None:
     """Ask the model judge about the kept candidates and change what the person is shown (never
     what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
+    from dreamtui.core.extract.choose import resolved_extractor
+
     auto = judge == "auto"
     if judge is None or (auto and config.dedup_judge != "auto"):
         return
@@ -346,7 +348,7 @@ def _judge_kept(
 
     # auto: the extractor in use judges its own proposals, if it declares a model (judge_for); it is
     # asked for it once a proposal of its own is kept, and one that declares none costs no ranking
-    own = config.resolved_extractor() if auto else None
+    own = resolved_extractor(config) if auto else None
     judge_obj: Judge | None = None if isinstance(judge, str) else judge
     resolved, failure = not auto, ""
     kept_ids = [c.id for c in report.kept]

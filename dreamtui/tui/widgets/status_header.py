@@ -5,10 +5,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from dreamtui.core.extract.choose import THIN_QUEUE_SHORT
 from dreamtui.services import Status
 from dreamtui.tui.access import dream_app
 
 GAUGE_CELLS = 16
+NOTE_WIDTH = 100
+"""From this width the header says what to know about the extractor (the heuristic's thin queue) on
+a line of its own; narrower, the header stays one line."""
 
 
 def gauge(fraction: float, cells: int = GAUGE_CELLS) -> Text:
@@ -49,7 +53,8 @@ class StatusHeader(Static):
 
     def render_text(self, width: int | None = None) -> Text:
         """The header: its first line always one line (narrower terminals get a shorter gauge and drop the
-        KB figure and the screen name, shown by the tabs below), then a running cycle and banners."""
+        extractor, the KB figure and the screen name, shown by the tabs below), then the extractor's note
+        (the heuristic's thin queue, from :data:`NOTE_WIDTH` columns), a running cycle and banners."""
         s = self.status
         width = width or ((self.size.width or self.app.size.width) - 2)
         kb = s.index_bytes / 1000
@@ -61,11 +66,13 @@ class StatusHeader(Static):
             if s.fraction >= 0.85
             else ("", "")
         )
-        for title, cells, kb_text in (
-            (True, GAUGE_CELLS, True),
-            (False, GAUGE_CELLS, True),
-            (False, 8, False),
-            (False, 4, False),
+        who = ("   extractor ", ""), (s.extractor, "bold")
+        for title, cells, kb_text, extractor in (
+            (True, GAUGE_CELLS, True, True),
+            (False, GAUGE_CELLS, True, True),
+            (False, GAUGE_CELLS, True, False),
+            (False, 8, False, False),
+            (False, 4, False, False),
         ):
             line = Text.assemble(
                 ("dreamtui", "bold"),
@@ -78,11 +85,15 @@ class StatusHeader(Static):
                 f" {s.index_lines}/{s.max_lines} lines"
                 + (f" · {kb:.1f}/{s.max_bytes / 1000:.0f} KB" if kb_text else ""),
                 ceiling,
+                *(who if extractor and s.extractor else ()),
                 no_wrap=True,
                 overflow="ellipsis",
             )
             if line.cell_len <= width:
                 break
+        if s.extractor_note and width >= NOTE_WIDTH:  # an 80-column header stays one line
+            note = s.extractor_note if len(s.extractor_note) <= width else THIN_QUEUE_SHORT
+            line.append(f"\n{literal_one(note, width + 2)}", "yellow")
         if self.activity:
             line.append(f"\n⟳ {literal_one(self.activity, width)}", "italic magenta")
         for banner in s.banners:
