@@ -753,6 +753,7 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
     in_flight = intents.listed(ledger)
     if in_flight:  # an interrupted write may have left a git process running: let it finish first
         gitops.wait_for_index(repo, notices=report.notices)
+    frozen = gitops.not_writable(repo) if in_flight else None
     events = _events(repo)
     for intent in in_flight:
         cid, action = intent.candidate_id, intent.action
@@ -790,6 +791,9 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
                 intents.done(ledger, intent.id)
             root = gitops.work_tree(repo)
             memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else "" for p in intent.paths])
+            continue
+        if frozen is not None:  # mid-merge: put nothing back now, the intent waits for the next run
+            report.notices.append(f"an interrupted write of {cid} is left as it is until then: {frozen}")
             continue
         _restore_intent(repo, intent, report)
         intents.done(ledger, intent.id)

@@ -689,6 +689,7 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
     with memory_lock(config):
         item = _pending(ledger, item_id)
         repo = gitops.open_repo(config.memory, create=False)
+        gitops.ensure_writable(repo)  # mid-merge, HEAD's version would overwrite the conflicted file
         _restore(repo, item)
         _close(ledger, item.id, "rejected", None, reason.strip(), "reviewed")
 
