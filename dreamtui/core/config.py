@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import tomllib
@@ -412,15 +413,15 @@ def check_keys(keys: dict[str, Any]) -> dict[str, str]:
     return named
 
 
-def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
+def read_toml(path: Path, *, required: bool = False, named_by: str = "--config") -> dict[str, Any]:
     """Read the config file; a missing file is an empty config (an error when ``required``: a path the
-    person named), a broken one a clear one-line error."""
+    person named, with ``named_by``), a broken one a clear one-line error."""
     try:
         with open_regular(path) as fh:  # never a FIFO or a device: a config file is a regular file
             data = tomllib.load(fh)
     except FileNotFoundError:
         if required:
-            raise ConfigError(f"config file {path} does not exist (see --config)") from None
+            raise ConfigError(f"config file {path} does not exist (see {named_by})") from None
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
@@ -440,21 +441,57 @@ def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
     return data
 
 
+SECONDS_ENV = (
+    "DREAMTUI_OUTSIDE_WINDOW",
+    "DREAMTUI_GIT_HOOK_TIMEOUT",
+    "DREAMTUI_GIT_LOCK_TIMEOUT",
+    "DREAMTUI_GIT_STALE_LOCK",
+)
+"""Environment variables read as a number of seconds where they are used (memory/outside, memory/gitops);
+:func:`load_config` checks them all before a command runs."""
+
+
+def env_seconds(name: str, default: float) -> float:
+    """The number of seconds the environment variable ``name`` says (unset or empty: ``default``); a
+    value that is not a finite number 0 or more is a one-line :class:`ConfigError`."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name} must be a number of seconds, 0 or more, not {raw!r}")
+    return value
+
+
+def check_environment() -> None:
+    """Every ``DREAMTUI_*`` variable read outside the settings (see :data:`SECONDS_ENV`) is valid, or
+    a one-line :class:`ConfigError` names it."""
+    for name in SECONDS_ENV:
+        env_seconds(name, 0.0)
+
+
 def load_config(config_file: Path | str | None = None, *, required: bool = False, **overrides: Any) -> Config:
     """Build the Config: defaults, then the TOML file, then the environment, then ``overrides``.
 
     ``overrides`` with value ``None`` are ignored, so CLI flags that were not given fall through.
-    With ``required`` (``--config`` was given) the file must exist; otherwise, as for the default file
-    and ``DREAMTUI_CONFIG``, no file is an empty config.
+    With ``required`` (``--config`` was given) the file must exist, and so must one ``DREAMTUI_CONFIG``
+    names; only the default file may be absent (an empty config).
     """
+    check_environment()
+    named_by = "--config"
     if config_file is None:
         env_file = os.environ.get("DREAMTUI_CONFIG")
         path = Path(os.path.expanduser(env_file)) if env_file else default_config_file()
+        if env_file:
+            required, named_by = True, "DREAMTUI_CONFIG"
     else:
         path = Path(os.path.expanduser(str(config_file)))
     flags = {name: value for name, value in overrides.items() if value is not None}
     try:
-        settings = _loader(read_toml(path, required=required))(**flags)
+        settings = _loader(read_toml(path, required=required, named_by=named_by))(**flags)
     except ValidationError as exc:
         raise _one_line(exc) from None
     return Config(**settings.model_dump(), config_file=path)

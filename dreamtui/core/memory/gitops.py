@@ -31,6 +31,7 @@ from pathlib import Path
 import git
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
+from dreamtui.core.config import env_seconds
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.memory.layout import bare_repository_message
 from dreamtui.core.models import Jsonable
@@ -91,10 +92,7 @@ def work_tree(repo: Repo) -> Path:
 
 
 def _seconds(name: str, default: float) -> float:
-    try:
-        return max(0.0, float(os.environ.get(name, default)))
-    except ValueError:
-        return default
+    return env_seconds(name, default)  # a bad value is a one-line ConfigError, never silently the default
 
 
 def lock_timeout() -> float:
