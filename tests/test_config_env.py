@@ -31,6 +31,15 @@ def test_a_bad_number_of_seconds_in_the_environment_is_a_one_line_error(name: st
     )
 
 
+def test_a_dreamtui_now_that_is_no_timestamp_is_a_one_line_error_before_any_command() -> None:
+    assert (
+        one_line({"DREAMTUI_NOW": "yesterday"})
+        == "dreamtui: DREAMTUI_NOW='yesterday' is not an ISO 8601 timestamp"
+    )
+    result = CliRunner().invoke(cli, ["config"], env={"DREAMTUI_NOW": "2026-11-28T18:30:00Z"})
+    assert result.exit_code == 0, result.output
+
+
 def test_the_hook_timeout_and_the_outside_window_refuse_a_bad_value_where_they_are_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -8,6 +8,7 @@ import shlex
 import tomllib
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -467,10 +468,16 @@ def env_seconds(name: str, default: float) -> float:
 
 
 def check_environment() -> None:
-    """Every ``DREAMTUI_*`` variable read outside the settings (see :data:`SECONDS_ENV`) is valid, or
-    a one-line :class:`ConfigError` names it."""
+    """Every ``DREAMTUI_*`` variable read outside the settings (:data:`SECONDS_ENV`, ``DREAMTUI_NOW``,
+    which ``core.clock`` reads) is valid, or a one-line :class:`ConfigError` names it."""
     for name in SECONDS_ENV:
         env_seconds(name, 0.0)
+    now = os.environ.get("DREAMTUI_NOW", "")
+    if now:
+        try:
+            datetime.fromisoformat(now.strip())
+        except ValueError:
+            raise ConfigError(f"DREAMTUI_NOW={now!r} is not an ISO 8601 timestamp") from None
 
 
 def load_config(config_file: Path | str | None = None, *, required: bool = False, **overrides: Any) -> Config:
