@@ -189,3 +189,36 @@ def test_a_full_database_is_a_one_line_error_even_without_a_tiny_disk(config: Co
     assert isinstance(caught.value, sqlite3.OperationalError)  # code that handles those still does
     assert ledger.get_candidate(cand.id).status == "pending"
     assert ledger.query("SELECT COUNT(*) AS n FROM decisions")[0]["n"] == 0
+
+
+def test_a_ledger_disk_that_fills_right_after_the_commit_says_the_accept_stands_and_reconcile_records_it(
+    config: Config, tiny_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills between the commit and the ledger's record of it: the error says the accept is
+    in git and will be recorded; once there is room, reconcile records it (no second commit)."""
+    cfg = replace(config, state=tiny_disk / "state")
+    led = Ledger.open(cfg.state)
+    cand = make_pending(led, 1)
+    led.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    real = decisions._insert_decision
+
+    def disk_fills_first(*args: object, **kwargs: object) -> None:
+        fill(tiny_disk)  # a real full disk at exactly this step
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(decisions, "_insert_decision", disk_fills_first)
+    with pytest.raises(LedgerStorageError) as caught:
+        decisions.accept(cfg, led, cand.id)
+    line = one_line(caught.value)
+    head = git(cfg.memory, "rev-parse", "HEAD").strip()
+    assert line.startswith(
+        f"accepted {cand.id} in git (commit {head[:10]}), but the ledger could not record it"
+    )
+    assert "recorded from git at the next start" in line
+    monkeypatch.setattr(decisions, "_insert_decision", real)
+    (tiny_disk / "filler").unlink()
+    assert led.get_candidate(cand.id).status == "pending"  # the ledger's transaction rolled back whole
+    report = decisions.reconcile(cfg, led)
+    assert report.recorded == [cand.id] and led.get_candidate(cand.id).status == "accepted"
+    assert git(cfg.memory, "rev-list", "--count", "HEAD").strip() == "1"  # one commit, never two
+    led.close()
