@@ -19,8 +19,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test ever touches the real ~/.claude, the user's state dir, or a real API key."""
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test ever touches the real ~/.claude, the user's state dir, or a real API key. The config
+    file is an empty one of the test's own (a missing file named by DREAMTUI_CONFIG is an error)."""
     for name in list(os.environ):
         if name.startswith("DREAMTUI_") or name in {
             "ANTHROPIC_API_KEY",
@@ -30,7 +31,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             "CLAUDE_CODE_OAUTH_TOKEN",
         }:
             monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("DREAMTUI_CONFIG", str(tmp_path / "no-config.toml"))
+    empty = tmp_path_factory.mktemp("config") / "no-config.toml"  # beside tmp_path, not in it
+    empty.touch()
+    monkeypatch.setenv("DREAMTUI_CONFIG", str(empty))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 

@@ -184,6 +184,7 @@ def test_the_dedup_judges_recorded_answers_replay_through_the_sdk_on_the_blind_d
     and with the model's answers the gate flags reworded duplicates and clears distinct lessons."""
     import importlib.util
 
+    (tmp_path / "none.toml").touch()  # an empty config (a missing one named is an error)
     monkeypatch.setenv("DREAMTUI_CONFIG", str(tmp_path / "none.toml"))
     spec = importlib.util.spec_from_file_location(
         "measure_dedup_judge", Path(__file__).parent / "bench" / "measure_dedup_judge.py"

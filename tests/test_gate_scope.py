@@ -176,3 +176,38 @@ def test_scopes_and_closest_in_scope_for_callers_outside_the_gate(config: Config
     assert hit is not None and hit.ref == "projects/home-kim-shop/pipeline.md" and hit.score >= DUPLICATE
     hit = closest_in_scope(index, CLAIM_2, project=ACME, memory_dir=config.memory)
     assert hit is not None and hit.ref == "actions.md"
+
+
+def test_ten_projects_whose_sessions_share_a_file_name_keep_all_ten_lessons(
+    config: Config, ledger: Ledger
+) -> None:
+    """Ten project folders, each with an ``s.jsonl`` saying the same lesson for its own project: each
+    project keeps its own pending lesson (a session is named by project and session, never by its
+    file name alone)."""
+    projects = [f"-home-kim-app{n}" for n in range(10)]
+    index = DedupIndex.build(config.memory, ledger)  # one index across the sessions, as a cycle has
+    for project in projects:
+        report = run(config, ledger, session(config, project, "s"), project, index=index)
+        assert report.dropped == {} and len(report.kept) == 1, (project, report.to_json())
+    pending = ledger.list_candidates(status="pending")
+    assert sorted(c.project for c in pending) == projects
+    assert {c.scope for c in pending} == set(projects) and len({c.id for c in pending}) == 10
+    assert ledger.list_candidates(status="dropped") == []
+
+
+def test_a_global_lesson_from_another_projects_alike_named_session_corroborates_it(
+    config: Config, ledger: Ledger
+) -> None:
+    """The same global lesson from ``s.jsonl`` of two projects: the second is a duplicate of the first
+    and corroborates it (another session, though its file has the same name), once."""
+    first = run(config, ledger, session(config, ACME, "s"), ACME, scope="global")
+    (kept,) = first.kept
+    again = run(config, ledger, session(config, SHOP, "s"), SHOP, scope="global")
+    assert again.kept == [] and again.dropped == {"duplicate-pending": 1}
+    assert again.corroborated == [kept.id]
+    stored = ledger.get_candidate(kept.id)
+    assert stored is not None and stored.corroborated == 1
+    twice = run(config, ledger, session(config, SHOP, "s"), SHOP, scope="global")  # the same session again
+    assert twice.corroborated == []
+    stored = ledger.get_candidate(kept.id)
+    assert stored is not None and stored.corroborated == 1

@@ -14,6 +14,7 @@ from dreamtui.cli.main import cli
 
 
 def run(tmp_path: Path, memory: Path, *args: str):
+    (tmp_path / "none.toml").touch()  # an empty config (a missing one named is an error)
     env = {"DREAMTUI_CONFIG": str(tmp_path / "none.toml")}
     return CliRunner().invoke(
         cli,

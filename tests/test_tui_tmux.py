@@ -49,6 +49,7 @@ def git_log(repo: Path) -> list[str]:
 def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
     demo = tmp_path / "demo"
     session = f"dreamtui-test-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "none.toml").touch()  # an empty config (a missing one named is an error)
     env = {
         "DREAMTUI_DEMO_DIR": str(demo),
         "DREAMTUI_CONFIG": str(tmp_path / "none.toml"),

@@ -188,7 +188,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
     "--accept", is_flag=True, help="Accept the waiting version: briefing.md becomes it, one commit."
 )
 @click.option("--reject", is_flag=True, help="Reject the waiting version (kept in the ledger with --reason).")
-@click.option("--reason", default="", help="With --reject: why.")
+@click.option("--reason", default="", help="With --reject: why (needed).")
 @click.option("--id", "bid", type=int, default=None, metavar="N", help="Act on briefing proposal #N.")
 @click.option("--json", "as_json", is_flag=True, help="With --history or --pending: print JSON.")
 @pass_config

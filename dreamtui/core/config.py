@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -297,20 +300,127 @@ def _keys_of(value: str) -> list[str]:
     return [k.strip() for k in value.split(",") if k.strip()]
 
 
+_MODIFIERS = ("ctrl", "shift", "alt", "meta", "super", "hyper")
+_NAMED_KEYS = frozenset(
+    {
+        "escape",
+        "enter",
+        "return",
+        "tab",
+        "space",
+        "backspace",
+        "delete",
+        "insert",
+        "home",
+        "end",
+        "pageup",
+        "pagedown",
+        "up",
+        "down",
+        "left",
+        "right",
+        *(f"f{n}" for n in range(1, 25)),
+    }
+)
+_CHARACTER_NAMES = {
+    "solidus": "slash",
+    "reverse_solidus": "backslash",
+    "commercial_at": "at",
+    "hyphen_minus": "minus",
+    "plus_sign": "plus",
+    "low_line": "underscore",
+}
+"""The names Textual gives these characters instead of their Unicode names (``textual.keys``)."""
+
+BUILTIN_KEYS: dict[str, tuple[str, str]] = {
+    "tab": ("app", "focus-next"),
+    "shift+tab": ("app", "focus-previous"),
+    "ctrl+q": ("app", "quit"),
+    "ctrl+c": ("app", "copy/quit"),
+    "super+c": ("app", "copy"),
+    "ctrl+p": ("app", "command-palette"),
+    "j": ("screens", "down"),
+    "k": ("screens", "up"),
+}
+"""Keys the app binds that ``[keys]`` cannot take: Textual's own (focus, quit, copy, the command
+palette) on every screen, and the base screen's ``j``/``k`` on the screens without their own
+(``screens``: all but the queue, whose ``down``/``up`` are remappable actions)."""
+
+
+def _character_key(char: str) -> str:
+    """Textual's name of the key that types ``char`` (``?`` → ``question_mark``, ``/`` → ``slash``)."""
+    if char.isalnum():
+        return char
+    try:
+        name = unicodedata.name(char).lower().replace("-", "_").replace(" ", "_")
+    except ValueError:
+        return char
+    return _CHARACTER_NAMES.get(name, name)
+
+
+def key_name(text: str) -> str | None:
+    """The one name of a key as the app binds it (a character becomes its name, ``?`` →
+    ``question_mark``; named keys in lower case; ``ctrl+``/``shift+``/… kept), or ``None`` when
+    ``text`` names no key."""
+    text = text.strip()
+    if len(text) == 1:
+        return _character_key(text)
+    *mods, base = text.split("+") if not text.endswith("++") else [*text[:-2].split("+"), "+"]
+    mods = [m.lower() for m in mods]
+    if any(m not in _MODIFIERS for m in mods) or not base:
+        return None
+    if len(base) == 1:
+        name = _character_key(base)
+    elif base.lower() in _NAMED_KEYS or base.lower() in _CHARACTER_NAMES.values():
+        name = base.lower()
+    else:
+        try:
+            char = unicodedata.lookup(base.replace("_", " "))
+        except KeyError:
+            return None
+        if char.isalnum() or not char.isprintable():
+            return None
+        name = _character_key(char)
+    return "+".join([*mods, name])
+
+
 def check_keys(keys: dict[str, Any]) -> dict[str, str]:
-    """A ``[keys]`` table checked: every action known, every key a non-empty string, and no key given
-    to two actions that are active at the same time (an ``app`` action and a screen's, or two of one
-    screen's), counting the default keys of the actions not remapped. Raises :class:`ConfigError`."""
+    """A ``[keys]`` table checked: every action known, every key a key name (``y``, ``?``, ``ctrl+y``,
+    ``f5``, ``question_mark``), and no key given to two actions that are active at the same time (an
+    ``app`` action and a screen's, or two of one screen's), counting the default keys of the actions
+    not remapped, nor to a key the app has built in (:data:`BUILTIN_KEYS`). Keys are compared by the
+    names the app binds (``?`` is ``question_mark``, help's key). Returns the table with those names.
+    Raises :class:`ConfigError`."""
     unknown = sorted(set(keys) - set(KEY_ACTIONS))
     if unknown:
         raise ConfigError(
             f"config [keys]: unknown action(s) {', '.join(map(repr, unknown))}; "
             f"the actions are {', '.join(KEY_ACTIONS)}"
         )
+    named: dict[str, str] = {}
     for action, key in keys.items():
         if not isinstance(key, str) or not _keys_of(key):
             raise ConfigError(f'config [keys]: {action} must be a key name such as "y", not {key!r}')
-    effective = {action: keys.get(action, default) for action, (_where, default) in KEY_ACTIONS.items()}
+        names = []
+        for one in _keys_of(key):
+            name = key_name(one)
+            if name is None:
+                raise ConfigError(
+                    f"config [keys]: {action} = {key!r}: {one!r} is not a key name "
+                    '(e.g. "y", "?", "ctrl+y", "f5", "escape")'
+                )
+            names.append(name)
+        named[action] = ",".join(dict.fromkeys(names))
+    effective = {action: named.get(action, default) for action, (_where, default) in KEY_ACTIONS.items()}
+    for action in named:
+        where = KEY_ACTIONS[action][0]
+        for key in _keys_of(named[action]):
+            builtin = BUILTIN_KEYS.get(key)
+            if builtin is None or (builtin[0] == "screens" and where == "queue"):
+                continue
+            raise ConfigError(
+                f"config [keys]: key {key!r} of {action} is the app's built-in {builtin[1]} key; choose another key"
+            )
     for screen in sorted({where for where, _key in KEY_ACTIONS.values()} - {"app"}):
         holder: dict[str, str] = {}
         for action, (where, _default) in KEY_ACTIONS.items():
@@ -318,23 +428,25 @@ def check_keys(keys: dict[str, Any]) -> dict[str, str]:
                 continue
             for key in _keys_of(effective[action]):
                 other = holder.setdefault(key, action)
-                if other != action and (action in keys or other in keys):
+                if other != action and (action in named or other in named):
                     raise ConfigError(
-                        f"config [keys]: key {key!r} is given to two actions, {other} and {action}; "
-                        "give each action its own key"
+                        f"config [keys]: key {keys.get(action, key)!r} is given to two actions, {other} "
+                        f"and {action}"
+                        + (f" ({key})" if keys.get(action, key) != key else "")
+                        + "; give each action its own key"
                     )
-    return {action: str(key) for action, key in keys.items()}
+    return named
 
 
-def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
+def read_toml(path: Path, *, required: bool = False, named_by: str = "--config") -> dict[str, Any]:
     """Read the config file; a missing file is an empty config (an error when ``required``: a path the
-    person named), a broken one a clear one-line error."""
+    person named, with ``named_by``), a broken one a clear one-line error."""
     try:
         with open_regular(path) as fh:  # never a FIFO or a device: a config file is a regular file
             data = tomllib.load(fh)
     except FileNotFoundError:
         if required:
-            raise ConfigError(f"config file {path} does not exist (see --config)") from None
+            raise ConfigError(f"config file {path} does not exist (see {named_by})") from None
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
@@ -354,21 +466,63 @@ def read_toml(path: Path, *, required: bool = False) -> dict[str, Any]:
     return data
 
 
+SECONDS_ENV = (
+    "DREAMTUI_OUTSIDE_WINDOW",
+    "DREAMTUI_GIT_HOOK_TIMEOUT",
+    "DREAMTUI_GIT_LOCK_TIMEOUT",
+    "DREAMTUI_GIT_STALE_LOCK",
+)
+"""Environment variables read as a number of seconds where they are used (memory/outside, memory/gitops);
+:func:`load_config` checks them all before a command runs."""
+
+
+def env_seconds(name: str, default: float) -> float:
+    """The number of seconds the environment variable ``name`` says (unset or empty: ``default``); a
+    value that is not a finite number 0 or more is a one-line :class:`ConfigError`."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name} must be a number of seconds, 0 or more, not {raw!r}")
+    return value
+
+
+def check_environment() -> None:
+    """Every ``DREAMTUI_*`` variable read outside the settings (:data:`SECONDS_ENV`, ``DREAMTUI_NOW``,
+    which ``core.clock`` reads) is valid, or a one-line :class:`ConfigError` names it."""
+    for name in SECONDS_ENV:
+        env_seconds(name, 0.0)
+    now = os.environ.get("DREAMTUI_NOW", "")
+    if now:
+        try:
+            datetime.fromisoformat(now.strip())
+        except ValueError:
+            raise ConfigError(f"DREAMTUI_NOW={now!r} is not an ISO 8601 timestamp") from None
+
+
 def load_config(config_file: Path | str | None = None, *, required: bool = False, **overrides: Any) -> Config:
     """Build the Config: defaults, then the TOML file, then the environment, then ``overrides``.
 
     ``overrides`` with value ``None`` are ignored, so CLI flags that were not given fall through.
-    With ``required`` (``--config`` was given) the file must exist; otherwise, as for the default file
-    and ``DREAMTUI_CONFIG``, no file is an empty config.
+    With ``required`` (``--config`` was given) the file must exist, and so must one ``DREAMTUI_CONFIG``
+    names; only the default file may be absent (an empty config).
     """
+    check_environment()
+    named_by = "--config"
     if config_file is None:
         env_file = os.environ.get("DREAMTUI_CONFIG")
         path = Path(os.path.expanduser(env_file)) if env_file else default_config_file()
+        if env_file:
+            required, named_by = True, "DREAMTUI_CONFIG"
     else:
         path = Path(os.path.expanduser(str(config_file)))
     flags = {name: value for name, value in overrides.items() if value is not None}
     try:
-        settings = _loader(read_toml(path, required=required))(**flags)
+        settings = _loader(read_toml(path, required=required, named_by=named_by))(**flags)
     except ValidationError as exc:
         raise _one_line(exc) from None
     return Config(**settings.model_dump(), config_file=path)

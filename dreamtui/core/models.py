@@ -260,9 +260,11 @@ class SecretFinding:
     end: int
 
 
-def candidate_id(session: str, quote: str, claim: str) -> str:
-    """A stable id for a candidate: the same session, quote and claim give the same id."""
-    digest = hashlib.sha256(f"{session}\x00{quote.strip()}\x00{claim.strip()}".encode()).hexdigest()
+def candidate_id(session: str, quote: str, claim: str, project: str | None = None) -> str:
+    """A stable id for a candidate: the same (project, session), quote and claim give the same id.
+    Two projects' session files may share a name (``s.jsonl``), so the project is part of the key."""
+    where = session if project is None else f"{project}\x00{session}"
+    digest = hashlib.sha256(f"{where}\x00{quote.strip()}\x00{claim.strip()}".encode()).hexdigest()
     return "c" + digest[:11]
 
 

@@ -491,6 +491,7 @@ class Doc:
     ref: str
     text: str
     session: str | None = None
+    project: str | None = None
     terms: frozenset[str] = field(default_factory=frozenset)
     grams: Counter[str] = field(default_factory=Counter)
     prefixes: dict[str, str] = field(default_factory=dict)
@@ -498,10 +499,17 @@ class Doc:
 
     @classmethod
     def of(
-        cls, kind: Literal["memory", "pending", "rejected"], ref: str, text: str, session: str | None = None
+        cls,
+        kind: Literal["memory", "pending", "rejected"],
+        ref: str,
+        text: str,
+        session: str | None = None,
+        project: str | None = None,
     ) -> Doc:
         t = terms(text)
-        return cls(kind, ref, text, session, frozenset(t), _char_grams(t), _prefixes(t), specifics(text))
+        return cls(
+            kind, ref, text, session, project, frozenset(t), _char_grams(t), _prefixes(t), specifics(text)
+        )
 
 
 def _prefixes(words: Iterable[str]) -> dict[str, str]:
@@ -696,7 +704,7 @@ class DedupIndex:
         self.docs: list[Doc] = []
         self.weights = Weights()
         self._postings: dict[str, list[int]] = {}
-        self._sessions: dict[str, str | None] = {}
+        self._sessions: dict[str, tuple[str | None, str | None]] = {}
         for d in docs:
             self.add(d)
 
@@ -721,12 +729,12 @@ class DedupIndex:
         self.weights.add(doc.terms)
         for term in doc.terms:
             self._postings.setdefault(term, []).append(pos)
-        self._sessions.setdefault(doc.ref, doc.session)
+        self._sessions.setdefault(doc.ref, (doc.project, doc.session))
 
     def add_candidate(self, cand: Candidate) -> None:
         """Index a pending or rejected candidate by its claim (ref: the candidate id)."""
         kind: Literal["pending", "rejected"] = "rejected" if cand.status == "rejected" else "pending"
-        self.add(Doc.of(kind, cand.id, candidate_text(cand), cand.session))
+        self.add(Doc.of(kind, cand.id, candidate_text(cand), cand.session, cand.project))
 
     def remove(self, ref: str) -> None:
         """Forget the docs with ``ref`` (e.g. a pending candidate that was dropped)."""
@@ -761,4 +769,9 @@ class DedupIndex:
 
     def session_of(self, ref: str) -> str | None:
         """The session of an indexed candidate (None for memory files)."""
-        return self._sessions.get(ref)
+        return self._sessions.get(ref, (None, None))[1]
+
+    def source_of(self, ref: str) -> tuple[str | None, str | None]:
+        """The (project, session) of an indexed candidate: a session is named by both, since two
+        projects' session files may share a name. ``(None, None)`` for memory files."""
+        return self._sessions.get(ref, (None, None))

@@ -445,8 +445,8 @@ def session_merges(raws: Sequence[RawCandidate], verified: dict[str, Any]) -> di
     return merged
 
 
-def _already_corroborated(ledger: Ledger, target: str, session: str) -> bool:
-    return candidates.repeated_in_session(ledger, target, session)
+def _already_corroborated(ledger: Ledger, target: str, project: str, session: str) -> bool:
+    return candidates.repeated_in_session(ledger, target, session, project)
 
 
 @dataclass
@@ -546,7 +546,7 @@ def check(
             dict.fromkeys(r for t in (claim_raw, why_raw, how_raw, quote_raw) for r in secrets.rules_found(t))
         )
         claim, why, how, quote = (secrets.redact(t) for t in (claim_raw, why_raw, how_raw, quote_raw))
-        cid = candidate_id(session, quote, claim)
+        cid = candidate_id(session, quote, claim, project)
         if cid in seen_ids:
             report.dropped["duplicate-pending"] += 1
             report.duplicates += 1
@@ -609,7 +609,7 @@ def check(
         )
         if rejected_hit is not None and rejected_hit.score >= dedup.DUPLICATE:
             _set_duplicate(cand, rejected_hit)
-            if index.session_of(rejected_hit.ref) == session:
+            if index.source_of(rejected_hit.ref) == (project, session):
                 _drop(cand, "previously-rejected", report)
                 continue
         pending_hit, pending_other = split_hits(
@@ -621,14 +621,14 @@ def check(
             and cand.duplicate_kind != "rejected"
         ):
             _set_duplicate(cand, pending_hit)
-            other = index.session_of(pending_hit.ref)
+            other = index.source_of(pending_hit.ref)
             if (
                 corroborate
-                and other is not None
-                and other != session
-                and not _already_corroborated(ledger, pending_hit.ref, session)
+                and other[1] is not None
+                and other != (project, session)
+                and not _already_corroborated(ledger, pending_hit.ref, project, session)
             ):
-                bumps.setdefault(pending_hit.ref, set()).add(session)
+                bumps.setdefault(pending_hit.ref, set()).add(f"{project}\x00{session}")
             _drop(cand, "duplicate-pending", report)
             continue
         if cand.duplicate_of is None:
@@ -650,7 +650,7 @@ def check(
         scopes.remember(cand)
         if found:
             report.flagged_secrets += 1
-        index.add(Doc.of("pending", cid, claim, session))
+        index.add(Doc.of("pending", cid, claim, session, project))
 
     _judge_kept(
         report, judge, config=config, index=index, scopes=scopes, project=project, related_ids=related_ids

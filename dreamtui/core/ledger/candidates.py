@@ -137,16 +137,22 @@ def corroborate(ledger: Ledger, target: str, sessions: int, now: str) -> None:
     )
 
 
-def repeated_in_session(ledger: Ledger, target: str, session: str) -> bool:
-    """A repeat of ``target`` from ``session`` is already stored (so that session corroborated it)."""
-    return (
-        ledger.one(
+def repeated_in_session(ledger: Ledger, target: str, session: str, project: str | None = None) -> bool:
+    """A repeat of ``target`` from ``session`` (of ``project``, when given: two projects' sessions may
+    share a name) is already stored (so that session corroborated it)."""
+    if project is None:
+        row = ledger.one(
             "SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? "
             "AND drop_reason = 'duplicate-pending' LIMIT 1",
             (target, session),
         )
-        is not None
-    )
+    else:
+        row = ledger.one(
+            "SELECT 1 FROM candidates WHERE duplicate_of = ? AND session = ? AND project = ? "
+            "AND drop_reason = 'duplicate-pending' LIMIT 1",
+            (target, session, project),
+        )
+    return row is not None
 
 
 # -- candidate_edits: the text as extracted, once a person edited it -------------------------------

@@ -17,13 +17,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 from dreamtui.core.errors import LedgerError
 from dreamtui.core.ledger import candidates, decisions, offsets
-from dreamtui.core.ledger.schema import migrate
+from dreamtui.core.ledger.schema import migrate, newer_schema, stored_version
 from dreamtui.core.models import Candidate, FileRow, QueueRow
 from dreamtui.core.secrets import redact, scan
 
@@ -60,29 +60,64 @@ def _redacted(params: Any) -> Any:
     return params
 
 
+class LedgerStorageError(LedgerError, sqlite3.OperationalError):
+    """The ledger's disk is full or failed (``database or disk is full``, ``disk I/O error``): one line
+    for the person; the transaction it interrupted is rolled back whole. Still a
+    ``sqlite3.OperationalError`` for code that handles those."""
+
+
+_STORAGE_FAILURES = ("database or disk is full", "disk i/o error")
+
+
+def _storage_error(exc: sqlite3.OperationalError, path: str) -> sqlite3.OperationalError:
+    """``exc`` as a one-line :class:`LedgerStorageError` when the disk is at fault, else ``exc``."""
+    text = str(exc)
+    if isinstance(exc, LedgerStorageError) or not any(f in text.lower() for f in _STORAGE_FAILURES):
+        return exc
+    return LedgerStorageError(
+        f"cannot write the ledger {path}: {text} (free some space on its disk and try again; "
+        "the change was not made)"
+    )
+
+
 class RedactingCursor(sqlite3.Cursor):
     """A cursor whose statement parameters are redacted (see :class:`RedactingConnection`)."""
 
     def execute(self, sql: str, parameters: Any = (), /) -> RedactingCursor:  # type: ignore[override]
-        return super().execute(sql, _redacted(parameters))
+        try:
+            return super().execute(sql, _redacted(parameters))
+        except sqlite3.OperationalError as exc:
+            raise _storage_error(exc, getattr(self.connection, "ledger_path", "")) from exc
 
     def executemany(self, sql: str, seq_of_parameters: Any, /) -> RedactingCursor:  # type: ignore[override]
-        return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+        try:
+            return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+        except sqlite3.OperationalError as exc:
+            raise _storage_error(exc, getattr(self.connection, "ledger_path", "")) from exc
 
 
 class RedactingConnection(sqlite3.Connection):
     """The ledger's connection: the choke point between dreamtui and the ledger file. Every text
-    parameter of every statement is redacted on its way in, so no column can hold a secret."""
+    parameter of every statement is redacted on its way in, so no column can hold a secret; a full or
+    failing disk is a one-line :class:`LedgerStorageError`, never a traceback."""
+
+    ledger_path = ""
 
     def cursor(self, factory: Any = RedactingCursor) -> sqlite3.Cursor:  # type: ignore[override]
         cursor: sqlite3.Cursor = super().cursor(factory)
         return cursor
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
-        return super().execute(sql, _redacted(parameters))
+        try:
+            return super().execute(sql, _redacted(parameters))
+        except sqlite3.OperationalError as exc:
+            raise _storage_error(exc, self.ledger_path) from exc
 
     def executemany(self, sql: str, seq_of_parameters: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
-        return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+        try:
+            return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
+        except sqlite3.OperationalError as exc:
+            raise _storage_error(exc, self.ledger_path) from exc
 
 
 def _unusable(path: Path, exc: sqlite3.Error) -> str:
@@ -114,12 +149,19 @@ class Ledger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LedgerError(f"cannot create state directory {self.path.parent}: {exc.strerror}") from exc
+        self._refuse_newer_schema()
         deadline = time.monotonic() + OPEN_WAIT_SECONDS
         while True:
             try:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self._migrate()
                 return
+            except LedgerStorageError:
+                self.close()
+                raise
+            except ValueError as exc:  # migrate: a newer schema appeared meanwhile
+                self.close()
+                raise LedgerError(f"{exc} (ledger {self.path})") from None
             except sqlite3.OperationalError as exc:
                 # two processes creating or switching a new ledger at once: SQLite answers "locked"
                 # at once, without its busy handler, to the one that loses the race; wait for the other
@@ -131,6 +173,21 @@ class Ledger:
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise LedgerError(_unusable(self.path, exc)) from exc
+
+    def _refuse_newer_schema(self) -> None:
+        """Refuse a ledger a newer dreamtui wrote before writing a byte (not even the journal mode):
+        its version is read through a read-only connection."""
+        if not self.path.is_file():
+            return
+        try:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"  # no -wal/-shm made, no lock taken
+            with closing(sqlite3.connect(uri, uri=True)) as conn:
+                conn.execute("PRAGMA busy_timeout=30000")
+                problem = newer_schema(stored_version(conn))
+        except sqlite3.DatabaseError:
+            return  # not readable this way: the normal open says why, in one line
+        if problem is not None:
+            raise LedgerError(f"{problem} (ledger {self.path})")
 
     @classmethod
     def open(cls, state_dir: Path) -> Ledger:
@@ -152,6 +209,7 @@ class Ledger:
                 )
             except sqlite3.Error as exc:
                 raise LedgerError(f"cannot open ledger {self.path}: {exc}") from exc
+            conn.ledger_path = str(self.path)  # type: ignore[attr-defined]
             try:
                 conn.row_factory = sqlite3.Row
                 conn.execute("PRAGMA busy_timeout=30000")
@@ -188,11 +246,17 @@ class Ledger:
             yield conn
         except BaseException:
             self._local.depth = 0
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may already have rolled back (a full disk does)
+                conn.execute("ROLLBACK")
             raise
         else:
             self._local.depth = 0
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run a read query and return every row."""

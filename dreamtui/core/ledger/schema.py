@@ -267,8 +267,35 @@ def _exec_script(conn: sqlite3.Connection, script: str) -> None:
             conn.execute(body)
 
 
+def stored_version(conn: sqlite3.Connection) -> str | None:
+    """The ``schema_version`` a ledger's ``meta`` table holds (``None`` for a new, empty ledger)."""
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if has_meta is None:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def newer_schema(version: str | None) -> str | None:
+    """Why a ledger of schema ``version`` must not be opened by this code (one line), or ``None``:
+    a newer schema than :data:`SCHEMA_VERSION` (written by a newer dreamtui), or no number at all."""
+    if version is None:
+        return None
+    try:
+        number = int(version)
+    except ValueError:
+        return f"this ledger has an unknown schema version {version!r}; it was not written by this dreamtui"
+    if number > SCHEMA_VERSION:
+        return f"this ledger was written by a newer dreamtui (schema {number}); upgrade"
+    return None
+
+
 def migrate(conn: sqlite3.Connection) -> None:
-    """Create what is missing and bring an older ledger up to :data:`SCHEMA` (inside a write transaction)."""
+    """Create what is missing and bring an older ledger up to :data:`SCHEMA` (inside a write transaction).
+    A ledger of a newer schema is refused before anything is written (``ValueError``, one line)."""
+    problem = newer_schema(stored_version(conn))
+    if problem is not None:
+        raise ValueError(problem)
     _exec_script(conn, SCHEMA)
     _add_columns(conn)
     _cycles_with_kind(conn)

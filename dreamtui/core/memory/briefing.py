@@ -486,11 +486,16 @@ def accept_briefing(config: Config, ledger: Ledger, bid: int | None = None) -> B
 def reject_briefing(
     config: Config, ledger: Ledger, bid: int | None = None, reason: str = ""
 ) -> tuple[BriefingProposal, str | None]:
-    """Reject the waiting version (or #``bid``), kept in the ledger with ``reason``. An auto-written
+    """Reject the waiting version (or #``bid``), kept in the ledger with ``reason`` (required: an empty
+    one is a one-line :class:`BriefingError`, and nothing is changed). An auto-written
     version is reverted: the version before its commit is put back in a new commit (when the file
     still holds it). Returns the proposal and that commit (None when nothing was reverted)."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise BriefingError(
+            "a briefing reject needs a reason (--reason …): it is what the next one learns from"
+        )
     prop = _pick(ledger, bid)
-    reason = " ".join(reason.split()) or None  # type: ignore[assignment]
     now = clock.now_iso()
     sha = None
     if prop.status == "accepted" and prop.commit_sha and read_briefing(config) == prop.text:

@@ -37,6 +37,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.ledger import Ledger, candidates, intents
 from dreamtui.core.ledger import decisions as decision_rows
+from dreamtui.core.ledger.db import LedgerStorageError
 from dreamtui.core.ledger.decisions import Decision
 from dreamtui.core.ledger.intents import Intent
 from dreamtui.core.memory import gitops
@@ -433,7 +434,7 @@ def _write_accept(
         _rollback(ledger, repo, intent)
         raise
     _crash("commit")
-    with ledger.write():
+    with _recorded_later(committed.sha, f"accepted {cand.id}"), ledger.write():
         _insert_decision(ledger, cand, "accept", decided_by, commit_sha=committed.sha, memory_path=rel)
         _set_status(ledger, cand.id, "accepted")
         intents.done(ledger, intent)
@@ -444,6 +445,19 @@ def _write_accept(
     if warning:
         notices.append(warning)
     return AcceptResult(committed.sha, rel, notices, cand.id)
+
+
+@contextmanager
+def _recorded_later(sha: str, done: str) -> Iterator[None]:
+    """Around the ledger write that follows a commit: a full ledger disk then does not undo the commit;
+    the one-line error says it stands and that reconcile (at the next start) records it."""
+    try:
+        yield
+    except LedgerStorageError as exc:
+        raise LedgerStorageError(
+            f"{done} in git (commit {sha[:10]}), but the ledger could not record it: {exc}; "
+            "it is recorded from git at the next start once there is room"
+        ) from exc
 
 
 def _missing_dirs(root: Path, folder: str) -> list[str]:
@@ -687,7 +701,7 @@ def _write_undo(
         _rollback(ledger, repo, intent)
         raise
     _crash("undo-commit")
-    with ledger.write():
+    with _recorded_later(revert_sha, f"undid {cand.id}"), ledger.write():
         _record_undo(ledger, cand, row.id, revert_sha)
         intents.done(ledger, intent)
     if rel:
@@ -753,6 +767,7 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
     in_flight = intents.listed(ledger)
     if in_flight:  # an interrupted write may have left a git process running: let it finish first
         gitops.wait_for_index(repo, notices=report.notices)
+    frozen = gitops.not_writable(repo) if in_flight else None
     events = _events(repo)
     for intent in in_flight:
         cid, action = intent.candidate_id, intent.action
@@ -790,6 +805,9 @@ def _reconcile_locked(ledger: Ledger, repo: Repo) -> ReconcileReport:
                 intents.done(ledger, intent.id)
             root = gitops.work_tree(repo)
             memory.remove_temp_files(root, [p.rsplit("/", 1)[0] if "/" in p else "" for p in intent.paths])
+            continue
+        if frozen is not None:  # mid-merge: put nothing back now, the intent waits for the next run
+            report.notices.append(f"an interrupted write of {cid} is left as it is until then: {frozen}")
             continue
         _restore_intent(repo, intent, report)
         intents.done(ledger, intent.id)

@@ -88,13 +88,33 @@ def write_generated(
         memory.make_dirs(root, folder)
         refuse_persons_changes(repo, ledger, rel, data)
         remember(ledger, rel, data, subject, trailers)
-        if memory.read_bytes(root, rel) != data:
+        before = memory.read_bytes(root, rel)
+        if before != data:
             memory.atomic_write(root, rel, data)
         result = None
-        if gitops.status(repo, [rel]):
-            result = gitops.commit_paths(repo, [rel], subject, trailers)
+        try:
+            if gitops.status(repo, [rel]):
+                result = gitops.commit_paths(repo, [rel], subject, trailers)
+        except gitops.GitFailed as exc:
+            # a hook that hung and was stopped: the file goes back as it was, nothing left behind (a
+            # hook that said no leaves dreamtui's version untracked, for the next write or reconcile)
+            if exc.timed_out:
+                _put_back(root, rel, data, before)
+                _forget(ledger, rel)
+            raise
         _forget(ledger, rel)
         return result
+
+
+def _put_back(root: Path, rel: str, written: bytes, before: bytes | None) -> None:
+    """Make ``rel`` what it was before dreamtui wrote ``written`` (absent when it was), only while it
+    still holds ``written``: a person's write since is never undone."""
+    if memory.read_bytes(root, rel) != written or before == written:
+        return
+    if before is None:
+        memory.safe_path(root, rel).unlink(missing_ok=True)
+    else:
+        memory.atomic_write(root, rel, before, verbatim=True)
 
 
 def reconcile_generated(config: Config, ledger: Ledger) -> list[str]:

@@ -31,6 +31,7 @@ from pathlib import Path
 import git
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
+from dreamtui.core.config import env_seconds
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.memory.layout import bare_repository_message
 from dreamtui.core.models import Jsonable
@@ -91,10 +92,7 @@ def work_tree(repo: Repo) -> Path:
 
 
 def _seconds(name: str, default: float) -> float:
-    try:
-        return max(0.0, float(os.environ.get(name, default)))
-    except ValueError:
-        return default
+    return env_seconds(name, default)  # a bad value is a one-line ConfigError, never silently the default
 
 
 def lock_timeout() -> float:
@@ -196,20 +194,30 @@ def _short(exc: BaseException) -> str:
     return str(exc)
 
 
-def ensure_writable(repo: Repo) -> None:
-    """Refuse a detached HEAD or a merge/rebase/cherry-pick/revert in progress (clear message)."""
+def not_writable(repo: Repo) -> str | None:
+    """Why dreamtui must not write into ``repo`` now (a detached HEAD, or a merge/rebase/cherry-pick/
+    revert in progress, whose conflicted files a write would destroy), or ``None``."""
     gitdir = Path(repo.git_dir)
     for name, what in _IN_PROGRESS.items():
         if (gitdir / name).exists():
-            raise MemoryRepoError(
+            return (
                 f"memory repository {repo.working_tree_dir}: {what}; finish or abort it "
                 "(e.g. git merge --abort) and try again"
             )
     if repo.head.is_detached:
-        raise MemoryRepoError(
+        return (
             f"memory repository {repo.working_tree_dir} is on a detached HEAD; "
             "check out a branch (git switch main) and try again"
         )
+    return None
+
+
+def ensure_writable(repo: Repo) -> None:
+    """Refuse a detached HEAD or a merge/rebase/cherry-pick/revert in progress (clear message).
+    Every writer of the memory repository calls this before touching a file or the index."""
+    problem = not_writable(repo)
+    if problem is not None:
+        raise MemoryRepoError(problem)
 
 
 def head_sha(repo: Repo) -> str | None:

@@ -43,7 +43,7 @@ from typing import Any
 from git import GitCommandError, Repo
 
 from dreamtui.core import clock
-from dreamtui.core.config import Config
+from dreamtui.core.config import Config, env_seconds
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.ledger import Ledger, intents
 from dreamtui.core.ledger import generated as generated_writes
@@ -93,10 +93,7 @@ class ScanReport:
 
 def window() -> float:
     """Seconds before a change in which a transcript record counts as its writer."""
-    try:
-        return max(0.0, float(os.environ.get(WINDOW_ENV, DEFAULT_WINDOW)))
-    except ValueError:
-        return DEFAULT_WINDOW
+    return env_seconds(WINDOW_ENV, DEFAULT_WINDOW)  # a bad value is a one-line ConfigError
 
 
 def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
@@ -689,6 +686,7 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
     with memory_lock(config):
         item = _pending(ledger, item_id)
         repo = gitops.open_repo(config.memory, create=False)
+        gitops.ensure_writable(repo)  # mid-merge, HEAD's version would overwrite the conflicted file
         _restore(repo, item)
         _close(ledger, item.id, "rejected", None, reason.strip(), "reviewed")
 

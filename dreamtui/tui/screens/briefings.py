@@ -265,7 +265,7 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
             if reason is not None:
                 self._decide(p.id, False, reason)
 
-        self.app.push_screen(ReasonModal(f"Reject briefing #{p.id}"), done)
+        self.app.push_screen(ReasonModal(f"Reject briefing #{p.id}", required=True), done)
 
     def _decide(self, bid: int, accept: bool, reason: str) -> None:
         self.deciding = True

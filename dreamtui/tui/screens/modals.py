@@ -331,18 +331,22 @@ class ToolOutputModal(YesNoModal):
 
 
 class ReasonModal(ModalScreen[str | None]):
-    """Reject with a free-text reason: Enter (or the button) rejects, Esc cancels."""
+    """Reject with a free-text reason: Enter (or the button) rejects, Esc cancels. With ``required``
+    an empty reason rejects nothing: the dialog stays open and says a reason is needed."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, *, required: bool = False) -> None:
         super().__init__()
         self.title_text = title
+        self.required = required
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Input(placeholder="why (optional, Enter to reject)", id="reason")
+            hint = "why (needed, Enter to reject)" if self.required else "why (optional, Enter to reject)"
+            yield Input(placeholder=hint, id="reason")
+            yield Label("", id="reason-needed", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Reject", variant="error", id="ok")
                 yield Button("Cancel", id="cancel")
@@ -353,10 +357,21 @@ class ReasonModal(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
+    def _submit(self) -> None:
+        reason = self.query_one("#reason", Input).value.strip()
+        if self.required and not reason:
+            self.query_one("#reason-needed", Label).update("A reason is needed to reject (Esc cancels).")
+            self.query_one("#reason", Input).focus()
+            return
+        self.dismiss(reason)
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip())
+        self._submit()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(self.query_one("#reason", Input).value.strip() if event.button.id == "ok" else None)
+        if event.button.id == "ok":
+            self._submit()
+        else:
+            self.dismiss(None)
