@@ -128,7 +128,7 @@ def test_two_parts_stating_one_lesson_in_other_words_reach_the_queue_once_with_t
     kept = {c.claim: c for c in report.kept}
     assert set(kept) == {person_claim, other}
     assert kept[person_claim].provenance == "person"
-    dropped = ledger.get_candidate(candidate_id(digest.session, AGENT, agent_claim))
+    dropped = ledger.get_candidate(candidate_id(digest.session, AGENT, agent_claim, digest.project))
     assert dropped is not None and (dropped.status, dropped.drop_reason) == ("dropped", "duplicate-pending")
     assert dropped.duplicate_of == kept[person_claim].id
     assert report.dropped["duplicate-pending"] == 1
