@@ -592,7 +592,9 @@ def check(
             j, score = merged[i]
             winner = raws[j]
             winner_claim = secrets.redact(_prose(winner.claim))
-            winner_id = candidate_id(session, secrets.redact(_text(winner.quote).strip()), winner_claim)
+            winner_id = candidate_id(
+                session, secrets.redact(_text(winner.quote).strip()), winner_claim, project
+            )
             _set_duplicate(cand, DedupHit("pending", winner_id, score, winner_claim))
             _drop(cand, "duplicate-pending", report)
             continue
