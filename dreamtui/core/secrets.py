@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamtui.core.models import SecretFinding
+from dreamtui.core.secret_rules import gitleaks
+from dreamtui.core.secret_rules.normalize import normalize
 
 # A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
 _END_ALNUM = r"(?![A-Za-z0-9])"
@@ -107,6 +109,15 @@ def looks_random(value: str) -> bool:
     return _char_classes(value) >= 2 and shannon_entropy(value) >= ENTROPY_THRESHOLD
 
 
+def _all_three_cases(value: str) -> bool:
+    """Upper and lower case letters and digits: a random token, not a path, a word or a hex hash."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+
+
 def _has_digit_and_letter(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
@@ -141,6 +152,7 @@ class Rule:
     needles: tuple[str, ...] = ()  # cheap prefilter: the rule cannot match without one of these
     lower: bool = False  # the pattern is lower-case and runs on the lower-cased text
     fallback: re.Pattern[str] | None = None  # ``lower`` rules: the same pattern with IGNORECASE
+    context: tuple[str, ...] = ()  # one of these words must be written up to 80 characters before it
 
 
 def _lower_rule(
@@ -160,7 +172,7 @@ _GENERIC_KEYS = (
 )
 # "the password is X", "the password for the staging db was X", "passphrase: X" (lower-cased text)
 _PROSE_PASSWORD = (
-    r"(?<![a-z0-9])(?:password|passphrase|passcode|passwd|pwd|pw)"
+    r"(?<![a-z0-9])(?:password|passphrase|passcode|passwd|pass|pwd|pw)"
     r"(?:[ \t]{1,4}(?:for|to|of|on)(?:[ \t]{1,4}[^\s]{1,40}){1,4}?)?"  # for the staging db
     r"[ \t]{1,4}(?:is|was|is now|is still|is set to|was set to|has been set to|was changed to|changed to|became)"
     r"[ \t]{0,4}:?[ \t]{0,4}"
@@ -267,6 +279,26 @@ RULES: tuple[Rule, ...] = (
         group=1,
         needles=("eyJ",),
     ),
+    # The 40-character AWS secret access key has no prefix: flagged when "aws", "secret" or "amazon" is
+    # written up to 80 characters before it and it looks random (upper, lower and digits).
+    Rule(
+        "aws-secret-key",
+        re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        group=1,
+        check=lambda v: _all_three_cases(v) and shannon_entropy(v) >= 4.0,
+        needles=("aws", "secret", "amazon"),
+        context=("aws", "secret", "amazon"),
+    ),
+    # An Azure storage account key: 64 random bytes in base64 (86 characters and "=="), after
+    # ``AccountKey=`` or with "azure", "storage" or "accountkey" written up to 80 characters before it.
+    Rule(
+        "azure-storage-key",
+        re.compile(r"(?<![A-Za-z0-9/+=\-])([A-Za-z0-9/+]{86}==)(?![A-Za-z0-9/+=])"),
+        group=1,
+        check=lambda v: _all_three_cases(v) and shannon_entropy(v) >= 4.5,
+        needles=("azure", "storage", "accountkey"),
+        context=("azure", "storage", "accountkey"),
+    ),
     Rule(
         "url-credentials",
         re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'\\]{0,64}:([^\s/@\"'\\]{6,128})@"),
@@ -350,13 +382,8 @@ def _private_keys(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def scan(text: str) -> list[SecretFinding]:
-    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
-
-    Overlapping or touching findings are merged into the earliest, longest one.
-    """
-    if not text:
-        return []
+def _own_rules(text: str) -> list[tuple[int, int, str]]:
+    """The findings of this module's own rules (and private key blocks) in ``text``."""
     lowered = text.lower()
     if not _ANY_NEEDLE.search(lowered):
         return []
@@ -372,7 +399,48 @@ def scan(text: str) -> list[SecretFinding]:
             start, stop = m.span(rule.group)
             if rule.check is not None and not rule.check(text[start:stop]):
                 continue
+            if rule.context and not any(w in lowered[max(0, start - 80) : start] for w in rule.context):
+                continue
             found.append((start, stop, rule.name))
+    return found
+
+
+def _gitleaks_rules(text: str) -> list[tuple[int, int, str]]:
+    """The findings of gitleaks' rule set in ``text`` (character offsets)."""
+    data = text.encode("utf-8", "surrogatepass")
+    found = gitleaks.find(data)
+    if found and len(data) != len(text):  # not ASCII: byte offsets to character offsets
+
+        def char_at(b: int) -> int:
+            return len(data[:b].decode("utf-8", "surrogatepass"))
+
+        found = [(char_at(a), char_at(b), rule) for a, b, rule in found]
+    # Some rules' classes take a backslash: never end a span inside a JSON escape (``…\"``).
+    return [(a, _before_backslashes(text, a, b), rule) for a, b, rule in found]
+
+
+def _before_backslashes(text: str, start: int, stop: int) -> int:
+    while stop > start + 1 and text[stop - 1] == "\\":
+        stop -= 1
+    return stop
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
+
+    The rules read ``text`` after Unicode normalisation (NFKC, format characters removed: see
+    :mod:`dreamtui.core.secret_rules.normalize`); the spans are those of the original ``text``.
+    This module's own rules come first, then gitleaks' rule set. Overlapping or touching findings are
+    merged into the earliest, longest one (named by the first rule that found its start).
+    """
+    if not text:
+        return []
+    norm = normalize(text)
+    found = _own_rules(norm.text) + _gitleaks_rules(norm.text)
+    if not found:
+        return []
+    if norm.marks:
+        found = [(*norm.span(start, stop), rule) for start, stop, rule in found]
     found.sort(key=lambda f: (f[0], -f[1]))
     merged: list[list[Any]] = []
     for start, stop, rule_name in found:
