@@ -293,7 +293,7 @@ RULES: tuple[Rule, ...] = (
     # ``AccountKey=`` or with "azure", "storage" or "accountkey" written up to 80 characters before it.
     Rule(
         "azure-storage-key",
-        re.compile(r"(?<![A-Za-z0-9/+=\-])([A-Za-z0-9/+]{86}==)(?![A-Za-z0-9/+=])"),
+        re.compile(r"(?<![A-Za-z0-9/+\-])([A-Za-z0-9/+]{86}==)(?![A-Za-z0-9/+=])"),
         group=1,
         check=lambda v: _all_three_cases(v) and shannon_entropy(v) >= 4.5,
         needles=("azure", "storage", "accountkey"),
@@ -390,7 +390,7 @@ def _own_rules(text: str) -> list[tuple[int, int, str]]:
     found = _private_keys(text)
     for rule in RULES:
         hay = lowered if rule.lower else text
-        if rule.needles and not any(n in hay for n in rule.needles):
+        if rule.needles and not any(n in (lowered if rule.context else hay) for n in rule.needles):
             continue
         pattern = rule.pattern
         if rule.fallback is not None and len(lowered) != len(text):  # rare: lower() changed the length ("İ")

@@ -292,10 +292,16 @@ def _findings(rule: Rule, data: bytes, globals_: tuple[Allowlist, ...]) -> list[
 
 def find(data: bytes, only: str | None = None) -> list[tuple[int, int, str]]:
     """Every gitleaks finding in ``data`` (UTF-8 bytes) as ``(start, stop, rule id)`` byte spans of the
-    secret, in rule order. ``only`` runs that one rule (by id) whatever its keywords."""
+    secret, in rule order. ``only`` runs that one rule (by id)."""
     rs = load()
-    if only is not None:
-        return [f for r in rs.rules if r.id == only for f in _findings(r, data, rs.global_allowlists)]
+    if only is not None:  # as gitleaks validates a rule: that rule alone, its keywords still a prefilter
+        low = data.lower()
+        return [
+            f
+            for r in rs.rules
+            if r.id == only and (not r.keywords or any(k.encode() in low for k in r.keywords))
+            for f in _findings(r, data, rs.global_allowlists)
+        ]
     hits = rs.keyword_set.Match(data.lower()) or []
     if not hits and not rs.always:
         return []
