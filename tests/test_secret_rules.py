@@ -83,3 +83,21 @@ def test_a_hostile_megabyte_line_stays_linear(rule: str) -> None:
         start = time.perf_counter()
         redact(line)
         assert time.perf_counter() - start < 8.0, chunk
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        "aws ",  # context words of the own rules, repeated
+        "aws secret " + "Ab3/" * 10 + " ",  # a context word and a 40-character candidate, repeated
+        "AccountKey=" + "Ab3+" * 22,
+        "the pass is ",
+        "\u200b",  # a format character everywhere: the normalised copy and its map
+        "ｘ\u200b",
+    ],
+)
+def test_a_hostile_megabyte_line_of_the_new_shapes_stays_linear(chunk: str) -> None:
+    line = chunk * (1_000_000 // len(chunk))
+    start = time.perf_counter()
+    redact(line)
+    assert time.perf_counter() - start < 8.0

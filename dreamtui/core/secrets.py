@@ -395,7 +395,8 @@ def _own_rules(text: str) -> list[tuple[int, int, str]]:
         pattern = rule.pattern
         if rule.fallback is not None and len(lowered) != len(text):  # rare: lower() changed the length ("İ")
             pattern, hay = rule.fallback, text
-        for m in pattern.finditer(hay):
+        matches = _near_context(rule, pattern, hay, lowered) if rule.context else pattern.finditer(hay)
+        for m in matches:
             start, stop = m.span(rule.group)
             if rule.check is not None and not rule.check(text[start:stop]):
                 continue
@@ -403,6 +404,35 @@ def _own_rules(text: str) -> list[tuple[int, int, str]]:
                 continue
             found.append((start, stop, rule.name))
     return found
+
+
+_CONTEXT_REACH = 80
+"""How far before a secret its context word may be written (``Rule.context``)."""
+_CONTEXT_SECRET_MAX = 128
+"""The longest match of a rule with a context (the Azure key: 88 characters)."""
+
+
+def _near_context(rule: Rule, pattern: re.Pattern[str], hay: str, lowered: str) -> list[re.Match[str]]:
+    """``pattern``'s matches that start within reach of a context word. Only those windows are
+    searched (a pattern without a literal is slow over a whole text in ``re``); a match the window's
+    end may have cut is confirmed on the whole text."""
+    reach = _CONTEXT_REACH + 1 + _CONTEXT_SECRET_MAX + 1
+    windows: list[list[int]] = []
+    for lo in sorted(m.start() for w in rule.context for m in re.finditer(re.escape(w), lowered)):
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = lo + reach
+        else:
+            windows.append([lo, lo + reach])
+    out: list[re.Match[str]] = []
+    for lo, hi in windows:
+        for m in pattern.finditer(hay, lo, min(hi, len(hay))):
+            if m.end() >= hi:
+                whole = pattern.match(hay, m.start())
+                if whole is None:
+                    continue
+                m = whole
+            out.append(m)
+    return out
 
 
 def _gitleaks_rules(text: str) -> list[tuple[int, int, str]]:

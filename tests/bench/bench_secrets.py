@@ -7,6 +7,7 @@ lines, in alternating rounds, so the ratio holds on a loaded machine.
     python tests/bench/bench_secrets.py                  # ../shared corpus, 3 rounds
     python tests/bench/bench_secrets.py --rev main --rounds 5 --show   # list the findings only one finds
     python tests/bench/bench_secrets.py --paths docs README.md         # other text (each file a text)
+    python tests/bench/bench_secrets.py --lines --paths ~/sessions     # other transcripts (each line)
 
 Text: every line of every ``corpus/projects/**/*.jsonl`` (each line is one call, as the ledger and the
 digest pass one text at a time), so MB/s counts characters of raw JSON lines.
@@ -56,12 +57,14 @@ def corpus_lines(shared: Path) -> list[str]:
     return lines
 
 
-def file_texts(paths: list[str]) -> list[str]:
+def file_texts(paths: list[str], lines: bool = False) -> list[str]:
     texts: list[str] = []
     for p in paths:
         root = Path(p)
         files = sorted(f for f in root.rglob("*") if f.is_file()) if root.is_dir() else [root]
-        texts.extend(f.read_text(encoding="utf-8", errors="replace") for f in files)
+        for f in files:
+            text = f.read_text(encoding="utf-8", errors="replace")
+            texts.extend(text.splitlines() if lines else [text])
     return texts
 
 
@@ -77,11 +80,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shared", default=os.environ.get("DREAMTUI_TEST_SHARED", str(ROOT.parent / "shared")))
     ap.add_argument("--paths", nargs="*", help="scan these files or folders instead of the corpus")
+    ap.add_argument("--lines", action="store_true", help="with --paths: each line is a text (transcripts)")
     ap.add_argument("--show", action="store_true", help="print each finding that only one module makes")
     args = ap.parse_args()
 
     old = old_module(args.rev)
-    texts = file_texts(args.paths) if args.paths else corpus_lines(Path(args.shared))
+    texts = file_texts(args.paths, args.lines) if args.paths else corpus_lines(Path(args.shared))
     chars = sum(len(t) for t in texts)
     current.scan("warm up: AKIA" + "Q3EGRT7ZKLPX2M4N")
     old.scan("warm up")

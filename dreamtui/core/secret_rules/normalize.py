@@ -39,8 +39,8 @@ def format_chars() -> frozenset[str]:
 # joiner, BOM): a transcript line may hold one in this form.
 _ESCAPE = r"\\u(?:00[aA][dD]|200[b-fB-F]|206[0-4]|[fF][eE][fF][fF])"
 _ESCAPES = re.compile(_ESCAPE)
-# A non-ASCII character, or such an escape.
-_SPECIAL = re.compile(r"[^\x00-\x7f]|" + _ESCAPE)
+# A run of non-ASCII characters, or such an escape.
+_RUNS = re.compile(r"[^\x00-\x7f]+|" + _ESCAPE)
 
 
 def _needs_work(text: str) -> bool:
@@ -101,26 +101,40 @@ def normalize(text: str) -> Normalized:
     """``text`` as the scanner reads it (NFKC, format characters and their escapes removed)."""
     if not _needs_work(text):
         return Normalized(text)
+    fmt = format_chars()
     out: list[str] = []
+    # breakpoints only where the offset between scanned and original text changes (a character
+    # removed, or expanded to more than one): a one-for-one replacement (fullwidth) needs none
     marks: list[int] = []
     origins: list[int] = []
     n = 0  # length of the scanned text so far
     pos = 0
-    for m in _SPECIAL.finditer(text):
-        i = m.start()
-        c = m.group()
-        read = _char(c)
-        if read == c:
+    for m in _RUNS.finditer(text):
+        i, run = m.start(), m.group()
+        if run[0] != "\\" and fmt.isdisjoint(run) and unicodedata.is_normalized("NFKC", run):
             continue
         out.append(text[pos:i])
         n += i - pos
-        for ch in read:  # each character an expansion makes comes from the one original character
-            marks.append(n)
-            origins.append(i)
-            out.append(ch)
-            n += 1
-        marks.append(n)
-        origins.append(m.end())
+        if run[0] == "\\":  # the escape of an invisible character: removed
+            run = "\x00"  # one step of the loop below, as a removal
+        for j, c in enumerate(run):
+            read = "" if c == "\x00" else _char(c)
+            if len(read) == 1:
+                out.append(read)
+                n += 1
+                continue
+            where = m.end() if run == "\x00" else i + j + 1
+            if read:  # an expansion: each of its characters comes from this one
+                for ch in read:
+                    marks.append(n)
+                    origins.append(i + j)
+                    out.append(ch)
+                    n += 1
+            if marks and marks[-1] == n:
+                origins[-1] = where
+            else:
+                marks.append(n)
+                origins.append(where)
         pos = m.end()
     out.append(text[pos:])
     return Normalized("".join(out), tuple(marks), tuple(origins))
