@@ -7,11 +7,15 @@ from __future__ import annotations
 import base64
 import json
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dreamtui.core.secret_rules import gitleaks
+from dreamtui.core.secret_rules.normalize import normalize
 from dreamtui.core.secrets import has_secret, redact
 
 DATA = json.loads((Path(__file__).parent / "data" / "gitleaks_examples.json").read_text(encoding="utf-8"))
@@ -101,3 +105,25 @@ def test_a_hostile_megabyte_line_of_the_new_shapes_stays_linear(chunk: str) -> N
     start = time.perf_counter()
     redact(line)
     assert time.perf_counter() - start < 8.0
+
+
+PIECES = ["a", "Z", "\u200b", "\u00ad", "\u2060", "ｘ", "ﬁ", "é", "\\u200b", " "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES)).map("".join))
+def test_every_scanned_character_maps_back_to_the_original_character_it_was_read_from(text: str) -> None:
+    norm = normalize(text)
+    # reference: each character read on its own (an escape of an invisible character counts as one)
+    expected: list[tuple[str, int]] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("\\u200b", i):
+            i += 6
+            continue
+        c = text[i]
+        read = "" if unicodedata.category(c) == "Cf" else unicodedata.normalize("NFKC", c)
+        expected += [(ch, i) for ch in read]
+        i += 1
+    assert norm.text == "".join(ch for ch, _ in expected)
+    assert [norm.original(j) for j in range(len(norm.text))] == [at for _, at in expected]

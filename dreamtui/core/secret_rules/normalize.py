@@ -66,6 +66,29 @@ def _format_finder() -> Any:
     )
 
 
+@functools.cache
+def _removal_table() -> dict[int, None]:
+    return dict.fromkeys(map(ord, format_chars()))
+
+
+def _removals(run: str, at: int, n: int, fmt: frozenset[str], marks: list[int], origins: list[int]) -> int:
+    """Breakpoints for the format characters of ``run`` (at original offset ``at``, scanned offset
+    ``n``), which are removed; its other characters are kept as they are. Returns the scanned length
+    after the run."""
+    removed = 0
+    prev = -2
+    for j in [j for j, c in enumerate(run) if c in fmt]:
+        mark = n + j - removed  # where the next kept character lands in the scanned text
+        if j == prev + 1 or (marks and marks[-1] == mark):
+            origins[-1] = at + j + 1  # one more in a row: the same breakpoint moves on
+        else:
+            marks.append(mark)
+            origins.append(at + j + 1)
+        removed += 1
+        prev = j
+    return n + len(run) - removed
+
+
 @functools.lru_cache(maxsize=4096)
 def _char(c: str) -> str:
     """What one character reads as: nothing for a format character, else its NFKC form."""
@@ -115,6 +138,13 @@ def normalize(text: str) -> Normalized:
             continue
         out.append(text[pos:i])
         n += i - pos
+        if run[0] != "\\":
+            kept = run.translate(_removal_table())
+            if unicodedata.is_normalized("NFKC", kept):  # only removals in this run: no loop per character
+                n = _removals(run, i, n, fmt, marks, origins)
+                out.append(kept)
+                pos = m.end()
+                continue
         if run[0] == "\\":  # the escape of an invisible character: removed
             run = "\x00"  # one step of the loop below, as a removal
         for j, c in enumerate(run):
