@@ -481,6 +481,11 @@ def scan(text: str) -> list[SecretFinding]:
         return []
     if norm.marks:
         found = [(*norm.span(start, stop), rule) for start, stop, rule in found]
+    if REDACTED in text:  # a redaction mark is never a secret (so redacting twice changes nothing)
+        marks = [m.span() for m in _MARK.finditer(text)]
+        found = [f for f in found if not any(a <= f[0] and f[1] <= b for a, b in marks)]
+        if not found:
+            return []
     found.sort(key=lambda f: (f[0], -f[1]))
     merged: list[list[Any]] = []
     for start, stop, rule_name in found:
@@ -504,6 +509,7 @@ def rules_found(text: str) -> list[str]:
 
 REDACTED = "[REDACTED:"
 """How a redaction starts: ``[REDACTED:<rule>]``."""
+_MARK = re.compile(r"\[REDACTED:[a-z0-9-]{1,80}\]")
 
 
 def was_redacted(text: str) -> bool:
