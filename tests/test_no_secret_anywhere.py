@@ -12,8 +12,10 @@ Fake credentials are assembled at run time so this file never holds one in clear
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -55,6 +57,19 @@ PLANTED: dict[str, str] = {
     "password-in-prose": "hunter2" + "-Xy9!",
     "generic-secret": "Tr0ub4dor" + "93xyzQ",
     "private-key": "\n".join(PEM_BODY),
+    # formats of gitleaks' rule set, and evasions the scanner reads through
+    "aws-secret-key": "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY",
+    "azure-storage-key": base64.b64encode(random.Random(23).randbytes(64)).decode(),
+    "huggingface-access-token": "hf_" + "jCBaQngSHiHDRYOcsMcifUcysGyaiybUWz",
+    "sendgrid-api-token": "SG."
+    + "aB3dE6gH9jK2mN5pQ8sT1v"
+    + "."
+    + "W4yZ7bC0eF3hJ6aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC",
+    "twilio-api-key": "SK" + "3f9a0c1d2e4b5a6978877665544332a1",
+    "github-token (split by a zero-width space)": "ghp_" + "Hq8Lm2Zx7Vb4Nc1Q\u200bw9Er6Ty3Ui5Op0AsXk2m",
+    "gitlab-token (in fullwidth letters)": "".join(
+        chr(ord(c) + 0xFEE0) for c in "glpat-" + "Kd9sP2xQ7mLr4TvW8nBz"
+    ),
 }
 PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + PLANTED["private-key"] + "\n-----END RSA PRIVATE KEY-----"
 
@@ -76,6 +91,13 @@ PERSON_WORDS: list[str] = [
     f"Remember that the password is {PLANTED['password-in-prose']} for the staging admin account.",
     f"Always export DB_PASSWORD={PLANTED['generic-secret']} before running the migrations locally.",
     f"Never paste the deploy key into chat again, this one:\n{PEM}\nwas rotated this morning.",
+    f"Always run the billing export with secret {PLANTED['aws-secret-key']} from the ops box only.",
+    f"Never hand out AccountKey={PLANTED['azure-storage-key']} of the storage account to vendors.",
+    f"We decided to pull models with the token {PLANTED['huggingface-access-token']} in CI only.",
+    f"Never send mail from staging with the key {PLANTED['sendgrid-api-token']} again.",
+    f"Always rotate the Twilio key {PLANTED['twilio-api-key']} after the on-call week.",
+    f"Never push with {PLANTED['github-token (split by a zero-width space)']} from a laptop.",
+    f"Always mirror the wiki with {PLANTED['gitlab-token (in fullwidth letters)']} at night.",
 ]
 
 
@@ -90,9 +112,9 @@ def fragments(secret: str) -> list[str]:
 
 def test_every_planted_secret_is_a_supported_format() -> None:
     """The plants cover every rule the scanner has, and each is found by its own rule."""
-    assert set(PLANTED) == set(RULE_NAMES)
-    for rule, words in zip(PLANTED, PERSON_WORDS, strict=True):
-        assert rule in rules_found(words), rule
+    assert set(RULE_NAMES) <= {name.split(" (")[0] for name in PLANTED}
+    for name, words in zip(PLANTED, PERSON_WORDS, strict=True):
+        assert name.split(" (")[0] in rules_found(words), name
 
 
 # -- running dreamtui as a person does ----------------------------------------------------------

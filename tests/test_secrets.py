@@ -5,8 +5,10 @@ Fake credentials are assembled at run time so this file never holds one in clear
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
+import random
 import time
 
 import pytest
@@ -272,3 +274,139 @@ def test_ten_megabyte_line_with_a_secret_at_the_end_is_found() -> None:
     start = time.perf_counter()
     assert rules_found(line) == ["github-token"]
     assert time.perf_counter() - start < 8.0
+
+
+# -- formats and evasions an adversarial run found unredacted (issue 23 item 2) -------------------
+
+
+def fullwidth(text: str) -> str:
+    """``text`` in fullwidth forms (U+FF01…U+FF5E), as a person or a model might paste it."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+AZURE_KEY = base64.b64encode(random.Random(23).randbytes(64)).decode()
+GH = "ghp_" + "Hq8Lm2Zx7Vb4Nc1Qw9Er6Ty3Ui5Op0AsXk2m"
+# (what a person wrote, the secret in it, the rule that must name it)
+ATTACKS: dict[str, tuple[str, str, str]] = {
+    "aws secret key in prose": (
+        "I set the CLI up with secret {s} and region eu-west-1.",
+        "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY",
+        "aws-secret-key",
+    ),
+    "aws secret key in an ini file": (
+        "[default]\naws_secret_access_key = {s}\n",
+        "Zq8TkLm3VbN2xW" + "/u9Rt5Ye1Wq7Op3As6Df0Gh4Jk8L",
+        "generic-secret",  # the key = value rule finds it first
+    ),
+    "hugging face token": (
+        "run huggingface-cli login --token {s} first",
+        "hf_" + "jCBaQngSHiHDRYOcsMcifUcysGyaiybUWz",
+        "huggingface-access-token",
+    ),
+    "azure storage connection string": (
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};EndpointSuffix=core.windows.net",
+        AZURE_KEY,
+        "azure-storage-key",
+    ),
+    "azure storage key in prose": (
+        "the azure storage key is {s} until Friday",
+        AZURE_KEY,
+        "azure-storage-key",
+    ),
+    "sendgrid key": (
+        "mail goes out with {s} on prod",
+        "SG." + "aB3dE6gH9jK2mN5pQ8sT1v" + "." + "W4yZ7bC0eF3hJ6aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC",
+        "sendgrid-api-token",
+    ),
+    "twilio api key": (
+        "the Twilio key {s} sends the SMS",
+        "SK" + "3f9a0c1d2e4b5a6978877665544332a1",
+        "twilio-api-key",
+    ),
+    "authorization bearer hex": (
+        "curl -s -H 'authorization: bearer {s}' https://api.internal/v1/me",
+        "3f9a0c1d2e4b5a69" + "78877665544332a1",
+        "bearer-token",
+    ),
+    "lower-case bearer hex in a header dump": (
+        "authorization: bearer {s}",
+        "9e107d9d372bb682" + "6bd81d3542a419d6",
+        "bearer-token",
+    ),
+    "the pass is X": ("ok so the pass is {s} for the vpn", "Kx8mP2qL" + "zz9", "password-in-prose"),
+    "token split by a zero-width space": (
+        "push with {s} from CI",
+        GH[:20] + "\u200b" + GH[20:],
+        "github-token",
+    ),
+    "token split by a soft hyphen and a word joiner": (
+        "push with {s} from CI",
+        GH[:9] + "\u00ad" + GH[9:30] + "\u2060" + GH[30:],
+        "github-token",
+    ),
+    "token in fullwidth letters": ("push with {s} from CI", fullwidth(GH), "github-token"),
+    "aws key in fullwidth letters": (
+        "key {s} here",
+        fullwidth("AKIA" + "Q3EGRT7ZKLPX2M4N"),
+        "aws-access-key",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_an_attack_format_is_redacted_and_only_its_own_span_is_cut(name: str) -> None:
+    template, secret, rule = ATTACKS[name]
+    text = template.format(s=secret)
+    assert rule in rules_found(text)
+    red = redact(text)
+    before, after = template.split("{s}")
+    assert red.startswith(before) and red.endswith(after), red  # the original text around it is intact
+    assert red[len(before) : len(red) - len(after)].startswith("[REDACTED:")
+    for piece in {secret[i : i + 10] for i in range(0, len(secret) - 9, 5)}:
+        assert piece not in red
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_an_attack_format_is_redacted_in_json_escaped_transcript_text(name: str) -> None:
+    template, secret, _ = ATTACKS[name]
+    line = json.dumps({"type": "user", "message": {"content": template.format(s=secret)}}, ensure_ascii=False)
+    red = redact(line)
+    assert json.loads(red)
+    assert secret not in red and secret[-12:] not in red
+
+
+def test_a_zero_width_escape_in_raw_json_is_read_through() -> None:
+    line = json.dumps({"content": "push with " + GH[:20] + "\u200b" + GH[20:]})  # ensure_ascii: \\u200b
+    assert "\\u200b" in line
+    red = redact(line)
+    assert GH[:20] not in red and GH[20:] not in red and json.loads(red)
+
+
+def test_normalised_text_maps_back_to_the_original_offsets() -> None:
+    text = "ｘ " + fullwidth("AKIA" + "Q3EGRT7ZKLPX2M4N") + " y\u200bz " + GH[:5] + "\u200b" + GH[5:] + " end"
+    findings = scan(text)
+    assert [f.rule for f in findings] == ["aws-access-key", "github-token"]
+    assert text[findings[0].start : findings[0].end] == fullwidth("AKIA" + "Q3EGRT7ZKLPX2M4N")
+    assert text[findings[1].start : findings[1].end] == GH[:5] + "\u200b" + GH[5:]
+    assert redact(text) == "ｘ [REDACTED:aws-access-key] y\u200bz [REDACTED:github-token] end"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the secret rotation",
+        "git show 9fceb02d0ae598e95dc970b74767f19372d61af8 -- aws/config",
+        "the secret's sha1 is 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
+        '"sessionId": "5f8e2a1c-3b4d-4e6f-9a0b-1c2d3e4f5a6b", "token": "used"',
+        "aws s3 cp s3://bucket/releases/2026/ReleaseNotesAndChangelog.txt .",
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 secret layer",
+        '"integrity": "sha512-'
+        + base64.b64encode(random.Random(5).randbytes(64)).decode()
+        + '" (azure pipeline cache)',
+        "the pass is complete",
+        "the pass is case-sensitive",
+        "src/components/Secret/AwsCredentialsProvider/IndexPage.tsx",
+    ],
+)
+def test_hashes_ids_and_paths_near_secret_words_are_not_flagged(text: str) -> None:
+    assert scan(text) == []

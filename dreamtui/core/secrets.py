@@ -1,22 +1,31 @@
 """Secret scanning: find credentials in text, redact them, never hand the secret back.
 
-Rules cover cloud keys (AWS, Google), GitHub, GitLab, Slack, Stripe, npm, Anthropic, OpenAI, private
-key blocks, JWTs, ``Bearer`` tokens, passwords inside URLs (``postgres://user:pw@host``), a password
-written in prose ("the password is …"), and generic ``password=`` / ``pw=`` / ``token:`` / ``api_key``
-assignments whose value looks random (Shannon entropy).
+Two rule sets read every text, after Unicode normalisation (NFKC, format characters such as the
+zero-width space removed: :mod:`dreamtui.core.secret_rules.normalize`; every span is mapped back to
+the original text, so redaction cuts exactly the secret):
+
+- gitleaks' maintained rule set (:mod:`dreamtui.core.secret_rules.gitleaks`: its ``gitleaks.toml``
+  as data, 217 rules run on RE2, tested with gitleaks' own true and false examples);
+- this module's own rules: cloud keys (AWS access keys, Google), GitHub, GitLab, Slack, Stripe, npm,
+  Anthropic, OpenAI, private key blocks, JWTs, ``Bearer`` tokens, passwords inside URLs
+  (``postgres://user:pw@host``), a password written in prose ("the password is …", "the pass is …"),
+  generic ``password=`` / ``pw=`` / ``token:`` / ``api_key`` assignments whose value looks random
+  (Shannon entropy), and, by the words written before them, an AWS secret access key and an Azure
+  storage account key.
 
 This is the one redaction of dreamtui: every path to disk or to a model goes through :func:`redact`
 (the memory writer, commit messages, the ledger's text columns, the waking message, the CLI's
 output, what is sent to Claude).
 Text may be plain, frontmatter-like, or JSON-escaped transcript text (``\\"token\\": \\"…\\"``,
-``\\n`` escapes inside a key block): every rule accepts a JSON escape right before the secret.
+``\\n`` escapes inside a key block): every rule accepts a JSON escape right before the secret, and
+no span ends on an escape's backslash.
 
 Allow-list comments (``# gitleaks:allow``, ``pragma: allowlist secret``) are deliberately ignored:
 transcript text is attacker-controllable, so a comment inside it cannot switch scanning off.
 
-Every quantifier is bounded and every token rule has a left boundary that excludes its own body
-characters, so a match can only start at the beginning of a run: scanning is linear in the text
-(a 10 MB line takes well under a few seconds).
+Every quantifier of the own rules is bounded and every token rule has a left boundary that excludes
+its own body characters, so a match can only start at the beginning of a run; gitleaks' rules run on
+RE2. Scanning is linear in the text (a 10 MB line takes a few seconds at most).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamtui.core.models import SecretFinding
+from dreamtui.core.secret_rules import gitleaks
+from dreamtui.core.secret_rules.normalize import normalize
 
 # A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
 _END_ALNUM = r"(?![A-Za-z0-9])"
@@ -107,6 +118,15 @@ def looks_random(value: str) -> bool:
     return _char_classes(value) >= 2 and shannon_entropy(value) >= ENTROPY_THRESHOLD
 
 
+def _all_three_cases(value: str) -> bool:
+    """Upper and lower case letters and digits: a random token, not a path, a word or a hex hash."""
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+
+
 def _has_digit_and_letter(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
@@ -141,6 +161,7 @@ class Rule:
     needles: tuple[str, ...] = ()  # cheap prefilter: the rule cannot match without one of these
     lower: bool = False  # the pattern is lower-case and runs on the lower-cased text
     fallback: re.Pattern[str] | None = None  # ``lower`` rules: the same pattern with IGNORECASE
+    context: tuple[str, ...] = ()  # one of these words must be written up to 80 characters before it
 
 
 def _lower_rule(
@@ -160,7 +181,7 @@ _GENERIC_KEYS = (
 )
 # "the password is X", "the password for the staging db was X", "passphrase: X" (lower-cased text)
 _PROSE_PASSWORD = (
-    r"(?<![a-z0-9])(?:password|passphrase|passcode|passwd|pwd|pw)"
+    r"(?<![a-z0-9])(?:password|passphrase|passcode|passwd|pass|pwd|pw)"
     r"(?:[ \t]{1,4}(?:for|to|of|on)(?:[ \t]{1,4}[^\s]{1,40}){1,4}?)?"  # for the staging db
     r"[ \t]{1,4}(?:is|was|is now|is still|is set to|was set to|has been set to|was changed to|changed to|became)"
     r"[ \t]{0,4}:?[ \t]{0,4}"
@@ -267,6 +288,26 @@ RULES: tuple[Rule, ...] = (
         group=1,
         needles=("eyJ",),
     ),
+    # The 40-character AWS secret access key has no prefix: flagged when "aws", "secret" or "amazon" is
+    # written up to 80 characters before it and it looks random (upper, lower and digits).
+    Rule(
+        "aws-secret-key",
+        re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        group=1,
+        check=lambda v: _all_three_cases(v) and shannon_entropy(v) >= 4.0,
+        needles=("aws", "secret", "amazon"),
+        context=("aws", "secret", "amazon"),
+    ),
+    # An Azure storage account key: 64 random bytes in base64 (86 characters and "=="), after
+    # ``AccountKey=`` or with "azure", "storage" or "accountkey" written up to 80 characters before it.
+    Rule(
+        "azure-storage-key",
+        re.compile(r"(?<![A-Za-z0-9/+\-])([A-Za-z0-9/+]{86}==)(?![A-Za-z0-9/+=])"),
+        group=1,
+        check=lambda v: _all_three_cases(v) and shannon_entropy(v) >= 4.5,
+        needles=("azure", "storage", "accountkey"),
+        context=("azure", "storage", "accountkey"),
+    ),
     Rule(
         "url-credentials",
         re.compile(r"://(?<=[A-Za-z0-9]://)[^\s/:@\"'\\]{0,64}:([^\s/@\"'\\]{6,128})@"),
@@ -311,6 +352,7 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
+"""This module's own rules; gitleaks' rule ids are :func:`dreamtui.core.secret_rules.gitleaks.rule_ids`."""
 # One search of the lower-cased text for any rule's literal: most text (keys, paths, prose) has none,
 # and then no rule needs to run. A superset of every rule's prefilter (each needle lower-cased).
 _ANY_NEEDLE = re.compile(
@@ -350,29 +392,100 @@ def _private_keys(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def scan(text: str) -> list[SecretFinding]:
-    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
-
-    Overlapping or touching findings are merged into the earliest, longest one.
-    """
-    if not text:
-        return []
+def _own_rules(text: str) -> list[tuple[int, int, str]]:
+    """The findings of this module's own rules (and private key blocks) in ``text``."""
     lowered = text.lower()
     if not _ANY_NEEDLE.search(lowered):
         return []
     found = _private_keys(text)
     for rule in RULES:
         hay = lowered if rule.lower else text
-        if rule.needles and not any(n in hay for n in rule.needles):
+        if rule.needles and not any(n in (lowered if rule.context else hay) for n in rule.needles):
             continue
         pattern = rule.pattern
         if rule.fallback is not None and len(lowered) != len(text):  # rare: lower() changed the length ("İ")
             pattern, hay = rule.fallback, text
-        for m in pattern.finditer(hay):
+        matches = _near_context(rule, pattern, hay, lowered) if rule.context else pattern.finditer(hay)
+        for m in matches:
             start, stop = m.span(rule.group)
             if rule.check is not None and not rule.check(text[start:stop]):
                 continue
+            if rule.context and not any(w in lowered[max(0, start - 80) : start] for w in rule.context):
+                continue
             found.append((start, stop, rule.name))
+    return found
+
+
+_CONTEXT_REACH = 80
+"""How far before a secret its context word may be written (``Rule.context``)."""
+_CONTEXT_SECRET_MAX = 128
+"""The longest match of a rule with a context (the Azure key: 88 characters)."""
+
+
+def _near_context(rule: Rule, pattern: re.Pattern[str], hay: str, lowered: str) -> list[re.Match[str]]:
+    """``pattern``'s matches that start within reach of a context word. Only those windows are
+    searched (a pattern without a literal is slow over a whole text in ``re``); a match the window's
+    end may have cut is confirmed on the whole text."""
+    reach = _CONTEXT_REACH + 1 + _CONTEXT_SECRET_MAX + 1
+    windows: list[list[int]] = []
+    for lo in sorted(m.start() for w in rule.context for m in re.finditer(re.escape(w), lowered)):
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = lo + reach
+        else:
+            windows.append([lo, lo + reach])
+    out: list[re.Match[str]] = []
+    for lo, hi in windows:
+        for m in pattern.finditer(hay, lo, min(hi, len(hay))):
+            if m.end() >= hi:
+                whole = pattern.match(hay, m.start())
+                if whole is None:
+                    continue
+                m = whole
+            out.append(m)
+    return out
+
+
+def _gitleaks_rules(text: str) -> list[tuple[int, int, str]]:
+    """The findings of gitleaks' rule set in ``text`` (character offsets)."""
+    data = text.encode("utf-8", "surrogatepass")
+    found = gitleaks.find(data)
+    if found and len(data) != len(text):  # not ASCII: byte offsets to character offsets
+
+        def char_at(b: int) -> int:
+            return len(data[:b].decode("utf-8", "surrogatepass"))
+
+        found = [(char_at(a), char_at(b), rule) for a, b, rule in found]
+    # Some rules' classes take a backslash: never end a span inside a JSON escape (``…\"``).
+    return [(a, _before_backslashes(text, a, b), rule) for a, b, rule in found]
+
+
+def _before_backslashes(text: str, start: int, stop: int) -> int:
+    while stop > start + 1 and text[stop - 1] == "\\":
+        stop -= 1
+    return stop
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
+
+    The rules read ``text`` after Unicode normalisation (NFKC, format characters removed: see
+    :mod:`dreamtui.core.secret_rules.normalize`); the spans are those of the original ``text``.
+    This module's own rules come first, then gitleaks' rule set. Overlapping or touching findings are
+    merged into the earliest, longest one (named by the first rule that found its start).
+    """
+    if not text:
+        return []
+    norm = normalize(text)
+    found = _own_rules(norm.text) + _gitleaks_rules(norm.text)
+    if not found:
+        return []
+    if norm.marks:
+        found = [(*norm.span(start, stop), rule) for start, stop, rule in found]
+    if REDACTED in text:  # a redaction mark is never a secret (so redacting twice changes nothing)
+        marks = [m.span() for m in _MARK.finditer(text)]
+        found = [f for f in found if not any(a <= f[0] and f[1] <= b for a, b in marks)]
+        if not found:
+            return []
     found.sort(key=lambda f: (f[0], -f[1]))
     merged: list[list[Any]] = []
     for start, stop, rule_name in found:
@@ -396,6 +509,7 @@ def rules_found(text: str) -> list[str]:
 
 REDACTED = "[REDACTED:"
 """How a redaction starts: ``[REDACTED:<rule>]``."""
+_MARK = re.compile(r"\[REDACTED:[a-z0-9-]{1,80}\]")
 
 
 def was_redacted(text: str) -> bool:
