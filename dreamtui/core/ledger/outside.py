@@ -41,6 +41,8 @@ class Item(Jsonable):
     commit_sha: str | None = None
     decided_as: str | None = None
     detected_at: str = ""
+    entry: str | None = None
+    note: str | None = None
 
     @property
     def writer_label(self) -> str:
@@ -49,7 +51,8 @@ class Item(Jsonable):
     def title(self) -> str:
         """``auto memory added projects/x/y.md`` (one line)."""
         what = f"{self.old_path} → {self.path}" if self.kind == "renamed" else self.path
-        return f"{self.writer_label} {self.kind} {what}"
+        note = f" ({self.note})" if self.note else ""
+        return f"{self.writer_label} {self.kind} {what}{note}"
 
     JSON_EXTRA = ("writer_label",)
 
