@@ -147,7 +147,7 @@ def get(ledger: Ledger, item_id: str) -> Item:
 def _sha256_at(root: Path, rel: str) -> str | None | bool:
     """sha256 of the regular file ``rel`` (``None``: nothing there; ``False``: not a readable file)."""
     try:
-        data = tree_of.read_plain(Path(root) / rel)
+        data = tree_of.read_at(Path(root), rel)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError:
@@ -277,7 +277,7 @@ def _pair_renames(repo: Repo, root: Path, found: list[_Change], pending: dict[st
         new: dict[str, bytes] = {}
         for a in as_:
             try:
-                data = tree_of.read_plain(root / a.path, renames.TEXT_MAX)
+                data = tree_of.read_at(root, a.path, renames.TEXT_MAX)
             except OSError:
                 continue
             if data is not None and tree_of.blob_of_bytes(data) == a.blob:
@@ -600,7 +600,7 @@ def _reviewed_bytes(repo: Repo, item: Item) -> bytes | None:
     if item.status != "pending":
         return _blob_bytes(repo, item.blob)
     try:
-        data = tree_of.read_plain(gitops.work_tree(repo) / item.path)
+        data = tree_of.read_at(gitops.work_tree(repo), item.path)
     except OSError:
         data = None
     if data is not None and tree_of.blob_of_bytes(data) == item.blob:
@@ -792,7 +792,7 @@ def _checked_bytes(repo: Repo, item: Item) -> bytes:
     """The reviewed bytes, read from the working file (never through a link) and checked against the
     item's blob id."""
     try:
-        data = tree_of.read_plain(gitops.work_tree(repo) / item.path)
+        data = tree_of.read_at(gitops.work_tree(repo), item.path)
     except OSError:
         data = None
     if data is None or tree_of.blob_of_bytes(data) != item.blob:
@@ -1092,7 +1092,7 @@ def _finish_reject(ledger: Ledger, repo: Repo, item_id: str, intent_id: int, pay
             for n, step in enumerate(payload["steps"]):  # an earlier step's file back where it was
                 aside = _temp_of(root, step["rel"], ASIDE, str(payload["token"]), n)
                 if aside is not None and os.path.lexists(aside):
-                    _put_back(aside, memory.safe_path(root, step["rel"]), step["rel"])
+                    _put_back(aside, _safe_target(root, step["rel"]), step["rel"])
             _drop_intent(ledger, intent_id)
         raise
     _step("put")
@@ -1116,10 +1116,7 @@ def _restore_step(repo: Repo, root: Path, step: dict[str, Any], n: int, token: s
     rel = str(step["rel"])
     expect = (step["expect"][0], step["expect"][1])
     head, mode = step.get("head"), step.get("mode")
-    try:
-        target = memory.safe_path(root, rel)
-    except MemoryRepoError as exc:
-        raise OutsideError(f"cannot put {rel} back: {exc}") from None
+    target = _safe_target(root, rel)
     folder = target.parent
     aside, tmp = folder / f"{ASIDE}{token}-{n}", folder / f"{NEW}{token}-{n}"
     have_aside = os.path.lexists(aside)
@@ -1155,6 +1152,20 @@ def _restore_step(repo: Repo, root: Path, step: dict[str, Any], n: int, token: s
                 _put_back(aside, target, rel)
             raise
     return aside if have_aside else None
+
+
+def _safe_target(root: Path, rel: str) -> Path:
+    """``root/rel`` when every folder on the way is a real folder (never a symlink); the last
+    component may be anything (a link or a FIFO is what a reject takes away)."""
+    parent, _, name = rel.rpartition("/")
+    try:
+        memory._check_component(name, rel)
+        # every folder on the way checked as a write would check it (a name that is not there ends
+        # the check at the folder itself)
+        folder = memory.safe_path(root, f"{parent}/{ASIDE}" if parent else ASIDE).parent
+    except MemoryRepoError as exc:
+        raise OutsideError(f"cannot put {rel} back: {exc}") from None
+    return folder / name
 
 
 def _link_head(

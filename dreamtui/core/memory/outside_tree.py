@@ -238,10 +238,34 @@ def blob_of_bytes(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def real_folders(root: Path, rel: str) -> bool:
+    """Whether every folder on the way from ``root`` to ``rel`` is a real folder (no symlink)."""
+    parts = rel.split("/")[:-1]
+    path = Path(root)
+    for part in parts:
+        path = path / part
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def read_at(root: Path, rel: str, limit: int | None = None) -> bytes | None:
+    """:func:`read_plain` of ``root/rel``, refused (``NotPlain``) when a folder on the way is a link."""
+    if not real_folders(root, rel):
+        raise NotPlain(errno.ELOOP, "a folder on its way is a symlink", rel)
+    return read_plain(Path(root) / rel, limit)
+
+
 def identity(root: Path, rel: str) -> tuple[str | None, str | None]:
     """What stands at ``rel`` now, as (kind, blob): ``(None, None)`` when nothing (or a folder) is
-    there. Never follows a symlink, never opens a FIFO; a large file is hashed in chunks."""
+    there, or when a folder on the way is a symlink (what is behind it is not in the memory folder).
+    Never follows a symlink, never opens a FIFO; a large file is hashed in chunks."""
     path = Path(root) / rel
+    if not real_folders(root, rel):
+        return None, None
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
