@@ -28,6 +28,8 @@ from dreamtui.core.memory import gitops, outside
 from dreamtui.core.memory import outside_tree as tree_of
 
 POOL = 24
+KILLS = int(os.environ.get("DREAMTUI_OUTSIDE_KILLS", "40"))
+"""Read when the module is imported: the suite's fixtures clear every ``DREAMTUI_*`` variable."""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -208,7 +210,7 @@ def _check(config: Config, ledger: Ledger, last: dict[str, bytes | None]) -> Non
 
 
 def test_sigkill_during_outside_accept_reject_and_restore_loses_nothing(config, ledger, git_home) -> None:
-    kills = int(os.environ.get("DREAMTUI_OUTSIDE_KILLS", "40"))
+    kills = KILLS
     root = config.memory
     repo = gitops.open_repo(root)
     for n in range(POOL):

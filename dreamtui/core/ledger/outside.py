@@ -3,7 +3,7 @@ while pending, and how the person decided each."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from dreamtui.core.ledger.rows import from_row
@@ -57,6 +57,9 @@ class Item(Jsonable):
     JSON_EXTRA = ("writer_label",)
 
 
+_FIELDS = tuple(f.name for f in fields(Item))
+
+
 def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
     """Items (``status=None``: all), oldest first."""
     if status is None:
@@ -65,7 +68,11 @@ def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
         rows = ledger.query(
             "SELECT * FROM outside_items WHERE status = ? ORDER BY detected_at, id", (status,)
         )
-    return [from_row(Item, r) for r in rows]
+    if not rows:
+        return []
+    columns = set(rows[0].keys())  # a Row's `in` looks at its values, not its column names
+    names = [n for n in _FIELDS if n in columns]
+    return [Item(**{n: r[n] for n in names}) for r in rows]
 
 
 def with_prefix(ledger: Ledger, prefix: str) -> list[Item]:

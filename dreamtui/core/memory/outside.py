@@ -467,85 +467,108 @@ def _mtime(root: Path, rel: str) -> float:
             path = path.parent
 
 
-def _look(repo: Repo, cache: tree_of.HashCache) -> Tree:
-    root = gitops.work_tree(repo)
-    tree = tree_of.walk(root)
-    cache.fill(root, tree)
-    return tree
+SIGNATURE_KEY = "outside_scan_signature"
+HASH_UNLOCKED = 32
+"""A scan that must hash more files than this hashes them with the memory lock released."""
 
 
 def scan(config: Config, ledger: Ledger) -> ScanReport:
     """Compare the memory repository's working tree with HEAD and bring the outside items up to date.
 
-    Listing and hashing what is new happen before the memory lock is taken; under the lock the
-    folder is listed again (stat only: the hashes are cached) and the ledger is updated."""
+    Under the memory lock: interrupted decisions are recovered, the folder is listed (stat only) and
+    the items updated. When many files are new to the hash cache they are hashed with the lock
+    released first, then the folder is listed again under the lock. A start with nothing new (the
+    same HEAD, every entry's stat and blob as at the last scan) stops after the listing."""
     report = ScanReport()
     if not gitops.repo_exists(config.memory):
         return report
     repo = gitops.open_repo(config.memory, create=False)
     root = gitops.work_tree(repo)
     cache = tree_of.HashCache(ledger)
-    first = _look(repo, cache)  # the slow part, unlocked: what it hashes is cached for the look below
-    with memory_lock(config):
-        recover(config, ledger, repo, report.notices, first.temps)
-        tree = _look(repo, cache)
-        report.hashed = cache.hashed
-        cache.save(tree)
-        report.notices.extend(f"cannot look into {rel or '.'}: left as it is" for rel in tree.unreadable)
-        pending = {i.path: i for i in items(ledger)}
-        found = changes(repo, ledger, tree, None, pending)
-        seen: set[str] = set()
-        fresh: list[_Change] = []
-        for change in found:
-            seen.add(change.path)
+    for attempt in range(2):
+        with memory_lock(config):
+            recover(config, ledger, repo, report.notices)
+            tree = tree_of.walk(root)
+            _remove_reject_temps(root, tree.temps)
+            if attempt == 1 or cache.misses(tree) <= HASH_UNLOCKED:
+                cache.fill(root, tree)
+                return _scan_locked(config, ledger, repo, tree, cache, report)
+        cache.fill(root, tree)  # the slow part, with the lock released: cached for the look above
+    raise AssertionError("unreachable")
+
+
+def _scan_locked(
+    config: Config, ledger: Ledger, repo: Repo, tree: Tree, cache: tree_of.HashCache, report: ScanReport
+) -> ScanReport:
+    root = gitops.work_tree(repo)
+    report.hashed = cache.hashed
+    cache.save(tree)
+    report.notices.extend(f"cannot look into {rel or '.'}: left as it is" for rel in tree.unreadable)
+    settled = not intents.count(ledger)
+    signature = tree_of.signature(gitops.head_sha(repo), tree) if settled else None
+    if signature is not None:
+        row = ledger.one("SELECT value FROM meta WHERE key = ?", (SIGNATURE_KEY,))
+        if row is not None and row[0] == signature:
+            return report  # nothing new since the last scan
+    pending = {i.path: i for i in items(ledger)}
+    found = changes(repo, ledger, tree, None, pending)
+    seen: set[str] = set()
+    fresh: list[_Change] = []
+    for change in found:
+        seen.add(change.path)
+        current = pending.get(change.path)
+        if (
+            current
+            and current.blob == change.blob
+            and current.kind == change.kind
+            and current.old_path == change.old_path
+            and current.entry == change.entry
+        ):
+            continue
+        fresh.append(change)
+    batch = _batch_id(fresh)
+    now = clock.now_iso()
+    when = {change.path: _mtime(root, change.path) for change in fresh}
+    records = find_records(config, when) if fresh else {}
+    with ledger.write():
+        for change in fresh:
+            record = records.get(change.path)
+            writer = record.writer if record else ("auto-dream" if batch and _loud(change) else "person")
+            values = {
+                "path": change.path,
+                "old_path": change.old_path,
+                "kind": change.kind,
+                "blob": change.blob,
+                "head_blob": change.head.blob if change.head is not None else None,
+                "writer": writer,
+                "session": record.session if record else None,
+                "transcript": record.transcript if record else None,
+                "line": record.line if record else None,
+                "tool": record.tool if record else None,
+                "batch": batch if _loud(change) else None,
+                "detected_at": now,
+                "entry": change.entry,
+                "note": change.note,
+            }
             current = pending.get(change.path)
-            if (
-                current
-                and current.blob == change.blob
-                and current.kind == change.kind
-                and current.old_path == change.old_path
-                and current.entry == change.entry
-            ):
-                continue
-            fresh.append(change)
-        batch = _batch_id(fresh)
-        now = clock.now_iso()
-        when = {change.path: _mtime(root, change.path) for change in fresh}
-        records = find_records(config, when) if fresh else {}
-        with ledger.write():
-            for change in fresh:
-                record = records.get(change.path)
-                writer = record.writer if record else ("auto-dream" if batch and _loud(change) else "person")
-                values = {
-                    "path": change.path,
-                    "old_path": change.old_path,
-                    "kind": change.kind,
-                    "blob": change.blob,
-                    "head_blob": change.head.blob if change.head is not None else None,
-                    "writer": writer,
-                    "session": record.session if record else None,
-                    "transcript": record.transcript if record else None,
-                    "line": record.line if record else None,
-                    "tool": record.tool if record else None,
-                    "batch": batch if _loud(change) else None,
-                    "detected_at": now,
-                    "entry": change.entry,
-                    "note": change.note,
-                }
-                current = pending.get(change.path)
-                if current:
-                    outside_items.update(ledger, current.id, values)
-                    report.updated.append(current.id)
-                else:
-                    item_id = _new_id(change.path, change.blob)
-                    outside_items.add(ledger, item_id, values)
-                    report.new.append(item_id)
-            for path, item in pending.items():
-                if path not in seen:
-                    _close(ledger, item.id, "gone", None, "the file is as committed again")
-                    report.gone.append(item.id)
-        if batch:
-            report.batches.append(batch)
+            if current:
+                outside_items.update(ledger, current.id, values)
+                report.updated.append(current.id)
+            else:
+                item_id = _new_id(change.path, change.blob)
+                outside_items.add(ledger, item_id, values)
+                report.new.append(item_id)
+        for path, item in pending.items():
+            if path not in seen:
+                _close(ledger, item.id, "gone", None, "the file is as committed again")
+                report.gone.append(item.id)
+        if signature is not None:
+            ledger.run(
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (SIGNATURE_KEY, signature),
+            )
+    if batch:
+        report.batches.append(batch)
     return report
 
 

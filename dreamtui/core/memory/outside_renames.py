@@ -1,18 +1,20 @@
 """Pairing a deleted file with a new one as a rename, in O(n log n) (issue 23).
 
-Exact pairs (the same blob id) are found through a map of blob ids. The similarity step then looks at
-few candidates only: a new file is compared with the deleted files of the same folder whose size is
-in a neighbouring size bucket (:func:`size_bucket`), the closest sizes first, at most
-:data:`PER_FILE` of them, and at most :data:`TOTAL` comparisons per scan. A pair whose two sides were
-both already pending, unchanged, was compared by an earlier scan and is not compared again. Texts
-over :data:`TEXT_MAX` bytes are paired only exactly.
+Exact pairs (the same blob id) are found through a map of blob ids. The similarity step never
+compares all pairs: each text's words and word pairs ("shingles") are counted over every side, the
+shingles most files share (frontmatter keys, boilerplate) are dropped, and each side keeps a sketch
+of its :data:`SKETCH` smallest shingle hashes. A new file is compared only with deleted files of the
+same folder whose sketch shares a hash with its own, the most shared first, at most :data:`PER_FILE`
+of them and :data:`TOTAL` comparisons per scan. Two texts are similar when their distinctive
+shingles overlap (Dice coefficient) by :data:`THRESHOLD`. A pair whose two sides were both already
+pending, unchanged, was compared by an earlier scan and is not compared again. Texts over
+:data:`TEXT_MAX` bytes are paired only exactly.
 """
 
 from __future__ import annotations
 
-import difflib
-import math
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +22,11 @@ PER_FILE = 4
 TOTAL = 20_000
 TEXT_MAX = 64 * 1024
 THRESHOLD = 0.6
+SKETCH = 8
+COMMON = 0.05
+"""A shingle found in more than this share of the files (and more than 3) says nothing about which."""
+
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(slots=True)
@@ -37,23 +44,15 @@ class Side:
         return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
 
 
-def size_bucket(size: int) -> int:
-    """Sizes within about a factor of 1.25 share a bucket (a rename with an edit keeps its size)."""
-    return int(math.log(size + 1, 1.25))
+def shingles(data: bytes) -> set[str]:
+    """The words and word pairs of a text (lower case)."""
+    words = _WORD.findall(data.decode("utf-8", "replace").lower())
+    return {*words, *(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))}
 
 
-def similar(a: bytes, b: bytes) -> bool:
-    """Whether two texts are (nearly) the same: a character match for small texts, a line match
-    for larger ones (each bounded by :data:`TEXT_MAX`)."""
-    if a == b:
-        return True
-    ta, tb = a.decode("utf-8", "replace"), b.decode("utf-8", "replace")
-    if len(ta) + len(tb) > 8192:
-        la, lb = ta.splitlines(), tb.splitlines()
-        m = difflib.SequenceMatcher(None, la, lb, autojunk=False)
-        return m.quick_ratio() >= THRESHOLD and m.ratio() >= THRESHOLD
-    m = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
-    return m.quick_ratio() >= THRESHOLD and m.ratio() >= THRESHOLD
+def dice(a: set[str], b: set[str]) -> float:
+    """How much two shingle sets overlap (0 to 1)."""
+    return 2 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
 
 
 def pair(
@@ -84,43 +83,46 @@ def pair(
         out[a.path] = match.path
         del new[a.path], gone[match.path]
     # the bounded similarity step
-    buckets: dict[tuple[str, int], list[Side]] = defaultdict(list)
-    for d in gone.values():
-        if d.size <= TEXT_MAX:
-            buckets[(d.folder, size_bucket(d.size))].append(d)
-    plan: list[tuple[Side, list[Side]]] = []
-    budget = TOTAL
-    for a in sorted(new.values(), key=lambda s: s.path):
-        if a.size > TEXT_MAX or budget <= 0:
-            continue
-        b = size_bucket(a.size)
-        near = [
-            d
-            for k in (b - 1, b, b + 1)
-            for d in buckets.get((a.folder, k), ())
-            if not (a.settled and d.settled)
-        ]
-        if not near:
-            continue
-        near.sort(key=lambda d: (abs(d.size - a.size), d.path))
-        near = near[: min(PER_FILE, budget)]
-        budget -= len(near)
-        plan.append((a, near))
-    if not plan:
+    d_left = [d for d in gone.values() if d.size <= TEXT_MAX]
+    a_left = [a for a in sorted(new.values(), key=lambda s: s.path) if a.size <= TEXT_MAX]
+    if not d_left or not a_left or not any(not x.settled for x in (*d_left, *a_left)):
         return out
-    want_d = list({d.path: d for _, near in plan for d in near}.values())
-    old_texts, new_texts = texts(want_d, [a for a, _ in plan])
+    folders = {d.folder for d in d_left}
+    a_left = [a for a in a_left if a.folder in folders]
+    wanted = {a.folder for a in a_left}
+    d_left = [d for d in d_left if d.folder in wanted]
+    if not a_left:
+        return out
+    old_texts, new_texts = texts(d_left, a_left)
+    sets = {("d", p): shingles(t) for p, t in old_texts.items()}
+    sets.update({("a", p): shingles(t) for p, t in new_texts.items()})
+    df: Counter[str] = Counter()
+    for shingle_set in sets.values():
+        df.update(shingle_set)
+    common = max(3, int(COMMON * len(sets)))
+    for key, shingle_set in sets.items():
+        sets[key] = {x for x in shingle_set if df[x] <= common}
+    index: dict[tuple[str, int], list[Side]] = defaultdict(list)
+    for d in d_left:
+        for h in sorted(hash(x) for x in sets.get(("d", d.path), ()))[:SKETCH]:
+            index[(d.folder, h)].append(d)
+    budget = TOTAL
     taken: set[str] = set()
-    for a, near in plan:
-        text = new_texts.get(a.path)
-        if text is None:
+    for a in a_left:
+        mine = sets.get(("a", a.path))
+        if not mine or budget <= 0:
             continue
-        for d in near:
-            other = old_texts.get(d.path)
-            if d.path in taken or other is None:
-                continue
-            if similar(other, text):
-                out[a.path] = d.path
-                taken.add(d.path)
+        shared: Counter[str] = Counter()
+        by_path: dict[str, Side] = {}
+        for h in sorted(hash(x) for x in mine)[:SKETCH]:
+            for d in index.get((a.folder, h), ())[: 4 * PER_FILE]:
+                if d.path not in taken and not (a.settled and d.settled):
+                    shared[d.path] += 1
+                    by_path[d.path] = d
+        for path, _ in shared.most_common(min(PER_FILE, budget)):
+            budget -= 1
+            if dice(sets.get(("d", path), set()), mine) >= THRESHOLD:
+                out[a.path] = path
+                taken.add(path)
                 break
     return out

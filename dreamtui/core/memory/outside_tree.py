@@ -303,6 +303,15 @@ class HashCache:
         self.fresh: dict[str, tuple[tuple[int, int, int, int], str]] = {}
         self.hashed = 0
 
+    def misses(self, tree: Tree) -> int:
+        """How many regular files of ``tree`` would be hashed by :meth:`fill`."""
+        n = 0
+        for rel, entry in tree.entries.items():
+            if entry.kind in (FILE, LARGE):
+                hit = self.fresh.get(rel) or self.known.get(rel)
+                n += hit is None or hit[0] != entry.key
+        return n
+
     def fill(self, root: Path, tree: Tree) -> None:
         """Give every regular file of ``tree`` its blob id: from the cache when its stat is unchanged,
         else hashed now (and a file over the limit becomes :data:`LARGE`)."""
@@ -429,11 +438,34 @@ def blobs(repo: Repo, ids: list[str]) -> dict[str, bytes]:
 
 
 def ignored(repo: Repo, paths: list[str]) -> set[str]:
-    """Which of the untracked ``paths`` git ignores (``.gitignore``, ``info/exclude``)."""
+    """Which of the untracked ``paths`` git ignores (``.gitignore``, ``info/exclude``): one
+    ``git ls-files --others --exclude-standard`` (git lists what it does not ignore, in C), and
+    ``git check-ignore`` only for what git never lists (a FIFO, a socket)."""
     if not paths:
         return set()
     try:
-        out = git_bytes(repo, "check-ignore", "-z", "--stdin", input="\0".join(paths).encode() + b"\0")
+        out = git_bytes(repo, "ls-files", "-z", "--others", "--exclude-standard", "--full-name")
+    except subprocess.CalledProcessError:
+        return set()
+    listed = {os.fsdecode(p) for p in out.split(b"\0") if p}
+    unlisted = [p for p in paths if p not in listed]
+    if not unlisted:
+        return set()
+    try:
+        out = git_bytes(repo, "check-ignore", "-z", "--stdin", input="\0".join(unlisted).encode() + b"\0")
     except subprocess.CalledProcessError as exc:
         out = exc.stdout or b""  # exit 1: none ignored
     return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+
+def signature(head: str | None, tree: Tree) -> str:
+    """A digest of everything the scan's result depends on in the folder: HEAD, every entry's kind,
+    stat key and blob, the folders and what could not be listed. Equal signatures: nothing changed."""
+    h = hashlib.sha1(usedforsecurity=False)
+    h.update(f"{head}\0".encode())
+    for rel in sorted(tree.entries):
+        e = tree.entries[rel]
+        h.update(f"{rel}\0{e.kind}\0{e.key}\0{e.blob}\0{e.target}\0".encode("utf-8", "surrogateescape"))
+    h.update("\0".join(sorted(tree.dirs)).encode("utf-8", "surrogateescape"))
+    h.update("\0".join(sorted(tree.unreadable)).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
