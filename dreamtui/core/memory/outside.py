@@ -467,7 +467,6 @@ def _mtime(root: Path, rel: str) -> float:
             path = path.parent
 
 
-SIGNATURE_KEY = "outside_scan_signature"
 HASH_UNLOCKED = 32
 """A scan that must hash more files than this hashes them with the memory lock released."""
 
@@ -506,10 +505,8 @@ def _scan_locked(
     report.notices.extend(f"cannot look into {rel or '.'}: left as it is" for rel in tree.unreadable)
     settled = not intents.count(ledger)
     signature = tree_of.signature(gitops.head_sha(repo), tree) if settled else None
-    if signature is not None:
-        row = ledger.one("SELECT value FROM meta WHERE key = ?", (SIGNATURE_KEY,))
-        if row is not None and row[0] == signature:
-            return report  # nothing new since the last scan
+    if signature is not None and outside_items.signature(ledger) == signature:
+        return report  # nothing new since the last scan
     pending = {i.path: i for i in items(ledger)}
     found = changes(repo, ledger, tree, None, pending)
     seen: set[str] = set()
@@ -563,10 +560,7 @@ def _scan_locked(
                 _close(ledger, item.id, "gone", None, "the file is as committed again")
                 report.gone.append(item.id)
         if signature is not None:
-            ledger.run(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (SIGNATURE_KEY, signature),
-            )
+            outside_items.set_signature(ledger, signature)
     if batch:
         report.batches.append(batch)
     return report
@@ -826,9 +820,7 @@ def _checked_bytes(repo: Repo, item: Item) -> bytes:
 def _write_blob(repo: Repo, data: bytes) -> str:
     """Put ``data`` into git's object store (only once a person decided)."""
     try:
-        return gitops.execute(
-            repo, ["git", "hash-object", "-w", "--no-filters", "--stdin"], input=data
-        ).strip()
+        return gitops.run(repo, "hash-object", "-w", "--no-filters", "--stdin", input=data).strip()
     except gitops.GitFailed as exc:
         raise MemoryRepoError(f"cannot store the reviewed bytes in git: {exc}") from exc
 
@@ -856,18 +848,11 @@ def _head_file(repo: Repo, rel: str) -> HeadFile | None:
 
 
 def _record_intent(ledger: Ledger, item_id: str, action: str, payload: dict[str, Any]) -> int:
-    return ledger.insert(
-        "INSERT INTO outside_intents (item_id, action, payload, created_at) VALUES (?, ?, ?, ?)",
-        (item_id, action, json.dumps(payload), clock.now_iso()),
-    )
+    return outside_items.record_intent(ledger, item_id, action, payload, clock.now_iso())
 
 
-def _update_intent(ledger: Ledger, intent_id: int, payload: dict[str, Any]) -> None:
-    ledger.run("UPDATE outside_intents SET payload = ? WHERE id = ?", (json.dumps(payload), intent_id))
-
-
-def _drop_intent(ledger: Ledger, intent_id: int) -> None:
-    ledger.run("DELETE FROM outside_intents WHERE id = ?", (intent_id,))
+_update_intent = outside_items.update_intent
+_drop_intent = outside_items.drop_intent
 
 
 def _commit_tree(
@@ -1266,22 +1251,21 @@ def recover(
     whose commit reached HEAD is recorded, any other is forgotten; a reject is finished, or when its
     file changed meanwhile, put back. Then a reject's leftover temp files among ``temps`` (paths the
     scan listed) go: once every intent is settled, no reject needs them."""
-    rows = ledger.query("SELECT * FROM outside_intents ORDER BY id")
-    if not rows and repo is None:
+    if not outside_items.in_flight(ledger) and repo is None:
         return
     with memory_lock(config):
         repo = repo or gitops.open_repo(config.memory, create=False)
-        for row in ledger.query("SELECT * FROM outside_intents ORDER BY id"):
-            payload = json.loads(row["payload"] or "{}")
-            if row["action"] == "accept":
-                _recover_accept(ledger, repo, int(row["id"]), payload)
+        for intent in outside_items.in_flight(ledger):
+            payload = intent.payload
+            if intent.action == "accept":
+                _recover_accept(ledger, repo, intent.id, payload)
                 continue
-            item = outside_items.with_prefix(ledger, row["item_id"])
+            item = outside_items.with_prefix(ledger, intent.item_id)
             if not item or item[0].status != "pending":
-                _drop_intent(ledger, int(row["id"]))
+                _drop_intent(ledger, intent.id)
                 continue
             try:
-                _finish_reject(ledger, repo, item[0].id, int(row["id"]), payload)
+                _finish_reject(ledger, repo, item[0].id, intent.id, payload)
                 if notices is not None:
                     notices.append(f"finished the interrupted reject of {item[0].path}")
             except (OutsideError, MemoryRepoError, OSError) as exc:

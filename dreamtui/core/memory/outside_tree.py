@@ -29,6 +29,7 @@ from git import Repo
 
 from dreamtui.core.files import kind_of_mode
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.memory import layout as memory
 
 MAX_BYTES_ENV = "DREAMTUI_OUTSIDE_MAX_BYTES"
@@ -296,10 +297,7 @@ class HashCache:
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
-        self.known: dict[str, tuple[tuple[int, int, int, int], str]] = {
-            r["path"]: ((r["size"], r["mtime_ns"], r["ino"], r["ctime_ns"]), r["blob"])
-            for r in ledger.query("SELECT path, size, mtime_ns, ino, ctime_ns, blob FROM outside_hashes")
-        }
+        self.known = outside_items.hashes(ledger)
         self.fresh: dict[str, tuple[tuple[int, int, int, int], str]] = {}
         self.hashed = 0
 
@@ -360,15 +358,7 @@ class HashCache:
         rows = [(p, *key, blob) for p, (key, blob) in self.fresh.items() if self.known.get(p) != (key, blob)]
         if not gone and not rows:
             return
-        with self.ledger.write() as c:
-            c.executemany("DELETE FROM outside_hashes WHERE path = ?", [(p,) for p in gone])
-            c.executemany(
-                "INSERT INTO outside_hashes (path, size, mtime_ns, ino, ctime_ns, blob) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, "
-                "mtime_ns = excluded.mtime_ns, ino = excluded.ino, ctime_ns = excluded.ctime_ns, "
-                "blob = excluded.blob",
-                rows,
-            )
+        outside_items.save_hashes(self.ledger, gone, rows)
         for p in gone:
             self.known.pop(p, None)
         self.known.update(self.fresh)
