@@ -237,3 +237,60 @@ def test_sigkill_during_outside_accept_reject_and_restore_loses_nothing(config, 
         _check(config, ledger, last)
     took = time.monotonic() - started
     print(f"{killed} SIGKILLs in {rounds} runs ({took:.0f}s, decision span {span:.3f}s): 0 lost, 0 phantom")
+
+
+def test_a_kill_at_every_step_of_accept_and_reject_is_recovered_at_the_next_scan(
+    config, ledger, git_home
+) -> None:
+    """SIGKILL at each named step (``outside.CRASH_STEPS``) of an accept and of a reject: the next scan
+    finishes or forgets the decision; the file is never missing, never a phantom deletion."""
+    from dreamtui.core.memory.decisions import CRASH_ENV
+
+    root = config.memory
+    repo = gitops.open_repo(root)
+    (root / "a.md").write_text("committed\n")
+    gitops.commit_paths(repo, ["a.md"], "seed", {})
+    outcomes: dict[tuple[str, str], str] = {}
+    for step in outside.CRASH_STEPS:
+        for action in ("accept", "reject"):
+            reviewed = f"outside version ({step}, {action})\n".encode()
+            (root / "a.md").write_bytes(reviewed)
+            outside.scan(config, ledger)
+            [item] = outside.items(ledger)
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    os.environ[CRASH_ENV] = step
+                    child = Ledger.open(config.state)
+                    if action == "accept":
+                        outside.accept(config, child, item.id)
+                    else:
+                        outside.reject(config, child, item.id, "no")
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.waitpid(pid, 0)
+            while _others_in(root):
+                time.sleep(0.01)
+            outside.scan(config, ledger)
+            assert not ledger.query("SELECT * FROM outside_intents")
+            assert not list(root.rglob(".dreamtui-tmp-*"))
+            assert (root / "a.md").exists(), f"a.md missing after a kill at {step} ({action})"
+            status = outside.get(ledger, item.id).status
+            head = git(root, "show", "HEAD:a.md").encode()
+            if status == "accepted":
+                assert head == reviewed == (root / "a.md").read_bytes()
+            elif status == "rejected":
+                assert (root / "a.md").read_bytes() == head != reviewed
+            else:
+                assert status == "pending" and (root / "a.md").read_bytes() == reviewed
+                outside.reject(config, ledger, item.id, "tidy up")
+            assert [i.kind for i in outside.items(ledger)] == []
+            outcomes[(step, action)] = status
+    # an accept killed before HEAD moved is forgotten, after it is recorded; a reject killed once its
+    # intent is written is carried through
+    assert outcomes[("accept-intent", "accept")] == outcomes[("commit", "accept")] == "pending"
+    assert outcomes[("ref", "accept")] == outcomes[("ledger", "accept")] == "accepted"
+    assert outcomes[("reject-intent", "reject")] == outcomes[("aside", "reject")] == "rejected"
+    assert outcomes[("link", "reject")] == outcomes[("put", "reject")] == "rejected"
