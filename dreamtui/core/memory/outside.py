@@ -201,6 +201,8 @@ def _parents(rel: str) -> Iterator[str]:
 
 def _deleted_note(rel: str, tree: Tree) -> str | None | bool:
     """Why ``rel`` is not a file any more, when it says something (``False``: it cannot be known)."""
+    if rel in tree.unreadable or "" in tree.unreadable:
+        return False  # it could not be looked at
     if rel in tree.dirs:
         return "a folder stands here now"
     for parent in _parents(rel):
@@ -1180,7 +1182,10 @@ def _link_head(
     repo: Repo, root: Path, rel: str, target: Path, tmp: Path, head: str, mode: str | None
 ) -> None:
     memory.make_dirs(root, rel.rsplit("/", 1)[0] if "/" in rel else "")
-    data = tree_of.git_bytes(repo, "cat-file", "blob", head)
+    try:
+        data = tree_of.git_bytes(repo, "cat-file", "blob", head)
+    except subprocess.CalledProcessError:
+        raise MemoryRepoError(f"cannot read HEAD's {rel} ({head[:10]}) from git") from None
     tmp.unlink(missing_ok=True)
     try:
         if mode == "120000":
