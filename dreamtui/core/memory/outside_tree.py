@@ -109,7 +109,6 @@ class Tree:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=set)
-    links_to_dirs: set[str] = field(default_factory=set)
     unreadable: list[str] = field(default_factory=list)
     temps: list[str] = field(default_factory=list)
 
@@ -157,11 +156,6 @@ def walk(root: Path) -> Tree:
                 tree.entries[rel] = Entry(
                     LINK, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, link_blob(target), target
                 )
-                try:
-                    if stat.S_ISDIR(os.stat(e.path).st_mode):
-                        tree.links_to_dirs.add(rel)
-                except OSError:
-                    pass
             else:
                 tree.entries[rel] = Entry(
                     SPECIAL, 0, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, special=kind_of_mode(mode)
