@@ -81,3 +81,30 @@ async def test_a_watched_change_appears_in_the_open_queue_and_m_commits_it_as_mi
         await wait_for(pilot, lambda: outside.get(ledger, item.id).status == "accepted")
         assert "Dreamtui-Outside: mine" in _git(root, "log", "-1", "--format=%B")
         assert _git(root, "status", "--porcelain") == ""
+
+
+async def test_a_symlink_to_a_key_is_a_row_that_says_so_and_a_refuses_it(
+    tui_setup, git_home, tmp_path
+) -> None:
+    """Issue 23: a symlink in the memory folder is shown as ``symlink → target`` (the target's bytes
+    never read), and ``a`` on it is refused with a one-line notification; HEAD does not move."""
+    cfg, ledger, ids = tui_setup
+    root = cfg.memory
+    key = tmp_path / "id_ed25519"
+    key.write_text(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw==\n-----END OPENSSH PRIVATE KEY-----\n"
+    )
+    (root / "key-note.md").symlink_to(key)
+    head = _git(root, "rev-parse", "HEAD")
+    async with open_queue(cfg, ledger, len(ids) + 1) as (app, pilot, table):
+        [item] = outside.items(ledger)
+        table.move_cursor(row=table.get_row_index(item.id))
+        await pilot.pause()
+        text = _detail_text(app)
+        assert f"symlink → {key}" in text and "c2VjcmV0" not in text and "BEGIN OPENSSH" not in text
+        await pilot.press("a")
+        await wait_for(pilot, lambda: any("does not commit links" in n.message for n in app._notifications))
+        [note] = [n for n in app._notifications if "does not commit links" in n.message]
+        assert note.severity == "error"
+        assert outside.get(ledger, item.id).status == "pending"
+    assert _git(root, "rev-parse", "HEAD") == head

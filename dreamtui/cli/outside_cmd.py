@@ -20,10 +20,12 @@ from dreamtui.core.memory import outside
 def _scanned(config: Config) -> Ledger:
     ledger = Ledger.open(config.state)
     try:
-        outside.scan(config, ledger)
+        report = outside.scan(config, ledger)
     except BaseException:
         ledger.close()
         raise
+    for notice in report.notices:  # a recovered decision, a folder that cannot be listed
+        echo(f"dreamtui: {notice}", err=True)
     return ledger
 
 

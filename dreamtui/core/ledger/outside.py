@@ -3,7 +3,8 @@ while pending, and how the person decided each."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from dreamtui.core.ledger.rows import from_row
@@ -41,6 +42,8 @@ class Item(Jsonable):
     commit_sha: str | None = None
     decided_as: str | None = None
     detected_at: str = ""
+    entry: str | None = None
+    note: str | None = None
 
     @property
     def writer_label(self) -> str:
@@ -49,9 +52,13 @@ class Item(Jsonable):
     def title(self) -> str:
         """``auto memory added projects/x/y.md`` (one line)."""
         what = f"{self.old_path} → {self.path}" if self.kind == "renamed" else self.path
-        return f"{self.writer_label} {self.kind} {what}"
+        note = f" ({self.note})" if self.note else ""
+        return f"{self.writer_label} {self.kind} {what}{note}"
 
     JSON_EXTRA = ("writer_label",)
+
+
+_FIELDS = tuple(f.name for f in fields(Item))
 
 
 def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
@@ -62,7 +69,11 @@ def items(ledger: Ledger, status: str | None = "pending") -> list[Item]:
         rows = ledger.query(
             "SELECT * FROM outside_items WHERE status = ? ORDER BY detected_at, id", (status,)
         )
-    return [from_row(Item, r) for r in rows]
+    if not rows:
+        return []
+    columns = set(rows[0].keys())  # a Row's `in` looks at its values, not its column names
+    names = [n for n in _FIELDS if n in columns]
+    return [Item(**{n: r[n] for n in names}) for r in rows]
 
 
 def with_prefix(ledger: Ledger, prefix: str) -> list[Item]:
@@ -130,4 +141,80 @@ def decided_counts(ledger: Ledger) -> list[tuple[str, str, int]]:
             "SELECT writer, status, COUNT(*) AS n FROM outside_items "
             "WHERE status IN ('accepted', 'rejected') GROUP BY writer, status"
         )
+    ]
+
+
+# -- the scan's hash cache, its signature, and decisions in flight (issue 23) --------------------
+
+SIGNATURE_KEY = "outside_scan_signature"
+
+
+def hashes(ledger: Ledger) -> dict[str, tuple[tuple[int, int, int, int], str]]:
+    """The hash cache: path → ((size, mtime_ns, inode, ctime_ns), blob id)."""
+    return {
+        r["path"]: ((r["size"], r["mtime_ns"], r["ino"], r["ctime_ns"]), r["blob"])
+        for r in ledger.query("SELECT path, size, mtime_ns, ino, ctime_ns, blob FROM outside_hashes")
+    }
+
+
+def save_hashes(ledger: Ledger, gone: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """Forget the paths ``gone`` and store ``rows`` (path, size, mtime_ns, inode, ctime_ns, blob)."""
+    with ledger.write() as c:
+        c.executemany("DELETE FROM outside_hashes WHERE path = ?", [(p,) for p in gone])
+        c.executemany(
+            "INSERT INTO outside_hashes (path, size, mtime_ns, ino, ctime_ns, blob) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET size = excluded.size, "
+            "mtime_ns = excluded.mtime_ns, ino = excluded.ino, ctime_ns = excluded.ctime_ns, "
+            "blob = excluded.blob",
+            rows,
+        )
+
+
+def signature(ledger: Ledger) -> str | None:
+    """The last scan's signature of the memory folder."""
+    row = ledger.one("SELECT value FROM meta WHERE key = ?", (SIGNATURE_KEY,))
+    return str(row[0]) if row is not None else None
+
+
+def set_signature(ledger: Ledger, value: str) -> None:
+    """Remember the signature of the folder a scan just brought the items up to date with."""
+    ledger.run(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (SIGNATURE_KEY, value),
+    )
+
+
+@dataclass(slots=True)
+class Intent:
+    """An outside accept or reject in flight (a row of ``outside_intents``)."""
+
+    id: int
+    item_id: str
+    action: str
+    payload: dict[str, Any]
+
+
+def record_intent(ledger: Ledger, item_id: str, action: str, payload: dict[str, Any], now: str) -> int:
+    """Record a decision about to change git or the folder; its id."""
+    return ledger.insert(
+        "INSERT INTO outside_intents (item_id, action, payload, created_at) VALUES (?, ?, ?, ?)",
+        (item_id, action, json.dumps(payload), now),
+    )
+
+
+def update_intent(ledger: Ledger, intent_id: int, payload: dict[str, Any]) -> None:
+    """Replace an intent's payload (an accept's commit sha, once made)."""
+    ledger.run("UPDATE outside_intents SET payload = ? WHERE id = ?", (json.dumps(payload), intent_id))
+
+
+def drop_intent(ledger: Ledger, intent_id: int) -> None:
+    """Forget an intent: its decision was recorded or undone."""
+    ledger.run("DELETE FROM outside_intents WHERE id = ?", (intent_id,))
+
+
+def in_flight(ledger: Ledger) -> list[Intent]:
+    """Every outside decision in flight, oldest first."""
+    return [
+        Intent(int(r["id"]), r["item_id"], r["action"], json.loads(r["payload"] or "{}"))
+        for r in ledger.query("SELECT * FROM outside_intents ORDER BY id")
     ]

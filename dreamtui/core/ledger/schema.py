@@ -206,12 +206,32 @@ CREATE TABLE IF NOT EXISTS outside_items (
     decided_at TEXT
 );
 CREATE INDEX IF NOT EXISTS outside_status ON outside_items(status);
+-- The outside scan's hash cache (issue 23): a memory file's git blob id by its stat, so a start with
+-- nothing new re-hashes nothing (and nothing is written into git before a person accepts).
+CREATE TABLE IF NOT EXISTS outside_hashes (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    blob TEXT NOT NULL
+);
+-- An outside accept or reject in flight (issue 23), so a kill can be finished or undone at the next start.
+CREATE TABLE IF NOT EXISTS outside_intents (
+    id INTEGER PRIMARY KEY,
+    item_id TEXT NOT NULL,
+    action TEXT NOT NULL,                  -- accept | reject
+    payload TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL
+);
 """
 
 
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("candidates", "duplicate_judged", "TEXT"),
     ("candidates", "duplicate_reason", "TEXT"),
+    ("outside_items", "entry", "TEXT"),  # file | symlink | special | large (NULL: deleted or older ledger)
+    ("outside_items", "note", "TEXT"),  # "symlink → /target", "FIFO", "too large to review: …"
 )
 """Columns added after a table was first created: ``(table, column, declaration)``. A ledger made
 before them gets them with ``ALTER TABLE … ADD COLUMN`` (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""

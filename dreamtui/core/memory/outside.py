@@ -7,6 +7,18 @@ of this passes through dreamtui's queue, so :func:`scan` (run at every start and
 changed file (``added``, ``modified``, ``deleted``, ``renamed``; ``MEMORY.md`` index lines added or
 dropped are listed on its item).
 
+The memory folder is read safely (:mod:`.outside_tree`): listed with ``lstat``, never through a
+symlink; a symlink, a FIFO, a device or a socket is an item of its own that says what it is
+(``symlink → /target``, ``FIFO``) and whose target is never opened; a file over the size limit is an
+item that says so and is never read whole. Accept commits a regular file's bytes only: a symlink, a
+special file or a file over the limit is refused with a line saying what to do instead.
+
+Nothing is written into git before a person decides: a file's identity is its blob id, computed
+here and cached in the ledger by its stat (a start with nothing new hashes nothing); accept writes
+the blob of exactly the bytes it checked, reject keeps the rejected bytes' blob. Renames are paired
+in O(n log n) (:mod:`.outside_renames`). The slow part (listing and hashing) runs before the memory
+lock is taken; under the lock the folder is listed again (stat only) and the items are updated.
+
 dreamtui's own writes never become items: what it commits is in ``HEAD``; a write in flight is
 named by a ``memory_intents`` row or a ``generated_writes`` blob, its temp files are skipped, and a
 scan holds the memory lock, so it never sees an accept half-way.
@@ -18,11 +30,17 @@ under ``subagents/workflows/``, is **auto dream**; any other is **auto memory**.
 change that came with several other deletions or rewrites (:data:`BATCH_MIN`) is **auto dream**, and
 anything else is the **person**'s own.
 
-Nothing of anyone's is lost: the bytes of every reviewed version are stored as a git object when the
-item is made (``blob``). Accept commits exactly those bytes (a commit built from a temporary index,
-trailer ``Dreamtui-Reviewed: outside``): the working file is never touched, so an edit made meanwhile
-stays and becomes the next item. Reject puts the file back from ``HEAD`` only while it still holds the
+Accept commits exactly the reviewed bytes (a commit built from a temporary index, trailer
+``Dreamtui-Reviewed: outside``): the working file is never touched, so an edit made meanwhile stays
+and becomes the next item. Reject puts the file back from ``HEAD`` only while it still holds the
 reviewed bytes, and keeps the rejected bytes' blob id with the reason in the ledger.
+
+Both are crash-safe: an ``outside_intents`` row is written first; reject moves the reviewed file
+aside with one rename and links HEAD's bytes in its place. At the next start (every scan, accept or
+reject begins with :func:`recover`, under the lock) an interrupted accept is recorded when its commit
+reached HEAD and forgotten otherwise, an interrupted reject is finished (or, when the file changed,
+put back), and dreamtui's own temp files are removed: a file missing after a kill is never shown as
+deleted by a person.
 """
 
 from __future__ import annotations
@@ -32,7 +50,8 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+import secrets as token_source
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -45,14 +64,17 @@ from git import GitCommandError, Repo
 from dreamtui.core import clock
 from dreamtui.core.config import Config, env_seconds
 from dreamtui.core.errors import DreamError, MemoryRepoError
+from dreamtui.core.files import open_regular
 from dreamtui.core.ledger import Ledger, intents
 from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.ledger.outside import WRITER_LABELS, Item
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory import outside_renames as renames
+from dreamtui.core.memory import outside_tree as tree_of
 from dreamtui.core.memory.decisions import memory_lock
-from dreamtui.core.memory.generated import blob_id
+from dreamtui.core.memory.outside_tree import FILE, LARGE, LINK, SPECIAL, Entry, HeadFile, Tree
 
 TRAILER_REVIEWED = "Dreamtui-Reviewed"
 TRAILER_OUTSIDE = "Dreamtui-Outside"
@@ -60,6 +82,8 @@ WINDOW_ENV = "DREAMTUI_OUTSIDE_WINDOW"
 DEFAULT_WINDOW = 600.0
 BATCH_MIN = 3
 """Deletions and rewrites seen together from this many files on are one loud batch."""
+ASIDE, NEW = f"{memory.TMP_PREFIX}oaside-", f"{memory.TMP_PREFIX}onew-"
+"""The names of a reject's temp files: the reviewed file moved aside, HEAD's bytes about to go in."""
 
 _EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _INDEX_LINE = re.compile(r"^\s*[-*] \[")
@@ -83,12 +107,15 @@ class Record:
 
 @dataclass(slots=True)
 class ScanReport:
-    """What one scan found: new items, items whose file changed again, items gone, batches."""
+    """What one scan found: new items, items whose file changed again, items gone, batches, and
+    what the scan could not look at (one line each)."""
 
     new: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
     batches: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    hashed: int = 0
 
 
 def window() -> float:
@@ -114,35 +141,27 @@ def get(ledger: Ledger, item_id: str) -> Item:
 # -- what changed ------------------------------------------------------------------------------
 
 
-def _changed(repo: Repo) -> list[str]:
-    out = repo.git.execute(
-        [
-            "git",
-            "--no-optional-locks",
-            "status",
-            "--porcelain=v1",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-        ],
-        strip_newline_in_stdout=False,
-    )
-    return [e[3:] for e in str(out).split("\0") if len(e) > 3]
+def _sha256_at(root: Path, rel: str) -> str | None | bool:
+    """sha256 of the regular file ``rel`` (``None``: nothing there; ``False``: not a readable file)."""
+    try:
+        data = tree_of.read_at(Path(root), rel)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return False
+    return False if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _ours_in_flight(ledger: Ledger, root: Path) -> set[str]:
+def _ours_in_flight(ledger: Ledger, root: Path, tree: Tree) -> set[str]:
     """Paths whose working bytes are a write dreamtui has in flight (an intent, a generated file)."""
     ours: set[str] = set()
     for intent in intents.listed(ledger):
         for rel, digest in intent.paths.items():
-            data = memory.read_bytes(root, rel)
-            if (data is None and digest is None) or (
-                data is not None and hashlib.sha256(data).hexdigest() == digest
-            ):
+            if _sha256_at(root, rel) == digest:
                 ours.add(rel)
     for rel, blob in generated_writes.blobs(ledger):
-        data = memory.read_bytes(root, rel)
-        if data is not None and blob_id(data) == blob:
+        entry = tree.entries.get(rel)
+        if entry is not None and entry.kind == FILE and entry.blob == blob:
             ours.add(rel)
     return ours
 
@@ -151,63 +170,126 @@ def _ours_in_flight(ledger: Ledger, root: Path) -> set[str]:
 class _Change:
     path: str
     kind: str
-    work: bytes | None
-    head: bytes | None
+    work: Entry | None
+    head: HeadFile | None
     old_path: str | None = None
+    note: str | None = None
+
+    @property
+    def blob(self) -> str | None:
+        return self.work.blob if self.work is not None else None
+
+    @property
+    def entry(self) -> str | None:
+        return self.work.kind if self.work is not None else None
 
 
-def changes(repo: Repo, ledger: Ledger) -> list[_Change]:
-    """Every file whose working bytes differ from HEAD, less dreamtui's own writes in flight; a deleted
-    file and a new one with (nearly) the same text are one rename."""
+def _same(entry: Entry, head: HeadFile) -> bool:
+    if entry.blob is None or entry.blob != head.blob:
+        return False
+    return (entry.kind == LINK) == (head.mode == "120000")
+
+
+def _parents(rel: str) -> Iterator[str]:
+    parts = rel.split("/")
+    for i in range(1, len(parts)):
+        yield "/".join(parts[:i])
+
+
+def _deleted_note(rel: str, tree: Tree) -> str | None | bool:
+    """Why ``rel`` is not a file any more, when it says something (``False``: it cannot be known)."""
+    if rel in tree.unreadable or "" in tree.unreadable:
+        return False  # it could not be looked at
+    if rel in tree.dirs:
+        return "a folder stands here now"
+    for parent in _parents(rel):
+        if parent in tree.unreadable:
+            return False
+        entry = tree.entries.get(parent)
+        if entry is not None:
+            return f"{parent} is {'a symlink' if entry.kind == LINK else 'not a folder'} now"
+    return None
+
+
+def changes(
+    repo: Repo,
+    ledger: Ledger,
+    tree: Tree | None = None,
+    head: dict[str, HeadFile] | None = None,
+    pending: dict[str, Item] | None = None,
+) -> list[_Change]:
+    """Every path whose working entry differs from HEAD, less dreamtui's own writes in flight and
+    what git ignores; a deleted file and a new one with (nearly) the same text are one rename."""
     root = gitops.work_tree(repo)
-    ours = _ours_in_flight(ledger, root)
+    if tree is None:
+        tree = tree_of.walk(root)
+        tree_of.HashCache(ledger).fill(root, tree)
+    head = tree_of.head_tree(repo) if head is None else head
+    pending = {i.path: i for i in items(ledger)} if pending is None else pending
+    ours = _ours_in_flight(ledger, root, tree)
     found: list[_Change] = []
-    for rel in _changed(repo):
-        name = rel.rsplit("/", 1)[-1]
-        if rel in ours or name.startswith(memory.TMP_PREFIX) or rel.endswith("/"):
+    fresh_paths = [p for p in tree.entries if p not in head]
+    skip = tree_of.ignored(repo, fresh_paths) | ours
+    for rel, entry in tree.entries.items():
+        if rel in skip:
             continue
-        work, head = memory.read_bytes(root, rel), gitops.show_file(repo, rel)
-        if work == head:
+        old = head.get(rel)
+        if old is not None and _same(entry, old):
             continue
-        kind = "added" if head is None else "deleted" if work is None else "modified"
-        found.append(_Change(rel, kind, work, head))
-    return _pair_renames(found)
-
-
-def _similar(a: bytes, b: bytes) -> bool:
-    if a == b:
-        return True
-    ta, tb = a.decode("utf-8", "replace"), b.decode("utf-8", "replace")
-    return (
-        difflib.SequenceMatcher(None, ta, tb, autojunk=False).quick_ratio() >= 0.6
-        and difflib.SequenceMatcher(None, ta, tb, autojunk=False).ratio() >= 0.6
-    )
-
-
-def _pair_renames(found: list[_Change]) -> list[_Change]:
-    deleted = [c for c in found if c.kind == "deleted"]
-    added = [c for c in found if c.kind == "added"]
-    out = [c for c in found if c.kind == "modified"]
-    for new in added:
-        match = next(
-            (
-                d
-                for d in deleted
-                if d.head is not None
-                and new.work is not None
-                and d.path.rsplit("/", 1)[0:-1] == new.path.rsplit("/", 1)[0:-1]
-                and _similar(d.head, new.work)
-            ),
-            None,
-        ) or next(
-            (d for d in deleted if d.head is not None and new.work is not None and d.head == new.work), None
-        )
-        if match is None:
-            out.append(new)
+        found.append(_Change(rel, "added" if old is None else "modified", entry, old, note=entry.note()))
+    for rel, old in head.items():
+        if rel in tree.entries or rel in ours:
             continue
-        deleted.remove(match)
-        out.append(_Change(new.path, "renamed", new.work, match.head, old_path=match.path))
-    return sorted(out + deleted, key=lambda c: c.path)
+        note = _deleted_note(rel, tree)
+        if note is False:
+            continue  # under a folder that cannot be listed: unknown, never a deletion
+        found.append(_Change(rel, "deleted", None, old, note=note if isinstance(note, str) else None))
+    return _pair_renames(repo, root, found, pending)
+
+
+def _pair_renames(repo: Repo, root: Path, found: list[_Change], pending: dict[str, Item]) -> list[_Change]:
+    deleted = {c.path: c for c in found if c.kind == "deleted" and c.note is None and c.head is not None}
+    added = {c.path: c for c in found if c.kind == "added" and c.entry == FILE and c.blob}
+
+    def settled(c: _Change, kind: str) -> bool:
+        item = pending.get(c.path)
+        return item is not None and item.kind == kind and item.blob == c.blob
+
+    d_sides = [
+        renames.Side(c.path, c.head.blob, c.head.size, settled(c, "deleted"))
+        for c in deleted.values()
+        if c.head is not None
+    ]
+    a_sides = [
+        renames.Side(c.path, c.blob or "", c.work.size if c.work else 0, settled(c, "added"))
+        for c in added.values()
+    ]
+    kept = {
+        i.path: i.old_path
+        for i in pending.values()
+        if i.kind == "renamed" and i.old_path and i.path in added and added[i.path].blob == i.blob
+    }
+
+    def texts(ds: list[renames.Side], as_: list[renames.Side]) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        got = tree_of.blobs(repo, [d.blob for d in ds])
+        old = {d.path: got[d.blob] for d in ds if d.blob in got}
+        new: dict[str, bytes] = {}
+        for a in as_:
+            try:
+                data = tree_of.read_at(root, a.path, renames.TEXT_MAX)
+            except OSError:
+                continue
+            if data is not None and tree_of.blob_of_bytes(data) == a.blob:
+                new[a.path] = data
+        return old, new
+
+    pairs = renames.pair(d_sides, a_sides, {k: v for k, v in kept.items() if v}, texts)
+    paired = set(pairs) | set(pairs.values())
+    out = [c for c in found if c.path not in paired]
+    for new_path, old_path in pairs.items():
+        new, gone = added[new_path], deleted[old_path]
+        out.append(_Change(new_path, "renamed", new.work, gone.head, old_path=old_path))
+    return sorted(out, key=lambda c: c.path)
 
 
 # -- who wrote it ------------------------------------------------------------------------------
@@ -228,11 +310,6 @@ def _writer_of_transcript(transcript: Path) -> str:
     return "auto-dream" if "dream" in said else "auto-memory"
 
 
-def _names_path(value: str, cwd: str, target: str) -> bool:
-    path = value if os.path.isabs(value) else os.path.join(cwd or "/", value)
-    return os.path.normpath(path) == target
-
-
 def _tool_calls(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
     message = obj.get("message")
     content = message.get("content") if isinstance(message, dict) else None
@@ -242,63 +319,118 @@ def _tool_calls(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 yield block
 
 
-def find_record(config: Config, rel: str, when: float, paths: list[Path] | None = None) -> Record | None:
-    """The latest transcript record, at most :func:`window` seconds before ``when`` (and a minute
-    after), of a tool call that wrote ``rel`` in the memory repository."""
-    root = os.path.normpath(os.path.realpath(config.memory))
-    targets = {
-        os.path.normpath(os.path.join(root, rel)),
-        os.path.normpath(os.path.join(str(config.memory), rel)),
-    }
-    needle = rel.rsplit("/", 1)[-1].encode()
-    earliest, latest = when - window(), when + 60.0
-    best: Record | None = None
+_COMMAND_SCAN = 1024
+"""How far after the memory folder's path a ``Bash`` command is searched for a file's path."""
+
+
+class _Targets:
+    """The absolute paths (as the memory folder is named and as it resolves) of the changed files."""
+
+    def __init__(self, config: Config, rels: list[str]) -> None:
+        roots = {
+            os.path.normpath(os.path.realpath(config.memory)),
+            os.path.normpath(str(config.memory)),
+        }
+        self.roots = sorted(roots, key=len, reverse=True)
+        self.rel_of: dict[str, str] = {}
+        for rel in rels:
+            for root in roots:
+                self.rel_of[os.path.normpath(os.path.join(root, rel))] = rel
+        self.needles = {rel.rsplit("/", 1)[-1].encode() for rel in rels}
+
+    def in_path(self, value: str, cwd: str) -> str | None:
+        path = value if os.path.isabs(value) else os.path.join(cwd or "/", value)
+        return self.rel_of.get(os.path.normpath(path))
+
+    def in_command(self, command: str) -> set[str]:
+        """The changed files whose absolute path appears in ``command`` (as a substring)."""
+        found: set[str] = set()
+        for root in self.roots:
+            at = command.find(root)
+            while at >= 0:
+                end = min(len(command), at + len(root) + _COMMAND_SCAN)
+                for stop in range(at + len(root) + 1, end + 1):
+                    rel = self.rel_of.get(command[at:stop])
+                    if rel is not None:
+                        found.add(rel)
+                at = command.find(root, at + 1)
+        return found
+
+
+def find_records(
+    config: Config, whens: dict[str, float], paths: list[Path] | None = None
+) -> dict[str, Record]:
+    """For each changed file (path → when it changed): the latest transcript record, at most
+    :func:`window` seconds before (and a minute after), of a tool call that wrote it. One pass over
+    the transcripts, whatever the number of files."""
+    if not whens:
+        return {}
+    targets = _Targets(config, list(whens))
+    earliest, latest = min(whens.values()) - window(), max(whens.values()) + 60.0
+    look_for = targets.needles if len(targets.needles) <= 32 else None
+    best: dict[str, Record] = {}
     for path in paths if paths is not None else _recent_transcripts(Path(config.transcripts), earliest):
         try:
-            with open(path, "rb") as fh:
+            with open_regular(path) as fh:
                 for number, raw in enumerate(fh, start=1):
-                    if needle not in raw:
+                    if b"tool_use" not in raw or (
+                        look_for is not None and not any(n in raw for n in look_for)
+                    ):
                         continue
-                    record = _match(raw, targets, path, number, earliest, latest)
-                    if record and (best is None or record.timestamp >= best.timestamp):
-                        best = record
+                    for rel, record, at in _matches(raw, targets, path, number, earliest, latest):
+                        when = whens[rel]
+                        if not when - window() <= at <= when + 60.0:
+                            continue
+                        if rel not in best or record.timestamp >= best[rel].timestamp:
+                            best[rel] = record
         except OSError:
             continue
     return best
 
 
-def _match(
-    raw: bytes, targets: set[str], path: Path, number: int, earliest: float, latest: float
-) -> Record | None:
+def find_record(config: Config, rel: str, when: float, paths: list[Path] | None = None) -> Record | None:
+    """The latest transcript record, at most :func:`window` seconds before ``when`` (and a minute
+    after), of a tool call that wrote ``rel`` in the memory repository."""
+    return find_records(config, {rel: when}, paths).get(rel)
+
+
+def _matches(
+    raw: bytes, targets: _Targets, path: Path, number: int, earliest: float, latest: float
+) -> list[tuple[str, Record, float]]:
     try:
         obj = json.loads(raw)
     except ValueError:
-        return None
+        return []
     if not isinstance(obj, dict):
-        return None
+        return []
     stamp = str(obj.get("timestamp") or "")
     try:
         at = clock.parse_timestamp(stamp).timestamp()
     except ValueError:
-        return None
+        return []
     if not earliest <= at <= latest:
-        return None
+        return []
     cwd = str(obj.get("cwd") or "")
+    out: list[tuple[str, Record, float]] = []
     for call in _tool_calls(obj):
         name, args = call.get("name"), call.get("input")
         if not isinstance(args, dict):
             continue
-        hit = False
+        hits: set[str] = set()
         if name in _EDIT_TOOLS:
             value = args.get("file_path") or args.get("notebook_path")
-            hit = isinstance(value, str) and any(_names_path(value, cwd, t) for t in targets)
+            rel = targets.in_path(value, cwd) if isinstance(value, str) else None
+            hits = {rel} if rel else set()
         elif name == "Bash" and isinstance(args.get("command"), str):
-            hit = any(t in args["command"] for t in targets)
-        if hit:
+            hits = targets.in_command(args["command"])
+        if hits:
             from dreamtui.core.ingest.transcripts import session_of
 
-            return Record(str(path), session_of(path), number, str(name), stamp, _writer_of_transcript(path))
-    return None
+            record = Record(
+                str(path), session_of(path), number, str(name), stamp, _writer_of_transcript(path)
+            )
+            out.extend((rel, record, at) for rel in hits if rel not in {r for r, _, _ in out})
+    return out
 
 
 def _recent_transcripts(root: Path, since: float) -> list[Path]:
@@ -317,65 +449,93 @@ def _recent_transcripts(root: Path, since: float) -> list[Path]:
 # -- scanning ----------------------------------------------------------------------------------
 
 
-def _store_blob(repo: Repo, data: bytes) -> str:
-    """Write ``data`` into the repository's object store (so it can always be brought back)."""
-    with tempfile.NamedTemporaryFile(delete=False) as fh:
-        fh.write(data)
-    try:
-        return str(repo.git.execute(["git", "hash-object", "-w", "--no-filters", fh.name])).strip()
-    finally:
-        os.unlink(fh.name)
-
-
 def _new_id(path: str, blob: str | None) -> str:
-    seed = f"{path}\0{blob}\0{time.time_ns()}".encode()
+    seed = f"{path}\0{blob}\0{time.time_ns()}\0{token_source.token_hex(4)}".encode()
     return "o" + hashlib.sha1(seed, usedforsecurity=False).hexdigest()[:9]
 
 
 def _mtime(root: Path, rel: str) -> float:
     """When ``rel`` changed: its mtime, or for a deleted file its folder's (an unlink updates it)."""
-    for path in (root / rel, (root / rel).parent):
+    path = root / rel
+    while True:
         try:
             return os.lstat(path).st_mtime
         except OSError:
-            continue
-    return clock.now().timestamp()
+            if path == root or path.parent == path:
+                return clock.now().timestamp()
+            path = path.parent
+
+
+HASH_UNLOCKED = 32
+"""A scan that must hash more files than this hashes them with the memory lock released."""
 
 
 def scan(config: Config, ledger: Ledger) -> ScanReport:
-    """Compare the memory repository's working tree with HEAD and bring the outside items up to date."""
+    """Compare the memory repository's working tree with HEAD and bring the outside items up to date.
+
+    Under the memory lock: interrupted decisions are recovered, the folder is listed (stat only) and
+    the items updated. When many files are new to the hash cache they are hashed with the lock
+    released first, then the folder is listed again under the lock. A start with nothing new (the
+    same HEAD, every entry's stat and blob as at the last scan) stops after the listing."""
     report = ScanReport()
     if not gitops.repo_exists(config.memory):
         return report
-    with memory_lock(config):
-        repo = gitops.open_repo(config.memory, create=False)
-        root = gitops.work_tree(repo)
-        found = changes(repo, ledger)
-        pending = {i.path: i for i in items(ledger)}
-        seen: set[str] = set()
-        fresh: list[tuple[_Change, str | None]] = []
-        for change in found:
-            blob = blob_id(change.work) if change.work is not None else None
-            seen.add(change.path)
-            current = pending.get(change.path)
-            if current and current.blob == blob and current.kind == change.kind:
-                continue
-            if change.work is not None:
-                _store_blob(repo, change.work)  # the reviewed bytes, kept in git from now on
-            fresh.append((change, blob))
-        batch = _batch_id(fresh)
-        now = clock.now_iso()
-        when = {change.path: _mtime(root, change.path) for change, _ in fresh}
-        recent = _recent_transcripts(Path(config.transcripts), min(when.values()) - window()) if fresh else []
-        for change, blob in fresh:
-            record = find_record(config, change.path, when[change.path], recent)
+    repo = gitops.open_repo(config.memory, create=False)
+    root = gitops.work_tree(repo)
+    cache = tree_of.HashCache(ledger)
+    for attempt in range(2):
+        with memory_lock(config):
+            recover(config, ledger, repo, report.notices)
+            tree = tree_of.walk(root)
+            _remove_reject_temps(root, tree.temps)
+            if attempt == 1 or cache.misses(tree) <= HASH_UNLOCKED:
+                cache.fill(root, tree)
+                return _scan_locked(config, ledger, repo, tree, cache, report)
+        cache.fill(root, tree)  # the slow part, with the lock released: cached for the look above
+    raise AssertionError("unreachable")
+
+
+def _scan_locked(
+    config: Config, ledger: Ledger, repo: Repo, tree: Tree, cache: tree_of.HashCache, report: ScanReport
+) -> ScanReport:
+    root = gitops.work_tree(repo)
+    report.hashed = cache.hashed
+    cache.save(tree)
+    report.notices.extend(f"cannot look into {rel or '.'}: left as it is" for rel in tree.unreadable)
+    settled = not intents.count(ledger)
+    signature = tree_of.signature(gitops.head_sha(repo), tree) if settled else None
+    if signature is not None and outside_items.signature(ledger) == signature:
+        return report  # nothing new since the last scan
+    pending = {i.path: i for i in items(ledger)}
+    found = changes(repo, ledger, tree, None, pending)
+    seen: set[str] = set()
+    fresh: list[_Change] = []
+    for change in found:
+        seen.add(change.path)
+        current = pending.get(change.path)
+        if (
+            current
+            and current.blob == change.blob
+            and current.kind == change.kind
+            and current.old_path == change.old_path
+            and current.entry == change.entry
+        ):
+            continue
+        fresh.append(change)
+    batch = _batch_id(fresh)
+    now = clock.now_iso()
+    when = {change.path: _mtime(root, change.path) for change in fresh}
+    records = find_records(config, when) if fresh else {}
+    with ledger.write():
+        for change in fresh:
+            record = records.get(change.path)
             writer = record.writer if record else ("auto-dream" if batch and _loud(change) else "person")
             values = {
                 "path": change.path,
                 "old_path": change.old_path,
                 "kind": change.kind,
-                "blob": blob,
-                "head_blob": blob_id(change.head) if change.head is not None else None,
+                "blob": change.blob,
+                "head_blob": change.head.blob if change.head is not None else None,
                 "writer": writer,
                 "session": record.session if record else None,
                 "transcript": record.transcript if record else None,
@@ -383,21 +543,25 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
                 "tool": record.tool if record else None,
                 "batch": batch if _loud(change) else None,
                 "detected_at": now,
+                "entry": change.entry,
+                "note": change.note,
             }
             current = pending.get(change.path)
             if current:
                 outside_items.update(ledger, current.id, values)
                 report.updated.append(current.id)
             else:
-                item_id = _new_id(change.path, blob)
+                item_id = _new_id(change.path, change.blob)
                 outside_items.add(ledger, item_id, values)
                 report.new.append(item_id)
         for path, item in pending.items():
             if path not in seen:
                 _close(ledger, item.id, "gone", None, "the file is as committed again")
                 report.gone.append(item.id)
-        if batch:
-            report.batches.append(batch)
+        if signature is not None:
+            outside_items.set_signature(ledger, signature)
+    if batch:
+        report.batches.append(batch)
     return report
 
 
@@ -405,8 +569,8 @@ def _loud(change: _Change) -> bool:
     return change.kind in ("deleted", "modified", "renamed") and change.path != memory.INDEX
 
 
-def _batch_id(fresh: list[tuple[_Change, str | None]]) -> str | None:
-    loud = [c for c, _ in fresh if _loud(c)]
+def _batch_id(fresh: list[_Change]) -> str | None:
+    loud = [c for c in fresh if _loud(c)]
     if len(loud) < BATCH_MIN:
         return None
     return (
@@ -432,22 +596,52 @@ def _close(
 
 
 def _blob_bytes(repo: Repo, blob: str | None) -> bytes:
+    """The bytes of a blob in git (``b""`` when it is not there or over the size limit)."""
     if not blob:
         return b""
     try:
-        out = repo.git.execute(["git", "cat-file", "blob", blob], stdout_as_string=False)
-    except GitCommandError:
+        size = int(tree_of.git_bytes(repo, "cat-file", "-s", blob).strip() or 0)
+        if size > tree_of.max_bytes():
+            return b""
+        return tree_of.git_bytes(repo, "cat-file", "blob", blob)
+    except (OSError, ValueError, subprocess.SubprocessError):
         return b""
-    return out if isinstance(out, bytes) else str(out).encode()
+
+
+def _reviewed_bytes(repo: Repo, item: Item) -> bytes | None:
+    """The reviewed bytes of a regular-file item: from git when stored there (decided items), else
+    from the working file while it still holds them (``None``: it changed since)."""
+    if not item.blob:
+        return b""
+    if item.status != "pending":
+        return _blob_bytes(repo, item.blob)
+    try:
+        data = tree_of.read_at(gitops.work_tree(repo), item.path)
+    except OSError:
+        data = None
+    if data is not None and tree_of.blob_of_bytes(data) == item.blob:
+        return data
+    return _blob_bytes(repo, item.blob) or None
 
 
 def diff(config: Config, item: Item) -> str:
-    """The unified diff of the item (HEAD → the reviewed bytes)."""
+    """The unified diff of the item (HEAD → the reviewed bytes); for a symlink, a special file or a
+    file over the limit, a line saying what it is (its content is never read)."""
     repo = gitops.open_repo(config.memory, create=False)
+    if item.entry in (LINK, SPECIAL, LARGE):
+        what = {
+            LINK: "its target is never read, and dreamtui does not commit links",
+            SPECIAL: "it is not a regular file: nothing is read from it",
+            LARGE: "its content is not read",
+        }[item.entry]
+        return f"({item.path}: {item.note}; {what})\n"
+    reviewed = _reviewed_bytes(repo, item)
+    if reviewed is None:
+        return f"({item.path} changed since it was shown; the next scan shows it again)\n"
     old = _blob_bytes(repo, item.head_blob).decode("utf-8", "replace").splitlines(keepends=True)
-    new = _blob_bytes(repo, item.blob).decode("utf-8", "replace").splitlines(keepends=True)
+    new = reviewed.decode("utf-8", "replace").splitlines(keepends=True)
     before = item.old_path or item.path
-    return "".join(
+    text = "".join(
         difflib.unified_diff(
             old,
             new,
@@ -455,11 +649,12 @@ def diff(config: Config, item: Item) -> str:
             f"b/{item.path}" if item.blob else "/dev/null",
         )
     )
+    return (f"({item.note})\n" if item.note else "") + text
 
 
 def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
     """For a ``MEMORY.md`` item: the index lines it adds and those it drops."""
-    if item.path != memory.INDEX:
+    if item.path != memory.INDEX or item.entry in (LINK, SPECIAL, LARGE):
         return [], []
     repo = gitops.open_repo(config.memory, create=False)
     old = [
@@ -469,7 +664,7 @@ def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
     ]
     new = [
         ln
-        for ln in _blob_bytes(repo, item.blob).decode("utf-8", "replace").splitlines()
+        for ln in (_reviewed_bytes(repo, item) or b"").decode("utf-8", "replace").splitlines()
         if _INDEX_LINE.match(ln)
     ]
     return [ln for ln in new if ln not in old], [ln for ln in old if ln not in new]
@@ -480,10 +675,10 @@ def transcript_excerpt(item: Item, limit: int = 2000) -> str | None:
     if not item.transcript or not item.line:
         return None
     try:
-        with open(item.transcript, "rb") as fh:
+        with open_regular(item.transcript) as fh:
             for number, raw in enumerate(fh, start=1):
                 if number == item.line:
-                    return raw.decode("utf-8", "replace").rstrip("\n")[:limit]
+                    return raw[: limit * 4].decode("utf-8", "replace").rstrip("\n")[:limit]
     except OSError:
         return None
     return None
@@ -512,9 +707,16 @@ class Batch:
 
 def batches(ledger: Ledger) -> list[Batch]:
     """Every batch with a pending item."""
+    ids = outside_items.pending_batches(ledger)
+    if not ids:
+        return []
+    members_of: dict[str, list[Item]] = {b: [] for b in ids}
+    for item in items(ledger, None):
+        if item.batch in members_of:
+            members_of[item.batch].append(item)
     out = []
-    for batch in outside_items.pending_batches(ledger):
-        members = [i for i in items(ledger, None) if i.batch == batch]
+    for batch in ids:
+        members = members_of[batch]
         writers = [m.writer for m in members]
         writer = max(set(writers), key=writers.count)
         out.append(
@@ -532,9 +734,29 @@ def batches(ledger: Ledger) -> list[Batch]:
 
 # -- deciding ----------------------------------------------------------------------------------
 
+CRASH_STEPS: tuple[str, ...] = (
+    "accept-intent",
+    "blob",
+    "commit",
+    "ref",
+    "reject-intent",
+    "aside",
+    "link",
+    "put",
+    "ledger",
+)
+"""The points between the steps of a decision where the crash test dies (``DREAMTUI_CRASH_AT``)."""
+
 
 def _step(name: str) -> None:
-    """A point between the steps of a decision (tests put a person's edit here)."""
+    """A point between the steps of a decision (tests put a person's edit here; the crash test dies
+    here with SIGKILL when ``DREAMTUI_CRASH_AT`` names it)."""
+    from dreamtui.core.memory.decisions import CRASH_ENV
+
+    if os.environ.get(CRASH_ENV) == name:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _pending(ledger: Ledger, item_id: str) -> Item:
@@ -544,13 +766,62 @@ def _pending(ledger: Ledger, item_id: str) -> Item:
     return item
 
 
+def _changed(rel: str) -> OutsideError:
+    return OutsideError(f"{rel} changed since it was shown; look at it again (dreamtui outside)")
+
+
+def _expected(item: Item) -> tuple[str | None, str | None]:
+    """What the item's path held when it was shown, as :func:`outside_tree.identity` says it."""
+    if item.entry == SPECIAL:
+        return SPECIAL, None
+    if item.blob is None:
+        return None, None
+    return item.entry or FILE, item.blob
+
+
 def _check_unchanged(repo: Repo, item: Item) -> None:
     root = gitops.work_tree(repo)
-    work = memory.read_bytes(root, item.path)
-    now = None if work is None else blob_id(work)
-    old_back = item.old_path is not None and memory.read_bytes(root, item.old_path) is not None
-    if now != item.blob or old_back:
-        raise OutsideError(f"{item.path} changed since it was shown; look at it again (dreamtui outside)")
+    old_back = item.old_path is not None and tree_of.identity(root, item.old_path) != (None, None)
+    if tree_of.identity(root, item.path) != _expected(item) or old_back:
+        raise _changed(item.path)
+
+
+def _refuse_accept(item: Item) -> None:
+    """Accept commits a regular file's bytes only; anything else gets one line saying what to do."""
+    how = f"dreamtui outside reject {item.id} --reason … puts back what is committed"
+    if item.entry == LINK:
+        raise OutsideError(
+            f"{item.path} is a {item.note}: dreamtui does not commit links or what they point to; "
+            f"replace it with a regular file, or {how}"
+        )
+    if item.entry == SPECIAL:
+        raise OutsideError(f"{item.path} is a {item.note}, not a regular file: nothing to commit; {how}")
+    if item.entry == LARGE:
+        raise OutsideError(
+            f"{item.path} is {item.note.removeprefix('too large to review: ') if item.note else 'too large'}, "
+            f"over the review limit ({tree_of.MAX_BYTES_ENV}): commit it with git yourself, or move it "
+            "out of the memory folder"
+        )
+
+
+def _checked_bytes(repo: Repo, item: Item) -> bytes:
+    """The reviewed bytes, read from the working file (never through a link) and checked against the
+    item's blob id."""
+    try:
+        data = tree_of.read_at(gitops.work_tree(repo), item.path)
+    except OSError:
+        data = None
+    if data is None or tree_of.blob_of_bytes(data) != item.blob:
+        raise _changed(item.path)
+    return data
+
+
+def _write_blob(repo: Repo, data: bytes) -> str:
+    """Put ``data`` into git's object store (only once a person decided)."""
+    try:
+        return gitops.run(repo, "hash-object", "-w", "--no-filters", "--stdin", input=data).strip()
+    except gitops.GitFailed as exc:
+        raise MemoryRepoError(f"cannot store the reviewed bytes in git: {exc}") from exc
 
 
 def _mode(repo: Repo, rel: str) -> str:
@@ -558,18 +829,41 @@ def _mode(repo: Repo, rel: str) -> str:
     return str(entry).split(" ", 1)[0] if entry else "100644"
 
 
-def _commit_exact(repo: Repo, changes: dict[str, str | None], subject: str, trailers: dict[str, str]) -> str:
-    """One commit on HEAD of exactly ``changes`` (path → blob id, ``None`` deletes), built in a
-    temporary index: the working tree is never touched, and the person's index only where it held
-    HEAD's version of a path."""
+def _head_file(repo: Repo, rel: str) -> HeadFile | None:
+    """HEAD's file at ``rel`` now (its mode, blob id and size), ``None`` when HEAD has none."""
+    if not gitops.head_sha(repo):
+        return None
+    try:
+        out = tree_of.git_bytes(repo, "ls-tree", "-l", "-z", "HEAD", "--", rel)
+    except subprocess.SubprocessError:
+        return None
+    for line in out.split(b"\0"):
+        meta, _, path = line.partition(b"\t")
+        if line and os.fsdecode(path) == rel:
+            mode, kind, sha, size = meta.decode().split()
+            if kind == "blob":
+                return HeadFile(mode, sha, int(size) if size.isdigit() else 0)
+    return None
+
+
+def _record_intent(ledger: Ledger, item_id: str, action: str, payload: dict[str, Any]) -> int:
+    return outside_items.record_intent(ledger, item_id, action, payload, clock.now_iso())
+
+
+_update_intent = outside_items.update_intent
+_drop_intent = outside_items.drop_intent
+
+
+def _commit_tree(
+    repo: Repo, changes: dict[str, str | None], subject: str, trailers: dict[str, str], head: str | None
+) -> str:
+    """A commit on ``head`` of exactly ``changes`` (path → blob id, ``None`` deletes), built in a
+    temporary index (inside ``.git``, removed at once): the working tree and the person's index are
+    not touched. HEAD is not moved."""
     gitops.ensure_writable(repo)
     opts, _ = gitops.identity(repo)
-    head = gitops.head_sha(repo)
-    before = gitops.index_entries(repo, list(changes))
-    fd, tmp_index = tempfile.mkstemp(prefix="dreamtui-index-")
-    os.close(fd)
-    os.unlink(tmp_index)
-    env = {"GIT_INDEX_FILE": tmp_index}
+    tmp_index = Path(repo.git_dir) / f"dreamtui-outside-index-{os.getpid()}-{token_source.token_hex(4)}"
+    env = {"GIT_INDEX_FILE": str(tmp_index)}
     message = subject + "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
     try:
         if head:
@@ -584,15 +878,26 @@ def _commit_exact(repo: Repo, changes: dict[str, str | None], subject: str, trai
                 )
         tree = str(repo.git.execute(["git", "write-tree"], env=env)).strip()
         parents = ["-p", head] if head else []
-        sha = str(repo.git.execute(["git", *opts, "commit-tree", tree, *parents, "-m", message])).strip()
-        _step("commit")
-        repo.git.execute(["git", "update-ref", "-m", f"dreamtui: {subject}", "HEAD", sha, head or "0" * 40])
+        return str(repo.git.execute(["git", *opts, "commit-tree", tree, *parents, "-m", message])).strip()
     except GitCommandError as exc:
         raise MemoryRepoError(f"cannot commit the reviewed change: {gitops._short(exc)}") from exc
     finally:
-        Path(tmp_index).unlink(missing_ok=True)
-    _follow_index(repo, before, changes, head)
-    return sha
+        tmp_index.unlink(missing_ok=True)
+
+
+def _clear_temp_indexes(repo: Repo) -> None:
+    """Remove the temporary indexes a killed accept left in ``.git`` (their process is gone)."""
+    for path in Path(repo.git_dir).glob("dreamtui-outside-index-*"):
+        pid = path.name.split("-")[3]
+        if not (pid.isdigit() and os.path.exists(f"/proc/{pid}")) or int(pid) == os.getpid():
+            path.unlink(missing_ok=True)
+
+
+def _move_head(repo: Repo, sha: str, head: str | None, subject: str) -> None:
+    try:
+        repo.git.execute(["git", "update-ref", "-m", f"dreamtui: {subject}", "HEAD", sha, head or "0" * 40])
+    except GitCommandError as exc:
+        raise MemoryRepoError(f"cannot commit the reviewed change: {gitops._short(exc)}") from exc
 
 
 def _follow_index(
@@ -603,9 +908,9 @@ def _follow_index(
     lines = []
     for rel, blob in changes.items():
         entries = before.get(rel, [])
-        old = gitops.show_file(repo, rel, head) if head else None
+        old = _blob_at(repo, head, rel) if head else None
         held_head = (not entries and old is None) or (
-            len(entries) == 1 and old is not None and entries[0].split()[1] == blob_id(old)
+            len(entries) == 1 and old is not None and entries[0].split()[1] == old
         )
         if not held_head and not (len(entries) == 1 and entries[0].split()[1] == blob):
             continue
@@ -616,44 +921,100 @@ def _follow_index(
         )
 
 
+def _blob_at(repo: Repo, rev: str, rel: str) -> str | None:
+    try:
+        out = tree_of.git_bytes(repo, "rev-parse", "-q", "--verify", f"{rev}:{rel}")
+    except subprocess.SubprocessError:
+        return None
+    return out.decode().strip() or None
+
+
+def _commit_items(
+    config: Config,
+    ledger: Ledger,
+    repo: Repo,
+    chosen: list[Item],
+    subject: str,
+    trailers: dict[str, str],
+    mine: bool,
+) -> str:
+    """One commit of exactly the chosen items' changes, crash-safe: an intent first (recorded as
+    accepted at the next start when the commit reached HEAD, forgotten otherwise)."""
+    datas = [_checked_bytes(repo, i) for i in chosen if i.blob]
+    change: dict[str, str | None] = {}
+    for item in chosen:
+        change.update(_item_changes(item))
+    head = gitops.head_sha(repo)
+    before = gitops.index_entries(repo, list(change))
+    payload: dict[str, Any] = {
+        "items": [i.id for i in chosen],
+        "parent": head,
+        "changes": change,
+        "before": before,
+        "mine": mine,
+        "decided_as": "mine" if mine else "reviewed",
+        "sha": None,
+    }
+    intent_id = _record_intent(ledger, chosen[0].id, "accept", payload)
+    _step("accept-intent")
+    for data in datas:
+        _write_blob(repo, data)
+    _step("blob")
+    sha = _commit_tree(repo, change, subject, trailers, head)
+    _update_intent(ledger, intent_id, {**payload, "sha": sha})
+    _step("commit")
+    try:
+        _move_head(repo, sha, head, subject)
+    except BaseException:
+        _drop_intent(ledger, intent_id)
+        raise
+    _step("ref")
+    _follow_index(repo, before, change, head)
+    _step("ledger")
+    with ledger.write():
+        for item in chosen:
+            outside_items.accepted(ledger, item.id, sha, payload["decided_as"], clock.now_iso(), mine=mine)
+        _drop_intent(ledger, intent_id)
+    return sha
+
+
 def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> str:
     """Commit exactly the reviewed change of one item (trailer ``Dreamtui-Reviewed: outside``, or
-    ``mine`` for the person's own edit); returns the commit sha."""
+    ``mine`` for the person's own edit); returns the commit sha. A symlink, a special file or a file
+    over the size limit is refused with a line saying what to do."""
     with memory_lock(config):
-        item = _pending(ledger, item_id)
         repo = gitops.open_repo(config.memory, create=False)
+        recover(config, ledger, repo)
+        item = _pending(ledger, item_id)
+        _refuse_accept(item)
         _check_unchanged(repo, item)
         _step("checked")
-        sha = _commit_exact(repo, _item_changes(item), _subject(item, mine), _trailers(item, mine))
-        outside_items.accepted(
-            ledger, item.id, sha, "mine" if mine else "reviewed", clock.now_iso(), mine=mine
-        )
-    return sha
+        return _commit_items(config, ledger, repo, [item], _subject(item, mine), _trailers(item, mine), mine)
+
+
+def _plain(item: Item) -> bool:
+    return item.entry not in (LINK, SPECIAL, LARGE)
 
 
 def accept_mine(config: Config, ledger: Ledger, item_ids: list[str] | None = None) -> str | None:
     """Commit the person's own edits (the given items, or every pending item whose writer is the
-    person) in one plain commit; returns its sha, ``None`` when there was nothing."""
+    person and that is a regular file or a deletion) in one plain commit; returns its sha, ``None``
+    when there was nothing."""
     with memory_lock(config):
+        repo = gitops.open_repo(config.memory, create=False)
+        recover(config, ledger, repo)
         chosen = (
             [_pending(ledger, i) for i in item_ids]
             if item_ids
-            else [i for i in items(ledger) if i.writer == "person"]
+            else [i for i in items(ledger) if i.writer == "person" and _plain(i)]
         )
         if not chosen:
             return None
-        repo = gitops.open_repo(config.memory, create=False)
         for item in chosen:
+            _refuse_accept(item)
             _check_unchanged(repo, item)
-        change: dict[str, str | None] = {}
-        for item in chosen:
-            change.update(_item_changes(item))
         subject = f"My edits: {', '.join(i.path for i in chosen)}"[:200]
-        sha = _commit_exact(repo, change, subject, {TRAILER_OUTSIDE: "mine"})
-        with ledger.write():
-            for item in chosen:
-                outside_items.accepted(ledger, item.id, sha, "mine", clock.now_iso(), mine=True)
-    return sha
+        return _commit_items(config, ledger, repo, chosen, subject, {TRAILER_OUTSIDE: "mine"}, True)
 
 
 def _item_changes(item: Item) -> dict[str, str | None]:
@@ -678,83 +1039,182 @@ def _trailers(item: Item, mine: bool) -> dict[str, str]:
     return trailers
 
 
+# -- reject: put back from HEAD, crash-safe ----------------------------------------------------
+
+
 def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
     """Put the file back as HEAD has it (a deleted file comes back, an added one goes), only while it
-    still holds the reviewed bytes; the reason and the rejected bytes' blob stay in the ledger."""
+    still holds the reviewed bytes; the reason and the rejected bytes' blob stay in the ledger (and
+    the bytes in git). A file over the size limit is refused (dreamtui cannot keep a copy of it)."""
     if not reason.strip():
         raise OutsideError("a reject needs a reason")
     with memory_lock(config):
-        item = _pending(ledger, item_id)
         repo = gitops.open_repo(config.memory, create=False)
         gitops.ensure_writable(repo)  # mid-merge, HEAD's version would overwrite the conflicted file
-        _restore(repo, item)
-        _close(ledger, item.id, "rejected", None, reason.strip(), "reviewed")
-
-
-def _restore(repo: Repo, item: Item) -> None:
-    root = gitops.work_tree(repo)
-    _check_unchanged(repo, item)
-    _step("checked")
-    if item.old_path:  # a rename: the old file back, the new one away
-        _put(repo, root, item.old_path, None, gitops.show_file(repo, item.old_path))
-        _put(repo, root, item.path, item.blob, None)
-    else:
-        _put(repo, root, item.path, item.blob, gitops.show_file(repo, item.path))
-
-
-def _put(repo: Repo, root: Path, rel: str, expected: str | None, data: bytes | None) -> None:
-    """Make ``rel`` hold ``data`` (``None``: absent), only while it holds the blob ``expected``
-    (``None``: absent). Never overwrites anything else, even written a moment ago: the file is first
-    renamed aside (atomic) and checked there, and the new bytes are put in place with a hard link,
-    which fails rather than replace a file that appeared meanwhile."""
-    target = memory.safe_path(root, rel)
-    folder = target.parent
-    aside: Path | None = None
-    if expected is not None:
-        aside = folder / f"{memory.TMP_PREFIX}aside-{os.getpid()}-{time.monotonic_ns()}"
-        try:
-            os.rename(target, aside)
-        except FileNotFoundError:
+        recover(config, ledger, repo)
+        item = _pending(ledger, item_id)
+        if item.entry == LARGE:
             raise OutsideError(
-                f"{rel} changed since it was shown; look at it again (dreamtui outside)"
-            ) from None
-        _step("aside")
-        held = aside.read_bytes()
-        if blob_id(held) != expected:
-            _store_blob(repo, held)
-            _put_back(aside, target, rel)
-            raise OutsideError(f"{rel} changed since it was shown; look at it again (dreamtui outside)")
+                f"{item.path} is {item.note}: dreamtui cannot keep a copy of what a reject would remove; "
+                "move it out of the memory folder yourself (its item then closes or becomes a deletion)"
+            )
+        _check_unchanged(repo, item)
+        _step("checked")
+        if _plain(item) and item.blob:
+            _write_blob(repo, _checked_bytes(repo, item))  # the rejected bytes can always come back
+        payload = {
+            "reason": reason.strip(),
+            "token": token_source.token_hex(6),
+            "steps": _reject_steps(repo, item),
+        }
+        intent_id = _record_intent(ledger, item.id, "reject", payload)
+        _step("reject-intent")
+        _finish_reject(ledger, repo, item.id, intent_id, payload)
+
+
+def _reject_steps(repo: Repo, item: Item) -> list[dict[str, Any]]:
+    """What a reject does, path by path: what must stand there now, and HEAD's file to put back."""
+
+    def head_of(rel: str) -> dict[str, Any]:
+        found = _head_file(repo, rel)
+        return {"head": found.blob, "mode": found.mode} if found else {"head": None, "mode": None}
+
+    here = {"rel": item.path, "expect": list(_expected(item)), **head_of(item.path)}
+    if not item.old_path:
+        return [here]
+    return [here, {"rel": item.old_path, "expect": [None, None], **head_of(item.old_path)}]
+
+
+def _finish_reject(ledger: Ledger, repo: Repo, item_id: str, intent_id: int, payload: dict[str, Any]) -> None:
+    """Do (or, after a kill, finish) a reject's steps; every step can be run again. When a path
+    changed, what was moved aside is put back, the intent is dropped and :class:`OutsideError` says so."""
+    root = gitops.work_tree(repo)
+    asides: list[Path] = []
     try:
-        if data is not None:
-            memory.make_dirs(root, rel.rsplit("/", 1)[0] if "/" in rel else "")
-            fd, tmp = tempfile.mkstemp(prefix=memory.TMP_PREFIX, dir=folder)
+        for n, step in enumerate(payload["steps"]):
+            aside = _restore_step(repo, root, step, n, str(payload["token"]))
+            if aside is not None:
+                asides.append(aside)
+    except BaseException as exc:
+        if isinstance(exc, (OutsideError, MemoryRepoError, OSError)):
+            for n, step in enumerate(payload["steps"]):  # an earlier step's file back where it was
+                aside = _temp_of(root, step["rel"], ASIDE, str(payload["token"]), n)
+                if aside is not None and os.path.lexists(aside):
+                    _put_back(aside, _safe_target(root, step["rel"]), step["rel"])
+            _drop_intent(ledger, intent_id)
+        raise
+    _step("put")
+    with ledger.write():
+        _close(ledger, item_id, "rejected", None, str(payload["reason"]), "reviewed")
+        _drop_intent(ledger, intent_id)
+    for aside in asides:  # its bytes are the item's blob, kept in git
+        aside.unlink(missing_ok=True)
+
+
+def _temp_of(root: Path, rel: str, prefix: str, token: str, n: int) -> Path | None:
+    folder = (Path(root) / rel).parent
+    return folder / f"{prefix}{token}-{n}"
+
+
+def _restore_step(repo: Repo, root: Path, step: dict[str, Any], n: int, token: str) -> Path | None:
+    """Make ``step['rel']`` hold HEAD's file (``head``; ``None``: absent), only while it holds what the
+    item showed (``expect``). The reviewed file is first renamed aside (atomic) and checked there,
+    and HEAD's bytes are put in place with a hard link, which fails rather than replace a file that
+    appeared meanwhile. Returns the aside file (removed once the ledger has the reject)."""
+    rel = str(step["rel"])
+    expect = (step["expect"][0], step["expect"][1])
+    head, mode = step.get("head"), step.get("mode")
+    target = _safe_target(root, rel)
+    folder = target.parent
+    aside, tmp = folder / f"{ASIDE}{token}-{n}", folder / f"{NEW}{token}-{n}"
+    have_aside = os.path.lexists(aside)
+    if have_aside:
+        if tree_of.identity(folder, aside.name) != expect:
+            _put_back(aside, target, rel)
+            raise _changed(rel)
+    else:
+        now = tree_of.identity(root, rel)
+        if os.path.isdir(target) and not os.path.islink(target):
+            raise OutsideError(f"{rel} is a folder now: move it away, then reject again")
+        if now != expect:
+            if head is not None and now == (LINK if mode == "120000" else FILE, head):
+                return None  # put back already (a run killed after its link)
+            if head is None and now == (None, None):
+                return None  # removed already
+            raise _changed(rel)
+        if expect[0] is not None:
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                _step("link")
-                os.link(tmp, target)
-            except FileExistsError:
+                os.rename(target, aside)
+            except FileNotFoundError:
+                raise _changed(rel) from None
+            _step("aside")
+            have_aside = True
+            if tree_of.identity(folder, aside.name) != expect:
+                _put_back(aside, target, rel)
+                raise _changed(rel)
+    if head is not None:
+        try:
+            _link_head(repo, root, rel, target, tmp, str(head), mode)
+        except OutsideError:
+            if have_aside:
+                _put_back(aside, target, rel)
+            raise
+    return aside if have_aside else None
+
+
+def _safe_target(root: Path, rel: str) -> Path:
+    """``root/rel`` when every folder on the way is a real folder (never a symlink); the last
+    component may be anything (a link or a FIFO is what a reject takes away)."""
+    parent, _, name = rel.rpartition("/")
+    try:
+        memory._check_component(name, rel)
+        # every folder on the way checked as a write would check it (a name that is not there ends
+        # the check at the folder itself)
+        folder = memory.safe_path(root, f"{parent}/{ASIDE}" if parent else ASIDE).parent
+    except MemoryRepoError as exc:
+        raise OutsideError(f"cannot put {rel} back: {exc}") from None
+    return folder / name
+
+
+def _link_head(
+    repo: Repo, root: Path, rel: str, target: Path, tmp: Path, head: str, mode: str | None
+) -> None:
+    memory.make_dirs(root, rel.rsplit("/", 1)[0] if "/" in rel else "")
+    try:
+        data = tree_of.git_bytes(repo, "cat-file", "blob", head)
+    except subprocess.CalledProcessError:
+        raise MemoryRepoError(f"cannot read HEAD's {rel} ({head[:10]}) from git") from None
+    tmp.unlink(missing_ok=True)
+    try:
+        if mode == "120000":
+            os.symlink(os.fsdecode(data), tmp)
+        else:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if mode == "100755":
+                os.chmod(tmp, 0o755)
+        _step("link")
+        try:
+            os.link(tmp, target, follow_symlinks=False)
+        except FileExistsError:
+            if tree_of.identity(root, rel)[1] != head:
                 raise OutsideError(
                     f"{rel} was written again just now; nothing was put back over it "
                     "(look at it again: dreamtui outside)"
                 ) from None
-            finally:
-                os.unlink(tmp)
-    except BaseException:
-        if aside is not None:
-            _put_back(aside, target, rel)
-        raise
-    if aside is not None:
-        aside.unlink()  # its bytes are the item's blob, kept in git
+        memory._fsync_dir(target.parent)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _put_back(aside: Path, target: Path, rel: str) -> None:
     """Put a file renamed aside back; when something new took its place meanwhile, keep both (the
     aside one as ``<name>.kept-<time>``, which the next scan shows)."""
     try:
-        os.link(aside, target)
+        os.link(aside, target, follow_symlinks=False)
         aside.unlink()
     except FileExistsError:
         os.rename(aside, target.with_name(f"{target.name}.kept-{int(time.time())}"))
@@ -778,6 +1238,85 @@ def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> li
             f"restored {len(done)} files; left alone because they changed again: {', '.join(changed)}"
         )
     return done
+
+
+# -- recovery ----------------------------------------------------------------------------------
+
+
+def recover(
+    config: Config,
+    ledger: Ledger,
+    repo: Repo | None = None,
+    notices: list[str] | None = None,
+    temps: list[str] | None = None,
+) -> None:
+    """Finish or undo every outside decision a kill interrupted (under the memory lock): an accept
+    whose commit reached HEAD is recorded, any other is forgotten; a reject is finished, or when its
+    file changed meanwhile, put back. Then a reject's leftover temp files among ``temps`` (paths the
+    scan listed) go: once every intent is settled, no reject needs them."""
+    if not outside_items.in_flight(ledger) and repo is None:
+        return
+    with memory_lock(config):
+        repo = repo or gitops.open_repo(config.memory, create=False)
+        problem = gitops.not_writable(repo)
+        if problem is not None:  # mid-merge: leave the intents for a start after the merge
+            if notices is not None and outside_items.in_flight(ledger):
+                notices.append(
+                    f"interrupted outside decisions wait until the repository is writable: {problem}"
+                )
+            return
+        for intent in outside_items.in_flight(ledger):
+            payload = intent.payload
+            if intent.action == "accept":
+                _recover_accept(ledger, repo, intent.id, payload)
+                continue
+            item = outside_items.with_prefix(ledger, intent.item_id)
+            if not item or item[0].status != "pending":
+                _drop_intent(ledger, intent.id)
+                continue
+            try:
+                _finish_reject(ledger, repo, item[0].id, intent.id, payload)
+                if notices is not None:
+                    notices.append(f"finished the interrupted reject of {item[0].path}")
+            except (OutsideError, MemoryRepoError, OSError) as exc:
+                if notices is not None:
+                    notices.append(f"an interrupted reject was undone: {exc}")
+        _clear_temp_indexes(repo)
+        _remove_reject_temps(gitops.work_tree(repo), temps or [])
+
+
+def _recover_accept(ledger: Ledger, repo: Repo, intent_id: int, payload: dict[str, Any]) -> None:
+    sha, parent = payload.get("sha"), payload.get("parent")
+    head = gitops.head_sha(repo)
+    if sha and head and (head == sha or gitops.is_ancestor(repo, sha, head)):
+        if head == sha:
+            _follow_index(repo, payload.get("before") or {}, payload.get("changes") or {}, parent)
+        with ledger.write():
+            for item_id in payload.get("items", []):
+                found = outside_items.with_prefix(ledger, item_id)
+                if found and found[0].status == "pending":
+                    outside_items.accepted(
+                        ledger,
+                        item_id,
+                        sha,
+                        payload.get("decided_as", "reviewed"),
+                        clock.now_iso(),
+                        mine=bool(payload.get("mine")),
+                    )
+            _drop_intent(ledger, intent_id)
+        return
+    _drop_intent(ledger, intent_id)
+
+
+def _remove_reject_temps(root: Path, temps: list[str]) -> None:
+    """A reject's temp files no intent names any more (all intents are settled when this runs): HEAD
+    bytes never linked, or a rejected file whose bytes are in git."""
+    for rel in temps:
+        if rel.rsplit("/", 1)[-1].startswith((ASIDE, NEW)):
+            try:
+                os.unlink(Path(root) / rel)
+            except OSError:
+                pass
 
 
 # -- statistics --------------------------------------------------------------------------------

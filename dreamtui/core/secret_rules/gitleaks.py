@@ -98,7 +98,7 @@ class Rule:
     wants_line: bool = False  # an allowlist of it reads the match's line
 
     @property
-    def regex(self) -> Any:
+    def compiled(self) -> re2._Regexp:
         """The rule's RE2 pattern, as it runs (see :func:`search_pattern`)."""
         return _compiled(search_pattern(self.pattern)[0])
 
@@ -268,7 +268,7 @@ def _findings(rule: Rule, data: bytes, globals_: tuple[Allowlist, ...]) -> list[
     seen: dict[tuple[bytes, bytes], bool] = {}  # the same secret in the same match: decided once
     stripped = search_pattern(rule.pattern)[1]
     previous_end = 0
-    for m in rule.regex.finditer(data):
+    for m in rule.compiled.finditer(data):
         start, stop = _secret_span(rule, m)
         m_start, m_end = m.span()
         if stripped:

@@ -99,7 +99,8 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
     for line in dropped:
         parts.append(Text.assemble(("index − ", "bold red")) + literal_text(line, one_line=True))
     parts.append(Text())
-    parts.append(_diff_text(outside.diff(config, item)) if item.blob or item.head_blob else Text("(empty)"))
+    shown = item.blob or item.head_blob or item.note
+    parts.append(_diff_text(outside.diff(config, item)) if shown else Text("(empty)"))
     record = outside.transcript_excerpt(item, 1200)
     if record:
         parts.append(
