@@ -101,6 +101,12 @@ def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> Se
     )
 
 
+SENT = {"calls": 0, "chars": 0}
+"""What the recorded run sent: calls and characters of system prompt plus user message."""
+CHARS_PER_TOKEN = 3.5
+"""An estimate for English-heavy transcripts (no tokenizer offline): input tokens ~ characters / 3.5."""
+
+
 def recorded_extractor(tag: str, stack: list) -> Extractor:
     """The anthropic extractor, its requests answered from the recording by the local fake API."""
     from fakes.anthropic_server import FakeAnthropic, Reply, error, message
@@ -111,6 +117,10 @@ def recorded_extractor(tag: str, stack: list) -> Extractor:
     fake = FakeAnthropic()
 
     def respond(body: dict) -> Reply:
+        system = "".join(b.get("text", "") for b in body.get("system", []) if isinstance(b, dict))
+        user = "".join(str(m.get("content", "")) for m in body.get("messages", []))
+        SENT["calls"] += 1
+        SENT["chars"] += len(system) + len(user)
         text = answers.get(request_key(body))
         if text is None:
             return error(
@@ -130,7 +140,9 @@ def main() -> None:
     ap.add_argument(
         "--tag", default="v4", help="which recording to replay (tests/data/real_eval/recorded/TAG)"
     )
-    ap.add_argument("--split", choices=["tuning", "blind", "blind2", "blind3", "all"], default="tuning")
+    ap.add_argument(
+        "--split", choices=["tuning", "blind", "blind2", "blind3", "long", "all"], default="tuning"
+    )
     ap.add_argument("--command", help="the command for --extractor command")
     ap.add_argument("-v", "--verbose", action="store_true", help="every hit, noise and miss")
     args = ap.parse_args()
@@ -192,6 +204,14 @@ def main() -> None:
     print(f"  keep-recall {totals.keep_recall:.2f}  ({totals.keep_found}/{totals.keep_labels})")
     print(f"  duplicates  {totals.duplicates}")
     print(f"  quotes verified {totals.survival:.1%}  ({totals.verified}/{totals.proposed})")
+    if SENT["calls"]:
+        mb = sum(f.stat().st_size for s in sessions for f in s.files) / 1e6
+        tokens = SENT["chars"] / CHARS_PER_TOKEN
+        print(
+            f"  sent {SENT['calls']} requests, {SENT['chars']:,} characters for {mb:.1f} MB of transcript: "
+            f"~{tokens / max(mb, 1e-9):,.0f} input tokens per MB, ~{tokens / max(totals.kept, 1):,.0f} per kept "
+            f"proposal (estimated at {CHARS_PER_TOKEN} characters a token)"
+        )
 
 
 if __name__ == "__main__":
