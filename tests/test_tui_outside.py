@@ -108,3 +108,29 @@ async def test_a_symlink_to_a_key_is_a_row_that_says_so_and_a_refuses_it(
         assert note.severity == "error"
         assert outside.get(ledger, item.id).status == "pending"
     assert _git(root, "rev-parse", "HEAD") == head
+
+
+async def test_a_secret_in_an_outside_file_is_flagged_redacted_and_accept_is_refused(
+    tui_setup, git_home
+) -> None:
+    cfg, ledger, ids = tui_setup
+    root = cfg.memory
+    token, stripe = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    (root / "ci-notes.md").write_text(f"CI token {token}\nstripe {stripe}\n")
+    async with open_queue(cfg, ledger, len(ids) + 1) as (app, pilot, table):
+        [item] = outside.items(ledger)
+        row = next(r for r in table.rows if r.id == item.id)
+        assert row.secret  # the row's SECRET badge
+        table.move_cursor(row=table.get_row_index(item.id))
+        await pilot.pause()
+        text = _detail_text(app)
+        assert "SECRET: github-token" in text and "+CI token [REDACTED:github-token]" in text
+        assert "accept is refused" in text
+        assert token not in text and stripe not in text
+        assert token not in screen_text(app) and "SECRET" in screen_text(app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.decisions_finished >= 1 and not app.decisions_waiting)
+        messages = [str(n.message) for n in app._notifications]
+        assert any("ci-notes.md holds a secret (github-token" in m and "remove it" in m for m in messages)
+        assert outside.get(ledger, item.id).status == "pending"
+    assert token not in _git(root, "log", "-p", "--all")

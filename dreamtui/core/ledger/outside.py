@@ -44,6 +44,14 @@ class Item(Jsonable):
     detected_at: str = ""
     entry: str | None = None
     note: str | None = None
+    secrets: str | None = None
+    """The rules of the secret scanner that found a secret in its bytes or names (``github-pat,…``);
+    never the secret itself."""
+
+    @property
+    def secret_rules(self) -> list[str]:
+        """The rule names of the secrets its bytes or names hold (``[]``: none)."""
+        return [r for r in (self.secrets or "").split(",") if r]
 
     @property
     def writer_label(self) -> str:
@@ -53,9 +61,10 @@ class Item(Jsonable):
         """``auto memory added projects/x/y.md`` (one line)."""
         what = f"{self.old_path} → {self.path}" if self.kind == "renamed" else self.path
         note = f" ({self.note})" if self.note else ""
-        return f"{self.writer_label} {self.kind} {what}{note}"
+        secret = f" SECRET({', '.join(self.secret_rules)})" if self.secrets else ""
+        return f"{self.writer_label} {self.kind} {what}{note}{secret}"
 
-    JSON_EXTRA = ("writer_label",)
+    JSON_EXTRA = ("writer_label", "secret_rules")
 
 
 _FIELDS = tuple(f.name for f in fields(Item))

@@ -232,6 +232,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("candidates", "duplicate_reason", "TEXT"),
     ("outside_items", "entry", "TEXT"),  # file | symlink | special | large (NULL: deleted or older ledger)
     ("outside_items", "note", "TEXT"),  # "symlink → /target", "FIFO", "too large to review: …"
+    ("outside_items", "secrets", "TEXT"),  # the secret scanner's rule names, comma-separated (NULL: none)
 )
 """Columns added after a table was first created: ``(table, column, declaration)``. A ledger made
 before them gets them with ``ALTER TABLE … ADD COLUMN`` (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""

@@ -35,6 +35,14 @@ Accept commits exactly the reviewed bytes (a commit built from a temporary index
 and becomes the next item. Reject puts the file back from ``HEAD`` only while it still holds the
 reviewed bytes, and keeps the rejected bytes' blob id with the reason in the ledger.
 
+Every byte that could reach git passes the secret scanner (:mod:`dreamtui.core.secrets`): the scan
+records on the item the rules that find a secret in a regular file's bytes or in its names (shown as
+SECRET; its diff, index lines and transcript record are shown redacted); accept scans the exact bytes
+it is about to commit again and refuses them with one line ("… holds a secret (github-pat): remove it
+from the file, then dreamtui outside again — or reject it"). Once the person removes the secret, the
+bytes (so the blob) differ and the next scan makes a clean item. A reject of such a file is allowed
+(HEAD's version comes back) but its bytes are not kept in git.
+
 Both are crash-safe: an ``outside_intents`` row is written first; reject moves the reviewed file
 aside with one rename and links HEAD's bytes in its place. At the next start (every scan, accept or
 reject begins with :func:`recover`, under the lock) an interrupted accept is recorded when its commit
@@ -62,12 +70,14 @@ from typing import Any
 from git import GitCommandError, Repo
 
 from dreamtui.core import clock
+from dreamtui.core import secrets as secret_scan
 from dreamtui.core.config import Config, env_seconds
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.files import open_regular
 from dreamtui.core.ledger import Ledger, intents
 from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.ledger import outside as outside_items
+from dreamtui.core.ledger.db import stored_text
 from dreamtui.core.ledger.outside import WRITER_LABELS, Item
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
@@ -511,8 +521,8 @@ def _scan_locked(
     seen: set[str] = set()
     fresh: list[_Change] = []
     for change in found:
-        seen.add(change.path)
-        current = pending.get(change.path)
+        seen.add(stored_text(change.path))  # the ledger holds a name with a secret in it redacted
+        current = pending.get(stored_text(change.path))
         if (
             current
             and current.blob == change.blob
@@ -545,8 +555,9 @@ def _scan_locked(
                 "detected_at": now,
                 "entry": change.entry,
                 "note": change.note,
+                "secrets": ",".join(_secret_rules(root, change)) or None,
             }
-            current = pending.get(change.path)
+            current = pending.get(stored_text(change.path))
             if current:
                 outside_items.update(ledger, current.id, values)
                 report.updated.append(current.id)
@@ -563,6 +574,20 @@ def _scan_locked(
     if batch:
         report.batches.append(batch)
     return report
+
+
+def _secret_rules(root: Path, change: _Change) -> list[str]:
+    """The secret scanner's rules that find a secret in a change: in a regular file's bytes (read
+    within the size limit, only while they are still the change's blob) or in its names."""
+    text = "\n".join(n for n in (change.path, change.old_path) if n)
+    if change.entry == FILE and change.blob:
+        try:
+            data = tree_of.read_at(root, change.path)
+        except OSError:
+            data = None
+        if data is not None and tree_of.blob_of_bytes(data) == change.blob:
+            text = f"{text}\n{data.decode('utf-8', 'replace')}"
+    return secret_scan.rules_found(text)
 
 
 def _loud(change: _Change) -> bool:
@@ -638,8 +663,8 @@ def diff(config: Config, item: Item) -> str:
     reviewed = _reviewed_bytes(repo, item)
     if reviewed is None:
         return f"({item.path} changed since it was shown; the next scan shows it again)\n"
-    old = _blob_bytes(repo, item.head_blob).decode("utf-8", "replace").splitlines(keepends=True)
-    new = reviewed.decode("utf-8", "replace").splitlines(keepends=True)
+    old = _shown_text(_blob_bytes(repo, item.head_blob)).splitlines(keepends=True)
+    new = _shown_text(reviewed).splitlines(keepends=True)
     before = item.old_path or item.path
     text = "".join(
         difflib.unified_diff(
@@ -649,7 +674,18 @@ def diff(config: Config, item: Item) -> str:
             f"b/{item.path}" if item.blob else "/dev/null",
         )
     )
-    return (f"({item.note})\n" if item.note else "") + text
+    head = f"({item.note})\n" if item.note else ""
+    if item.secret_rules:
+        head += f"(SECRET: it holds {', '.join(item.secret_rules)}; shown redacted)\n"
+        if item.status == "rejected" and not reviewed:
+            head += "(its bytes held a secret and were not kept in git)\n"
+    return head + text
+
+
+def _shown_text(data: bytes) -> str:
+    """File bytes as text to show: decoded, every secret redacted (before any diff or cut, so no
+    rule misses a secret split by ``+`` prefixes or a cut)."""
+    return secret_scan.redact(data.decode("utf-8", "replace"))
 
 
 def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
@@ -657,28 +693,26 @@ def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
     if item.path != memory.INDEX or item.entry in (LINK, SPECIAL, LARGE):
         return [], []
     repo = gitops.open_repo(config.memory, create=False)
-    old = [
-        ln
-        for ln in _blob_bytes(repo, item.head_blob).decode("utf-8", "replace").splitlines()
-        if _INDEX_LINE.match(ln)
-    ]
-    new = [
-        ln
-        for ln in (_reviewed_bytes(repo, item) or b"").decode("utf-8", "replace").splitlines()
-        if _INDEX_LINE.match(ln)
-    ]
+    old = [ln for ln in _shown_text(_blob_bytes(repo, item.head_blob)).splitlines() if _INDEX_LINE.match(ln)]
+    new = [ln for ln in _shown_text(_reviewed_bytes(repo, item) or b"").splitlines() if _INDEX_LINE.match(ln)]
     return [ln for ln in new if ln not in old], [ln for ln in old if ln not in new]
 
 
+_EXCERPT_WINDOW = 256 * 1024
+
+
 def transcript_excerpt(item: Item, limit: int = 2000) -> str | None:
-    """The transcript record that wrote the item (raw JSON line, cut to ``limit``), when known."""
+    """The transcript record that wrote the item (its JSON line, every secret redacted, cut to
+    ``limit``), when known."""
     if not item.transcript or not item.line:
         return None
     try:
         with open_regular(item.transcript) as fh:
             for number, raw in enumerate(fh, start=1):
                 if number == item.line:
-                    return raw[: limit * 4].decode("utf-8", "replace").rstrip("\n")[:limit]
+                    # redacted before the cut, on a window far wider than what is shown
+                    window = raw[: max(limit * 4, _EXCERPT_WINDOW)]
+                    return secret_scan.redact(window.decode("utf-8", "replace").rstrip("\n"))[:limit]
     except OSError:
         return None
     return None
@@ -789,6 +823,11 @@ def _check_unchanged(repo: Repo, item: Item) -> None:
 def _refuse_accept(item: Item) -> None:
     """Accept commits a regular file's bytes only; anything else gets one line saying what to do."""
     how = f"dreamtui outside reject {item.id} --reason … puts back what is committed"
+    if _secret_in_name(item):
+        raise OutsideError(
+            f"the name {item.path} holds a secret ({', '.join(item.secret_rules) or 'redacted'}): "
+            "rename the file, then dreamtui outside again — or remove it"
+        )
     if item.entry == LINK:
         raise OutsideError(
             f"{item.path} is a {item.note}: dreamtui does not commit links or what they point to; "
@@ -801,6 +840,22 @@ def _refuse_accept(item: Item) -> None:
             f"{item.path} is {item.note.removeprefix('too large to review: ') if item.note else 'too large'}, "
             f"over the review limit ({tree_of.MAX_BYTES_ENV}): commit it with git yourself, or move it "
             "out of the memory folder"
+        )
+
+
+def _secret_in_name(item: Item) -> bool:
+    """The item's name (or old name) held a secret: the ledger has it redacted, so it names no file."""
+    return any(secret_scan.was_redacted(n) for n in (item.path, item.old_path) if n)
+
+
+def refuse_secret(item: Item, data: bytes) -> None:
+    """Refuse to commit ``data`` (an item's checked bytes) when the secret scanner finds a secret in
+    it: nothing holding a secret reaches git. The line names the rules, never the secret."""
+    rules = secret_scan.rules_found(data.decode("utf-8", "replace"))
+    if rules:
+        raise OutsideError(
+            f"{item.path} holds a secret ({', '.join(rules)}): remove it from the file, then "
+            "dreamtui outside again — or reject it"
         )
 
 
@@ -940,7 +995,11 @@ def _commit_items(
 ) -> str:
     """One commit of exactly the chosen items' changes, crash-safe: an intent first (recorded as
     accepted at the next start when the commit reached HEAD, forgotten otherwise)."""
-    datas = [_checked_bytes(repo, i) for i in chosen if i.blob]
+    datas = []
+    for item in chosen:
+        if item.blob:
+            datas.append(_checked_bytes(repo, item))
+            refuse_secret(item, datas[-1])  # the bytes about to be committed, scanned again
     change: dict[str, str | None] = {}
     for item in chosen:
         change.update(_item_changes(item))
@@ -980,8 +1039,9 @@ def _commit_items(
 
 def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> str:
     """Commit exactly the reviewed change of one item (trailer ``Dreamtui-Reviewed: outside``, or
-    ``mine`` for the person's own edit); returns the commit sha. A symlink, a special file or a file
-    over the size limit is refused with a line saying what to do."""
+    ``mine`` for the person's own edit); returns the commit sha. A symlink, a special file, a file
+    over the size limit or bytes (or a name) holding a secret are refused with a line saying what
+    to do."""
     with memory_lock(config):
         repo = gitops.open_repo(config.memory, create=False)
         recover(config, ledger, repo)
@@ -1045,7 +1105,8 @@ def _trailers(item: Item, mine: bool) -> dict[str, str]:
 def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
     """Put the file back as HEAD has it (a deleted file comes back, an added one goes), only while it
     still holds the reviewed bytes; the reason and the rejected bytes' blob stay in the ledger (and
-    the bytes in git). A file over the size limit is refused (dreamtui cannot keep a copy of it)."""
+    the bytes in git, unless they hold a secret: those are not kept anywhere). A file over the size
+    limit is refused (dreamtui cannot keep a copy of it), and so is one whose name holds a secret."""
     if not reason.strip():
         raise OutsideError("a reject needs a reason")
     with memory_lock(config):
@@ -1053,6 +1114,11 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
         gitops.ensure_writable(repo)  # mid-merge, HEAD's version would overwrite the conflicted file
         recover(config, ledger, repo)
         item = _pending(ledger, item_id)
+        if _secret_in_name(item):
+            raise OutsideError(
+                f"the name {item.path} holds a secret ({', '.join(item.secret_rules) or 'redacted'}): "
+                "rename or remove the file yourself (its item then closes or changes)"
+            )
         if item.entry == LARGE:
             raise OutsideError(
                 f"{item.path} is {item.note}: dreamtui cannot keep a copy of what a reject would remove; "
@@ -1061,7 +1127,10 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
         _check_unchanged(repo, item)
         _step("checked")
         if _plain(item) and item.blob:
-            _write_blob(repo, _checked_bytes(repo, item))  # the rejected bytes can always come back
+            data = _checked_bytes(repo, item)
+            if not secret_scan.has_secret(data.decode("utf-8", "replace")):
+                _write_blob(repo, data)  # the rejected bytes can always come back
+            # bytes holding a secret are not kept: in git's object store the secret would stay
         payload = {
             "reason": reason.strip(),
             "token": token_source.token_hex(6),

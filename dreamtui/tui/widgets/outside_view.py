@@ -4,7 +4,8 @@ An outside change (what Claude Code's auto memory, auto dream or the person wrot
 repository by itself) is a queue row like a proposal: ``a`` commits exactly that change, ``r`` puts the
 file back from HEAD, ``m`` commits it as the person's own. Its detail shows who wrote it, the batch it
 came with, the index lines it adds or drops, the diff and the transcript record that wrote it — all
-literally (never parsed as markup).
+literally (never parsed as markup), every secret redacted; an item whose bytes or name hold a
+secret is flagged SECRET and cannot be accepted.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def outside_rows(ledger: Ledger) -> list[QueueRow]:
                 WRITER_SHORT.get(item.writer, item.writer),
                 False,
                 0,
-                False,
+                bool(item.secrets),
                 item.detected_at,
             )
         )
@@ -82,6 +83,9 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
     item = outside.get(ledger, item_id)
     badge = Text(f" {item.writer_label.upper()} ", WRITER_STYLE.get(item.writer, "reverse"))
     badge.append(f"  {item.kind.upper()} ", "bold")
+    if item.secrets:
+        badge.append("  ")
+        badge.append(f" SECRET: {', '.join(item.secret_rules)} (redacted) ", "bold white on dark_red")
     parts: list[Text] = [badge, Text(), literal_text(item.title(), style="bold")]
     if item.batch:
         batch = next((b for b in outside.batches(ledger) if b.id == item.batch), None)
@@ -117,6 +121,14 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
                 "No agent session wrote this file in the window before it changed: taken as "
                 "your own edit (m commits it as yours).",
                 style="dim",
+            )
+        )
+    if item.secrets:
+        parts.append(
+            Text(
+                "It holds a secret: accept is refused. Remove it from the file (the next scan shows it "
+                "again), or r puts back what is committed.",
+                style="bold red",
             )
         )
     parts.append(Text())
