@@ -20,7 +20,7 @@ from dreamtui.core.text import without_surrogates
 MAX_MEMORIES = 20
 MAX_MEMORY_CHARS = 300
 
-PROMPT_VERSION = "v6"
+PROMPT_VERSION = "v7"
 """Changes with every change of the system prompt or the user message; recorded answers are kept per version."""
 
 SYSTEM_PROMPT = """\
@@ -42,12 +42,10 @@ What counts:
   someone writes in a language is not a lesson unless they ask for replies in it (the next session
   sees their language in their first message).
 - project: a decision with its reason ("we tried X, it failed because Y"); a requirement the person
-  set for the product that holds beyond this task and that the code will not show (its language,
-  look, structure, what it must never do) - not the details of the feature being built (what a form
-  shows, how an upload works, a size or limit of it): once built, the code shows them; a fact about
-  the environment that the repository does not hold (where things live on the machine or server, how
-  the project is deployed or run, which environment or launcher to use, limits of a hosting plan, a
-  state someone left deliberately); or a non-obvious gotcha the session
+  set for the product that holds beyond this task (its language, look, structure, what it must never
+  do); a fact about the environment that the repository does not hold (where things live on the
+  machine or server, how the project is deployed or run, which environment or launcher to use, limits
+  of a hosting plan, a state someone left deliberately); or a non-obvious gotcha the session
   established (a root cause that would bite again, surprising behaviour of a tool) - when the session
   shows it to be true (fixed, tested, confirmed), not a guess.
 - reference: a place the person named as where to look (a doc, a dashboard, a ticket system, a
@@ -68,9 +66,7 @@ what the transcript holds, not a quota: a short or routine session (the person a
 nobody corrects or decides anything) often holds none, and an empty list is then the right answer; a
 long session in which the person explains, corrects and decides things can hold many. The
 "Transcript:" line before the transcript states its size. Never pad the list to reach a number, and
-never leave out a lesson that passes the test because the list already seems long. A candidate you
-would yourself call borderline or weak (one a reviewer "may want to drop", a file of test data, a
-one-off workflow of this task) does not pass: leave it out.
+never leave out a lesson that passes the test because the list already seems long.
 One lesson per subject: everything about the person (name, role, languages, tools, reply format) is
 ONE user lesson, and everything about one tool, service or part of the system is one lesson. Before
 answering, compare your candidates: when two share a subject or say the same thing, merge them into
