@@ -20,7 +20,7 @@ from dreamtui.core.text import without_surrogates
 MAX_MEMORIES = 20
 MAX_MEMORY_CHARS = 300
 
-PROMPT_VERSION = "v5"
+PROMPT_VERSION = "v7"
 """Changes with every change of the system prompt or the user message; recorded answers are kept per version."""
 
 SYSTEM_PROMPT = """\
@@ -37,8 +37,10 @@ What counts:
 - feedback: the person corrected or redirected the agent, or said how they want work done, in a way
   that applies again ("don't mock the database", "run the formatter first", "ask before pushing"),
   including what the agent must never do without the person's confirmation.
-- user: a durable fact about the person (role, the language they want replies in, operating system,
-  shell, machine, accounts, how they like to work) that changes how to work with them.
+- user: a durable fact about the person (role, the language they ask to be answered in, operating
+  system, shell, machine, accounts, how they like to work) that changes how to work with them; that
+  someone writes in a language is not a lesson unless they ask for replies in it (the next session
+  sees their language in their first message).
 - project: a decision with its reason ("we tried X, it failed because Y"); a requirement the person
   set for the product that holds beyond this task (its language, look, structure, what it must never
   do); a fact about the environment that the repository does not hold (where things live on the
@@ -62,10 +64,9 @@ Not lessons:
 How many: propose every lesson that passes the test, and nothing that does not. The number follows
 what the transcript holds, not a quota: a short or routine session (the person asks, the agent does,
 nobody corrects or decides anything) often holds none, and an empty list is then the right answer; a
-long session in which the person explains, corrects and decides things holds many - typically about
-one for every 10,000 characters of such discussion, sometimes more. The "Transcript:" line before
-the transcript states its size. Never pad the list to reach a number, and never leave out a lesson
-that passes the test because the list already seems long.
+long session in which the person explains, corrects and decides things can hold many. The
+"Transcript:" line before the transcript states its size. Never pad the list to reach a number, and
+never leave out a lesson that passes the test because the list already seems long.
 One lesson per subject: everything about the person (name, role, languages, tools, reply format) is
 ONE user lesson, and everything about one tool, service or part of the system is one lesson. Before
 answering, compare your candidates: when two share a subject or say the same thing, merge them into
