@@ -1131,6 +1131,19 @@ _HEDGED = re.compile(
     r"I wonder)\b|可能|也许|たぶん|아마|может быть|наверное",
     _I,
 )
+# Round seven (precision first): a sentence that opens with a question word asks, whether or not it ends with
+# "?" ("how call if i want all values"), and counts against. Its weight, the weight of a sentence the person
+# said again in another turn (mostly a template pasted each turn: a plan-mode notice, a task list's
+# instructions) and the threshold were chosen by leaving one repository out of tuning + blind
+# (tests/bench/crossval_heuristic.py --grid).
+_ASKS = re.compile(
+    r"^(?:how|what|why|where|which|who|whom|whose)\b|^(?:怎么|怎麼|如何|为什么|為什麼|为啥)", _I
+)
+REPEATED_WEIGHT = -2
+"""The weight of "the person said this again in another turn" (round seven: chosen by cross-validation)."""
+ASKS_WEIGHT = -3
+"""The weight of a sentence opening with a question word (round seven: chosen by cross-validation)."""
+
 _FINDING = re.compile(
     r"\broot cause\b|\bturn(?:s|ed)? out\b|\bcaused by\b|\bthe reason (?:is|was)\b|"
     r"\bthat(?:'s| is| was) why\b|\bnote that\b|\bgotcha\b|\bworkaround\b|\bthe fix (?:is|was)\b|"
@@ -1244,7 +1257,8 @@ def confidence(quote: str, kind: str, turn: Turn, *, repeated: bool = False) -> 
     signal("reason", 1, _REASON.search(text))
     # measured, not counted: in real sessions the person repeats tasks (a prompt sent again) far more often
     # than rules (tuning split: 1 of 14 repeated sentences holds a lesson; tests/bench/crossval_heuristic.py)
-    signal("repeated", 0, repeated)
+    signal("repeated", REPEATED_WEIGHT, repeated)
+    signal("asks", ASKS_WEIGHT, person and _ASKS.search(text))
     signal("report", -1, person and _BUG_REPORT.search(text) and not _ORDER_WITH_SCOPE.match(text))
     signal("moment", -2, person and _MOMENT.search(text) and not _SCOPE.search(text))
     signal("vague", -3, _vague(text))
