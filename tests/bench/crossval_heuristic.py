@@ -1,10 +1,12 @@
-"""How well the offline extractor's rules generalise, estimated on the real tuning split only.
+"""How well the offline extractor's rules generalise, estimated on the splits it may be tuned on.
 
 Run from the repository root (the transcripts live in ../shared and ../eval):
 
-    python3 tests/bench/crossval_heuristic.py [-v]
+    python3 tests/bench/crossval_heuristic.py [-v] [--splits tuning,blind]
+    python3 tests/bench/crossval_heuristic.py --splits tuning,blind --grid   # round seven: ~5 minutes
 
-Every session of the tuning split goes through the real pipeline (digest, the heuristic's scored moments,
+Every session of the splits read (``tuning`` by default; ``blind`` may be added, ``blind3`` and ``long``
+never) goes through the real pipeline (digest, the heuristic's scored moments,
 the real gate) with NO confidence threshold, and each proposal is scored against the session's labels.
 Printed:
 
@@ -16,6 +18,8 @@ Printed:
 * leave-one-session-out: for each session, the threshold is chosen on the other sessions alone (the
   lowest one whose precision there is at least ``--target`` with a margin) and applied to the held-out
   session; the sum over held-out sessions estimates what the choice does on sessions nobody tuned on.
+* ``--grid`` (round seven) instead: the weights of :data:`GRID` and the threshold chosen by leaving one
+  repository out, at several precision margins (:func:`grid_report`).
 """
 
 from __future__ import annotations
