@@ -604,7 +604,8 @@ def test_confidence_counts_scope_correction_reason_and_repetition_and_hedges_cou
     assert conf("Always use the staging bucket for uploads.") > plain
     assert conf("No, don't use the staging bucket for uploads.") > plain
     assert conf("Use the staging bucket for uploads, otherwise the CDN caches them.") > plain
-    assert conf("Use the staging bucket for uploads.", repeated=True) == plain  # reported, not counted
+    # round seven: a sentence said again in another turn counts against (mostly a template pasted each turn)
+    assert conf("Use the staging bucket for uploads.", repeated=True) < plain
     assert conf("Maybe always use the staging bucket for uploads.") < conf(
         "Always use the staging bucket for uploads."
     )
@@ -625,7 +626,34 @@ def test_a_rule_the_person_repeats_in_another_turn_counts_as_repeated() -> None:
         ("person", "Again: the release notes go in CHANGELOG.md under the version heading."),
     )
     moments = HeuristicExtractor(every).scored(d, ExtractContext(project=d.project))
-    assert moments and any("repeated+0" in m.signals for m in moments)
+    assert moments and any("repeated-2" in m.signals for m in moments)
+
+
+# -- round seven: precision first (issue 21 item 6) --------------------------------------------------------
+
+
+def test_a_notice_pasted_into_every_turn_is_not_proposed_but_the_same_rule_said_once_is() -> None:
+    # real sessions carry templates the person's client pastes each turn (a plan-mode notice, a task list's
+    # instructions); on tuning + blind every sentence said again in another turn was noise (0 of 6)
+    notice = "Do not edit the generated plan file itself, write your changes in the chat."
+    once = digest_of(("person", notice))
+    assert shipped(("person", notice)) == [notice]
+    assert [c.quote for c in run(once, threshold=MIN_CONFIDENCE)] == [notice]
+    pasted = (
+        ("person", notice),
+        ("assistant", "Understood.", "text"),
+        ("person", f"Fix the login form. {notice}"),
+        ("assistant", "Done.", "text"),
+        ("person", f"Now the signup form. {notice}"),
+    )
+    assert shipped(*pasted) == []
+
+
+def test_a_sentence_opening_with_a_question_word_asks_even_without_a_question_mark() -> None:
+    assert shipped(("person", "how to make sure all the values are loaded from the config")) == []
+    assert shipped(("person", "Make sure all the values are loaded from the config at start-up.")) == [
+        "Make sure all the values are loaded from the config at start-up."
+    ]
 
 
 # What people say to an agent in any session that is not a lesson (a reviewer rejects each at once): the

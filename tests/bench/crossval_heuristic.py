@@ -1,10 +1,12 @@
-"""How well the offline extractor's rules generalise, estimated on the real tuning split only.
+"""How well the offline extractor's rules generalise, estimated on the splits it may be tuned on.
 
 Run from the repository root (the transcripts live in ../shared and ../eval):
 
-    python3 tests/bench/crossval_heuristic.py [-v]
+    python3 tests/bench/crossval_heuristic.py [-v] [--splits tuning,blind]
+    python3 tests/bench/crossval_heuristic.py --splits tuning,blind --grid   # round seven: ~5 minutes
 
-Every session of the tuning split goes through the real pipeline (digest, the heuristic's scored moments,
+Every session of the splits read (``tuning`` by default; ``blind`` may be added, ``blind3`` and ``long``
+never) goes through the real pipeline (digest, the heuristic's scored moments,
 the real gate) with NO confidence threshold, and each proposal is scored against the session's labels.
 Printed:
 
@@ -16,6 +18,8 @@ Printed:
 * leave-one-session-out: for each session, the threshold is chosen on the other sessions alone (the
   lowest one whose precision there is at least ``--target`` with a margin) and applied to the held-out
   session; the sum over held-out sessions estimates what the choice does on sessions nobody tuned on.
+* ``--grid`` (round seven) instead: the weights of :data:`GRID` and the threshold chosen by leaving one
+  repository out, at several precision margins (:func:`grid_report`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ from dreamtui.core.ingest.digest import digest_session  # noqa: E402
 from dreamtui.core.ledger import Ledger  # noqa: E402
 
 THRESHOLDS = range(-1, 8)
+TUNABLE_SPLITS = ("tuning", "blind")
+"""The splits the rules may be tuned on; blind3 and long are measured once, at the end."""
+GRID = {"REPEATED_WEIGHT": (0, -2, -4), "ASKS_WEIGHT": (0, -3)}
+"""The round-seven weights tried (tests/bench/crossval_heuristic.py --grid), the shipped one first."""
 
 
 @dataclass
@@ -128,10 +136,26 @@ def main() -> None:
         default=0.9,
         help="precision the threshold must reach (default 0.9: a margin over the 0.80 goal)",
     )
+    ap.add_argument(
+        "--splits",
+        default="tuning",
+        help="comma-separated splits to read (tuning, blind; never blind3 or long, which are only measured)",
+    )
+    ap.add_argument(
+        "--grid",
+        action="store_true",
+        help="choose the round-seven weights and the threshold by leaving one repository out",
+    )
     args = ap.parse_args()
-    sessions = [s for s in load_sessions("tuning") if s.labels is not None]
+    splits = [x.strip() for x in args.splits.split(",") if x.strip()]
+    if any(x not in TUNABLE_SPLITS for x in splits):
+        sys.exit(f"only {', '.join(TUNABLE_SPLITS)} may be tuned on")
+    sessions = [s for split in splits for s in load_sessions(split) if s.labels is not None]
     if not sessions:
         sys.exit("the tuning split's transcripts are not on this machine (../shared/corpus, ../eval)")
+    if args.grid:
+        grid_report(sessions, args.target)
+        return
     moments: dict[str, list[Moment]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for s in sessions:
@@ -303,6 +327,85 @@ def generic_report(sessions: list[EvalSession], target: float) -> None:
         f"leave-one-session-out on the signals alone (threshold for precision >= {target} on the others: "
         f"{sorted(set(chosen))}): held-out {held_k}/{held_n} = {held_k / held_n if held_n else 0:.2f}"
     )
+
+
+def _repository(session: EvalSession) -> str:
+    """The repository a session came from (the ../shared sessions count as one)."""
+    return str(session.sources[0].get("repo") or session.root) if session.sources else session.root
+
+
+def grid_report(sessions: list[EvalSession], target: float) -> None:
+    """Choose the round-seven weights and the threshold by leaving one repository out.
+
+    For every combination of :data:`GRID` the sessions' moments are found again (the weights change which
+    moment of a record is the surest). For each repository, the combination and threshold are chosen on the
+    other repositories' sessions alone: the most lessons found with precision at least ``target``, ties
+    going to the higher precision, then to the combination nearest the shipped one; the choice is applied
+    to the held-out repository's sessions. The sum over held-out repositories estimates what the choice
+    does on repositories nobody tuned on.
+    """
+    import itertools
+
+    names = list(GRID)
+    combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*GRID.values())]
+    saved = {n: getattr(rules, n) for n in names}
+    per_combo: list[dict[str, list[Moment]]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, combo in enumerate(combos):
+                for n, v in combo.items():
+                    setattr(rules, n, v)
+                per_combo.append({s.id: session_moments(s, Path(tmp) / str(i)) for s in sessions})
+    finally:
+        for n, v in saved.items():
+            setattr(rules, n, v)
+
+    def change(combo: dict[str, int]) -> int:
+        return sum(abs(combo[n] - GRID[n][0]) for n in names)
+
+    def best(on: list[EvalSession], target: float) -> tuple[int, int]:
+        """(combination index, threshold) chosen on ``on``: the most lessons at precision >= ``target``, then
+        the higher precision, the mildest weights, the higher threshold."""
+        scored = []
+        for ci, moments in enumerate(per_combo):
+            for th in THRESHOLDS:
+                t = totals_at(on, moments, th)
+                ok = t.kept > 0 and t.precision >= target
+                scored.append(((ok, t.precise if ok else 0, t.precision, -change(combos[ci]), th), ci, th))
+        _key, ci, th = max(scored)
+        return ci, th
+
+    print("\nevery combination on all the sessions read (the in-sample view):")
+    print(f"  {'combination':<58} threshold  kept  precise  precision  keep-recall")
+    for ci, moments in enumerate(per_combo):
+        for th in (3, 4, 5, 6):
+            t = totals_at(sessions, moments, th)
+            print(
+                f"  {str(combos[ci]):<58} {th:>9}  {t.kept:>4}  {t.precise:>7}  {t.precision:>9.2f}  "
+                f"{t.keep_recall:>6.2f} ({t.keep_found}/{t.keep_labels})"
+            )
+    repos = sorted({_repository(s) for s in sessions})
+    for goal in sorted({target, 0.85, 0.9, 0.95, 1.0}):
+        held = Totals()
+        counts: dict[tuple[int, int], int] = defaultdict(int)
+        for repo in repos:
+            ci, th = best([s for s in sessions if _repository(s) != repo], goal)
+            counts[(ci, th)] += 1
+            for s in sessions:
+                if _repository(s) == repo:
+                    held.add(_one(s, per_combo[ci], th))
+        print(
+            f"\nleave-one-repository-out over {len(repos)} repositories ({len(sessions)} sessions), precision "
+            f">= {goal} on the others:"
+        )
+        for (ci, th), n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            print(f"  chosen {n:>2} times: {combos[ci]} threshold {th}")
+        print(
+            f"  held-out precision {held.precision:.2f} ({held.precise}/{held.kept})  keep-recall "
+            f"{held.keep_recall:.2f} ({held.keep_found}/{held.keep_labels})"
+        )
+        ci, th = best(sessions, goal)
+        print(f"  chosen on all of them: {combos[ci]} threshold {th}")
 
 
 def _one(session: EvalSession, moments: dict[str, list[Moment]], threshold: int):
