@@ -162,3 +162,11 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     ledger = Ledger.open(cfg.state)
     yield cfg, ledger
     ledger.close()
+
+
+@pytest.fixture(autouse=True)
+def _recorded_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every app's notifications are recorded (``fakes.notes``): toasts time out, records do not."""
+    from fakes.notes import record_notifications
+
+    record_notifications(monkeypatch)

@@ -205,6 +205,23 @@ async def wait_loaded(pilot, timeout: float = 10.0) -> BaseScreen:
     return pilot.app.screen
 
 
+async def wait_reloaded(pilot, before: int, timeout: float = 10.0) -> BaseScreen:
+    """Let the app run until the screen shown has shown a load newer than its ``before``-th
+    (``BaseScreen.loads_shown`` read before what makes it reload) and no newer one is under way."""
+    await pause_until(
+        pilot,
+        lambda: (
+            isinstance(pilot.app.screen, BaseScreen)
+            and pilot.app.screen.loads_shown > before
+            and loaded(pilot.app)
+        ),
+        timeout,
+        "the screen's data to load again",
+    )
+    await pilot.pause()  # what it shows is painted
+    return pilot.app.screen
+
+
 async def show(pilot, key: str, timeout: float = 10.0) -> BaseScreen:
     """Press ``key`` (a screen's number) and wait until that screen shows its data."""
     await pilot.press(key)  # returns once the screen shown has handled its resume (its load is under way)
@@ -222,6 +239,23 @@ def screen_text(app: DreamApp) -> str:
     svg = app.export_screenshot()
     text = re.sub(r"<[^>]+>", "", svg.split("</style>", 1)[-1])
     return html.unescape(text).replace("\xa0", " ")
+
+
+def shows(app: DreamApp, selector: str, text: str) -> bool:
+    """Whether the widget ``selector`` is on the screen shown and its text contains ``text``."""
+    return bool(app.screen.query(selector)) and text in plain(app, selector)
+
+
+async def wait_modal(pilot, kind: type, timeout: float = 10.0):
+    """Let the app run until a modal of class ``kind`` is shown with its focus set; returns it."""
+    await pause_until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, kind) and pilot.app.screen.focused is not None,
+        timeout,
+        f"the {kind.__name__} dialog",
+    )
+    await pilot.pause()  # what it shows is painted
+    return pilot.app.screen
 
 
 def texts(renderable) -> list:
