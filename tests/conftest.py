@@ -57,8 +57,8 @@ def _sandbox_home(home: Path) -> dict[str, str]:
 _PROCESS_HOME = Path(tempfile.mkdtemp(prefix="dreamtui-tests-home-"))
 atexit.register(shutil.rmtree, _PROCESS_HOME, True)
 for _name in list(os.environ):
-    if _name == "DREAMTUI_TEST_SHARED":  # the tests' own input (where the real transcripts are)
-        continue
+    if _name == "DREAMTUI_TEST_SHARED" or _name.startswith("TEXTUAL_SNAPSHOT"):
+        continue  # the tests' own: where the real transcripts are; pytest-textual-snapshot's report folder
     if _name in MACHINE_ONLY or _name.startswith(
         ("DREAMTUI_", "TEXTUAL_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
     ):

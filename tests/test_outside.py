@@ -410,7 +410,7 @@ def test_decisions_count_per_writer_in_the_stats(world) -> None:
 # -- watching ----------------------------------------------------------------------------------
 
 
-def _wait_for(predicate, timeout: float = 10.0) -> bool:
+def _wait_for(predicate, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -23,10 +23,10 @@ from fakes.tui import (
     plain,
     queue_of,
     screen_text,
+    settle,
     show,
     wait_for,
     wait_loaded,
-    wait_reloaded,
 )
 from textual import events
 from textual.content import Content
@@ -123,9 +123,10 @@ async def test_an_80x24_terminal_still_shows_the_claims(tui_setup) -> None:
         assert not table.show_horizontal_scrollbar
         await pilot.resize_terminal(*SIZE)  # wide again: every column is back
 
-        def wide() -> bool:
+        def wide() -> bool:  # every column back, the claim under its heading
             head = plain(app, "#queue-header")
-            return "project" in head and "type" in head and "Use the testcontainers" in lines(table)[0]
+            claim = lines(table)[0].find("Use the testcontainers")
+            return "project" in head and "type" in head and claim == head.find("claim") >= 0
 
         await wait_for(pilot, wide)
         assert lines(table)[0].index("Use the testcontainers") == plain(app, "#queue-header").index("claim")
@@ -345,13 +346,11 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) 
         memfiles = app.screen.query_one("#memfiles")
         chosen = cursor_key(memfiles)
         assert chosen and chosen != "MEMORY.md"
-        before = app.screen.loads_shown
         app.post_message(TranscriptsChanged([str(path)]))
-        await wait_reloaded(pilot, before)
+        await settle(pilot)
         assert cursor_key(memfiles) == chosen
-        before = app.screen.loads_shown
         app.screen.reload()  # a reload (after a decision) keeps it too
-        await wait_reloaded(pilot, before)
+        await settle(pilot)
         assert cursor_key(memfiles) == chosen
         assert chosen in plain(app, "#memfile")
         await show(pilot, "2")
@@ -363,9 +362,8 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) 
         sessions = app.screen.query_one("#sessions")
         session = cursor_key(sessions)
         assert sessions.cursor_coordinate.row == 1
-        before = app.screen.loads_shown
         app.post_message(TranscriptsChanged([str(path)]))
-        await wait_reloaded(pilot, before)
+        await settle(pilot)
         assert cursor_key(sessions) == session and app.screen.focused is sessions
 
 

@@ -32,7 +32,7 @@ def capture(session: str) -> str:
     return tmux(session, "capture-pane", "-p", "-t", session, check=False).stdout
 
 
-def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 40.0) -> str:
+def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 120.0) -> str:
     """Poll the pane until ``cond(text)`` holds (bounded)."""
     end = time.monotonic() + timeout
     text = ""
@@ -87,7 +87,7 @@ def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
             session, lambda t: "accepted “" in t and "→" in t
         )  # the note names the claim and the file
         tmux(session, "send-keys", "-t", session, "q")
-        wait_screen(session, lambda t: "DREAMTUI-EXITED" in t, timeout=20)
+        wait_screen(session, lambda t: "DREAMTUI-EXITED" in t)
     finally:
         tmux(session, "kill-server", check=False)
     after = git_log(demo / "memory")

@@ -205,21 +205,11 @@ async def wait_loaded(pilot, timeout: float = 10.0) -> BaseScreen:
     return pilot.app.screen
 
 
-async def wait_reloaded(pilot, before: int, timeout: float = 10.0) -> BaseScreen:
-    """Let the app run until the screen shown has shown a load newer than its ``before``-th
-    (``BaseScreen.loads_shown`` read before what makes it reload) and no newer one is under way."""
-    await pause_until(
-        pilot,
-        lambda: (
-            isinstance(pilot.app.screen, BaseScreen)
-            and pilot.app.screen.loads_shown > before
-            and loaded(pilot.app)
-        ),
-        timeout,
-        "the screen's data to load again",
-    )
-    await pilot.pause()  # what it shows is painted
-    return pilot.app.screen
+async def settle(pilot, timeout: float = 10.0) -> BaseScreen:
+    """Let the app handle what was posted to it (a change, a reload) and then finish any load of the
+    screen shown that this started (a screen that does not show what changed does not reload)."""
+    await pilot.pause()  # the messages are handled: a reload they ask for is under way
+    return await wait_loaded(pilot, timeout)
 
 
 async def show(pilot, key: str, timeout: float = 10.0) -> BaseScreen:
