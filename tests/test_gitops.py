@@ -150,20 +150,23 @@ def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
 @pytest.mark.usefixtures("no_git_identity")
 def test_missing_identity_gets_a_fallback_and_one_notice(tmp_path: Path) -> None:
     repo = gitops.open_repo(tmp_path / "mem")
+    (Path(repo.working_tree_dir) / "z.md").write_text("z\n")
+    unseen = gitops.commit_paths(repo, ["z.md"], "z", {})  # its notices go nowhere (a cycle's review)
+    assert "dreamtui <dreamtui@localhost>" in unseen.notices[0]
     (Path(repo.working_tree_dir) / "a.md").write_text("a\n")
-    result = gitops.commit_paths(repo, ["a.md"], "a", {})
+    result = gitops.commit_paths(repo, ["a.md"], "a", {}, notices_shown=True)  # not spent on the unseen one
     assert result.notices and "dreamtui <dreamtui@localhost>" in result.notices[0]
     assert gitops.list_commits(repo)[0].author == "dreamtui <dreamtui@localhost>"
     with pytest.raises(git.GitCommandError):  # the fallback was for that commit only
         repo.git.config("--get", "user.name")
     for name in ("b", "c"):  # said once for the repository, not with every commit
         (Path(repo.working_tree_dir) / f"{name}.md").write_text(f"{name}\n")
-        again = gitops.commit_paths(repo, [f"{name}.md"], name, {})
+        again = gitops.commit_paths(repo, [f"{name}.md"], name, {}, notices_shown=True)
         assert again.notices == []
         assert gitops.list_commits(repo)[0].author == "dreamtui <dreamtui@localhost>"
     other = gitops.open_repo(tmp_path / "other")  # another repository is told again
     (Path(other.working_tree_dir) / "a.md").write_text("a\n")
-    assert "no user.name" in gitops.commit_paths(other, ["a.md"], "a", {}).notices[0]
+    assert "no user.name" in gitops.commit_paths(other, ["a.md"], "a", {}, notices_shown=True).notices[0]
 
 
 def test_detached_head_is_refused(repo: git.Repo) -> None:

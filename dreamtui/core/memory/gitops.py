@@ -9,8 +9,9 @@ logged in ``<git dir>/dreamtui-recovery.log`` and reported as a notice. Every gi
 hooks runs with a timeout (``DREAMTUI_GIT_HOOK_TIMEOUT``, default 60 s): a hanging hook is stopped and
 the commit abandoned with a one-line error naming the hook; a failed or stopped commit puts the index
 entries of its paths back exactly as they were. A missing identity falls back to
-``dreamtui <dreamtui@localhost>`` for that commit only; the notice saying so comes with the first such
-commit in a repository (remembered in ``<git dir>/dreamtui-identity-notice``), not with every one. A detached HEAD or a
+``dreamtui <dreamtui@localhost>`` for that commit only; the notice saying so is given once per
+repository, with the first such commit whose notices the person sees (an accept, an undo), and
+remembered in ``<git dir>/dreamtui-identity-notice``. A detached HEAD or a
 merge/rebase/cherry-pick in progress is refused with a clear message.
 """
 
@@ -880,7 +881,13 @@ def put_back_index(repo: Repo, before: dict[str, list[str]]) -> bool:
 
 
 def commit_paths(
-    repo: Repo, paths: list[str], subject: str, trailers: dict[str, str], body: str = ""
+    repo: Repo,
+    paths: list[str],
+    subject: str,
+    trailers: dict[str, str],
+    body: str = "",
+    *,
+    notices_shown: bool = False,
 ) -> CommitResult:
     """Commit exactly ``paths`` (as they are in the working tree; deleted ones as deletions) with
     ``trailers``; everything else in the index or working tree stays as the person left it.
@@ -890,6 +897,10 @@ def commit_paths(
     ``post-commit`` hook (the commit already made) is stopped with a notice.
 
     The message is built here and only here: every secret in the subject and body is redacted.
+
+    ``notices_shown``: the caller shows the person the result's notices, so the fallback identity's
+    notice, once among them, is not given again for this repository (:func:`identity_noticed`).
+    Callers whose notices go nowhere (a dream cycle's review file) leave it to the next that shows them.
     """
     ensure_writable(repo)
     opts, notice = identity(repo)
@@ -930,7 +941,7 @@ def commit_paths(
         if exc.timed_out and head != head_before and _parent_is(repo, head, head_before):
             notices.append(f"{exc} — the commit itself was made")  # a hanging post-commit hook
             log_recovery(repo, str(exc))
-            if notice:
+            if notice and notices_shown:
                 identity_noticed(repo, notice)
             return CommitResult(str(head), notices)
         _raise_after_put_back(repo, before, exc)
@@ -939,7 +950,7 @@ def commit_paths(
     sha = head_sha(repo)
     if sha is None or sha == head_before:
         raise MemoryRepoError(f"git commit made no commit in {repo.working_tree_dir}")
-    if notice:
+    if notice and notices_shown:
         identity_noticed(repo, notice)
     return CommitResult(sha, notices)
 
