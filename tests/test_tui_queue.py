@@ -39,6 +39,7 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
         assert second == ids[1]
         assert table.row_count == len(ids) - 1
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        await wait_for(pilot, lambda: any(m.startswith("accepted “") for m in messages(app)))
         await pilot.pause()
         assert "5 proposals waiting" in app.query_one(StatusHeader).render_text().plain
         said = messages(app)
@@ -49,9 +50,9 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
     # the notification names the file and the commit the core made, read from its AcceptResult
     row = ledger.query("SELECT memory_path, commit_sha FROM decisions WHERE action = 'accept'")[0]
     claim = ledger.get_candidate(first).claim
-    assert (
-        f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})" in said
-    )  # named by its claim
+    named = f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})"  # by its claim
+    # (with no git identity, as here, the first accept's note goes on to say so, once)
+    assert any(note == named or note.startswith(f"{named} · git has no user.name") for note in said), said
 
 
 async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:

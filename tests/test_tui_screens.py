@@ -201,7 +201,9 @@ async def test_memory_screen_reverts_one_memory(fresh) -> None:
         await wait_modal(pilot, ConfirmModal)
         await pilot.press("y")
         await wait_for(pilot, lambda: rel not in screen_text(app))
-        assert any("reverted" in n.message for n in notes(app))
+        await wait_for(
+            pilot, lambda: any("reverted" in n.message for n in notes(app))
+        )  # said after the reload
         await show(pilot, "1")
         assert table.row_count == len(ids) and ids[0] in table.ids  # the proposal is back
     assert not (cfg.memory / rel).exists()

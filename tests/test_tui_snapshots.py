@@ -56,9 +56,10 @@ def showing(key: str):
 def dialog(key: str, kind: type):
     """``run_before``: on the loaded queue, press ``key`` and wait for its dialog (of class ``kind``);
     its text fields' cursors stop blinking. A blinking cursor is hidden every other half second, so
-    a snapshot taken a moment later on a loaded machine drew the edit dialog without it; not blinking,
-    the edit dialog's TextArea draws no cursor cell at all (Textual 8.2) and the reject dialog's Input
-    a steady one, whenever the snapshot is taken."""
+    a snapshot taken a moment later on a loaded machine drew the edit dialog without it. Not blinking,
+    the focused field draws a steady cursor; a TextArea keeps the lines it drew while the cursor was
+    hidden (its line cache does not tell the two apart), so its lines are drawn afresh
+    (``notify_style_update``, the public call that drops them)."""
 
     async def run(pilot) -> None:
         await wait_loaded(pilot)
@@ -66,6 +67,8 @@ def dialog(key: str, kind: type):
         screen = await wait_modal(pilot, kind)
         for field in screen.query("Input, TextArea"):
             field.cursor_blink = False
+            field.notify_style_update()
+            field.refresh()
         await pilot.pause()
 
     return run
