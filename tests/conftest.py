@@ -1,14 +1,72 @@
-"""Shared fixtures. Tests that read ../shared skip cleanly when it is absent."""
+"""Shared fixtures. Tests that read ../shared skip cleanly when it is absent.
+
+Hermetic: before anything of dreamtui is imported, the test process gets a HOME, XDG folders and a git
+configuration of its own (an empty folder, no git identity, no system git config), and every test
+gets a fresh HOME again (:func:`_isolated_env`). Nothing of the person running the tests — their git
+identity, ``~/.gitconfig``, ``~/.config/dreamtui/config.toml``, a theme — can change a result. A test
+that needs a git identity asks for one (:func:`git_home`); the rest run as on a newcomer's machine.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from dreamtui.core.config import Config
-from dreamtui.core.ledger import Ledger
+# Set at import, before dreamtui (platformdirs, config defaults) reads anything of the environment.
+MACHINE_ONLY = (  # variables of the machine or of the person that change what git, Textual or dreamtui do
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_TEMPLATE_DIR",
+    "NO_COLOR",
+    "FORCE_COLOR",
+)
+
+
+def _sandbox_home(home: Path) -> dict[str, str]:
+    """The environment of a HOME of its own: XDG folders inside it, git reading only its config."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),  # absent: no identity, no settings
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
+_PROCESS_HOME = Path(tempfile.mkdtemp(prefix="dreamtui-tests-home-"))
+atexit.register(shutil.rmtree, _PROCESS_HOME, True)
+for _name in list(os.environ):
+    if _name == "DREAMTUI_TEST_SHARED" or _name.startswith("TEXTUAL_SNAPSHOT"):
+        continue  # the tests' own: where the real transcripts are; pytest-textual-snapshot's report folder
+    if _name in MACHINE_ONLY or _name.startswith(
+        ("DREAMTUI_", "TEXTUAL_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+    ):
+        del os.environ[_name]
+os.environ.update(_sandbox_home(_PROCESS_HOME))
+
+from dreamtui.core.config import Config  # noqa: E402  (after the environment is set)
+from dreamtui.core.ledger import Ledger  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(
@@ -20,8 +78,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """No test ever touches the real ~/.claude, the user's state dir, or a real API key. The config
-    file is an empty one of the test's own (a missing file named by DREAMTUI_CONFIG is an error)."""
+    """No test ever touches the real ~/.claude, the user's state dir, git config or a real API key:
+    each test has an empty HOME of its own (outside ``tmp_path``) and no git identity. The config file
+    is an empty one of the test's own (a missing file named by DREAMTUI_CONFIG is an error)."""
     for name in list(os.environ):
         if name.startswith("DREAMTUI_") or name in {
             "ANTHROPIC_API_KEY",
@@ -29,12 +88,14 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
             "OPENAI_API_KEY",
             "OPENAI_BASE_URL",
             "CLAUDE_CODE_OAUTH_TOKEN",
+            *MACHINE_ONLY,
         }:
             monkeypatch.delenv(name, raising=False)
+    for name, value in _sandbox_home(tmp_path_factory.mktemp("home")).items():
+        monkeypatch.setenv(name, value)
     empty = tmp_path_factory.mktemp("config") / "no-config.toml"  # beside tmp_path, not in it
     empty.touch()
     monkeypatch.setenv("DREAMTUI_CONFIG", str(empty))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 
 @pytest.fixture
@@ -43,7 +104,18 @@ def git_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     (home / ".gitconfig").write_text("[user]\n\tname = Person\n\temail = person@example.com\n")
-    monkeypatch.setenv("HOME", str(home))
+    for name, value in _sandbox_home(home).items():
+        monkeypatch.setenv(name, value)
+    return home
+
+
+@pytest.fixture
+def no_git_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A newcomer's machine: an empty HOME, no git identity anywhere (no config file, no variable)."""
+    home = tmp_path / "empty-home"
+    home.mkdir(exist_ok=True)
+    for name, value in _sandbox_home(home).items():
+        monkeypatch.setenv(name, value)
     return home
 
 
@@ -98,3 +170,11 @@ def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     ledger = Ledger.open(cfg.state)
     yield cfg, ledger
     ledger.close()
+
+
+@pytest.fixture(autouse=True)
+def _recorded_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every app's notifications are recorded (``fakes.notes``): toasts time out, records do not."""
+    from fakes.notes import record_notifications
+
+    record_notifications(monkeypatch)

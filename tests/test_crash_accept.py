@@ -150,7 +150,7 @@ def _run(
     assert proc.stdout.readline().strip() == b"ready"
     ready = time.monotonic()
     if kill_after is not None:
-        time.sleep(kill_after)
+        time.sleep(kill_after)  # under test: a kill at this moment of the accept
         try:
             os.kill(proc.pid, signal.SIGKILL)
         except ProcessLookupError:

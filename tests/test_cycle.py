@@ -69,7 +69,7 @@ def test_a_killed_holder_releases_the_lock(config: Config) -> None:
         lock = CycleLock({str(config.lock_path)!r})  # held while referenced, until the process dies
         lock.acquire()
         print("held", flush=True)
-        time.sleep(60)
+        time.sleep(60)  # holds the lock until killed
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

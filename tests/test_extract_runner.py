@@ -46,7 +46,7 @@ class SlowCounting:
             self.active += 1
             self.peak = max(self.peak, self.active)
         try:
-            time.sleep(0.05)
+            time.sleep(0.05)  # a slow model: the extractions overlap, so their peak shows the concurrency
             if digest.session in self.fail:
                 raise ExtractorError(f"model said no to {digest.session}")
             if digest.session in self.crash:

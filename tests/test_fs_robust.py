@@ -302,7 +302,7 @@ def test_watch_keeps_hearing_goodnight_after_a_fifo_appears(projects: Path) -> N
         with (projects / "-home-kim-b" / f"{SESSION}.jsonl").open("ab") as fh:
             fh.write(person("thanks, good night!", uuid="u2"))
         assert wait_for(lambda: heard.goodnights, 10), "the watcher stopped hearing good night"
-        time.sleep(0.7)  # two more rescans: the FIFO is still there, and said once
+        time.sleep(0.7)  # under test: two more rescans (every 0.3 s) find the FIFO still there, said once
     assert heard.goodnights == ["-home-kim-b"]
     assert heard.skips == [f"skipped {fifo}: it is a FIFO, not a regular file"]
     assert heard.errors == []
@@ -315,7 +315,9 @@ def test_watch_reports_an_unreadable_folder_once_and_watches_the_rest(projects: 
         with (projects / "-home-kim-b" / f"{SESSION}.jsonl").open("ab") as fh:
             fh.write(person("good night", uuid="u2"))
         assert wait_for(lambda: heard.goodnights, 10)
-        time.sleep(0.7)
+        time.sleep(
+            0.7
+        )  # under test: two more rescans (every 0.3 s) find the folder unreadable again, said once
     assert heard.skips == [f"skipped {bad}: cannot list this folder (permission denied)"]
 
 

@@ -147,27 +147,26 @@ def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
         holder.wait()
 
 
-def test_missing_identity_gets_a_fallback_and_a_notice(tmp_path: Path, monkeypatch) -> None:
-    empty_home = tmp_path / "empty-home"
-    empty_home.mkdir()
-    monkeypatch.setenv("HOME", str(empty_home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for name in (
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-        "EMAIL",
-        "XDG_CONFIG_HOME",
-    ):
-        monkeypatch.delenv(name, raising=False)
+@pytest.mark.usefixtures("no_git_identity")
+def test_missing_identity_gets_a_fallback_and_one_notice(tmp_path: Path) -> None:
     repo = gitops.open_repo(tmp_path / "mem")
+    (Path(repo.working_tree_dir) / "z.md").write_text("z\n")
+    unseen = gitops.commit_paths(repo, ["z.md"], "z", {})  # its notices go nowhere (a cycle's review)
+    assert "dreamtui <dreamtui@localhost>" in unseen.notices[0]
     (Path(repo.working_tree_dir) / "a.md").write_text("a\n")
-    result = gitops.commit_paths(repo, ["a.md"], "a", {})
+    result = gitops.commit_paths(repo, ["a.md"], "a", {}, notices_shown=True)  # not spent on the unseen one
     assert result.notices and "dreamtui <dreamtui@localhost>" in result.notices[0]
     assert gitops.list_commits(repo)[0].author == "dreamtui <dreamtui@localhost>"
     with pytest.raises(git.GitCommandError):  # the fallback was for that commit only
         repo.git.config("--get", "user.name")
+    for name in ("b", "c"):  # said once for the repository, not with every commit
+        (Path(repo.working_tree_dir) / f"{name}.md").write_text(f"{name}\n")
+        again = gitops.commit_paths(repo, [f"{name}.md"], name, {}, notices_shown=True)
+        assert again.notices == []
+        assert gitops.list_commits(repo)[0].author == "dreamtui <dreamtui@localhost>"
+    other = gitops.open_repo(tmp_path / "other")  # another repository is told again
+    (Path(other.working_tree_dir) / "a.md").write_text("a\n")
+    assert "no user.name" in gitops.commit_paths(other, ["a.md"], "a", {}, notices_shown=True).notices[0]
 
 
 def test_detached_head_is_refused(repo: git.Repo) -> None:
@@ -286,22 +285,16 @@ def test_unwritable_memory_folder_is_a_one_line_error(config: Config, ledger: Le
     assert git.Repo(config.memory).git.status("--porcelain") == ""
 
 
-@pytest.mark.usefixtures("git_home")
-def test_undo_reports_the_fallback_git_identity(
-    config: Config, ledger: Ledger, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.usefixtures("no_git_identity")
+def test_undo_with_no_identity_is_made_as_the_fallback_without_saying_it_again(
+    config: Config, ledger: Ledger
 ) -> None:
     from dreamtui.core.memory import decisions
 
-    empty = tmp_path / "empty-home"
-    empty.mkdir()
-    monkeypatch.setenv("HOME", str(empty))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(empty / ".config"))
-    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "EMAIL"):
-        monkeypatch.delenv(name, raising=False)
     make(ledger, 1)
     accepted = decisions.accept(config, ledger, "r001")
     assert any("no user.name" in n for n in accepted.notices)
     undone = decisions.undo_last(config, ledger)
     assert undone.commit_sha
-    assert any("no user.name" in n for n in undone.notices)
+    assert not any("no user.name" in n for n in undone.notices)  # said with the first commit only
     assert git.Repo(config.memory).head.commit.author.email == gitops.FALLBACK_EMAIL

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes.notes import notes, said
 from fakes.tui import (
     DUP_MEMORY,
     PAY,
@@ -23,8 +24,10 @@ from fakes.tui import (
     plain,
     queue_of,
     screen_text,
+    settle,
     show,
     wait_for,
+    wait_loaded,
 )
 from textual import events
 from textual.content import Content
@@ -97,7 +100,7 @@ async def test_undoing_a_skip_puts_the_proposal_back_in_its_place(tui_setup) -> 
         assert table.ids == [*ids[1:], ids[0]]
         await pilot.press("u")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
-        await wait_for(pilot, lambda: any("undid skip" in n.message for n in app._notifications))
+        await wait_for(pilot, lambda: any("undid skip" in n.message for n in notes(app)))
         await wait_for(pilot, lambda: table.ids == ids)
         assert table.ids == ids  # back where it was, not still last
         assert table.current_id == ids[0]
@@ -120,8 +123,13 @@ async def test_an_80x24_terminal_still_shows_the_claims(tui_setup) -> None:
         assert "claim" in head and head.index("claim") == shown[0].index("Use the testcontainers")
         assert not table.show_horizontal_scrollbar
         await pilot.resize_terminal(*SIZE)  # wide again: every column is back
-        await pilot.pause(0.2)
-        assert "project" in plain(app, "#queue-header") and "type" in plain(app, "#queue-header")
+
+        def wide() -> bool:  # every column back, the claim under its heading
+            head = plain(app, "#queue-header")
+            claim = lines(table)[0].find("Use the testcontainers")
+            return "project" in head and "type" in head and claim == head.find("claim") >= 0
+
+        await wait_for(pilot, wide)
         assert lines(table)[0].index("Use the testcontainers") == plain(app, "#queue-header").index("claim")
 
 
@@ -243,7 +251,7 @@ async def test_mark_right_after_moving_marks_the_highlighted_briefing(tui_setup)
         await pilot.press("f")  # the marked version against itself: says so instead of an empty diff
         await pilot.pause()
         assert "diff" not in plain(app, "#briefing-title")
-        assert list(app._notifications)[-1].message.startswith("This is the marked version")
+        assert notes(app)[-1].message.startswith("This is the marked version")
         await pilot.press("k", "f")  # diff from the marked (older) to the newest
         await pilot.pause()
         assert f"{older[:8]} → {newest[:8]}" in plain(app, "#briefing-title")
@@ -259,7 +267,14 @@ async def test_dialogs_keep_their_buttons_in_an_80x24_terminal(tui_setup, key) -
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == len(ids))
         await pilot.press(key)
-        await pilot.pause(0.2)
+        await wait_for(
+            pilot,
+            lambda: (
+                bool(app.screen.query(".dialog"))
+                and all(app.screen.query_one(b).region.area for b in ("#ok", "#cancel"))
+            ),
+        )
+        await pilot.pause()  # what it shows is painted
         dialog = app.screen.query_one(".dialog")
         assert dialog.region.right <= SMALL[0] and dialog.region.bottom <= SMALL[1]
         for button_id in ("#ok", "#cancel"):
@@ -307,11 +322,11 @@ async def test_notifications_show_folder_names_literally(tui_setup) -> None:
     async with app.run_test(size=SIZE) as pilot:
         app.action_dream = lambda *a, **k: None  # the toast only
         app.post_message(GoodnightHeard(project))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: said(app, "Good night heard in"))
         app.screen.notify(f"revert failed: {project} [/nope]")  # a screen's notify, too
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: said(app, "revert failed"))
         shown = []
-        for n in app._notifications:  # what each toast draws (as Toast.render does)
+        for n in notes(app):  # what each toast draws (as Toast.render does)
             try:
                 shown.append((Content.from_markup(n.message) if n.markup else Content(n.message)).plain)
             except Exception as exc:  # noqa: BLE001 - markup that does not parse
@@ -335,10 +350,10 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) 
         chosen = cursor_key(memfiles)
         assert chosen and chosen != "MEMORY.md"
         app.post_message(TranscriptsChanged([str(path)]))
-        await pilot.pause(0.2)
+        await settle(pilot)
         assert cursor_key(memfiles) == chosen
         app.screen.reload()  # a reload (after a decision) keeps it too
-        await pilot.pause(0.2)
+        await settle(pilot)
         assert cursor_key(memfiles) == chosen
         assert chosen in plain(app, "#memfile")
         await show(pilot, "2")
@@ -351,7 +366,7 @@ async def test_a_transcript_change_keeps_the_cursor_on_other_screens(tui_setup) 
         session = cursor_key(sessions)
         assert sessions.cursor_coordinate.row == 1
         app.post_message(TranscriptsChanged([str(path)]))
-        await pilot.pause(0.2)
+        await settle(pilot)
         assert cursor_key(sessions) == session and app.screen.focused is sessions
 
 
@@ -376,13 +391,13 @@ async def test_every_decision_key_says_so_when_nothing_is_highlighted(tmp_path: 
     ledger = Ledger.open(cfg.state)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
+        await wait_loaded(pilot)
         for key in ("a", "r", "e", "s"):
-            before = len(app._notifications)
+            before = len(notes(app))
             await pilot.press(key)
             await pilot.pause()
-            assert len(app._notifications) == before + 1, key
-            assert list(app._notifications)[-1].message == "No proposal is highlighted"
+            assert len(notes(app)) == before + 1, key
+            assert notes(app)[-1].message == "No proposal is highlighted"
             assert not isinstance(app.screen, ConfirmModal)
     ledger.close()
 
@@ -394,13 +409,16 @@ async def test_a_narrow_detail_lists_its_fields_one_per_line(tui_setup) -> None:
     async with app.run_test(size=SMALL) as pilot:
         table = app.query_one(QueueTable)
         await wait_for(pilot, lambda: table.row_count == len(ids))
-        await pilot.pause(0.2)
-        shown = lines(app.screen.query_one("#meta"))
+        meta = app.screen.query_one("#meta")
+        await wait_for(pilot, lambda: any(line.split()[:1] == ["by"] for line in lines(meta)))
+        shown = lines(meta)
         assert any(line.split() == ["by", "heuristic"] for line in shown), shown
         assert any(line.split() == ["id", ids[0]] for line in shown), shown
         await pilot.resize_terminal(*SIZE)  # wide: two pairs per line again
-        await pilot.pause(0.3)
-        shown = lines(app.screen.query_one("#meta"))
+        await wait_for(
+            pilot, lambda: any(line.split()[:1] == ["by"] and len(line.split()) == 4 for line in lines(meta))
+        )
+        shown = lines(meta)
         assert any(line.split() == ["by", "heuristic", "id", ids[0]] for line in shown), shown
 
 
@@ -446,9 +464,9 @@ async def test_a_link_in_the_briefing_is_not_opened(tui_setup) -> None:
         await show(pilot, "4")
         md = app.screen.query_one("#briefing", Markdown)
         md.post_message(Markdown.LinkClicked(md, "https://evil.example/x"))
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: said(app, "link (not opened)"))
         assert opened == []
-        assert list(app._notifications)[-1].message == "link (not opened): https://evil.example/x"
+        assert notes(app)[-1].message == "link (not opened): https://evil.example/x"
 
 
 async def test_the_editor_never_sends_a_claims_escape_codes_to_the_terminal(tui_setup) -> None:
@@ -466,7 +484,10 @@ async def test_the_editor_never_sends_a_claims_escape_codes_to_the_terminal(tui_
         await pilot.pause()
         app.decide = lambda *a, **k: decided.append((a, k))  # the dialog's result only
         await pilot.press("e")
-        await pilot.pause(0.2)
+        await wait_for(
+            pilot, lambda: bool(app.screen.query("#claim")) and app.screen.query_one("#claim").size.height > 0
+        )
+        await pilot.pause()  # what it shows is painted
         claim = app.screen.query_one("#claim")
         drawn = "".join(seg.text for strip in claim.render_lines(Region(0, 0, *claim.size)) for seg in strip)
         assert "\x1b" not in drawn and "␛[31mERROR␛[0m" in drawn

@@ -9,12 +9,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fakes.tui import PAY, REFUNDS, make_config, plain, wait_for, wait_loaded
+from fakes.notes import messages
+from fakes.tui import PAY, REFUNDS, make_config, plain, wait_for, wait_loaded, wait_modal
 
 from dreamtui.core.dream.cycle import run_cycle
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import briefing
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.modals import ReasonModal
 
 SIZE = (150, 45)
 
@@ -34,8 +36,8 @@ async def started(pilot) -> None:
     await wait_loaded(pilot)
 
 
-def notes(app) -> str:
-    return "\n".join(n.message for n in app._notifications)
+def said(app) -> str:
+    return "\n".join(messages(app))
 
 
 def briefing_commits(cfg) -> list[str]:
@@ -60,7 +62,7 @@ async def test_the_waiting_briefing_is_a_diff_and_a_accepts_it_in_one_commit(dre
         diff = plain(app, "#briefing-diff")
         assert "+## Working on" in diff and "— source: `" in diff
         await pilot.press("a")
-        await wait_for(pilot, lambda: "Accepted briefing #1" in notes(app), timeout=20)
+        await wait_for(pilot, lambda: "Accepted briefing #1" in said(app), timeout=20)
         await wait_for(pilot, lambda: "briefing.md at" in plain(app, "#briefing-title"))
     assert (cfg.memory / "briefing.md").read_text() == waiting.text
     assert len(briefing_commits(cfg)) == 1
@@ -75,12 +77,12 @@ async def test_r_rejects_the_waiting_briefing_with_a_reason(dreamed) -> None:
         await pilot.press("4")
         await wait_for(pilot, lambda: "waits for your review" in plain(app, "#briefing-title"))
         await pilot.press("r")
-        await pilot.pause(0.2)
+        await wait_modal(pilot, ReasonModal)
         await pilot.press(*"too vague", "enter")
-        await wait_for(pilot, lambda: "Rejected briefing #1: too vague" in notes(app), timeout=20)
+        await wait_for(pilot, lambda: "Rejected briefing #1: too vague" in said(app), timeout=20)
         await wait_for(pilot, lambda: "No briefing yet" in plain(app, "#briefing-title"))
         await pilot.press("a")  # nothing waits any more: a warning, nothing written
-        await wait_for(pilot, lambda: "No briefing waits for review" in notes(app))
+        await wait_for(pilot, lambda: "No briefing waits for review" in said(app))
     rows = ledger.query("SELECT status, reason FROM briefings")
     assert [(r["status"], r["reason"]) for r in rows] == [("rejected", "too vague")]
     assert not (cfg.memory / "briefing.md").exists() and briefing_commits(cfg) == []
@@ -95,8 +97,8 @@ async def test_d_does_what_the_sessions_screen_says(dreamed) -> None:
         await wait_for(pilot, lambda: "nothing new since cycle #1" in plain(app, "#sessions-info"))
         assert "d dreams" not in plain(app, "#sessions-info")  # nothing new: d is not offered
         await pilot.press("d")  # pressed anyway: says so, no error, no cycle recorded
-        await wait_for(pilot, lambda: "Nothing new in any project since cycle #1" in notes(app), timeout=20)
-        assert "failed" not in notes(app)
+        await wait_for(pilot, lambda: "Nothing new in any project since cycle #1" in said(app), timeout=20)
+        assert "failed" not in said(app)
         assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
         # the person writes more in a session after the day's cycle
         path = cfg.transcripts / PAY / f"{REFUNDS}.jsonl"
@@ -121,8 +123,8 @@ async def test_d_does_what_the_sessions_screen_says(dreamed) -> None:
             pilot, lambda: "d dreams what is new since cycle #1, on demand" in plain(app, "#sessions-info")
         )
         await pilot.press("d")
-        await wait_for(pilot, lambda: "On-demand dream pass #2" in notes(app), timeout=30)
-        assert "No REM on demand" in notes(app)
+        await wait_for(pilot, lambda: "On-demand dream pass #2" in said(app), timeout=30)
+        assert "No REM on demand" in said(app)
         await wait_for(pilot, lambda: "nothing new since cycle #1" in plain(app, "#sessions-info"))
     kinds = [r["kind"] for r in ledger.query("SELECT kind FROM dream_cycles ORDER BY id")]
     assert kinds == ["full", "on-demand"]

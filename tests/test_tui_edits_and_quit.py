@@ -9,13 +9,25 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.tui import SIZE, commits, make_config, open_queue, screen_text, status_of, wait_for, wait_loaded
+from fakes.notes import notes, said
+from fakes.tui import (
+    SIZE,
+    commits,
+    make_config,
+    open_queue,
+    screen_text,
+    status_of,
+    wait_for,
+    wait_loaded,
+    wait_modal,
+)
 
 from dreamtui.core.dream import cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import progress as services
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.modals import EditModal
 from dreamtui.tui.widgets.queue_table import QueueTable
 
 EDITED = "Migrate the throwaway DB before editing"
@@ -30,7 +42,7 @@ def drawn_row(table: QueueTable) -> str:
 
 async def edit_and_accept(app: DreamApp, pilot) -> None:
     await pilot.press("e")
-    await pilot.pause()
+    await wait_modal(pilot, EditModal)
     app.screen.query_one("#claim").load_text(EDITED)
     app.screen.query_one("#why").load_text(EDITED_WHY)
     await pilot.press("ctrl+s")
@@ -54,7 +66,7 @@ async def test_undo_of_an_edited_accept_brings_back_the_edit(tui_setup) -> None:
         assert table.current_id == ids[1]  # back, highlighted, with the person's text
         assert "Migrate the throwaway" in drawn_row(table) and "Run alembic" not in drawn_row(table)
         assert EDITED_WHY in screen_text(app)  # the detail shows the edited why too
-        assert any("keeps your edited text" in n.message for n in app._notifications)
+        assert any("keeps your edited text" in n.message for n in notes(app))
         await pilot.press("a")  # accept again, no editor: the edited text is written
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[1]) == "accepted")
     path = ledger.query("SELECT memory_path FROM decisions WHERE action = 'accept' AND undone = 0")[0][0]
@@ -72,8 +84,8 @@ async def test_a_failed_edited_accept_comes_back_with_the_edit(tui_setup) -> Non
     async with open_queue(cfg, ledger, len(ids) + 1, at=ids[1]) as (app, pilot, table):
         await edit_and_accept(app, pilot)
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and table.row_count == len(ids) + 1)
-        await pilot.pause(0.2)
-        assert any("accept failed" in n.message for n in app._notifications)
+        await wait_for(pilot, lambda: said(app, "accept failed") and table.current_id == ids[1])
+        await pilot.pause()  # the row is painted
         assert table.current_id == ids[1] and "Migrate the throwaway" in drawn_row(table)
     assert index.read_text() == mine and status_of(ledger, ids[1]) == "pending"
 
@@ -105,10 +117,13 @@ async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_w
         await pilot.press("d")
         await wait_for(pilot, lambda: any(p.startswith("Branching") for p in app.progress_log))
         await pilot.press("q")
-        await pilot.pause(0.1)
+        await wait_for(
+            pilot,
+            lambda: (
+                said(app, "Finishing the dream cycle") and "finishing the dream cycle" in screen_text(app)
+            ),
+        )
         assert app.is_running  # not gone with the cycle still running: it says what it waits for
-        assert any("Finishing the dream cycle" in n.message for n in app._notifications)
-        assert "finishing the dream cycle" in screen_text(app)
         started = time.monotonic()
         await wait_for(pilot, lambda: not app.is_running, timeout=20)
         waited = time.monotonic() - started

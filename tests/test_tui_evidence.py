@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.tui import PAY, add_candidates, lines, open_queue
+from fakes.tui import PAY, add_candidates, lines, open_queue, wait_for
 
 from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.evidence import local_time, raw_record, render_records
@@ -115,7 +115,12 @@ async def test_the_window_opens_on_the_quoted_record_at_80x24_and_z_unfolds(nois
     cfg, ledger, ids, cid = noisy
     async with open_queue(cfg, ledger, len(ids), at=cid, size=(80, 24)) as (app, pilot, table):
         view = app.query_one(CandidateView)
-        await pilot.pause(0.2)
+
+        def quote_in_sight() -> bool:
+            span = view.quote_span()
+            return span is not None and 0 <= span[0] - view.scroll_offset.y <= view.size.height - span[1]
+
+        await wait_for(pilot, quote_in_sight)
         top, height = view.quote_span()
         assert top > view.size.height  # it would open below the fold…
         top -= view.scroll_offset.y
@@ -123,8 +128,7 @@ async def test_the_window_opens_on_the_quoted_record_at_80x24_and_z_unfolds(nois
         shown = "\n".join(lines(view.query_one("#evidence")))
         assert "[untrusted] ⋯" in shown and "test_case_30" not in shown  # folded, however narrow the pane
         await pilot.press("z")
-        await pilot.pause(0.2)
-        assert "_case_59 PASSED" in "\n".join(lines(view.query_one("#evidence")))  # all 60 lines
+        await wait_for(pilot, lambda: "_case_59 PASSED" in "\n".join(lines(view.query_one("#evidence"))))
         assert "payments-api" in "\n".join(lines(view.query_one("#meta")))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+from fakes.notes import notes
 from fakes.tui import PAY, SIZE, WEB, plain, queue_of, show, wait_for, wait_loaded
 from fsfaults import unreadable
 
@@ -24,7 +25,7 @@ async def test_sessions_screen_shows_an_unsearchable_project_folder_as_a_notice_
             assert (
                 f"1 skipped: skipped {bad}: cannot open the files in this folder (permission denied)" in info
             )
-            notices = [n.message for n in app._notifications if n.title == "Skipped"]
+            notices = [n.message for n in notes(app) if n.title == "Skipped"]
             assert notices == [f"skipped {bad}: cannot open the files in this folder (permission denied)"]
             await pilot.press("q")
         assert app.return_code in (0, None)
@@ -36,11 +37,10 @@ async def test_app_keeps_answering_when_a_fifo_named_jsonl_appears(fresh) -> Non
     real = cfg.transcripts / WEB / "e7a5f0c3-9b8d-4e2a-b6c1-7d3f5e9a1c43.jsonl"
     app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)  # events are seen
         os.mkfifo(fifo)
-        await wait_for(pilot, lambda: any(n.title == "Skipped" for n in app._notifications), 15)
-        notice = [n.message for n in app._notifications if n.title == "Skipped"]
+        await wait_for(pilot, lambda: any(n.title == "Skipped" for n in notes(app)), 15)
+        notice = [n.message for n in notes(app) if n.title == "Skipped"]
         assert notice == [f"skipped {fifo}: it is a FIFO, not a regular file"]
         record = {
             "type": "user",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fakes.tui import LOGGING, PAY, REFUNDS, SIZE, WEB, lines, open_queue, wait_for
+from fakes.tui import LOGGING, PAY, REFUNDS, SIZE, WEB, lines, open_queue, show, wait_for
 
 from dreamtui.core.memory import decisions
 from dreamtui.core.models import QueueRow
@@ -172,8 +172,7 @@ async def test_at_80x24_the_header_is_one_line_and_the_footer_keeps_every_queue_
         ):
             assert f"{key} {label}" in footer, (key, footer)
         for screen in "234567":  # every screen's header is one line at 80 columns
-            await pilot.press(screen)
-            await pilot.pause(0.2)
+            await show(pilot, screen)
             assert app.screen.query_one(StatusHeader).size.height == 1, screen
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fakes.tui import make_config, plain, queue_of, screen_text, wait_for
+from fakes.tui import make_config, plain, queue_of, screen_text, wait_for, wait_loaded
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, Match
@@ -123,7 +123,7 @@ async def test_the_app_shows_a_hostile_transcript_literally(tmp_path: Path) -> N
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=(150, 45)) as pilot:
         await wait_for(pilot, lambda: queue_of(app) is not None and queue_of(app).table.row_count == 1)
-        await pilot.pause(0.2)
+        await wait_loaded(pilot)  # the evidence is shown, scrolled to the quote
         summary, evidence = plain(app, "#summary"), plain(app, "#evidence")
         assert "[@click=app.quit]output[/]" in summary and "␛]8;;https://evil.example␇" in summary
         assert "[@click=app.quit]quit[/]" in evidence and "␛]0;pwned␇" in evidence

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from fakes.notes import notes
 from fakes.tui import PAY, REFUNDS, SIZE, plain, queue_of, show, wait_for, wait_loaded
 
 from dreamtui.core.ledger import Ledger
@@ -136,7 +137,7 @@ async def test_a_screen_that_cannot_read_its_data_says_so_and_the_app_goes_on(tu
         await show(pilot, "6")
         assert any(
             "cannot read the memory screen's data: the memory folder went away" in n.message
-            for n in app._notifications
+            for n in notes(app)
         )
         await show(pilot, "1")
         assert app.is_running

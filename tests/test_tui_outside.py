@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import time
 
 from fakes.tui import open_queue, screen_text, show, wait_for
 
@@ -70,8 +69,9 @@ async def test_a_watched_change_appears_in_the_open_queue_and_m_commits_it_as_mi
         from dreamtui.tui.widgets.queue_table import QueueTable
 
         table = app.query_one(QueueTable)
-        await wait_for(pilot, lambda: table.row_count == len(ids) and app._outside_watcher is not None)
-        time.sleep(0.3)
+        await wait_for(
+            pilot, lambda: table.row_count == len(ids) and app._outside_watcher is not None
+        )  # watching: a change made from now on is seen
         (root / "typed-by-hand.md").write_text("my own note\n")
         await wait_for(pilot, lambda: table.row_count == len(ids) + 1)
         [item] = outside.items(ledger)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from fakes.notes import messages, notes
 from fakes.tui import (
     DUP_MEMORY,
     LOGGING,
@@ -38,9 +39,10 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
         assert second == ids[1]
         assert table.row_count == len(ids) - 1
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        await wait_for(pilot, lambda: any(m.startswith("accepted “") for m in messages(app)))
         await pilot.pause()
         assert "5 proposals waiting" in app.query_one(StatusHeader).render_text().plain
-        notes = [n.message for n in app._notifications]
+        said = messages(app)
     assert status_of(ledger, first) == "accepted"
     assert status_of(ledger, second) == "pending"
     after = commits(cfg.memory)
@@ -48,9 +50,9 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
     # the notification names the file and the commit the core made, read from its AcceptResult
     row = ledger.query("SELECT memory_path, commit_sha FROM decisions WHERE action = 'accept'")[0]
     claim = ledger.get_candidate(first).claim
-    assert (
-        f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})" in notes
-    )  # named by its claim
+    named = f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})"  # by its claim
+    # (with no git identity, as here, the first accept's note goes on to say so, once)
+    assert any(note == named or note.startswith(f"{named} · git has no user.name") for note in said), said
 
 
 async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:
@@ -83,12 +85,12 @@ async def test_undo_reverts_an_accept_with_a_commit(tui_setup) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, ids[0]) == "pending")
         await wait_for(pilot, lambda: table.row_count == len(ids) and table.current_id == ids[0])
         assert table.current_id == ids[0]  # the proposal is back, highlighted
-        notes = [n.message for n in app._notifications]
+        said = messages(app)
     assert not (cfg.memory / written).exists()
     revert = ledger.query("SELECT commit_sha FROM decisions WHERE action = 'undo'")[0]["commit_sha"]
     claim = ledger.get_candidate(ids[0]).claim
-    assert f"undid accept of “{claim[:59]}…” (revert {revert[:8]})" in notes  # the claim, not the id
-    assert not any(ids[0] in note for note in notes)
+    assert f"undid accept of “{claim[:59]}…” (revert {revert[:8]})" in said  # the claim, not the id
+    assert not any(ids[0] in note for note in said)
     assert len(commits(cfg.memory)) == len(before) + 2  # the accept and its revert
 
 
@@ -220,7 +222,7 @@ async def test_a_refused_accept_is_a_notification_and_the_proposal_comes_back(tu
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         await wait_for(pilot, lambda: table.row_count == len(ids) + 1)
         assert table.current_id == ids[0]
-        assert any("accept failed" in n.message for n in app._notifications)
+        assert any("accept failed" in n.message for n in notes(app))
         assert app.is_running
     assert status_of(ledger, ids[0]) == "pending"
 
@@ -249,8 +251,7 @@ async def test_a_transcript_appended_during_the_session_shows_up(tui_setup) -> N
     path = cfg.transcripts / PAY / f"{LOGGING}.jsonl"
     app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)  # events are seen
         record = {
             "type": "user",
             "message": {"role": "user", "content": "please never squash the migration commits"},
@@ -306,7 +307,8 @@ async def test_accepting_tool_output_takes_an_explicit_yes(tui_setup) -> None:
         await pilot.pause()
         assert isinstance(app.screen, ToolOutputModal)
         await pilot.press("escape")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ToolOutputModal))
+        await pilot.pause()  # what the dismissal does, done
         assert app.decisions_waiting == 0
         assert table.row_count == len(ids) and table.current_id == tool  # still there, still highlighted
         assert status_of(ledger, tool) == "pending"
@@ -316,7 +318,7 @@ async def test_accepting_tool_output_takes_an_explicit_yes(tui_setup) -> None:
         await pilot.press("y")
         await wait_for(pilot, lambda: app.decisions_waiting == 0 and status_of(ledger, tool) == "accepted")
         assert tool not in table.ids
-        assert not any("failed" in n.message for n in app._notifications)
+        assert not any("failed" in n.message for n in notes(app))
     assert len(commits(cfg.memory)) == len(before) + 1
 
 
@@ -351,5 +353,5 @@ async def test_every_notification_times_out_soon(tui_setup) -> None:
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
         app.notice_skipped(["skipped x.jsonl: it is a FIFO, not a regular file"])
         await pilot.pause()
-        notes = list(app._notifications)
-        assert notes and all(n.timeout <= 4 for n in notes)  # nothing sits over the evidence
+        shown = notes(app)
+        assert shown and all(n.timeout <= 4 for n in shown)  # nothing sits over the evidence

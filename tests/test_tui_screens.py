@@ -6,7 +6,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from fakes.tui import add_candidates, plain, screen_text, show, wait_for, wait_loaded
+from fakes.notes import notes
+from fakes.tui import add_candidates, plain, screen_text, show, shows, wait_for, wait_loaded, wait_modal
 
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.ledger import Ledger
@@ -38,7 +39,7 @@ async def test_a_dream_cycle_runs_in_the_background_and_fills_the_queue(fresh) -
             assert phase in progress
         assert "branch" in progress  # and per branch
         await wait_for(pilot, lambda: table.row_count > 0)
-        assert any("Dream cycle #1" in n.message for n in app._notifications)  # the waking message
+        assert any("Dream cycle #1" in n.message for n in notes(app))  # the waking message
         await show(pilot, "2")
         assert "0 with content not yet dreamed" in plain(app, "#sessions-info")
         projects, sessions = (
@@ -64,7 +65,7 @@ async def test_a_failing_cycle_is_a_notification_not_a_crash(fresh) -> None:
             await started(pilot)
             await pilot.press("d")
             await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
-            assert any("dream cycle failed" in n.message for n in app._notifications)
+            assert any("dream cycle failed" in n.message for n in notes(app))
             assert app.is_running
 
 
@@ -98,7 +99,7 @@ async def test_briefings_show_each_version_and_the_diff(fresh) -> None:
         assert "briefing 1" in screen_text(app) and "briefing 0" in screen_text(app)
         assert "next: vite" in screen_text(app)  # the newest version, rendered
         await pilot.press("f")  # diff with the version before
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: shows(app, "#briefing-diff", "next: vite"))
         diff = plain(app, "#briefing-diff")
         assert "+- next: vite" in diff and "-- next: vite" not in diff
 
@@ -113,8 +114,7 @@ async def test_memory_screen_lists_the_files_and_the_gauge(fresh) -> None:
         assert "release-through-make.md" in text
         assert "4/200 lines" in plain(app, "#ceiling")
         await pilot.press("j")
-        await pilot.pause(0.1)
-        assert "name: Database tests use a real Postgres" in plain(app, "#memfile")
+        await wait_for(pilot, lambda: shows(app, "#memfile", "name: Database tests use a real Postgres"))
 
 
 async def test_stats_after_decisions(fresh) -> None:
@@ -150,7 +150,7 @@ async def test_promotion_screen_shows_gates_and_refuses_to_approve(fresh) -> Non
             b.binding.action for b in app.screen.active_bindings.values()
         }  # A not offered
         await pilot.press("A")
-        await pilot.pause(0.2)
+        await pilot.pause()  # what the key does, done
         assert not isinstance(app.screen, ConfirmModal)  # no confirmation that would then be refused
     assert ledger.query("SELECT COUNT(*) FROM promotions")[0][0] == 0
 
@@ -163,8 +163,7 @@ async def test_a_goodnight_in_a_session_starts_that_projects_cycle(fresh) -> Non
     app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
-        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)  # events are seen
         record = {
             "type": "user",
             "uuid": "u-gn",
@@ -174,7 +173,7 @@ async def test_a_goodnight_in_a_session_starts_that_projects_cycle(fresh) -> Non
         }
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
-        await wait_for(pilot, lambda: any("Good night heard" in n.message for n in app._notifications), 15)
+        await wait_for(pilot, lambda: any("Good night heard" in n.message for n in notes(app)), 15)
         await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
     rows = ledger.query("SELECT chat_id, trigger FROM dream_cycles")
     assert [(r["chat_id"], r["trigger"]) for r in rows] == [("-home-kim-src-dreamboard-web", "goodnight")]
@@ -197,12 +196,14 @@ async def test_memory_screen_reverts_one_memory(fresh) -> None:
         await show(pilot, "6")
         memfiles = app.screen.query_one("#memfiles")
         memfiles.move_cursor(row=memfiles.get_row_index(rel))
-        await pilot.pause(0.1)
+        await pilot.pause()  # the highlight is handled
         await pilot.press("x")
-        await pilot.pause(0.1)
+        await wait_modal(pilot, ConfirmModal)
         await pilot.press("y")
         await wait_for(pilot, lambda: rel not in screen_text(app))
-        assert any("reverted" in n.message for n in app._notifications)
+        await wait_for(
+            pilot, lambda: any("reverted" in n.message for n in notes(app))
+        )  # said after the reload
         await show(pilot, "1")
         assert table.row_count == len(ids) and ids[0] in table.ids  # the proposal is back
     assert not (cfg.memory / rel).exists()
@@ -222,8 +223,8 @@ async def test_enter_on_a_session_filters_the_queue_to_it(fresh) -> None:
         projects = app.screen.query_one("#projects")
         projects.move_cursor(row=projects.get_row_index("-home-kim-src-dreamboard-web"))
         await pilot.press("enter")  # into the project's sessions
-        await pilot.pause(0.1)
         sessions = app.screen.query_one("#sessions")
+        await wait_for(pilot, lambda: app.screen.focused is sessions and sessions.row_count == 2)
         assert app.screen.focused is sessions and sessions.row_count == 2
         sessions.move_cursor(row=sessions.get_row_index(f"-home-kim-src-dreamboard-web\0{WEBAPP}"))
         await pilot.press("enter")
@@ -265,9 +266,8 @@ async def test_a_first_run_with_nothing_there_shows_every_screen(tmp_path: Path)
         await started(pilot)
         assert "0 proposals waiting" in screen_text(app)
         for key in "2345671":
-            await pilot.press(key)
-            await pilot.pause(0.2)
-        assert not [n for n in app._notifications if n.severity == "error"]
+            await show(pilot, key)
+        assert not [n for n in notes(app) if n.severity == "error"]
         assert app.is_running
     ledger.close()
 
@@ -290,11 +290,11 @@ async def test_promotion_screen_approves_and_revokes_auto_write(
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
             await pilot.press("y")
             await wait_for(pilot, lambda: "AUTO-WRITE ON for heuristic" in plain(app, "#promotion"))
-            assert any("Auto-write approved for heuristic" in n.message for n in app._notifications)
+            assert any("Auto-write approved for heuristic" in n.message for n in notes(app))
             await wait_for(pilot, lambda: "Auto-write is on for heuristic" in screen_text(app))  # the header
             await pilot.press("R")
             await wait_for(pilot, lambda: "AUTO-WRITE OFF" in plain(app, "#promotion"))
-            assert any("Auto-write revoked" in n.message for n in app._notifications)
+            assert any("Auto-write revoked" in n.message for n in notes(app))
         assert [r["status"] for r in ledger.query("SELECT status FROM promotions")] == ["revoked"]
     finally:
         ledger.close()

@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.tui import show, wait_loaded
+from fakes.tui import show, wait_loaded, wait_modal
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.demo import prepare_demo
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.modals import EditModal, RejectModal
 
 SIZE = (150, 45)
 FIXED = "2026-11-28T18:30:00Z"
@@ -52,6 +53,27 @@ def showing(key: str):
     return run
 
 
+def dialog(key: str, kind: type):
+    """``run_before``: on the loaded queue, press ``key`` and wait for its dialog (of class ``kind``);
+    its text fields' cursors stop blinking. A blinking cursor is hidden every other half second, so
+    a snapshot taken a moment later on a loaded machine drew the edit dialog without it. Not blinking,
+    the focused field draws a steady cursor; a TextArea keeps the lines it drew while the cursor was
+    hidden (its line cache does not tell the two apart), so its lines are drawn afresh
+    (``notify_style_update``, the public call that drops them)."""
+
+    async def run(pilot) -> None:
+        await wait_loaded(pilot)
+        await pilot.press(key)
+        screen = await wait_modal(pilot, kind)
+        for field in screen.query("Input, TextArea"):
+            field.cursor_blink = False
+            field.notify_style_update()
+            field.refresh()
+        await pilot.pause()
+
+    return run
+
+
 def test_queue(snap_compare, demo_app) -> None:
     assert snap_compare(demo_app, run_before=wait_loaded, terminal_size=SIZE)
 
@@ -73,11 +95,11 @@ def test_accept_untrusted_dialog(snap_compare, demo_app) -> None:
 
 
 def test_reject_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, run_before=wait_loaded, press=["r"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=dialog("r", RejectModal), terminal_size=SIZE)
 
 
 def test_edit_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, run_before=wait_loaded, press=["e"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=dialog("e", EditModal), terminal_size=SIZE)
 
 
 def test_sessions(snap_compare, demo_app) -> None:

@@ -20,14 +20,19 @@ TMUX = shutil.which("tmux")
 DREAMTUI = shutil.which("dreamtui")
 
 
+def tmux(server: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """A tmux command on the test's own tmux server (``-L``): never one another test or person runs, so
+    the pane starts from this test's environment (its HOME, no git identity), not a server's."""
+    assert TMUX
+    return subprocess.run([TMUX, "-L", server, *args], capture_output=True, text=True, check=check)
+
+
 def capture(session: str) -> str:
     """The text on the tmux pane."""
-    return subprocess.run(
-        ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=False
-    ).stdout
+    return tmux(session, "capture-pane", "-p", "-t", session, check=False).stdout
 
 
-def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 40.0) -> str:
+def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 120.0) -> str:
     """Poll the pane until ``cond(text)`` holds (bounded)."""
     end = time.monotonic() + timeout
     text = ""
@@ -37,6 +42,13 @@ def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 40.0
             return text
         time.sleep(0.2)
     raise AssertionError(f"timed out; the screen shows:\n{text}")
+
+
+def queue_loaded(text: str) -> bool:
+    """The queue has shown its first load: the header counts the proposals (it says "0 proposals
+    waiting" until its status is read) and the table's footer shows as many rows ("8 of 8 shown")."""
+    count = re.search(r"\b([1-9]\d*) proposals waiting", text)
+    return count is not None and f"{count.group(1)} of {count.group(1)} shown" in text
 
 
 def git_log(repo: Path) -> list[str]:
@@ -50,7 +62,8 @@ def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
     demo = tmp_path / "demo"
     session = f"dreamtui-test-{uuid.uuid4().hex[:8]}"
     (tmp_path / "none.toml").touch()  # an empty config (a missing one named is an error)
-    env = {
+    env = {  # the test's sandbox (conftest): an empty HOME, no git identity — a newcomer's machine
+        **{k: os.environ[k] for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GIT_CONFIG_GLOBAL")},
         "DREAMTUI_DEMO_DIR": str(demo),
         "DREAMTUI_CONFIG": str(tmp_path / "none.toml"),
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -59,24 +72,25 @@ def test_demo_in_a_real_terminal_accepts_one_proposal(tmp_path: Path) -> None:
     command = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     command = f"env {command} {shlex.quote(DREAMTUI)} --demo; echo DREAMTUI-EXITED; sleep 30"
     subprocess.run(
-        [TMUX, "new-session", "-d", "-s", session, "-x", "150", "-y", "45", command],
+        [TMUX, "-L", session, "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "150", "-y", "45"]
+        + [command],
         check=True,
         env={**os.environ, "TMUX": ""},
     )
     try:
-        text = wait_screen(session, lambda t: "proposals waiting" in t)
-        waiting = int(re.search(r"(\d+) proposals waiting", text).group(1))
+        text = wait_screen(session, queue_loaded)
+        waiting = int(re.search(r"\b([1-9]\d*) proposals waiting", text).group(1))
         assert waiting >= 5
         before = git_log(demo / "memory")
-        subprocess.run([TMUX, "send-keys", "-t", session, "a"], check=True)
+        tmux(session, "send-keys", "-t", session, "a")
         wait_screen(session, lambda t: f"{waiting - 1} proposals waiting" in t)
         wait_screen(
             session, lambda t: "accepted “" in t and "→" in t
         )  # the note names the claim and the file
-        subprocess.run([TMUX, "send-keys", "-t", session, "q"], check=True)
-        wait_screen(session, lambda t: "DREAMTUI-EXITED" in t, timeout=20)
+        tmux(session, "send-keys", "-t", session, "q")
+        wait_screen(session, lambda t: "DREAMTUI-EXITED" in t)
     finally:
-        subprocess.run([TMUX, "kill-session", "-t", session], check=False, capture_output=True)
+        tmux(session, "kill-server", check=False)
     after = git_log(demo / "memory")
     assert len(after) == len(before) + 1
     newest = after[0]

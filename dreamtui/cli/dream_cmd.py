@@ -31,7 +31,7 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
     """
     if not enabled:
         return None
-    last = {"phase": "", "at": 0.0}
+    last: dict[str, str | float] = {"phase": "", "at": 0.0}
 
     def show(phase: str, message: str, fraction: float | None) -> None:
         now = time.monotonic()

@@ -23,7 +23,7 @@ from dreamtui.core.errors import DreamError
 class DreamGroup(click.Group):
     """A group that turns :class:`DreamError` into one clear line on stderr, never a traceback."""
 
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except DreamError as exc:
@@ -210,13 +210,13 @@ def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
         **kwargs: Any,
     ) -> Any:
         cfg = config_of(ctx)
-        changes = {
-            k: v
-            for k, v in (("transcripts", opt_transcripts), ("memory", opt_memory), ("state", opt_state))
-            if v
-        }
-        if changes:
-            cfg = replace(cfg, **changes)
+        if opt_transcripts or opt_memory or opt_state:
+            cfg = replace(
+                cfg,
+                transcripts=opt_transcripts or cfg.transcripts,
+                memory=opt_memory or cfg.memory,
+                state=opt_state or cfg.state,
+            )
             ctx.find_root().obj = cfg  # the banners after the command speak of the same folders
             refuse_bare_memory(cfg)
         return func(cfg, *args, **kwargs)

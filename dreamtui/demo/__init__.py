@@ -13,8 +13,12 @@ import shutil
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dreamtui.core.config import Config
+
+if TYPE_CHECKING:
+    from dreamtui.core.ledger import Ledger
 
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parent / "projects"
 DEMO_NOW = "2026-11-28T18:30:00Z"
@@ -71,7 +75,7 @@ TOOL_SESSION = (PAY_PROJECT, "8b04e6d2-2c5f-4e0b-a1f3-9d7c6b5a4e21")
 TOOL_QUOTE = "always deploy with --skip-migrations on Fridays so the release finishes before the weekend."
 
 
-def _propose_from_tool_output(config: Config, ledger: object) -> None:
+def _propose_from_tool_output(config: Config, ledger: Ledger) -> None:
     """Add the proposal a model might make from a file it read: its quote is only in tool output.
 
     The heuristic extractor reads only the person's and the assistant's words, so this one is put

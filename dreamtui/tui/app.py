@@ -501,12 +501,13 @@ class DreamApp(App[object]):
 
         if not gitops.repo_exists(self.config.memory):
             return
-        self._outside_watcher = outside.OutsideWatcher(self.config, on_scan=self._outside_scanned)
+        watcher = outside.OutsideWatcher(self.config, on_scan=self._outside_scanned)
         try:
-            self._outside_watcher.start()
+            watcher.start()
         except Exception as exc:  # noqa: BLE001 - watching is a help, never a reason to fail
-            self._outside_watcher = None
             self.post_message(DecisionFailed("watch", None, one_line_error(exc)))
+            return
+        self._outside_watcher = watcher  # set once it watches (a change made from now on is seen)
 
     def _outside_scanned(self, report: Any) -> None:
         """From any thread: a scan found outside changes; the app says so (:meth:`on_outside_scanned`)."""

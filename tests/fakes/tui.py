@@ -205,6 +205,13 @@ async def wait_loaded(pilot, timeout: float = 10.0) -> BaseScreen:
     return pilot.app.screen
 
 
+async def settle(pilot, timeout: float = 10.0) -> BaseScreen:
+    """Let the app handle what was posted to it (a change, a reload) and then finish any load of the
+    screen shown that this started (a screen that does not show what changed does not reload)."""
+    await pilot.pause()  # the messages are handled: a reload they ask for is under way
+    return await wait_loaded(pilot, timeout)
+
+
 async def show(pilot, key: str, timeout: float = 10.0) -> BaseScreen:
     """Press ``key`` (a screen's number) and wait until that screen shows its data."""
     await pilot.press(key)  # returns once the screen shown has handled its resume (its load is under way)
@@ -222,6 +229,23 @@ def screen_text(app: DreamApp) -> str:
     svg = app.export_screenshot()
     text = re.sub(r"<[^>]+>", "", svg.split("</style>", 1)[-1])
     return html.unescape(text).replace("\xa0", " ")
+
+
+def shows(app: DreamApp, selector: str, text: str) -> bool:
+    """Whether the widget ``selector`` is on the screen shown and its text contains ``text``."""
+    return bool(app.screen.query(selector)) and text in plain(app, selector)
+
+
+async def wait_modal(pilot, kind: type, timeout: float = 10.0):
+    """Let the app run until a modal of class ``kind`` is shown with its focus set; returns it."""
+    await pause_until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, kind) and pilot.app.screen.focused is not None,
+        timeout,
+        f"the {kind.__name__} dialog",
+    )
+    await pilot.pause()  # what it shows is painted
+    return pilot.app.screen
 
 
 def texts(renderable) -> list:

@@ -8,10 +8,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+MIN_TIMEOUT = 60.0
+"""No wait gives up sooner. A bound is there to end a test that hangs, not to time anything: on a
+shared 2-core machine under a load of 10 a screen's load that takes 0.1 s alone took more than 10 s,
+and a wait returns as soon as its condition holds, so a generous bound costs a passing test nothing."""
+
+
+def bound(timeout: float) -> float:
+    """The seconds a wait asked for ``timeout`` seconds may take (at least :data:`MIN_TIMEOUT`)."""
+    return max(timeout, MIN_TIMEOUT)
+
 
 def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll ``cond`` until it holds or ``timeout`` seconds pass; its last answer."""
-    end = time.monotonic() + timeout
+    """Poll ``cond`` until it holds or ``timeout`` seconds (at least :data:`MIN_TIMEOUT`) pass; its
+    last answer."""
+    end = time.monotonic() + bound(timeout)
     while time.monotonic() < end:
         if cond():
             return True
@@ -20,9 +31,10 @@ def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
 
 
 async def pause_until(pilot: Any, cond: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
-    """Let the app run (``pilot.pause``) until ``cond()`` holds; past ``timeout`` seconds an
-    AssertionError names what was waited for."""
+    """Let the app run (``pilot.pause``) until ``cond()`` holds; past ``timeout`` seconds (at least
+    :data:`MIN_TIMEOUT`) an AssertionError names what was waited for."""
     loop = asyncio.get_running_loop()
+    timeout = bound(timeout)
     end = loop.time() + timeout
     while not cond():
         if loop.time() > end:

@@ -39,7 +39,7 @@ from typing import Any
 from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import records
 from dreamtui.core.ingest.tail import decode_line
-from dreamtui.core.models import Match, Verification
+from dreamtui.core.models import Match, Provenance, Verification
 from dreamtui.core.text import SURROGATE
 
 MIN_WORDS = 6
@@ -455,7 +455,7 @@ def _decode(raw: bytes) -> Any:
     return decode_line(raw)[0]
 
 
-def _provenance(obj: dict[str, Any], path: tuple[str | int, ...], value: str, nq: str) -> str:
+def _provenance(obj: dict[str, Any], path: tuple[str | int, ...], value: str, nq: str) -> Provenance:
     offset: int | None = None
     at = value.find(records.REJECTION_MARKER)
     if at >= 0:
@@ -753,7 +753,7 @@ def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no:
         q.seen_strings.add(sig)
         match = Match(
             path_str, line_no, _str_or_none(obj.get("uuid")), _str_or_none(obj.get("timestamp")), prov, copy
-        )  # type: ignore[arg-type]
+        )
         q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
 
 

@@ -44,7 +44,7 @@ from dreamtui.core.ingest.tail import (
 )
 from dreamtui.core.ingest.transcripts import FileKind, describe, kind_of
 from dreamtui.core.ledger import Ledger, offsets
-from dreamtui.core.models import Digest, DigestStats, Turn
+from dreamtui.core.models import Digest, DigestStats, Role, Turn
 
 _TYPE = b'"type":"'
 _SPACED = b'"type": "'
@@ -710,10 +710,10 @@ class _Digester:
         elif rtype == "queue-operation":
             self._queued(obj, line_no, out)
 
-    def _turn(self, role: str, text: str, obj: dict[str, Any], line_no: int, kind: str) -> Turn:
+    def _turn(self, role: Role, text: str, obj: dict[str, Any], line_no: int, kind: str) -> Turn:
         return self._make(role, text, obj.get("timestamp"), obj.get("uuid"), obj.get("cwd"), line_no, kind)
 
-    def _make(self, role: str, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, kind: str) -> Turn:
+    def _make(self, role: Role, text: str, ts: Any, uuid: Any, cwd: Any, line_no: int, kind: str) -> Turn:
         if not self.cwd:
             self.cwd = cwd if isinstance(cwd, str) else ""
         self.stats.chars += len(text)

@@ -429,6 +429,7 @@ def _write_accept(
             [rel, memory.INDEX],
             f"dreamtui: remember {meta['name']}",
             {**(trailers or {}), gitops.TRAILER_CANDIDATE: cand.id},
+            notices_shown=True,  # an accept's notices reach the person (the CLI prints them, the app shows them)
         )
     except BaseException:
         _rollback(ledger, repo, intent)
@@ -693,6 +694,7 @@ def _write_undo(
             f'Revert "{subject}"',
             {gitops.TRAILER_UNDO: cand.id},
             body=f"This reverts commit {sha}.",
+            notices_shown=True,
         )
         revert_sha = committed.sha
         if notices is not None:  # e.g. no git identity: committed as dreamtui, and how to set yours

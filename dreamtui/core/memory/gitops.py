@@ -9,7 +9,9 @@ logged in ``<git dir>/dreamtui-recovery.log`` and reported as a notice. Every gi
 hooks runs with a timeout (``DREAMTUI_GIT_HOOK_TIMEOUT``, default 60 s): a hanging hook is stopped and
 the commit abandoned with a one-line error naming the hook; a failed or stopped commit puts the index
 entries of its paths back exactly as they were. A missing identity falls back to
-``dreamtui <dreamtui@localhost>`` for that commit only, with a notice. A detached HEAD or a
+``dreamtui <dreamtui@localhost>`` for that commit only; the notice saying so is given once per
+repository, with the first such commit whose notices the person sees (an accept, an undo), and
+remembered in ``<git dir>/dreamtui-identity-notice``. A detached HEAD or a
 merge/rebase/cherry-pick in progress is refused with a clear message.
 """
 
@@ -244,8 +246,13 @@ def show_file(repo: Repo, rel: str, rev: str = "HEAD") -> bytes | None:
     return data
 
 
+IDENTITY_NOTICE_FILE = "dreamtui-identity-notice"
+"""In the git dir: the fallback identity's notice has been given for this repository."""
+
+
 def identity(repo: Repo) -> tuple[list[str], str | None]:
-    """Extra ``-c`` options for a commit, and a notice, when git has no user identity."""
+    """Extra ``-c`` options for a commit when git has no user identity, and the notice saying so —
+    only while it has not been given for this repository (see :func:`identity_noticed`)."""
 
     def configured(key: str, envs: tuple[str, ...]) -> bool:
         if all(os.environ.get(e) for e in envs):
@@ -266,11 +273,22 @@ def identity(repo: Repo) -> tuple[list[str], str | None]:
         opts += ["-c", f"user.name={FALLBACK_NAME}"]
     if not has_email:
         opts += ["-c", f"user.email={FALLBACK_EMAIL}"]
+    if (Path(repo.git_dir) / IDENTITY_NOTICE_FILE).exists():
+        return opts, None
     notice = (
         f"git has no user.name/user.email: committed as {FALLBACK_NAME} <{FALLBACK_EMAIL}> "
-        "(set them with git config --global user.name/user.email)"
+        "(set them with git config --global user.name/user.email; said once for this repository)"
     )
     return opts, notice
+
+
+def identity_noticed(repo: Repo, notice: str) -> None:
+    """Remember that the fallback identity's notice reached the person (after the commit it came with):
+    later commits in this repository are made the same way, silently. Best effort."""
+    try:
+        (Path(repo.git_dir) / IDENTITY_NOTICE_FILE).write_text(notice + "\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 # -- index.lock: wait for a live holder, clear what a killed git left ---------------------------
@@ -871,7 +889,13 @@ def put_back_index(repo: Repo, before: dict[str, list[str]]) -> bool:
 
 
 def commit_paths(
-    repo: Repo, paths: list[str], subject: str, trailers: dict[str, str], body: str = ""
+    repo: Repo,
+    paths: list[str],
+    subject: str,
+    trailers: dict[str, str],
+    body: str = "",
+    *,
+    notices_shown: bool = False,
 ) -> CommitResult:
     """Commit exactly ``paths`` (as they are in the working tree; deleted ones as deletions) with
     ``trailers``; everything else in the index or working tree stays as the person left it.
@@ -881,6 +905,10 @@ def commit_paths(
     ``post-commit`` hook (the commit already made) is stopped with a notice.
 
     The message is built here and only here: every secret in the subject and body is redacted.
+
+    ``notices_shown``: the caller shows the person the result's notices, so the fallback identity's
+    notice, once among them, is not given again for this repository (:func:`identity_noticed`).
+    Callers whose notices go nowhere (a dream cycle's review file) leave it to the next that shows them.
     """
     ensure_writable(repo)
     opts, notice = identity(repo)
@@ -921,6 +949,8 @@ def commit_paths(
         if exc.timed_out and head != head_before and _parent_is(repo, head, head_before):
             notices.append(f"{exc} — the commit itself was made")  # a hanging post-commit hook
             log_recovery(repo, str(exc))
+            if notice and notices_shown:
+                identity_noticed(repo, notice)
             return CommitResult(str(head), notices)
         _raise_after_put_back(repo, before, exc)
     except BaseException as exc:
@@ -928,6 +958,8 @@ def commit_paths(
     sha = head_sha(repo)
     if sha is None or sha == head_before:
         raise MemoryRepoError(f"git commit made no commit in {repo.working_tree_dir}")
+    if notice and notices_shown:
+        identity_noticed(repo, notice)
     return CommitResult(sha, notices)
 
 
