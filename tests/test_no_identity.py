@@ -22,6 +22,7 @@ NOTICE = "git has no user.name/user.email"
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
+    (tmp_path / "none.toml").touch()  # an empty config (a missing one named is an error)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "DREAMTUI_")) and k != "EMAIL"}
     env.update(
         HOME=str(home),

@@ -217,8 +217,9 @@ def test_a_huge_file_is_an_item_that_says_so_never_read_whole(world, tmp_path) -
         "from dreamtui.core.memory import outside\n"
         "cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]))\n"
         "ledger = Ledger.open(cfg.state)\n"
+        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "report = outside.scan(cfg, ledger)\n"
-        "print(report.hashed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+        "print(report.hashed, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)\n"
     )
     before = objects(root)
     runs = []
@@ -233,7 +234,7 @@ def test_a_huge_file_is_an_item_that_says_so_never_read_whole(world, tmp_path) -
         runs.append([int(x) for x in proc.stdout.split()])
     (hashed1, rss1), (hashed2, rss2) = runs
     assert hashed1 >= 1 and hashed2 == 0  # hashed in chunks once, then known by its stat
-    assert rss1 < 200, f"the scan of a 300 MB file took {rss1} MB"
+    assert rss1 < 100, f"the scan of a 300 MB file grew the process by {rss1} MB"  # beyond what imports take
     assert objects(root) == before
     [item] = outside.items(ledger)
     assert item.entry == "large" and item.note.startswith("too large to review: 300 MB")
