@@ -16,8 +16,8 @@ import pydantic
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
-from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
-from dreamtui.core.extract.prompt import ExtractionOut, split_digest, system_blocks, user_message
+from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.extract.prompt import ExtractionOut, lessons_of, split_digest, system_blocks, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
 
 MAX_TOKENS = 4096
@@ -264,19 +264,7 @@ class AnthropicExtractor:
         self, out: ExtractionOut, digest: Digest, context: ExtractContext, model: str | None = None
     ) -> list[RawCandidate]:
         """RawCandidates from a validated answer."""
-        project = context.project or digest.project
-        found: list[RawCandidate] = []
-        for item in out.candidates:
-            cand = candidate_from_mapping(
-                item.model_dump(),
-                session=digest.session,
-                project=project,
-                extractor=self.name,
-                model=model or self.model,
-            )
-            if isinstance(cand, RawCandidate):
-                found.append(cand)
-        return found
+        return lessons_of(out, digest, context, extractor=self.name, model=model or self.model)
 
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """One call per digest part; raises ExtractorError with a one-line message on failure."""

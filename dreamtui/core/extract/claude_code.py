@@ -37,10 +37,10 @@ import pydantic
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
-from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
-from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, split_digest, user_message
+from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, split_digest, user_message
 from dreamtui.core.ingest.transcripts import EXTRACTOR_WORKDIR
-from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
+from dreamtui.core.models import Digest, ExtractionResult, Usage
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions
@@ -411,7 +411,6 @@ class ClaudeCodeExtractor:
                 f"digest of {total} characters was split into {len(parts)} parts of at most "
                 f"{budget} characters (one model call each); nothing was truncated"
             )
-        project = context.project or digest.project
         for part in parts:
             out, usage = self._model.ask(
                 SYSTEM_PROMPT, user_message(digest, context, part), ExtractionOut, max_tokens=MAX_TOKENS
@@ -421,16 +420,7 @@ class ClaudeCodeExtractor:
                 result.notes.append("the model returned no structured answer")
                 continue
             result.malformed += out.malformed
-            for item in out.candidates:
-                cand = candidate_from_mapping(
-                    item.model_dump(),
-                    session=digest.session,
-                    project=project,
-                    extractor=self.name,
-                    model=self.model,
-                )
-                if isinstance(cand, RawCandidate):
-                    result.candidates.append(cand)
+            result.candidates.extend(lessons_of(out, digest, context, extractor=self.name, model=self.model))
         if result.malformed:
             result.notes.append(
                 f"{result.malformed} malformed candidate(s) in the model's output were dropped"

@@ -22,9 +22,9 @@ from pydantic import BaseModel
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorError
-from dreamtui.core.extract.base import ExtractContext, StructuredModel, candidate_from_mapping
+from dreamtui.core.extract.base import ExtractContext, StructuredModel
 from dreamtui.core.extract.lenient_json import NoJson, loads_lenient, snippet
-from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, split_digest, user_message
+from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, split_digest, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
 
 MAX_TOKENS = 4096
@@ -369,19 +369,7 @@ class OpenAIExtractor:
         self, out: ExtractionOut, digest: Digest, context: ExtractContext
     ) -> list[RawCandidate]:
         """RawCandidates from a validated answer."""
-        project = context.project or digest.project
-        found: list[RawCandidate] = []
-        for item in out.candidates:
-            cand = candidate_from_mapping(
-                item.model_dump(),
-                session=digest.session,
-                project=project,
-                extractor=self.name,
-                model=self.model,
-            )
-            if isinstance(cand, RawCandidate):
-                found.append(cand)
-        return found
+        return lessons_of(out, digest, context, extractor=self.name, model=self.model)
 
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """One call per digest part. A part whose answer cannot be read is a note (and the whole an

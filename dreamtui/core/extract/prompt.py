@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_validator
 
-from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.models import Digest, Turn
+from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
+from dreamtui.core.models import Digest, RawCandidate, Turn
 from dreamtui.core.text import without_surrogates
 
 MAX_MEMORIES = 20
@@ -142,6 +142,21 @@ class ExtractionOut(BaseModel):
     def malformed(self) -> int:
         """How many items of ``candidates`` did not fit the schema (dropped)."""
         return self._malformed
+
+
+def lessons_of(
+    out: ExtractionOut, digest: Digest, context: ExtractContext, *, extractor: str, model: str | None
+) -> list[RawCandidate]:
+    """The RawCandidates of a validated answer, whichever model gave it (items that do not fit are skipped)."""
+    project = context.project or digest.project
+    found: list[RawCandidate] = []
+    for item in out.candidates:
+        cand = candidate_from_mapping(
+            item.model_dump(), session=digest.session, project=project, extractor=extractor, model=model
+        )
+        if isinstance(cand, RawCandidate):
+            found.append(cand)
+    return found
 
 
 _TAG = re.compile(r"<(/?)\s*(transcript|existing_memories|session_start)", re.IGNORECASE)
