@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.cli_world import LESSON_TURNS, write_records
+from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -311,9 +312,7 @@ def test_watch_dreams_when_the_person_says_good_night(home: Path) -> None:
         assert cycles(home) == []  # nothing happens until someone says good night (the end checks: one cycle)
         with path.open("ab") as fh:
             fh.write((FIXTURES / "goodnight" / ACME / f"{session}-part2.jsonl").read_bytes())
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not [c for c in cycles(home) if c["status"] == "completed"]:
-            time.sleep(0.1)
+        wait_for(lambda: any(c["status"] == "completed" for c in cycles(home)), 30)
         proc.send_signal(signal.SIGTERM)
         lines.wait_for("stopped watching", timeout=30)
         proc.wait(timeout=120)

@@ -296,13 +296,14 @@ def _watch(root: Path, heard: Heard) -> Watcher:
 def test_watch_keeps_hearing_goodnight_after_a_fifo_appears(projects: Path) -> None:
     heard = Heard()
     fifo = projects / "-home-kim-a" / "99999999-9999-4999-8999-999999999999.jsonl"
-    with _watch(projects, heard):
+    with _watch(projects, heard) as watcher:
         os.mkfifo(fifo)
         assert wait_for(lambda: heard.skips, 10)
         with (projects / "-home-kim-b" / f"{SESSION}.jsonl").open("ab") as fh:
             fh.write(person("thanks, good night!", uuid="u2"))
         assert wait_for(lambda: heard.goodnights, 10), "the watcher stopped hearing good night"
-        time.sleep(0.7)  # under test: two more rescans (every 0.3 s) find the FIFO still there, said once
+        seen = watcher.rescans
+        assert wait_for(lambda: watcher.rescans >= seen + 2)  # two more rescans find the FIFO still there
     assert heard.goodnights == ["-home-kim-b"]
     assert heard.skips == [f"skipped {fifo}: it is a FIFO, not a regular file"]
     assert heard.errors == []
@@ -311,13 +312,12 @@ def test_watch_keeps_hearing_goodnight_after_a_fifo_appears(projects: Path) -> N
 def test_watch_reports_an_unreadable_folder_once_and_watches_the_rest(projects: Path) -> None:
     heard = Heard()
     bad = projects / "-home-kim-a"
-    with unreadable(bad, 0o000), _watch(projects, heard):
+    with unreadable(bad, 0o000), _watch(projects, heard) as watcher:
         with (projects / "-home-kim-b" / f"{SESSION}.jsonl").open("ab") as fh:
             fh.write(person("good night", uuid="u2"))
         assert wait_for(lambda: heard.goodnights, 10)
-        time.sleep(
-            0.7
-        )  # under test: two more rescans (every 0.3 s) find the folder unreadable again, said once
+        seen = watcher.rescans
+        assert wait_for(lambda: watcher.rescans >= seen + 2)  # two more rescans find it unreadable again
     assert heard.skips == [f"skipped {bad}: cannot list this folder (permission denied)"]
 
 

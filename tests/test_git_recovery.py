@@ -12,6 +12,7 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.waiting import wait_for
 
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.memory import gitops
@@ -56,13 +57,6 @@ def alive(pid: int) -> bool:
     return state[state.rfind(")") + 2 :].split()[0] != "Z"
 
 
-def wait_for(path: Path, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.01)
-
-
 def persons_slow_commit(
     repo: git.Repo, tmp_path: Path, seconds: float
 ) -> tuple[subprocess.Popen[bytes], Path]:
@@ -78,7 +72,7 @@ def persons_slow_commit(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    wait_for(pidfile)
+    assert wait_for(pidfile.exists), f"{pidfile} never appeared"
     assert gitops.index_lock(repo).exists()
     return proc, pidfile
 

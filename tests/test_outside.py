@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from fakes.waiting import wait_for
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
@@ -410,15 +410,6 @@ def test_decisions_count_per_writer_in_the_stats(world) -> None:
 # -- watching ----------------------------------------------------------------------------------
 
 
-def _wait_for(predicate, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_the_watcher_turns_file_events_into_items_and_ignores_dreamtuis_accept(world) -> None:
     config, ledger, root = world
     seen: list[outside.ScanReport] = []
@@ -426,13 +417,13 @@ def test_the_watcher_turns_file_events_into_items_and_ignores_dreamtuis_accept(w
     watcher.start()  # watching once it returns
     try:
         (root / "live.md").write_text("written while dreamtui watches\n")
-        assert _wait_for(lambda: any(i.path == "live.md" for i in outside.items(ledger)))
+        assert wait_for(lambda: any(i.path == "live.md" for i in outside.items(ledger)))
         item = next(i for i in outside.items(ledger) if i.path == "live.md")
         outside.accept(config, ledger, item.id)
         count = len(seen)
         # a change made after the accept: once it is an item, the watcher has scanned past the accept
         (root / "later.md").write_text("written after the accept\n")
-        assert _wait_for(lambda: any(i.path == "later.md" for i in outside.items(ledger)))
+        assert wait_for(lambda: any(i.path == "later.md" for i in outside.items(ledger)))
         [later] = outside.items(ledger)  # the accept's own writes came back as nothing
         assert later.path == "later.md"
         assert all(new == later.id for r in seen[count:] for new in r.new)

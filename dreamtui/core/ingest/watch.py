@@ -120,6 +120,8 @@ class Watcher:
         """Size and mtime of each regular transcript when watching began (FIFOs and devices left out)."""
         self.skipped: list[Skipped] = []
         self.batches = 0
+        self.rescans = 0
+        """How many rescans of the whole folder have finished (the safety net for lost events)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -217,6 +219,8 @@ class Watcher:
                     batch = sorted(set(batch) | set(self._changed_since_snapshot()))
                 if batch:
                     self._deliver(batch)
+                if rescan:
+                    self.rescans += 1
             except Exception as exc:  # a callback failed: report it, keep watching
                 if self.on_error is not None:
                     self.on_error(exc)
