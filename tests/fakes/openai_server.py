@@ -12,34 +12,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
-@dataclass
-class Reply:
-    """One scripted HTTP answer."""
-
-    status: int
-    body: Any
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0  # seconds to wait before answering (to trip client timeouts)
-
-
-@dataclass
-class Recorded:
-    """One request the server received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
+from fakes.json_http import JsonHTTPFake, Reply
 
 _ids = itertools.count(1)
 
@@ -96,46 +73,25 @@ def error(
     return Reply(status, {"error": {"message": text, "type": kind, "code": None}}, headers)
 
 
-class FakeOpenAI:
+class FakeOpenAI(JsonHTTPFake):
+    default_path = "/v1/chat/completions"
+
     """The fake server. ``script`` holds replies for ``POST /v1/chat/completions`` in order."""
 
     def __init__(self, *, refuse_schema: bool = False, models: list[str] | None = None) -> None:
-        self.requests: list[Recorded] = []
+        super().__init__()
         self.script: deque[Reply] = deque()
         self.refuse_schema = refuse_schema
         self.models = ["qwen3:4b"] if models is None else models
         self.responder: Callable[[Any], Reply] | None = None
         """When set, answers every chat completion from its body instead of ``script``."""
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
 
     # -- lifecycle -------------------------------------------------------------------------------
-
-    @property
-    def root(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     @property
     def url(self) -> str:
         """The base URL a person would configure (``…/v1``)."""
         return f"{self.root}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def calls(self, path: str = "/v1/chat/completions", method: str = "POST") -> list[Recorded]:
-        """The recorded requests to one endpoint."""
-        return [r for r in self.requests if r.path == path and r.method == method]
 
     # -- endpoints -------------------------------------------------------------------------------
 
@@ -164,47 +120,3 @@ class FakeOpenAI:
         if method == "GET" and path == "/v1/models":
             return self._models()
         return Reply(404, "404 page not found", {"content-type": "text/plain"})
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-            def _serve(self, method: str) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                with fake._lock:
-                    fake.requests.append(
-                        Recorded(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                    )
-                reply = fake._route(method, self.path, body)
-                if reply.delay:
-                    time.sleep(reply.delay)
-                data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-                payload = data.encode("utf-8")
-                self.send_response(reply.status)
-                headers = {"content-type": "application/json", **reply.headers}
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                try:
-                    self.wfile.write(payload)
-                except OSError:  # the client gave up (a timeout test): nothing to answer
-                    self.close_connection = True
-
-            def do_POST(self) -> None:  # noqa: N802
-                self._serve("POST")
-
-            def do_GET(self) -> None:  # noqa: N802
-                self._serve("GET")
-
-        return Handler
