@@ -14,6 +14,7 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.waiting import wait_for
 
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
@@ -73,12 +74,7 @@ def _group_alive(pgid: int) -> bool:
 
 def _wait_group_gone(pgid: int, timeout: float = 10.0) -> None:
     """Wait until every process of the killed group (an orphaned git, say) has finished."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _group_alive(pgid):
-            return
-        time.sleep(0.01)
-    raise AssertionError("a child of the killed accept is still running")
+    assert wait_for(lambda: not _group_alive(pgid), timeout), "a child of the killed accept is still running"
 
 
 @pytest.fixture
@@ -274,10 +270,8 @@ def test_an_accept_killed_with_its_git_leaves_no_lock_in_the_way_of_the_next(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 20
-    while not started.exists():
-        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        time.sleep(0.01)
+    wait_for(lambda: started.exists() or proc.poll() is not None)
+    assert started.exists(), proc.stderr.read() if proc.stderr else ""
     for pgid in {proc.pid, *_git_groups(cfg.memory)}:  # the accept, its git and the hook: all killed at once
         os.killpg(pgid, signal.SIGKILL)
     proc.communicate(timeout=30)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.waiting import wait_for
 
 from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
@@ -174,10 +175,8 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 30
-    while not started.exists():
-        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        time.sleep(0.01)
+    wait_for(lambda: started.exists() or proc.poll() is not None)
+    assert started.exists(), proc.stderr.read() if proc.stderr else ""
     for pgid in {proc.pid, *_groups_in(config.memory)}:  # the dream, its git and the hook, all at once
         os.killpg(pgid, signal.SIGKILL)
     out, _ = proc.communicate(timeout=30)
