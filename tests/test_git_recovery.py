@@ -80,14 +80,15 @@ def persons_slow_commit(
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 5
-    while any(
-        alive(int(p)) and Path(f"/proc/{p}/stat").read_text().split(") ")[1].split()[2] == str(proc.pid)
-        for p in os.listdir("/proc")
-        if p.isdigit() and Path(f"/proc/{p}/stat").exists()
-    ):
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+
+    def children_left() -> bool:
+        return any(
+            alive(int(p)) and Path(f"/proc/{p}/stat").read_text().split(") ")[1].split()[2] == str(proc.pid)
+            for p in os.listdir("/proc")
+            if p.isdigit() and Path(f"/proc/{p}/stat").exists()
+        )
+
+    assert wait_for(lambda: not children_left()), "a process of the killed group is still running"
 
 
 # -- index.lock --------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from fakes.waiting import wait_for
+
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import gitops, outside
@@ -113,10 +115,8 @@ def _run_child(config: Config, seed: int, kill_after: float | None) -> tuple[boo
     elapsed = time.monotonic() - started
     killed = killed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     assert killed or os.WEXITSTATUS(status) == 0, "the deciding child failed"
-    wait_until = time.monotonic() + 15
-    while _others_in(config.memory):  # an orphaned git (its own group) finishes its step
-        assert time.monotonic() < wait_until, "a git the child started is still running"
-        time.sleep(0.01)
+    # an orphaned git (its own group) finishes its step
+    assert wait_for(lambda: not _others_in(config.memory)), "a git the child started is still running"
     return killed, elapsed
 
 
@@ -271,8 +271,7 @@ def test_a_kill_at_every_step_of_accept_and_reject_is_recovered_at_the_next_scan
                 finally:
                     os._exit(code)
             os.waitpid(pid, 0)
-            while _others_in(root):
-                time.sleep(0.01)
+            assert wait_for(lambda: not _others_in(root)), "a git the child started is still running"
             outside.scan(config, ledger)
             assert not ledger.query("SELECT * FROM outside_intents")
             assert not list(root.rglob(".dreamtui-tmp-*"))
