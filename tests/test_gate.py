@@ -342,3 +342,27 @@ def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(
     assert record.stats.kept >= 1 and not record.stats.dropped.get("unverified")
     quotes = [r["quote"] for r in ledger.query("SELECT quote FROM candidates WHERE status = 'pending'")]
     assert any("\ufffd" in q for q in quotes)
+
+
+def test_one_turn_yields_at_most_three_proposals_and_the_rest_are_counted(config, ledger, tmp_path) -> None:
+    """A pasted rule set is a few lessons, not one per sentence: the fourth proposal quoting the same
+    turn is dropped as ``same-turn`` (counted, stored, not queued); another turn is not affected."""
+    rules = [
+        "Every query must scope by the tenant id and check the user's membership first.",
+        "Any create or update must record who did it and when it happened.",
+        "Nothing dealer specific may be hardcoded in the code base at all.",
+        "Stock imports must be idempotent so that the same input gives the same state.",
+        "Background jobs use a plain cron route for now and no queues whatsoever.",
+    ]
+    path = config.transcripts / "-proj" / "s1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(line(user("u1", " ".join(rules))) + line(user("u2", PERSON_2)))
+    raws = [raw(f"Rule {n}: {r}", r) for n, r in enumerate(rules)] + [
+        raw("Never force-push to main.", PERSON_2)
+    ]
+    report = run(config, ledger, path, *raws)
+    kept = [c.claim for c in report.kept]
+    assert kept == [f"Rule {n}: {r}" for n, r in enumerate(rules[:3])] + ["Never force-push to main."]
+    assert report.dropped["same-turn"] == 2
+    dropped = ledger.list_candidates(status="dropped")
+    assert sorted(c.drop_reason for c in dropped) == ["same-turn", "same-turn"]

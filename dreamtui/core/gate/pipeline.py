@@ -13,7 +13,10 @@ person to decide) or ``dropped`` with a ``drop_reason``:
   one: the best-quoted is kept (a quote of the person's over the agent's, then the quote that holds
   more of the claim's terms, then the first), the other dropped as its ``duplicate-pending``;
 - ``previously-rejected``: the same lesson was rejected before, from the same session (from another
-  session it is new evidence: kept, marked ``duplicate_kind='rejected'``).
+  session it is new evidence: kept, marked ``duplicate_kind='rejected'``);
+- ``same-turn``: :data:`MAX_PER_TURN` proposals quoting one turn (one record of the transcript) were
+  already kept: a pasted rule set or a long spec is a few lessons, not one per sentence, and the
+  proposals beyond the first :data:`MAX_PER_TURN` (in the extractor's order) are counted, not queued.
 
 A kept candidate that resembles a lesson (score between ``dedup.SUSPECT`` and ``dedup.DUPLICATE``)
 carries ``duplicate_of``/``duplicate_kind``/``duplicate_score`` so the person sees both side by side.
@@ -62,6 +65,10 @@ if TYPE_CHECKING:
     from dreamtui.core.gate.judge import Judge
 
 DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rejected"})
+
+MAX_PER_TURN = 3
+"""At most this many kept proposals quote one turn of a session (chosen on the tuning data, prompt v7:
+see docs/evaluation.md, "One turn, three proposals")."""
 
 
 @dataclass(slots=True)
@@ -536,6 +543,7 @@ def check(
     quotes = list(dict.fromkeys(_text(raw.quote).strip() for raw in raws))
     verified = dict(zip(quotes, verify_quotes(quotes, files), strict=True))
     merged = session_merges(raws, verified)
+    per_turn: Counter[tuple[str, int]] = Counter()
 
     for i, raw in enumerate(raws):
         claim_raw = _prose(raw.claim)
@@ -647,6 +655,12 @@ def check(
                 if any(shown is h for h in elsewhere):
                     report.related += 1
                     related_ids.add(cid)
+        if cand.matches:
+            turn = (cand.matches[0].file, cand.matches[0].line)
+            per_turn[turn] += 1
+            if per_turn[turn] > MAX_PER_TURN:
+                _drop(cand, "same-turn", report)
+                continue
         cand.status = "pending"
         report.kept.append(cand)
         scopes.remember(cand)
