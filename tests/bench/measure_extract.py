@@ -141,7 +141,7 @@ def main() -> None:
         "--tag", default="v4", help="which recording to replay (tests/data/real_eval/recorded/TAG)"
     )
     ap.add_argument(
-        "--split", choices=["tuning", "blind", "blind2", "blind3", "long", "all"], default="tuning"
+        "--split", choices=["tuning", "blind", "blind2", "blind3", "long", "blind4", "all"], default="tuning"
     )
     ap.add_argument("--command", help="the command for --extractor command")
     ap.add_argument("-v", "--verbose", action="store_true", help="every hit, noise and miss")

@@ -35,6 +35,7 @@ ROOTS = {
     "eval2": Path(os.environ.get("DREAMTUI_EVAL2_DIR") or REPO.parent / "eval2"),
     "eval3": Path(os.environ.get("DREAMTUI_EVAL3_DIR") or REPO.parent / "eval3"),
     "eval4": Path(os.environ.get("DREAMTUI_EVAL4_DIR") or REPO.parent / "eval4"),
+    "eval5": Path(os.environ.get("DREAMTUI_EVAL5_DIR") or REPO.parent / "eval5"),
 }
 
 
