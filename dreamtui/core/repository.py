@@ -81,8 +81,8 @@ def by_dotgit(cwd: str) -> str | None:
 def by_git(cwd: str) -> str | None:
     """The main worktree of the git repository holding ``cwd`` (``git rev-parse --git-common-dir``,
     resolved; read from the ``.git`` files when git cannot run), or None when ``cwd`` is not a folder
-    in a repository on this machine."""
-    if not os.path.isdir(cwd):
+    in a repository on this machine (a relative ``cwd`` is nobody's: it would be read from here)."""
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         return None
     try:
         out = subprocess.run(
