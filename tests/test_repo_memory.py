@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fakes.scopes import CLAIM_2, QUOTE_2, SAID, SAID_2, run
+from fakes.scopes import CLAIM_2, QUOTE_2, SAID, SAID_2, run, topic
 from fakes.transcript import write_session
 
 from dreamtui.core.config import Config
@@ -21,7 +21,7 @@ from dreamtui.core.dream.cycle import project_map, run_cycle, transcript_folders
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap, encode_path, folder_key
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import decisions
+from dreamtui.core.memory import briefing, decisions
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.repository import by_dotgit, by_git
 from dreamtui.services.workspace import Workspace
@@ -230,3 +230,12 @@ def test_rows_filed_under_a_worktrees_folder_move_to_its_repository_and_its_memo
     # the proposal that waited is accepted into the repository's folder
     rel = decisions.accept(config, ledger, waiting.id).path
     assert rel.startswith(f"projects/{memory.project_folder(repo.key)}/")
+    # the briefing's "Decided" puts the repository's memories, the old folder's among them, first
+    topic(
+        config,
+        "projects/aaa-another-project/x.md",
+        "Another project's lesson, made after",
+        'created: "2030-01-01T00:00:00Z"\n',
+    )
+    items = [item.source for item in briefing.memory_items(config, repo.key, ledger)]
+    assert sorted(items[:2]) == sorted([accepted, rel]) and items[2] == "projects/aaa-another-project/x.md"
