@@ -13,10 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fakes.scopes import CLAIM_2, QUOTE_2, SAID, SAID_2, run, topic
 from fakes.transcript import write_session
 
+from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
+from dreamtui.core.dream.adhoc import extract_session
 from dreamtui.core.dream.cycle import project_map, run_cycle, transcript_folders
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap, encode_path, folder_key
@@ -109,6 +112,14 @@ def test_every_worktree_of_a_repository_belongs_to_the_main_worktrees_project(re
     for where in (repo.ticket, repo.laid_out, repo.main / "backend"):
         row = folder_key(Repo.folder(where), str(where))
         assert (row.project, row.root, row.how) == (repo.key, str(repo.main), "git")
+    # reached through a symlinked folder, the key is spelt as the session's own path spells it
+    link = repo.main.parent.parent / "linked"
+    link.symlink_to(repo.main.parent)
+    through = link / "spotter" / "backend"
+    assert folder_key(Repo.folder(through), str(through)).project == encode_path(str(link / "spotter"))
+    assert folder_key(Repo.folder(link / "spotter"), str(link / "spotter")).project == Repo.folder(
+        link / "spotter"
+    )
     # a worktree's ``.git`` file (``gitdir: <repo>/.git/worktrees/a0y``) says the same without git
     assert (repo.ticket / ".git").read_text().startswith("gitdir: ")
     assert by_dotgit(str(repo.ticket)) == by_git(str(repo.ticket)) == str(repo.main)
@@ -184,6 +195,32 @@ def test_a_worktrees_lessons_go_to_the_repositorys_one_memory_folder(
     assert project_map(cfg, ledger).resolve(
         Repo.folder(repo.ticket), transcript_folders(cfg.transcripts)
     ) == (repo.key)
+
+
+def test_dreamtui_dream_and_extract_file_a_worktrees_session_under_its_repository(
+    repo: Repo, config: Config, ledger: Ledger
+) -> None:
+    session_in(config, repo.main, "s-main", MIGRATIONS)
+    ticket = session_in(config, repo.ticket, "s-ticket", CI)
+    base = [
+        "--transcripts",
+        str(config.transcripts),
+        "--memory",
+        str(config.memory),
+        "--state",
+        str(config.state),
+    ]
+    runner = CliRunner()
+    dreamed = runner.invoke(
+        cli, [*base, "--extractor", "heuristic", "dream", "--project", Repo.folder(repo.ticket), "--json"]
+    )
+    assert dreamed.exit_code == 0, dreamed.output
+    record = json.loads(dreamed.stdout)
+    assert record["chat_id"] == repo.key and record["stats"]["sessions_new"] == 2
+    unknown = runner.invoke(cli, [*base, "dream", "--project", "-nowhere"])
+    assert unknown.exit_code == 2 and "no project '-nowhere'" in unknown.output
+    extracted = extract_session(replace(config, extractor="heuristic"), [ticket])
+    assert extracted.digest.project == repo.key and extracted.digest.project_name == "spotter"
 
 
 def test_a_repository_whose_sessions_all_ran_in_worktrees_is_still_one_project(

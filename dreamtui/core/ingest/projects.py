@@ -23,6 +23,7 @@ A folder is a worktree's only by what git or the layout says; a folder name alon
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,6 +55,15 @@ def _key_for(folder: str, cwd: str, root: str) -> str:
     posix = cwd.replace("\\", "/").rstrip("/")
     if posix == root:
         return folder
+    if not posix.startswith(root + "/"):  # git resolved a symlink on the way (macOS's /tmp, a linked ~/src)
+        try:
+            inside = Path(os.path.realpath(posix)).relative_to(root).as_posix()
+        except ValueError:
+            inside = ""
+        if inside == ".":
+            return folder  # the root itself, reached through a link
+        if inside and posix.endswith("/" + inside):
+            root = posix[: -len(inside) - 1]  # the root as the session's own path spells it
     if posix.startswith(root + "/") and len(folder) == len(posix):
         return folder[: len(root)]
     return encode_path(root)
