@@ -628,9 +628,8 @@ def run_cycle(
         extractor, reason = _make_extractor(config)
     with CycleLock(config.lock_path):
         pmap = project_map(config, ledger, remember=True)
-        if (
-            project is not None
-        ):  # a transcript folder or a project key; a worktree's folder is its repository's
+        # a transcript folder or a project key names the project; a worktree's folder, its repository's
+        if project is not None:
             named = project
             key = None
             if named not in {"", ".", ".."} and Path(named).name == named:
