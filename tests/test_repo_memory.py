@@ -126,6 +126,16 @@ def test_every_worktree_of_a_repository_belongs_to_the_main_worktrees_project(re
     assert by_dotgit(str(repo.main)) == str(repo.main)
 
 
+def test_without_git_on_the_machine_the_git_files_say_whose_worktree_it_is(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "")  # ``git`` cannot be started
+    ask = by_git.__wrapped__  # not the answers cached while git could run
+    assert ask(str(repo.ticket)) == ask(str(repo.laid_out)) == ask(str(repo.main)) == str(repo.main)
+    (repo.main / "backend").mkdir()
+    assert ask(str(repo.main / "backend")) == str(repo.main)
+
+
 def test_with_the_folder_gone_the_worktree_layouts_still_name_the_repository(tmp_path: Path) -> None:
     gone = "/home/kim/src/spotter-worktrees/spotter-a0y"  # not on this machine
     row = folder_key(encode_path(gone), gone)
