@@ -46,7 +46,12 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
 
 
 @cli.command("dream")
-@click.option("--project", default=None, help="Dream one project (its folder name); default: every project.")
+@click.option(
+    "--project",
+    default=None,
+    help="Dream one project (a transcript folder name: a worktree's dreams its whole repository); "
+    "default: every project.",
+)
 @click.option(
     "--extractor",
     type=click.Choice(list(EXTRACTORS)),

@@ -23,7 +23,7 @@ _LAYOUTS = (
 )
 
 
-def _by_layout(cwd: str) -> str | None:
+def by_layout(cwd: str) -> str | None:
     """The main worktree of a worktree path recognised from its shape alone, else None (conservative:
     only ``<repo>/.git/worktrees/<w>``, ``<repo>/.claude/worktrees/<w>``, ``<repo>/.worktrees/<w>`` and
     ``<parent>/<repo>-worktrees/<w>``, the last giving ``<parent>/<repo>``)."""
@@ -37,11 +37,52 @@ def _by_layout(cwd: str) -> str | None:
     return None
 
 
+def _main_of(common: Path) -> str:
+    """The main worktree of the repository whose common git folder is ``common`` (resolved)."""
+    if common.name == ".git":
+        return str(common.parent)
+    return str(common.with_suffix("")) if common.suffix == ".git" else str(common)  # a bare repository
+
+
+def by_dotgit(cwd: str) -> str | None:
+    """The main worktree of the repository holding ``cwd``, read from the ``.git`` entries of ``cwd`` and
+    its parents without running git: a ``.git`` folder is the main worktree's; a ``.git`` file (a
+    worktree's) says ``gitdir: <repo>/.git/worktrees/<w>``, whose ``commondir`` names ``<repo>/.git``.
+    None when no ``.git`` is found or it cannot be read."""
+    here = Path(cwd)
+    for folder in (here, *here.parents):
+        dotgit = folder / ".git"
+        try:
+            if dotgit.is_dir():
+                return str(folder.resolve())
+            if not dotgit.is_file():
+                continue
+            line = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = Path(line.removeprefix("gitdir:").strip())
+        gitdir = (gitdir if gitdir.is_absolute() else folder / gitdir).resolve()
+        try:
+            common_rel = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            common_rel = ""
+        if common_rel:
+            common = Path(common_rel)
+            return _main_of((common if common.is_absolute() else gitdir / common).resolve())
+        if gitdir.parent.name == "worktrees":
+            return _main_of(gitdir.parent.parent)
+        return _main_of(gitdir)  # a submodule or a separate git dir: that repository's own
+    return None
+
+
 @functools.lru_cache(maxsize=256)
-def _by_git(cwd: str) -> str | None:
+def by_git(cwd: str) -> str | None:
     """The main worktree of the git repository holding ``cwd`` (``git rev-parse --git-common-dir``,
-    resolved), or None when ``cwd`` is not a folder in a repository on this machine."""
-    if not os.path.isdir(cwd):
+    resolved; read from the ``.git`` files when git cannot run), or None when ``cwd`` is not a folder
+    in a repository on this machine (a relative ``cwd`` is nobody's: it would be read from here)."""
+    if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         return None
     try:
         out = subprocess.run(
@@ -51,15 +92,14 @@ def _by_git(cwd: str) -> str | None:
             timeout=10,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:  # no git on this machine
+        return by_dotgit(cwd)
+    except subprocess.SubprocessError:
         return None
     line = out.stdout.strip()
     if out.returncode != 0 or not line:
         return None
-    common = Path(line).resolve()
-    if common.name == ".git":
-        return str(common.parent)
-    return str(common.with_suffix("")) if common.suffix == ".git" else str(common)  # a bare repository
+    return _main_of(Path(line).resolve())
 
 
 def repository_root(cwd: str) -> str:
@@ -69,10 +109,10 @@ def repository_root(cwd: str) -> str:
     if not cwd or not cwd.strip():
         return cwd
     posix = cwd.replace("\\", "/").rstrip("/") or "/"
-    found = _by_git(cwd)
+    found = by_git(cwd)
     if found is not None:
         return found
-    return _by_layout(posix) or posix
+    return by_layout(posix) or posix
 
 
 def repository_name(cwd: str) -> str:

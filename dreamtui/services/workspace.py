@@ -283,8 +283,11 @@ class Workspace:
         regular files are left out, each with a one-line notice added to ``skipped``.
         """
         groups: dict[tuple[str, str], SessionRow] = {}
+        projects = cycle.project_map(self.config, self.ledger)  # a worktree's sessions: its repository's
 
         def group(project: str, session: str) -> SessionRow:
+            known = projects.known(project)
+            project = known.project if known is not None else project
             return groups.setdefault((project, session), SessionRow(project, session))
 
         seen: set[str] = set()
@@ -306,7 +309,7 @@ class Workspace:
             for tf in discover(self.config.transcripts, found):
                 if str(tf.path) in seen:
                     continue
-                g = group(tf.project, tf.session)
+                g = group(projects.key(tf.project, tf.path), tf.session)
                 g.files += 1
                 try:
                     g.waiting += tf.path.stat().st_size

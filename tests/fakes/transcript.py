@@ -14,9 +14,15 @@ def _dump(obj: dict[str, Any]) -> str:
 
 
 def write_session(
-    root: Path, turns: list[tuple[str, str]], *, project: str = "-home-kim-shop", session: str = SESSION
+    root: Path,
+    turns: list[tuple[str, str]],
+    *,
+    project: str = "-home-kim-shop",
+    session: str = SESSION,
+    cwd: str = "/home/kim/shop",
 ) -> Path:
-    """Write ``turns`` as ``root/project/session.jsonl``; roles: person, assistant, tool (a tool result)."""
+    """Write ``turns`` as ``root/project/session.jsonl`` (every record in ``cwd``); roles: person,
+    assistant, tool (a tool result)."""
     folder = root / project
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{session}.jsonl"
@@ -28,7 +34,7 @@ def write_session(
             "parentUuid": parent,
             "isSidechain": False,
             "userType": "external",
-            "cwd": "/home/kim/shop",
+            "cwd": cwd,
             "sessionId": session,
             "version": "2.0.14",
             "gitBranch": "main",

@@ -18,6 +18,7 @@ from dreamtui.core.extract.runner import context_maker
 from dreamtui.core.gate.dedup import DedupIndex
 from dreamtui.core.gate.pipeline import GateReport, gate
 from dreamtui.core.ingest.digest import digest_session
+from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Digest, ExtractionResult
 
@@ -47,6 +48,8 @@ def extract_session(config: Config, files: list[Path]) -> SessionExtraction:
     digest = digest_session(files)
     extractor = make_extractor(config)
     with Ledger.open(config.state) as ledger:
+        # a worktree's (or subfolder's) session is filed under its repository's project
+        digest.project = ProjectMap(config.transcripts, ledger, remember=True).key(digest.project, files[0])
         index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart
         result = extractor.extract(digest, context_maker(config, index)(digest))
         report = gate(

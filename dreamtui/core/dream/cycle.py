@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from dreamtui.core.gate import pipeline as gate
     from dreamtui.core.gate.dedup import DedupIndex
     from dreamtui.core.ingest.digest import DigestState
+    from dreamtui.core.ingest.projects import ProjectMap
     from dreamtui.core.ingest.tail import TailRead
 
 ALL_PROJECTS = "*"
@@ -291,6 +292,10 @@ def plan_dream(
     on-demand pass when the scope has new content, and nothing otherwise. The same rule with and
     without a project; the CLI, the app's ``d`` and the Sessions screen's hint all ask this."""
     day = _parse_date(date)
+    if project is not None:  # a transcript folder names its project (a worktree's: its repository's)
+        project = (
+            project_map(config, ledger).resolve(project, transcript_folders(config.transcripts)) or project
+        )
     covering = covering_cycle(ledger, project, day)
     if covering is None:
         return DreamPlan(FULL, day)
@@ -611,7 +616,6 @@ def run_cycle(
     scheduler and a goodnight never run one: for them a done date stays :class:`CycleAlreadyDone`.
     """
     day = _parse_date(date)
-    chat_id = project or ALL_PROJECTS
     if not is_dir(config.transcripts):
         what = "is not a folder" if os.path.lexists(config.transcripts) else "does not exist"
         raise TranscriptError(f"transcripts folder {config.transcripts} {what} (see --transcripts)")
@@ -623,12 +627,18 @@ def run_cycle(
     if extractor is None:  # a missing API key or command is a clear error before anything is recorded
         extractor, reason = _make_extractor(config)
     with CycleLock(config.lock_path):
-        if project is not None and (
-            project in {"", ".", ".."}
-            or Path(project).name != project
-            or not is_dir(config.transcripts / project)
-        ):
-            raise ConfigError(f"no project {project!r} under {config.transcripts}")
+        pmap = project_map(config, ledger, remember=True)
+        # a transcript folder or a project key names the project; a worktree's folder, its repository's
+        if project is not None:
+            named = project
+            key = None
+            if named not in {"", ".", ".."} and Path(named).name == named:
+                key = pmap.resolve(named, transcript_folders(config.transcripts))
+            if key is None:
+                raise ConfigError(f"no project {named!r} under {config.transcripts}")
+            project = key
+        chat_id = project or ALL_PROJECTS
+        rekeyed = _rekey_old_rows(config, ledger, pmap)
         interrupted = fail_interrupted(ledger)
         recovered = _recover_memory(config, ledger)
         if (
@@ -649,7 +659,10 @@ def run_cycle(
         else:
             cycle_id, prior = _begin(ledger, chat_id, day, trigger)
         run = _Cycle(config, ledger, cycle_id, project, day, trigger, progress, extractor)
+        run.projects = pmap
         run.stats.extractor_reason = reason
+        for line in rekeyed:
+            run.progress(line)
         run.on_demand = plan.kind == ON_DEMAND
         run.prior = prior if prior.get("next_attempt") else {}
         run.stats.attempt = int(prior.get("next_attempt", 1))
@@ -730,6 +743,7 @@ class _Cycle:
         self._carried = False
         self.index: DedupIndex | None = None
         self.on_demand = False
+        self.projects: ProjectMap = project_map(config, ledger, remember=True)
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -782,7 +796,7 @@ class _Cycle:
     def light(self) -> None:
         self.open_phase("light")
         skipped: list[Skipped] = []
-        groups = _session_groups(self.config.transcripts, self.project, skipped)
+        groups = _session_groups(self.config.transcripts, self.project, skipped, self.projects)
         for skip in skipped:  # one bad folder or FIFO never fails the cycle: the others are dreamed
             self.progress(skip.notice)
         self.stats.sessions_seen = len(groups)
@@ -1166,22 +1180,35 @@ class _Cycle:
 
 
 def _session_groups(
-    root: Path, project: str | None, skipped: list[Skipped] | None = None
+    root: Path, project: str | None, skipped: list[Skipped] | None = None, projects: ProjectMap | None = None
 ) -> dict[tuple[str, str], list[Path]]:
-    """Transcript files grouped by (project, session), main file first; folders and files that
-    cannot be read (or are no regular files) are left out and named in ``skipped``."""
+    """Transcript files grouped by (project key, session), main file first: the sessions of every
+    worktree (and subfolder) of one repository are one project's (``projects``, a
+    :class:`~dreamtui.core.ingest.projects.ProjectMap`). Folders and files that cannot be read (or are
+    no regular files) are left out and named in ``skipped``."""
+    from dreamtui.core.ingest.projects import ProjectMap
     from dreamtui.core.ingest.transcripts import discover
 
+    projects = projects or ProjectMap(root)
     groups: dict[tuple[str, str], list[Path]] = {}
     found: list[Skipped] = []
     files = discover(root, found)
-    if skipped is not None:  # for one project, only what is wrong in its own folder concerns it
-        mine = str(Path(root) / project) if project is not None else None
-        skipped.extend(s for s in found if mine is None or s.path == mine or s.path.startswith(mine + os.sep))
-    for tf in files:
-        if project is not None and tf.project != project:
+    keyed = [(projects.key(tf.project, tf.path), tf) for tf in files]
+    if skipped is not None:  # for one project, only what is wrong in its own folders concerns it
+        mine = None
+        if project is not None:
+            mine = {
+                str(Path(root) / f) for f in {tf.project for key, tf in keyed if key == project} | {project}
+            }
+        skipped.extend(
+            s
+            for s in found
+            if mine is None or any(s.path == m or s.path.startswith(m + os.sep) for m in mine)
+        )
+    for key, tf in keyed:
+        if project is not None and key != project:
             continue
-        groups.setdefault((tf.project, tf.session), []).append(tf.path)
+        groups.setdefault((key, tf.session), []).append(tf.path)
     return groups
 
 
@@ -1328,12 +1355,37 @@ def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
     from dreamtui.core.ingest.transcripts import discover
 
     dreamed = offsets.dreamed_offsets(ledger)
+    projects = project_map(config, ledger)
     found: list[str] = []
     for tf in discover(config.transcripts):
         try:
             size = tf.path.stat().st_size
         except OSError:
             continue
-        if size > dreamed.get(file_key(tf.path), 0) and tf.project not in found:
-            found.append(tf.project)
+        if size > dreamed.get(file_key(tf.path), 0):
+            key = projects.key(tf.project, tf.path)
+            if key not in found:
+                found.append(key)
     return found
+
+
+def project_map(config: Config, ledger: Ledger, *, remember: bool = False) -> ProjectMap:
+    """Transcript folder → project key, as the ledger remembers it (``remember``: store new decisions)."""
+    from dreamtui.core.ingest.projects import ProjectMap
+
+    return ProjectMap(config.transcripts, ledger, remember=remember)
+
+
+def transcript_folders(root: Path) -> list[str]:
+    """The project folders under the transcripts folder (names only; unreadable entries left out)."""
+    from dreamtui.core.files import scan_folder
+
+    return sorted(e.name for e in scan_folder(Path(root)) if e.is_dir)
+
+
+def _rekey_old_rows(config: Config, ledger: Ledger, projects: ProjectMap) -> list[str]:
+    """File the rows a worktree's (or subfolder's) folder got under its own name before projects were
+    repositories under the repository's project; one line per folder moved."""
+    from dreamtui.core.memory.decisions import file_under_repositories
+
+    return file_under_repositories(config, ledger, projects)

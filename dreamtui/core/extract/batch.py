@@ -292,6 +292,7 @@ class BatchRunner:
         ranges reserved per session.
         """
         from dreamtui.core.ingest.digest import digest_session
+        from dreamtui.core.ingest.projects import ProjectMap
         from dreamtui.core.ingest.transcripts import describe
 
         prepared: list[tuple[Digest, SessionRanges]] = []
@@ -301,8 +302,14 @@ class BatchRunner:
             if (tf.project, tf.session) in seen:
                 continue  # the same session named twice (e.g. its main and a sub-agent file)
             seen.add((tf.project, tf.session))
-            ranges = undreamed_ranges(self.ledger, files, tf.project, tf.session)  # before digesting:
-            prepared.append((digest_session(list(files)), ranges))  # the digest covers them
+            # a worktree's session is its repository's project (the folder holding its folder is the root)
+            project = ProjectMap(Path(files[0]).parent.parent, self.ledger, remember=True).key(
+                tf.project, Path(files[0])
+            )
+            ranges = undreamed_ranges(self.ledger, files, project, tf.session)  # before digesting:
+            digest = digest_session(list(files))  # the digest covers them
+            digest.project = project
+            prepared.append((digest, ranges))
         by_digest = {id(d): r for d, r in prepared}
 
         def extra_for(digest: Digest) -> dict[str, Any]:

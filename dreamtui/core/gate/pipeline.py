@@ -53,7 +53,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
 from dreamtui.core.gate.verify import verify_quotes
-from dreamtui.core.ledger import Ledger, candidates
+from dreamtui.core.ledger import Ledger, candidates, project_folders
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.frontmatter import FrontmatterError
@@ -161,6 +161,7 @@ class Scopes:
         self._cands: dict[str, Candidate | None] = {}
         self._folders: dict[str, str] = {}
         self._lossy: set[str] = set()  # keys of folders read as the first versions read them
+        self._moved: dict[str, str] | None = None
 
     def remember(self, cand: Candidate) -> None:
         """Know ``cand`` before it reaches the ledger (a candidate the gate just kept)."""
@@ -213,6 +214,9 @@ class Scopes:
         return self._folders[folder]
 
     def _folder_key(self, folder: str) -> str:
+        moved = self._worktree_folders().get(folder)
+        if moved is not None:
+            return moved
         if "--" in folder:
             return folder
         slug = memory.slugify(folder)
@@ -221,6 +225,22 @@ class Scopes:
             return project_key(owner)
         self._lossy.add(slug)
         return slug
+
+    def _worktree_folders(self) -> dict[str, str]:
+        """Memory folders a worktree's (or subfolder's) sessions wrote to before projects were
+        repositories (``projects/<its transcript folder>/``) → the key of the repository's project they
+        belong to (the ledger's ``project_folders``): their lessons are that project's."""
+        if self._moved is None:
+            self._moved = {}
+            if self.ledger is not None:
+                for row in project_folders.known(self.ledger).values():
+                    if row.project != row.folder:
+                        for old in {
+                            memory.project_folder(row.folder),
+                            memory.legacy_project_folder(row.folder),
+                        }:
+                            self._moved.setdefault(old, project_key(row.project))
+        return self._moved
 
     def _single_owner(self, folder: str) -> str | None:
         """The one project whose accepted memories are in ``projects/<folder>/`` (None: none or several)."""

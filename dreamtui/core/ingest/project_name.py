@@ -13,6 +13,7 @@ machine, else from the path alone for the usual worktree layouts, else the folde
 
 from __future__ import annotations
 
+import glob
 import json
 from pathlib import Path
 
@@ -61,7 +62,29 @@ def project_name(transcripts: Path, project: str, transcript: str | None = None)
         cwd = cwd_of(path)
         if cwd:
             return Digest(session="", project=project, cwd=cwd).project_name
-    return Digest(session="", project=project).project_name
+    return _name_of_key(transcripts, project) or Digest(session="", project=project).project_name
+
+
+def _name_of_key(transcripts: Path, project: str) -> str:
+    """The name of project key ``project`` that no transcript folder of its own spells (a repository
+    whose sessions all ran in its worktrees): the repository's name, read from the first worktree
+    folder (``<key>-…``, at most five read) that belongs to it; '' when none does."""
+    from dreamtui.core.ingest.projects import folder_key
+
+    try:
+        siblings = sorted(p for p in transcripts.glob(f"{glob.escape(project)}-*") if p.is_dir())[:5]
+    except OSError:
+        return ""
+    for folder in siblings:
+        for path in sorted(folder.glob("*.jsonl"))[:5]:
+            cwd = cwd_of(path)
+            if not cwd:
+                continue
+            row = folder_key(folder.name, cwd)
+            if row.project == project and row.root:
+                return repository_name(row.root)
+            break
+    return ""
 
 
 class ProjectNames:

@@ -7,7 +7,8 @@ reads and writes that take the :class:`Ledger` and return typed rows (dataclasse
 - :mod:`.offsets` (``files``, ``seen_blocks``), :mod:`.extractions`, :mod:`.candidates`
   (``candidates``, ``candidate_edits``), :mod:`.decisions`, :mod:`.intents` (``memory_intents``),
   :mod:`.cycles` (``dream_cycles``), :mod:`.briefings`, :mod:`.generated` (``generated_writes``),
-  :mod:`.batches`, :mod:`.promotions`, :mod:`.outside` (``outside_items``).
+  :mod:`.batches`, :mod:`.promotions`, :mod:`.outside` (``outside_items``), :mod:`.project_folders`
+  (which project a transcript folder belongs to).
 
 A write function joins the caller's transaction: ``with ledger.write(): ...`` makes several of them
 one. No secret is ever stored: every text parameter of every statement passes through the one

@@ -206,6 +206,15 @@ CREATE TABLE IF NOT EXISTS outside_items (
     decided_at TEXT
 );
 CREATE INDEX IF NOT EXISTS outside_status ON outside_items(status);
+-- Which project each transcript folder's sessions belong to (issue 21): a worktree's or a subfolder's
+-- folder belongs to its repository's project, decided once (while the worktree is on this machine).
+CREATE TABLE IF NOT EXISTS project_folders (
+    folder TEXT PRIMARY KEY,               -- the transcript folder (Claude Code's name of the cwd)
+    project TEXT NOT NULL,                 -- the project key: the folder name of the repository's root
+    root TEXT NOT NULL DEFAULT '',         -- the repository's root (main worktree), as found
+    how TEXT NOT NULL DEFAULT '',          -- git | layout | folder
+    decided_at TEXT NOT NULL
+);
 -- The outside scan's hash cache (issue 23): a memory file's git blob id by its stat, so a start with
 -- nothing new re-hashes nothing (and nothing is written into git before a person accepts).
 CREATE TABLE IF NOT EXISTS outside_hashes (

@@ -171,12 +171,29 @@ def _pointer(config: Config, file: str, line: int) -> str:
     return f"{rel}:{line}"
 
 
-def memory_items(config: Config, project: str | None) -> list[Item]:
-    """The accepted memories (topic files in the repository): the project's and global ones first,
-    newest first, each as its description (or name) with its path."""
+def project_memory_folders(ledger: Ledger | None, project: str) -> set[str]:
+    """The folders below ``projects/`` holding ``project``'s memories: its own
+    (``layout.project_folder``) and those its worktrees' (or subfolders') sessions wrote to under
+    their own folder's name before a project was its repository (the ledger's ``project_folders``)."""
+    from dreamtui.core.ledger import project_folders
+    from dreamtui.core.memory import layout
+
+    found = {layout.project_folder(project)}
+    if ledger is not None:
+        for row in project_folders.known(ledger).values():
+            if row.project == project and row.folder != project:
+                found |= {layout.project_folder(row.folder), layout.legacy_project_folder(row.folder)}
+    return found
+
+
+def memory_items(config: Config, project: str | None, ledger: Ledger | None = None) -> list[Item]:
+    """The accepted memories (topic files in the repository): the project's (every folder of
+    :func:`project_memory_folders`) and global ones first, newest first, each as its description (or
+    name) with its path."""
     from dreamtui.core.memory import frontmatter
     from dreamtui.core.memory.normalize import topic_files
 
+    folders = project_memory_folders(ledger, project) if project is not None else set()
     root = Path(config.memory)
     found: list[tuple[int, str, str, str]] = []
     for path in topic_files(config):
@@ -189,7 +206,7 @@ def memory_items(config: Config, project: str | None) -> list[Item]:
         if not what:
             continue
         parts = rel.split("/")
-        mine = len(parts) == 1 or (project is not None and parts[1] == project)
+        mine = len(parts) == 1 or parts[1] in folders
         found.append((0 if mine else 1, str(meta.get("created") or ""), rel, what))
     found.sort(key=lambda f: f[2])
     found.sort(key=lambda f: f[1], reverse=True)  # newest first (stable: by path among equals)
@@ -334,11 +351,16 @@ def build_briefing(
     project: str | None = None,
 ) -> tuple[str, list[Item]]:
     """The briefing's text and its items, from accepted memories and the sessions' facts only."""
-    fresh = {s.digest.project for s in sessions}
+    from dreamtui.core.ingest.transcripts import project_of
+
+    # what this cycle read, by project key and by transcript folder (a worktree's folder is its repository's)
+    fresh = {s.digest.project for s in sessions} | {
+        project_of(Path(f)) for s in sessions for f in s.digest.files
+    }
     items = (
         session_items(config, ledger, sessions)
         + _carried(config, previous, fresh)
-        + memory_items(config, project)
+        + memory_items(config, project, ledger)
     )
     kept: list[Item] = []
     for name in SECTIONS:

@@ -35,6 +35,7 @@ from git import GitCommandError, Repo
 from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
+from dreamtui.core.ingest.projects import ProjectMap, rekey_old_rows
 from dreamtui.core.ledger import Ledger, candidates, intents
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger.db import LedgerStorageError
@@ -732,17 +733,43 @@ def _record_undo(ledger: Ledger, cand: Candidate, decision_id: int | None, rever
 
 def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
     """Make the ledger agree with the memory repository's ``Dreamtui-*`` trailers, and undo any
-    interrupted write. Safe to run any time; does nothing when the repository does not exist yet."""
+    interrupted write. Safe to run any time; does nothing when the repository does not exist yet.
+    First files the rows a worktree's folder got under its own name under its repository's project
+    (:func:`file_under_repositories`, a notice per folder, once)."""
     with memory_lock(config):
+        moved = file_under_repositories(config, ledger)
         if not gitops.repo_exists(config.memory):
             pending = intents.count(ledger)
-            report = ReconcileReport()
+            report = ReconcileReport(notices=moved)
             if pending:
                 report.notices.append(
                     f"{pending} interrupted memory write(s) but no repository at {config.memory}"
                 )
             return report
-        return _reconcile_locked(ledger, gitops.open_repo(config.memory))
+        report = _reconcile_locked(ledger, gitops.open_repo(config.memory))
+        report.notices[:0] = moved
+        return report
+
+
+def file_under_repositories(config: Config, ledger: Ledger, projects: ProjectMap | None = None) -> list[str]:
+    """File the ledger's rows of a worktree's (or a subfolder's) transcript folder, stored under the
+    folder's own name before a project was its repository, under the repository's project: pending
+    proposals then go to the repository's memory folder when accepted. Memories already accepted into
+    the folder's own ``projects/<folder>/`` stay where they are (the index links them, their commits
+    stay undoable) and count as the repository's project's in the dedup scope; the notice names them.
+    One line per folder moved; nothing once every row is filed under its repository."""
+    projects = projects or ProjectMap(config.transcripts, ledger, remember=True)
+    lines = []
+    for old, new, count in rekey_old_rows(ledger, projects):
+        line = f"filed {count} proposal(s) of {old} under its repository's project {new}"
+        kept = Path(config.memory) / memory.PROJECTS / memory.project_folder(old)
+        if kept.is_dir():
+            line += (
+                f"; the memories in {memory.PROJECTS}/{kept.name}/ stay there and count as {new}'s, "
+                f"new ones go to {memory.PROJECTS}/{memory.project_folder(new)}/"
+            )
+        lines.append(line)
+    return lines
 
 
 def _events(repo: Repo) -> dict[str, list[tuple[str, str]]]:
