@@ -8,7 +8,6 @@ it. All SQL stays in :class:`~dreamtui.core.ledger.Ledger`.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -22,7 +21,7 @@ from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.transcripts import discover
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import briefing, decisions, frontmatter, gitops
+from dreamtui.core.memory import briefing, decisions, frontmatter, gitops, textdiff, undo
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
 from dreamtui.core.memory.gitops import CommitInfo
@@ -238,8 +237,13 @@ class Workspace:
         return DecisionResult("skipped", cid, action="skip")
 
     def undo(self) -> DecisionResult:
-        """Undo the last decision."""
-        result = decisions.undo_last(self.config, self.ledger)
+        """Undo the most recent decision of any kind: a proposal's, an outside change's or a briefing's."""
+        result = undo.undo_last(self.config, self.ledger)
+        if result.kind != "proposal":
+            sha = f" (commit {result.commit_sha[:8]})" if result.commit_sha else ""
+            return DecisionResult(
+                f"undid the {result.action}{sha}: it waits for review again", None, result.commit_sha, "undo"
+            )
         sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
         summary = " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices])
         return DecisionResult(
@@ -399,4 +403,4 @@ class Workspace:
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
     """The unified diff between two texts, as lines."""
-    return list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""))
+    return textdiff.unified(old, new, old_name, new_name)

@@ -53,7 +53,6 @@ deleted by a person.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -74,12 +73,12 @@ from dreamtui.core import secrets as secret_scan
 from dreamtui.core.config import Config, env_seconds
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.files import open_regular
-from dreamtui.core.ledger import Ledger, intents
+from dreamtui.core.ledger import Ledger, intents, journal
 from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.ledger.db import stored_text
 from dreamtui.core.ledger.outside import WRITER_LABELS, Item
-from dreamtui.core.memory import gitops
+from dreamtui.core.memory import gitops, textdiff
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory import outside_renames as renames
 from dreamtui.core.memory import outside_tree as tree_of
@@ -663,16 +662,12 @@ def diff(config: Config, item: Item) -> str:
     reviewed = _reviewed_bytes(repo, item)
     if reviewed is None:
         return f"({item.path} changed since it was shown; the next scan shows it again)\n"
-    old = _shown_text(_blob_bytes(repo, item.head_blob)).splitlines(keepends=True)
-    new = _shown_text(reviewed).splitlines(keepends=True)
     before = item.old_path or item.path
-    text = "".join(
-        difflib.unified_diff(
-            old,
-            new,
-            f"a/{before}" if item.head_blob else "/dev/null",
-            f"b/{item.path}" if item.blob else "/dev/null",
-        )
+    text = textdiff.unified_text(
+        _shown_text(_blob_bytes(repo, item.head_blob)),
+        _shown_text(reviewed),
+        f"a/{before}" if item.head_blob else "/dev/null",
+        f"b/{item.path}" if item.blob else "/dev/null",
     )
     head = f"({item.note})\n" if item.note else ""
     if item.secret_rules:
@@ -1031,8 +1026,17 @@ def _commit_items(
     _follow_index(repo, before, change, head)
     _step("ledger")
     with ledger.write():
+        now = clock.now_iso()
         for item in chosen:
-            outside_items.accepted(ledger, item.id, sha, payload["decided_as"], clock.now_iso(), mine=mine)
+            outside_items.accepted(ledger, item.id, sha, payload["decided_as"], now, mine=mine)
+        journal.record(
+            ledger,
+            "outside",
+            "mine" if mine else "accept",
+            [i.id for i in chosen],
+            {"sha": sha, "changes": change, "writers": {i.id: i.writer for i in chosen}},
+            now,
+        )
         _drop_intent(ledger, intent_id)
     return sha
 
@@ -1175,6 +1179,7 @@ def _finish_reject(ledger: Ledger, repo: Repo, item_id: str, intent_id: int, pay
     _step("put")
     with ledger.write():
         _close(ledger, item_id, "rejected", None, str(payload["reason"]), "reviewed")
+        journal.record(ledger, "outside", "reject", [item_id], {"steps": payload["steps"]}, clock.now_iso())
         _drop_intent(ledger, intent_id)
     for aside in asides:  # its bytes are the item's blob, kept in git
         aside.unlink(missing_ok=True)
@@ -1287,6 +1292,102 @@ def _put_back(aside: Path, target: Path, rel: str) -> None:
         aside.unlink()
     except FileExistsError:
         os.rename(aside, target.with_name(f"{target.name}.kept-{int(time.time())}"))
+
+
+# -- undo: an outside decision taken back, in the order decisions were made (issue 24) -------------
+
+TRAILER_UNDO_OUTSIDE = "Dreamtui-Undo-Outside"
+
+
+def undo_decision(config: Config, ledger: Ledger, entry: journal.Entry) -> str | None:
+    """Take back a journaled outside decision; its items wait for review again. An accept (or ``m``) is
+    taken back by a commit that puts its paths back as they were before it (the working tree keeps
+    the change, which waits again); a reject by putting the rejected bytes back in the working tree
+    (from git, where the reject kept them). Refused, with nothing changed, when a path changed since
+    or another change of it waits. Returns the new commit (accepts only)."""
+    with memory_lock(config):
+        repo = gitops.open_repo(config.memory, create=False)
+        gitops.ensure_writable(repo)
+        recover(config, ledger, repo)
+        decided = [get(ledger, item_id) for item_id in entry.refs]
+        waiting = {i.path: i for i in items(ledger)}
+        for item in decided:
+            for rel in filter(None, (item.path, item.old_path)):
+                if rel in waiting:
+                    raise OutsideError(
+                        f"{rel} changed again since (outside change {waiting[rel].id} waits): decide that "
+                        "one first; nothing was undone"
+                    )
+        sha = None
+        if entry.action == "reject":
+            _undo_reject(repo, entry)
+        else:
+            sha = _undo_accept(repo, entry)
+        writers = dict(entry.payload.get("writers") or {})
+        with ledger.write():
+            for item in decided:
+                values: dict[str, Any] = {
+                    "status": "pending",
+                    "commit_sha": None,
+                    "reason": None,
+                    "decided_as": None,
+                    "decided_at": None,
+                }
+                if writers.get(item.id):
+                    values["writer"] = writers[item.id]
+                outside_items.update(ledger, item.id, values)
+            journal.mark_undone(ledger, entry.id)
+        return sha
+
+
+def _undo_accept(repo: Repo, entry: journal.Entry) -> str:
+    sha = str(entry.payload["sha"])
+    changes: dict[str, str | None] = dict(entry.payload["changes"])
+    if not gitops.is_ancestor(repo, sha):
+        raise OutsideError(f"the accept's commit {sha[:8]} is no longer in the history; nothing was undone")
+    for rel, blob in changes.items():
+        if _blob_at(repo, "HEAD", rel) != blob:
+            raise OutsideError(f"{rel} was committed again since that accept; nothing was undone")
+    parent = f"{sha}^" if repo.commit(sha).parents else None
+    back = {rel: _blob_at(repo, parent, rel) if parent else None for rel in changes}
+    head = gitops.head_sha(repo)
+    before = gitops.index_entries(repo, list(back))
+    subject = f"Undo the accept of {', '.join(changes)} (the change waits for review again)"[:200]
+    new = _commit_tree(repo, back, subject, {TRAILER_UNDO_OUTSIDE: ", ".join(entry.refs)}, head)
+    _move_head(repo, new, head, subject)
+    _follow_index(repo, before, back, head)
+    return new
+
+
+def _undo_reject(repo: Repo, entry: journal.Entry) -> None:
+    root = gitops.work_tree(repo)
+    steps = list(entry.payload["steps"])
+    for step in steps:  # everything checked before anything is touched
+        rel, head, mode = str(step["rel"]), step.get("head"), step.get("mode")
+        now = tree_of.identity(root, rel)
+        if now != ((LINK if mode == "120000" else FILE, head) if head else (None, None)):
+            raise OutsideError(f"{rel} changed since it was put back; nothing was undone")
+        kind, blob = step["expect"]
+        if kind not in (None, FILE, LINK):
+            raise OutsideError(f"{rel} was {kind}: dreamtui cannot make it again; nothing was undone")
+        if blob:
+            try:
+                tree_of.git_bytes(repo, "cat-file", "-e", str(blob))
+            except subprocess.CalledProcessError:
+                raise OutsideError(
+                    f"the rejected bytes of {rel} held a secret and were not kept: nothing can bring them "
+                    "back; nothing was undone"
+                ) from None
+    token = token_source.token_hex(6)
+    for n, step in enumerate(steps):
+        rel = str(step["rel"])
+        kind, blob = step["expect"]
+        target = _safe_target(root, rel)
+        if step.get("head"):
+            target.unlink()  # HEAD's bytes: in git
+        if blob:
+            tmp = target.parent / f"{NEW}{token}-u{n}"
+            _link_head(repo, root, rel, target, tmp, str(blob), "120000" if kind == LINK else None)
 
 
 def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> list[str]:
