@@ -696,6 +696,103 @@ def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
 _EXCERPT_WINDOW = 256 * 1024
 
 
+_LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+NOT_TOPICS = (memory.INDEX, "briefing.md", "promotion.md")
+
+
+def _linked(lines: list[str]) -> set[str]:
+    """The files index lines link to (relative to the repository)."""
+    return {m.group(1).removeprefix("./") for line in lines for m in _LINK_TARGET.finditer(line)}
+
+
+def _is_topic(rel: str) -> bool:
+    return rel.endswith(".md") and rel not in NOT_TOPICS and not rel.startswith(("reviews/", "."))
+
+
+def _index_at_head(repo: Repo) -> list[str]:
+    text = (
+        _shown_text(_blob_bytes(repo, _blob_at(repo, "HEAD", memory.INDEX))) if gitops.head_sha(repo) else ""
+    )
+    return [ln for ln in text.splitlines() if _INDEX_LINE.match(ln)]
+
+
+def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """What rejecting ``item`` does, in lines a person reads before saying yes: which file is put back
+    to what (or deleted, or brought back), whether ``u`` can bring the change back, and for a
+    ``MEMORY.md`` change the topic files its dropped lines leave out of the index."""
+    head = "as committed (HEAD)"
+    if item.kind == "added":
+        lines = [f"{item.path} is deleted: it is not in git"]
+    elif item.kind == "deleted":
+        lines = [f"{item.path} comes back {head}"]
+    elif item.kind == "renamed":
+        lines = [f"{item.path} is deleted and {item.old_path} comes back {head}"]
+    else:
+        lines = [f"{item.path} is put back {head}; this change to it is undone"]
+    if item.blob and item.secrets:
+        lines.append("Its bytes hold a secret and are not kept anywhere: u cannot bring them back.")
+    elif item.blob:
+        lines.append("The rejected bytes are kept in git: u (undo) brings them back for review.")
+    left_out = index_left_out(config, ledger, item)
+    if left_out:
+        lines.append(
+            f"Left out of the index: {', '.join(left_out)} (their MEMORY.md lines go; Claude Code will not "
+            "load them)."
+        )
+    return lines
+
+
+def index_left_out(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """For a ``MEMORY.md`` change about to be rejected: the topic files (there, or waiting as outside
+    changes) whose only index line it adds, so the reject leaves them out of the index."""
+    if item.path != memory.INDEX:
+        return []
+    repo = gitops.open_repo(config.memory, create=False)
+    added, _dropped = index_lines(config, item)
+    present = {i.path for i in items(ledger)} | {
+        rel for rel in _linked(added) if tree_of.identity(gitops.work_tree(repo), rel)[0] is not None
+    }
+    return sorted(rel for rel in _linked(added) - _linked(_index_at_head(repo)) if rel in present)
+
+
+def accept_caution(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """Why accepting ``item`` needs a yes first (``[]``: one key is enough): it deletes a file, writes
+    more than one path, is one of a batch, drops index lines, or writes a topic file that neither the
+    committed index nor a waiting ``MEMORY.md`` change links (Claude Code would not load it). An item
+    whose accept is refused anyway (a link, a secret) needs no yes: the refusal says why."""
+    try:
+        _refuse_accept(item)
+    except OutsideError:
+        return []
+    if item.secrets:
+        return []
+    why = []
+    if item.kind == "deleted":
+        why.append(f"It commits the deletion of {item.path}.")
+    elif item.kind == "renamed":
+        why.append(f"It commits two paths: {item.old_path} goes, {item.path} comes.")
+    if item.batch:
+        batch = next((b for b in batches(ledger) if b.id == item.batch), None)
+        if batch is not None:
+            why.append(f"It is one of a batch: {batch.summary()}.")
+    if item.path == memory.INDEX:
+        _added, dropped = index_lines(config, item)
+        if dropped:
+            why.append(
+                f"It drops {len(dropped)} index line{'s' if len(dropped) != 1 else ''} from MEMORY.md."
+            )
+    elif item.blob and _is_topic(item.path):
+        repo = gitops.open_repo(config.memory, create=False)
+        waiting = [i for i in items(ledger) if i.path == memory.INDEX]
+        linking = any(item.path in _linked(index_lines(config, i)[0]) for i in waiting)
+        if item.path not in _linked(_index_at_head(repo)) and not linking:
+            why.append(
+                f"{item.path} is not in the index (MEMORY.md), and no waiting MEMORY.md change adds it: "
+                "Claude Code will not load it."
+            )
+    return why
+
+
 def transcript_excerpt(item: Item, limit: int = 2000) -> str | None:
     """The transcript record that wrote the item (its JSON line, every secret redacted, cut to
     ``limit``), when known."""
