@@ -36,9 +36,9 @@ async def test_the_header_counts_outside_changes_apart_and_rows_say_what_they_ar
     async with open_queue(cfg, ledger, len(ids) + 2) as (app, pilot, table):
         header = app.screen.query_one(StatusHeader).render_text(200).plain
         assert f"{len(ids)} proposals · 2 outside changes waiting" in header
-        assert all(r.claim.startswith("outside change · ") for r in table.rows if r.project == "memory repo")
+        assert all(r.claim.startswith("outside · ") for r in table.rows if r.project == "memory repo")
         drawn = [row_text(r).plain for r in table.rows if r.project == "memory repo"]
-        assert any("outside change · person added a-note.md" in line for line in drawn)
+        assert any("outside · person added a-note.md" in line for line in drawn)
 
 
 async def test_u_after_accepting_an_outside_change_undoes_that_accept_not_an_older_rejection(

@@ -40,7 +40,7 @@ def outside_rows(ledger: Ledger) -> list[QueueRow]:
     summaries = {b.id: b.summary() for b in outside.batches(ledger)}
     rows = []
     for item in reversed(outside.items(ledger)):
-        claim = f"outside change · {item.title()}"
+        claim = f"outside · {item.title()}"
         if item.batch in summaries:
             claim = f"{claim}  · batch: {summaries[item.batch]}"
         rows.append(
