@@ -195,3 +195,18 @@ def test_dreamtui_undo_on_the_command_line_undoes_the_latest_decision_of_any_kin
     assert ledger.get_candidate(cand.id).status == "rejected"
     with Workspace(config) as ws:
         assert ws.undo().candidate_id == cand.id
+
+
+def test_undo_of_mine_takes_back_its_one_commit_of_several_files_and_their_writer(world) -> None:
+    config, ledger, root = world
+    (root / "a.md").write_text("mine a\n")
+    (root / "tests.md").unlink()
+    outside.scan(config, ledger)
+    before = {i.id: i.writer for i in outside.items(ledger)}
+    head = git(root, "rev-parse", "HEAD").strip()
+    outside.accept_mine(config, ledger)
+    assert not outside.items(ledger)
+    undo.undo_last(config, ledger)
+    assert {i.id: i.writer for i in outside.items(ledger)} == before  # both wait again, as they were
+    assert git(root, "diff", "--name-status", head, "HEAD") == ""  # the tree as before the commit
+    assert not (root / "tests.md").exists() and (root / "a.md").read_text() == "mine a\n"
