@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 import subprocess
 
-from fakes.tui import open_queue, screen_text, show, wait_for
+from fakes.tui import open_queue, screen_text, show, wait_for, wait_modal
 
 from dreamtui.core.memory import outside
 from dreamtui.tui.app import DreamApp
+from dreamtui.tui.screens.modals import OutsideRejectModal
 from dreamtui.tui.widgets.candidate_view import CandidateView
 
 
@@ -47,7 +48,7 @@ async def test_outside_changes_are_queue_rows_with_their_diff(tui_setup, git_hom
         await pilot.pause()
         await pilot.press("r")
         await pilot.pause()
-        await pilot.press("1")  # a category first, as for a proposal
+        await wait_modal(pilot, OutsideRejectModal)  # its own dialog: no lesson categories, a reason
         await pilot.press(*"not worth keeping")
         await pilot.press("enter")
         await wait_for(pilot, lambda: outside.get(ledger, new.id).status == "rejected")

@@ -214,12 +214,15 @@ def skip(config: Config, cid: str) -> None:
 @cli.command()
 @pass_config
 def undo(config: Config) -> None:
-    """Undo the last decision (an accept by a revert commit)."""
+    """Undo the most recent decision of any kind: a proposal's, an outside change's or a briefing's (an
+    accept by a commit that takes it back)."""
     with Workspace(config) as ws:
         result = ws.undo()
     for line in result.notices:
         echo(f"dreamtui: {line}", err=True)
-    if result.commit_sha:
+    if result.candidate_id is None:  # an outside change or a briefing: the summary names it
+        echo(result.summary)
+    elif result.commit_sha:
         echo(
             f"undid accept of {result.candidate_id} (revert commit {result.commit_sha[:10]}); it is pending again"
         )

@@ -8,7 +8,6 @@ it. All SQL stays in :class:`~dreamtui.core.ledger.Ledger`.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -22,7 +21,9 @@ from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.transcripts import discover
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import briefing, decisions, frontmatter, gitops
+from dreamtui.core.ledger import decisions as decision_rows
+from dreamtui.core.ledger import outside as outside_items
+from dreamtui.core.memory import briefing, decisions, frontmatter, gitops, textdiff, undo
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
 from dreamtui.core.memory.gitops import CommitInfo
@@ -53,6 +54,8 @@ class Status:
     """The extractor a dream cycle would run (``""``: not known)."""
     extractor_note: str | None = None
     """What to know about it in one line (the heuristic's thin queue), else None."""
+    outside: int = 0
+    """Outside changes waiting for review (counted apart from the proposals)."""
 
     @property
     def fraction(self) -> float:
@@ -204,6 +207,7 @@ class Workspace:
             self.banners(),
             extractor=choice.kind,
             extractor_note=choice.note,
+            outside=outside_items.pending_count(self.ledger),
         )
 
     # -- decisions ---------------------------------------------------------------------------------
@@ -238,13 +242,31 @@ class Workspace:
         return DecisionResult("skipped", cid, action="skip")
 
     def undo(self) -> DecisionResult:
-        """Undo the last decision."""
-        result = decisions.undo_last(self.config, self.ledger)
+        """Undo the most recent decision of any kind: a proposal's, an outside change's or a briefing's."""
+        result = undo.undo_last(self.config, self.ledger)
+        if result.kind != "proposal":
+            sha = f" (commit {result.commit_sha[:8]})" if result.commit_sha else ""
+            return DecisionResult(
+                f"undid the {result.action}{sha}: it waits for review again", None, result.commit_sha, "undo"
+            )
         sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
         summary = " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices])
         return DecisionResult(
             summary, result.candidate_id, result.commit_sha, result.action, notices=tuple(result.notices)
         )
+
+    def revert_refusal(self, rel: str) -> str | None:
+        """Why the memory file ``rel`` cannot be reverted (``None``: it can): Revert takes back an
+        accepted proposal; a file that came as an outside change (or by hand) has none."""
+        if decision_rows.live_accept_of(self.ledger, rel) is not None:
+            return None
+        came = [i for i in outside_items.items(self.ledger, "accepted") if i.path == rel]
+        if came:
+            return (
+                f"{rel} came as an outside change you accepted (commit {(came[-1].commit_sha or '')[:8]}), not "
+                "from a proposal: there is no proposal to revert. u undoes your latest decision; or edit the file"
+            )
+        return f"{rel} was not written by an accepted proposal: there is nothing to revert (edit the file yourself)"
 
     def revert_memory(self, rel: str) -> DecisionResult:
         """Revert one accepted memory by a revert commit; its proposal is pending again."""
@@ -402,4 +424,4 @@ class Workspace:
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
     """The unified diff between two texts, as lines."""
-    return list(difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, lineterm=""))
+    return textdiff.unified(old, new, old_name, new_name)

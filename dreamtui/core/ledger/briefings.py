@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dreamtui.core.models import Jsonable
 
@@ -159,3 +159,19 @@ def mark_rejected(ledger: Ledger, bid: int, reason: str | None, now: str) -> Non
         "UPDATE briefings SET status = 'rejected', reason = ?, decided_at = ?, reviewed_at = ? WHERE id = ?",
         (reason, now, now, bid),
     )
+
+
+DECISION_COLUMNS = ("status", "reason", "decided_by", "commit_sha", "reviewed_at", "decided_at")
+"""The columns a person's decision on a version changes (kept before it, put back by an undo)."""
+
+
+def decision_state(prop: BriefingProposal) -> dict[str, Any]:
+    """A version's decision columns as they are now."""
+    return {col: getattr(prop, col) for col in DECISION_COLUMNS}
+
+
+def restore_state(ledger: Ledger, bid: int, state: dict[str, Any]) -> None:
+    """Put a version's decision columns back as :func:`decision_state` had them (an undo)."""
+    values = {col: state.get(col) for col in DECISION_COLUMNS}
+    sets = ", ".join(f"{col} = :{col}" for col in DECISION_COLUMNS)
+    ledger.run(f"UPDATE briefings SET {sets} WHERE id = :id", {**values, "id": bid})

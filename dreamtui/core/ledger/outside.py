@@ -132,6 +132,12 @@ def accepted(ledger: Ledger, item_id: str, sha: str, decided_as: str, now: str, 
     )
 
 
+def pending_count(ledger: Ledger) -> int:
+    """How many outside changes wait for review."""
+    row = ledger.one("SELECT COUNT(*) FROM outside_items WHERE status = 'pending'")
+    return int(row[0]) if row else 0
+
+
 def pending_batches(ledger: Ledger) -> list[str]:
     """Every batch with a pending item."""
     return [

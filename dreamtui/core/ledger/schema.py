@@ -233,6 +233,19 @@ CREATE TABLE IF NOT EXISTS outside_intents (
     payload TEXT NOT NULL DEFAULT '{}',
     created_at TEXT NOT NULL
 );
+-- A decision on an outside change or a briefing (issue 24), in the order it was made among every
+-- decision: ``after_decision`` is the last ``decisions.id`` when it was made, so one undo takes back
+-- the most recent decision of any kind.
+CREATE TABLE IF NOT EXISTS decision_journal (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('outside', 'briefing')),
+    action TEXT NOT NULL,                  -- accept | mine | reject
+    refs TEXT NOT NULL,                    -- JSON: the outside item ids, or [briefing id]
+    payload TEXT NOT NULL DEFAULT '{}',    -- JSON: what an undo needs (commit, statuses before)
+    after_decision INTEGER NOT NULL DEFAULT 0,
+    undone INTEGER NOT NULL DEFAULT 0,
+    decided_at TEXT NOT NULL
+);
 """
 
 

@@ -20,12 +20,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
-from dreamtui.core.ledger import Ledger, briefings, candidates
+from dreamtui.core.ledger import Ledger, briefings, candidates, journal
 from dreamtui.core.ledger.briefings import BriefingProposal
+from dreamtui.core.memory import textdiff
 from dreamtui.core.models import Digest, Jsonable, Usage
 from dreamtui.core.text import clean_line, shorten
 
@@ -495,14 +497,62 @@ def accept_briefing(config: Config, ledger: Ledger, bid: int | None = None) -> B
     auto-written version is kept (reviewed after the fact), with no new commit."""
     prop = _pick(ledger, bid)
     now = clock.now_iso()
+    before = briefings.decision_state(prop)
     if prop.status == "accepted":  # auto-written: the person keeps it
-        briefings.mark_reviewed(ledger, prop.id, now)
+        with ledger.write():
+            briefings.mark_reviewed(ledger, prop.id, now)
+            _journal(ledger, "accept", prop.id, before, None, now)
         return get_proposal(ledger, prop.id) or prop
     sha = write_briefing(
         config, ledger, prop.text, f"Briefing #{prop.id} accepted", {TRAILER[0]: str(prop.id)}
     )
-    briefings.mark_accepted(ledger, prop.id, sha, now)
+    with ledger.write():
+        briefings.mark_accepted(ledger, prop.id, sha, now)
+        _journal(ledger, "accept", prop.id, before, sha, now)
     return get_proposal(ledger, prop.id) or prop
+
+
+def _journal(
+    ledger: Ledger, action: str, bid: int, before: dict[str, Any], wrote: str | None, now: str
+) -> None:
+    """Journal a person's decision on a version: its decision columns before it and the commit it made."""
+    journal.record(ledger, "briefing", action, [str(bid)], {"before": before, "wrote": wrote}, now)
+
+
+def undo_decision(config: Config, ledger: Ledger, entry: journal.Entry) -> str | None:
+    """Take back a journaled briefing decision: ``briefing.md`` as it was before the commit it made (a
+    new commit, only while the file still holds what that commit wrote) and the version's state as it
+    was (a rejected or accepted version waits for review again). Returns the new commit, if any."""
+    bid = int(entry.refs[0])
+    prop = get_proposal(ledger, bid)
+    if prop is None:
+        raise BriefingError(f"no briefing #{bid} to undo")
+    wrote = entry.payload.get("wrote")
+    sha = None
+    if wrote:
+        from dreamtui.core.memory import gitops
+
+        repo = gitops.open_repo(config.memory, create=False)
+        made = gitops.show_file(repo, BRIEFING_FILE, str(wrote))
+        if (read_briefing(config) or "") != (made or b"").decode("utf-8", "replace"):
+            raise BriefingError(
+                f"{BRIEFING_FILE} changed since briefing #{bid} was decided; nothing was undone"
+            )
+        before = gitops.show_file(repo, BRIEFING_FILE, f"{wrote}^")
+        subject = f"Briefing #{bid}: {entry.action} undone"
+        trailers = {TRAILER[0]: str(bid), "Dreamtui-Undo-Briefing": entry.action}
+        if before is None:  # there was no briefing.md before: it goes again
+            from dreamtui.core.memory.decisions import memory_lock
+
+            with memory_lock(config):
+                (Path(config.memory) / BRIEFING_FILE).unlink()
+                sha = gitops.commit_paths(repo, [BRIEFING_FILE], subject, trailers).sha
+        else:
+            sha = write_briefing(config, ledger, before.decode("utf-8", "replace"), subject, trailers)
+    with ledger.write():
+        briefings.restore_state(ledger, bid, dict(entry.payload.get("before") or {}))
+        journal.mark_undone(ledger, entry.id)
+    return sha
 
 
 def reject_briefing(
@@ -519,6 +569,7 @@ def reject_briefing(
         )
     prop = _pick(ledger, bid)
     now = clock.now_iso()
+    before_state = briefings.decision_state(prop)
     sha = None
     if prop.status == "accepted" and prop.commit_sha and read_briefing(config) == prop.text:
         from dreamtui.core.memory import gitops
@@ -532,15 +583,15 @@ def reject_briefing(
             f"Briefing #{prop.id} rejected after review",
             {TRAILER[0]: str(prop.id), "Dreamtui-Review": "rejected"},
         )
-    briefings.mark_rejected(ledger, prop.id, reason, now)
+    with ledger.write():
+        briefings.mark_rejected(ledger, prop.id, reason, now)
+        _journal(ledger, "reject", prop.id, before_state, sha, now)
     return get_proposal(ledger, prop.id) or prop, sha
 
 
 def diff_lines(config: Config, prop: BriefingProposal) -> list[str]:
     """The proposal as a unified diff against the current ``briefing.md`` (for an auto-written one:
     against the version before its commit)."""
-    import difflib
-
     old = read_briefing(config) or ""
     if prop.status == "accepted" and prop.commit_sha:
         from dreamtui.core.memory import gitops
@@ -549,14 +600,8 @@ def diff_lines(config: Config, prop: BriefingProposal) -> list[str]:
             gitops.open_repo(config.memory, create=False), BRIEFING_FILE, f"{prop.commit_sha}^"
         )
         old = before.decode("utf-8", "replace") if before else ""
-    return list(
-        difflib.unified_diff(
-            old.splitlines(),
-            prop.text.splitlines(),
-            "briefing.md (current)",
-            f"briefing.md (#{prop.id}, {prop.status})",
-            lineterm="",
-        )
+    return textdiff.unified(
+        old, prop.text, "briefing.md (current)", f"briefing.md (#{prop.id}, {prop.status})"
     )
 
 

@@ -74,12 +74,15 @@ class AcceptResult:
 
 @dataclass(slots=True)
 class UndoResult:
-    """What ``undo_last`` undid: the candidate, the action undone, the revert commit (for an accept)."""
+    """What ``undo_last`` undid: the candidate (for an outside change or a briefing: its ids), the action
+    undone, the revert commit (for an accept), and the kind of decision (``proposal``, ``outside``,
+    ``briefing``)."""
 
     candidate_id: str
     action: str
     commit_sha: str | None = None
     notices: list[str] = field(default_factory=list)
+    kind: str = "proposal"
 
 
 @dataclass(slots=True)

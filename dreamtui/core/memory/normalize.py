@@ -9,7 +9,6 @@ cannot be read at all is left for a person.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +17,7 @@ from typing import Any
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import MemoryRepoError
-from dreamtui.core.memory import frontmatter
+from dreamtui.core.memory import frontmatter, textdiff
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import MEMORY_TYPES, Jsonable
 
@@ -79,14 +78,7 @@ class Change(Jsonable):
         """A unified diff of the rewrite (empty when there is none)."""
         if self.after is None:
             return ""
-        return "".join(
-            difflib.unified_diff(
-                self.before.splitlines(keepends=True),
-                self.after.splitlines(keepends=True),
-                f"a/{self.path}",
-                f"b/{self.path}",
-            )
-        )
+        return textdiff.unified_text(self.before, self.after, f"a/{self.path}", f"b/{self.path}")
 
     JSON_KEYS = ("path", "problems", "fixes", "remaining", "fixable")  # the texts are shown as a diff instead
 

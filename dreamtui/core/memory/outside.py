@@ -53,7 +53,6 @@ deleted by a person.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -74,12 +73,12 @@ from dreamtui.core import secrets as secret_scan
 from dreamtui.core.config import Config, env_seconds
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.files import open_regular
-from dreamtui.core.ledger import Ledger, intents
+from dreamtui.core.ledger import Ledger, intents, journal
 from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.ledger.db import stored_text
 from dreamtui.core.ledger.outside import WRITER_LABELS, Item
-from dreamtui.core.memory import gitops
+from dreamtui.core.memory import gitops, textdiff
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory import outside_renames as renames
 from dreamtui.core.memory import outside_tree as tree_of
@@ -663,16 +662,12 @@ def diff(config: Config, item: Item) -> str:
     reviewed = _reviewed_bytes(repo, item)
     if reviewed is None:
         return f"({item.path} changed since it was shown; the next scan shows it again)\n"
-    old = _shown_text(_blob_bytes(repo, item.head_blob)).splitlines(keepends=True)
-    new = _shown_text(reviewed).splitlines(keepends=True)
     before = item.old_path or item.path
-    text = "".join(
-        difflib.unified_diff(
-            old,
-            new,
-            f"a/{before}" if item.head_blob else "/dev/null",
-            f"b/{item.path}" if item.blob else "/dev/null",
-        )
+    text = textdiff.unified_text(
+        _shown_text(_blob_bytes(repo, item.head_blob)),
+        _shown_text(reviewed),
+        f"a/{before}" if item.head_blob else "/dev/null",
+        f"b/{item.path}" if item.blob else "/dev/null",
     )
     head = f"({item.note})\n" if item.note else ""
     if item.secret_rules:
@@ -699,6 +694,103 @@ def index_lines(config: Config, item: Item) -> tuple[list[str], list[str]]:
 
 
 _EXCERPT_WINDOW = 256 * 1024
+
+
+_LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+NOT_TOPICS = (memory.INDEX, "briefing.md", "promotion.md")
+
+
+def _linked(lines: list[str]) -> set[str]:
+    """The files index lines link to (relative to the repository)."""
+    return {m.group(1).removeprefix("./") for line in lines for m in _LINK_TARGET.finditer(line)}
+
+
+def _is_topic(rel: str) -> bool:
+    return rel.endswith(".md") and rel not in NOT_TOPICS and not rel.startswith(("reviews/", "."))
+
+
+def _index_at_head(repo: Repo) -> list[str]:
+    text = (
+        _shown_text(_blob_bytes(repo, _blob_at(repo, "HEAD", memory.INDEX))) if gitops.head_sha(repo) else ""
+    )
+    return [ln for ln in text.splitlines() if _INDEX_LINE.match(ln)]
+
+
+def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """What rejecting ``item`` does, in lines a person reads before saying yes: which file is put back
+    to what (or deleted, or brought back), whether ``u`` can bring the change back, and for a
+    ``MEMORY.md`` change the topic files its dropped lines leave out of the index."""
+    head = "as committed (HEAD)"
+    if item.kind == "added":
+        lines = [f"{item.path} is deleted: it is not in git"]
+    elif item.kind == "deleted":
+        lines = [f"{item.path} comes back {head}"]
+    elif item.kind == "renamed":
+        lines = [f"{item.path} is deleted and {item.old_path} comes back {head}"]
+    else:
+        lines = [f"{item.path} is put back {head}; this change to it is undone"]
+    if item.blob and item.secrets:
+        lines.append("Its bytes hold a secret and are not kept anywhere: u cannot bring them back.")
+    elif item.blob:
+        lines.append("The rejected bytes are kept in git: u (undo) brings them back for review.")
+    left_out = index_left_out(config, ledger, item)
+    if left_out:
+        lines.append(
+            f"Left out of the index: {', '.join(left_out)} (their MEMORY.md lines go; Claude Code will not "
+            "load them)."
+        )
+    return lines
+
+
+def index_left_out(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """For a ``MEMORY.md`` change about to be rejected: the topic files (there, or waiting as outside
+    changes) whose only index line it adds, so the reject leaves them out of the index."""
+    if item.path != memory.INDEX:
+        return []
+    repo = gitops.open_repo(config.memory, create=False)
+    added, _dropped = index_lines(config, item)
+    present = {i.path for i in items(ledger)} | {
+        rel for rel in _linked(added) if tree_of.identity(gitops.work_tree(repo), rel)[0] is not None
+    }
+    return sorted(rel for rel in _linked(added) - _linked(_index_at_head(repo)) if rel in present)
+
+
+def accept_caution(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """Why accepting ``item`` needs a yes first (``[]``: one key is enough): it deletes a file, writes
+    more than one path, is one of a batch, drops index lines, or writes a topic file that neither the
+    committed index nor a waiting ``MEMORY.md`` change links (Claude Code would not load it). An item
+    whose accept is refused anyway (a link, a secret) needs no yes: the refusal says why."""
+    try:
+        _refuse_accept(item)
+    except OutsideError:
+        return []
+    if item.secrets:
+        return []
+    why = []
+    if item.kind == "deleted":
+        why.append(f"It commits the deletion of {item.path}.")
+    elif item.kind == "renamed":
+        why.append(f"It commits two paths: {item.old_path} goes, {item.path} comes.")
+    if item.batch:
+        batch = next((b for b in batches(ledger) if b.id == item.batch), None)
+        if batch is not None:
+            why.append(f"It is one of a batch: {batch.summary()}.")
+    if item.path == memory.INDEX:
+        _added, dropped = index_lines(config, item)
+        if dropped:
+            why.append(
+                f"It drops {len(dropped)} index line{'s' if len(dropped) != 1 else ''} from MEMORY.md."
+            )
+    elif item.blob and _is_topic(item.path):
+        repo = gitops.open_repo(config.memory, create=False)
+        waiting = [i for i in items(ledger) if i.path == memory.INDEX]
+        linking = any(item.path in _linked(index_lines(config, i)[0]) for i in waiting)
+        if item.path not in _linked(_index_at_head(repo)) and not linking:
+            why.append(
+                f"{item.path} is not in the index (MEMORY.md), and no waiting MEMORY.md change adds it: "
+                "Claude Code will not load it."
+            )
+    return why
 
 
 def transcript_excerpt(item: Item, limit: int = 2000) -> str | None:
@@ -1031,8 +1123,17 @@ def _commit_items(
     _follow_index(repo, before, change, head)
     _step("ledger")
     with ledger.write():
+        now = clock.now_iso()
         for item in chosen:
-            outside_items.accepted(ledger, item.id, sha, payload["decided_as"], clock.now_iso(), mine=mine)
+            outside_items.accepted(ledger, item.id, sha, payload["decided_as"], now, mine=mine)
+        journal.record(
+            ledger,
+            "outside",
+            "mine" if mine else "accept",
+            [i.id for i in chosen],
+            {"sha": sha, "changes": change, "writers": {i.id: i.writer for i in chosen}},
+            now,
+        )
         _drop_intent(ledger, intent_id)
     return sha
 
@@ -1175,6 +1276,7 @@ def _finish_reject(ledger: Ledger, repo: Repo, item_id: str, intent_id: int, pay
     _step("put")
     with ledger.write():
         _close(ledger, item_id, "rejected", None, str(payload["reason"]), "reviewed")
+        journal.record(ledger, "outside", "reject", [item_id], {"steps": payload["steps"]}, clock.now_iso())
         _drop_intent(ledger, intent_id)
     for aside in asides:  # its bytes are the item's blob, kept in git
         aside.unlink(missing_ok=True)
@@ -1287,6 +1389,102 @@ def _put_back(aside: Path, target: Path, rel: str) -> None:
         aside.unlink()
     except FileExistsError:
         os.rename(aside, target.with_name(f"{target.name}.kept-{int(time.time())}"))
+
+
+# -- undo: an outside decision taken back, in the order decisions were made (issue 24) -------------
+
+TRAILER_UNDO_OUTSIDE = "Dreamtui-Undo-Outside"
+
+
+def undo_decision(config: Config, ledger: Ledger, entry: journal.Entry) -> str | None:
+    """Take back a journaled outside decision; its items wait for review again. An accept (or ``m``) is
+    taken back by a commit that puts its paths back as they were before it (the working tree keeps
+    the change, which waits again); a reject by putting the rejected bytes back in the working tree
+    (from git, where the reject kept them). Refused, with nothing changed, when a path changed since
+    or another change of it waits. Returns the new commit (accepts only)."""
+    with memory_lock(config):
+        repo = gitops.open_repo(config.memory, create=False)
+        gitops.ensure_writable(repo)
+        recover(config, ledger, repo)
+        decided = [get(ledger, item_id) for item_id in entry.refs]
+        waiting = {i.path: i for i in items(ledger)}
+        for item in decided:
+            for rel in filter(None, (item.path, item.old_path)):
+                if rel in waiting:
+                    raise OutsideError(
+                        f"{rel} changed again since (outside change {waiting[rel].id} waits): decide that "
+                        "one first; nothing was undone"
+                    )
+        sha = None
+        if entry.action == "reject":
+            _undo_reject(repo, entry)
+        else:
+            sha = _undo_accept(repo, entry)
+        writers = dict(entry.payload.get("writers") or {})
+        with ledger.write():
+            for item in decided:
+                values: dict[str, Any] = {
+                    "status": "pending",
+                    "commit_sha": None,
+                    "reason": None,
+                    "decided_as": None,
+                    "decided_at": None,
+                }
+                if writers.get(item.id):
+                    values["writer"] = writers[item.id]
+                outside_items.update(ledger, item.id, values)
+            journal.mark_undone(ledger, entry.id)
+        return sha
+
+
+def _undo_accept(repo: Repo, entry: journal.Entry) -> str:
+    sha = str(entry.payload["sha"])
+    changes: dict[str, str | None] = dict(entry.payload["changes"])
+    if not gitops.is_ancestor(repo, sha):
+        raise OutsideError(f"the accept's commit {sha[:8]} is no longer in the history; nothing was undone")
+    for rel, blob in changes.items():
+        if _blob_at(repo, "HEAD", rel) != blob:
+            raise OutsideError(f"{rel} was committed again since that accept; nothing was undone")
+    parent = f"{sha}^" if repo.commit(sha).parents else None
+    back = {rel: _blob_at(repo, parent, rel) if parent else None for rel in changes}
+    head = gitops.head_sha(repo)
+    before = gitops.index_entries(repo, list(back))
+    subject = f"Undo the accept of {', '.join(changes)} (the change waits for review again)"[:200]
+    new = _commit_tree(repo, back, subject, {TRAILER_UNDO_OUTSIDE: ", ".join(entry.refs)}, head)
+    _move_head(repo, new, head, subject)
+    _follow_index(repo, before, back, head)
+    return new
+
+
+def _undo_reject(repo: Repo, entry: journal.Entry) -> None:
+    root = gitops.work_tree(repo)
+    steps = list(entry.payload["steps"])
+    for step in steps:  # everything checked before anything is touched
+        rel, head, mode = str(step["rel"]), step.get("head"), step.get("mode")
+        now = tree_of.identity(root, rel)
+        if now != ((LINK if mode == "120000" else FILE, head) if head else (None, None)):
+            raise OutsideError(f"{rel} changed since it was put back; nothing was undone")
+        kind, blob = step["expect"]
+        if kind not in (None, FILE, LINK):
+            raise OutsideError(f"{rel} was {kind}: dreamtui cannot make it again; nothing was undone")
+        if blob:
+            try:
+                tree_of.git_bytes(repo, "cat-file", "-e", str(blob))
+            except subprocess.CalledProcessError:
+                raise OutsideError(
+                    f"the rejected bytes of {rel} held a secret and were not kept: nothing can bring them "
+                    "back; nothing was undone"
+                ) from None
+    token = token_source.token_hex(6)
+    for n, step in enumerate(steps):
+        rel = str(step["rel"])
+        kind, blob = step["expect"]
+        target = _safe_target(root, rel)
+        if step.get("head"):
+            target.unlink()  # HEAD's bytes: in git
+        if blob:
+            tmp = target.parent / f"{NEW}{token}-u{n}"
+            _link_head(repo, root, rel, target, tmp, str(blob), "120000" if kind == LINK else None)
 
 
 def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> list[str]:

@@ -18,21 +18,10 @@ from dreamtui.core.memory.gitops import CommitInfo
 from dreamtui.services.workspace import BRIEFING, unified_diff
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ReasonModal
+from dreamtui.tui.widgets.diff_view import diff_text
 from dreamtui.tui.widgets.literal import literal
 
-DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
 PROPOSAL = "proposal:"
-
-
-def diff_text(lines: list[str]) -> Text:
-    """A diff as a Text: added lines green, removed red, hunks cyan; content shown literally."""
-    out = Text()
-    for line in lines or ["(no difference)"]:
-        out.append(
-            literal(line, 2000) + "\n",
-            DIFF_STYLE.get(line[:1], "") if not line.startswith(("+++", "---")) else "bold",
-        )
-    return out
 
 
 @dataclass(slots=True)

@@ -125,6 +125,10 @@ class MemoryScreen(BaseScreen[MemoryData]):
         if not rel or rel == INDEX:
             self.notify("Highlight a memory file to revert (not the index)", severity="warning")
             return
+        refused = self.workspace.revert_refusal(rel)
+        if refused:  # never ask for what cannot be done
+            self.notify(literal(refused, 400, one_line=True), severity="warning", timeout=8)
+            return
 
         def done(yes: bool | None) -> None:
             if yes:

@@ -375,3 +375,54 @@ class ReasonModal(ModalScreen[str | None]):
             self._submit()
         else:
             self.dismiss(None)
+
+
+class OutsideRejectModal(ReasonModal):
+    """Reject an outside change: says which file goes back to what (not lesson categories), then an
+    optional reason; Enter rejects, Esc cancels."""
+
+    def __init__(self, title: str, effect: list[str]) -> None:
+        super().__init__("Reject this outside change?")
+        self.item_title = title
+        self.effect = effect
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="outside-reject"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Static(
+                literal_text(self.item_title, style="bold", limit=300, one_line=True), classes="dialog-text"
+            )
+            for line in self.effect:
+                yield Static(literal_text(line, limit=600), classes="dialog-text outside-effect")
+            yield Input(placeholder="why (optional, Enter to reject)", id="reason")
+            yield Label("", id="reason-needed", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Reject: put it back", variant="error", id="ok")
+                yield Button("Cancel", id="cancel")
+
+
+class CautionModal(YesNoModal):
+    """A decision that deletes, writes several files or leaves something out asks once: what it does,
+    then ``y`` (or the Yes button) goes ahead; ``n``, Esc or Enter on the focused No cancel."""
+
+    BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "no", "No")]
+
+    def __init__(self, question: str, title: str, why: list[str]) -> None:
+        super().__init__()
+        self.question, self.item_title, self.why = question, title, why
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="caution"):
+            yield Label(self.question, classes="dialog-title", markup=False)
+            yield Static(
+                literal_text(self.item_title, style="bold", limit=300, one_line=True), classes="dialog-text"
+            )
+            for line in self.why:
+                yield Static(literal_text(line, limit=600), classes="dialog-text caution-why")
+            yield Label("y yes · n / Esc no", classes="dialog-title", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", variant="warning", id="ok")
+                yield Button("No (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()  # a stray Enter or a second `a` decides nothing

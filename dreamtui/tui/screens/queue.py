@@ -14,7 +14,14 @@ from textual.widgets import Input, RichLog, Static
 from dreamtui.core.models import QueueRow
 from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
-from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
+from dreamtui.tui.screens.modals import (
+    CautionModal,
+    EditModal,
+    OutsideRejectModal,
+    Rejection,
+    RejectModal,
+    ToolOutputModal,
+)
 from dreamtui.tui.widgets.candidate_view import CandidateView
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.outside_view import detail as outside_detail
@@ -227,8 +234,7 @@ class QueueScreen(BaseScreen[QueueData]):
             self.notify("No proposal is highlighted", severity="warning")
             return
         if is_outside(row.id):
-            self.take_current()
-            self.dream_app.decide("outside-accept", row.id)
+            self._accept_outside(row)
             return
         if row.provenance != "tool":
             self.take_current()
@@ -246,6 +252,33 @@ class QueueScreen(BaseScreen[QueueData]):
                 self.notify("Not accepted: the untrusted proposal stays in the queue", timeout=3)
 
         self.app.push_screen(ToolOutputModal(cand), done)
+
+    def _confirmed(self, row: QueueRow, question: str, why: list[str], action: str, **kwargs: Any) -> None:
+        """Ask once (:class:`CautionModal`); on yes, the decision ``action`` on ``row``."""
+
+        def done(yes: bool | None) -> None:
+            if yes and self.table.current_id == row.id:
+                self.take_current()
+                self.dream_app.decide(action, row.id, **kwargs)
+            elif not yes:
+                self.notify("Nothing decided: it stays in the queue", timeout=3)
+
+        self.app.push_screen(CautionModal(question, row.claim, why), done)
+
+    def _accept_outside(self, row: QueueRow) -> None:
+        """``a`` on an outside change: one key commits a plain change of one file; one that deletes a
+        file, writes two, is one of a batch, drops index lines or leaves a topic file out of the index
+        asks once."""
+        from dreamtui.core.memory import outside
+
+        why = outside.accept_caution(
+            self.dream_app.config, self.workspace.ledger, outside.get(self.workspace.ledger, row.id)
+        )
+        if not why:
+            self.take_current()
+            self.dream_app.decide("outside-accept", row.id)
+            return
+        self._confirmed(row, "Accept this outside change? (one commit; u undoes it)", why, "outside-accept")
 
     def action_skip(self) -> None:
         cid = self.table.current_id
@@ -285,14 +318,17 @@ class QueueScreen(BaseScreen[QueueData]):
             self.notify("No proposal is highlighted", severity="warning")
             return
         if is_outside(cid):
-            row = next((r for r in self.rows if r.id == cid), None)
+            from dreamtui.core.memory import outside
 
-            def rejected(result: Rejection | None) -> None:
-                if result is not None and self.table.current_id == cid:
+            item = outside.get(self.workspace.ledger, cid)
+
+            def rejected(reason: str | None) -> None:
+                if reason is not None and self.table.current_id == cid:
                     self.take_current()
-                    self.dream_app.decide("outside-reject", cid, reason=result.reason or result.category)
+                    self.dream_app.decide("outside-reject", cid, reason=reason or "rejected in the app")
 
-            self.app.push_screen(RejectModal(row.claim if row else cid), rejected)
+            effect = outside.reject_effect(self.dream_app.config, self.workspace.ledger, item)
+            self.app.push_screen(OutsideRejectModal(item.title(), effect), rejected)
             return
         cand = self.workspace.candidate(cid)
 

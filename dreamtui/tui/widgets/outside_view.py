@@ -17,6 +17,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import outside
 from dreamtui.core.models import QueueRow
+from dreamtui.tui.widgets.diff_view import diff_text
 from dreamtui.tui.widgets.literal import literal_text
 
 PROJECT = "memory repo"
@@ -39,7 +40,7 @@ def outside_rows(ledger: Ledger) -> list[QueueRow]:
     summaries = {b.id: b.summary() for b in outside.batches(ledger)}
     rows = []
     for item in reversed(outside.items(ledger)):
-        claim = item.title()
+        claim = f"outside · {item.title()}"
         if item.batch in summaries:
             claim = f"{claim}  · batch: {summaries[item.batch]}"
         rows.append(
@@ -57,25 +58,6 @@ def outside_rows(ledger: Ledger) -> list[QueueRow]:
             )
         )
     return rows
-
-
-def _diff_text(diff: str) -> Text:
-    out = Text()
-    for line in diff.splitlines()[:DIFF_LINES]:
-        style = (
-            "green"
-            if line.startswith("+") and not line.startswith("+++")
-            else "red"
-            if line.startswith("-") and not line.startswith("---")
-            else "cyan"
-            if line.startswith("@@")
-            else "dim"
-            if line.startswith(("+++", "---"))
-            else ""
-        )
-        out.append_text(literal_text(line, style=style, limit=400, one_line=True))
-        out.append("\n")
-    return out
 
 
 def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
@@ -104,7 +86,10 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
         parts.append(Text.assemble(("index − ", "bold red")) + literal_text(line, one_line=True))
     parts.append(Text())
     shown = item.blob or item.head_blob or item.note
-    parts.append(_diff_text(outside.diff(config, item)) if shown else Text("(empty)"))
+    diff = outside.diff(config, item).split("\n")
+    parts.append(
+        diff_text(diff[:-1] if diff[-1:] == [""] else diff, DIFF_LINES) if shown else Text("(empty)")
+    )
     record = outside.transcript_excerpt(item, 1200)
     if record:
         parts.append(

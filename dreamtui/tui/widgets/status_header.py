@@ -58,7 +58,6 @@ class StatusHeader(Static):
         s = self.status
         width = width or ((self.size.width or self.app.size.width) - 2)
         kb = s.index_bytes / 1000
-        noun = " proposal waiting" if s.pending == 1 else " proposals waiting"
         ceiling = (
             ("  AT CEILING", "bold red")
             if s.fraction >= 1.0
@@ -78,8 +77,7 @@ class StatusHeader(Static):
                 ("dreamtui", "bold"),
                 (f" · {self.screen_title}" if title and self.screen_title else "", "bold"),
                 "  ",
-                (f"{s.pending:,}", "bold cyan"),
-                (noun, ""),
+                *waiting(s.pending, s.outside, short=cells < GAUGE_CELLS),
                 "   index ",
                 gauge(s.fraction, cells),
                 f" {s.index_lines}/{s.max_lines} lines"
@@ -107,6 +105,24 @@ class StatusHeader(Static):
 
     def on_resize(self) -> None:
         self.update(self.render_text())
+
+
+def waiting(pending: int, outside: int, short: bool = False) -> tuple[tuple[str, str], ...]:
+    """What waits, each kind counted apart: ``3 proposals waiting``, or with outside changes
+    ``3 proposals · 2 outside changes waiting`` (``short``: ``3 prop · 2 outside``)."""
+    if not outside:
+        return (f"{pending:,}", "bold cyan"), (
+            " proposal waiting" if pending == 1 else " proposals waiting",
+            "",
+        )
+    prop = "prop" if short else "proposal" + ("" if pending == 1 else "s")
+    change = "outside" if short else "outside change" + ("" if outside == 1 else "s")
+    return (
+        (f"{pending:,}", "bold cyan"),
+        (f" {prop} · ", ""),
+        (f"{outside:,}", "bold magenta"),
+        (f" {change}" + ("" if short else " waiting"), ""),
+    )
 
 
 def literal_one(text: str, width: int) -> str:
