@@ -1,0 +1,245 @@
+"""Consolidation (issue 26): the offline finders on real git repositories, and accept / reject / undo of
+update, retire and merge proposals as one commit each, against a real memory repository and ledger."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+
+from dreamtui.core.config import Config
+from dreamtui.core.dream import consolidate_find as find
+from dreamtui.core.errors import MemoryRepoError
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import consolidations as rows
+from dreamtui.core.memory import consolidate
+from dreamtui.core.memory.layout import project_folder
+
+PROJECT = "-home-kim-shop"
+FOLDER = f"projects/{project_folder(PROJECT)}"
+NOW = "2026-04-02T09:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def _home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DREAMTUI_NOW", NOW)
+
+
+def sh(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout
+
+
+def topic(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {name}\ntype: project\n---\n\n{body}\n"
+
+
+def memory_repo(config: Config, files: dict[str, str]) -> Path:
+    """The memory repository with ``files`` (rel → text) and their index lines, committed."""
+    root = config.memory
+    root.mkdir(parents=True, exist_ok=True)
+    sh(root.parent, "init", "-q", "-b", "main", str(root))
+    index = []
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        index.append(f"- [{rel.rsplit('/', 1)[-1][:-3]}]({rel}) — hook")
+    (root / "MEMORY.md").write_text("# Memory\n" + "\n".join(index) + "\n", encoding="utf-8")
+    sh(root, "add", "-A")
+    sh(root, "commit", "-q", "-m", "memories")
+    return root
+
+
+def project_repo(tmp_path: Path) -> Path:
+    """A project repository whose history had ``src/settings.py``, a ``lint`` script and a ``make
+    deploy`` target, all gone at HEAD, and ``lib/old.py`` renamed to ``lib/new.py``."""
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    sh(repo, "init", "-q", "-b", "main")
+    (repo / "src").mkdir()
+    (repo / "lib").mkdir()
+    (repo / "src" / "settings.py").write_text("DEBUG = False\n")
+    (repo / "src" / "app.py").write_text("print('hi')\n")
+    (repo / "lib" / "old.py").write_text("def helper():\n    return 42\n" * 5)
+    (repo / "package.json").write_text(json.dumps({"scripts": {"lint": "eslint .", "test": "vitest"}}))
+    (repo / "Makefile").write_text("deploy:\n\t./deploy.sh\n\nbuild:\n\tcc main.c\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "first")
+    (repo / "src" / "settings.py").unlink()
+    sh(repo, "mv", "lib/old.py", "lib/new.py")
+    (repo / "package.json").write_text(json.dumps({"scripts": {"check": "biome check", "test": "vitest"}}))
+    (repo / "Makefile").write_text("build:\n\tcc main.c\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "second")
+    return repo
+
+
+TRUE_ONES = {
+    f"{FOLDER}/app-entry.md": topic(
+        "App entry", "The entry point is `src/app.py`; run it with python src/app.py."
+    ),
+    f"{FOLDER}/tests.md": topic("Tests", "Run the tests with npm run test before pushing."),
+    f"{FOLDER}/build.md": topic("Build", "Build with make build; never edit the generated files."),
+    f"{FOLDER}/elsewhere.md": topic(
+        "Docs", "The API docs live in docs/api/overview.md of the wiki repository."
+    ),
+}
+
+
+def store(ledger: Ledger, items: list[rows.Consolidation]) -> list[rows.Consolidation]:
+    return [i for i in items if rows.add(ledger, i)]
+
+
+# -- the finders ---------------------------------------------------------------------------------------
+
+
+def test_nothing_is_proposed_for_memories_still_true(config: Config, tmp_path: Path) -> None:
+    root = memory_repo(config, TRUE_ONES)
+    repo = project_repo(tmp_path)
+    assert find.find_offline(root, PROJECT, repo) == []
+
+
+def test_a_deleted_file_a_removed_script_and_make_target_are_retired_with_the_failed_check(
+    config: Config, tmp_path: Path
+) -> None:
+    gone = {
+        f"{FOLDER}/settings.md": topic("Settings", "The settings live in src/settings.py; DEBUG stays off."),
+        f"{FOLDER}/lint.md": topic("Lint", "Always run npm run lint before committing."),
+        f"{FOLDER}/deploy.md": topic("Deploy", "Deploy with make deploy from the main branch."),
+    }
+    root = memory_repo(config, {**TRUE_ONES, **gone})
+    repo = project_repo(tmp_path)
+    found = {i.targets[0]: i for i in find.find_offline(root, PROJECT, repo)}
+    assert set(found) == set(gone)
+    assert all(i.kind == "retire" and i.evidence_kind == "check" for i in found.values())
+    head = sh(repo, "rev-parse", "--short=7", "HEAD").strip()
+    settings = found[f"{FOLDER}/settings.md"].evidence
+    assert settings.startswith(f"path src/settings.py named in memory {FOLDER}/settings.md does not exist")
+    assert f"in repository shop at HEAD ({head})" in settings
+    assert "no script 'lint'" in found[f"{FOLDER}/lint.md"].evidence
+    assert "no target 'deploy'" in found[f"{FOLDER}/deploy.md"].evidence
+
+
+def test_a_renamed_file_is_an_update_naming_the_new_path(config: Config, tmp_path: Path) -> None:
+    rel = f"{FOLDER}/helper.md"
+    root = memory_repo(config, {rel: topic("Helper", "The helper lives in lib/old.py and returns 42.")})
+    [item] = find.find_offline(root, PROJECT, project_repo(tmp_path))
+    assert item.kind == "update" and item.keep_path == rel
+    assert "renamed to lib/new.py" in item.evidence
+    assert "The helper lives in lib/new.py and returns 42." in (item.new_text or "")
+
+
+def test_exact_and_lexical_duplicates_are_one_merge_and_distinct_specifics_are_not(config: Config) -> None:
+    mine = f"{FOLDER}/pool.md"
+    theirs = "pool-size.md"  # written at the top by another writer (Claude Code's auto memory)
+    other = f"{FOLDER}/pool-staging.md"
+    root = memory_repo(
+        config,
+        {
+            mine: topic("Pool", "Keep the database connection pool at 10 connections in production."),
+            theirs: topic("Pool size", "keep the database  connection pool at 10 connections in production."),
+            other: topic(
+                "Pool staging", "Keep the database connection pool at 20 connections in production."
+            ),
+        },
+    )
+    [item] = find.find_offline(root, PROJECT)
+    assert item.kind == "merge" and sorted(item.targets) == sorted([mine, theirs])
+    assert "the same text" in item.evidence
+
+
+# -- decisions -----------------------------------------------------------------------------------------
+
+
+def test_accepting_a_retirement_commits_exactly_the_deletion_and_its_index_line_and_undo_brings_it_back(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
+    rel = f"{FOLDER}/settings.md"
+    root = memory_repo(
+        config,
+        {**TRUE_ONES, rel: topic("Settings", "The settings live in src/settings.py; DEBUG stays off.")},
+    )
+    (root / "notes.txt").write_text("my own unstaged work\n")
+    [item] = store(ledger, find.find_offline(root, PROJECT, project_repo(tmp_path)))
+    diff = consolidate.diff_lines(item, root)
+    assert f"--- a/{rel}" in diff and "+++ /dev/null" in diff
+    assert any(line.startswith("-- [settings]") for line in diff)
+    assert (root / rel).exists()  # nothing deleted before the accept
+    result = consolidate.accept(config, ledger, item.id)
+    repo = git.Repo(root)
+    assert repo.head.commit.hexsha == result.commit_sha
+    assert sorted(gitops_changed(root, result.commit_sha)) == sorted(["MEMORY.md", rel])
+    assert f"Dreamtui-Consolidation: {item.id}" in repo.head.commit.message
+    assert not (root / rel).exists() and "settings.md" not in (root / "MEMORY.md").read_text()
+    assert (root / "notes.txt").read_text() == "my own unstaged work\n"
+    assert rows.get(ledger, item.id).status == "accepted"  # type: ignore[union-attr]
+    undone = consolidate.undo(config, ledger, item.id)
+    assert (root / rel).read_text().startswith("---\nname: Settings")
+    assert "settings.md" in (root / "MEMORY.md").read_text()
+    assert repo.head.commit.hexsha == undone.commit_sha
+    assert rows.get(ledger, item.id).status == "undone"  # type: ignore[union-attr]
+
+
+def gitops_changed(root: Path, sha: str) -> list[str]:
+    return [p for p in sh(root, "diff-tree", "--no-commit-id", "-r", "--name-only", sha).split("\n") if p]
+
+
+def test_merge_keeps_one_file_and_updates_the_index(config: Config, ledger: Ledger) -> None:
+    a, b = f"{FOLDER}/pool.md", "pool-size.md"
+    body = "Keep the database connection pool at 10 connections in production."
+    root = memory_repo(config, {a: topic("Pool", body), b: topic("Pool size", body)})
+    [item] = store(ledger, find.find_offline(root, PROJECT))
+    consolidate.accept(config, ledger, item.id)
+    index = (root / "MEMORY.md").read_text()
+    kept, gone = (a, b) if item.keep_path == a else (b, a)
+    assert (root / kept).exists() and not (root / gone).exists()
+    assert f"({kept})" in index and f"({gone})" not in index
+
+
+def test_an_update_rewrites_the_file_and_its_index_line(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
+    rel = f"{FOLDER}/helper.md"
+    root = memory_repo(config, {rel: topic("Helper", "The helper lives in lib/old.py and returns 42.")})
+    [item] = store(ledger, find.find_offline(root, PROJECT, project_repo(tmp_path)))
+    consolidate.accept(config, ledger, item.id)
+    assert "lib/new.py" in (root / rel).read_text() and "modified:" in (root / rel).read_text()
+    assert f"({rel})" in (root / "MEMORY.md").read_text()
+
+
+def test_a_rejection_is_remembered_by_its_evidence(config: Config, ledger: Ledger, tmp_path: Path) -> None:
+    rel = f"{FOLDER}/settings.md"
+    root = memory_repo(config, {rel: topic("Settings", "The settings live in src/settings.py.")})
+    repo = project_repo(tmp_path)
+    [item] = store(ledger, find.find_offline(root, PROJECT, repo))
+    consolidate.reject(ledger, item.id, "it is still true for the old branch")
+    assert store(ledger, find.find_offline(root, PROJECT, repo)) == []  # same evidence: never again
+    assert rows.get(ledger, item.id).decision_reason == "it is still true for the old branch"  # type: ignore[union-attr]
+
+
+def test_accept_refuses_a_target_changed_since_and_auto_never_retires(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
+    rel = f"{FOLDER}/settings.md"
+    root = memory_repo(config, {rel: topic("Settings", "The settings live in src/settings.py.")})
+    [item] = store(ledger, find.find_offline(root, PROJECT, project_repo(tmp_path)))
+    with pytest.raises(consolidate.ConsolidationError, match="only a person can accept a retirement"):
+        consolidate.accept(config, ledger, item.id, decided_by="auto")
+    (root / rel).write_text(topic("Settings", "The settings now live in config/settings.toml."))
+    with pytest.raises(consolidate.ConsolidationError, match="changed since this was proposed"):
+        consolidate.accept(config, ledger, item.id)
+    assert (root / rel).exists() and rows.get(ledger, item.id).status == "pending"  # type: ignore[union-attr]
+
+
+def test_accept_refuses_uncommitted_index_changes(config: Config, ledger: Ledger, tmp_path: Path) -> None:
+    rel = f"{FOLDER}/settings.md"
+    root = memory_repo(config, {rel: topic("Settings", "The settings live in src/settings.py.")})
+    [item] = store(ledger, find.find_offline(root, PROJECT, project_repo(tmp_path)))
+    with (root / "MEMORY.md").open("a") as fh:
+        fh.write("- my own line\n")
+    with pytest.raises(MemoryRepoError, match="MEMORY.md has uncommitted changes"):
+        consolidate.accept(config, ledger, item.id)
+    assert (root / rel).exists() and "- my own line" in (root / "MEMORY.md").read_text()
