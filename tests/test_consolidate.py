@@ -243,3 +243,124 @@ def test_accept_refuses_uncommitted_index_changes(config: Config, ledger: Ledger
     with pytest.raises(MemoryRepoError, match="MEMORY.md has uncommitted changes"):
         consolidate.accept(config, ledger, item.id)
     assert (root / rel).exists() and "- my own line" in (root / "MEMORY.md").read_text()
+
+
+# -- the model pass (the real anthropic SDK against the local fake Messages API) -------------------------
+
+SAID = (
+    "Change of plan: we are not using tabs any more, please indent with four spaces everywhere from now on. "
+    "Also the staging deploy now goes through the GitHub Actions workflow, not the old fabric script."
+)
+Q_SPACES = "we are not using tabs any more, please indent with four spaces everywhere from now on"
+
+
+def model_world(config: Config, server: object) -> tuple[Path, object, list[object]]:
+    from fakes.transcript import write_session
+
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+    from dreamtui.core.ingest.digest import digest_session
+
+    root = memory_repo(
+        config,
+        {
+            f"{FOLDER}/tabs.md": topic("Indent with tabs", "Indent every file with tabs, never spaces."),
+            f"{FOLDER}/deploy.md": topic("Deploy", "Deploy staging with the fabric script fab deploy."),
+            f"{FOLDER}/review.md": topic("Review", "Ask Kim for a review before merging to main."),
+        },
+    )
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    extractor = AnthropicExtractor(
+        model="claude-sonnet-5-5",
+        api_key="sk-ant-test",
+        base_url=server.url,
+        max_retries=0,  # type: ignore[attr-defined]
+    )
+    return root, extractor.structured(), [digest_session([path])]
+
+
+def test_the_model_pass_keeps_verified_updates_and_drops_invented_quotes(
+    config: Config, ledger: Ledger
+) -> None:
+    from fakes.anthropic_server import FakeAnthropic, Reply, message
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.consolidate_prompt import SYSTEM_PROMPT
+
+    with FakeAnthropic() as server:
+        root, structured, digests = model_world(config, server)
+        new_body = "Indent every file with four spaces, never tabs."
+        answer = {
+            "proposals": [
+                {
+                    "kind": "update",
+                    "memories": [3],
+                    "quote": Q_SPACES,
+                    "new_text": new_body,
+                    "reason": "reversed",
+                },
+                {
+                    "kind": "retire",
+                    "memories": [2],
+                    "quote": "Kim left the team last week",
+                    "reason": "invented",
+                },
+                {"kind": "merge", "memories": [7, 1], "new_text": "x", "reason": "out of range"},
+            ]
+        }
+        server.script.append(Reply(200, message(answer)))
+        report = run_pass(root, ledger, PROJECT, digests, structured)  # type: ignore[arg-type]
+        [req] = server.calls()
+    system = req.body["system"]
+    assert (system[0]["text"] if isinstance(system, list) else system) == SYSTEM_PROMPT
+    sent = req.body["messages"][0]["content"]
+    sent = sent if isinstance(sent, str) else sent[0]["text"]
+    assert f'<memory n="3" path="{FOLDER}/tabs.md">' in sent  # the memories in path order
+    assert "Indent every file with tabs" in sent and Q_SPACES in sent
+    assert report.proposed == {"update": 1} and report.dropped == {"unverified": 1, "invalid": 1}
+    [item] = rows.listed(ledger)
+    assert item.kind == "update" and item.evidence_kind == "quote" and item.evidence == Q_SPACES
+    assert item.provenance == "person" and item.line == 1 and item.source == "anthropic/claude-sonnet-5-5"
+    consolidate.accept(config, ledger, item.id)
+    text = (root / f"{FOLDER}/tabs.md").read_text()
+    assert new_body in text and "never spaces" not in text
+
+
+def test_a_failing_model_leaves_the_offline_proposals(config: Config, ledger: Ledger) -> None:
+    from fakes.anthropic_server import FakeAnthropic, error
+
+    from dreamtui.core.dream.consolidation import run_pass
+
+    with FakeAnthropic() as server:
+        root, structured, digests = model_world(config, server)
+        dup = (root / f"{FOLDER}/tabs.md").read_text()
+        (root / "tabs-too.md").write_text(dup)  # an exact duplicate another writer made
+        server.script.append(error(400, "invalid_request_error", "bad request"))
+        report = run_pass(root, ledger, PROJECT, digests, structured)  # type: ignore[arg-type]
+    assert report.error and "bad request" in report.error
+    assert report.proposed == {"merge": 1}
+
+
+def test_a_full_cycle_proposes_in_rem_and_the_waking_message_counts_per_kind(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    from dataclasses import replace
+
+    from fakes.cycle_world import ACME, NOW, RULES, install
+
+    from dreamtui.core.dream.cycle import run_cycle, waking_message
+
+    monkeypatch.setenv("DREAMTUI_NOW", NOW)
+    config = replace(config, extractor="command", command=(sys.executable, str(RULES)))
+    folder = f"projects/{project_folder(ACME)}"
+    body = "Keep the database connection pool at 10 connections in production."
+    memory_repo(config, {f"{folder}/pool.md": topic("Pool", body), "pool-size.md": topic("Pool size", body)})
+    install(config, "busy")
+    record = run_cycle(config, ledger, project=ACME)
+    assert record.stats.consolidation == {"update": 0, "retire": 0, "merge": 1}
+    message = waking_message(record)
+    assert "Consolidation: 0 update, 0 retire, 1 merge proposed for review" in message
+    [item] = rows.listed(ledger)
+    assert item.cycle_id == record.id and item.project == ACME
