@@ -364,3 +364,66 @@ def test_a_full_cycle_proposes_in_rem_and_the_waking_message_counts_per_kind(
     assert "Consolidation: 0 update, 0 retire, 1 merge proposed for review" in message
     [item] = rows.listed(ledger)
     assert item.cycle_id == record.id and item.project == ACME
+
+
+# -- the CLI -------------------------------------------------------------------------------------------
+
+
+def cli_run(config: Config, *args: str):  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from dreamtui.cli.main import cli
+
+    base = [
+        "--memory",
+        str(config.memory),
+        "--state",
+        str(config.state),
+        "--transcripts",
+        str(config.transcripts),
+    ]
+    return CliRunner().invoke(cli, [*base, *args])
+
+
+def test_the_cli_runs_lists_shows_accepts_and_undoes(config: Config, tmp_path: Path) -> None:
+    rel = f"{FOLDER}/settings.md"
+    root = memory_repo(config, {**TRUE_ONES, rel: topic("Settings", "The settings live in src/settings.py.")})
+    repo = project_repo(tmp_path)
+    ran = cli_run(config, "consolidate", "run", "--project", PROJECT, "--repo", str(repo))
+    assert ran.exit_code == 0, ran.output
+    assert f"{PROJECT}: 0 update, 1 retire, 0 merge proposed" in ran.output
+    again = cli_run(config, "consolidate", "run", "--project", PROJECT, "--repo", str(repo))
+    assert "0 retire" in again.output and "1 already proposed before" in again.output
+    listed = json.loads(cli_run(config, "consolidate", "--json").output)
+    [item] = listed
+    assert item["kind"] == "retire" and item["targets"] == [rel]
+    shown = cli_run(config, "consolidate", "show", item["id"][:6])
+    assert shown.exit_code == 0, shown.output
+    assert "evidence (check):" in shown.output and "does not exist in repository shop" in shown.output
+    assert f"--- a/{rel}" in shown.output and "+++ /dev/null" in shown.output
+    assert (root / rel).exists()
+    accepted = cli_run(config, "consolidate", "accept", item["id"])
+    assert accepted.exit_code == 0 and "retire accepted" in accepted.output
+    assert not (root / rel).exists()
+    assert cli_run(config, "consolidate").output.strip() == "no consolidation proposals"
+    undone = cli_run(config, "consolidate", "undo", item["id"])
+    assert undone.exit_code == 0 and "undone" in undone.output and (root / rel).exists()
+    missing = cli_run(config, "consolidate", "accept", "nope")
+    assert missing.exit_code == 2 and "no consolidation proposal with id 'nope'" in missing.output
+    assert "Traceback" not in missing.output
+
+
+def test_show_request_prints_the_exact_request_and_stores_nothing(config: Config, ledger: Ledger) -> None:
+    from fakes.transcript import write_session
+
+    memory_repo(config, {f"{FOLDER}/tabs.md": topic("Tabs", "Indent every file with tabs, never spaces.")})
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    shown = cli_run(config, "consolidate", "run", str(path), "--show-request", "--json")
+    assert shown.exit_code == 0, shown.output
+    data = json.loads(shown.output)
+    assert data["system"].startswith("You are the consolidation pass of dreamtui")
+    assert f'<memory n="1" path="{FOLDER}/tabs.md">' in data["user"] and Q_SPACES in data["user"]
+    assert set(data["schema"]["properties"]) == {"proposals"}
+    assert rows.listed(ledger, None) == []
