@@ -394,6 +394,9 @@ def test_the_cli_runs_lists_shows_accepts_and_undoes(config: Config, tmp_path: P
     assert f"{PROJECT}: 0 update, 1 retire, 0 merge proposed" in ran.output
     again = cli_run(config, "consolidate", "run", "--project", PROJECT, "--repo", str(repo))
     assert "0 retire" in again.output and "1 already proposed before" in again.output
+    (root / "briefing.md").write_text("# Briefing\n")
+    told = cli_run(config, "briefing")
+    assert "consolidation proposals wait for review (0 update, 1 retire, 0 merge)" in told.stderr
     listed = json.loads(cli_run(config, "consolidate", "--json").output)
     [item] = listed
     assert item["kind"] == "retire" and item["targets"] == [rel]
@@ -427,3 +430,56 @@ def test_show_request_prints_the_exact_request_and_stores_nothing(config: Config
     assert f'<memory n="1" path="{FOLDER}/tabs.md">' in data["user"] and Q_SPACES in data["user"]
     assert set(data["schema"]["properties"]) == {"proposals"}
     assert rows.listed(ledger, None) == []
+
+
+# -- statistics per kind -------------------------------------------------------------------------------
+
+
+def test_stats_count_each_kind_and_only_a_persons_decisions(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
+    from dreamtui.core.dream.stats import compute_stats, format_stats
+
+    body = "Keep the database connection pool at 10 connections in production."
+    root = memory_repo(
+        config,
+        {
+            f"{FOLDER}/settings.md": topic("Settings", "The settings live in src/settings.py."),
+            f"{FOLDER}/lint.md": topic("Lint", "Always run npm run lint before committing."),
+            f"{FOLDER}/pool.md": topic("Pool", body),
+            "pool-size.md": topic("Pool size", body),
+        },
+    )
+    items = {i.targets[0]: i for i in store(ledger, find.find_offline(root, PROJECT, project_repo(tmp_path)))}
+    consolidate.accept(config, ledger, items[f"{FOLDER}/settings.md"].id)
+    consolidate.reject(ledger, items[f"{FOLDER}/lint.md"].id, "still used on the old branch")
+    kinds = compute_stats(ledger)["by_kind"]
+    assert kinds["retire"] == {
+        "accepted": 1, "rejected": 1, "decisions": 2, "accept_rate": 0.5,
+        "pending": 0, "undone": 0, "auto_accepted": 0,
+    }  # fmt: skip
+    assert kinds["merge"]["pending"] == 1 and kinds["update"]["decisions"] == 0
+    assert kinds["add"]["decisions"] == 0
+    text = format_stats(compute_stats(ledger))
+    assert (
+        "  retire: 1/2 accepted (50%), 0 waiting" in text and "  merge: 0/0 accepted (—), 1 waiting" in text
+    )
+
+
+def test_the_app_stats_page_shows_kinds_only_once_something_was_proposed(ledger: Ledger) -> None:
+    from rich.console import Console
+
+    from dreamtui.core.dream.stats import compute_stats
+    from dreamtui.tui.screens.stats import render_stats
+
+    def page() -> str:
+        console = Console(width=120, record=True, color_system=None)
+        console.print(render_stats(compute_stats(ledger), []))
+        return console.export_text()
+
+    assert "Per kind" not in page()
+    item = find._make(
+        "retire", PROJECT, ["a.md"], "path x gone", "x", {"a.md": find.MemoryFile("a.md", "text")}
+    )
+    rows.add(ledger, item)
+    assert "retire (1 waiting)" in page()

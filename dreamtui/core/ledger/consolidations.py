@@ -174,11 +174,17 @@ def undone(ledger: Ledger, cid: str, undo_sha: str | None, now: str) -> None:
 
 
 def counts(ledger: Ledger) -> dict[str, dict[str, int]]:
-    """Per kind, how many proposals are in each status (every kind and status present, zeros too)."""
-    out = {kind: dict.fromkeys(STATUSES, 0) for kind in KINDS}
-    for row in ledger.query("SELECT kind, status, COUNT(*) AS n FROM consolidations GROUP BY kind, status"):
-        if row["kind"] in out and row["status"] in out[row["kind"]]:
-            out[row["kind"]][row["status"]] = row["n"]
+    """Per kind, how many proposals are in each status (every kind and status present, zeros too);
+    ``accepted`` counts a person's accepts, ``auto_accepted`` those made under a promotion."""
+    out = {kind: dict.fromkeys((*STATUSES, "auto_accepted"), 0) for kind in KINDS}
+    for row in ledger.query(
+        "SELECT kind, status, COALESCE(decided_by, 'person') AS who, COUNT(*) AS n FROM consolidations"
+        " GROUP BY kind, status, who"
+    ):
+        if row["kind"] not in out or row["status"] not in STATUSES:
+            continue
+        key = "auto_accepted" if row["status"] == "accepted" and row["who"] == "auto" else row["status"]
+        out[row["kind"]][key] += row["n"]
     return out
 
 
