@@ -217,6 +217,10 @@ def test_a_rejection_is_remembered_by_its_evidence(config: Config, ledger: Ledge
     [item] = store(ledger, find.find_offline(root, PROJECT, repo))
     consolidate.reject(ledger, item.id, "it is still true for the old branch")
     assert store(ledger, find.find_offline(root, PROJECT, repo)) == []  # same evidence: never again
+    (repo / "README.md").write_text("the shop\n")
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "later work")  # HEAD moves on; the proof (deleted in …) stays the same
+    assert store(ledger, find.find_offline(root, PROJECT, repo)) == []
     assert rows.get(ledger, item.id).decision_reason == "it is still true for the old branch"  # type: ignore[union-attr]
 
 

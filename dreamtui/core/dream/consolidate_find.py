@@ -52,6 +52,7 @@ _MAKE_TARGET = re.compile(
 _YARN_BUILTIN = frozenset(
     {"install", "add", "remove", "upgrade", "init", "why", "dlx", "exec", "create", "test"}
 )
+_AT_HEAD = re.compile(r" at HEAD \([0-9a-f]+\)")
 _URLISH = re.compile(r"^(?:https?|ftp|git|ssh)$|\.(?:com|org|io|net|dev)$", re.I)
 
 
@@ -113,7 +114,9 @@ def _make(
         targets=targets,
         evidence_kind="check",
         evidence=evidence,
-        evidence_key=evidence_key(kind, targets, evidence),
+        evidence_key=evidence_key(
+            kind, targets, _AT_HEAD.sub("", evidence)
+        ),  # HEAD moves; the proof does not
         source="offline",
         seen={
             rel: consolidate.sha256(memory.storable(files[rel].text.encode("utf-8", "surrogatepass"))) or ""
