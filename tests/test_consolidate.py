@@ -487,3 +487,53 @@ def test_the_app_stats_page_shows_kinds_only_once_something_was_proposed(ledger:
     )
     rows.add(ledger, item)
     assert "retire (1 waiting)" in page()
+
+
+# -- crash safety ---------------------------------------------------------------------------------------
+
+ACCEPT_SCRIPT = """
+import sys
+from pathlib import Path
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import consolidate
+cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]))
+consolidate.accept(cfg, Ledger.open(cfg.state), sys.argv[4])
+"""
+
+
+@pytest.mark.parametrize("step", consolidate.CRASH_STEPS)
+def test_an_accept_killed_at_any_step_leaves_the_whole_commit_or_nothing(
+    config: Config, ledger: Ledger, step: str
+) -> None:
+    import os
+    import sys
+
+    from dreamtui.core.ledger import intents
+    from dreamtui.core.memory import decisions, outside
+
+    a, b = f"{FOLDER}/pool.md", "pool-size.md"
+    body = "Keep the database connection pool at 10 connections in production."
+    root = memory_repo(config, {a: topic("Pool", body), b: topic("Pool size", body)})
+    [item] = store(ledger, find.find_offline(root, PROJECT))
+    head = sh(root, "rev-parse", "HEAD").strip()
+    child = subprocess.run(
+        [sys.executable, "-c", ACCEPT_SCRIPT, str(config.transcripts), str(root), str(config.state), item.id],
+        env={**os.environ, consolidate.CRASH_ENV: step},
+        capture_output=True,
+        timeout=60,
+    )
+    assert child.returncode == -9, child.stderr
+    decisions.reconcile(config, ledger)  # what every start runs first
+    outside.scan(config, ledger)
+    assert outside.items(ledger) == []  # dreamtui's own interrupted write is never an outside change
+    committed = step == "consolidate-commit"
+    if not committed:
+        assert sh(root, "rev-parse", "HEAD").strip() == head
+        assert sh(root, "status", "--porcelain") == "" and (root / a).exists() and (root / b).exists()
+    assert intents.count(ledger) == 0
+    result = consolidate.accept(config, ledger, item.id)  # the retry: one commit, never two
+    log = sh(root, "log", "--format=%H", f"{head}..HEAD").split()
+    assert log == [result.commit_sha]
+    assert rows.get(ledger, item.id).status == "accepted"  # type: ignore[union-attr]
+    assert sh(root, "status", "--porcelain") == ""

@@ -15,14 +15,22 @@ changes, the new text (update, merge) and its evidence. Nothing changes before a
 - :func:`undo` puts back exactly what the accept's commit changed, as one commit
   (``Dreamtui-Consolidation-Undo: <id>``, body ``This reverts commit <sha>.``), refused when a file
   changed since.
+
+Crash-safe like a lesson's accept: a ``memory_intents`` row (action ``consolidate``) names every path
+and the hash of the bytes about to be written before anything is written, so a write killed before its
+commit is put back by the start-up reconcile (:func:`dreamtui.core.memory.decisions.reconcile`, which
+restores an intent's paths while they hold dreamtui's bytes) and is never mistaken for an outside
+change; :func:`reconcile` records a commit the ledger missed (killed after the commit) from its trailer.
 """
 
 from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import re
 import secrets as _random
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +38,7 @@ from typing import Any
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, MemoryRepoError
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, intents
 from dreamtui.core.ledger import consolidations as rows
 from dreamtui.core.ledger.consolidations import Consolidation
 from dreamtui.core.memory import gitops
@@ -40,6 +48,8 @@ from dreamtui.core.memory.frontmatter import FrontmatterError, dump, parse, read
 
 TRAILER = "Dreamtui-Consolidation"
 TRAILER_UNDO = "Dreamtui-Consolidation-Undo"
+CRASH_ENV = "DREAMTUI_CRASH_AT"
+CRASH_STEPS: tuple[str, ...] = ("consolidate-intent", "consolidate-write", "consolidate-commit")
 VERBS = {"update": "update", "retire": "retire", "merge": "merge"}
 _LINK = re.compile(r"^\s*[-*]\s+\[[^\]]*\]\(([^)]*)\)")
 
@@ -200,11 +210,49 @@ def _subject(item: Consolidation) -> str:
     return f"dreamtui: {VERBS[item.kind]} {names}"
 
 
+def _crash(step: str) -> None:
+    """The crash test's hook: die with SIGKILL at ``step`` when ``DREAMTUI_CRASH_AT`` names it."""
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _missing_dirs(root: Path, paths: list[str]) -> list[str]:
+    out: list[str] = []
+    for rel in paths:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            folder = "/".join(parts[:i])
+            if not (root / folder).exists() and folder not in out:
+                out.append(folder)
+    return out
+
+
 def _write_and_commit(
-    repo: Any, root: Path, change: Plan, subject: str, trailers: dict[str, str], body: str = ""
-) -> gitops.CommitResult:
-    """Write ``change.after`` and commit exactly those paths; on any failure the files are put back."""
+    ledger: Ledger,
+    item: Consolidation,
+    action: str,
+    repo: Any,
+    root: Path,
+    change: Plan,
+    subject: str,
+    trailers: dict[str, str],
+    body: str = "",
+) -> tuple[gitops.CommitResult, int]:
+    """Record the intent, write ``change.after`` and commit exactly those paths; on any failure the
+    files are put back and the intent forgotten. Returns the commit and the intent (to clear with the
+    decision, in one transaction)."""
     paths = change.paths
+    written = {rel: sha256(change.after[rel]) for rel in paths}
+    intent = intents.record(
+        ledger,
+        item.id,
+        "consolidate",
+        written,
+        _missing_dirs(root, paths),
+        {"action": action},
+        clock.now_iso(),
+    )
+    _crash("consolidate-intent")
     try:
         for rel in paths:
             data = change.after[rel]
@@ -216,20 +264,59 @@ def _write_and_commit(
                 folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
                 memory.make_dirs(root, folder)
                 memory.atomic_write(root, rel, data)
-        return gitops.commit_paths(repo, paths, subject, trailers, body, notices_shown=True)
+        _crash("consolidate-write")
+        committed = gitops.commit_paths(repo, paths, subject, trailers, body, notices_shown=True)
     except BaseException:
-        for rel in paths:  # put every file back as it was (the bytes were there before: verbatim)
-            data = change.before.get(rel)
-            try:
-                if data is None:
-                    target = root / rel
-                    if target.exists():
-                        target.unlink()
-                else:
-                    memory.atomic_write(root, rel, data, verbatim=True)
-            except (OSError, MemoryRepoError):
-                pass
+        if _put_back(root, change):  # else the intent stays: the next start's reconcile finishes it
+            intents.done(ledger, intent)
         raise
+    _crash("consolidate-commit")
+    return committed, intent
+
+
+def _put_back(root: Path, change: Plan) -> bool:
+    """Every changed file as it was before (those bytes were there already: written verbatim)."""
+    for rel in change.paths:
+        data = change.before.get(rel)
+        try:
+            if data is None:
+                target = root / rel
+                if target.exists():
+                    target.unlink()
+            else:
+                memory.atomic_write(root, rel, data, verbatim=True)
+        except (OSError, MemoryRepoError):
+            return False
+    return True
+
+
+def reconcile(config: Config, ledger: Ledger, repo: Any | None = None) -> list[str]:
+    """Record what git holds and the ledger missed (a decision killed between its commit and its ledger
+    write): a pending proposal whose accept commit is in HEAD's history becomes accepted, an accepted one
+    whose undo commit is there becomes undone. Returns one notice per proposal put right."""
+    pending = {i.id: i for i in rows.listed(ledger, "pending")}
+    accepted = {i.id: i for i in rows.listed(ledger, "accepted")}
+    if not pending and not accepted:
+        return []
+    repo = repo if repo is not None else gitops.open_repo(config.memory)
+    notices: list[str] = []
+    for info in reversed(gitops.list_commits(repo, grep=[TRAILER])):  # oldest first
+        for cid in info.trailers.get(TRAILER, []):
+            if cid in pending:
+                rows.decide(
+                    ledger, cid, "accepted", clock.now_iso(), decided_by="person", commit_sha=info.sha
+                )
+                accepted[cid] = pending.pop(cid)
+                accepted[cid].commit_sha = info.sha
+                notices.append(
+                    f"consolidation {cid} was committed ({info.sha[:10]}) before a crash; recorded"
+                )
+        for cid in info.trailers.get(TRAILER_UNDO, []):
+            if cid in accepted and accepted[cid].commit_sha != info.sha:
+                rows.undone(ledger, cid, info.sha, clock.now_iso())
+                accepted.pop(cid)
+                notices.append(f"the undo of consolidation {cid} was committed before a crash; recorded")
+    return notices
 
 
 def _refuse_dirty(repo: Any, paths: list[str]) -> None:
@@ -265,6 +352,12 @@ def accept(config: Config, ledger: Ledger, cid: str, decided_by: str = "person")
             raise ConsolidationError(f"{item.id} retires a memory: only a person can accept a retirement")
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
+        notices = reconcile(config, ledger, repo)
+        item = _get(ledger, cid)
+        if item.status == "accepted" and item.commit_sha:
+            return ConsolidationResult(
+                item.id, item.kind, item.status, item.commit_sha, item.targets, notices
+            )
         root = gitops.work_tree(repo)
         problem = stale(item, root)
         if problem:
@@ -278,14 +371,17 @@ def accept(config: Config, ledger: Ledger, cid: str, decided_by: str = "person")
         trailers = {TRAILER: item.id}
         if decided_by == "auto":
             trailers[gitops.TRAILER_AUTO] = "consolidation"
-        committed = _write_and_commit(
-            repo, root, change, _subject(item), trailers, f"Evidence: {memory.one_line(item.evidence, 300)}"
+        body = f"Evidence: {memory.one_line(item.evidence, 300)}"
+        committed, intent = _write_and_commit(
+            ledger, item, "accept", repo, root, change, _subject(item), trailers, body
         )
-        rows.decide(
-            ledger, item.id, "accepted", clock.now_iso(), decided_by=decided_by, commit_sha=committed.sha
-        )
+        with ledger.write():
+            rows.decide(
+                ledger, item.id, "accepted", clock.now_iso(), decided_by=decided_by, commit_sha=committed.sha
+            )
+            intents.done(ledger, intent)
         return ConsolidationResult(
-            item.id, item.kind, "accepted", committed.sha, change.paths, list(committed.notices)
+            item.id, item.kind, "accepted", committed.sha, change.paths, [*notices, *committed.notices]
         )
 
 
@@ -318,8 +414,12 @@ def undo(config: Config, ledger: Ledger, cid: str) -> ConsolidationResult:
             )
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
+        notices = reconcile(config, ledger, repo)
+        item = _get(ledger, cid)
+        if item.status == "undone":
+            return ConsolidationResult(item.id, item.kind, item.status, item.undo_sha, item.targets, notices)
         root = gitops.work_tree(repo)
-        sha = item.commit_sha
+        sha = item.commit_sha or ""
         if not gitops.commit_exists(repo, sha) or not gitops.is_ancestor(repo, sha):
             raise ConsolidationError(
                 f"the commit of {item.id} ({sha[:10]}) is no longer in the memory history"
@@ -335,15 +435,21 @@ def undo(config: Config, ledger: Ledger, cid: str) -> ConsolidationResult:
             change.before[rel] = current
             change.after[rel] = gitops.show_file(repo, rel, f"{sha}^")
         _refuse_dirty(repo, change.paths)
-        committed = _write_and_commit(
+        subject = f"dreamtui: undo {_subject(item)[10:]}"
+        committed, intent = _write_and_commit(
+            ledger,
+            item,
+            "undo",
             repo,
             root,
             change,
-            f"dreamtui: undo {_subject(item)[10:]}",
+            subject,
             {TRAILER_UNDO: item.id},
             f"This reverts commit {sha}.",
         )
-        rows.undone(ledger, item.id, committed.sha, clock.now_iso())
+        with ledger.write():
+            rows.undone(ledger, item.id, committed.sha, clock.now_iso())
+            intents.done(ledger, intent)
         return ConsolidationResult(
-            item.id, item.kind, "undone", committed.sha, change.paths, list(committed.notices)
+            item.id, item.kind, "undone", committed.sha, change.paths, [*notices, *committed.notices]
         )
