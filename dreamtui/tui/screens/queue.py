@@ -16,6 +16,8 @@ from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import EditModal, Rejection, RejectModal, ToolOutputModal
 from dreamtui.tui.widgets.candidate_view import CandidateView
+from dreamtui.tui.widgets.consolidation_view import consolidation_rows, is_consolidation
+from dreamtui.tui.widgets.consolidation_view import detail as consolidation_detail
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.outside_view import detail as outside_detail
 from dreamtui.tui.widgets.outside_view import is_outside, outside_rows
@@ -134,7 +136,11 @@ class QueueScreen(BaseScreen[QueueData]):
         return self.dream_app.decisions_finished != self._decisions_seen
 
     def load(self) -> QueueData:
-        rows = [*outside_rows(self.workspace.ledger), *self.workspace.queue_rows()]
+        rows = [
+            *outside_rows(self.workspace.ledger),
+            *consolidation_rows(self.workspace),
+            *self.workspace.queue_rows(),
+        ]
         return QueueData(rows, self.workspace.skipped_ids() if not self._loaded else [])
 
     def show(self, data: QueueData) -> None:
@@ -203,6 +209,9 @@ class QueueScreen(BaseScreen[QueueData]):
         if is_outside(cid):
             view.show_outside(outside_detail(self.dream_app.config, self.workspace.ledger, cid))
             return
+        if is_consolidation(cid):
+            view.show_outside(consolidation_detail(self.workspace, cid))
+            return
         cand = self.workspace.candidate(cid)
         dup = self.workspace.duplicate_text(cand) if cand else None
         view.show(cand, dup)
@@ -229,6 +238,10 @@ class QueueScreen(BaseScreen[QueueData]):
         if is_outside(row.id):
             self.take_current()
             self.dream_app.decide("outside-accept", row.id)
+            return
+        if is_consolidation(row.id):
+            self.take_current()
+            self.dream_app.decide("consolidate-accept", row.id)
             return
         if row.provenance != "tool":
             self.take_current()
@@ -265,7 +278,7 @@ class QueueScreen(BaseScreen[QueueData]):
                 following = self.table.current_id
                 self.apply()
                 self.select(following or cid)
-        if not is_outside(cid):  # an outside change waits, skipped, where it is; nothing to record
+        if not is_outside(cid) and not is_consolidation(cid):  # they wait, skipped, where they are
             self.dream_app.decide("skip", cid)
 
     def action_mine(self) -> None:
@@ -284,13 +297,14 @@ class QueueScreen(BaseScreen[QueueData]):
         if cid is None:
             self.notify("No proposal is highlighted", severity="warning")
             return
-        if is_outside(cid):
+        if is_outside(cid) or is_consolidation(cid):
             row = next((r for r in self.rows if r.id == cid), None)
+            verb = "consolidate-reject" if is_consolidation(cid) else "outside-reject"
 
             def rejected(result: Rejection | None) -> None:
                 if result is not None and self.table.current_id == cid:
                     self.take_current()
-                    self.dream_app.decide("outside-reject", cid, reason=result.reason or result.category)
+                    self.dream_app.decide(verb, cid, reason=result.reason or result.category)
 
             self.app.push_screen(RejectModal(row.claim if row else cid), rejected)
             return
@@ -308,6 +322,12 @@ class QueueScreen(BaseScreen[QueueData]):
         if is_outside(cid):
             self.notify(
                 "An outside change is accepted or rejected as it is (edit the file, it comes back)",
+                severity="warning",
+            )
+            return
+        if is_consolidation(cid):
+            self.notify(
+                "A consolidation is accepted or rejected as proposed (edit the memory after accepting it)",
                 severity="warning",
             )
             return
