@@ -123,6 +123,11 @@ def test_a_deleted_file_a_removed_script_and_make_target_are_retired_with_the_fa
     assert "no target 'deploy'" in found[f"{FOLDER}/deploy.md"].evidence
 
 
+def test_a_global_memory_is_never_retired_by_one_projects_repository(config: Config, tmp_path: Path) -> None:
+    root = memory_repo(config, {"settings.md": topic("Settings", "The settings live in src/settings.py.")})
+    assert find.find_offline(root, PROJECT, project_repo(tmp_path)) == []  # another project may still have it
+
+
 def test_a_renamed_file_is_an_update_naming_the_new_path(config: Config, tmp_path: Path) -> None:
     rel = f"{FOLDER}/helper.md"
     root = memory_repo(config, {rel: topic("Helper", "The helper lives in lib/old.py and returns 42.")})

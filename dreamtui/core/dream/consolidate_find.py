@@ -417,14 +417,17 @@ def find_gone_commands(project: str, files: list[MemoryFile], repo: Repository) 
 
 
 def find_offline(root: Path, project: str, repo_path: Path | str | None = None) -> list[Consolidation]:
-    """Every offline proposal for ``project``'s memories (duplicates; with its repository, what is gone).
-    A memory already in a merge is not proposed for retirement in the same pass."""
+    """Every offline proposal for ``project``'s memories (duplicates among its own and the global ones;
+    with its repository, what its own memories name that is gone). A memory already in a merge is not
+    proposed for retirement in the same pass."""
     files = project_memories(root, project)
     out = find_duplicates(project, files)
     repo = Repository.open(repo_path) if repo_path else None
     if repo is not None:
         merged = {rel for item in out for rel in item.targets}
-        rest = [f for f in files if f.rel not in merged]
+        # only the project's own memories are checked against its repository: a global one may name
+        # another project's path
+        rest = [f for f in files if f.rel not in merged and f.rel.startswith(memory.PROJECTS + "/")]
         gone = find_gone_paths(project, rest, repo)
         named = {rel for item in gone for rel in item.targets}
         out += gone + find_gone_commands(project, [f for f in rest if f.rel not in named], repo)

@@ -973,7 +973,13 @@ class _Cycle:
             by_project.setdefault(w.project, []).append(w.digest)
         found: Counter[str] = Counter()
         for project, digests in sorted(by_project.items()):
-            report = run_pass(self.config.memory, self.ledger, project, digests, structured, cycle_id=self.id)
+            try:
+                report = run_pass(
+                    self.config.memory, self.ledger, project, digests, structured, cycle_id=self.id
+                )
+            except (DreamError, OSError) as exc:  # the review file and the briefing stand
+                self.stats.consolidation_error = self.stats.consolidation_error or _one_line(exc)
+                continue
             found.update(report.proposed)
             self.stats.consolidation_known += report.known
             self.usage = self.usage + report.usage
