@@ -336,6 +336,37 @@ def test_the_model_pass_keeps_verified_updates_and_drops_invented_quotes(
     assert new_body in text and "never spaces" not in text
 
 
+def test_a_local_model_behind_an_openai_compatible_server_proposes_through_the_same_pass(
+    config: Config, ledger: Ledger
+) -> None:
+    """A small local model wraps its JSON in a fence: the openai extractor's lenient reading takes it."""
+    from fakes.openai_server import FakeOpenAI, says
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.openai_ext import OpenAIExtractor
+    from dreamtui.core.ingest.digest import digest_session
+
+    root = memory_repo(
+        config, {f"{FOLDER}/tabs.md": topic("Indent with tabs", "Indent every file with tabs.")}
+    )
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    answer = {
+        "proposals": [
+            {"kind": "update", "memories": [1], "quote": Q_SPACES, "new_text": "Indent with four spaces."}
+        ]
+    }
+    with FakeOpenAI() as server:
+        server.script.append(says("```json\n" + json.dumps(answer) + "\n```"))
+        structured = OpenAIExtractor(base_url=server.url, model="qwen3:4b", max_retries=0).structured()
+        report = run_pass(root, ledger, PROJECT, [digest_session([path])], structured)
+    assert report.proposed == {"update": 1}, report
+    [item] = rows.listed(ledger)
+    assert item.source == "openai/qwen3:4b" and item.evidence == Q_SPACES
+
+
 def test_a_failing_model_leaves_the_offline_proposals(config: Config, ledger: Ledger) -> None:
     from fakes.anthropic_server import FakeAnthropic, error
 
