@@ -15,7 +15,6 @@ from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.ledger.consolidations import Consolidation
-from dreamtui.core.models import Digest
 from dreamtui.services.workspace import Workspace
 
 
@@ -138,15 +137,16 @@ def run(
     from dreamtui.core.ingest.digest import digest_session
 
     digests = [digest_session(files_for(f)) for f in files]
-    project = project or (digests[0].project if digests else None)
-    if not project:
-        raise click.UsageError("name the project (--project) or give a session FILE")
-    if show_request:
-        _show_request(config, project, digests, as_json)
-        return
-    if use_model and not digests:
+    if use_model and not digests and not show_request:
         raise DreamError("--model needs the session FILE(s) the model reads")
     with Workspace(config) as ws:
+        if project is None and digests:
+            project = ws.project_key(digests[0].project, files[0])
+        if not project:
+            raise click.UsageError("name the project (--project) or give a session FILE")
+        if show_request:
+            _show_request(config, ws.consolidation_request(project, digests), project, as_json)
+            return
         report = ws.consolidate_now(project, repo=repo, digests=digests, model=use_model)
         made = [ws.consolidation(i) for i in report.ids]
     if as_json:
@@ -171,13 +171,11 @@ def run(
         echo(item_line(item))
 
 
-def _show_request(config: Config, project: str, digests: list[Digest], as_json: bool) -> None:
-    from dreamtui.core.dream.consolidate_find import project_memories
-    from dreamtui.core.dream.consolidation import request
+def _show_request(config: Config, request: tuple[str, str], project: str, as_json: bool) -> None:
     from dreamtui.core.extract.consolidate_prompt import ConsolidationOut
     from dreamtui.core.extract.prompt import sendable
 
-    system, user = request(project, project_memories(config.memory, project), digests)
+    system, user = request
     schema = ConsolidationOut.model_json_schema()
     if as_json:
         echo_json(

@@ -448,6 +448,19 @@ class Workspace:
             f"{result.kind} {result.id} {what}", result.id, sha, "undo", None, tuple(result.notices)
         )
 
+    def consolidation_request(self, project: str, digests: list[Any]) -> tuple[str, str]:
+        """The consolidation request REM would send for ``project`` with ``digests``: (system, user)."""
+        from dreamtui.core.dream.consolidate_find import project_memories
+        from dreamtui.core.dream.consolidation import request
+
+        return request(project, project_memories(self.config.memory, project, self.ledger), digests)
+
+    def project_key(self, folder: str, probe: Path | None = None) -> str:
+        """The project (its repository's key) of transcript folder ``folder``, as the dream cycle files it."""
+        from dreamtui.core.ingest.projects import ProjectMap
+
+        return ProjectMap(self.config.transcripts, self.ledger).key(folder, probe)
+
     def consolidate_now(
         self, project: str, *, repo: Path | None = None, digests: list[Any] | None = None, model: bool = False
     ) -> PassReport:

@@ -28,9 +28,11 @@ from pathlib import Path
 
 from dreamtui.core import clock
 from dreamtui.core.gate import dedup
+from dreamtui.core.ledger import Ledger
 from dreamtui.core.ledger.consolidations import Consolidation, evidence_key
 from dreamtui.core.memory import consolidate
 from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.briefing import project_memory_folders
 from dreamtui.core.memory.frontmatter import read_lenient
 
 LEXICAL = 0.85
@@ -72,11 +74,12 @@ class MemoryFile:
         return read_lenient(self.text)[0].get("description", "")
 
 
-def project_memories(root: Path, project: str) -> list[MemoryFile]:
-    """A project's memory files: its folder (``projects/<folder>/``, the old lossy one too) and the
-    global topic files at the top of the repository (never the index, briefing or review files)."""
+def project_memories(root: Path, project: str, ledger: Ledger | None = None) -> list[MemoryFile]:
+    """A project's memory files: its folders (``projects/<folder>/``, the old lossy one too, and with the
+    ``ledger`` its worktrees' old folders: :func:`briefing.project_memory_folders`) and the global topic
+    files at the top of the repository (never the index, briefing or review files)."""
     root = Path(root)
-    folders = {memory.project_folder(project), memory.legacy_project_folder(project)}
+    folders = {memory.legacy_project_folder(project), *project_memory_folders(ledger, project)}
     out: list[MemoryFile] = []
     for path in dedup.memory_files(root):
         rel = path.relative_to(root).as_posix()
@@ -416,11 +419,13 @@ def find_gone_commands(project: str, files: list[MemoryFile], repo: Repository) 
     return out
 
 
-def find_offline(root: Path, project: str, repo_path: Path | str | None = None) -> list[Consolidation]:
+def find_offline(
+    root: Path, project: str, repo_path: Path | str | None = None, ledger: Ledger | None = None
+) -> list[Consolidation]:
     """Every offline proposal for ``project``'s memories (duplicates among its own and the global ones;
     with its repository, what its own memories name that is gone). A memory already in a merge is not
     proposed for retirement in the same pass."""
-    files = project_memories(root, project)
+    files = project_memories(root, project, ledger)
     out = find_duplicates(project, files)
     repo = Repository.open(repo_path) if repo_path else None
     if repo is not None:

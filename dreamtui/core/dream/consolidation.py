@@ -133,13 +133,13 @@ def run_pass(
     """One project's consolidation: the offline finders (its repository: ``repo_path``, else the one
     its sessions ran in), then the model when there is one and new sessions; store what is new."""
     report = PassReport()
-    files = project_memories(memory_dir, project)
+    files = project_memories(memory_dir, project, ledger)
     if not files:
         return report
     if repo_path is None:
         repos = repositories_of(d.cwd for d in digests)
         repo_path = repos[0] if repos else None
-    items = find_offline(memory_dir, project, repo_path)
+    items = find_offline(memory_dir, project, repo_path, ledger)
     if structured is not None and digests:
         try:
             items += model_proposals(structured, project, files, digests, report)
