@@ -573,3 +573,20 @@ def test_an_accept_killed_at_any_step_leaves_the_whole_commit_or_nothing(
     assert log == [result.commit_sha]
     assert rows.get(ledger, item.id).status == "accepted"  # type: ignore[union-attr]
     assert sh(root, "status", "--porcelain") == ""
+
+
+def test_a_secret_in_a_proposed_text_never_reaches_the_ledger_or_the_memory(
+    config: Config, ledger: Ledger
+) -> None:
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    rel = f"{FOLDER}/deploy.md"
+    root = memory_repo(config, {rel: topic("Deploy", "Deploy with the fabric script.")})
+    files = {rel: find.MemoryFile(rel, (root / rel).read_text())}
+    new = consolidate.rewrite(files[rel].text, f"Deploy through the workflow; token={token}")
+    item = find._make("update", PROJECT, [rel], "the model said so", "x", files, keep=rel, new_text=new)
+    rows.add(ledger, item)
+    stored = rows.get(ledger, item.id)
+    assert stored is not None and token not in (stored.new_text or "")
+    consolidate.accept(config, ledger, item.id)
+    assert token not in (root / rel).read_text() and "Deploy through the workflow" in (root / rel).read_text()
+    assert token not in sh(root, "log", "-p", "-1")
