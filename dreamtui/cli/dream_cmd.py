@@ -247,6 +247,28 @@ def briefing_cmd(
     echo(text, nl=not text.endswith("\n"))
     if waiting is not None and not sha:
         echo(f"dreamtui: briefing #{waiting.id} waits for review: `dreamtui briefing --pending`", err=True)
+    kinds = _consolidations_waiting(config) if not sha else {}
+    if any(kinds.values()):
+        from dreamtui.core.dream.cycle import consolidation_summary
+
+        echo(
+            f"dreamtui: consolidation proposals wait for review ({consolidation_summary(kinds)}): "
+            "`dreamtui consolidate`",
+            err=True,
+        )
+
+
+def _consolidations_waiting(config: Config) -> dict[str, int]:
+    """Pending consolidation proposals per kind (issue 26), without creating a ledger."""
+    from dreamtui.core.ledger import consolidations
+
+    if not config.ledger_path.is_file():
+        return {}
+    ledger = Ledger.open(config.state)
+    try:
+        return {kind: n["pending"] for kind, n in consolidations.counts(ledger).items()}
+    finally:
+        ledger.close()
 
 
 def _waiting(config: Config) -> Any:

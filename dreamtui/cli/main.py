@@ -235,6 +235,7 @@ def main() -> None:
 
 # Sub-commands register themselves on ``cli`` when imported.
 from dreamtui.cli import (  # noqa: E402,F401
+    consolidate_cmd,
     digest_cmd,
     dream_cmd,
     extract_cmd,

@@ -16,14 +16,17 @@ from typing import Any
 from dreamtui.core.config import Config
 from dreamtui.core.dream import cycle, promotion
 from dreamtui.core.dream import stats as core_stats
+from dreamtui.core.dream.consolidation import PassReport
 from dreamtui.core.dream.cycle import CycleRecord, DreamPlan
 from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.transcripts import discover
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import consolidations as consolidation_rows
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger import outside as outside_items
-from dreamtui.core.memory import briefing, decisions, frontmatter, gitops, textdiff, undo
+from dreamtui.core.ledger.consolidations import Consolidation
+from dreamtui.core.memory import briefing, consolidate, decisions, frontmatter, gitops, textdiff, undo
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
 from dreamtui.core.memory.gitops import CommitInfo
@@ -420,6 +423,79 @@ class Workspace:
                 )
             )
         return out
+
+    # -- consolidation: update, retire and merge proposals (issue 26) -----------------------------
+
+    def consolidations(self, status: str | None = "pending") -> list[Consolidation]:
+        """Consolidation proposals of ``status`` (None: all), oldest first."""
+        return consolidation_rows.listed(self.ledger, status)
+
+    def consolidation(self, cid: str) -> Consolidation:
+        """One proposal (an id or a unique prefix); a one-line error when there is none."""
+        item = consolidation_rows.get(self.ledger, cid)
+        if item is None:
+            raise consolidate.ConsolidationError(
+                f"no consolidation proposal with id {cid!r} (see `dreamtui consolidate`)"
+            )
+        return item
+
+    def consolidation_diff(self, item: Consolidation) -> list[str]:
+        """The memory as it is and as it would be: the unified diff of each file and of ``MEMORY.md``."""
+        return consolidate.diff_lines(item, self.config.memory)
+
+    def consolidation_stale(self, item: Consolidation) -> str | None:
+        """Why a pending proposal can no longer be accepted as shown (a target changed), or None."""
+        return consolidate.stale(item, self.config.memory) if item.status == "pending" else None
+
+    def accept_consolidation(self, cid: str) -> DecisionResult:
+        """Accept a proposal: one commit of exactly its diff (a retirement deletes only now)."""
+        result = consolidate.accept(self.config, self.ledger, cid)
+        sha = result.commit_sha or ""
+        summary = " · ".join(
+            [f"{result.kind} accepted → {', '.join(result.paths)} ({sha[:8]})", *result.notices]
+        )
+        return DecisionResult(summary, result.id, sha, "accept", None, tuple(result.notices))
+
+    def reject_consolidation(self, cid: str, reason: str) -> DecisionResult:
+        """Reject a proposal; it is not proposed again for the same evidence."""
+        result = consolidate.reject(self.ledger, cid, reason)
+        return DecisionResult(f"{result.kind} {result.id} rejected", result.id, None, "reject")
+
+    def undo_consolidation(self, cid: str) -> DecisionResult:
+        """Undo an accepted proposal (one commit putting back what it changed) or a rejection."""
+        result = consolidate.undo(self.config, self.ledger, cid)
+        sha = result.commit_sha
+        what = f"undone ({sha[:8]})" if sha else "back to pending"
+        return DecisionResult(
+            f"{result.kind} {result.id} {what}", result.id, sha, "undo", None, tuple(result.notices)
+        )
+
+    def consolidation_request(self, project: str, digests: list[Any]) -> tuple[str, str]:
+        """The consolidation request REM would send for ``project`` with ``digests``: (system, user)."""
+        from dreamtui.core.dream.consolidate_find import project_memories
+        from dreamtui.core.dream.consolidation import request
+
+        return request(project, project_memories(self.config.memory, project, self.ledger), digests)
+
+    def project_key(self, folder: str, probe: Path | None = None) -> str:
+        """The project (its repository's key) of transcript folder ``folder``, as the dream cycle files it."""
+        from dreamtui.core.ingest.projects import ProjectMap
+
+        return ProjectMap(self.config.transcripts, self.ledger).key(folder, probe)
+
+    def consolidate_now(
+        self, project: str, *, repo: Path | None = None, digests: list[Any] | None = None, model: bool = False
+    ) -> PassReport:
+        """Run one project's consolidation pass now: the offline finders (its repository: ``repo``, else
+        the one ``digests`` ran in) and, with ``model`` and ``digests``, the model pass."""
+        from dreamtui.core.dream.consolidation import run_pass
+
+        structured = None
+        if model and digests:
+            from dreamtui.core.extract import make_extractor
+
+            structured = make_extractor(self.config).structured()
+        return run_pass(self.config.memory, self.ledger, project, digests or [], structured, repo_path=repo)
 
 
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:

@@ -392,7 +392,9 @@ class DreamApp(App[object]):
 
         A method the queue screen calls, not a message: it must be queued before the next key is
         handled (``a a q`` quits only once both accepts are written)."""
-        if candidate_id and (action in ("accept", "reject") or action.startswith("outside-")):
+        if candidate_id and (
+            action in ("accept", "reject") or action.startswith(("outside-", "consolidate-"))
+        ):
             self.in_flight.add(candidate_id)
         self._jobs.put(DecisionJob(action, candidate_id, kwargs))
 
@@ -424,6 +426,12 @@ class DreamApp(App[object]):
             return self.workspace.undo()
         if job.action.startswith("outside-"):
             return DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs), cid)
+        if job.action == "consolidate-accept":
+            return self.workspace.accept_consolidation(cid or "")
+        if job.action == "consolidate-reject":
+            return self.workspace.reject_consolidation(
+                cid or "", job.kwargs.get("reason") or "rejected in the app"
+            )
         if cid is None:
             raise ValueError(f"{job.action}: no proposal is named")
         if job.action == "accept":
@@ -454,7 +462,7 @@ class DreamApp(App[object]):
         self.decisions_finished += 1
         if message.action in ("accept", "reject", "undo", "reconcile"):
             self.notify(self.claim_named(message.candidate_id, message.detail), timeout=3)
-        elif message.action.startswith("outside-"):
+        elif message.action.startswith(("outside-", "consolidate-")):
             self.notify(message.detail, timeout=3)
         self.refresh_status()
         self.changed.publish(Change(message.action, message.candidate_id))

@@ -522,11 +522,31 @@ def waking_message(record: CycleRecord) -> str:
         out.append(f"Corroborated: {n} {'lesson recurs' if n == 1 else 'lessons recur'} across sessions.")
     if s.review_path:
         out.append(f"Review: {s.review_path}")
+    out.extend(_consolidation_lines(s))
     out.extend(_briefing_lines(s))
     if record.on_demand:
         out.append("No REM on demand: the review file and the briefing wait for the next full cycle.")
     out.append(f"Took {s.seconds:.1f} s.")
     return redact("\n".join(out))
+
+
+def consolidation_summary(counts: dict[str, int]) -> str:
+    """``1 update, 0 retire, 2 merge`` (every kind, in that order)."""
+    return ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in ("update", "retire", "merge"))
+
+
+def _consolidation_lines(s: CycleStats) -> list[str]:
+    """The waking message's word on REM's consolidation pass (issue 26), when it proposed or failed."""
+    made = sum(s.consolidation.values())
+    if not made and not s.consolidation_error:
+        return []
+    line = f"Consolidation: {consolidation_summary(s.consolidation)} proposed for review"
+    line += " (`dreamtui consolidate` lists them; nothing changes before you accept)" if made else ""
+    if s.consolidation_known:
+        line += f"; {s.consolidation_known} already proposed before"
+    if s.consolidation_error:
+        line += f"; the model pass failed: {s.consolidation_error}"
+    return [line + "."]
 
 
 def _briefing_lines(s: CycleStats) -> list[str]:
@@ -931,9 +951,41 @@ class _Cycle:
         self.stats.briefing_path, self.stats.briefing_commit = str(result.path), result.commit
         self.stats.briefing_status, self.stats.briefing_proposal = result.status, result.proposal
         self.stats.briefing_lines = result.lines
+        self.progress("consolidating memories", 0.8)
+        self._consolidate()
         self.close_phase(
-            corroborated=self.stats.corroborated, review=bool(review_path), briefing_commit=result.commit
+            corroborated=self.stats.corroborated,
+            review=bool(review_path),
+            briefing_commit=result.commit,
+            consolidation=sum(self.stats.consolidation.values()),
         )
+
+    def _consolidate(self) -> None:
+        """REM's consolidation pass (issue 26), per project with new sessions: proposals to update,
+        retire or merge its memories, stored for review. A failure is a line in the stats, never the cycle's."""
+        from dreamtui.core.dream.consolidation import run_pass
+
+        structured = (
+            self.extractor.structured() if callable(getattr(self.extractor, "structured", None)) else None
+        )
+        by_project: dict[str, list[Digest]] = {}
+        for w in self.work:
+            by_project.setdefault(w.project, []).append(w.digest)
+        found: Counter[str] = Counter()
+        for project, digests in sorted(by_project.items()):
+            try:
+                report = run_pass(
+                    self.config.memory, self.ledger, project, digests, structured, cycle_id=self.id
+                )
+            except (DreamError, OSError) as exc:  # the review file and the briefing stand
+                self.stats.consolidation_error = self.stats.consolidation_error or _one_line(exc)
+                continue
+            found.update(report.proposed)
+            self.stats.consolidation_known += report.known
+            self.usage = self.usage + report.usage
+            if report.error and not self.stats.consolidation_error:
+                self.stats.consolidation_error = report.error
+        self.stats.consolidation = {kind: found[kind] for kind in ("update", "retire", "merge")}
 
     def wake(self) -> None:
         self.open_phase("wake")

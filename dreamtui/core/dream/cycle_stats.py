@@ -61,6 +61,10 @@ class CycleStats:
     briefing_status: str | None = None
     briefing_proposal: int | None = None
     briefing_lines: int = 0
+    consolidation: dict[str, int] = field(default_factory=dict)
+    """Consolidation proposals REM made, per kind (``update``, ``retire``, ``merge``; issue 26)."""
+    consolidation_known: int = 0
+    consolidation_error: str | None = None
     # model use and time
     model_calls: int = 0
     input_tokens: int = 0

@@ -7,7 +7,7 @@ from datetime import date
 from typing import Any
 
 from dreamtui.core.clock import parse_timestamp
-from dreamtui.core.ledger import Ledger, candidates, decisions
+from dreamtui.core.ledger import Ledger, candidates, consolidations, decisions
 
 
 def _rate(accepted: int, rejected: int) -> float | None:
@@ -76,7 +76,33 @@ def compute_stats(ledger: Ledger) -> dict[str, Any]:
         "rejection_reasons": dict(reasons.most_common()),
         "candidates": {s: statuses.get(s, 0) for s in ("pending", "accepted", "rejected", "dropped")},
         "by_writer": _by_writer(ledger, accepted, rejected),
+        "by_kind": _by_kind(ledger, accepted, rejected, statuses.get("pending", 0)),
     }
+
+
+def _by_kind(ledger: Ledger, accepted: int, rejected: int, pending: int) -> dict[str, Any]:
+    """Per kind of proposal (issue 26): ``add`` (a new lesson) and the consolidations ``update``,
+    ``retire``, ``merge``: a person's accepts and rejects, the accept rate, and how many wait."""
+    out: dict[str, Any] = {
+        "add": {
+            "accepted": accepted,
+            "rejected": rejected,
+            "decisions": accepted + rejected,
+            "accept_rate": _rate(accepted, rejected),
+            "pending": pending,
+        },
+    }
+    for kind, n in consolidations.counts(ledger).items():
+        out[kind] = {
+            "accepted": n["accepted"],
+            "rejected": n["rejected"],
+            "decisions": n["accepted"] + n["rejected"],
+            "accept_rate": _rate(n["accepted"], n["rejected"]),
+            "pending": n["pending"],
+            "undone": n["undone"],
+            "auto_accepted": n["auto_accepted"],
+        }
+    return out
 
 
 def _by_writer(ledger: Ledger, accepted: int, rejected: int) -> dict[str, Any]:
@@ -108,6 +134,12 @@ def format_stats(stats: dict[str, Any]) -> str:
         "candidates: " + ", ".join(f"{n} {s}" for s, n in stats["candidates"].items()),
         f"skipped: {stats['skipped']}, undone: {stats['undone']}, auto-written: {stats['auto_accepted']}",
     ]
+    if stats.get("by_kind"):
+        lines.append("by kind:")
+        for name, b in stats["by_kind"].items():
+            lines.append(
+                f"  {name}: {b['accepted']}/{b['decisions']} accepted ({pct(b['accept_rate'])}), {b['pending']} waiting"
+            )
     for title, key in (
         ("by writer", "by_writer"),
         ("by extractor/model", "by_extractor"),

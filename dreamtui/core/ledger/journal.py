@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Entry:
-    """One journal row: ``kind`` (``outside``/``briefing``), ``action``, the items it decided (``refs``),
+    """One journal row: ``kind`` (``outside``/``briefing``/``consolidation``), ``action``, the items it decided (``refs``),
     what an undo needs (``payload``), and the last proposal decision before it (``after_decision``)."""
 
     id: int
@@ -48,6 +48,15 @@ def last_undoable(ledger: Ledger) -> Entry | None:
         dict(json.loads(row["payload"])),
         row["after_decision"],
         row["decided_at"],
+    )
+
+
+def mark_undone_for(ledger: Ledger, kind: str, ref: str) -> None:
+    """Mark undone every journal entry of ``kind`` that decided ``ref`` (undone by other means)."""
+    ledger.run(
+        "UPDATE decision_journal SET undone = 1 WHERE undone = 0 AND kind = ? "
+        "AND EXISTS (SELECT 1 FROM json_each(decision_journal.refs) WHERE value = ?)",
+        (kind, ref),
     )
 
 

@@ -225,6 +225,34 @@ CREATE TABLE IF NOT EXISTS outside_hashes (
     ctime_ns INTEGER NOT NULL,
     blob TEXT NOT NULL
 );
+-- A proposal to change memory already there (issue 26): update, retire or merge existing files, with
+-- its evidence (a verified quote from a newer transcript, or the check that failed). One row per
+-- evidence key, whatever its status: the same proposal with the same evidence is never made again.
+CREATE TABLE IF NOT EXISTS consolidations (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('update', 'retire', 'merge')),
+    project TEXT NOT NULL,
+    targets TEXT NOT NULL DEFAULT '[]',    -- JSON list of the memory files it changes (repo-relative)
+    seen TEXT NOT NULL DEFAULT '{}',       -- JSON path -> sha256 of each target's bytes when proposed
+    keep_path TEXT,                        -- update / merge: the file that holds the new text
+    new_text TEXT,                         -- update / merge: that file's new content (whole file)
+    evidence_kind TEXT NOT NULL CHECK (evidence_kind IN ('quote', 'check')),
+    evidence TEXT NOT NULL,                -- the verified quote, or the check that failed (one line)
+    evidence_key TEXT NOT NULL UNIQUE,     -- sha256 of kind, targets and evidence
+    reason TEXT NOT NULL DEFAULT '',       -- why, in one line (the finder's or the model's)
+    session TEXT, transcript TEXT, line INTEGER, provenance TEXT,
+    source TEXT NOT NULL,                  -- offline | <extractor>/<model>
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'accepted', 'rejected', 'undone')),
+    decided_by TEXT CHECK (decided_by IN ('person', 'auto')),
+    decision_reason TEXT,
+    commit_sha TEXT,
+    undo_sha TEXT,
+    cycle_id INTEGER,
+    created_at TEXT NOT NULL,
+    decided_at TEXT
+);
+CREATE INDEX IF NOT EXISTS consolidations_status ON consolidations(status);
 -- An outside accept or reject in flight (issue 23), so a kill can be finished or undone at the next start.
 CREATE TABLE IF NOT EXISTS outside_intents (
     id INTEGER PRIMARY KEY,
@@ -238,9 +266,9 @@ CREATE TABLE IF NOT EXISTS outside_intents (
 -- the most recent decision of any kind.
 CREATE TABLE IF NOT EXISTS decision_journal (
     id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL CHECK (kind IN ('outside', 'briefing')),
+    kind TEXT NOT NULL CHECK (kind IN ('outside', 'briefing', 'consolidation')),
     action TEXT NOT NULL,                  -- accept | mine | reject
-    refs TEXT NOT NULL,                    -- JSON: the outside item ids, or [briefing id]
+    refs TEXT NOT NULL,                    -- JSON: the outside item ids, [briefing id] or [consolidation id]
     payload TEXT NOT NULL DEFAULT '{}',    -- JSON: what an undo needs (commit, statuses before)
     after_decision INTEGER NOT NULL DEFAULT 0,
     undone INTEGER NOT NULL DEFAULT 0,

@@ -2,7 +2,7 @@
 
 Proposal decisions (accept, reject, skip, edit-and-accept) live in the ledger's ``decisions`` table and
 are undone by :func:`dreamtui.core.memory.decisions.undo_last`; decisions on outside changes (accept,
-``m`` mine, reject) and on briefings (accept, reject) are journaled in ``decision_journal``, each placed
+``m`` mine, reject), on briefings (accept, reject) and on consolidations (accept, reject) are journaled in ``decision_journal``, each placed
 after the proposal decisions made before it. :func:`undo_last` compares the two and undoes the newer,
 so ``u`` after accepting an outside change takes back that accept, never an older proposal rejection.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger, journal
 from dreamtui.core.ledger import decisions as decision_rows
-from dreamtui.core.memory import briefing, decisions, outside
+from dreamtui.core.memory import briefing, consolidate, decisions, outside
 from dreamtui.core.memory.decisions import DecisionError, UndoResult, memory_lock
 
 WHAT = {
@@ -21,6 +21,8 @@ WHAT = {
     ("outside", "reject"): "reject of the outside change",
     ("briefing", "accept"): "accept of briefing",
     ("briefing", "reject"): "reject of briefing",
+    ("consolidation", "accept"): "accept of the consolidation",
+    ("consolidation", "reject"): "reject of the consolidation",
 }
 
 
@@ -43,6 +45,8 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
             sha = outside.undo_decision(config, ledger, entry)
         elif entry.kind == "briefing":
             sha = briefing.undo_decision(config, ledger, entry)
+        elif entry.kind == "consolidation":
+            sha = consolidate.undo(config, ledger, entry.refs[0]).commit_sha  # marks the entry undone
         else:  # pragma: no cover - the schema allows no other kind
             raise DecisionError(f"cannot undo a {entry.kind} decision")
         what = WHAT.get((entry.kind, entry.action), f"{entry.action} of")

@@ -23,6 +23,8 @@ from dreamtui.tui.screens.modals import (
     ToolOutputModal,
 )
 from dreamtui.tui.widgets.candidate_view import CandidateView
+from dreamtui.tui.widgets.consolidation_view import consolidation_rows, is_consolidation
+from dreamtui.tui.widgets.consolidation_view import detail as consolidation_detail
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.outside_view import detail as outside_detail
 from dreamtui.tui.widgets.outside_view import is_outside, outside_rows
@@ -141,7 +143,11 @@ class QueueScreen(BaseScreen[QueueData]):
         return self.dream_app.decisions_finished != self._decisions_seen
 
     def load(self) -> QueueData:
-        rows = [*outside_rows(self.workspace.ledger), *self.workspace.queue_rows()]
+        rows = [
+            *outside_rows(self.workspace.ledger),
+            *consolidation_rows(self.workspace),
+            *self.workspace.queue_rows(),
+        ]
         return QueueData(rows, self.workspace.skipped_ids() if not self._loaded else [])
 
     def show(self, data: QueueData) -> None:
@@ -210,6 +216,9 @@ class QueueScreen(BaseScreen[QueueData]):
         if is_outside(cid):
             view.show_outside(outside_detail(self.dream_app.config, self.workspace.ledger, cid))
             return
+        if is_consolidation(cid):
+            view.show_outside(consolidation_detail(self.workspace, cid))
+            return
         cand = self.workspace.candidate(cid)
         dup = self.workspace.duplicate_text(cand) if cand else None
         view.show(cand, dup)
@@ -235,6 +244,10 @@ class QueueScreen(BaseScreen[QueueData]):
             return
         if is_outside(row.id):
             self._accept_outside(row)
+            return
+        if is_consolidation(row.id):
+            self.take_current()
+            self.dream_app.decide("consolidate-accept", row.id)
             return
         if row.provenance != "tool":
             self.take_current()
@@ -298,7 +311,7 @@ class QueueScreen(BaseScreen[QueueData]):
                 following = self.table.current_id
                 self.apply()
                 self.select(following or cid)
-        if not is_outside(cid):  # an outside change waits, skipped, where it is; nothing to record
+        if not is_outside(cid) and not is_consolidation(cid):  # they wait, skipped, where they are
             self.dream_app.decide("skip", cid)
 
     def action_mine(self) -> None:
@@ -316,6 +329,16 @@ class QueueScreen(BaseScreen[QueueData]):
         cid = self.table.current_id
         if cid is None:
             self.notify("No proposal is highlighted", severity="warning")
+            return
+        if is_consolidation(cid):
+            row = next((r for r in self.rows if r.id == cid), None)
+
+            def rejected_consolidation(result: Rejection | None) -> None:
+                if result is not None and self.table.current_id == cid:
+                    self.take_current()
+                    self.dream_app.decide("consolidate-reject", cid, reason=result.reason or result.category)
+
+            self.app.push_screen(RejectModal(row.claim if row else cid), rejected_consolidation)
             return
         if is_outside(cid):
             from dreamtui.core.memory import outside
@@ -344,6 +367,12 @@ class QueueScreen(BaseScreen[QueueData]):
         if is_outside(cid):
             self.notify(
                 "An outside change is accepted or rejected as it is (edit the file, it comes back)",
+                severity="warning",
+            )
+            return
+        if is_consolidation(cid):
+            self.notify(
+                "A consolidation is accepted or rejected as proposed (edit the memory after accepting it)",
                 severity="warning",
             )
             return

@@ -55,6 +55,15 @@ def _writer_rows(by_writer: dict[str, dict[str, Any]]) -> list[Text]:
     return [title("Per writer (who wrote what you kept)"), rate_rows(by_writer), Text()]
 
 
+def _kind_rows(by_kind: dict[str, dict[str, Any]]) -> list[Text]:
+    """Per kind of proposal (add / update / retire / merge, issue 26), once a consolidation was proposed."""
+    rest = [b for k, b in by_kind.items() if k != "add"]
+    if not any(b.get("pending", 0) + b.get("decisions", 0) + b.get("undone", 0) for b in rest):
+        return []
+    rows = {f"{k} ({b.get('pending', 0)} waiting)": b for k, b in by_kind.items()}
+    return [title("Per kind (add a lesson, update / retire / merge a memory)"), rate_rows(rows), Text()]
+
+
 def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
     """The whole Stats page."""
     weeks = data.get("by_week") or {}
@@ -76,6 +85,7 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
         rate_rows(weeks, 10),
         Text(),
         *_writer_rows(data.get("by_writer") or {}),
+        *_kind_rows(data.get("by_kind") or {}),
         title("Per extractor / model"),
         rate_rows(data.get("by_extractor") or {}),
         Text(),

@@ -1,0 +1,155 @@
+"""The consolidation pass of REM (issue 26), per project: the offline finders
+(:mod:`~dreamtui.core.dream.consolidate_find`) and, when the extractor declares a model
+(``structured()``), one request with the project's memories and the new sessions' digest
+(:mod:`~dreamtui.core.extract.consolidate_prompt`). A model's update or retirement is kept only with a
+quote the gate's verification finds in the newer transcripts; every proposal is stored for review in
+``consolidations`` (one already made with the same evidence is not stored again)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dreamtui.core import clock
+from dreamtui.core.dream.consolidate_find import MemoryFile, find_offline, project_memories, repositories_of
+from dreamtui.core.errors import ExtractorError
+from dreamtui.core.extract import consolidate_prompt as prompt
+from dreamtui.core.extract.base import StructuredModel
+from dreamtui.core.gate.verify import verify_quotes
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import consolidations as rows
+from dreamtui.core.ledger.consolidations import Consolidation, evidence_key
+from dreamtui.core.memory import consolidate
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.models import Digest, Usage
+
+
+@dataclass(slots=True)
+class PassReport:
+    """What one project's pass proposed: new proposals per kind, and what it left out and why."""
+
+    proposed: Counter[str] = field(default_factory=Counter)
+    known: int = 0
+    """Proposals already made with the same evidence (pending, rejected, accepted): not stored again."""
+    dropped: Counter[str] = field(default_factory=Counter)
+    """Model proposals left out: ``unverified`` quote, ``invalid`` (bad numbers, missing text)."""
+    model_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    ids: list[str] = field(default_factory=list)
+
+
+def request(project: str, files: Sequence[MemoryFile], digests: Sequence[Digest]) -> tuple[str, str]:
+    """The consolidation request as sent: (system prompt, user message)."""
+    return prompt.SYSTEM_PROMPT, prompt.user_message(project, [(f.rel, f.text) for f in files], digests)
+
+
+def _seen(f: MemoryFile) -> str:
+    return consolidate.sha256(memory.storable(f.text.encode("utf-8", "surrogatepass"))) or ""
+
+
+def model_proposals(
+    structured: StructuredModel,
+    project: str,
+    files: Sequence[MemoryFile],
+    digests: Sequence[Digest],
+    report: PassReport,
+) -> list[Consolidation]:
+    """Ask the model once; keep each proposal that names real memories and (update, retire) carries a
+    quote verified in the sessions' transcripts. Raises :class:`ExtractorError` (one line) on failure."""
+    system, user = request(project, files, digests)
+    out, usage = structured.ask(system, user, prompt.ConsolidationOut, max_tokens=prompt.MAX_TOKENS)
+    report.model_calls += 1
+    report.usage = report.usage + usage
+    if not isinstance(out, prompt.ConsolidationOut):
+        raise ExtractorError("the model returned no consolidation proposals")
+    transcripts = [Path(p) for d in digests for p in d.files]
+    session_of = {str(p): d.session for d in digests for p in d.files}
+    wanted = [p for p in out.proposals if p.quote.strip()]
+    checks = dict(
+        zip([id(p) for p in wanted], verify_quotes([p.quote for p in wanted], transcripts), strict=True)
+    )
+    source = f"{structured.name}/{structured.model}" if structured.model else structured.name
+    kept: list[Consolidation] = []
+    for p in out.proposals:
+        numbers = list(dict.fromkeys(p.memories))
+        if not numbers or any(not 1 <= n <= len(files) for n in numbers):
+            report.dropped["invalid"] += 1
+            continue
+        targets = [files[n - 1] for n in numbers]
+        needs_text = p.kind in ("update", "merge")
+        if (needs_text and not p.new_text.strip()) or (p.kind == "merge") != (len(targets) >= 2):
+            report.dropped["invalid"] += 1
+            continue
+        check = checks.get(id(p))
+        if p.kind != "merge" and (check is None or not check.verified or check.best is None):
+            report.dropped["unverified"] += 1
+            continue
+        best = check.best if check is not None and check.verified else None
+        if best is not None:
+            evidence, kind_of = " ".join(p.quote.split()), "quote"
+        else:
+            evidence = f"{source} judged {', '.join(t.rel for t in targets)} the same: {p.reason.strip()}"
+            kind_of = "check"
+        keep = targets[0]
+        new_text = consolidate.rewrite(keep.text, p.new_text) if needs_text else None
+        rels = [t.rel for t in targets]
+        kept.append(
+            Consolidation(
+                id=consolidate.new_id(),
+                kind=p.kind,
+                project=project,
+                targets=rels,
+                evidence_kind=kind_of,
+                evidence=evidence,
+                evidence_key=evidence_key(p.kind, rels, evidence),
+                source=source,
+                seen={t.rel: _seen(t) for t in targets},
+                keep_path=keep.rel if needs_text else None,
+                new_text=new_text,
+                reason=memory.one_line(p.reason, 240),
+                session=session_of.get(best.file) if best else None,
+                transcript=best.file if best else None,
+                line=best.line if best else None,
+                provenance=best.provenance if best else None,
+                created_at=clock.now_iso(),
+            )
+        )
+    return kept
+
+
+def run_pass(
+    memory_dir: Path,
+    ledger: Ledger,
+    project: str,
+    digests: Sequence[Digest],
+    structured: StructuredModel | None = None,
+    *,
+    repo_path: Path | None = None,
+    cycle_id: int | None = None,
+) -> PassReport:
+    """One project's consolidation: the offline finders (its repository: ``repo_path``, else the one
+    its sessions ran in), then the model when there is one and new sessions; store what is new."""
+    report = PassReport()
+    files = project_memories(memory_dir, project, ledger)
+    if not files:
+        return report
+    if repo_path is None:
+        repos = repositories_of(d.cwd for d in digests)
+        repo_path = repos[0] if repos else None
+    items = find_offline(memory_dir, project, repo_path, ledger)
+    if structured is not None and digests:
+        try:
+            items += model_proposals(structured, project, files, digests, report)
+        except ExtractorError as exc:  # the offline proposals stand; the cycle goes on
+            report.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    for item in items:
+        item.cycle_id = cycle_id
+        if rows.add(ledger, item):
+            report.proposed[item.kind] += 1
+            report.ids.append(item.id)
+        else:
+            report.known += 1
+    return report
