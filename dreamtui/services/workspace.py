@@ -21,7 +21,7 @@ from dreamtui.core.dream.cycle import CycleRecord, DreamPlan
 from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.transcripts import discover
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, open_ledger
 from dreamtui.core.memory import briefing, decisions, frontmatter, gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
@@ -113,7 +113,7 @@ class Workspace:
     def __init__(self, config: Config, ledger: Ledger | None = None) -> None:
         self.config = config
         self._owns_ledger = ledger is None
-        self.ledger = ledger if ledger is not None else Ledger.open(config.state)
+        self.ledger = ledger if ledger is not None else open_ledger(config)
         self._choice: Choice | None = None
 
     def __enter__(self) -> Workspace:

@@ -18,7 +18,7 @@ from dreamtui.core.extract.runner import context_maker
 from dreamtui.core.gate.dedup import DedupIndex
 from dreamtui.core.gate.pipeline import GateReport, gate
 from dreamtui.core.ingest.digest import digest_session
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, open_ledger
 from dreamtui.core.models import Digest, ExtractionResult
 
 
@@ -46,7 +46,7 @@ def extract_session(config: Config, files: list[Path]) -> SessionExtraction:
     """Digest the session ``files`` (main first), extract with the configured extractor, gate and store."""
     digest = digest_session(files)
     extractor = make_extractor(config)
-    with Ledger.open(config.state) as ledger:
+    with open_ledger(config) as ledger:
         index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart
         result = extractor.extract(digest, context_maker(config, index)(digest))
         report = gate(
