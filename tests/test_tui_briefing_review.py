@@ -60,7 +60,7 @@ async def test_the_waiting_briefing_is_a_diff_and_a_accepts_it_in_one_commit(dre
         await pilot.press("4")
         await wait_for(pilot, lambda: "waits for your review" in plain(app, "#briefing-title"))
         diff = plain(app, "#briefing-diff")
-        assert "+## Working on" in diff and "— source: `" in diff
+        assert "+## The work" in diff and "— source: `" in diff
         await pilot.press("a")
         await wait_for(pilot, lambda: "Accepted briefing #1" in said(app), timeout=20)
         await wait_for(pilot, lambda: "briefing.md at" in plain(app, "#briefing-title"))
@@ -153,9 +153,7 @@ async def test_the_pane_shows_the_accepted_briefing_and_no_diff_after_a_decision
         md = app.screen.query_one("#briefing", Markdown)
         await wait_for(pilot, lambda: md.display and md.source == waiting.text)
         assert not app.screen.query_one("#briefing-diff", Static).display
-        await wait_for(
-            pilot, lambda: "Working on" in pane_text(app) and "+## Working on" not in pane_text(app)
-        )
+        await wait_for(pilot, lambda: "The work" in pane_text(app) and "+## The work" not in pane_text(app))
 
 
 async def test_the_pane_keeps_no_diff_of_a_rejected_briefing(dreamed) -> None:
@@ -175,4 +173,4 @@ async def test_the_pane_keeps_no_diff_of_a_rejected_briefing(dreamed) -> None:
         await wait_loaded(pilot)
         assert not app.screen.query_one("#briefing-diff", Static).display
         assert not app.screen.query_one("#briefing", Markdown).display
-        assert "+# Briefing" not in pane_text(app) and "Working on" not in pane_text(app)
+        assert "+# Briefing" not in pane_text(app) and "The work" not in pane_text(app)
