@@ -306,7 +306,8 @@ def _project_line(config: Config, sessions: Sequence[SessionSource], unaccepted:
         what += f", {len(sessions)} sessions"
     parts = [what]
     if requests:
-        parts.append("; ".join(f"“{clean(t.text, 110)}”" for t in requests[:REQUESTS_PER_PROJECT]))
+        # each request redacted before it is cut: a secret cut short is no longer recognisable as one
+        parts.append("; ".join(f"“{_safe(t.text, 110)}”" for t in requests[:REQUESTS_PER_PROJECT]))
     if files:
         names = list(files)[:FILES_PER_PROJECT]
         more = len(files) - len(names)
