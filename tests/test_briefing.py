@@ -172,8 +172,8 @@ def test_no_word_of_a_pending_rejected_or_dropped_proposal_reaches_the_briefing(
     # what may be said is said, each with its source
     assert "Run the exporter tests with a frozen clock — source: `projects/home-kim-acme/" in proposal.text
     assert (
-        f"asked “Let's work on the invoice exporter for the finance team today please.” — source: `{ACME}/{SESSION}.jsonl:1`"
-        in proposal.text
+        "- acme (/home/kim/acme): “Let's work on the invoice exporter for the finance team today please.” "
+        f"— source: `{ACME}/{SESSION}.jsonl:1`" in proposal.text
     )
     assert_every_line_has_a_source_that_exists(config, proposal.text)
     assert {s["source"] for s in proposal.sources} == {
@@ -200,7 +200,7 @@ def test_an_unanswered_last_request_is_an_open_thread_an_answered_one_is_not(
     )
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
-    threads = briefing.parse_sections(text)["Open threads"]
+    threads = briefing.parse_sections(text)["To watch"]
     assert threads == [f"acme: unanswered: “{PERSON_LAST}” — source: `{ACME}/{SESSION}.jsonl:7`"]
     assert "rename the exporter" not in text
 
@@ -213,23 +213,59 @@ def test_closing_words_are_no_open_thread(config: Config, ledger: Ledger, last: 
     write_session(config, [*TURNS[:6], ("user", last)])
     run_cycle(config, ledger, project=ACME)
     text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
-    assert briefing.parse_sections(text)["Open threads"] == [] and last not in text
+    assert briefing.parse_sections(text)["To watch"] == [] and last not in text
 
 
-def test_files_edited_are_what_was_worked_on_with_their_line(config: Config, ledger: Ledger) -> None:
-    edit = [
-        {"type": "text", "text": "Editing the exporter."},
+def edits(*files: str) -> list[dict[str, object]]:
+    return [{"type": "text", "text": "Editing."}] + [
         {
             "type": "tool_use",
-            "id": "toolu_1",
+            "id": f"toolu_{i}",
             "name": "Edit",
-            "input": {"file_path": "/home/kim/acme/src/exporter.py", "old_string": "a", "new_string": "b"},
-        },
+            "input": {"file_path": f"/home/kim/acme/{name}", "old_string": "a", "new_string": "b"},
+        }
+        for i, name in enumerate(files)
     ]
-    write_session(config, [*TURNS[:3], ("assistant", edit), ("assistant", "Done with the edit.")])
+
+
+def test_the_files_changed_are_part_of_the_projects_line(config: Config, ledger: Ledger) -> None:
+    write_session(config, [*TURNS[:3], ("assistant", edits("src/exporter.py")), ("assistant", "Done.")])
     run_cycle(config, ledger, project=ACME)
-    working = briefing.parse_sections(briefing.waiting_proposal(ledger).text)["Working on"]  # type: ignore[union-attr]
-    assert f"acme: edited src/exporter.py — source: `{ACME}/{SESSION}.jsonl:4`" in working
+    work = briefing.parse_sections(briefing.waiting_proposal(ledger).text)["The work"]  # type: ignore[union-attr]
+    assert work == [
+        "acme (/home/kim/acme): “Let's work on the invoice exporter for the finance team today please.” "
+        f"· changed src/exporter.py — source: `{ACME}/{SESSION}.jsonl:1`"
+    ]
+
+
+def test_the_briefing_is_the_big_picture_not_an_activity_log(config: Config, ledger: Ledger) -> None:
+    """Issue 24 point 7: one line per project (what it is, what was asked, what changed), not a line per
+    session and per edited path; then what was decided and what to watch."""
+    names = [f"src/module_{n}.py" for n in range(6)]
+    write_session(config, [*TURNS[:3], ("assistant", edits(*names[:3])), ("assistant", "Done.")])
+    later = [
+        (
+            "user",
+            "Now make the exporter write CSV files for the auditors as well please, with one file per month.",
+        ),
+        ("assistant", edits(*names[3:])),
+        ("assistant", "Done."),
+    ]
+    write_session(config, later, session=OTHER)
+    run_cycle(config, ledger, project=ACME)
+    text = briefing.waiting_proposal(ledger).text  # type: ignore[union-attr]
+    sections = briefing.parse_sections(text)
+    assert list(sections) == ["The work", "Decided", "To watch"]
+    [line] = sections["The work"]
+    assert line.startswith("acme (/home/kim/acme), 2 sessions: “")
+    assert "“Let's work on the invoice exporter for the finance team today please.”" in line
+    assert (
+        "“Now make the exporter write CSV files for the auditors as well please, with one file per month.”"
+        in line
+    )
+    assert "changed " in line and " and 2 more" in line
+    assert "edited" not in text  # no line per path
+    assert_every_line_has_a_source_that_exists(config, text)
 
 
 def test_a_secret_in_a_request_is_redacted(config: Config, ledger: Ledger) -> None:

@@ -221,7 +221,7 @@ def test_briefing_waits_for_review_then_accept_is_one_commit(home: Path) -> None
     assert not (home / "memory" / "briefing.md").exists()
     pending = dreamtui(home, "briefing", "--pending")
     assert pending.returncode == 0 and pending.stdout.startswith("Briefing #1 (pending)")
-    assert "+## Working on" in pending.stdout and "— source: `-home-kim-acme/" in pending.stdout
+    assert "+## The work" in pending.stdout and "— source: `-home-kim-acme/" in pending.stdout
     as_json = json.loads(dreamtui(home, "briefing", "--pending", "--json").stdout)
     assert as_json["status"] == "pending" and all(s["source"] for s in as_json["sources"])
     accepted = dreamtui(home, "briefing", "--accept")

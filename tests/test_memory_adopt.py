@@ -22,7 +22,7 @@ def run(tmp_path: Path, memory: Path, *args: str):
             "--memory",
             str(memory),
             "--state",
-            str(tmp_path / "state"),
+            str(tmp_path / "state" / memory.name),  # a ledger serves one memory repository
             "--transcripts",
             str(tmp_path / "t"),
             *args,

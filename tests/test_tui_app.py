@@ -46,6 +46,7 @@ SMALL = (80, 24)
 
 @pytest.mark.usefixtures("git_home")
 def test_the_app_without_a_terminal_is_a_one_line_error(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()  # a transcripts folder that is there (a missing one is its own error)
     env = {
         **os.environ,
         "DREAMTUI_TRANSCRIPTS": str(tmp_path / "t"),

@@ -60,7 +60,7 @@ async def test_the_waiting_briefing_is_a_diff_and_a_accepts_it_in_one_commit(dre
         await pilot.press("4")
         await wait_for(pilot, lambda: "waits for your review" in plain(app, "#briefing-title"))
         diff = plain(app, "#briefing-diff")
-        assert "+## Working on" in diff and "— source: `" in diff
+        assert "+## The work" in diff and "— source: `" in diff
         await pilot.press("a")
         await wait_for(pilot, lambda: "Accepted briefing #1" in said(app), timeout=20)
         await wait_for(pilot, lambda: "briefing.md at" in plain(app, "#briefing-title"))
@@ -128,3 +128,49 @@ async def test_d_does_what_the_sessions_screen_says(dreamed) -> None:
         await wait_for(pilot, lambda: "nothing new since cycle #1" in plain(app, "#sessions-info"))
     kinds = [r["kind"] for r in ledger.query("SELECT kind FROM dream_cycles ORDER BY id")]
     assert kinds == ["full", "on-demand"]
+
+
+def pane_text(app) -> str:
+    """What the Briefings pane shows on the terminal (its widgets that are displayed)."""
+    from fakes.tui import screen_text
+
+    return screen_text(app)
+
+
+async def test_the_pane_shows_the_accepted_briefing_and_no_diff_after_a_decision(dreamed) -> None:
+    """Issue 24 point 7: the pane is never blank after an accept nor stale after a reject."""
+    from textual.widgets import Markdown, Static
+
+    cfg, ledger = dreamed
+    waiting = briefing.waiting_proposal(ledger)
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "waits for your review" in plain(app, "#briefing-title"))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "Accepted briefing #1" in said(app), timeout=20)
+        md = app.screen.query_one("#briefing", Markdown)
+        await wait_for(pilot, lambda: md.display and md.source == waiting.text)
+        assert not app.screen.query_one("#briefing-diff", Static).display
+        await wait_for(pilot, lambda: "The work" in pane_text(app) and "+## The work" not in pane_text(app))
+
+
+async def test_the_pane_keeps_no_diff_of_a_rejected_briefing(dreamed) -> None:
+    from textual.widgets import Markdown, Static
+
+    cfg, ledger = dreamed
+    app = DreamApp(cfg, ledger, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot)
+        await pilot.press("4")
+        await wait_for(pilot, lambda: "waits for your review" in plain(app, "#briefing-title"))
+        await pilot.press("r")
+        await wait_modal(pilot, ReasonModal)
+        await pilot.press(*"too vague", "enter")
+        await wait_for(pilot, lambda: "Rejected briefing #1" in said(app), timeout=20)
+        await wait_for(pilot, lambda: "No briefing yet" in plain(app, "#briefing-title"))
+        await wait_loaded(pilot)
+        assert not app.screen.query_one("#briefing-diff", Static).display
+        assert not app.screen.query_one("#briefing", Markdown).display
+        assert "+# Briefing" not in pane_text(app) and "The work" not in pane_text(app)

@@ -20,8 +20,10 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     and again when it closes, so a person can look at the memory repo afterwards. (Do not redirect
     stdout: Textual measures the terminal through it. Set ``DREAMTUI_DEMO_DIR`` to choose the folder.)
     """
-    from dreamtui.core.ledger import Ledger
+    from dreamtui.core.ledger import open_ledger
 
+    if not demo:
+        refuse_missing_transcripts(config)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         # Textual would draw escape codes into a pipe or file and wait for keys that never come
         raise DreamError(
@@ -51,7 +53,7 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     from dreamtui.tui.app import DreamApp
 
     try:
-        ledger = Ledger.open(config.state)
+        ledger = open_ledger(config)
         try:
             DreamApp(config, ledger).run()
         finally:
@@ -65,6 +67,19 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
             )
         elif demo:
             print(f"dreamtui demo: memory repo {config.memory}")
+
+
+def refuse_missing_transcripts(config: Config) -> None:
+    """The app never opens on a transcripts folder that is not there: it would show the proposals the
+    ledger kept (those of the folder it read before) as if they were this one's. One line instead."""
+    folder = config.transcripts
+    if folder.is_dir():
+        return
+    what = "is not a folder" if folder.exists() else "does not exist"
+    raise DreamError(
+        f"the transcripts folder {folder} {what}: point --transcripts (or DREAMTUI_TRANSCRIPTS) at Claude "
+        "Code's transcripts (default ~/.claude/projects), or try `dreamtui --demo`"
+    )
 
 
 def remove_demo(folder: Path | None) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.main import cli, folder_options, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.ledger.consolidations import Consolidation
@@ -35,6 +35,7 @@ def evidence_lines(item: Consolidation) -> list[str]:
 @cli.group(invoke_without_command=True)
 @click.option("--all", "show_all", is_flag=True, help="Also decided proposals.")
 @click.option("--json", "as_json", is_flag=True, help="Print the proposals as a JSON list.")
+@folder_options
 @click.pass_context
 def consolidate_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """Proposals to update, retire or merge existing memories: list them (with no sub-command)."""

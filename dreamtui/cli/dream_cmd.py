@@ -16,7 +16,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.cli.progress import progress_display
 from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import open_ledger
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
@@ -90,7 +90,7 @@ def dream(
         config = replace(config, extractor=extractor)
     if batch:
         config = replace(config, batch=True)
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     display = progress_display(not as_json)
     try:
         record = run_cycle(config, ledger, project=project, date=day, trigger="manual", progress=display)
@@ -152,7 +152,7 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         echo(waking_message(record))
         echo("", nl=True)
 
-    with Ledger.open(config.state) as ledger:
+    with open_ledger(config) as ledger:
         daemon = DreamDaemon(
             config,
             ledger,
@@ -264,7 +264,7 @@ def _consolidations_waiting(config: Config) -> dict[str, int]:
 
     if not config.ledger_path.is_file():
         return {}
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         return {kind: n["pending"] for kind, n in consolidations.counts(ledger).items()}
     finally:
@@ -277,7 +277,7 @@ def _waiting(config: Config) -> Any:
 
     if not config.ledger_path.is_file():
         return None
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         return briefing.waiting_proposal(ledger)
     finally:
@@ -290,7 +290,7 @@ def _briefing_decision(
     """``--pending`` / ``--accept`` / ``--reject`` of ``dreamtui briefing``."""
     from dreamtui.core.memory import briefing
 
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         if show:
             prop = (

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.main import cli, folder_options, pass_config
 from dreamtui.cli.output import echo_json, printable
 from dreamtui.core.config import EXTRACTORS, Config
 from dreamtui.core.models import Candidate, Digest, ExtractionResult
@@ -148,9 +148,9 @@ def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
     from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
     from dreamtui.core.extract.runner import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
-    from dreamtui.core.ledger import Ledger
+    from dreamtui.core.ledger import open_ledger
 
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         context = context_maker(config, DedupIndex.build(config.memory, ledger))(digest)
     finally:
@@ -180,6 +180,7 @@ def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
 
 
 @cli.group("batch")
+@folder_options
 def batch_group() -> None:
     """Back-fill many sessions through the Message Batches API (half the price; results can take hours)."""
 
@@ -204,14 +205,14 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
     from dreamtui.cli.verify_cmd import files_for
     from dreamtui.core.extract.runner import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
-    from dreamtui.core.ledger import Ledger
+    from dreamtui.core.ledger import open_ledger
 
     if model:
         config = replace(config, model=model)
     from dreamtui.core.dream.lock import CycleLock
 
     groups = [files_for(f) for f in files]
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         runner = _batch_runner(config, ledger)
         index = DedupIndex.build(config.memory, ledger)
@@ -244,7 +245,7 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
     What a session's request extracted is recorded as extracted in the transaction that stores its
     candidates (no dream cycle extracts it again); a failed request gives its content back."""
     from dreamtui.core.dream.adhoc import collect_batches
-    from dreamtui.core.ledger import Ledger
+    from dreamtui.core.ledger import open_ledger
 
     def left_for_cycle(left: int) -> None:
         if not as_json:
@@ -253,7 +254,7 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
                 err=True,
             )
 
-    with Ledger.open(config.state) as ledger:
+    with open_ledger(config) as ledger:
         outcomes = collect_batches(
             config,
             ledger,

@@ -6,6 +6,7 @@ Each sub-command lives in its own module below ``dreamtui.cli`` and registers it
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,7 +17,7 @@ import click
 
 from dreamtui import __version__
 from dreamtui.cli.output import echo
-from dreamtui.core.config import EXTRACTORS, Config, load_config
+from dreamtui.core.config import EXTRACTORS, Config, folders_state, load_config
 from dreamtui.core.errors import DreamError
 
 
@@ -209,17 +210,71 @@ def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
         opt_state: Path | None = None,
         **kwargs: Any,
     ) -> Any:
-        cfg = config_of(ctx)
-        if opt_transcripts or opt_memory or opt_state:
-            cfg = replace(
-                cfg,
-                transcripts=opt_transcripts or cfg.transcripts,
-                memory=opt_memory or cfg.memory,
-                state=opt_state or cfg.state,
-            )
-            ctx.find_root().obj = cfg  # the banners after the command speak of the same folders
-            refuse_bare_memory(cfg)
+        cfg = with_folders(ctx, opt_transcripts, opt_memory, opt_state)
         return func(cfg, *args, **kwargs)
+
+    return wrapper
+
+
+def with_folders(
+    ctx: click.Context, transcripts: Path | None, memory: Path | None, state: Path | None
+) -> Config:
+    """The invocation's Config with the folder flags given after a command's name (a group's or a
+    sub-command's) in place, stored back on the root context so what runs next and the banners after
+    the command speak of the same folders. A state folder that was the default of the old folders
+    follows the new ones (:func:`folders_state`)."""
+    cfg = config_of(ctx)
+    if not (transcripts or memory or state):
+        return cfg
+    new_transcripts = Path(os.path.expanduser(transcripts)) if transcripts else cfg.transcripts
+    new_memory = Path(os.path.expanduser(memory)) if memory else cfg.memory
+    if state:
+        new_state = Path(os.path.expanduser(state))
+    elif cfg.state == folders_state(cfg.transcripts, cfg.memory):
+        new_state = folders_state(new_transcripts, new_memory)
+    else:
+        new_state = cfg.state
+    cfg = replace(cfg, transcripts=new_transcripts, memory=new_memory, state=new_state)
+    ctx.find_root().obj = cfg
+    refuse_bare_memory(cfg)
+    return cfg
+
+
+def folder_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a command group: it takes ``--transcripts/--memory/--state`` after its name too (before
+    its sub-command's name), and its sub-commands (and its own body) see the resulting Config."""
+
+    @click.option(
+        "--transcripts",
+        "opt_transcripts",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Transcript folder (overrides the global option).",
+    )
+    @click.option(
+        "--memory",
+        "opt_memory",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Memory git repository (overrides the global option).",
+    )
+    @click.option(
+        "--state",
+        "opt_state",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="State folder (overrides the global option).",
+    )
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        opt_transcripts: Path | None = None,
+        opt_memory: Path | None = None,
+        opt_state: Path | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        with_folders(click.get_current_context(), opt_transcripts, opt_memory, opt_state)
+        return func(*args, **kwargs)
 
     return wrapper
 

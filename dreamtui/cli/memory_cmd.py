@@ -17,7 +17,7 @@ from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream.stats import format_stats
 from dreamtui.core.errors import DreamError
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, open_ledger
 from dreamtui.core.memory import decisions, gitops
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.review import write_review
@@ -28,7 +28,7 @@ STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
 
 
 def _ledger(config: Config) -> Ledger:
-    return Ledger.open(config.state)
+    return open_ledger(config)
 
 
 def _reconcile(config: Config, ledger: Ledger) -> None:

@@ -10,15 +10,15 @@ import json
 
 import click
 
-from dreamtui.cli.main import cli, pass_config
+from dreamtui.cli.main import cli, folder_options, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, open_ledger
 from dreamtui.core.memory import outside
 
 
 def _scanned(config: Config) -> Ledger:
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         report = outside.scan(config, ledger)
     except BaseException:
@@ -39,6 +39,7 @@ def item_line(item: outside.Item) -> str:
 @cli.group(invoke_without_command=True)
 @click.option("--all", "show_all", is_flag=True, help="Also decided items.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object with items and batches.")
+@folder_options
 @click.pass_context
 def outside_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """Changes to the memory repository dreamtui did not make: list them (with no sub-command)."""

@@ -13,7 +13,7 @@ from dreamtui.cli.main import CANDIDATE_ID, cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
 from dreamtui.core.dream import promotion
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, open_ledger
 
 
 def _echo_json(data: Any) -> None:
@@ -79,7 +79,7 @@ def promote(
     actions = [a for a in (approve, revoke, keep_id, reject_id) if a]
     if len(actions) > 1:
         raise click.UsageError("choose one of --approve, --revoke, --keep, --reject")
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     try:
         if keep_id or reject_id:
             _review(

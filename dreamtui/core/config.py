@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import re
 import shlex
 import tomllib
 import unicodedata
@@ -93,6 +95,26 @@ def default_memory() -> Path:
 def default_state() -> Path:
     """The user state directory (ledger, lock)."""
     return Path(platformdirs.user_state_dir(APP_NAME))
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return Path(os.path.expanduser(str(path))).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the path as given
+        return Path(os.path.expanduser(str(path))).absolute()
+
+
+def folders_state(transcripts: Path, memory: Path) -> Path:
+    """The state folder used when none is given: the user state directory for Claude Code's own folders
+    (``~/.claude/projects``, ``~/.claude/memory``), and for any other pair a folder of its own inside it
+    (``folders/<memory name>-<hash of both paths>``), so another ``--memory`` or ``--transcripts`` never
+    reads or writes the ledger of the default ones."""
+    t, m = _resolved(transcripts), _resolved(memory)
+    if t == _resolved(default_transcripts()) and m == _resolved(default_memory()):
+        return default_state()
+    key = hashlib.sha256(f"{t}\0{m}".encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", m.name).strip(".-")[:40] or "memory"
+    return default_state() / "folders" / f"{name}-{key}"
 
 
 def default_config_file() -> Path:
@@ -525,4 +547,7 @@ def load_config(config_file: Path | str | None = None, *, required: bool = False
         settings = _loader(read_toml(path, required=required, named_by=named_by))(**flags)
     except ValidationError as exc:
         raise _one_line(exc) from None
-    return Config(**settings.model_dump(), config_file=path)
+    values = settings.model_dump()
+    if "state" not in settings.model_fields_set:  # no flag, variable or file named one
+        values["state"] = folders_state(values["transcripts"], values["memory"])
+    return Config(**values, config_file=path)

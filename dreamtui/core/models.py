@@ -338,3 +338,5 @@ class FileRow:
     dreamed_offset: int
     dreamed_lines: int
     updated_at: str
+    offset: int = 0
+    """Bytes read (up to the last complete line ``lines`` counts)."""

@@ -104,9 +104,9 @@ def _dream(config: Config) -> None:
     """Run one dream cycle over the demo transcripts with the heuristic extractor."""
     from dreamtui.core import clock
     from dreamtui.core.dream import cycle
-    from dreamtui.core.ledger import Ledger
+    from dreamtui.core.ledger import open_ledger
 
-    ledger = Ledger.open(config.state)
+    ledger = open_ledger(config)
     saved = os.environ.get(clock.ENV_NOW)
     os.environ[clock.ENV_NOW] = saved or DEMO_NOW
     try:

@@ -20,8 +20,10 @@ from dreamtui.core.dream.consolidation import PassReport
 from dreamtui.core.dream.cycle import CycleRecord, DreamPlan
 from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
+from dreamtui.core.ingest.line_count import LineCounter
+from dreamtui.core.ingest.tail import file_key
 from dreamtui.core.ingest.transcripts import discover
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, offsets, open_ledger
 from dreamtui.core.ledger import consolidations as consolidation_rows
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger import outside as outside_items
@@ -91,6 +93,17 @@ class SessionRow:
     waiting: int = 0
     updated: str = ""
     pending: int = 0
+    quiet: int = 0
+    """Bytes a dream cycle read and found too quiet to dream (too few of a person's words); they wait
+    for more words and are not counted in ``waiting``."""
+
+    @property
+    def status(self) -> str:
+        """``waiting`` (content not yet dreamed), ``too quiet`` (all a cycle found too quiet, nothing
+        new since), ``dreamed``, or ``not read yet``."""
+        if self.waiting:
+            return "waiting" if self.lines or self.dreamed or self.quiet else "not read yet"
+        return "too quiet" if self.quiet else "dreamed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +132,9 @@ class Workspace:
     def __init__(self, config: Config, ledger: Ledger | None = None) -> None:
         self.config = config
         self._owns_ledger = ledger is None
-        self.ledger = ledger if ledger is not None else Ledger.open(config.state)
+        self.ledger = ledger if ledger is not None else open_ledger(config)
         self._choice: Choice | None = None
+        self._line_counter = LineCounter()  # the lines appended to transcripts since they were read
 
     def __enter__(self) -> Workspace:
         return self
@@ -316,18 +330,22 @@ class Workspace:
             return groups.setdefault((project, session), SessionRow(project, session))
 
         seen: set[str] = set()
+        quiet = offsets.quiet_offsets(self.ledger)
         for f in self.ledger.file_rows():
             g = group(f.project, f.session)
             seen.add(f.path)
-            size = f.size
+            size = int(f.size or 0)
             try:
                 size = Path(f.path).stat().st_size
             except OSError:
                 pass
             g.files += 1
-            g.lines += f.lines
+            # the lines read, and those appended since (the live tail reads them; a cycle has not yet)
+            g.lines += self._line_counter.lines(f.path, f.offset, f.lines, size) if f.offset else f.lines
             g.dreamed += f.dreamed_lines
-            g.waiting += max(0, int(size or 0) - f.dreamed_offset)
+            found_quiet = min(size, quiet.get(f.path, 0))
+            g.quiet += max(0, found_quiet - f.dreamed_offset)
+            g.waiting += max(0, size - max(f.dreamed_offset, found_quiet))
             g.updated = max(g.updated, f.updated_at)
         found: list[Skipped] = []
         if is_dir(self.config.transcripts):
@@ -337,9 +355,12 @@ class Workspace:
                 g = group(projects.key(tf.project, tf.path), tf.session)
                 g.files += 1
                 try:
-                    g.waiting += tf.path.stat().st_size
+                    size = tf.path.stat().st_size
                 except OSError:
-                    pass
+                    continue
+                found_quiet = min(size, quiet.get(file_key(tf.path), 0))  # a cycle read it, storing nothing
+                g.quiet += found_quiet
+                g.waiting += size - found_quiet
         if skipped is not None:
             skipped.extend(skip.notice for skip in found)
         pending = self.ledger.pending_by_session()

@@ -505,10 +505,9 @@ class DreamApp(App[object]):
     def start_outside_watcher(self) -> None:
         """Watch the memory repository for changes dreamtui did not make (issue 17); each scan that finds
         something reloads the queue."""
-        from dreamtui.core.memory import gitops, outside
+        from dreamtui.core.memory import outside
 
-        if not gitops.repo_exists(self.config.memory):
-            return
+        # a memory folder the first dream has still to create is waited for by the watcher itself
         watcher = outside.OutsideWatcher(self.config, on_scan=self._outside_scanned)
         try:
             watcher.start()

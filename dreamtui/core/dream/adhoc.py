@@ -19,7 +19,7 @@ from dreamtui.core.gate.dedup import DedupIndex
 from dreamtui.core.gate.pipeline import GateReport, gate
 from dreamtui.core.ingest.digest import digest_session
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, open_ledger
 from dreamtui.core.models import Digest, ExtractionResult
 
 
@@ -47,7 +47,7 @@ def extract_session(config: Config, files: list[Path]) -> SessionExtraction:
     """Digest the session ``files`` (main first), extract with the configured extractor, gate and store."""
     digest = digest_session(files)
     extractor = make_extractor(config)
-    with Ledger.open(config.state) as ledger:
+    with open_ledger(config) as ledger:
         # a worktree's (or subfolder's) session is filed under its repository's project
         digest.project = ProjectMap(config.transcripts, ledger, remember=True).key(digest.project, files[0])
         index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart

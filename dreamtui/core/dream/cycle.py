@@ -843,6 +843,9 @@ class _Cycle:
         ]
         for work in settled:  # finished long ago and still too quiet: no words will be added to it
             self._mark_dreamed(work, None, 0)
+        self._mark_quiet(
+            [w for w in ready if w.person_chars < self.config.min_person_chars and w not in settled]
+        )
         st = self.stats
         st.sessions_new = len(self.work)
         st.sessions_deferred = sum(w.deferred for w in self.work)
@@ -1173,6 +1176,17 @@ class _Cycle:
             on_result=on_done,
         )
 
+    def _mark_quiet(self, works: list[SessionWork]) -> None:
+        """Record that these sessions' content, as read now, is too quiet to dream (it waits for more of
+        a person's words): the Sessions screen says "too quiet" instead of "not yet dreamed"."""
+        if not works:
+            return
+        now = clock.now_iso()
+        with self.ledger.write():
+            for work in works:
+                for rng in work.ranges:
+                    offsets.set_quiet(self.ledger, rng.path, rng.end_offset, self.id, now)
+
     def _mark_dreamed(
         self, work: SessionWork, result: ExtractionResult | None, candidates: int, advance: bool = True
     ) -> None:
@@ -1402,19 +1416,22 @@ def _write_review(config: Config, ledger: Ledger, day: str) -> Path:
 
 
 def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
-    """Projects whose sessions hold bytes not yet dreamed (cheap: compares sizes, reads nothing)."""
+    """Projects whose sessions hold bytes not yet dreamed, nor found too quiet by a cycle as they are
+    (cheap: compares sizes, reads nothing)."""
     from dreamtui.core.ingest.tail import file_key
     from dreamtui.core.ingest.transcripts import discover
 
     dreamed = offsets.dreamed_offsets(ledger)
     projects = project_map(config, ledger)
+    quiet = offsets.quiet_offsets(ledger)  # found too quiet: only words written since count as new
     found: list[str] = []
     for tf in discover(config.transcripts):
         try:
             size = tf.path.stat().st_size
         except OSError:
             continue
-        if size > dreamed.get(file_key(tf.path), 0):
+        fkey = file_key(tf.path)
+        if size > max(dreamed.get(fkey, 0), quiet.get(fkey, 0)):
             key = projects.key(tf.project, tf.path)
             if key not in found:
                 found.append(key)

@@ -26,9 +26,11 @@ from dreamtui.core.ledger.db import (
     stored_text,
 )
 from dreamtui.core.ledger.extractions import record_extraction, record_failed_extraction
+from dreamtui.core.ledger.folders import open_ledger
 from dreamtui.core.ledger.schema import ADDED_COLUMNS, SCHEMA, SCHEMA_VERSION
 
 __all__ = [
+    "open_ledger",
     "ADDED_COLUMNS",
     "OPEN_WAIT_SECONDS",
     "SCHEMA",

@@ -121,6 +121,7 @@ def file_rows(ledger: Ledger) -> list[FileRow]:
             int(r["dreamed_offset"] or 0),
             int(r["dreamed_lines"] or 0),
             r["updated_at"] or "",
+            int(r["offset"] or 0),
         )
         for r in ledger.query(
             "SELECT path, project, session, size, offset, lines, dreamed_offset, "
@@ -143,6 +144,21 @@ def dreamed_offsets(ledger: Ledger) -> dict[str, int]:
     return {
         r["path"]: int(r["dreamed_offset"]) for r in ledger.query("SELECT path, dreamed_offset FROM files")
     }
+
+
+def set_quiet(ledger: Ledger, path: str, offset: int, cycle_id: int | None, now: str) -> None:
+    """A cycle found ``path``'s content up to ``offset`` too quiet to dream (too few of a person's words)."""
+    ledger.run(
+        "INSERT INTO quiet_files (path, offset, cycle_id, found_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, cycle_id = excluded.cycle_id, "
+        "found_at = excluded.found_at",
+        (path, offset, cycle_id, now),
+    )
+
+
+def quiet_offsets(ledger: Ledger) -> dict[str, int]:
+    """Every file a cycle found too quiet, with the offset up to which it looked."""
+    return {r["path"]: int(r["offset"]) for r in ledger.query("SELECT path, offset FROM quiet_files")}
 
 
 def set_dreamed(ledger: Ledger, path: str, offset: int, line: int) -> None:

@@ -35,6 +35,14 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE INDEX IF NOT EXISTS files_session ON files(session);
 CREATE INDEX IF NOT EXISTS files_project ON files(project);
+-- What a dream cycle found too quiet to dream (issue 24): the content of a file up to ``offset`` held
+-- fewer words of a person than ``min_person_chars``. It waits for more words, and the app says so.
+CREATE TABLE IF NOT EXISTS quiet_files (
+    path TEXT PRIMARY KEY,
+    offset INTEGER NOT NULL,
+    cycle_id INTEGER,
+    found_at TEXT NOT NULL
+);
 -- Assistant (message.id, block) keys already digested, so rewritten blocks are not kept twice.
 CREATE TABLE IF NOT EXISTS seen_blocks (
     path TEXT NOT NULL,

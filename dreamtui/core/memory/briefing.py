@@ -1,9 +1,10 @@
 """``briefing.md``: the picture of the work, a proposal until auto-write is promoted.
 
-Each full cycle's REM phase builds a new version **only from sources that can be named**: the
-accepted memories (the topic files of the memory repository, by path) and facts of the sessions the
-cycle read (the projects and files worked on, and open threads — the person's last request the
-transcript shows unanswered — by transcript file and line). Pending, rejected and dropped proposals
+Each full cycle's REM phase builds a new version **only from sources that can be named**, and it
+reads as the big picture, not an activity log: *The work* (per project, what it is — its name and
+folder —, what the person asked of it and the files changed, one line), *Decided* (the accepted
+memories, the topic files of the memory repository, by path) and *To watch* (open threads: the
+person's last request the transcript shows unanswered, by transcript file and line). Pending, rejected and dropped proposals
 never contribute, and a session line that repeats one of them is left out. Every bullet names its
 source.
 
@@ -28,15 +29,18 @@ from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, briefings, candidates, journal
 from dreamtui.core.ledger.briefings import BriefingProposal
 from dreamtui.core.memory import textdiff
-from dreamtui.core.models import Digest, Jsonable, Usage
+from dreamtui.core.models import Digest, Jsonable, Turn, Usage
 from dreamtui.core.text import clean_line, shorten
 
 BRIEFING_FILE = "briefing.md"
 MAX_LINES = 80
 ITEM_CHARS = 180
-SECTIONS = ("Working on", "Decided", "Open threads")
-SECTION_LIMITS = {"Working on": 14, "Decided": 20, "Open threads": 10}
-FILES_PER_SESSION = 5
+WORK, DECIDED, WATCH = "The work", "Decided", "To watch"
+SECTIONS = (WORK, DECIDED, WATCH)
+"""What the projects are and what was asked of them, what was decided, what to watch."""
+SECTION_LIMITS = {WORK: 14, DECIDED: 20, WATCH: 10}
+OLD_SECTIONS = {"Working on": WORK, "Open threads": WATCH}
+"""The section names of briefings written before issue 24, read as today's."""
 TRAILER = ("Dreamtui-Briefing", "yes")
 AUTO_TRAILER = ("Dreamtui-Auto", "yes")
 HEADER = (
@@ -213,7 +217,7 @@ def memory_items(config: Config, project: str | None, ledger: Ledger | None = No
     found.sort(key=lambda f: f[2])
     found.sort(key=lambda f: f[1], reverse=True)  # newest first (stable: by path among equals)
     found.sort(key=lambda f: f[0])  # the project's and global ones first
-    return [Item("Decided", _safe(what), rel) for _mine, _created, rel, what in found]
+    return [Item(DECIDED, _safe(what), rel) for _mine, _created, rel, what in found]
 
 
 def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tuple[str, int]]:
@@ -253,68 +257,113 @@ def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tupl
     return list(seen.items())
 
 
-def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSource]) -> list[Item]:
-    """Facts of the sessions read: the files each one edited (or that it was worked in), and its open
-    thread — the person's last request when no answer of the assistant follows it. A line that repeats
-    a proposal not accepted (pending, rejected, dropped) is left out."""
+PROJECT_CHARS = 300
+"""A project's line of *The work* may be longer than an item: its folder, two requests, the files."""
+REQUESTS_PER_PROJECT = 2
+FILES_PER_PROJECT = 4
+
+
+def _first_request(turns: Sequence[Turn], unaccepted: list[str]) -> Turn | None:
+    """What a session was about: the person's first request of four words or more, as said (never one
+    that repeats a proposal not accepted)."""
+    return next(
+        (
+            t
+            for t in turns
+            if t.role == "person"
+            and t.kind in ("prompt", "text")
+            and len(t.text.split()) >= 4
+            and not _repeats(t.text, unaccepted)
+        ),
+        None,
+    )
+
+
+def _open_thread(turns: Sequence[Turn], unaccepted: list[str]) -> Turn | None:
+    """The person's last request when no answer of the assistant follows it (closing words are none)."""
     from dreamtui.core.ingest.goodnight import is_goodnight
 
-    unaccepted = _unaccepted_words(ledger, [s.digest.session for s in sessions])
-    items: list[Item] = []
-    for src in sessions:
-        d = src.digest
-        edits: list[Item] = []
+    last = next(
+        (
+            i
+            for i in range(len(turns) - 1, -1, -1)
+            if turns[i].role == "person"
+            and turns[i].kind in ("prompt", "text")
+            and len(turns[i].text.split()) >= 4
+        ),
+        None,
+    )
+    if last is None or any(t.role == "assistant" for t in turns[last + 1 :]):
+        return None
+    turn = turns[last]
+    if is_goodnight(turn.text) or _CLOSING.match(turn.text) or _repeats(turn.text, unaccepted):
+        return None
+    return turn
+
+
+def _project_line(config: Config, sessions: Sequence[SessionSource], unaccepted: list[str]) -> Item | None:
+    """One line of *The work* for a project: what it is (its name and folder), what the person asked of
+    it in the sessions read (newest first, at most two requests) and the files changed. Its source is
+    the newest request quoted (or the first file changed)."""
+    newest = sorted(
+        sessions, key=lambda s: max((t.timestamp or "" for t in s.digest.turns), default=""), reverse=True
+    )
+    requests: list[Turn] = []
+    files: dict[str, tuple[str, int]] = {}
+    for src in newest:
+        first = _first_request(src.digest.turns, unaccepted)
+        if first is not None:
+            requests.append(first)
         for path, start, start_line, end in src.ranges:
             for target, line in _edited_files(path, start, start_line, end):
-                edits.append(
-                    Item(
-                        "Working on",
-                        _safe(f"{d.project_name}: edited {target}", 200),
-                        _pointer(config, path, line),
-                    )
-                )
-        first = next(
-            (
-                t
-                for t in d.turns
-                if t.role == "person"
-                and t.kind in ("prompt", "text")
-                and len(t.text.split()) >= 4
-                and not _repeats(t.text, unaccepted)
-            ),
-            None,
-        )
-        if first is not None:  # what the session was about: the person's first request, as said
+                files.setdefault(target, (path, line))
+    if not requests and not files:
+        return None
+    d = newest[0].digest
+    what = d.project_name + (f" ({d.cwd})" if d.cwd else "")
+    if len(sessions) > 1:
+        what += f", {len(sessions)} sessions"
+    parts = [what]
+    if requests:
+        # each request redacted before it is cut: a secret cut short is no longer recognisable as one
+        parts.append("; ".join(f"“{_safe(t.text, 110)}”" for t in requests[:REQUESTS_PER_PROJECT]))
+    if files:
+        names = list(files)[:FILES_PER_PROJECT]
+        more = len(files) - len(names)
+        parts.append("changed " + ", ".join(names) + (f" and {more} more" if more else ""))
+    text = parts[0] + ": " + " · ".join(parts[1:])
+    if requests:
+        source = _pointer(config, requests[0].file, requests[0].line)
+    else:
+        path, line = next(iter(files.values()))
+        source = _pointer(config, path, line)
+    return Item(WORK, _safe(text, PROJECT_CHARS), source)
+
+
+def session_items(config: Config, ledger: Ledger, sessions: Sequence[SessionSource]) -> list[Item]:
+    """The big picture of the sessions read: per project one line of *The work* (what it is, what the
+    person asked of it, the files changed), and *To watch*: each session's open thread — the person's
+    last request when no answer of the assistant follows it. A request that repeats a proposal not
+    accepted (pending, rejected, dropped) is left out."""
+    unaccepted = _unaccepted_words(ledger, [s.digest.session for s in sessions])
+    by_project: dict[str, list[SessionSource]] = {}
+    for src in sessions:
+        by_project.setdefault(src.digest.project, []).append(src)
+    items: list[Item] = []
+    for group in by_project.values():
+        line = _project_line(config, group, unaccepted)
+        if line is not None:
+            items.append(line)
+    for src in sessions:
+        turn = _open_thread(src.digest.turns, unaccepted)
+        if turn is not None:
             items.append(
                 Item(
-                    "Working on",
-                    f"{d.project_name} (session {d.session[:8]}): asked “{_safe(first.text, 140)}”",
-                    _pointer(config, first.file, first.line),
+                    WATCH,
+                    f"{src.digest.project_name}: unanswered: “{_safe(turn.text, 160)}”",
+                    _pointer(config, turn.file, turn.line),
                 )
             )
-        items += edits[:FILES_PER_SESSION]
-        last = next(
-            (
-                i
-                for i in range(len(d.turns) - 1, -1, -1)
-                if d.turns[i].role == "person"
-                and d.turns[i].kind in ("prompt", "text")
-                and len(d.turns[i].text.split()) >= 4
-            ),
-            None,
-        )
-        if last is None or any(t.role == "assistant" for t in d.turns[last + 1 :]):
-            continue
-        turn = d.turns[last]
-        if is_goodnight(turn.text) or _CLOSING.match(turn.text) or _repeats(turn.text, unaccepted):
-            continue
-        items.append(
-            Item(
-                "Open threads",
-                f"{d.project_name}: unanswered: “{_safe(turn.text, 160)}”",
-                _pointer(config, turn.file, turn.line),
-            )
-        )
     return items
 
 
@@ -334,8 +383,10 @@ def _carried(config: Config, previous: str | None, fresh_projects: set[str]) -> 
     transcript is still there (what was worked on elsewhere stays in the picture)."""
     out: list[Item] = []
     for item in parse_items(previous or ""):
-        if item.section not in ("Working on", "Open threads"):
+        section = OLD_SECTIONS.get(item.section, item.section)
+        if section not in (WORK, WATCH):
             continue
+        item = Item(section, item.text, item.source)
         rel = item.source.rsplit(":", 1)[0]
         project = rel.split("/", 1)[0]
         if project in fresh_projects or "/" not in rel:
@@ -368,7 +419,8 @@ def build_briefing(
     for name in SECTIONS:
         seen: set[str] = set()
         for item in (i for i in items if i.section == name):
-            key = item.text.lower()
+            # two projects may read alike (the same folder name, the same request): both are kept
+            key = item.text.lower() + (f"\0{item.source.split('/', 1)[0]}" if name == WORK else "")
             if key in seen or sum(1 for k in kept if k.section == name) >= SECTION_LIMITS[name]:
                 continue
             seen.add(key)

@@ -1607,7 +1607,12 @@ def writer_stats(ledger: Ledger) -> dict[str, dict[str, Any]]:
 
 class OutsideWatcher:
     """Watch the memory folder (watchdog) and :func:`scan` after each burst of events (``.git`` and
-    dreamtui's temp files ignored); ``on_scan`` receives each report that found something."""
+    dreamtui's temp files ignored); ``on_scan`` receives each report that found something.
+
+    A memory folder that is not there yet (the first dream creates it) is waited for: the nearest
+    folder above it that exists is watched (not recursively) until it appears, then the folder itself
+    is, and it is scanned at once, so what is written into it from then on is seen without a restart.
+    Nothing is scanned while the folder is no git repository."""
 
     def __init__(
         self, config: Config, on_scan: Callable[[ScanReport], None] | None = None, settle: float = 0.3
@@ -1618,8 +1623,16 @@ class OutsideWatcher:
         self._event = threading.Event()
         self._stop = threading.Event()
         self._observer: Any = None
+        self._handler: Any = None
+        self._watch: Any = None
+        self._watching: Path | None = None
         self._thread: threading.Thread | None = None
         self.errors: list[str] = []
+
+    @property
+    def watching(self) -> Path | None:
+        """The folder watched now: the memory folder, or the nearest one above it while it is missing."""
+        return self._watching
 
     def start(self) -> None:
         """Scan once, then start watching."""
@@ -1639,12 +1652,32 @@ class OutsideWatcher:
                     return
                 watcher._event.set()
 
+        self._handler = Handler()
         self._observer = Observer()
-        self._observer.schedule(Handler(), str(self.config.memory), recursive=True)
+        self._attach()
         self._observer.start()
         self._thread = threading.Thread(target=self._run, name="dreamtui-outside", daemon=True)
         self._thread.start()
         self._event.set()
+
+    def _attach(self) -> None:
+        """Watch the memory folder once it is there, else the nearest existing folder above it (moved
+        down as the folders between appear). From the watcher's own thread after each event."""
+        root = self.config.memory
+        while True:
+            target = root if root.is_dir() else _nearest_folder(root)
+            if target is None or target == self._watching:
+                return
+            if self._watch is not None:
+                try:
+                    self._observer.unschedule(self._watch)
+                except Exception:  # noqa: BLE001 - a watch whose folder went away is gone already
+                    pass
+            self._watch = self._observer.schedule(self._handler, str(target), recursive=target == root)
+            self._watching = target
+            if target == root:
+                self._event.set()  # what was written before the watch began is scanned now
+                return
 
     def _run(self) -> None:
         ledger = Ledger.open(self.config.state)
@@ -1655,9 +1688,16 @@ class OutsideWatcher:
                 time.sleep(self.settle)  # a burst settles
                 self._event.clear()
                 try:
+                    if self._watching != self.config.memory or not self.config.memory.is_dir():
+                        self._attach()  # the folder appeared (or went away: its parent is watched again)
+                    if not gitops.repo_exists(self.config.memory):
+                        continue  # nothing to compare with until the first commit's repository is there
                     report = scan(self.config, ledger)
                 except DreamError as exc:
                     self.errors.append(str(exc))
+                    continue
+                except OSError as exc:  # a folder that went away between the check and the watch
+                    self.errors.append(f"cannot watch {self.config.memory}: {exc.strerror or exc}")
                     continue
                 if self.on_scan and (report.new or report.updated or report.gone):
                     self.on_scan(report)
@@ -1672,3 +1712,11 @@ class OutsideWatcher:
             self._observer.join(5)
         if self._thread is not None:
             self._thread.join(5)
+
+
+def _nearest_folder(path: Path) -> Path | None:
+    """The nearest folder above ``path`` that exists (``None`` when none does)."""
+    for parent in path.parents:
+        if parent.is_dir():
+            return parent
+    return None

@@ -118,6 +118,7 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
             keep = None  # the decided version left the table: start at the top
         restore_cursor(table, keep)
         if not self.versions and self.proposal is None:
+            self.current = None
             self.query_one("#briefing-title", Static).update(
                 Text(
                     "No briefing yet: each full dream cycle proposes one, built from accepted memories "
@@ -125,7 +126,11 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
                     style="dim",
                 )
             )
-        elif table.row_count and self.current is None:
+            self.query_one("#briefing", Markdown).display = False  # nothing of a decided version stays
+            self.query_one("#briefing-diff", Static).display = False
+        elif table.row_count:
+            # the pane always shows the row under the cursor as loaded now (a decided version's diff
+            # never stays behind, and an accepted one shows as committed)
             self.current = cursor_key(table)
             self.action_view()
 
@@ -184,7 +189,9 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         )
         md = self.query_one("#briefing", Markdown)
         md.display = True
-        md.update(literal(text, 50_000))
+        shown = literal(text, 50_000)
+        if md.source != shown:  # the same text again (a reload, a highlight) is not rebuilt
+            md.update(shown)
         self.query_one("#briefing-diff", Static).display = False
 
     def action_mark(self) -> None:

@@ -26,6 +26,14 @@ def kb(n: int) -> Text:
     return Text(f"{n / 1024:,.1f} KB", style="yellow" if n else "dim")
 
 
+def waiting_cell(row: SessionRow) -> Text:
+    """What waits of a session: its bytes not yet dreamed, or "too quiet" when a cycle read all of it
+    and found too few of a person's words to dream (it waits for more)."""
+    if row.status == "too quiet":
+        return Text("too quiet", style="dim italic")
+    return kb(int(row.waiting or 0))
+
+
 @dataclass(slots=True)
 class SessionsData:
     """What the Sessions screen's loader reads: every session, what ``d`` would do, skipped paths."""
@@ -111,6 +119,13 @@ class SessionsScreen(BaseScreen[SessionsData]):
             self.show_project(keep)
             restore_cursor(self.query_one("#sessions", DataTable), keep_session)
         waiting_sessions = sum(1 for r in rows if (r.waiting or 0) > 0)
+        quiet_sessions = sum(1 for r in rows if r.status == "too quiet")
+        quiet_note = (
+            f" · {quiet_sessions} too quiet to dream (fewer than {self.dream_app.config.min_person_chars} "
+            "characters of a person's words: they wait for more)"
+            if quiet_sessions
+            else ""
+        )
         hint = dream_hint(data.plan)
         self.query_one("#sessions-info", Static).update(
             Text.assemble(
@@ -119,7 +134,9 @@ class SessionsScreen(BaseScreen[SessionsData]):
                 (f"{len(rows):,}", "bold"),
                 " sessions · ",
                 (f"{waiting_sessions}", "bold yellow"),
-                f" with content not yet dreamed  ({hint} · Enter on a session shows its proposals)",
+                " with content not yet dreamed",
+                (quiet_note, "dim"),
+                f"  ({hint} · Enter on a session shows its proposals)",
                 (f"\n{len(skipped)} skipped: " if skipped else "", "yellow"),
                 literal_text(skipped[0] if skipped else "", "yellow", one_line=True),
             )
@@ -145,7 +162,7 @@ class SessionsScreen(BaseScreen[SessionsData]):
                 str(r.files),
                 f"{int(r.lines or 0):,}",
                 f"{int(r.dreamed or 0):,}",
-                kb(int(r.waiting or 0)),
+                waiting_cell(r),
                 Text(str(r.pending), style="bold cyan" if r.pending else "dim"),
                 Text(literal(local_time(r.updated, "%Y-%m-%d %H:%M") if r.updated else "not read yet", 20)),
                 key=f"{project}\0{r.session}",
