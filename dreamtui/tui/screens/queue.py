@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widgets import Input, RichLog, Static
 
 from dreamtui.core.models import QueueRow
@@ -64,11 +64,25 @@ class QueueScreen(BaseScreen[QueueData]):
         Binding("s", "skip", "Skip", id="skip"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("m", "mine", "Mine (outside change)", show=False, id="mine"),
+        Binding(
+            "enter",
+            "open",
+            "Read",
+            show=False,
+            tooltip="Read the highlighted proposal (j/k scroll it, Esc back)",
+            id="open",
+        ),
         Binding("j", "down", "Down", show=False, id="down"),
         Binding("k", "up", "Up", show=False, id="up"),
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("o", "sort", "Sort", id="sort"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear_filter"),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter (from the detail pane: back to the list)",
+            show=False,
+            id="clear_filter",
+        ),
         Binding("ctrl+d", "detail_down", "Scroll evidence down", show=False, id="detail_down"),
         Binding("ctrl+u", "detail_up", "Scroll evidence up", show=False, id="detail_up"),
         Binding("z", "unfold", "Fold/unfold evidence", show=False, id="unfold"),
@@ -87,7 +101,7 @@ class QueueScreen(BaseScreen[QueueData]):
         self._decisions_seen = 0  # the app's decisions finished when the running load started
 
     def body(self) -> ComposeResult:
-        with Horizontal(id="queue-main", classes="split"):
+        with Vertical(id="queue-main", classes="split"):
             with Vertical(id="queue-pane"):
                 yield Input(placeholder="filter: text in claim, project, session, type…", id="filter")
                 yield Static(header(), id="queue-header")
@@ -338,11 +352,29 @@ class QueueScreen(BaseScreen[QueueData]):
 
     # -- moving, sorting, filtering ---------------------------------------------------------------
 
+    @property
+    def reading(self) -> bool:
+        """The detail pane has the focus (Enter or Tab): ``j``/``k`` scroll it, not the list."""
+        return isinstance(self.focused, CandidateView)
+
+    def action_open(self) -> None:
+        """Enter: read the highlighted proposal — the focus goes to the detail pane (at its top)."""
+        if self.table.current_id is None:
+            self.notify("No proposal is highlighted", severity="warning")
+            return
+        self.query_one(CandidateView).focus()
+
     def action_down(self) -> None:
-        self.table.action_cursor_down()
+        if self.reading:
+            self.query_one(CandidateView).scroll_down(animate=False)
+        else:
+            self.table.action_cursor_down()
 
     def action_up(self) -> None:
-        self.table.action_cursor_up()
+        if self.reading:
+            self.query_one(CandidateView).scroll_up(animate=False)
+        else:
+            self.table.action_cursor_up()
 
     def action_detail_down(self) -> None:
         self.query_one(CandidateView).scroll_page_down(animate=False)
@@ -375,6 +407,10 @@ class QueueScreen(BaseScreen[QueueData]):
         self.table.focus()
 
     def action_clear_filter(self) -> None:
+        """Esc: from the detail pane back to the list; on the list, the filter is cleared."""
+        if self.reading:
+            self.table.focus()
+            return
         box = self.query_one("#filter", Input)
         box.value = ""
         box.remove_class("visible")

@@ -31,7 +31,7 @@ CLAIM_CHARS = 160
 FLAGS_WIDTH = 10  # "SECRET DUP" fits; a badge that does not fit is left out, never cut in half
 GAP = 1  # blank cells after every column
 FIELDS = (("project", 12), ("type", 8), ("from", 9), ("flags", FLAGS_WIDTH))
-MIN_CLAIM = 24  # narrower than this, columns are left out (type first, then project) to keep the claim
+MIN_CLAIM = 40  # narrower than this, columns are left out (type first, then project) to keep the claim
 OPTIONAL = ("type", "project")  # the order they are left out in; provenance and flags always stay
 
 
