@@ -144,9 +144,13 @@ class DreamApp(App[object]):
         watch: bool = True,
         watch_debounce: float = 1.0,
         reconcile: bool = True,
+        theme_file: Path | None = None,
     ) -> None:
         super().__init__()
         self.config = config
+        # the demo's config names no file (it never writes the person's settings), but the theme chosen
+        # in it is the person's own taste: kept in their config file (``theme_file``) all the same
+        self.theme_file = theme_file
         self.ledger = ledger or Ledger.open(config.state)
         self.workspace = Workspace(config, self.ledger)
         self.watch_enabled = watch
@@ -199,7 +203,7 @@ class DreamApp(App[object]):
         table, the rest of the file untouched; a file that cannot take it gets a warning, nothing else."""
         from dreamtui.core.settings import save_ui
 
-        path = self.config.config_file
+        path = self.config.config_file or (self.theme_file if key == "theme" else None)
         if path is None or self.config.ui.get(key) == value:
             return
         try:
