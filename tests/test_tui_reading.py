@@ -37,12 +37,11 @@ async def test_the_whole_claim_and_quote_are_in_sight_without_scrolling(tui_setu
             summary = view.query_one("#summary")
             cand = next(c for c in [ledger.get_candidate(cid)] if c)
 
-            def whole() -> bool:  # on the terminal as drawn
-                shown = flat(screen_text(app))
+            def whole(view=view, cid=cid, quote=f"“{flat(cand.quote)}”") -> bool:  # on the terminal as drawn
                 return (
                     view.candidate is not None
                     and view.candidate.id == cid
-                    and f"“{flat(cand.quote)}”" in shown
+                    and quote in flat(screen_text(app))
                 )
 
             await wait_for(pilot, whole)

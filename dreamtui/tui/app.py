@@ -511,7 +511,7 @@ class DreamApp(App[object]):
         if message.action != "skip":
             for notice in notices:
                 if self.notice_once(notice):
-                    self.notify(notice, severity="warning", timeout=6)
+                    self.notify(notice, severity="warning", timeout=4)
         self.refresh_status()
         self.changed.publish(Change(message.action, message.candidate_id))
 
