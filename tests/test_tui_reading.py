@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from fakes.tui import SPECS, lines, open_queue, screen_text, show, wait_for, wait_modal
 
-from dreamtui.tui.app import toast_text
+from dreamtui.tui.app import toast_lines, toast_text
 from dreamtui.tui.screens.help import HelpScreen
 from dreamtui.tui.screens.modals import RejectModal
 from dreamtui.tui.widgets.candidate_view import CandidateView
@@ -90,10 +90,16 @@ def test_a_toast_is_at_most_two_lines() -> None:
         "git has no user.name/user.email: committed as dreamtui <dreamtui@localhost> "
         "(set them with git config --global user.name/user.email; said once for this repository)"
     )
+    accepted = (
+        "accepted “Deploy with --skip-migrations on Fridays” → "
+        "projects/home-kim-src-payments-api/deploy-with-skip-migrations-on-fridays.md (1a2b3c4d)"
+    )
     for width in (80, 120, 200):
-        room = (min(60, width * 7 // 10) - 3) * 2
-        text = toast_text(f"accepted “Use the testcontainers fixture…” → projects/x/y.md · {notice}", width)
-        assert len(text) <= room and text.endswith("…")
+        inside = min(60, width * 7 // 10) - 3  # a toast's text width (app.tcss: Toast)
+        for message in (accepted, f"{accepted} · {notice}", notice):
+            text = toast_text(message, width)
+            assert toast_lines(text, inside) <= 2, (width, text)
+            assert text.startswith(message[:40])
         assert toast_text(notice, width).startswith("git has no user.name/user.email: committed as dreamtui")
     assert toast_text("accepted → x.md", 80) == "accepted → x.md"
 
@@ -113,7 +119,7 @@ async def test_toasts_are_short_and_the_identity_notice_comes_once(tui_setup) ->
         await wait_for(pilot, lambda: sum(m.startswith("accepted") for m in notes(app)) == 2)
         said = notes(app)
         assert sum("git has no user.name" in m for m in said) == 1, said
-        assert all(len(m) <= (56 - 3) * 2 for m in said), said  # two lines of a toast at 80 columns
+        assert all(toast_lines(m, 56 - 3) <= 2 for m in said), said  # two lines of a toast at 80 columns
         await pilot.pause()
         for toast in app.screen.query("Toast"):
             assert toast.region.height <= 3, toast.region  # a title line at most, and two of text
