@@ -176,8 +176,20 @@ class QueueScreen(BaseScreen[QueueData]):
         self.shown = sort_rows(rows, self.sort_mode, self.skipped)
         self.table.fill(self.shown, group="" if self.sort_mode == "newest" else self.sort_mode)
         self.update_info()
+        self.fit_list()
         if not self.shown:
             self.show_candidate(None)
+
+    LIST_SHARE = 0.4  # of the screen's height the list takes at most (the proposal below gets the rest)
+
+    def fit_list(self) -> None:
+        """The list as tall as its lines (with its title and info lines), at most :data:`LIST_SHARE` of
+        the screen: a queue of three leaves the rest to the proposal and its evidence."""
+        most = max(5, int(self.size.height * self.LIST_SHARE)) if self.size.height else 12
+        self.query_one("#queue-pane").styles.height = max(5, min(len(self.table.items) + 2, most))
+
+    def on_resize(self) -> None:
+        self.fit_list()
 
     def update_info(self) -> None:
         text = Text.assemble((f"{len(self.shown):,}", "bold"), f" of {len(self.rows):,} shown")
@@ -233,6 +245,7 @@ class QueueScreen(BaseScreen[QueueData]):
         self.rows = [r for r in self.rows if r.id != cid]
         self.shown = [r for r in self.shown if r.id != cid]
         self.update_info()
+        self.fit_list()
         return cid
 
     def action_accept(self) -> None:
