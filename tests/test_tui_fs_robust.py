@@ -9,7 +9,8 @@ from fakes.notes import notes
 from fakes.tui import PAY, SIZE, WEB, plain, queue_of, show, wait_for, wait_loaded
 from fsfaults import unreadable
 
-from dreamtui.tui.app import DreamApp, toast_text
+from dreamtui.tui.app import DreamApp
+from dreamtui.tui.toasts import toast_text
 
 
 async def test_sessions_screen_shows_an_unsearchable_project_folder_as_a_notice_not_a_crash(fresh) -> None:

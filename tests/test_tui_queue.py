@@ -22,8 +22,9 @@ from fakes.tui import (
 )
 
 from dreamtui.core.dream import stats as core_stats
-from dreamtui.tui.app import DreamApp, toast_text
+from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.modals import EditModal, ToolOutputModal
+from dreamtui.tui.toasts import toast_text
 from dreamtui.tui.widgets.status_header import StatusHeader
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from fakes.tui import SPECS, lines, open_queue, screen_text, show, wait_for, wait_modal
 
-from dreamtui.tui.app import toast_lines, toast_text
 from dreamtui.tui.screens.help import HelpScreen
 from dreamtui.tui.screens.modals import RejectModal
+from dreamtui.tui.toasts import toast_lines, toast_text
 from dreamtui.tui.widgets.candidate_view import CandidateView
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
@@ -95,7 +95,7 @@ def test_a_toast_is_at_most_two_lines() -> None:
         "projects/home-kim-src-payments-api/deploy-with-skip-migrations-on-fridays.md (1a2b3c4d)"
     )
     for width in (80, 120, 200):
-        inside = min(60, width * 7 // 10) - 3  # a toast's text width (app.tcss: Toast)
+        inside = min(76, width * 7 // 10) - 3  # a toast's text width (app.tcss: Toast)
         for message in (accepted, f"{accepted} · {notice}", notice):
             text = toast_text(message, width)
             assert toast_lines(text, inside) <= 2, (width, text)
