@@ -71,3 +71,35 @@ async def test_theme_and_order_chosen_in_the_app_are_there_after_a_restart(tui_s
     async with open_queue(again, ledger, len(ids)) as (app, pilot, _table):
         assert app.theme == "gruvbox"
         assert queue_of(app).sort_mode == "project"
+
+
+async def test_the_theme_chosen_in_the_demo_is_kept_and_nothing_else_is_written(tmp_path: Path) -> None:
+    """``dreamtui --demo`` never saved the theme (its config names no file): the theme is the person's
+    taste, so it goes to their config file (run_app passes it as ``theme_file``); the demo's order
+    (``o``) stays the demo's."""
+    from dreamtui.core.ledger import Ledger
+    from dreamtui.demo import prepare_demo
+    from dreamtui.tui.app import DreamApp
+
+    path = tmp_path / "config.toml"
+    path.write_bytes(PERSONS_FILE)
+    person = load_config(path)
+    demo = prepare_demo(tmp_path / "demo", person)
+    assert demo.config_file is None
+    ledger = Ledger.open(demo.state)
+    try:
+        app = DreamApp(demo, ledger, watch=False, theme_file=person.config_file)
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: queue_of(app).is_loaded)
+            app.theme = "gruvbox"
+            await pilot.press("o")
+            await wait_for(pilot, lambda: b"gruvbox" in path.read_bytes())
+            await pilot.pause()
+        assert load_config(path).ui == {"theme": "gruvbox"}
+        assert path.read_bytes().startswith(PERSONS_FILE)
+        again = prepare_demo(tmp_path / "demo2", load_config(path))
+        app = DreamApp(again, ledger, watch=False, theme_file=path)
+        async with app.run_test() as pilot:
+            assert app.theme == "gruvbox"
+    finally:
+        ledger.close()

@@ -404,7 +404,9 @@ async def test_every_decision_key_says_so_when_nothing_is_highlighted(tmp_path: 
 
 
 async def test_a_narrow_detail_lists_its_fields_one_per_line(tui_setup) -> None:
-    """At 80 columns the detail showed "type fee… session c91…" and "by heu… id c19…"."""
+    """At 80 columns the detail showed "type fee… session c91…" and "by heu… id c19…". The detail is
+    the terminal's width now (below the list), so at 80 columns two pairs fit whole; a narrower pane
+    (a 56-column terminal) lists them one per line."""
     cfg, ledger, ids = tui_setup
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SMALL) as pilot:
@@ -413,7 +415,10 @@ async def test_a_narrow_detail_lists_its_fields_one_per_line(tui_setup) -> None:
         meta = app.screen.query_one("#meta")
         await wait_for(pilot, lambda: any(line.split()[:1] == ["by"] for line in lines(meta)))
         shown = lines(meta)
-        assert any(line.split() == ["by", "heuristic"] for line in shown), shown
+        assert any(line.split() == ["by", "heuristic", "id", ids[0]] for line in shown), shown
+        await pilot.resize_terminal(56, 24)
+        await wait_for(pilot, lambda: any(line.split() == ["by", "heuristic"] for line in lines(meta)))
+        shown = lines(meta)
         assert any(line.split() == ["id", ids[0]] for line in shown), shown
         await pilot.resize_terminal(*SIZE)  # wide: two pairs per line again
         await wait_for(

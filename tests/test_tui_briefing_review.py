@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fakes.notes import messages
-from fakes.tui import PAY, REFUNDS, make_config, plain, wait_for, wait_loaded, wait_modal
+from fakes.tui import PAY, REFUNDS, make_config, plain, show, wait_for, wait_loaded, wait_modal
 
 from dreamtui.core.dream.cycle import run_cycle
 from dreamtui.core.ledger import Ledger
@@ -124,7 +124,9 @@ async def test_d_does_what_the_sessions_screen_says(dreamed) -> None:
         )
         await pilot.press("d")
         await wait_for(pilot, lambda: "On-demand dream pass #2" in said(app), timeout=30)
-        assert "No REM on demand" in said(app)
+        await show(pilot, "3")  # the toast is one line; the whole waking message is on Cycles
+        await wait_for(pilot, lambda: "No REM on demand" in plain(app, "#waking"))
+        await show(pilot, "2")
         await wait_for(pilot, lambda: "nothing new since cycle #1" in plain(app, "#sessions-info"))
     kinds = [r["kind"] for r in ledger.query("SELECT kind FROM dream_cycles ORDER BY id")]
     assert kinds == ["full", "on-demand"]

@@ -1,5 +1,5 @@
-"""Evidence first: the window opens on the quoted record, bookkeeping records and long tool output
-folded to one line each (``z`` unfolds), the quote highlighted, times in the person's local time, the
+"""The evidence: the pane opens on claim, why, how and the quote, the raw records below them with
+bookkeeping records and long tool output folded to one line each (``z`` unfolds and shows the quoted record), the quote highlighted, times in the person's local time, the
 project by its real name."""
 
 from __future__ import annotations
@@ -111,24 +111,30 @@ def test_times_are_in_the_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> No
         time.tzset()
 
 
-async def test_the_window_opens_on_the_quoted_record_at_80x24_and_z_unfolds(noisy) -> None:
+async def test_at_80x24_the_pane_opens_on_the_claim_and_quote_and_z_brings_the_unfolded_record(noisy) -> None:
+    """The pane opened scrolled to the evidence, so claim, why and how needed Ctrl+U: it opens at its
+    top now, claim, why, how and the quote in sight; ``z`` unfolds and brings the quoted record in."""
     cfg, ledger, ids, cid = noisy
     async with open_queue(cfg, ledger, len(ids), at=cid, size=(80, 24)) as (app, pilot, table):
         view = app.query_one(CandidateView)
+        summary = view.query_one("#summary")
+        await wait_for(pilot, lambda: "Never run the refund" in "\n".join(lines(summary)))
+        assert view.scroll_offset.y == 0
+        assert view.content_region.y <= summary.region.y
+        assert summary.region.bottom <= view.content_region.bottom  # the whole summary is in sight
+        shown = " ".join(" ".join(lines(summary)).split())
+        assert "Never run the refund migrations by hand" in shown and f"“{QUOTE}”" in shown
+        assert "Why" in shown and "How" in shown
+        shown = "\n".join(lines(view.query_one("#evidence")))
+        assert "[untrusted] ⋯" in shown and "test_case_30" not in shown  # folded, however narrow the pane
 
         def quote_in_sight() -> bool:
             span = view.quote_span()
             return span is not None and 0 <= span[0] - view.scroll_offset.y <= view.size.height - span[1]
 
-        await wait_for(pilot, quote_in_sight)
-        top, height = view.quote_span()
-        assert top > view.size.height  # it would open below the fold…
-        top -= view.scroll_offset.y
-        assert top >= 0 and top + height <= view.size.height  # …and is in sight
-        shown = "\n".join(lines(view.query_one("#evidence")))
-        assert "[untrusted] ⋯" in shown and "test_case_30" not in shown  # folded, however narrow the pane
         await pilot.press("z")
         await wait_for(pilot, lambda: "_case_59 PASSED" in "\n".join(lines(view.query_one("#evidence"))))
+        await wait_for(pilot, quote_in_sight)
         assert "payments-api" in "\n".join(lines(view.query_one("#meta")))
 
 

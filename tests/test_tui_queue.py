@@ -24,6 +24,7 @@ from fakes.tui import (
 from dreamtui.core.dream import stats as core_stats
 from dreamtui.tui.app import DreamApp
 from dreamtui.tui.screens.modals import EditModal, ToolOutputModal
+from dreamtui.tui.toasts import toast_text
 from dreamtui.tui.widgets.status_header import StatusHeader
 
 
@@ -51,8 +52,9 @@ async def test_accept_makes_one_commit_and_the_next_proposal_is_highlighted(tui_
     row = ledger.query("SELECT memory_path, commit_sha FROM decisions WHERE action = 'accept'")[0]
     claim = ledger.get_candidate(first).claim
     named = f"accepted “{claim[:59]}…” → {row['memory_path']} ({row['commit_sha'][:8]})"  # by its claim
-    # (with no git identity, as here, the first accept's note goes on to say so, once)
-    assert any(note == named or note.startswith(f"{named} · git has no user.name") for note in said), said
+    assert toast_text(named, SIZE[0]) in said, said  # cut to two lines of a toast
+    # with no git identity, as here, the first accept says so once, in a toast of its own
+    assert sum(note.startswith("git has no user.name") for note in said) == 1, said
 
 
 async def test_reject_with_a_reason_changes_the_stats(tui_setup) -> None:

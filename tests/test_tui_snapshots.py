@@ -148,3 +148,15 @@ def test_sessions_at(snap_compare, demo_app, size) -> None:
 @pytest.mark.parametrize("size", ["80x24", "120x40"])
 def test_help_at(snap_compare, demo_app, size) -> None:
     assert snap_compare(demo_app, run_before=wait_loaded, press=["question_mark"], terminal_size=SIZES[size])
+
+
+def test_promotion_at_80x24(snap_compare, demo_app) -> None:
+    """The gates in plain lines, what each needs first, the approve key shown dimmed in the footer."""
+    assert snap_compare(demo_app, run_before=showing("7"), terminal_size=SIZES["80x24"])
+
+
+def test_queue_reading_at_80x24(snap_compare, demo_app) -> None:
+    """Enter on the second proposal: the pane below has the focus (its top line lit), j scrolled it."""
+    assert snap_compare(
+        demo_app, run_before=wait_loaded, press=["j", "enter", "j"], terminal_size=SIZES["80x24"]
+    )

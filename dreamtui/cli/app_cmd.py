@@ -31,6 +31,7 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
             "`dreamtui candidates`, `accept`, `reject`, `dream` …"
         )
     temporary: Path | None = None  # the demo's own temporary folder, removed when the app closes
+    settings_file = config.config_file  # the demo keeps the theme chosen in it there (and nothing else)
     if demo:
         from dreamtui.demo import prepare_demo
 
@@ -55,7 +56,7 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     try:
         ledger = open_ledger(config)
         try:
-            DreamApp(config, ledger).run()
+            DreamApp(config, ledger, theme_file=settings_file if demo else None).run()
         finally:
             ledger.close()
     finally:

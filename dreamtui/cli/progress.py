@@ -57,18 +57,28 @@ class LinePrinter:
 class LiveDisplay:
     """A live Rich display on the terminal: one bar per phase with its counts, the current step below."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, width: int | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.table import Column
 
+        console = Console(file=stream, width=width)
+        # the counts and the time never cut ("12/…", "0:00:…" at 80 columns): they keep their width,
+        # the bar is shorter on a narrow terminal and the step takes what is left, cut with an ellipsis
+        bar = max(8, min(24, console.width // 5))
         self.progress = Progress(
-            TextColumn("[bold]{task.fields[title]:<11}"),
-            BarColumn(bar_width=24),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[step]}", markup=False),
-            TimeElapsedColumn(),
-            console=Console(file=stream),
+            TextColumn("[bold]{task.fields[title]:<11}", table_column=Column(no_wrap=True, min_width=11)),
+            BarColumn(bar_width=bar),
+            MofNCompleteColumn(table_column=Column(no_wrap=True, min_width=7, justify="right")),
+            TextColumn(
+                "{task.fields[step]}",
+                markup=False,
+                table_column=Column(ratio=1, no_wrap=True, overflow="ellipsis"),
+            ),
+            TimeElapsedColumn(table_column=Column(no_wrap=True, min_width=7)),
+            console=console,
             transient=False,
+            expand=True,
         )
         self.tasks: dict[str, Any] = {}
         self.progress.start()
@@ -84,7 +94,7 @@ class LiveDisplay:
                 self.progress.update(other, completed=total)
             task = self.tasks[phase] = self.progress.add_task(title, total=100, title=title, step="")
         count = counts(message)
-        step = printable("" if message == title else message)[:60]
+        step = printable("" if message == title else message)[:300]
         if count:
             self.progress.update(
                 task, total=count[1], completed=count[0] - (1 if fraction != 1.0 else 0), step=step

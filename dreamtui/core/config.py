@@ -68,6 +68,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "detail_up": ("queue", "ctrl+u"),
     "mine": ("queue", "m"),
     "unfold": ("queue", "z"),
+    "open": ("queue", "enter"),
     "briefings.mark": ("briefings", "m"),
     "briefings.diff": ("briefings", "f"),
     "briefings.view": ("briefings", "v"),

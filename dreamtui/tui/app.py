@@ -16,7 +16,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -44,12 +44,13 @@ from dreamtui.tui.messages import (
 )
 from dreamtui.tui.screens.briefings import BriefingsScreen
 from dreamtui.tui.screens.cycles import CyclesScreen
-from dreamtui.tui.screens.help import HelpScreen, key_lines
+from dreamtui.tui.screens.help import HelpScreen, guide, key_lines
 from dreamtui.tui.screens.memory import MemoryScreen
 from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
 from dreamtui.tui.screens.stats import StatsScreen
+from dreamtui.tui.toasts import toast_text
 from dreamtui.tui.widgets.literal import literal
 
 SCREENS_KEYS = (
@@ -127,9 +128,13 @@ class DreamApp(App[object]):
         watch: bool = True,
         watch_debounce: float = 1.0,
         reconcile: bool = True,
+        theme_file: Path | None = None,
     ) -> None:
         super().__init__()
         self.config = config
+        # the demo's config names no file (it never writes the person's settings), but the theme chosen
+        # in it is the person's own taste: kept in their config file (``theme_file``) all the same
+        self.theme_file = theme_file
         self.ledger = ledger or Ledger.open(config.state)
         self.workspace = Workspace(config, self.ledger)
         self.watch_enabled = watch
@@ -138,6 +143,8 @@ class DreamApp(App[object]):
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
         self._watcher: Any = None
         self._skip_notices: set[str] = set()
+        self._held_notes: list[tuple[str, str, Any, float | None]] = []  # toasts held under a dialog
+        self._notices_seen: set[str] = set()  # a decision's warnings already shown (each once)
         self.cycle_running = False
         self.in_flight: set[str] = set()  # proposals whose accept/reject is queued or being written
         self.decisions_finished = 0  # decisions done or failed (a queue read while one ended is read again)
@@ -180,7 +187,7 @@ class DreamApp(App[object]):
         table, the rest of the file untouched; a file that cannot take it gets a warning, nothing else."""
         from dreamtui.core.settings import save_ui
 
-        path = self.config.config_file
+        path = self.config.config_file or (self.theme_file if key == "theme" else None)
         if path is None or self.config.ui.get(key) == value:
             return
         try:
@@ -264,8 +271,34 @@ class DreamApp(App[object]):
     ) -> None:
         """A toast, always shown literally: its text often carries a project folder, a path or an error
         from a transcript, and Textual would read ``[…]`` in it as markup (styles, ``@click`` actions).
-        ``Widget.notify`` passes ``markup=True`` by default, so ``markup`` is ignored here."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        ``Widget.notify`` passes ``markup=True`` by default, so ``markup`` is ignored here.
+
+        Short: at most :data:`TOAST_LINES` lines of text (:func:`toast_text`). Never over a dialog: one
+        raised while a dialog (or the help) is open is held until it closes (:meth:`release_notes`);
+        a dialog's own word (``The claim cannot be empty``) goes through :meth:`notify_over_dialog`."""
+        text = toast_text(message, self.size.width)
+        if isinstance(self.screen, ModalScreen):
+            self._held_notes.append((text, title, severity, timeout))
+            return
+        super().notify(text, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def notify_over_dialog(self, message: str, *, severity: Any = "information") -> None:
+        """A toast from the open dialog itself (about what is typed in it): shown at once."""
+        super().notify(toast_text(message, self.size.width), severity=severity, markup=False)
+
+    def release_notes(self) -> None:
+        """Show the toasts held while a dialog was open (a screen of the app is on top again)."""
+        held, self._held_notes = self._held_notes, []
+        for text, title, severity, timeout in held:
+            self.notify(text, title=title, severity=severity, timeout=timeout)
+
+    def notice_once(self, notice: str) -> bool:
+        """Whether ``notice`` (a warning a decision came with: git's missing identity, a hook) is new
+        in this session; a repeated one is shown once."""
+        if notice in self._notices_seen:
+            return False
+        self._notices_seen.add(notice)
+        return True
 
     def key_for(self, binding_id: str) -> str:
         """The key in effect for the binding ``binding_id`` as the footer shows it (the config's
@@ -313,8 +346,8 @@ class DreamApp(App[object]):
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)
             return
-        title = getattr(self.screen, "TITLE_TEXT", "").capitalize()
-        self.push_screen(HelpScreen(title, key_lines(self.screen)))
+        name = getattr(self.screen, "TITLE_TEXT", "")
+        self.push_screen(HelpScreen(name.capitalize(), key_lines(self.screen), guide(name, self.key_for)))
 
     def _queue_action(self, action: str) -> None:
         """A queue action from the command palette: on the queue (shown first when it is not)."""
@@ -460,10 +493,17 @@ class DreamApp(App[object]):
     def on_decision_done(self, message: DecisionDone) -> None:
         self.in_flight.discard(message.candidate_id or "")
         self.decisions_finished += 1
+        # "accepted → x.md (1a2b3c4d) · git has no user.name…": the decision, then the warnings it came
+        # with, each its own short toast and each once in a session
+        first, *notices = message.detail.split(" · ")
         if message.action in ("accept", "reject", "undo", "reconcile"):
-            self.notify(self.claim_named(message.candidate_id, message.detail), timeout=3)
+            self.notify(self.claim_named(message.candidate_id, first), timeout=3)
         elif message.action.startswith(("outside-", "consolidate-")):
-            self.notify(message.detail, timeout=3)
+            self.notify(first, timeout=3)
+        if message.action != "skip":
+            for notice in notices:
+                if self.notice_once(notice):
+                    self.notify(notice, severity="warning", timeout=4)
         self.refresh_status()
         self.changed.publish(Change(message.action, message.candidate_id))
 
@@ -594,7 +634,11 @@ class DreamApp(App[object]):
         except Exception as exc:  # noqa: BLE001 - reported as a notification, never a crash
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
-        self.post_message(CycleFinished(cycle.waking_message(record)))
+        short = (
+            f"{cycle.waking_message(record).splitlines()[0]} {record.stats.kept} new for review "
+            f"({self.key_for('screen.cycles')}: Cycles has the whole message)"
+        )
+        self.post_message(CycleFinished(cycle.waking_message(record), short=short))
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
@@ -609,8 +653,8 @@ class DreamApp(App[object]):
             self.notify(f"dream cycle {message.error}", severity="warning", timeout=10)
         elif message.error:
             self.notify(f"dream cycle failed: {message.error}", severity="error", timeout=10)
-        else:
-            self.notify(message.summary or "dream cycle finished", title="Waking", timeout=10)
+        else:  # the whole waking message is on the Cycles screen; a toast of 20 lines covered the pane
+            self.notify(message.short or message.summary or "dream cycle finished", title="Waking", timeout=5)
         self.refresh_status()
         self.changed.publish(Change("cycle"))
 

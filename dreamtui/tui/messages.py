@@ -34,6 +34,8 @@ class CycleFinished(Message):
 
     summary: str = ""
     error: str | None = None
+    short: str = ""
+    """One line for the toast: the cycle's outcome and how many proposals are new."""
 
 
 @dataclass

@@ -112,6 +112,7 @@ class BaseScreen(Screen[None], Generic[DataT]):
         self.dream_app.changed.subscribe(self, self.data_changed)
 
     def on_screen_resume(self) -> None:
+        self.dream_app.release_notes()  # what was said while a dialog was open, now it is closed
         self.dream_app.refresh_status()
         self.reload()
 

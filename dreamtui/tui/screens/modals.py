@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select,
 
 from dreamtui.core.memory.layout import topic_rel_path
 from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+from dreamtui.tui.access import dream_app
 from dreamtui.tui.widgets.literal import literal, literal_text
 
 QUOTE_CHARS = 600
@@ -209,7 +210,7 @@ class EditModal(ModalScreen[dict[str, str] | None]):
     def action_submit(self) -> None:
         claim = " ".join(self.value("claim").split())
         if not claim:
-            self.notify("The claim cannot be empty", severity="error")
+            dream_app(self).notify_over_dialog("The claim cannot be empty", severity="error")
             return
         edits = {"claim": claim, "why": self.value("why").strip(), "how_to_apply": self.value("how").strip()}
         kind, scope = self.query_one("#type", Select).value, self.query_one("#scope", Select).value

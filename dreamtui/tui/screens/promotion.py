@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from rich.console import Group
 from rich.text import Text
@@ -22,46 +20,75 @@ from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.literal import literal
 
 
-def evidence_line(evidence: dict[str, Any]) -> str:
-    """A gate's evidence in one short line: numbers and flags as they are, lists by their length."""
-    bits = []
-    for key, value in evidence.items():
-        name = key.replace("_", " ")
-        if isinstance(value, list):
-            bits.append(
-                f"{name}: " + ("; ".join(str(v) for v in value[:3]) if key == "failures" else str(len(value)))
-            )
-        elif isinstance(value, dict):
-            bits.append(
-                f"{name}: " + ("ok" if value.get("ok", True) else json.dumps(value, default=str)[:120])
-            )
-        else:
-            bits.append(f"{name}: {value}")
-    return " · ".join(bits)
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def evidence_lines(evidence: dict[str, Any]) -> list[str]:
-    """A gate's evidence as checklist lines (``key: value``), what is missing left out (shown apart)."""
-    return [
-        part
-        for part in evidence_line({k: v for k, v in evidence.items() if k != "failures"}).split(" · ")
-        if part
-    ]
+def _pct(value: object) -> str:
+    return f"{value:.0%}" if isinstance(value, (int, float)) else "none yet"
+
+
+def plain_lines(gate: Gate) -> list[str]:
+    """What a gate measured, in plain words, one line each (instead of ``integrity ok: True``,
+    ``accept rate: 0.6667``): a broken thing first, what holds after it."""
+    ev = gate.evidence
+    bad: list[str] = []
+    good: list[str] = []
+    if gate.name == "one_schema" or "offenders" in ev:
+        offenders = ev.get("offenders") or []
+        for o in offenders[:5]:
+            bad.append(f"{o.get('path')}: {'; '.join(map(str, o.get('problems') or []))[:200]}")
+        if "files" in ev:
+            (bad if offenders else good).append(
+                f"{_count(int(ev['files']), 'topic file')} checked, "
+                + (
+                    f"{len(offenders)} break the schema (dreamtui normalize)"
+                    if offenders
+                    else "all follow it"
+                )
+            )
+    if "integrity_ok" in ev:
+        (good if ev["integrity_ok"] else bad).append(
+            "the ledger's SQLite integrity check: " + ("ok" if ev["integrity_ok"] else "NOT ok")
+        )
+        (good if ev.get("reconcile_agrees") else bad).append(
+            "ledger and memory repo: " + ("agree" if ev.get("reconcile_agrees") else "out of agreement")
+        )
+        overlaps = int(ev.get("overlap_count") or 0)
+        (bad if overlaps else good).append(
+            f"session content extracted twice: {overlaps}"
+            if overlaps
+            else "no session content extracted twice"
+        )
+        cycles = ev.get("last_cycles") or []
+        done = sum(1 for c in cycles if c.get("status") == "completed")
+        (good if gate.passed else bad).append(f"last cycles: {done} of {len(cycles)} completed")
+    if "min_decisions" in ev:
+        decisions = int(ev.get("decisions") or 0)
+        (good if decisions >= ev["min_decisions"] else bad).append(
+            f"human decisions: {decisions} of {ev['min_decisions']} needed"
+            + (f" ({ev.get('accepted', 0)} accepted, {ev.get('rejected', 0)} rejected)" if decisions else "")
+        )
+        days = ev.get("days") or 0
+        (good if days >= ev["min_days"] else bad).append(f"days of decisions: {days:g} of {ev['min_days']}")
+        rate = ev.get("accept_rate")
+        ok = isinstance(rate, (int, float)) and rate >= ev["min_rate"]
+        (good if ok else bad).append(f"accept rate: {_pct(rate)} (needs {_pct(ev['min_rate'])})")
+    return [*bad, *good]
 
 
 def gate_block(gate: Gate) -> list[Text]:
-    """One gate as a checklist item: ✔ or ✘, its title and summary, its evidence, what is still missing."""
+    """One gate as a checklist item: ✔ or ✘ and its title, what it still needs (the line that matters),
+    then what was measured in plain lines."""
     mark, style = ("✔", "bold green") if gate.passed else ("✘", "bold red")
-    out = [
-        Text.assemble(
-            (f" {mark} ", style), (gate.title, "bold"), "  ", literal(gate.summary, 400, one_line=True)
-        )
-    ]
-    for line in evidence_lines(gate.evidence):
-        out.append(Text.assemble(("     · ", "dim"), (literal(line, 300, one_line=True), "dim")))
+    out = [Text.assemble((f" {mark} ", style), (gate.title, "bold"))]
     missing = gate.evidence.get("failures") or ([] if gate.passed else [gate.summary])
     for item in missing[:5]:
-        out.append(Text.assemble(("     missing: ", "bold yellow"), literal(str(item), 300, one_line=True)))
+        out.append(Text.assemble(("     needs: ", "bold yellow"), literal(str(item), 300, one_line=True)))
+    if gate.passed:
+        out.append(Text.assemble(("     ", ""), literal(gate.summary, 300, one_line=True)))
+    for line in plain_lines(gate):
+        out.append(Text.assemble(("     · ", "dim"), (literal(line, 300, one_line=True), "dim")))
     return out
 
 
@@ -79,14 +106,21 @@ class PromotionScreen(BaseScreen[PromotionView]):
 
     TITLE_TEXT = "promotion"
     LOADING_TARGET = "#promotion"
+    AUTO_FOCUS = "#promotion-page"  # j/k, PgDn/PgUp scroll the page without a Tab first
     BINDINGS = [
         Binding("A", "approve", "Approve auto-write", id="promotion.approve"),
         Binding("R", "revoke", "Revoke", id="promotion.revoke"),
     ]
 
     def body(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll(id="promotion-page"):
             yield Static("", id="promotion", classes="pane")
+
+    def action_down(self) -> None:
+        self.query_one("#promotion-page", VerticalScroll).scroll_down(animate=False)
+
+    def action_up(self) -> None:
+        self.query_one("#promotion-page", VerticalScroll).scroll_up(animate=False)
 
     def load(self) -> PromotionView:
         return self.workspace.promotion()
@@ -101,12 +135,22 @@ class PromotionScreen(BaseScreen[PromotionView]):
             state.append(" AUTO-WRITE OFF ", "bold white on grey30")
         if not status.active and status.reason:
             state.append("  " + literal(status.reason, 300, one_line=True), "dim")
+        passing = sum(g.passed for g in gates)
+        first_missing = next(
+            (str((g.evidence.get("failures") or [g.summary])[0]) for g in gates if not g.passed), ""
+        )
         parts += [
             state,
             Text(),
             Text.assemble(("Candidate pair: ", "dim"), (str(pair or "none yet"), "bold")),
             Text(),
-            Text(f"Gates: {sum(g.passed for g in gates)} of {len(gates)} pass", style="bold"),
+            Text.assemble(
+                (f"Gates: {passing} of {len(gates)} pass", "bold"),
+                (
+                    f"  — next: {literal(first_missing, 200, one_line=True)}" if first_missing else "",
+                    "yellow",
+                ),
+            ),
             Text(),
         ]
         for gate in gates:
@@ -128,12 +172,16 @@ class PromotionScreen(BaseScreen[PromotionView]):
     can_approve = False
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``A`` is offered only when approval is possible (every gate passes, auto-write off)."""
-        if action == "approve":
-            return self.can_approve
+        """``A`` approves only when approval is possible (every gate passes, auto-write off); until then
+        it is shown dimmed, and the help says it is not available now."""
+        if action == "approve":  # None: shown (dimmed in the footer, in the help), does nothing
+            return True if self.can_approve else None
         return True
 
     def action_approve(self) -> None:
+        if not self.can_approve:
+            return
+
         def done(yes: bool | None) -> None:
             if yes:
                 self._approve()

@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.widgets import Input, RichLog, Static
 
 from dreamtui.core.models import QueueRow
@@ -73,11 +73,25 @@ class QueueScreen(BaseScreen[QueueData]):
         Binding("s", "skip", "Skip", id="skip"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("m", "mine", "Mine (outside change)", show=False, id="mine"),
+        Binding(
+            "enter",
+            "open",
+            "Read",
+            show=False,
+            tooltip="Read the highlighted proposal (j/k scroll it, Esc back)",
+            id="open",
+        ),
         Binding("j", "down", "Down", show=False, id="down"),
         Binding("k", "up", "Up", show=False, id="up"),
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("o", "sort", "Sort", id="sort"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="clear_filter"),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear filter (from the detail pane: back to the list)",
+            show=False,
+            id="clear_filter",
+        ),
         Binding("ctrl+d", "detail_down", "Scroll evidence down", show=False, id="detail_down"),
         Binding("ctrl+u", "detail_up", "Scroll evidence up", show=False, id="detail_up"),
         Binding("z", "unfold", "Fold/unfold evidence", show=False, id="unfold"),
@@ -96,7 +110,7 @@ class QueueScreen(BaseScreen[QueueData]):
         self._decisions_seen = 0  # the app's decisions finished when the running load started
 
     def body(self) -> ComposeResult:
-        with Horizontal(id="queue-main", classes="split"):
+        with Vertical(id="queue-main", classes="split"):
             with Vertical(id="queue-pane"):
                 yield Input(placeholder="filter: text in claim, project, session, type…", id="filter")
                 yield Static(header(), id="queue-header")
@@ -175,8 +189,20 @@ class QueueScreen(BaseScreen[QueueData]):
         self.shown = sort_rows(rows, self.sort_mode, self.skipped)
         self.table.fill(self.shown, group="" if self.sort_mode == "newest" else self.sort_mode)
         self.update_info()
+        self.fit_list()
         if not self.shown:
             self.show_candidate(None)
+
+    LIST_SHARE = 0.4  # of the screen's height the list takes at most (the proposal below gets the rest)
+
+    def fit_list(self) -> None:
+        """The list as tall as its lines (with its title and info lines), at most :data:`LIST_SHARE` of
+        the screen: a queue of three leaves the rest to the proposal and its evidence."""
+        most = max(5, int(self.size.height * self.LIST_SHARE)) if self.size.height else 12
+        self.query_one("#queue-pane").styles.height = max(5, min(len(self.table.items) + 2, most))
+
+    def on_resize(self) -> None:
+        self.fit_list()
 
     def update_info(self) -> None:
         text = Text.assemble((f"{len(self.shown):,}", "bold"), f" of {len(self.rows):,} shown")
@@ -235,6 +261,7 @@ class QueueScreen(BaseScreen[QueueData]):
         self.rows = [r for r in self.rows if r.id != cid]
         self.shown = [r for r in self.shown if r.id != cid]
         self.update_info()
+        self.fit_list()
         return cid
 
     def action_accept(self) -> None:
@@ -403,11 +430,29 @@ class QueueScreen(BaseScreen[QueueData]):
 
     # -- moving, sorting, filtering ---------------------------------------------------------------
 
+    @property
+    def reading(self) -> bool:
+        """The detail pane has the focus (Enter or Tab): ``j``/``k`` scroll it, not the list."""
+        return isinstance(self.focused, CandidateView)
+
+    def action_open(self) -> None:
+        """Enter: read the highlighted proposal — the focus goes to the detail pane (at its top)."""
+        if self.table.current_id is None:
+            self.notify("No proposal is highlighted", severity="warning")
+            return
+        self.query_one(CandidateView).focus()
+
     def action_down(self) -> None:
-        self.table.action_cursor_down()
+        if self.reading:
+            self.query_one(CandidateView).scroll_down(animate=False)
+        else:
+            self.table.action_cursor_down()
 
     def action_up(self) -> None:
-        self.table.action_cursor_up()
+        if self.reading:
+            self.query_one(CandidateView).scroll_up(animate=False)
+        else:
+            self.table.action_cursor_up()
 
     def action_detail_down(self) -> None:
         self.query_one(CandidateView).scroll_page_down(animate=False)
@@ -440,6 +485,10 @@ class QueueScreen(BaseScreen[QueueData]):
         self.table.focus()
 
     def action_clear_filter(self) -> None:
+        """Esc: from the detail pane back to the list; on the list, the filter is cleared."""
+        if self.reading:
+            self.table.focus()
+            return
         box = self.query_one("#filter", Input)
         box.value = ""
         box.remove_class("visible")

@@ -45,6 +45,32 @@ class SessionsData:
     """Each project folder's readable name (from its records' ``cwd``), read in the worker."""
 
 
+NARROW_BELOW = 120
+PROJECT_COLUMNS = (
+    ("project", "project", 24),
+    ("waiting", "waiting", 10),
+    ("pending", "pending", 7),
+    ("sessions", "sessions", 8),
+)
+PROJECT_COLUMNS_NARROW = (("project", "project", 14), ("waiting", "waiting", 8), ("pending", "pend", 4))
+SESSION_COLUMNS = (
+    ("session", "session", 10),
+    ("waiting", "waiting", 10),
+    ("pending", "pending", 7),
+    ("lines", "lines", 7),
+    ("dreamed", "dreamed", 7),
+    ("files", "files", 5),
+    ("updated", "updated", 20),
+)
+SESSION_COLUMNS_NARROW = (
+    ("session", "session", 8),
+    ("waiting", "waiting", 8),
+    ("pending", "pend", 4),
+    ("lines", "lines", 5),
+    ("dreamed", "dreamed", 7),
+)
+
+
 class SessionsScreen(BaseScreen[SessionsData]):
     """Projects on the left (totals); the highlighted project's sessions on the right.
 
@@ -62,6 +88,7 @@ class SessionsScreen(BaseScreen[SessionsData]):
         self.names: dict[str, str] = {}
         self.current_project: str | None = None
         self.skipped: list[str] = []
+        self.data: SessionsData | None = None
 
     def body(self) -> ComposeResult:
         yield Static("", id="sessions-info", classes="info")
@@ -69,21 +96,33 @@ class SessionsScreen(BaseScreen[SessionsData]):
             yield DataTable(id="projects", cursor_type="row", zebra_stripes=True)
             yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
 
-    def on_mount(self) -> None:
+    def on_mount(self) -> None:  # BaseScreen's on_mount runs too (Textual calls each class's handler)
+        self._add_columns()
+
+    narrow: bool | None = None  # the columns in use are the ones for a narrow terminal
+
+    def _add_columns(self) -> None:
+        """The tables' columns for the terminal's width: what waits (waiting, pending) right after the
+        name; under :data:`NARROW_BELOW` columns with shorter titles, without the sessions count, files
+        and updated (the waiting/pending columns were cut off at 80 columns)."""
+        narrow = self.app.size.width < NARROW_BELOW
+        if narrow == self.narrow:
+            return
+        self.narrow = narrow
         projects = self.query_one("#projects", DataTable)
-        for label, width in (("project", 24), ("sessions", 8), ("waiting", 10), ("pending", 7)):
-            projects.add_column(label, width=width, key=label)
         sessions = self.query_one("#sessions", DataTable)
-        for label, width in (
-            ("session", 10),
-            ("files", 5),
-            ("lines", 7),
-            ("dreamed", 7),
-            ("waiting", 10),
-            ("pending", 7),
-            ("updated", 20),
-        ):
-            sessions.add_column(label, width=width, key=label)
+        projects.clear(columns=True)
+        sessions.clear(columns=True)
+        for key, label, width in PROJECT_COLUMNS_NARROW if narrow else PROJECT_COLUMNS:
+            projects.add_column(label, width=width, key=key)
+        for key, label, width in SESSION_COLUMNS_NARROW if narrow else SESSION_COLUMNS:
+            sessions.add_column(label, width=width, key=key)
+        if self.data is not None:
+            self.current_project = None
+            self.show(self.data)
+
+    def on_resize(self) -> None:
+        self._add_columns()
 
     def load(self) -> SessionsData:
         skipped: list[str] = []
@@ -92,6 +131,7 @@ class SessionsScreen(BaseScreen[SessionsData]):
         return SessionsData(rows, self.workspace.dream_plan(), skipped, names)
 
     def show(self, data: SessionsData) -> None:
+        self.data = data
         rows, skipped = data.rows, data.skipped
         self.skipped = skipped
         for notice in skipped:  # the app shows each once
@@ -108,10 +148,12 @@ class SessionsScreen(BaseScreen[SessionsData]):
             waiting = sum(int(r.waiting or 0) for r in items)
             pending = sum(int(r.pending or 0) for r in items)
             table.add_row(
-                Text(short_project(self.names.get(project, project), 24), style="bold"),
-                str(len(items)),
+                Text(
+                    short_project(self.names.get(project, project), 14 if self.narrow else 24), style="bold"
+                ),
                 kb(waiting),
                 Text(str(pending), style="bold cyan" if pending else "dim"),
+                *([] if self.narrow else [str(len(items))]),
                 key=project,
             )
         if keep is not None and keep in self.by_project:
@@ -157,16 +199,17 @@ class SessionsScreen(BaseScreen[SessionsData]):
         table.clear()
         items = sorted(self.by_project.get(project, []), key=lambda r: r.updated or "", reverse=True)
         for r in items:
-            table.add_row(
+            cells: list[Text | str] = [
                 Text(literal(r.session[:8], 8)),
-                str(r.files),
-                f"{int(r.lines or 0):,}",
-                f"{int(r.dreamed or 0):,}",
                 waiting_cell(r),
                 Text(str(r.pending), style="bold cyan" if r.pending else "dim"),
-                Text(literal(local_time(r.updated, "%Y-%m-%d %H:%M") if r.updated else "not read yet", 20)),
-                key=f"{project}\0{r.session}",
-            )
+                f"{int(r.lines or 0):,}",
+                f"{int(r.dreamed or 0):,}",
+            ]
+            if not self.narrow:
+                updated = local_time(r.updated, "%Y-%m-%d %H:%M") if r.updated else "not read yet"
+                cells += [str(r.files), Text(literal(updated, 20))]
+            table.add_row(*cells, key=f"{project}\0{r.session}")
         table.border_title = literal(self.names.get(project, project), 60, one_line=True)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -115,9 +115,14 @@ def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Tab
     return outer
 
 
+def quote_line(cand: Candidate) -> Text:
+    """``Quote  “…”``: the person's (or the tool output's) words the proposal rests on."""
+    return Text.assemble(("Quote  ", "bold dim")) + literal_text(f"“{cand.quote}”", style="italic")
+
+
 def summary(cand: Candidate, width: int | None = None) -> Group:
-    """Badges, claim, why and how to apply (type, session, project and scope follow the evidence:
-    :func:`meta_table`)."""
+    """Badges, claim, why, how to apply and the quote — what decides a proposal, at the top of the pane
+    (the raw transcript follows; type, session, project and scope after it: :func:`meta_table`)."""
     parts = [
         badges(cand),
         Text(),
@@ -125,6 +130,7 @@ def summary(cand: Candidate, width: int | None = None) -> Group:
         Text(),
         Text.assemble(("Why  ", "bold dim")) + literal_text(cand.why or "—"),
         Text.assemble(("How  ", "bold dim")) + literal_text(cand.how_to_apply or "—"),
+        quote_line(cand),
     ]
     return Group(*parts)
 
@@ -200,9 +206,9 @@ class CandidateView(VerticalScroll):
             if verdict is not None:
                 old.append(verdict)
             self.query_one("#dup-old", Static).update(Group(*old))
-        self.scroll_home(animate=False)
-        if duplicate is None:  # a suspected duplicate opens on the comparison, which decides it
-            self._centre_later()
+        # the pane opens at its top: badges, claim, why, how and the quote first (the raw transcript
+        # below them is a scroll away: Ctrl+D, or Enter then j)
+        self.scroll_home(animate=False, immediate=True)
 
     def show_outside(self, renderable: Group) -> None:
         """Show an outside change (its detail from :mod:`dreamtui.tui.widgets.outside_view`)."""
@@ -291,9 +297,8 @@ class CandidateView(VerticalScroll):
     def evidence(self, cand: Candidate) -> tuple[Group | Text, ...]:
         """The raw transcript around the best match: the quote, where it is and the records before it;
         the quoted record; the records after it."""
-        quote_line = Text.assemble(("Quote  ", "bold dim")) + literal_text(f"“{cand.quote}”", style="italic")
         if not cand.matches:
-            return (Group(quote_line, Text("not verified: no place in the transcript", style="bold red")),)
+            return (Group(Text("not verified: no place in the transcript", style="bold red")),)
         best = cand.matches[0]
         path = transcript_path(self.config, best.file or cand.transcript)
         try:
@@ -309,9 +314,7 @@ class CandidateView(VerticalScroll):
         try:
             window = read_window(path, best.line)
         except OSError as exc:
-            return (
-                Group(quote_line, where, Text(f"cannot read the transcript: {exc.strerror}", style="red")),
-            )
+            return (Group(where, Text(f"cannot read the transcript: {exc.strerror}", style="red")),)
         part = {
             n: render_records(
                 [r for r in window if (r.line > best.line) - (r.line < best.line) == n],
@@ -322,4 +325,4 @@ class CandidateView(VerticalScroll):
             )
             for n in (-1, 0, 1)
         }
-        return Group(quote_line, where, Text(), *part[-1]), Group(*part[0]), Group(*part[1])
+        return Group(where, Text(), *part[-1]), Group(*part[0]), Group(*part[1])

@@ -31,7 +31,7 @@ CLAIM_CHARS = 160
 FLAGS_WIDTH = 10  # "SECRET DUP" fits; a badge that does not fit is left out, never cut in half
 GAP = 1  # blank cells after every column
 FIELDS = (("project", 12), ("type", 8), ("from", 9), ("flags", FLAGS_WIDTH))
-MIN_CLAIM = 24  # narrower than this, columns are left out (type first, then project) to keep the claim
+MIN_CLAIM = 40  # narrower than this, columns are left out (type first, then project) to keep the claim
 OPTIONAL = ("type", "project")  # the order they are left out in; provenance and flags always stay
 
 
@@ -46,11 +46,15 @@ def project_width(width: int | None) -> int:
     return max(PROJECT_MIN, min(PROJECT_MAX, (width - 32) // 3))
 
 
-def fields_for(width: int | None) -> tuple[tuple[str, int], ...]:
+def fields_for(width: int | None, longest: int | None = None) -> tuple[tuple[str, int], ...]:
     """The columns shown in a table ``width`` cells wide: all of them when the claim keeps at least
     :data:`MIN_CLAIM` cells, else without type, then without project (``TOOL!`` and the flags stay);
-    the project column grows with the width (:func:`project_width`)."""
-    fields = tuple((name, project_width(width) if name == "project" else w) for name, w in FIELDS)
+    the project column grows with the width (:func:`project_width`) but no wider than the ``longest``
+    project name shown (the claim gets the rest)."""
+    project = project_width(width)
+    if longest is not None:
+        project = min(project, max(len("project"), longest))
+    fields = tuple((name, project if name == "project" else w) for name, w in FIELDS)
     if width is None:
         return fields
     for name in OPTIONAL:
@@ -248,6 +252,10 @@ class QueueTable(ScrollView, can_focus=True):
         self._count = 0
         self._append(rows)
         self._changed()
+        namer = self.project_namer
+        names = {namer(p) if namer else p.strip("-") or p for p in {r.project for r in rows}}
+        self._longest = max((len(n) for n in names), default=None)
+        self._fit_columns()
         self.cursor_row = self._nearest_row(0)
         self.scroll_to(y=0, animate=False)
         self._announce()
@@ -367,9 +375,17 @@ class QueueTable(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.items))
         self._lines.clear()
-        fields = fields_for(self.size.width)
+        self._fit_columns()
+
+    _longest: int | None = None  # the longest project name of the rows filled
+
+    def _fit_columns(self) -> None:
+        """Choose the columns for the width and the project names shown (the titles follow)."""
+        fields = fields_for(self.size.width or None, self._longest) if self.size.width else self.fields
         if fields != self.fields:
             self.fields = fields
+            self._lines.clear()
+            self.refresh()
             self.post_message(self.ColumnsChanged(fields))
 
     def render_line(self, y: int) -> Strip:
