@@ -609,3 +609,88 @@ def test_one_undo_takes_back_consolidations_in_the_order_decided(config: Config,
     assert rows.get(ledger, merge.id).status == "undone"  # type: ignore[union-attr]
     with pytest.raises(Exception, match="nothing to undo"):
         undo.undo_last(config, ledger)
+
+
+def test_an_update_of_a_memory_the_model_saw_only_in_part_is_never_proposed(
+    config: Config, ledger: Ledger
+) -> None:
+    """A memory longer than the request shows (``MAX_MEMORY_CHARS``) reaches the model cut: an update or
+    merge written from that start would drop the rest of the file, so it is dropped as ``memory-cut``."""
+    from fakes.anthropic_server import FakeAnthropic, Reply, message
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+    from dreamtui.core.extract.consolidate_prompt import MAX_MEMORY_CHARS
+    from dreamtui.core.ingest.digest import digest_session
+
+    tail = " ".join(f"Rule {n}: keep fixture {n} in tests/data." for n in range(200))
+    assert len(tail) > MAX_MEMORY_CHARS
+    root = memory_repo(config, {f"{FOLDER}/tabs.md": topic("Indent", "Indent with tabs. " + tail)})
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    answer = {
+        "proposals": [
+            {"kind": "update", "memories": [1], "quote": Q_SPACES, "new_text": "Four spaces.", "reason": "r"}
+        ]
+    }
+    with FakeAnthropic() as server:
+        server.script.append(Reply(200, message(answer)))
+        structured = AnthropicExtractor(
+            model="claude-sonnet-5-5", api_key="sk-ant-test", base_url=server.url, max_retries=0
+        ).structured()
+        report = run_pass(root, ledger, PROJECT, [digest_session([path])], structured)
+    assert report.proposed == {} and report.dropped == {"memory-cut": 1}
+    assert rows.listed(ledger) == []
+    assert "Rule 199" in (root / f"{FOLDER}/tabs.md").read_text()
+
+
+def test_the_same_files_get_one_proposal_whoever_finds_them_and_however_it_is_worded(
+    config: Config, ledger: Ledger
+) -> None:
+    """Two identical memories: the offline finder proposes the merge; the model proposing it again (in
+    that pass, or the next day in other words) adds nothing, and neither does a model update of a file
+    a pending proposal already changes."""
+    from fakes.anthropic_server import FakeAnthropic, Reply, message
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
+    from dreamtui.core.ingest.digest import digest_session
+
+    body = "Keep the database connection pool at 10 connections in production."
+    root = memory_repo(
+        config, {f"{FOLDER}/pool.md": topic("Pool", body), "pool-size.md": topic("Pool size", body)}
+    )
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    digests = [digest_session([path])]
+
+    def answer(reason: str) -> dict[str, object]:
+        return {
+            "proposals": [
+                {"kind": "merge", "memories": [1, 2], "new_text": body, "reason": reason},
+                {
+                    "kind": "update",
+                    "memories": [2],
+                    "quote": Q_SPACES,
+                    "new_text": "Pool at 12.",
+                    "reason": "r",
+                },
+            ]
+        }
+
+    with FakeAnthropic() as server:
+        structured = AnthropicExtractor(
+            model="claude-sonnet-5-5", api_key="sk-ant-test", base_url=server.url, max_retries=0
+        ).structured()
+        server.script.append(Reply(200, message(answer("Both say the same."))))
+        first = run_pass(root, ledger, PROJECT, digests, structured)
+        server.script.append(Reply(200, message(answer("These two are duplicates of each other."))))
+        second = run_pass(root, ledger, PROJECT, digests, structured)
+    assert first.proposed == {"merge": 1} and first.dropped == {"same-files": 1} and first.known == 1
+    assert second.proposed == {} and second.known == 2
+    [item] = rows.listed(ledger)
+    assert item.kind == "merge" and item.evidence_kind == "check"

@@ -15,6 +15,7 @@ from fakes.cycle_world import ACME, DAY, NOW, install
 
 from dreamtui.core.config import Config
 from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
+from dreamtui.core.extract import consolidate_prompt
 from dreamtui.core.extract.claude_code import CLI_ENV
 from dreamtui.core.gate import judge
 from dreamtui.core.ledger import Ledger
@@ -124,7 +125,8 @@ def test_the_dedup_judge_runs_on_claude_code(cc: Config, ledger: Ledger, fake: F
         verdicts((1, 1, "Both say to install with uv, not pip.")),
     )
     record = run_cycle(cc, ledger, project=ACME)
-    extraction, judging = fake.calls()
+    extraction, judging, consolidating = fake.calls()  # REM then asks whether memories still hold
+    assert consolidating["flags"]["--system-prompt"] == consolidate_prompt.SYSTEM_PROMPT
     assert judging["problems"] == [] and judging["flags"]["--system-prompt"] == judge.SYSTEM_PROMPT
     assert json.loads(judging["flags"]["--json-schema"]) == anthropic.transform_schema(judge.JudgeOut)
     assert judging["flags"]["--tools"] == "" and judging["flags"]["--max-turns"] == "1"

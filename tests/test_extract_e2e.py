@@ -130,7 +130,18 @@ def test_human_readable_output_and_one_line_errors(config: Config, server: FakeA
     server.script.append(error(401, "authentication_error", "invalid x-api-key"))
     env = {"ANTHROPIC_API_KEY": "sk-ant-wrong", "ANTHROPIC_BASE_URL": server.url}
     res = CliRunner().invoke(
-        cli, ["--state", str(config.state), "extract", str(path), "--extractor", "anthropic"], env=env
+        cli,
+        [
+            "--state",
+            str(config.state),
+            "--memory",
+            str(config.memory),
+            "extract",
+            str(path),
+            "--extractor",
+            "anthropic",
+        ],
+        env=env,
     )
     assert res.exit_code == 2
     assert (

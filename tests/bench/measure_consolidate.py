@@ -1,6 +1,6 @@
 """Measure the consolidation pass (issue 26) on planted cases over five simulated days.
 
-    python3 tests/bench/measure_consolidate.py [--write-requests DIR] [--answers DIR] [--json]
+    python3 tests/bench/measure_consolidate.py [--write-requests DIR] [--answers DIR | --offline] [--json]
 
 A project repository and a memory repository are built in a temporary folder; each day the project
 changes (a commit), a session is written (its records' ``cwd`` is the project repository), and a real
@@ -37,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+RECORDED = HERE.parent / "data" / "real_eval" / "consolidation" / "recorded-planted" / "consolidate-v1"
+"""A Claude model's answers to the five daily requests of the shipped prompt (helper sessions given only
+the request, stored verbatim)."""
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
@@ -297,13 +300,20 @@ def run(answers: Path | None, requests: Path | None) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--answers", type=Path, default=None, help="Recorded model answers (<key>.json).")
+    parser.add_argument(
+        "--answers",
+        type=Path,
+        default=RECORDED,
+        help="Recorded model answers (<key>.json); default: the ones stored for the shipped prompt.",
+    )
+    parser.add_argument("--offline", action="store_true", help="No model: the offline finders only.")
     parser.add_argument(
         "--write-requests", type=Path, default=None, help="Store each consolidation request here."
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    out = run(args.answers, args.write_requests)
+    answers = None if args.offline or not (args.answers and args.answers.is_dir()) else args.answers
+    out = run(answers, args.write_requests)
     if args.json:
         print(json.dumps(out, indent=2))
         return

@@ -7,6 +7,7 @@ quote the gate's verification finds in the newer transcripts; every proposal is 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,9 @@ class PassReport:
     known: int = 0
     """Proposals already made with the same evidence (pending, rejected, accepted): not stored again."""
     dropped: Counter[str] = field(default_factory=Counter)
-    """Model proposals left out: ``unverified`` quote, ``invalid`` (bad numbers, missing text)."""
+    """Model proposals left out: ``unverified`` quote, ``invalid`` (bad numbers, missing text),
+    ``memory-cut`` (an update or merge of a memory the request showed only in part), ``same-files``
+    (another proposal of this pass, or a pending one, already changes one of its memory files)."""
     model_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
@@ -82,6 +85,10 @@ def model_proposals(
         needs_text = p.kind in ("update", "merge")
         if (needs_text and not p.new_text.strip()) or (p.kind == "merge") != (len(targets) >= 2):
             report.dropped["invalid"] += 1
+            continue
+        if needs_text and any(prompt.was_cut(t.text) for t in targets):
+            # the model saw only the start of this memory: its new text would drop the rest
+            report.dropped["memory-cut"] += 1
             continue
         check = checks.get(id(p))
         if p.kind != "merge" and (check is None or not check.verified or check.best is None):
@@ -145,8 +152,23 @@ def run_pass(
             items += model_proposals(structured, project, files, digests, report)
         except ExtractorError as exc:  # the offline proposals stand; the cycle goes on
             report.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    # one proposal per memory file: the first found (the offline finders' proof before the model's),
+    # and none for a file a pending proposal already changes (two diffs of one file would conflict)
+    taken = {t for i in rows.listed(ledger, "pending", project) for t in i.targets}
     for item in items:
         item.cycle_id = cycle_id
+        if item.kind == "merge":
+            # a merge's proof is the files themselves: the same files, unchanged, are one proposal
+            # whoever found it and however the model worded its reason (pending, rejected or accepted)
+            same = json.dumps(sorted(item.seen.items()))
+            item.evidence_key = evidence_key("merge", item.targets, same)
+        if rows.known(ledger, item.evidence_key):
+            report.known += 1
+            continue
+        if taken.intersection(item.targets):
+            report.dropped["same-files"] += 1
+            continue
+        taken.update(item.targets)
         if rows.add(ledger, item):
             report.proposed[item.kind] += 1
             report.ids.append(item.id)

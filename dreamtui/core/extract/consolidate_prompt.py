@@ -86,6 +86,11 @@ def memory_text(text: str) -> str:
     return neutralise(clean)
 
 
+def was_cut(text: str) -> bool:
+    """Whether :func:`memory_text` sends only the start of this memory."""
+    return len(sendable(text).strip()) > MAX_MEMORY_CHARS
+
+
 def _sessions(digests: Sequence[Digest], budget: int) -> list[str]:
     blocks: list[str] = []
     for digest in digests:
