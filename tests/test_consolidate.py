@@ -694,3 +694,19 @@ def test_the_same_files_get_one_proposal_whoever_finds_them_and_however_it_is_wo
     assert second.proposed == {} and second.known == 2
     [item] = rows.listed(ledger)
     assert item.kind == "merge" and item.evidence_kind == "check"
+
+
+def test_the_briefing_counts_what_kept_the_memory_true_and_what_waits(config: Config, ledger: Ledger) -> None:
+    from dreamtui.core.memory import briefing
+
+    a, b = f"{FOLDER}/pool.md", "pool-size.md"
+    body = "Keep the database connection pool at 10 connections in production."
+    root = memory_repo(config, {a: topic("Pool", body), b: topic("Pool size", body)})
+    [item] = store(ledger, find.find_offline(root, PROJECT))
+    text, _items = briefing.build_briefing(config, ledger, [], project=PROJECT)
+    assert "Memories that may no longer hold: 0 update, 0 retire, 1 merge wait for review" in text
+    assert "Memory kept true" not in text
+    consolidate.accept(config, ledger, item.id)
+    text, _items = briefing.build_briefing(config, ledger, [], project=PROJECT)
+    assert "Memory kept true: 0 update, 0 retire, 1 merge accepted" in text
+    assert "wait for review" not in text

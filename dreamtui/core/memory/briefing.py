@@ -220,6 +220,29 @@ def memory_items(config: Config, project: str | None, ledger: Ledger | None = No
     return [Item(DECIDED, _safe(what), rel) for _mine, _created, rel, what in found]
 
 
+def consolidation_items(ledger: Ledger) -> list[Item]:
+    """How the memory was kept true (issue 26): the updates, retirements and merges accepted so far
+    (*Decided*: each was a reviewed diff), and those waiting for review (*To watch*)."""
+    from dreamtui.core.ledger import consolidations
+
+    counts = consolidations.counts(ledger)
+    kinds = ("update", "retire", "merge")
+    accepted = {k: counts[k]["accepted"] + counts[k]["auto_accepted"] for k in kinds}
+    waiting = {k: counts[k]["pending"] for k in kinds}
+    out: list[Item] = []
+    if any(accepted.values()):
+        summary = ", ".join(f"{accepted[k]} {k}" for k in kinds)
+        out.append(Item(DECIDED, f"Memory kept true: {summary} accepted", "dreamtui consolidate --all"))
+    if any(waiting.values()):
+        summary = ", ".join(f"{waiting[k]} {k}" for k in kinds)
+        out.append(
+            Item(
+                WATCH, f"Memories that may no longer hold: {summary} wait for review", "dreamtui consolidate"
+            )
+        )
+    return out
+
+
 def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tuple[str, int]]:
     """The files an edit tool wrote in ``start``..``end`` of a transcript, with the line of the first
     edit, in order (paths shown relative to the session's working folder)."""
@@ -414,6 +437,7 @@ def build_briefing(
         session_items(config, ledger, sessions)
         + _carried(config, previous, fresh)
         + memory_items(config, project, ledger)
+        + consolidation_items(ledger)
     )
     kept: list[Item] = []
     for name in SECTIONS:
