@@ -146,11 +146,13 @@ def _run(
     assert proc.stdout.readline().strip() == b"ready"
     ready = time.monotonic()
     if kill_after is not None:
-        time.sleep(kill_after)  # under test: a kill at this moment of the accept
-        try:
-            os.kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        try:  # under test: a kill at this moment of the accept, unless it ended before
+            proc.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     proc.communicate(timeout=30)
     elapsed = time.monotonic() - ready
     for pgid in {proc.pid, *_git_groups(cfg.memory)}:  # dreamtui's git runs in a group of its own

@@ -64,14 +64,16 @@ def test_a_second_lock_is_busy_and_names_the_holder(config: Config) -> None:
 
 def test_a_killed_holder_releases_the_lock(config: Config) -> None:
     code = textwrap.dedent(f"""
-        import sys, time
+        import sys
         from dreamtui.core.dream.lock import CycleLock
         lock = CycleLock({str(config.lock_path)!r})  # held while referenced, until the process dies
         lock.acquire()
         print("held", flush=True)
-        time.sleep(60)  # holds the lock until killed
+        sys.stdin.read()  # holds the lock until the test lets go (or kills it)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         with pytest.raises(CycleBusy):

@@ -428,9 +428,10 @@ def test_listing_does_not_wait_for_a_persons_long_git_session(
         [
             sys.executable,
             "-c",
-            "import sys, time; f = open(sys.argv[1]); print(1, flush=True); time.sleep(30)",
+            "import sys; f = open(sys.argv[1]); print(1, flush=True); sys.stdin.read()",  # held until let go
             str(lock),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
     assert holder.stdout is not None and holder.stdout.readline()

@@ -184,7 +184,7 @@ def test_network_failure_is_a_clear_error() -> None:
 
 
 def test_slow_answer_times_out_with_a_clear_error(server: FakeAnthropic) -> None:
-    server.script.append(Reply(200, message({"candidates": []}), delay=1.5))
+    server.script.append(Reply(200, message({"candidates": []}), hold=True))
     with pytest.raises(ExtractorError) as info:
         make(server, timeout=0.3, max_retries=0).extract(digest(("person", CORRECTION)), CTX)
     assert "did not answer within 0.3s" in str(info.value)

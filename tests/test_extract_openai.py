@@ -230,7 +230,7 @@ def test_a_base_url_without_v1_is_pointed_out(server: FakeOpenAI) -> None:
 
 
 def test_timeout(server: FakeOpenAI) -> None:
-    server.script.append(Reply(200, completion({"candidates": []}), delay=1.5))
+    server.script.append(Reply(200, completion({"candidates": []}), hold=True))
     with pytest.raises(ExtractorError) as info:
         make(server, timeout=0.3, max_retries=0).extract(ONE, CTX)
     message = str(info.value)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from fakes.anthropic_server import FakeAnthropic, error, lesson, ok
+from fakes.waiting import MIN_TIMEOUT
 
 from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract import extract_many
@@ -30,23 +30,26 @@ def ctx(d: Digest) -> ExtractContext:
 
 
 class SlowCounting:
-    """A stand-in model: takes a while, counts how many calls overlap, fails on request."""
+    """A stand-in model: counts how many calls overlap, fails on request. With ``gate`` each call
+    waits until ``gate`` calls have run at once (so the peak proves the concurrency, no timing)."""
 
     name = "slow"
     model = None
 
-    def __init__(self, fail: set[str] = frozenset(), crash: set[str] = frozenset()) -> None:
+    def __init__(self, fail: set[str] = frozenset(), crash: set[str] = frozenset(), gate: int = 0) -> None:
         self.active = 0
         self.peak = 0
-        self.lock = threading.Lock()
-        self.fail, self.crash = fail, crash
+        self.lock = threading.Condition()
+        self.fail, self.crash, self.gate = fail, crash, gate
 
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         with self.lock:
             self.active += 1
             self.peak = max(self.peak, self.active)
+            self.lock.notify_all()
+            # serial calls would never meet here: the bound ends such a test (peak stays 1)
+            self.lock.wait_for(lambda: self.peak >= self.gate, timeout=MIN_TIMEOUT)
         try:
-            time.sleep(0.05)  # a slow model: the extractions overlap, so their peak shows the concurrency
             if digest.session in self.fail:
                 raise ExtractorError(f"model said no to {digest.session}")
             if digest.session in self.crash:
@@ -62,13 +65,10 @@ class SlowCounting:
 
 
 def test_parallel_but_bounded_and_in_input_order() -> None:
-    ex = SlowCounting()
-    started = time.monotonic()
+    ex = SlowCounting(gate=3)  # each call waits until three run at once: really parallel
     results = extract_many(digests(12), ex, ctx, concurrency=3)
-    elapsed = time.monotonic() - started
     assert [r.session for r in results] == [f"s{i}" for i in range(12)]
-    assert ex.peak == 3
-    assert elapsed < 12 * 0.05  # really parallel
+    assert ex.peak == 3  # and never more
 
 
 def test_one_failure_is_that_sessions_error_only() -> None:

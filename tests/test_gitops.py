@@ -127,9 +127,10 @@ def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
         [
             sys.executable,
             "-c",
-            "import sys, time; f = open(sys.argv[1]); print(1, flush=True); time.sleep(30)",
+            "import sys; f = open(sys.argv[1]); print(1, flush=True); sys.stdin.read()",  # held until let go
             str(lock),
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import signal
 import subprocess
 import time
@@ -32,6 +33,16 @@ from dreamtui.core.memory import outside_tree as tree_of
 POOL = 24
 KILLS = int(os.environ.get("DREAMTUI_OUTSIDE_KILLS", "40"))
 """Read when the module is imported: the suite's fixtures clear every ``DREAMTUI_*`` variable."""
+
+
+def _exits_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` ends within ``seconds`` (waits on its pidfd: no polling)."""
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], max(0.0, seconds))
+    finally:
+        os.close(fd)
+    return bool(ready)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -100,12 +111,11 @@ def _run_child(config: Config, seed: int, kill_after: float | None) -> tuple[boo
         pass
     killed = False
     if kill_after is not None:
-        deadline = started + kill_after
-        while time.monotonic() < deadline:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return False, time.monotonic() - started
-            time.sleep(0.002)
+        # the child's exit, or the moment under test (a kill then), whichever comes first
+        exited = _exits_within(pid, started + kill_after - time.monotonic())
+        if exited:
+            os.waitpid(pid, 0)
+            return False, time.monotonic() - started
         try:
             os.killpg(pid, signal.SIGKILL)
             killed = True

@@ -7,12 +7,12 @@ import re
 import shlex
 import shutil
 import subprocess
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fakes.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -33,15 +33,16 @@ def capture(session: str) -> str:
 
 
 def wait_screen(session: str, cond: Callable[[str], bool], timeout: float = 120.0) -> str:
-    """Poll the pane until ``cond(text)`` holds (bounded)."""
-    end = time.monotonic() + timeout
-    text = ""
-    while time.monotonic() < end:
-        text = capture(session)
-        if cond(text):
-            return text
-        time.sleep(0.2)
-    raise AssertionError(f"timed out; the screen shows:\n{text}")
+    """Wait until the pane's text satisfies ``cond`` (bounded); that text."""
+    seen = [""]
+
+    def shown() -> bool:
+        seen[0] = capture(session)
+        return cond(seen[0])
+
+    if not wait_for(shown, timeout):
+        raise AssertionError(f"timed out; the screen shows:\n{seen[0]}")
+    return seen[0]
 
 
 def queue_loaded(text: str) -> bool:

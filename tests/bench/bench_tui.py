@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from fakes.tui import make_config  # noqa: E402
+from fakes.waiting import pause_until  # noqa: E402
 from textual.screen import Screen  # noqa: E402
 
 from dreamtui.core.ledger import Ledger  # noqa: E402
@@ -123,8 +124,7 @@ async def press_to_repaint(pilot, probe: Probe, key: str, done: list[tuple[float
     """
     done.clear()
     await pilot.press(key)
-    await pilot.pause(0.05)
-    assert done, f"{key!r} ran no action"
+    await pause_until(pilot, lambda: bool(done) and probe.first_after(done[-1][1]) is not None, what=key)
     start, end = done[-1]
     painted = probe.first_after(end)
     assert painted is not None, f"no repaint after {key!r}"
@@ -137,10 +137,9 @@ async def measure(cfg, ledger: Ledger, n_candidates: int, presses: int) -> dict[
     app = DreamApp(cfg, ledger, watch=False, reconcile=False)
     async with app.run_test(size=(150, 45)) as pilot:
         table = app.query_one(QueueTable)
-        while table.row_count == 0:
-            await asyncio.sleep(0.001)
+        await pause_until(pilot, lambda: table.row_count > 0, what="the queue's rows")
         filled = time.perf_counter()
-        await pilot.pause(0.05)
+        await pause_until(pilot, lambda: probe.first_after(filled) is not None, what="the first paint")
         first = probe.first_after(filled) - t0
         screen = app.screen
         done: list[tuple[float, float]] = []

@@ -28,7 +28,7 @@ import fcntl
 import json
 import os
 import sys
-import time
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -270,8 +270,7 @@ def answer_prompt(answer: dict[str, Any], session: str, model: str) -> int | Non
     send({"type": "system", "subtype": "session_state_changed", "state": "running", "sdk_host_only": True})
     send(init(session, model))
     if kind == "hang":
-        while True:  # the SDK closes stdin at once; a stuck CLI just never answers
-            time.sleep(0.05)
+        threading.Event().wait()  # the SDK closes stdin at once; a stuck CLI never answers, until killed
     if kind == "not_logged_in":
         synthetic_error(session, "authentication_failed", "Not logged in · Please run /login", None)
         return 1

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from fakes.waiting import MIN_TIMEOUT
 
 
 @dataclass
@@ -18,7 +19,7 @@ class Reply:
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0  # seconds to wait before answering (to trip client timeouts)
+    hold: bool = False  # answer only when the fake is released (its ``with`` ends): trips client timeouts
 
 
 @dataclass
@@ -39,6 +40,9 @@ class JsonHTTPFake:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.released = threading.Event()
+        """Set when the ``with`` ends: a held reply (``Reply(hold=True)``) is sent then, to a client
+        that has long given up."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -57,6 +61,7 @@ class JsonHTTPFake:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.released.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -89,8 +94,8 @@ class JsonHTTPFake:
                         Recorded(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                     )
                 reply = fake._route(method, self.path, body)
-                if reply.delay:
-                    time.sleep(reply.delay)  # the scripted slowness of the fake's answer
+                if reply.hold:
+                    fake.released.wait(MIN_TIMEOUT)  # a server that answers only after the client gave up
                 data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 payload = data.encode("utf-8")
                 self.send_response(reply.status)
