@@ -175,31 +175,28 @@ def config_of(ctx: click.Context) -> Config:
     return obj
 
 
+def _folder_flags(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--transcripts/--memory/--state`` after a command's name (``opt_*`` parameters)."""
+    for name, what in (
+        ("state", "State folder"),
+        ("memory", "Memory git repository"),
+        ("transcripts", "Transcript folder"),
+    ):
+        func = click.option(
+            f"--{name}",
+            f"opt_{name}",
+            type=click.Path(path_type=Path),
+            default=None,
+            help=f"{what} (overrides the global option).",
+        )(func)
+    return func
+
+
 def pass_config(func: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a sub-command: it accepts ``--transcripts/--memory/--state`` after its name too,
     and receives the resulting :class:`Config` as its first argument."""
 
-    @click.option(
-        "--transcripts",
-        "opt_transcripts",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="Transcript folder (overrides the global option).",
-    )
-    @click.option(
-        "--memory",
-        "opt_memory",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="Memory git repository (overrides the global option).",
-    )
-    @click.option(
-        "--state",
-        "opt_state",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="State folder (overrides the global option).",
-    )
+    @_folder_flags
     @click.pass_context
     @functools.wraps(func)
     def wrapper(
@@ -244,27 +241,7 @@ def folder_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate a command group: it takes ``--transcripts/--memory/--state`` after its name too (before
     its sub-command's name), and its sub-commands (and its own body) see the resulting Config."""
 
-    @click.option(
-        "--transcripts",
-        "opt_transcripts",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="Transcript folder (overrides the global option).",
-    )
-    @click.option(
-        "--memory",
-        "opt_memory",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="Memory git repository (overrides the global option).",
-    )
-    @click.option(
-        "--state",
-        "opt_state",
-        type=click.Path(path_type=Path),
-        default=None,
-        help="State folder (overrides the global option).",
-    )
+    @_folder_flags
     @functools.wraps(func)
     def wrapper(
         *args: Any,
