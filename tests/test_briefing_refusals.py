@@ -4,11 +4,11 @@ the proposal pending. Real git repositories and real hooks; the real app under P
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.gitrepo import git
 from fakes.tui import make_config, plain, wait_for, wait_loaded
 
 from dreamtui.cli.main import cli
@@ -25,10 +25,6 @@ TEXT = "# Briefing\n\n## Working on\n- the refunds queue — source: `s.jsonl:3`
 @pytest.fixture(autouse=True)
 def _home(git_home: Path) -> None:
     """Commits in the memory repository need an identity (and nothing of the user's)."""
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 def waiting(config: Config, ledger: Ledger, text: str = TEXT) -> int:

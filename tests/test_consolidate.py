@@ -9,6 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.gitrepo import git as sh
 
 from dreamtui.core.config import Config
 from dreamtui.core.dream import consolidate_find as find
@@ -26,10 +27,6 @@ NOW = "2026-04-02T09:00:00Z"
 @pytest.fixture(autouse=True)
 def _home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAMTUI_NOW", NOW)
-
-
-def sh(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout
 
 
 def topic(name: str, body: str) -> str:

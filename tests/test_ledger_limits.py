@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.candidates import make_pending
+from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -33,10 +34,6 @@ def _home(git_home: Path) -> None:
 
 def files_of(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
 # -- a ledger of a newer schema ------------------------------------------------------------------

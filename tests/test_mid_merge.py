@@ -7,13 +7,13 @@ Real git repositories, a real merge conflict, the real ledger and the real CLI.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from fakes.candidates import make_pending
+from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -21,10 +21,6 @@ from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, briefings, intents
 from dreamtui.core.memory import briefing, decisions, outside
 from dreamtui.core.memory.review import write_review
-
-
-def git(root: Path, *args: str, check: bool = True) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=check, capture_output=True, text=True).stdout
 
 
 def state_of(root: Path) -> tuple[bytes, str, str, str]:

@@ -5,10 +5,10 @@ Real git repositories, real transcripts on disk, real watchdog events."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from fakes.gitrepo import git
 from fakes.waiting import wait_for
 
 from dreamtui.core import clock
@@ -16,10 +16,6 @@ from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions, gitops, outside
 from dreamtui.core.models import Candidate
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
 @pytest.fixture

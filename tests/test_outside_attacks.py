@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -26,10 +27,6 @@ KEY = (
     b"QyNTUxOQAAACBzZWNyZXQtbWF0ZXJpYWwtdGhhdC1tdXN0LW5ldmVyLWxlYXZlAAAAAA==\n"
     b"-----END OPENSSH PRIVATE KEY-----\n"
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
 def objects(root: Path) -> set[str]:

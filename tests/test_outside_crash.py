@@ -19,10 +19,10 @@ import os
 import random
 import select
 import signal
-import subprocess
 import time
 from pathlib import Path
 
+from fakes.gitrepo import git
 from fakes.waiting import wait_for
 
 from dreamtui.core.config import Config
@@ -43,10 +43,6 @@ def _exits_within(pid: int, seconds: float) -> bool:
     finally:
         os.close(fd)
     return bool(ready)
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
 def _decide(config: Config, seed: int) -> None:

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from fakes.gitrepo import git_as_tester as git
 from fakes.transcript import write_session
 
 from dreamtui.core.ingest.project_name import ProjectNames, project_name
 from dreamtui.core.models import Digest
 from dreamtui.core.repository import repository_name, repository_root
-
-
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            *args,
-        ],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

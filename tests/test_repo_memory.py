@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.gitrepo import git_as_tester as git
 from fakes.scopes import CLAIM_2, QUOTE_2, SAID, SAID_2, run, topic
 from fakes.transcript import write_session
 
@@ -33,24 +33,6 @@ NOW = "2026-03-10T23:00:00Z"
 WRITTEN = 1773180000.0  # an hour before NOW: past the quiet period
 CI = "Never push to the release branch without a green CI run, it deploys straight to customers."
 MIGRATIONS = "From now on always run the migrations against the throwaway container before touching them."
-
-
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            *args,
-        ],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 class Repo:

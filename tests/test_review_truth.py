@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.candidates import make_pending as make
+from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
 from dreamtui.core import clock
@@ -19,10 +20,6 @@ from dreamtui.core.memory import briefing, decisions, gitops, outside, textdiff,
 from dreamtui.services.workspace import Workspace
 
 INDEX = "# Memory\n- [Tests](tests.md) — never mock the session."  # no final newline, as Claude Code writes
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
 
 @pytest.fixture
