@@ -17,7 +17,7 @@ import pydantic
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
 from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.extract.prompt import ExtractionOut, lessons_of, split_digest, system_blocks, user_message
+from dreamtui.core.extract.prompt import ExtractionOut, lessons_of, parts_for, system_blocks, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
 
 MAX_TOKENS = 4096
@@ -202,15 +202,7 @@ class AnthropicExtractor:
 
     def requests(self, digest: Digest, context: ExtractContext) -> tuple[list[dict[str, Any]], list[str]]:
         """The ``messages`` params of every call this digest needs, and notes about splitting."""
-        budget = min(self.max_chars, context.max_chars) if context.max_chars else self.max_chars
-        parts = split_digest(digest, budget)
-        notes: list[str] = []
-        if len(parts) > 1:
-            total = sum(len(p.text) for p in parts)
-            notes.append(
-                f"digest of {total} characters was split into {len(parts)} parts of at most "
-                f"{budget} characters (one model call each); nothing was truncated"
-            )
+        parts, notes = parts_for(digest, context, self.max_chars)
         params = [
             {
                 "model": self.model,

@@ -38,7 +38,7 @@ import pydantic
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
 from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, split_digest, user_message
+from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, parts_for, user_message
 from dreamtui.core.ingest.transcripts import EXTRACTOR_WORKDIR
 from dreamtui.core.models import Digest, ExtractionResult, Usage
 
@@ -402,15 +402,8 @@ class ClaudeCodeExtractor:
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """One ``claude`` run per digest part; raises a one-line ExtractorError on any failure, so
         nothing of a half-answered session is kept."""
-        budget = min(self.max_chars, context.max_chars) if context.max_chars else self.max_chars
-        parts = split_digest(digest, budget)
-        result = ExtractionResult(session=digest.session)
-        if len(parts) > 1:
-            total = sum(len(p.text) for p in parts)
-            result.notes.append(
-                f"digest of {total} characters was split into {len(parts)} parts of at most "
-                f"{budget} characters (one model call each); nothing was truncated"
-            )
+        parts, notes = parts_for(digest, context, self.max_chars)
+        result = ExtractionResult(session=digest.session, notes=notes)
         for part in parts:
             out, usage = self._model.ask(
                 SYSTEM_PROMPT, user_message(digest, context, part), ExtractionOut, max_tokens=MAX_TOKENS

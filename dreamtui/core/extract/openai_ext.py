@@ -24,7 +24,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract.base import ExtractContext, StructuredModel
 from dreamtui.core.extract.lenient_json import NoJson, loads_lenient, snippet
-from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, split_digest, user_message
+from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, parts_for, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
 
 MAX_TOKENS = 4096
@@ -374,15 +374,8 @@ class OpenAIExtractor:
     def extract(self, digest: Digest, context: ExtractContext) -> ExtractionResult:
         """One call per digest part. A part whose answer cannot be read is a note (and the whole an
         ExtractorError when no part could be read); transport errors raise one-line ExtractorErrors."""
-        budget = min(self.max_chars, context.max_chars) if context.max_chars else self.max_chars
-        parts = split_digest(digest, budget)
-        result = ExtractionResult(session=digest.session)
-        if len(parts) > 1:
-            total = sum(len(p.text) for p in parts)
-            result.notes.append(
-                f"digest of {total} characters was split into {len(parts)} parts of at most "
-                f"{budget} characters (one model call each); nothing was truncated"
-            )
+        parts, notes = parts_for(digest, context, self.max_chars)
+        result = ExtractionResult(session=digest.session, notes=notes)
         malformed, problems, read = 0, [], 0
         for part in parts:
             user = user_message(digest, context, part) + ANSWER_FORMAT

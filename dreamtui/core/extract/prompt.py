@@ -240,6 +240,21 @@ def session_context(digest: Digest, max_chars: int = CONTEXT_CHARS) -> str:
     return text
 
 
+def parts_for(digest: Digest, context: ExtractContext, max_chars: int) -> tuple[list[Part], list[str]]:
+    """The digest in parts within the smaller of ``max_chars`` and the context's budget, and the note
+    a split leaves (every extractor that sends a digest to a model says the same)."""
+    budget = min(max_chars, context.max_chars) if context.max_chars else max_chars
+    parts = split_digest(digest, budget)
+    notes: list[str] = []
+    if len(parts) > 1:
+        total = sum(len(p.text) for p in parts)
+        notes.append(
+            f"digest of {total} characters was split into {len(parts)} parts of at most "
+            f"{budget} characters (one model call each); nothing was truncated"
+        )
+    return parts, notes
+
+
 def split_digest(digest: Digest, max_chars: int) -> list[Part]:
     """The rendered digest in parts of at most ``max_chars`` characters, turns kept whole when they fit.
 
