@@ -590,9 +590,10 @@ def test_a_secret_in_a_proposed_text_never_reaches_the_ledger_or_the_memory(
 
 
 def test_one_undo_takes_back_consolidations_in_the_order_decided(config: Config, ledger: Ledger) -> None:
-    """``dreamtui undo`` / ``u`` (core ``undo.undo_last``) takes back a consolidation's accept, then
-    its reject, newest first — and one undone by id is not undone again."""
+    """``dreamtui undo`` / ``u`` (core ``undo.undo_last``) takes back a consolidation's accept (the
+    newest decision), and the journal knows it is undone: a second undo finds nothing."""
     from dreamtui.core.memory import undo
+    from dreamtui.core.memory.decisions import DecisionError
 
     a, b = f"{FOLDER}/pool.md", "pool-size.md"
     body = "Keep the database connection pool at 10 connections in production."
@@ -604,7 +605,7 @@ def test_one_undo_takes_back_consolidations_in_the_order_decided(config: Config,
     assert result.kind == "consolidation" and merge.id in result.action
     assert (root / a).exists() and (root / b).exists()
     assert rows.get(ledger, merge.id).status == "undone"  # type: ignore[union-attr]
-    with pytest.raises(Exception, match="nothing to undo"):
+    with pytest.raises(DecisionError, match="nothing to undo"):
         undo.undo_last(config, ledger)
 
 
