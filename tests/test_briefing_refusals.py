@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 from fakes.gitrepo import git
 from fakes.tui import make_config, plain, wait_for, wait_loaded
 
@@ -39,12 +40,7 @@ def waiting(config: Config, ledger: Ledger, text: str = TEXT) -> int:
 
 def invoke(config: Config, *args: str):
     flags = [
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
-        "--transcripts",
-        str(config.transcripts),
+        *folder_args(config),
     ]
     return CliRunner().invoke(cli, [*flags, "briefing", *args])
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
+from fakes.cli_world import folder_args
 from fakes.gitrepo import git as sh
 
 from dreamtui.core.config import Config
@@ -412,12 +413,7 @@ def cli_run(config: Config, *args: str):  # type: ignore[no-untyped-def]
     from dreamtui.cli.main import cli
 
     base = [
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
-        "--transcripts",
-        str(config.transcripts),
+        *folder_args(config),
     ]
     return CliRunner().invoke(cli, [*base, *args])
 

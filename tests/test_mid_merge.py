@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.candidates import make_pending
+from fakes.cli_world import folder_args
 from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
@@ -79,12 +80,7 @@ def test_the_outside_reject_command_mid_merge_is_one_line_and_exit_2(
     (item,) = [i for i in outside.items(ledger) if i.path == "MEMORY.md"]
     before = state_of(mid_merge)
     flags = [
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
-        "--transcripts",
-        str(config.transcripts),
+        *folder_args(config),
     ]
     result = CliRunner().invoke(cli, [*flags, "outside", "reject", item.id, "--reason", "no"])
     assert result.exit_code == 2, result.output

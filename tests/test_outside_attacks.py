@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
@@ -39,12 +40,7 @@ def cli_run(config: Config, *args: str):
     return CliRunner().invoke(
         cli,
         [
-            "--memory",
-            str(config.memory),
-            "--state",
-            str(config.state),
-            "--transcripts",
-            str(config.transcripts),
+            *folder_args(config),
             *args,
         ],
     )

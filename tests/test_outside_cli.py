@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 
 from dreamtui.cli.main import cli
 from dreamtui.core.memory import gitops
@@ -16,12 +17,7 @@ def _run(config, *args: str):
     return CliRunner().invoke(
         cli,
         [
-            "--memory",
-            str(config.memory),
-            "--state",
-            str(config.state),
-            "--transcripts",
-            str(config.transcripts),
+            *folder_args(config),
             *args,
         ],
     )

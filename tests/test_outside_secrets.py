@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 
 from dreamtui.cli.main import cli
 from dreamtui.core.ledger import Ledger
@@ -28,12 +29,7 @@ def _run(config, *args: str):
     return CliRunner().invoke(
         cli,
         [
-            "--memory",
-            str(config.memory),
-            "--state",
-            str(config.state),
-            "--transcripts",
-            str(config.transcripts),
+            *folder_args(config),
         ]
         + list(args),
     )

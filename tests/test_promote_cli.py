@@ -19,12 +19,7 @@ def run(config: Config, *args: str, input: str | None = None):
     return runner.invoke(
         cli,
         [
-            "--memory",
-            str(config.memory),
-            "--state",
-            str(config.state),
-            "--transcripts",
-            str(config.transcripts),
+            *folder_args(config),
             *args,
         ],
         input=input,
@@ -92,6 +87,7 @@ def test_revoke_without_a_promotion_is_a_clear_error(config: Config) -> None:
 
 # -- with 31 days of real decisions (shared with test_promotion) ---------------------------------
 
+from fakes.cli_world import folder_args  # noqa: E402
 from fakes.promotion import (  # noqa: E402
     APPROVE_AT,
     build_history,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.candidates import make_pending as make
+from fakes.cli_world import folder_args
 from fakes.gitrepo import git
 
 from dreamtui.cli.main import cli
@@ -179,12 +180,7 @@ def test_dreamtui_undo_on_the_command_line_undoes_the_latest_decision_of_any_kin
     (item,) = outside.items(ledger)
     outside.accept(config, ledger, item.id)
     args = [
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
-        "--transcripts",
-        str(config.transcripts),
+        *folder_args(config),
     ]
     out = CliRunner().invoke(cli, [*args, "undo"])
     assert out.exit_code == 0, out.output

@@ -10,6 +10,8 @@ from pathlib import Path
 import git
 import pytest
 
+from dreamtui.core.config import Config
+
 SESSION = "11111111-2222-4333-8444-555555555555"
 
 
@@ -78,3 +80,15 @@ LESSON_TURNS = [
     ),
     ("assistant", "Understood, I will edit the template."),
 ]
+
+
+def folder_args(config: Config) -> list[str]:
+    """The global folder flags naming ``config``'s folders (``--memory M --state S --transcripts T``)."""
+    return [
+        "--memory",
+        str(config.memory),
+        "--state",
+        str(config.state),
+        "--transcripts",
+        str(config.transcripts),
+    ]
