@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.cli_world import LESSON_TURNS, write_records
+from fakes.cli_world import LESSON_TURNS, folder_args, write_records
 from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
@@ -456,12 +456,7 @@ def test_dream_with_a_command_extractor_that_cannot_start_records_nothing(
         [
             "--config",
             str(cfg),
-            "--transcripts",
-            str(config.transcripts),
-            "--memory",
-            str(config.memory),
-            "--state",
-            str(config.state),
+            *folder_args(config),
             "dream",
         ],
     )
@@ -491,12 +486,7 @@ def test_project_names_with_escape_codes_are_shown_escaped(config: Config) -> No
     project = "-home-\x1b]0;PWNED\x07\x1b[31mred"
     path = write_records(config.transcripts / project, LESSON_TURNS)
     base = [
-        "--transcripts",
-        str(config.transcripts),
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
+        *folder_args(config),
     ]
     runner = CliRunner()
     outputs = []

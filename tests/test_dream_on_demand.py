@@ -14,6 +14,7 @@ from pathlib import Path
 import git
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -203,12 +204,7 @@ def test_the_cli_dreams_on_demand_then_says_nothing_new(config: Config) -> None:
     empty = config.transcripts.parent / "empty.toml"
     empty.write_text("")
     base = [
-        "--transcripts",
-        str(config.transcripts),
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
+        *folder_args(config),
         "--config",
         str(empty),
     ]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 from fakes.waiting import wait_for
 from fsfaults import unreadable
 
@@ -238,12 +239,7 @@ def test_dream_cli_with_an_unlistable_project_exits_0_and_names_it(
     config = _dream_config(tmp_path)
     locked = config.transcripts / "-home-kim-locked"
     args = [
-        "--transcripts",
-        str(config.transcripts),
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
+        *folder_args(config),
         "dream",
         "--extractor",
         "command",

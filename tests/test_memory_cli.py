@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 import pytest
 from click.testing import CliRunner
-from fakes.cli_world import write_records
+from fakes.cli_world import folder_args, write_records
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
@@ -180,12 +180,7 @@ def test_candidate_ids_that_are_not_text_are_usage_errors(config: Config, args: 
     result = CliRunner().invoke(
         cli,
         [
-            "--transcripts",
-            str(config.transcripts),
-            "--memory",
-            str(config.memory),
-            "--state",
-            str(config.state),
+            *folder_args(config),
             *args,
         ],
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakes.cli_world import folder_args
 from fakes.gitrepo import git_as_tester as git
 from fakes.scopes import CLAIM_2, QUOTE_2, SAID, SAID_2, run, topic
 from fakes.transcript import write_session
@@ -195,12 +196,7 @@ def test_dreamtui_dream_and_extract_file_a_worktrees_session_under_its_repositor
     session_in(config, repo.main, "s-main", MIGRATIONS)
     ticket = session_in(config, repo.ticket, "s-ticket", CI)
     base = [
-        "--transcripts",
-        str(config.transcripts),
-        "--memory",
-        str(config.memory),
-        "--state",
-        str(config.state),
+        *folder_args(config),
     ]
     runner = CliRunner()
     dreamed = runner.invoke(
