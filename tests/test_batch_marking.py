@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -231,7 +230,7 @@ def test_a_dream_cycle_that_collects_an_ad_hoc_batch_records_it_without_extracti
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    cfg = replace(config, extractor="anthropic")
+    cfg = config.changed(extractor="anthropic")
     server.script.append(
         Reply(200, message("## Working on\n- billing\n", input_tokens=1, output_tokens=1, cache_read=0))
     )  # the briefing

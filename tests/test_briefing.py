@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import git
@@ -430,7 +429,7 @@ def test_a_cycle_under_an_active_promotion_writes_the_briefing_itself(config: Co
         "-c",
         "import json, sys; json.load(sys.stdin); print(json.dumps({'candidates': []}))",
     )
-    record_ = run_cycle(replace(config, extractor="command", command=nothing), ledger, project=ACME)
+    record_ = run_cycle(config.changed(extractor="command", command=nothing), ledger, project=ACME)
     assert record_.stats.briefing_status == "auto-written" and record_.stats.briefing_commit
     assert (config.memory / "briefing.md").is_file()
     log = subprocess.run(

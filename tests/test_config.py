@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from dreamtui.cli.main import cli
 from dreamtui.core import clock
-from dreamtui.core.config import default_state, load_config
+from dreamtui.core.config import Config, choices, default_state, load_config
 from dreamtui.core.errors import ConfigError
 
 
@@ -218,3 +219,36 @@ def test_config_file_is_not_a_setting_of_the_file_itself(tmp_path: Path) -> None
     toml = write_toml(tmp_path / "c.toml", 'config_file = "/elsewhere.toml"\n')
     with pytest.raises(ConfigError, match=r"unknown setting\(s\) config_file"):
         load_config(toml)
+
+
+def test_a_config_built_in_code_reads_only_what_it_is_given(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DREAMTUI_CONCURRENCY", "9")
+    monkeypatch.setenv("DREAMTUI_CONFIG", str(write_toml(tmp_path / "c.toml", "quiet_minutes = 1\n")))
+    cfg = Config(memory=tmp_path / "m")
+    assert (cfg.concurrency, cfg.quiet_minutes, cfg.memory, cfg.config_file) == (4, 5.0, tmp_path / "m", None)
+
+
+def test_changed_is_a_checked_copy_and_the_key_is_never_printed(tmp_path: Path) -> None:
+    cfg = Config(state=tmp_path, openai_api_key="sk-local-secret")
+    again = cfg.changed(extractor="heuristic", command="x --json")
+    assert (again.extractor, again.command, again.state, cfg.extractor) == (
+        "heuristic",
+        ("x", "--json"),
+        tmp_path,
+        "auto",
+    )
+    with pytest.raises(ConfigError, match=r"^config 'concurrency' must be positive, not 0$"):
+        cfg.changed(concurrency=0)
+    with pytest.raises(ConfigError, match=r"^config \[ui\] sort must be one of newest, project, session"):
+        cfg.changed(ui={"sort": "oldest"})
+    assert "sk-local-secret" not in repr(cfg) and "sk-local-secret" not in str(again)
+
+
+def test_the_clis_choices_are_the_settings_own() -> None:
+    assert choices("extractor") == ("auto", "heuristic", "anthropic", "claude-code", "openai", "command")
+    assert choices("ui.sort") == ("newest", "project", "session")
+    extractor = next(p for p in cli.params if p.name == "extractor")
+    assert isinstance(extractor.type, click.Choice)
+    assert tuple(extractor.type.choices) == choices("extractor")
+    with pytest.raises(ValueError, match="not a choice"):
+        choices("concurrency")

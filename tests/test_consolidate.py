@@ -384,14 +384,13 @@ def test_a_full_cycle_proposes_in_rem_and_the_waking_message_counts_per_kind(
     config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sys
-    from dataclasses import replace
 
     from fakes.cycle_world import ACME, NOW, RULES, install
 
     from dreamtui.core.dream.cycle import run_cycle, waking_message
 
     monkeypatch.setenv("DREAMTUI_NOW", NOW)
-    config = replace(config, extractor="command", command=(sys.executable, str(RULES)))
+    config = config.changed(extractor="command", command=(sys.executable, str(RULES)))
     folder = f"projects/{project_folder(ACME)}"
     body = "Keep the database connection pool at 10 connections in production."
     memory_repo(config, {f"{folder}/pool.md": topic("Pool", body), "pool-size.md": topic("Pool size", body)})

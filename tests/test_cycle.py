@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,7 +38,7 @@ from tests.fakes.cycle_world import ACME, DAY, FIXTURES, NOW, QUIET, RULES, WRIT
 @pytest.fixture
 def config(config: Config) -> Config:
     """The deterministic ``command`` extractor of the fixtures (the heuristic one is tuned elsewhere)."""
-    return replace(config, extractor="command", command=(sys.executable, str(RULES)))
+    return config.changed(extractor="command", command=(sys.executable, str(RULES)))
 
 
 @pytest.fixture(autouse=True)
@@ -252,7 +251,7 @@ def test_a_busy_day_runs_every_phase(config: Config, ledger: Ledger) -> None:
 
 def test_a_busy_day_with_the_offline_heuristic_extractor(config: Config, ledger: Ledger) -> None:
     install(config, "busy")
-    record = run_cycle(replace(config, extractor="heuristic"), ledger, project=ACME)
+    record = run_cycle(config.changed(extractor="heuristic"), ledger, project=ACME)
     s = record.stats
     assert [p["name"] for p in record.phases] == ["light", "deep", "branch", "rem", "wake"]
     assert s.extractor == "heuristic" and s.branches == 2 and s.kept >= 1
@@ -364,7 +363,7 @@ def test_only_this_projects_or_global_memories_cover_a_session(
 
 def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Ledger, tmp_path: Path) -> None:
     install(config, "busy")
-    failing = replace(config, command=(sys.executable, "-c", "import sys; sys.exit(4)"))
+    failing = config.changed(command=(sys.executable, "-c", "import sys; sys.exit(4)"))
     with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
         run_cycle(failing, ledger, project=ACME)
     failed = find_cycle(ledger, ACME, DAY)
@@ -436,7 +435,7 @@ def test_a_busy_day_with_the_messages_api(
                     cache_read=800,
                 )
             )
-        record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
+        record = run_cycle(config.changed(extractor="anthropic"), ledger, project=ACME)
         calls = server.calls()
     s = record.stats
     # the briefing is built from its sources by code: no model call writes it
@@ -482,7 +481,7 @@ def test_the_model_dedup_judge_is_in_the_waking_message(
             )
         )
         server.script.append(Reply(200, message("## Working on\n- uv\n")))
-        record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
+        record = run_cycle(config.changed(extractor="anthropic"), ledger, project=ACME)
         judge_request = json.dumps(server.requests[1].body)
     assert "Dependencies are installed with uv" in judge_request
     (cand,) = ledger.list_candidates(status="pending")
@@ -523,7 +522,7 @@ def test_the_write_lock_is_never_held_while_the_judge_asks_the_model(
         server.script.append(ok([lesson(UV, "Use uv, never pip, in this repo.")]))
         server.script.append(Reply(200, message({"verdicts": [{"item": 1, "same_as": 0, "reason": "new"}]})))
         server.script.append(Reply(200, message("## Working on\n- uv\n")))
-        record = run_cycle(replace(config, extractor="anthropic"), ledger, project=ACME)
+        record = run_cycle(config.changed(extractor="anthropic"), ledger, project=ACME)
     assert record.status == "completed" and record.stats.judged == 1
     assert writable == [True]
 
@@ -565,7 +564,7 @@ def test_a_cycle_over_the_real_corpus(
     newest = max(p.stat().st_mtime for p in corpus.rglob("*.jsonl"))
     when = datetime.fromtimestamp(newest + 86_400, tz=UTC).isoformat().replace("+00:00", "Z")
     monkeypatch.setenv("DREAMTUI_NOW", when)
-    cfg = replace(config, transcripts=corpus)
+    cfg = config.changed(transcripts=corpus)
     record = run_cycle(cfg, ledger)
     assert record.status == "completed" and record.depth == "deep"
     assert record.stats.sessions_new >= 6 and record.stats.branches >= 1
@@ -676,7 +675,7 @@ def test_batch_mode_submits_today_and_a_later_cycle_collects(
             server.script.append(
                 Reply(200, message(briefing_md, input_tokens=10, output_tokens=5, cache_read=0))
             )
-        cfg = replace(config, extractor="anthropic", batch=True)
+        cfg = config.changed(extractor="anthropic", batch=True)
 
         first = run_cycle(cfg, ledger, project=ACME, date=DAY)
         s1 = first.stats
@@ -719,7 +718,7 @@ def test_a_failed_batch_request_gives_its_session_back(
             server.script.append(
                 Reply(200, message("## Working on\n- x\n", input_tokens=1, output_tokens=1, cache_read=0))
             )
-        cfg = replace(config, extractor="anthropic", batch=True)
+        cfg = config.changed(extractor="anthropic", batch=True)
         run_cycle(cfg, ledger, project=ACME, date=DAY)
         monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
         second = run_cycle(cfg, ledger, project=ACME, date="2026-03-11")
@@ -776,7 +775,7 @@ def test_the_offline_extractor_names_the_project_by_its_working_directory(
             "message": {"role": "user", "content": text},
         }
         append(path, (json.dumps(rec) + "\n").encode())
-    run_cycle(replace(config, extractor="heuristic"), ledger, project=ACME)
+    run_cycle(config.changed(extractor="heuristic"), ledger, project=ACME)
     pending = ledger.list_candidates(status="pending")
     assert pending
     assert all("acme-web" in c.how_to_apply and ACME not in c.how_to_apply for c in pending)

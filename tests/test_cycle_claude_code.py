@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import anthropic
@@ -44,7 +43,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeClaudeCode:
 @pytest.fixture
 def cc(config: Config) -> Config:
     """A person dreaming with their Claude Code login, one session at a time (the calls in order)."""
-    return replace(config, extractor="claude-code", concurrency=1, api_timeout=60.0)
+    return config.changed(extractor="claude-code", concurrency=1, api_timeout=60.0)
 
 
 def test_a_cycle_extracts_with_claude_code_and_reports_usage_and_cost(
@@ -90,7 +89,7 @@ def test_a_failing_claude_code_fails_the_cycle_in_one_line_loses_nothing_and_the
         monkeypatch.setenv(CLI_ENV, str(tmp_path / "no-claude-here"))
     else:
         fake.answer(answer)
-    failing = replace(cc, api_timeout=1.0)
+    failing = cc.changed(api_timeout=1.0)
     with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
         run_cycle(failing, ledger, project=ACME)
     assert line in str(info.value) and "\n" not in str(info.value)

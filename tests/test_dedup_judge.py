@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -55,7 +54,7 @@ def claude(config: Config, server: FakeAnthropic, monkeypatch: pytest.MonkeyPatc
     """The config of a person extracting with Claude (the fake API), fast retries."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-    return replace(config, extractor="anthropic", max_retries=1, api_timeout=5.0)
+    return config.changed(extractor="anthropic", max_retries=1, api_timeout=5.0)
 
 
 def topic(config: Config, rel: str, text: str) -> str:
@@ -223,7 +222,7 @@ def test_a_failing_judge_leaves_the_lexical_result_and_one_notice(
 
 def test_no_key_is_a_notice_not_a_failure(config: Config, ledger: Ledger) -> None:
     topic(config, "projects/home-kim-shop/mocks.md", MOCK_DB)
-    report = run(replace(config, extractor="anthropic"), ledger, [raw(MOCK_PAY, Q_PAY)])
+    report = run(config.changed(extractor="anthropic"), ledger, [raw(MOCK_PAY, Q_PAY)])
     assert report.judge_error is not None and "ANTHROPIC_API_KEY" in report.judge_error
     assert len(report.kept) == 1 and report.kept[0].duplicate_of is not None
 
@@ -241,7 +240,7 @@ def test_the_judge_is_only_asked_about_claudes_proposals_when_enabled(
     claude: Config, ledger: Ledger, server: FakeAnthropic, extractor: str, setting: str, made_by: str
 ) -> None:
     topic(claude, "projects/home-kim-shop/mocks.md", MOCK_DB)
-    cfg = replace(claude, extractor=extractor, dedup_judge=setting)
+    cfg = claude.changed(extractor=extractor, dedup_judge=setting)
     report = run(cfg, ledger, [raw(MOCK_PAY, Q_PAY, extractor=made_by)])
     assert server.requests == []
     assert report.judged == 0 and report.judge_error is None
@@ -304,7 +303,7 @@ def test_lessons_cannot_close_the_data_block_and_secrets_are_redacted(
 
 
 def test_judge_chunks_and_skips_answers_out_of_range(config: Config, server: FakeAnthropic) -> None:
-    judge = AnthropicJudge(replace(config, max_retries=0), api_key="sk-ant-test-key", base_url=server.url)
+    judge = AnthropicJudge(config.changed(max_retries=0), api_key="sk-ant-test-key", base_url=server.url)
     items = [
         JudgeItem(f"lesson {i}", (Existing(f"old {i}", f"m{i}.md"), Existing("other", "o.md")))
         for i in range(MAX_ITEMS + 1)

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -476,9 +475,9 @@ def test_dream_over_a_transcripts_path_that_is_a_file_says_so(
     a_file = tmp_path / "projects.txt"
     a_file.write_text("not a folder\n")
     with pytest.raises(TranscriptError, match="is not a folder"):
-        run_cycle(replace(config, transcripts=a_file), ledger, date="2026-03-10")
+        run_cycle(config.changed(transcripts=a_file), ledger, date="2026-03-10")
     with pytest.raises(TranscriptError, match="does not exist"):
-        run_cycle(replace(config, transcripts=tmp_path / "missing"), ledger, date="2026-03-10")
+        run_cycle(config.changed(transcripts=tmp_path / "missing"), ledger, date="2026-03-10")
 
 
 @pytest.mark.usefixtures("git_home")
@@ -514,7 +513,7 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(
     write_records(config.transcripts / "-home-kim-acme", LESSON_TURNS)
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the memory repository should be\n")
-    broken = replace(config, memory=blocked)
+    broken = config.changed(memory=blocked)
     for _ in range(2):  # both attempts fail in REM; only the first had anything to extract
         with pytest.raises(CycleFailed, match="REM"):
             run_cycle(broken, ledger, date="2026-03-10")

@@ -8,7 +8,6 @@ import os
 import shutil
 import sqlite3
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import git
@@ -33,9 +32,7 @@ NEW_LESSON = "Never deploy on a Friday afternoon, because nobody is around to ro
 
 @pytest.fixture
 def config(config: Config) -> Config:
-    return replace(
-        config, extractor="command", command=(sys.executable, str(FIXTURES / "rules_extractor.py"))
-    )
+    return config.changed(extractor="command", command=(sys.executable, str(FIXTURES / "rules_extractor.py")))
 
 
 @pytest.fixture(autouse=True)

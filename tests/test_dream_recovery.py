@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import git
@@ -31,7 +30,7 @@ REVIEW = f"reviews/review-{DAY}.md"
 @pytest.fixture
 def config(config: Config) -> Config:
     """The deterministic ``command`` extractor of the cycle fixtures."""
-    return replace(config, extractor="command", command=(sys.executable, str(RULES)))
+    return config.changed(extractor="command", command=(sys.executable, str(RULES)))
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -156,7 +155,7 @@ def test_the_waking_message_says_the_heuristic_queue_will_be_thin(
     config, ledger, monkeypatch, tmp_path
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    text = _quiet_cycle(replace(config, extractor="auto"), ledger, monkeypatch)
+    text = _quiet_cycle(config.changed(extractor="auto"), ledger, monkeypatch)
     assert (
         "extractor heuristic (auto: no ANTHROPIC_API_KEY, no Claude Code login, no local model configured)."
         in text
@@ -168,7 +167,7 @@ def test_the_waking_message_says_why_auto_chose_the_local_model(
     config, ledger, monkeypatch, tmp_path
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    local = replace(config, extractor="auto", openai_base_url=LOCAL, openai_model="qwen3:4b")
+    local = config.changed(extractor="auto", openai_base_url=LOCAL, openai_model="qwen3:4b")
     text = _quiet_cycle(local, ledger, monkeypatch)
     assert (
         f"extractor openai / qwen3:4b (auto: a local model server is configured ({LOCAL}, qwen3:4b))." in text

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import anthropic
@@ -190,14 +189,14 @@ def test_capabilities_are_declared_by_each_extractor(
     config: Config, fake: FakeClaudeCode, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CLI_ENV, str(fake.cli))
-    ex = make_extractor(replace(config, extractor="claude-code", model="opus"))
+    ex = make_extractor(config.changed(extractor="claude-code", model="opus"))
     assert isinstance(ex, ClaudeCodeExtractor) and isinstance(ex, Extractor)
     model = ex.structured()
     assert isinstance(model, StructuredModel) and (model.name, model.model) == ("claude-code", "opus")
     assert ex.can_batch is False
-    assert make_extractor(replace(config, extractor="heuristic")).structured() is None
+    assert make_extractor(config.changed(extractor="heuristic")).structured() is None
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
-    anth = make_extractor(replace(config, extractor="anthropic"))
+    anth = make_extractor(config.changed(extractor="anthropic"))
     assert anth.can_batch is True and anth.structured().name == "anthropic"  # type: ignore[union-attr]
 
 

@@ -127,10 +127,9 @@ def _running(script: str) -> bool:
 def test_missing_program_and_missing_command(tmp_path: Path, config) -> None:
     with pytest.raises(ExtractorError, match="not found"):
         CommandExtractor([str(tmp_path / "nope")]).extract(DIGEST, CTX)
-    from dataclasses import replace
 
     with pytest.raises(ExtractorError, match="needs a command"):
-        make_extractor(replace(config, extractor="command", command=()))
+        make_extractor(config.changed(extractor="command", command=()))
 
 
 def test_undecodable_text_and_escape_codes_reach_the_program_as_valid_utf8(tmp_path: Path) -> None:
@@ -195,10 +194,9 @@ print(json.dumps({"candidates": [
 
 
 def test_auto_picks_anthropic_when_a_key_is_set(config, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dataclasses import replace
 
     from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    ex = make_extractor(replace(config, extractor="auto", model="claude-x-1", max_retries=1))
+    ex = make_extractor(config.changed(extractor="auto", model="claude-x-1", max_retries=1))
     assert isinstance(ex, AnthropicExtractor) and ex.model == "claude-x-1" and ex.max_retries == 1

@@ -308,9 +308,8 @@ def test_a_status_before_a_colon_is_left_out_of_the_claim() -> None:
 
 
 def test_make_extractor_picks_heuristic_without_a_key(config) -> None:
-    from dataclasses import replace
 
-    assert isinstance(make_extractor(replace(config, extractor="auto")), HeuristicExtractor)
+    assert isinstance(make_extractor(config.changed(extractor="auto")), HeuristicExtractor)
 
 
 @settings(max_examples=150, deadline=None)

@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -123,7 +122,7 @@ def one_line(error: DreamError) -> str:
 def test_reject_accept_and_undo_on_a_full_ledger_disk_are_one_line_and_change_nothing(
     config: Config, tiny_disk: Path
 ) -> None:
-    cfg = replace(config, state=tiny_disk / "state")
+    cfg = config.changed(state=tiny_disk / "state")
     led = Ledger.open(cfg.state)
     done = make_pending(led, 1)
     decisions.accept(cfg, led, done.id)  # something to undo
@@ -155,7 +154,7 @@ def test_reject_accept_and_undo_on_a_full_ledger_disk_are_one_line_and_change_no
 def test_accept_onto_a_full_memory_disk_is_one_line_and_leaves_the_proposal_pending(
     config: Config, ledger: Ledger, tiny_disk: Path
 ) -> None:
-    cfg = replace(config, memory=tiny_disk / "memory")
+    cfg = config.changed(memory=tiny_disk / "memory")
     seed = make_pending(ledger, 1)
     decisions.accept(cfg, ledger, seed.id)
     cand = make_pending(ledger, 2)
@@ -193,7 +192,7 @@ def test_a_ledger_disk_that_fills_right_after_the_commit_says_the_accept_stands_
 ) -> None:
     """The disk fills between the commit and the ledger's record of it: the error says the accept is
     in git and will be recorded; once there is room, reconcile records it (no second commit)."""
-    cfg = replace(config, state=tiny_disk / "state")
+    cfg = config.changed(state=tiny_disk / "state")
     led = Ledger.open(cfg.state)
     cand = make_pending(led, 1)
     led.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

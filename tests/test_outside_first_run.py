@@ -4,7 +4,6 @@ items without a restart. Real watchdog events, a real git repository, the real a
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from fakes.tui import make_config, wait_loaded
@@ -23,7 +22,7 @@ def _pending(ledger: Ledger) -> dict[str, str]:
 def test_the_watcher_waits_for_a_missing_memory_folder_and_then_watches_it(
     config: Config, ledger: Ledger, git_home: Path, tmp_path: Path
 ) -> None:
-    cfg = replace(config, memory=tmp_path / "not-yet" / "memory")  # neither folder exists
+    cfg = config.changed(memory=tmp_path / "not-yet" / "memory")  # neither folder exists
     watcher = outside.OutsideWatcher(cfg, settle=0.05)
     watcher.start()
     try:
@@ -51,7 +50,7 @@ async def test_the_open_app_shows_changes_to_the_memory_its_first_dream_created(
 ) -> None:
     monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
     cfg = make_config(tmp_path)
-    cfg = replace(cfg, memory=tmp_path / "fresh" / "memory")
+    cfg = cfg.changed(memory=tmp_path / "fresh" / "memory")
     ledger = Ledger.open(cfg.state)
     try:
         app = DreamApp(cfg, ledger, watch=True)

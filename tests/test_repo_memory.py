@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -170,7 +169,7 @@ def test_a_worktrees_lessons_go_to_the_repositorys_one_memory_folder(
 ) -> None:
     session_in(config, repo.main, "s-main", MIGRATIONS)
     session_in(config, repo.ticket, "s-ticket", CI)
-    cfg = replace(config, extractor="heuristic")
+    cfg = config.changed(extractor="heuristic")
     record = run_cycle(cfg, ledger, project=Repo.folder(repo.ticket))  # named by the worktree's folder
     assert record.chat_id == repo.key and record.stats.sessions_new == 2  # both folders, one project
     pending = ledger.list_candidates(status="pending")
@@ -207,7 +206,7 @@ def test_dreamtui_dream_and_extract_file_a_worktrees_session_under_its_repositor
     assert record["chat_id"] == repo.key and record["stats"]["sessions_new"] == 2
     unknown = runner.invoke(cli, [*base, "dream", "--project", "-nowhere"])
     assert unknown.exit_code == 2 and "no project '-nowhere'" in unknown.output
-    extracted = extract_session(replace(config, extractor="heuristic"), [ticket])
+    extracted = extract_session(config.changed(extractor="heuristic"), [ticket])
     assert extracted.digest.project == repo.key and extracted.digest.project_name == "spotter"
 
 
@@ -217,7 +216,7 @@ def test_a_repository_whose_sessions_all_ran_in_worktrees_is_still_one_project(
     session_in(config, repo.ticket, "s-ticket", CI)
     session_in(config, repo.laid_out, "s-laid-out", MIGRATIONS)
     assert not (config.transcripts / repo.key).exists()  # no session ran in the main worktree
-    record = run_cycle(replace(config, extractor="heuristic"), ledger)
+    record = run_cycle(config.changed(extractor="heuristic"), ledger)
     assert record.stats.sessions_new == 2
     assert {c.project for c in ledger.list_candidates(status="pending")} == {repo.key}
     assert ProjectNames(config.transcripts)(repo.key) == "spotter"  # named from a worktree's records

@@ -3,7 +3,6 @@ are written, the rest of the person's file stays byte for byte."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -59,7 +58,7 @@ async def test_theme_and_order_chosen_in_the_app_are_there_after_a_restart(tui_s
     cfg, ledger, ids = tui_setup
     path = tmp_path / "config.toml"
     path.write_bytes(PERSONS_FILE)
-    cfg = replace(cfg, config_file=path)
+    cfg = cfg.changed(config_file=path)
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, _table):
         app.theme = "gruvbox"  # what the palette's theme picker does
         await pilot.press("o")  # grouped by project
@@ -67,7 +66,7 @@ async def test_theme_and_order_chosen_in_the_app_are_there_after_a_restart(tui_s
     assert path.read_bytes().startswith(PERSONS_FILE)
     saved = load_config(path)
     assert saved.ui == {"theme": "gruvbox", "sort": "project"}
-    again = replace(cfg, ui=saved.ui)
+    again = cfg.changed(ui=saved.ui)
     async with open_queue(again, ledger, len(ids)) as (app, pilot, _table):
         assert app.theme == "gruvbox"
         assert queue_of(app).sort_mode == "project"

@@ -4,7 +4,6 @@ as remapped), Esc or ``?`` closes it; the palette shows each action's key; numbe
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from fakes.tui import lines, open_queue, show, wait_for
 
@@ -61,7 +60,7 @@ async def test_help_on_another_screen_lists_that_screens_keys(tui_setup) -> None
 
 async def test_remapped_keys_show_as_remapped_in_help_palette_and_tabs(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    cfg = replace(cfg, keys={"accept": "y", "screen.stats": "f5", "help": "h"})
+    cfg = cfg.changed(keys={"accept": "y", "screen.stats": "f5", "help": "h"})
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, _table):
         assert "f5 Stats" in lines(app.screen.query_one(ScreenTabs))[0]
         accept = next(c for c in app.get_system_commands(app.screen) if c.title == "Accept")

@@ -205,7 +205,6 @@ async def test_the_duplicate_view_stacks_when_narrow(tui_setup) -> None:
 async def test_the_header_names_the_extractor_and_the_heuristic_says_the_queue_will_be_thin(
     tui_setup, tmp_path, monkeypatch
 ) -> None:
-    from dataclasses import replace
 
     from dreamtui.core.extract.choose import THIN_QUEUE
 
@@ -215,7 +214,7 @@ async def test_the_header_names_the_extractor_and_the_heuristic_says_the_queue_w
         shown = lines(app.screen.query_one(StatusHeader))
         assert "extractor heuristic" in shown[0] and shown[1].strip() == THIN_QUEUE
     monkeypatch.setenv("HOME", str(tmp_path))  # no Claude Code login here: auto picks the local server
-    local = replace(cfg, extractor="auto", openai_base_url="http://localhost:11434/v1")
+    local = cfg.changed(extractor="auto", openai_base_url="http://localhost:11434/v1")
     async with open_queue(local, ledger, len(ids), size=(150, 40)) as (app, pilot, table):
         await pilot.pause()
         shown = lines(app.screen.query_one(StatusHeader))

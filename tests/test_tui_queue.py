@@ -204,7 +204,7 @@ async def test_filter_and_sort(tui_setup) -> None:
 
 async def test_keys_can_be_remapped(tui_setup) -> None:
     cfg, ledger, ids = tui_setup
-    cfg = replace(cfg, keys={"accept": "y"})
+    cfg = cfg.changed(keys={"accept": "y"})
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         await pilot.press("a")
         await pilot.pause()

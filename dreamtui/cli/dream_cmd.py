@@ -6,7 +6,6 @@ import json
 import signal
 import sys
 import time
-from dataclasses import replace
 from typing import Any
 
 import click
@@ -14,7 +13,7 @@ import click
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.cli.progress import progress_display
-from dreamtui.core.config import EXTRACTORS, Config
+from dreamtui.core.config import Config, choices
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
 from dreamtui.core.ledger import open_ledger
 
@@ -54,7 +53,7 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
 )
 @click.option(
     "--extractor",
-    type=click.Choice(list(EXTRACTORS)),
+    type=click.Choice(choices("extractor")),
     default=None,
     help="Which extractor proposes lessons for this cycle.",
 )
@@ -87,9 +86,9 @@ def dream(
     from dreamtui.core.dream.cycle import CycleFailed, NothingNew, run_cycle, waking_message
 
     if extractor:
-        config = replace(config, extractor=extractor)
+        config = config.changed(extractor=extractor)
     if batch:
-        config = replace(config, batch=True)
+        config = config.changed(batch=True)
     ledger = open_ledger(config)
     display = progress_display(not as_json)
     try:

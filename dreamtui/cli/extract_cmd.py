@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,7 @@ import click
 
 from dreamtui.cli.main import cli, folder_options, pass_config
 from dreamtui.cli.output import echo_json, printable
-from dreamtui.core.config import EXTRACTORS, Config
+from dreamtui.core.config import Config, choices
 from dreamtui.core.models import Candidate, Digest, ExtractionResult
 
 if TYPE_CHECKING:
@@ -63,7 +62,7 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
 @click.option(
     "--extractor",
     "extractor_name",
-    type=click.Choice(list(EXTRACTORS)),
+    type=click.Choice(choices("extractor")),
     default=None,
     help="Which extractor to use (default: the configured one).",
 )
@@ -91,9 +90,9 @@ def extract(
     from dreamtui.core.ingest.digest import digest_session
 
     if extractor_name:
-        config = replace(config, extractor=extractor_name)
+        config = config.changed(extractor=extractor_name)
     if model:
-        config = replace(config, model=model)
+        config = config.changed(model=model)
     files = files_for(file)
     if show_request:
         _show_request(config, digest_session(files), as_json)
@@ -208,7 +207,7 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
     from dreamtui.core.ledger import open_ledger
 
     if model:
-        config = replace(config, model=model)
+        config = config.changed(model=model)
     from dreamtui.core.dream.lock import CycleLock
 
     groups = [files_for(f) for f in files]

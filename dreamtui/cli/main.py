@@ -9,7 +9,6 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import click
 
 from dreamtui import __version__
 from dreamtui.cli.output import echo
-from dreamtui.core.config import EXTRACTORS, Config, folders_state, load_config
+from dreamtui.core.config import Config, choices, folders_state, load_config
 from dreamtui.core.errors import DreamError
 
 
@@ -68,7 +67,7 @@ class DreamGroup(click.Group):
 )
 @click.option(
     "--extractor",
-    type=click.Choice(list(EXTRACTORS)),
+    type=click.Choice(choices("extractor")),
     default=None,
     help="Which extractor proposes lessons (auto: the best one available; `dreamtui config` says which).",
 )
@@ -231,7 +230,7 @@ def with_folders(
         new_state = folders_state(new_transcripts, new_memory)
     else:
         new_state = cfg.state
-    cfg = replace(cfg, transcripts=new_transcripts, memory=new_memory, state=new_state)
+    cfg = cfg.changed(transcripts=new_transcripts, memory=new_memory, state=new_state)
     ctx.find_root().obj = cfg
     refuse_bare_memory(cfg)
     return cfg

@@ -1,4 +1,9 @@
-"""Configuration shared by every command: flags > ``DREAMTUI_*`` environment > TOML file > defaults."""
+"""Configuration shared by every command: flags > ``DREAMTUI_*`` environment > TOML file > defaults.
+
+:class:`Config` is the one declaration of every setting (its type, default, check and meaning);
+:func:`load_config` reads it from the flags, the environment and the file, :func:`choices` gives the
+values a setting may take to the CLI, and the ``[keys]`` table is checked by :func:`check_keys`.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,9 @@ import re
 import shlex
 import tomllib
 import unicodedata
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 import platformdirs
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, ValidationError
@@ -23,20 +27,12 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
 
 from dreamtui.core.errors import ConfigError
 from dreamtui.core.files import NotRegularFile, open_regular
 
 APP_NAME = "dreamtui"
-DEFAULT_MODEL = "claude-sonnet-5-5"
-Extractor = Literal["auto", "heuristic", "anthropic", "claude-code", "openai", "command"]
-DedupJudge = Literal["auto", "off"]
-EXTRACTORS: tuple[str, ...] = get_args(Extractor)
-"""Every ``extractor`` value, in order: the one list the CLI's ``--extractor`` choices are read from."""
-DEDUP_JUDGES: tuple[str, ...] = get_args(DedupJudge)
-"""``dedup_judge``: ``auto`` asks the model whether a kept lesson repeats one in memory when the
-extractor in use declares a model (anthropic, claude-code; never heuristic/command); ``off`` keeps dedup lexical only."""
-
 
 KEY_ACTIONS: dict[str, tuple[str, str]] = {
     **{
@@ -123,51 +119,6 @@ def default_config_file() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
 
 
-@dataclass(frozen=True)
-class Config:
-    """Everything a command needs to know about where things live and how to run."""
-
-    transcripts: Path = field(default_factory=default_transcripts)
-    memory: Path = field(default_factory=default_memory)
-    state: Path = field(default_factory=default_state)
-    config_file: Path | None = None
-    extractor: str = "auto"
-    model: str = DEFAULT_MODEL
-    command: tuple[str, ...] = ()
-    command_timeout: float = 120.0
-    concurrency: int = 4
-    quiet_minutes: float = 5.0
-    min_person_chars: int = 80
-    api_timeout: float = 120.0
-    max_retries: int = 3
-    max_digest_chars: int = 120_000
-    batch: bool = False
-    poll: bool = False
-    rescan_seconds: float = 60.0
-    schedule: str | None = None
-    dedup_judge: str = "auto"
-    openai_base_url: str | None = None
-    """An OpenAI-compatible server (Ollama, llama.cpp's server, LM Studio, vLLM), e.g.
-    ``http://localhost:11434/v1``: the ``openai`` extractor talks to it, and ``auto`` picks it."""
-    openai_model: str | None = None
-    """The model the server should run (``None``: the one model the server lists)."""
-    openai_api_key: str | None = field(default=None, repr=False)
-    """The key the server wants, if any (else ``OPENAI_API_KEY``); never printed."""
-    keys: dict[str, str] = field(default_factory=dict)
-    ui: dict[str, str] = field(default_factory=dict)
-    """Settings the app saves when the person changes them (``[ui]``: theme, sort); see core.settings."""
-
-    @property
-    def ledger_path(self) -> Path:
-        """The SQLite ledger file."""
-        return self.state / "ledger.sqlite3"
-
-    @property
-    def lock_path(self) -> Path:
-        """The dream-cycle lock file."""
-        return self.state / "dream.lock"
-
-
 def _not_bool(value: Any) -> Any:
     """``true`` is not a number here, though Python counts it as 1."""
     if isinstance(value, bool):
@@ -206,76 +157,212 @@ def _base_url(value: str | None) -> str | None:
     return value.rstrip("/")
 
 
-def _table(message: str) -> Any:
-    def check(value: Any) -> Any:
-        if not isinstance(value, dict):
-            raise ValueError(f"config {message}")
-        return value
-
-    return check
+def _checked_keys(value: Any) -> dict[str, str]:
+    """``[keys]``: a table, checked by :func:`check_keys`."""
+    if not isinstance(value, dict):
+        raise ValueError('config [keys] must be a table of action = "key"')
+    return check_keys({str(k): v for k, v in value.items()})
 
 
-def _checked_ui(value: Any) -> dict[str, str]:
-    from dreamtui.core.settings import check_ui
+class Ui(TypedDict, total=False):
+    """The ``[ui]`` table: what the app saves when the person changes it (``core.settings`` writes it)."""
 
-    return check_ui(value)
+    theme: str
+    """The app's theme, as the command palette's theme picker names it."""
+    sort: Literal["newest", "project", "session"]
+    """The queue's order: newest first (the first choice is the default), grouped by project, by session."""
+
+
+def check_ui(value: object) -> dict[str, str]:
+    """A ``[ui]`` table checked: known keys (:class:`Ui`'s), string values, a sort the queue knows."""
+    keys, sorts = tuple(get_type_hints(Ui)), choices("ui.sort")
+    if not isinstance(value, dict):
+        raise ConfigError(f'config [ui] must be a table (theme = "…", sort = "{sorts[0]}")')
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        raise ConfigError(
+            f"config [ui]: unknown setting(s) {', '.join(map(repr, unknown))}; the settings are {', '.join(keys)}"
+        )
+    for key, item in value.items():
+        if not isinstance(item, str):
+            raise ConfigError(f"config [ui] {key} must be a string, not {item!r}")
+    if "sort" in value and value["sort"] not in sorts:
+        raise ConfigError(f"config [ui] sort must be one of {', '.join(sorts)}, not {value['sort']!r}")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 _Folder = Annotated[Path, AfterValidator(lambda path: Path(os.path.expanduser(str(path))))]
 _Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1)]
 _Positive = Annotated[float, BeforeValidator(_not_bool), Field(gt=0, allow_inf_nan=False)]
-_WHOLE = {"concurrency", "min_person_chars", "max_retries", "max_digest_chars"}
-_REAL = {"quiet_minutes", "api_timeout", "command_timeout", "rescan_seconds"}
 
 
-class _Settings(BaseSettings):
-    """Validates the settings of a :class:`Config` (every field but ``config_file``).
+class Config(BaseSettings):
+    """Everything a command needs to know about where things live and how to run: every setting, once.
 
-    The sources, highest first: keyword arguments (the flags), ``DREAMTUI_<NAME>`` environment
-    variables (an empty one is ignored), the TOML file's table; pydantic fills in the defaults.
-    Errors are turned into one-line :class:`ConfigError` messages by :func:`_one_line`.
+    Built in code (``Config(memory=...)``, ``config.changed(extractor=...)``) it holds what it is given
+    and the defaults, checked; :func:`load_config` reads the flags, ``DREAMTUI_<NAME>`` environment
+    variables (an empty one is ignored) and the TOML file's table, in that order, into it. Frozen.
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="DREAMTUI_", env_ignore_empty=True, extra="forbid", validate_default=False, frozen=True
+        env_prefix="DREAMTUI_",
+        env_ignore_empty=True,
+        extra="forbid",
+        validate_default=False,
+        frozen=True,
+        use_attribute_docstrings=True,
     )
 
     transcripts: _Folder = Field(default_factory=default_transcripts)
+    """The transcript folder (Claude Code's ``~/.claude/projects``)."""
     memory: _Folder = Field(default_factory=default_memory)
+    """The memory git repository dreamtui writes to."""
     state: _Folder = Field(default_factory=default_state)
-    extractor: Extractor = "auto"
-    model: StrictStr = DEFAULT_MODEL
+    """The state folder (ledger, lock); :func:`load_config` gives other folders one of their own
+    (:func:`folders_state`) when none is named."""
+    config_file: Path | None = None
+    """The TOML file the settings were read from (``None``: built in code); not a setting of the file."""
+    extractor: Literal["auto", "heuristic", "anthropic", "claude-code", "openai", "command"] = "auto"
+    """Which extractor proposes lessons; ``auto`` picks the best one available (``extract.choose``)."""
+    model: StrictStr = "claude-sonnet-5-5"
+    """The Claude model of the anthropic and claude-code extractors."""
     command: Annotated[tuple[str, ...], NoDecode, BeforeValidator(_command_words)] = ()
+    """The program the ``command`` extractor runs: a shell-like string or a list of words."""
     command_timeout: _Positive = 120.0
+    """Seconds the ``command`` extractor's program may take."""
     concurrency: _Count = 4
+    """Sessions extracted at once."""
     quiet_minutes: Annotated[float, BeforeValidator(_not_bool), Field(ge=0, allow_inf_nan=False)] = 5.0
+    """A session written to more recently than this is deferred (unless its person said good night)."""
     min_person_chars: _Count = 80
+    """Light sleep wakes when no session has this many characters of a person's words."""
     api_timeout: _Positive = 120.0
+    """Seconds a model's API call may take."""
     max_retries: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 3
+    """How often a failed API call is tried again."""
     max_digest_chars: _Count = 120_000
+    """The longest digest sent to a model in one request; a longer one is split into parts."""
     batch: bool = False
+    """Dream cycles submit their extractions as one Message Batch (anthropic only)."""
     poll: bool = False
+    """``watch`` polls the transcripts folder instead of waiting for file-system events."""
     rescan_seconds: _Positive = 60.0
+    """How often the watcher walks the transcripts folder for changes its events missed."""
     schedule: StrictStr | None = None
-    dedup_judge: Annotated[DedupJudge, BeforeValidator(_folded)] = "auto"
+    """``HH:MM`` (UTC): ``watch`` also dreams every project daily at this time."""
+    dedup_judge: Annotated[Literal["auto", "off"], BeforeValidator(_folded)] = "auto"
+    """``auto`` asks the model whether a kept lesson repeats one in memory when the extractor in use
+    declares a model (anthropic, claude-code; never heuristic/command); ``off`` keeps dedup lexical."""
     openai_base_url: Annotated[StrictStr | None, AfterValidator(_base_url)] = None
+    """An OpenAI-compatible server (Ollama, llama.cpp's server, LM Studio, vLLM), e.g.
+    ``http://localhost:11434/v1``: the ``openai`` extractor talks to it, and ``auto`` picks it."""
     openai_model: Annotated[StrictStr | None, AfterValidator(_blank_is_none)] = None
+    """The model the server should run (``None``: the one model the server lists)."""
     openai_api_key: Annotated[StrictStr | None, AfterValidator(_blank_is_none)] = Field(
         default=None, repr=False
     )
-    keys: Annotated[
-        dict[str, Any],
-        NoDecode,
-        BeforeValidator(_table('[keys] must be a table of action = "key"')),
-        AfterValidator(lambda keys: check_keys({str(k): v for k, v in keys.items()})),
-    ] = {}
-    ui: Annotated[dict[str, Any], NoDecode, BeforeValidator(_checked_ui)] = {}
+    """The key the server wants, if any (else ``OPENAI_API_KEY``); never printed."""
+    keys: Annotated[dict[str, str], NoDecode, BeforeValidator(_checked_keys)] = {}
+    """The ``[keys]`` table: app actions remapped to other keys (:data:`KEY_ACTIONS`)."""
+    ui: Annotated[Ui, NoDecode, BeforeValidator(check_ui)] = {}
+    """Settings the app saves when the person changes them (:class:`Ui`)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only what it is given: a Config built in code reads no environment and no file."""
+        return (init_settings,)
+
+    @property
+    def ledger_path(self) -> Path:
+        """The SQLite ledger file."""
+        return self.state / "ledger.sqlite3"
+
+    @property
+    def lock_path(self) -> Path:
+        """The dream-cycle lock file."""
+        return self.state / "dream.lock"
+
+    def changed(self, **fields: Any) -> Config:
+        """This config with ``fields`` in place of its own, checked as :func:`load_config` checks them
+        (a bad value is a one-line :class:`ConfigError`)."""
+        try:
+            return Config(**{**self.model_dump(), **fields})
+        except ValidationError as exc:
+            raise _one_line(exc) from None
 
 
-def _loader(table: dict[str, Any]) -> type[_Settings]:
-    """:class:`_Settings` reading ``table`` (the TOML file's) below the flags and the environment."""
+def _literal_values(hint: Any) -> tuple[str, ...]:
+    """The values of the ``Literal`` in a type (also inside ``X | None`` or ``Annotated``)."""
+    if get_origin(hint) is Literal:
+        return get_args(hint)
+    for arg in get_args(hint):
+        if values := _literal_values(arg):
+            return values
+    return ()
 
-    class Loaded(_Settings):
+
+def choices(setting: str) -> tuple[str, ...]:
+    """The values ``setting`` may take, in order, read from its type in :class:`Config`
+    (``choices("extractor")``; a key of a table as ``choices("ui.sort")``): the CLI's choices and the
+    errors are read from here, so a new value is added in one place."""
+    name, _, key = setting.partition(".")
+    hint: Any = Config.model_fields[name].annotation
+    values = _literal_values(get_type_hints(hint)[key] if key else hint)
+    if not values:
+        raise ValueError(f"setting {setting!r} is not a choice")
+    return values
+
+
+def _number_kind(name: str) -> type | None:
+    """``int`` or ``float`` for a numeric setting (they have worded errors of their own), else None."""
+    field = Config.model_fields.get(name)
+    kind = field.annotation if field is not None else None
+    return int if kind is int else float if kind is float else None
+
+
+def _one_line(error: ValidationError) -> ConfigError:
+    """The first problem pydantic found, said as the one-line error the person sees."""
+    problem = error.errors()[0]
+    name = str(problem["loc"][0]) if problem["loc"] else "?"
+    kind, value = problem["type"], problem.get("input")
+    number = _number_kind(name)
+    if number is int:
+        if kind == "greater_than_equal":
+            return ConfigError(f"config {name!r} must be positive, not {value}")
+        return ConfigError(f"config {name!r} must be a whole number, not {value!r}")
+    if number is float:
+        if kind in {"finite_number", "greater_than", "greater_than_equal"}:
+            zero_allowed = any(getattr(m, "ge", None) == 0 for m in Config.model_fields[name].metadata)
+            least = "0 or more" if zero_allowed else "above 0"
+            return ConfigError(f"config {name!r} must be a finite number {least}, not {value!r}")
+        return ConfigError(f"config {name!r} must be a number, not {value!r}")
+    if name == "extractor" and kind == "literal_error":
+        return ConfigError(f"unknown extractor {value!r}: choose one of {', '.join(choices('extractor'))}")
+    if kind == "literal_error":
+        return ConfigError(f"config {name!r} must be one of {', '.join(choices(name))}, not {value!r}")
+    if kind == "path_type":
+        return ConfigError(f"config {name!r} must be a folder path (a string), not {value!r}")
+    if kind.startswith("bool_"):
+        return ConfigError(f"config {name!r} must be true or false, not {value!r}")
+    if kind == "string_type":
+        return ConfigError(f"config {name!r} must be a string, not {value!r}")
+    if kind == "value_error":  # one of the checks above, already worded for the person
+        return ConfigError(str(problem["ctx"]["error"]))
+    return ConfigError(f"config {name!r}: {problem['msg']}, not {value!r}")
+
+
+def _loader(table: dict[str, Any]) -> type[Config]:
+    """:class:`Config` reading the environment below its keyword arguments (the flags), and ``table``
+    (the TOML file's) below both."""
+
+    class Loaded(Config):
         @classmethod
         def settings_customise_sources(
             cls,
@@ -288,35 +375,6 @@ def _loader(table: dict[str, Any]) -> type[_Settings]:
             return init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=table)
 
     return Loaded
-
-
-def _one_line(error: ValidationError) -> ConfigError:
-    """The first problem pydantic found, said as the one-line error the person sees."""
-    problem = error.errors()[0]
-    name = str(problem["loc"][0]) if problem["loc"] else "?"
-    kind, value = problem["type"], problem.get("input")
-    if name in _WHOLE:
-        if kind == "greater_than_equal":
-            return ConfigError(f"config {name!r} must be positive, not {value}")
-        return ConfigError(f"config {name!r} must be a whole number, not {value!r}")
-    if name in _REAL:
-        if kind in {"finite_number", "greater_than", "greater_than_equal"}:
-            least = "0 or more" if name == "quiet_minutes" else "above 0"
-            return ConfigError(f"config {name!r} must be a finite number {least}, not {value!r}")
-        return ConfigError(f"config {name!r} must be a number, not {value!r}")
-    if name == "extractor" and kind == "literal_error":
-        return ConfigError(f"unknown extractor {value!r}: choose one of {', '.join(EXTRACTORS)}")
-    if name == "dedup_judge" and kind == "literal_error":
-        return ConfigError(f"config 'dedup_judge' must be one of {', '.join(DEDUP_JUDGES)}, not {value!r}")
-    if kind == "path_type":
-        return ConfigError(f"config {name!r} must be a folder path (a string), not {value!r}")
-    if kind.startswith("bool_"):
-        return ConfigError(f"config {name!r} must be true or false, not {value!r}")
-    if kind == "string_type":
-        return ConfigError(f"config {name!r} must be a string, not {value!r}")
-    if kind == "value_error":  # one of the checks above, already worded for the person
-        return ConfigError(str(problem["ctx"]["error"]))
-    return ConfigError(f"config {name!r}: {problem['msg']}, not {value!r}")
 
 
 def _keys_of(value: str) -> list[str]:
@@ -482,7 +540,7 @@ def read_toml(path: Path, *, required: bool = False, named_by: str = "--config")
         raise ConfigError(f"config file {path} is not a regular file: {exc.strerror}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
-    known = set(_Settings.model_fields)
+    known = set(Config.model_fields) - {"config_file"}  # where the settings came from, not one of them
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}")
@@ -545,10 +603,10 @@ def load_config(config_file: Path | str | None = None, *, required: bool = False
         path = Path(os.path.expanduser(str(config_file)))
     flags = {name: value for name, value in overrides.items() if value is not None}
     try:
-        settings = _loader(read_toml(path, required=required, named_by=named_by))(**flags)
+        loaded = _loader(read_toml(path, required=required, named_by=named_by))(**flags, config_file=path)
     except ValidationError as exc:
         raise _one_line(exc) from None
-    values = settings.model_dump()
-    if "state" not in settings.model_fields_set:  # no flag, variable or file named one
+    values = loaded.model_dump()
+    if "state" not in loaded.model_fields_set:  # no flag, variable or file named one
         values["state"] = folders_state(values["transcripts"], values["memory"])
-    return Config(**values, config_file=path)
+    return Config(**values)

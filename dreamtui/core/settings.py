@@ -1,4 +1,5 @@
-"""Settings a person changes in the app (theme, queue order), written back to their config file.
+"""Settings a person changes in the app (the ``[ui]`` table, declared in ``core.config``), written back
+to their config file.
 
 Only the keys changed are written, in the file's ``[ui]`` table: every other byte of the file stays as
 the person wrote it (comments, order, spacing, other tables). A file this could not edit safely (not
@@ -13,31 +14,10 @@ import re
 import tomllib
 from pathlib import Path
 
+from dreamtui.core.config import check_ui
 from dreamtui.core.errors import ConfigError
 
-UI_KEYS = ("theme", "sort")
-"""What the ``[ui]`` table holds: the app's theme and the queue's order (newest, project, session)."""
-SORTS = ("newest", "project", "session")
-
 _HEADER = re.compile(rb"^\s*\[\s*([^\]\s]+)\s*\]\s*(#.*)?$")
-
-
-def check_ui(value: object) -> dict[str, str]:
-    """A ``[ui]`` table checked: known keys, string values, a sort the queue knows."""
-    if not isinstance(value, dict):
-        raise ConfigError('config [ui] must be a table (theme = "…", sort = "newest")')
-    unknown = sorted(set(value) - set(UI_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"config [ui]: unknown setting(s) {', '.join(map(repr, unknown))}; "
-            f"the settings are {', '.join(UI_KEYS)}"
-        )
-    for key, item in value.items():
-        if not isinstance(item, str):
-            raise ConfigError(f"config [ui] {key} must be a string, not {item!r}")
-    if value.get("sort", "newest") not in SORTS:
-        raise ConfigError(f"config [ui] sort must be one of {', '.join(SORTS)}, not {value['sort']!r}")
-    return {str(k): str(v) for k, v in value.items()}
 
 
 def _toml_string(value: str) -> bytes:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -133,8 +132,7 @@ def prepare_demo(base: Path | None = None, config: Config | None = None, dream: 
     past = 1_700_000_000  # 2023: the copied sessions are finished, not "still being written"
     for path in transcripts.rglob("*.jsonl"):
         os.utime(path, (past, past))
-    cfg = replace(
-        config or Config(),
+    cfg = (config or Config()).changed(
         transcripts=transcripts,
         memory=root / "memory",
         state=root / "state",

@@ -7,7 +7,7 @@ import queue
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +195,7 @@ class DreamApp(App[object]):
         except Exception as exc:  # noqa: BLE001 - a setting not saved is a warning, never a crash
             self.notify(f"setting not saved: {one_line_error(exc)}", severity="warning")
             return
-        self.config = replace(self.config, ui={**self.config.ui, key: value})
+        self.config = self.config.changed(ui={**self.config.ui, key: value})
 
     async def action_quit(self) -> None:
         """Quit once every decision already taken is written: a row leaves the table when its key is

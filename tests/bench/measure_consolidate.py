@@ -233,7 +233,6 @@ class Model:
 
 
 def run(answers: Path | None, requests: Path | None) -> dict[str, Any]:
-    from dataclasses import replace
 
     from dreamtui.core.dream.cycle import run_cycle
 
@@ -245,7 +244,7 @@ def run(answers: Path | None, requests: Path | None) -> dict[str, Any]:
         config, repo = build(base)
         model = Model(answers, requests) if (answers or requests) else None
         if model is not None:
-            config = replace(config, extractor="anthropic", max_retries=0, api_timeout=10.0)
+            config = config.changed(extractor="anthropic", max_retries=0, api_timeout=10.0)
             model.__enter__()
         try:
             ledger = Ledger.open(config.state)

@@ -13,7 +13,6 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from textual.geometry import Region
@@ -114,7 +113,7 @@ def make_config(tmp_path: Path, **changes) -> Config:
         quiet_minutes=0.0,
     )
     _write_memories(cfg.memory)
-    return replace(cfg, **changes) if changes else cfg
+    return cfg.changed(**changes) if changes else cfg
 
 
 def add_candidates(cfg: Config, ledger: Ledger, specs=SPECS) -> list[str]:

@@ -8,7 +8,7 @@ server) or ``command`` (any program); ``auto`` picks the best one available.
 
 from __future__ import annotations
 
-from dreamtui.core.config import EXTRACTORS, Config
+from dreamtui.core.config import Config, choices
 from dreamtui.core.errors import ConfigError
 from dreamtui.core.extract.base import ExtractContext, Extractor
 from dreamtui.core.extract.choose import choose
@@ -39,4 +39,4 @@ def make_extractor(config: Config, *, base_url: str | None = None) -> Extractor:
         from dreamtui.core.extract.command import CommandExtractor
 
         return CommandExtractor(config.command, timeout=config.command_timeout)
-    raise ConfigError(f"unknown extractor {kind!r}: choose one of {', '.join(EXTRACTORS)}")
+    raise ConfigError(f"unknown extractor {kind!r}: choose one of {', '.join(choices('extractor'))}")

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog, Static
 
+from dreamtui.core.config import choices
 from dreamtui.core.models import QueueRow
 from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
@@ -30,7 +31,7 @@ from dreamtui.tui.widgets.outside_view import detail as outside_detail
 from dreamtui.tui.widgets.outside_view import is_outside, outside_rows
 from dreamtui.tui.widgets.queue_table import QueueTable, header
 
-SORTS = ("newest", "project", "session")
+SORTS = choices("ui.sort")
 
 
 def sort_rows(rows: list[QueueRow], mode: str, skipped: list[str]) -> list[QueueRow]:
