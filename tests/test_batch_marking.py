@@ -18,7 +18,7 @@ from fakes.transcript import write_session
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.dream.run import run_cycle
 from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 from dreamtui.core.extract.base import ExtractContext
 from dreamtui.core.extract.batch import BatchRunner

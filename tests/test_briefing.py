@@ -15,7 +15,7 @@ import pytest
 from fakes.cli_world import porcelain
 
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.dream.run import run_cycle
 from dreamtui.core.errors import MemoryRepoError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import briefing, decisions

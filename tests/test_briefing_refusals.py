@@ -14,7 +14,7 @@ from fakes.tui import make_config, plain, wait_for, wait_loaded
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.dream.run import run_cycle
 from dreamtui.core.ledger import Ledger, briefings
 from dreamtui.core.memory import briefing, gitops
 from dreamtui.tui.app import DreamApp

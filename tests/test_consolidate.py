@@ -387,7 +387,8 @@ def test_a_full_cycle_proposes_in_rem_and_the_waking_message_counts_per_kind(
 
     from fakes.cycle_world import ACME, NOW, RULES, install
 
-    from dreamtui.core.dream.cycle import run_cycle, waking_message
+    from dreamtui.core.dream.run import run_cycle
+    from dreamtui.core.dream.waking import waking_message
 
     monkeypatch.setenv("DREAMTUI_NOW", NOW)
     config = config.changed(extractor="command", command=(sys.executable, str(RULES)))

@@ -15,21 +15,15 @@ import git
 import pytest
 
 from dreamtui.core.config import Config
-from dreamtui.core.dream import cycle, promotion
-from dreamtui.core.dream.cycle import (
-    YIELD_FLOOR_MESSAGE,
-    CycleAlreadyDone,
-    CycleFailed,
-    banner_lines,
-    find_cycle,
-    run_cycle,
-    waking_message,
-    yield_floor_active,
-)
-from dreamtui.core.dream.cycle_stats import CycleStats
+from dreamtui.core.dream import promotion, sessions
+from dreamtui.core.dream.banners import YIELD_FLOOR_MESSAGE, banner_lines, yield_floor_active
 from dreamtui.core.dream.lock import CycleLock
+from dreamtui.core.dream.plan import CycleAlreadyDone
+from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.waking import waking_message
 from dreamtui.core.errors import ConfigError, CycleBusy
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, cycles
+from dreamtui.core.ledger.cycle_stats import CycleStats
 from dreamtui.core.memory import briefing
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, lesson, message, ok
 from tests.fakes.cycle_world import ACME, DAY, FIXTURES, NOW, QUIET, RULES, WRITTEN, install
@@ -133,7 +127,7 @@ def test_a_second_automatic_attempt_the_same_date_does_no_work(
     first = run_cycle(config, ledger)
     with pytest.raises(CycleAlreadyDone, match=f"already dreamed every project on {DAY}"):
         run_cycle(config, ledger, trigger=trigger)
-    assert find_cycle(ledger, "*", DAY) == first
+    assert cycles.find_full(ledger, "*", DAY) == first
     assert len(ledger.query("SELECT * FROM dream_cycles")) == 1
 
 
@@ -263,9 +257,9 @@ def test_a_busy_day_with_the_offline_heuristic_extractor(config: Config, ledger:
 def test_projects_with_new_content(config: Config, ledger: Ledger) -> None:
     install(config, "busy")
     install(config, "quiet")
-    assert cycle.projects_with_new_content(config, ledger) == [ACME, QUIET]
+    assert sessions.projects_with_new_content(config, ledger) == [ACME, QUIET]
     run_cycle(config, ledger, project=ACME)
-    assert cycle.projects_with_new_content(config, ledger) == [QUIET]  # its few words still wait
+    assert sessions.projects_with_new_content(config, ledger) == [QUIET]  # its few words still wait
 
 
 def test_content_is_extracted_once_across_cycles(
@@ -366,7 +360,7 @@ def test_a_failed_cycle_can_be_retried_the_same_date(config: Config, ledger: Led
     failing = config.changed(command=(sys.executable, "-c", "import sys; sys.exit(4)"))
     with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
         run_cycle(failing, ledger, project=ACME)
-    failed = find_cycle(ledger, ACME, DAY)
+    failed = cycles.find_full(ledger, ACME, DAY)
     assert failed is not None and failed.status == "failed" and info.value.record == failed
     assert "every extraction failed" in (failed.error_message or "")
     assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0") == []  # nothing marked dreamed
@@ -383,7 +377,7 @@ def test_a_cycle_that_failed_in_rem_finishes_rem_on_retry(config: Config, ledger
     merge_head.write_text("0" * 40 + "\n")
     with pytest.raises(CycleFailed, match="REM: .*merge is in progress"):
         run_cycle(config, ledger, project=ACME)
-    assert find_cycle(ledger, ACME, DAY).status == "failed"  # type: ignore[union-attr]
+    assert cycles.find_full(ledger, ACME, DAY).status == "failed"  # type: ignore[union-attr]
     merge_head.unlink()
     extractions = len(ledger.query("SELECT * FROM extractions"))
     retried = run_cycle(config, ledger, project=ACME)
@@ -640,10 +634,10 @@ def test_a_day_that_only_deferred_sessions_may_dream_again(tmp_path, monkeypatch
     for f in cfg.transcripts.rglob("*.jsonl"):
         os.utime(f, (fresh, fresh))
     led = Ledger.open(cfg.state)
-    first = cycle.run_cycle(cfg, led)
+    first = run_cycle(cfg, led)
     assert first.depth == "shallow" and first.stats.sessions_deferred > 0
     monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T13:00:00Z")
-    second = cycle.run_cycle(cfg, led)
+    second = run_cycle(cfg, led)
     assert second.id == first.id
     assert second.depth == "deep" and second.stats.kept > 0
     led.close()
@@ -736,9 +730,9 @@ def test_an_unreadable_transcript_is_named_in_the_waking_message(config: Config,
     blocked = config.transcripts / ACME / "44444444-4444-4444-8444-444444444444.jsonl"
     blocked.mkdir(parents=True)
     unreadable: list[str] = []
-    assert cycle._new_content(ledger, ACME, blocked.stem, [blocked], unreadable) is None
+    assert sessions.new_content(ledger, ACME, blocked.stem, [blocked], unreadable) is None
     assert unreadable == [str(blocked)]
-    record = cycle.CycleRecord(
+    record = cycles.CycleRecord(
         id=1,
         chat_id=ACME,
         date=DAY,

@@ -13,11 +13,12 @@ from fakes.claude_code import FakeClaudeCode, lesson, ok, verdicts
 from fakes.cycle_world import ACME, DAY, NOW, install
 
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
+from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.waking import waking_message
 from dreamtui.core.extract import consolidate_prompt
 from dreamtui.core.extract.claude_code import CLI_ENV
 from dreamtui.core.gate import judge
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, cycles
 
 B1 = "22222222-2222-4222-8222-222222222222"
 UV = "Always use uv instead of pip in this repo, because pip ignores the lockfile and breaks the pinned versions."
@@ -93,7 +94,7 @@ def test_a_failing_claude_code_fails_the_cycle_in_one_line_loses_nothing_and_the
     with pytest.raises(CycleFailed, match="failed in Branching: every extraction failed") as info:
         run_cycle(failing, ledger, project=ACME)
     assert line in str(info.value) and "\n" not in str(info.value)
-    failed = find_cycle(ledger, ACME, DAY)
+    failed = cycles.find_full(ledger, ACME, DAY)
     assert failed is not None and failed.status == "failed"
     # nothing half-stored: no session marked dreamed, no candidate, each failure recorded with its line
     assert ledger.query("SELECT * FROM files WHERE dreamed_offset > 0") == []

@@ -23,11 +23,8 @@ from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import (
-    YIELD_FLOOR_MESSAGE,
-    CycleFailed,
-    run_cycle,
-)
+from dreamtui.core.dream.banners import YIELD_FLOOR_MESSAGE
+from dreamtui.core.dream.run import CycleFailed, run_cycle
 from dreamtui.core.errors import ConfigError
 from dreamtui.core.ledger import Ledger
 
@@ -469,7 +466,7 @@ def test_dream_over_a_transcripts_path_that_is_a_file_says_so(
     config: Config, ledger: Ledger, tmp_path: Path
 ) -> None:
 
-    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.dream.run import run_cycle
     from dreamtui.core.errors import TranscriptError
 
     a_file = tmp_path / "projects.txt"
@@ -508,7 +505,7 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(
     config: Config, ledger: Ledger, tmp_path: Path
 ) -> None:
 
-    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.dream.run import run_cycle
 
     write_records(config.transcripts / "-home-kim-acme", LESSON_TURNS)
     blocked = tmp_path / "not-a-folder"

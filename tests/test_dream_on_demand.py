@@ -17,9 +17,11 @@ from fakes.cli_world import folder_args
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.dream import cycle
-from dreamtui.core.dream.cycle import CycleAlreadyDone, NothingNew, plan_dream, run_cycle, waking_message
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.dream.banners import yield_floor_active
+from dreamtui.core.dream.plan import CycleAlreadyDone, NothingNew, plan_dream
+from dreamtui.core.dream.run import run_cycle
+from dreamtui.core.dream.waking import waking_message
+from dreamtui.core.ledger import Ledger, cycles
 from dreamtui.core.memory import briefing
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cycle"
@@ -161,7 +163,7 @@ def test_on_demand_passes_do_not_count_for_the_yield_floor(config: Config, ledge
                 "VALUES ('*', ?, 'completed', ?, 'deep', ?, 'on-demand')",
                 (day, f"{day}T10:00:00Z", json.dumps({"kept": 0})),
             )
-    assert not cycle.yield_floor_active(ledger)
+    assert not yield_floor_active(ledger)
 
 
 def test_a_ledger_from_before_kinds_is_rebuilt_with_its_rows(tmp_path: Path) -> None:
@@ -179,7 +181,7 @@ def test_a_ledger_from_before_kinds_is_rebuilt_with_its_rows(tmp_path: Path) -> 
     old.close()
     ledger = Ledger(path)
     try:
-        rec = cycle.get_cycle(ledger, 7)
+        rec = cycles.get(ledger, 7)
         assert rec is not None and (rec.kind, rec.chat_id, rec.status) == ("full", "*", "completed")
         with ledger.write() as c:  # an on-demand pass beside it is allowed now…
             c.execute(

@@ -18,8 +18,9 @@ import pytest
 from fakes.waiting import wait_for
 
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import CycleFailed, find_cycle, run_cycle, waking_message
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.waking import waking_message
+from dreamtui.core.ledger import Ledger, cycles
 from dreamtui.core.memory import decisions, generated, gitops
 from tests.fakes.candidates import refactor_lesson
 from tests.fakes.cycle_world import ACME, DAY, NOW, RULES, install
@@ -101,13 +102,13 @@ def test_cycles_left_running_by_killed_processes_are_marked_failed_at_the_next_s
         )
     record = run_cycle(config, ledger, project=ACME)
     assert record.status == "completed" and record.stats.interrupted_cycles == [1, 2]
-    old = find_cycle(ledger, "*", "2026-03-08")
+    old = cycles.find_full(ledger, "*", "2026-03-08")
     assert old is not None and old.status == "failed" and old.completed_at
     assert old.error_message == (
         "interrupted: the process running it (pid 4242) ended before it finished (started "
         "2026-03-08T03:00:00Z); marked failed when the next cycle started"
     )
-    assert find_cycle(ledger, "-home-kim-other", "2026-03-09").status == "failed"  # type: ignore[union-attr]
+    assert cycles.find_full(ledger, "-home-kim-other", "2026-03-09").status == "failed"  # type: ignore[union-attr]
     assert "Interrupted: cycle #1, #2 had been killed while running; marked failed." in waking_message(record)
     assert not ledger.query("SELECT * FROM dream_cycles WHERE status = 'running'")
     assert record.stats.pid is None  # kept only while it runs
@@ -120,7 +121,7 @@ import sys
 from pathlib import Path
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.dream.run import run_cycle
 cfg = Config(transcripts=Path(sys.argv[1]), memory=Path(sys.argv[2]), state=Path(sys.argv[3]),
              extractor="command", command=(sys.executable, sys.argv[4]))
 run_cycle(cfg, Ledger.open(cfg.state), project=sys.argv[5])
@@ -182,7 +183,7 @@ def test_a_dream_killed_mid_commit_is_put_right_by_the_next_run(
     assert b"finished" not in out
     hang.unlink()
     # what the kill left: a cycle `running`, git's index.lock, the review file written but not committed
-    assert find_cycle(ledger, ACME, DAY).status == "running"  # type: ignore[union-attr]
+    assert cycles.find_full(ledger, ACME, DAY).status == "running"  # type: ignore[union-attr]
     assert gitops.index_lock(repo).exists()
     assert REVIEW in repo.git.status("--porcelain", "--untracked-files=all")
     monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0.5")
@@ -252,7 +253,7 @@ def test_a_hanging_hook_does_not_hang_the_dream(
     assert time.monotonic() - started < 15
     assert repo.git.execute(["git", "ls-files", "-s"]) == index
     assert not gitops.index_lock(repo).exists()
-    assert find_cycle(ledger, ACME, DAY).status == "failed"  # type: ignore[union-attr]
+    assert cycles.find_full(ledger, ACME, DAY).status == "failed"  # type: ignore[union-attr]
 
 
 def test_a_hanging_hook_does_not_hang_accept(

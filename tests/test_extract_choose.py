@@ -143,7 +143,8 @@ def test_dreamtui_config_prints_the_choice_and_the_openai_settings_with_the_key_
 
 
 def _quiet_cycle(config: Config, ledger, monkeypatch):
-    from dreamtui.core.dream.cycle import run_cycle, waking_message
+    from dreamtui.core.dream.run import run_cycle
+    from dreamtui.core.dream.waking import waking_message
     from tests.fakes.cycle_world import NOW, install
 
     monkeypatch.setenv("DREAMTUI_NOW", NOW)

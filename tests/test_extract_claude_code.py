@@ -193,11 +193,11 @@ def test_capabilities_are_declared_by_each_extractor(
     assert isinstance(ex, ClaudeCodeExtractor) and isinstance(ex, Extractor)
     model = ex.structured()
     assert isinstance(model, StructuredModel) and (model.name, model.model) == ("claude-code", "opus")
-    assert ex.can_batch is False
+    assert ex.capabilities.batches is False and ex.capabilities.model_backed is True
     assert make_extractor(config.changed(extractor="heuristic")).structured() is None
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
     anth = make_extractor(config.changed(extractor="anthropic"))
-    assert anth.can_batch is True and anth.structured().name == "anthropic"  # type: ignore[union-attr]
+    assert anth.capabilities.batches is True and anth.structured().name == "anthropic"  # type: ignore[union-attr]
 
 
 def test_config_shows_the_claude_code_model_judges_duplicates(

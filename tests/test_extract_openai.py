@@ -193,7 +193,7 @@ def test_one_unreadable_part_of_a_long_session_does_not_lose_the_others(server: 
 def test_ask_is_the_structured_model_interface(server: FakeOpenAI) -> None:
     server.script.append(says("```\n" + json.dumps([GOOD]) + "\n```"))
     ex = make(server)
-    assert ex.structured() is ex and ex.can_batch is False
+    assert ex.structured() is ex and ex.capabilities.batches is False
     out, usage = ex.ask("system words", "user words", ExtractionOut, max_tokens=99)
     assert isinstance(out, ExtractionOut) and out.candidates[0].claim == GOOD["claim"]
     assert usage.calls == 1 and server.calls()[0].body["max_tokens"] == 99

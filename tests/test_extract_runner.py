@@ -100,7 +100,7 @@ def test_nothing_to_do() -> None:
 
 
 def test_closest_existing_memories_go_into_the_context(config, ledger) -> None:
-    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.context import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
 
     mem = config.memory
@@ -128,7 +128,7 @@ def test_closest_existing_memories_go_into_the_context(config, ledger) -> None:
 
 
 def test_another_projects_memories_stay_out_of_the_context(config, ledger) -> None:
-    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.context import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
 
     for folder, rule in (

@@ -25,7 +25,8 @@ from fsfaults import unreadable
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import run_cycle, waking_message
+from dreamtui.core.dream.run import run_cycle
+from dreamtui.core.dream.waking import waking_message
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import NotRegularFile, Skipped, open_regular
 from dreamtui.core.gate.verify import verify_quote

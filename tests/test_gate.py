@@ -324,7 +324,7 @@ def test_corroboration_can_be_left_to_the_caller(config, ledger, transcript) -> 
 def test_a_prompt_with_a_lone_surrogate_escape_is_digested_verified_and_kept(
     config: Config, ledger: Ledger
 ) -> None:
-    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.dream.run import run_cycle
     from dreamtui.core.ingest.digest import digest_file
 
     text = (

@@ -394,8 +394,9 @@ def test_a_failed_extractions_error_is_redacted_before_it_is_cut(tmp_path: Path)
 
 
 def test_the_waking_message_is_redacted() -> None:
-    from dreamtui.core.dream.cycle import CycleRecord, waking_message
-    from dreamtui.core.dream.cycle_stats import CycleStats
+    from dreamtui.core.dream.waking import waking_message
+    from dreamtui.core.ledger.cycle_stats import CycleStats
+    from dreamtui.core.ledger.cycles import CycleRecord
 
     record = CycleRecord(
         1,

@@ -20,7 +20,8 @@ from fakes.transcript import write_session
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
 from dreamtui.core.dream.adhoc import extract_session
-from dreamtui.core.dream.cycle import project_map, run_cycle, transcript_folders
+from dreamtui.core.dream.run import run_cycle
+from dreamtui.core.dream.sessions import project_map, transcript_folders
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap, encode_path, folder_key
 from dreamtui.core.ledger import Ledger

@@ -12,7 +12,7 @@ import pytest
 from fakes.notes import messages
 from fakes.tui import PAY, REFUNDS, make_config, plain, show, wait_for, wait_loaded, wait_modal
 
-from dreamtui.core.dream.cycle import run_cycle
+from dreamtui.core.dream.run import run_cycle
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import briefing
 from dreamtui.tui.app import DreamApp

@@ -22,7 +22,8 @@ from fakes.tui import (
     wait_modal,
 )
 
-from dreamtui.core.dream import cycle
+from dreamtui.core.dream.plan import CycleAlreadyDone
+from dreamtui.core.dream.run import run_cycle
 from dreamtui.core.extract.heuristic import HeuristicExtractor
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui import progress as services
@@ -137,14 +138,14 @@ async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_w
     assert commits(cfg.memory) == before
     assert not ledger.query("SELECT * FROM memory_intents")
     # the next cycle on the same date is not blocked: it finishes what the stopped one began
-    record = cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor())
+    record = run_cycle(cfg, ledger, extractor=HeuristicExtractor())
     assert record.status == "completed" and record.id == row["id"]
     assert [p["name"] for p in record.phases][-2:] == ["rem", "wake"]
     assert len(commits(cfg.memory)) > len(
         before
     )  # its review is committed now (its briefing waits for review)
-    with pytest.raises(cycle.CycleAlreadyDone):
-        cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor(), trigger="schedule")
+    with pytest.raises(CycleAlreadyDone):
+        run_cycle(cfg, ledger, extractor=HeuristicExtractor(), trigger="schedule")
 
 
 async def test_q_twice_during_a_cycle_closes_at_once_and_the_terminal_says_it_waits(
@@ -171,7 +172,7 @@ async def test_q_twice_during_a_cycle_closes_at_once_and_the_terminal_says_it_wa
     assert row["status"] == "failed" and row["error_message"].startswith("REM")
     assert not (Path(cfg.memory) / ".git" / "index.lock").exists()
     assert git_out(cfg.memory, "status", "--porcelain") == ""
-    assert cycle.run_cycle(cfg, ledger, extractor=HeuristicExtractor()).status == "completed"
+    assert run_cycle(cfg, ledger, extractor=HeuristicExtractor()).status == "completed"
 
 
 def test_a_cycle_still_reading_stops_between_sessions(tmp_path: Path, monkeypatch) -> None:
@@ -188,13 +189,13 @@ def test_a_cycle_still_reading_stops_between_sessions(tmp_path: Path, monkeypatc
             raise services.CycleStopped(services.CYCLE_STOPPED)
 
     with pytest.raises(services.CycleStopped):
-        cycle.run_cycle(cfg, ledger, progress=progress)
+        run_cycle(cfg, ledger, progress=progress)
     assert seen[-1][1].startswith("reading ")
     row = ledger.query("SELECT status, error_message FROM dream_cycles")[0]
     assert row["status"] == "failed" and row["error_message"].startswith("Light sleep")
     assert ledger.query("SELECT COUNT(*) FROM candidates")[0][0] == 0
     assert not services.cycle_stop_point("branch", "gate 3f2a9c41", 0.5)  # never between extraction and gate
     assert not services.cycle_stop_point("wake", "Wake", 0.0)
-    record = cycle.run_cycle(cfg, ledger)
+    record = run_cycle(cfg, ledger)
     assert record.status == "completed" and record.new_candidates > 0
     ledger.close()

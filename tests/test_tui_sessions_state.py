@@ -10,7 +10,8 @@ from fakes.cli_world import record
 from fakes.tui import plain, show, wait_for, wait_loaded
 
 from dreamtui.core import clock
-from dreamtui.core.dream.cycle import plan_dream, run_cycle
+from dreamtui.core.dream.plan import plan_dream
+from dreamtui.core.dream.run import run_cycle
 from dreamtui.tui.app import DreamApp
 
 SIZE = (150, 45)

@@ -83,7 +83,9 @@ def dream(
     says there is nothing new. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again
     to retry), 3 another cycle is running (nothing was done).
     """
-    from dreamtui.core.dream.cycle import CycleFailed, NothingNew, run_cycle, waking_message
+    from dreamtui.core.dream.plan import NothingNew
+    from dreamtui.core.dream.run import CycleFailed, run_cycle
+    from dreamtui.core.dream.waking import waking_message
 
     if extractor:
         config = config.changed(extractor=extractor)
@@ -140,8 +142,9 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 
     Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
     """
-    from dreamtui.core.dream.cycle import CycleRecord, waking_message
     from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
+    from dreamtui.core.dream.waking import waking_message
+    from dreamtui.core.ledger.cycles import CycleRecord
 
     poll = config.poll if poll is None else poll
     schedule = schedule or config.schedule
@@ -248,7 +251,7 @@ def briefing_cmd(
         echo(f"dreamtui: briefing #{waiting.id} waits for review: `dreamtui briefing --pending`", err=True)
     kinds = _consolidations_waiting(config) if not sha else {}
     if any(kinds.values()):
-        from dreamtui.core.dream.cycle import consolidation_summary
+        from dreamtui.core.dream.waking import consolidation_summary
 
         echo(
             f"dreamtui: consolidation proposals wait for review ({consolidation_summary(kinds)}): "

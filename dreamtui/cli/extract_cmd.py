@@ -145,7 +145,7 @@ def extract(
 def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
     """Print the bodies the anthropic extractor would POST to /v1/messages for ``digest``."""
     from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
-    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.context import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
     from dreamtui.core.ledger import open_ledger
 
@@ -202,7 +202,7 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
     The part of each session no dream cycle has dreamed yet counts as dreamed from now on (a cycle
     will not extract it again); a request that fails gives it back at `dreamtui batch collect`."""
     from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.extract.runner import context_maker
+    from dreamtui.core.gate.context import context_maker
     from dreamtui.core.gate.dedup import DedupIndex
     from dreamtui.core.ledger import open_ledger
 

@@ -31,7 +31,7 @@ class DreamGroup(click.Group):
             ctx.exit(2)
         finally:  # the yield floor and the index ceiling, on stderr after every sub-command
             if ctx.invoked_subcommand and isinstance(ctx.obj, Config):
-                from dreamtui.core.dream.cycle import banner_lines_for
+                from dreamtui.core.dream.banners import banner_lines_for
 
                 for line in banner_lines_for(ctx.obj):
                     echo(line, err=True)

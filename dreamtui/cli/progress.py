@@ -25,7 +25,7 @@ def counts(message: str) -> tuple[int, int] | None:
 
 def phase_line(phase: str, message: str, fraction: float | None) -> str:
     """One plain line: ``Light sleep  40%  session 4/10 · reading payments-api/3f2a9c41``."""
-    from dreamtui.core.dream.cycle import PHASE_TITLES
+    from dreamtui.core.dream.waking import PHASE_TITLES
 
     title = PHASE_TITLES.get(phase, phase)
     pct = f"{fraction:4.0%}" if fraction is not None else "    "
@@ -84,7 +84,7 @@ class LiveDisplay:
         self.progress.start()
 
     def __call__(self, phase: str, message: str, fraction: float | None) -> None:
-        from dreamtui.core.dream.cycle import PHASE_TITLES
+        from dreamtui.core.dream.waking import PHASE_TITLES
 
         title = PHASE_TITLES.get(phase, phase)
         task = self.tasks.get(phase)

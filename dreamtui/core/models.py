@@ -324,19 +324,3 @@ class QueueRow:
     corroborated: int
     secret: bool
     created_at: str
-
-
-@dataclass(slots=True)
-class FileRow:
-    """One transcript file as the ledger's ``files`` table holds it."""
-
-    path: str
-    project: str
-    session: str
-    size: int | None
-    lines: int
-    dreamed_offset: int
-    dreamed_lines: int
-    updated_at: str
-    offset: int = 0
-    """Bytes read (up to the last complete line ``lines`` counts)."""

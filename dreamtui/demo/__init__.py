@@ -102,14 +102,14 @@ def _propose_from_tool_output(config: Config, ledger: Ledger) -> None:
 def _dream(config: Config) -> None:
     """Run one dream cycle over the demo transcripts with the heuristic extractor."""
     from dreamtui.core import clock
-    from dreamtui.core.dream import cycle
+    from dreamtui.core.dream.run import run_cycle
     from dreamtui.core.ledger import open_ledger
 
     ledger = open_ledger(config)
     saved = os.environ.get(clock.ENV_NOW)
     os.environ[clock.ENV_NOW] = saved or DEMO_NOW
     try:
-        cycle.run_cycle(config, ledger, trigger="manual")
+        run_cycle(config, ledger, trigger="manual")
         _propose_from_tool_output(config, ledger)
     finally:
         if saved is None:

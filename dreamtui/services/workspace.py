@@ -14,20 +14,21 @@ from types import TracebackType
 from typing import Any
 
 from dreamtui.core.config import Config
-from dreamtui.core.dream import cycle, promotion
+from dreamtui.core.dream import banners, promotion, sessions
 from dreamtui.core.dream import stats as core_stats
 from dreamtui.core.dream.consolidation import PassReport
-from dreamtui.core.dream.cycle import CycleRecord, DreamPlan
+from dreamtui.core.dream.plan import DreamPlan, plan_dream
 from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.line_count import LineCounter
 from dreamtui.core.ingest.tail import file_key
 from dreamtui.core.ingest.transcripts import discover
-from dreamtui.core.ledger import Ledger, offsets, open_ledger
+from dreamtui.core.ledger import Ledger, cycles, offsets, open_ledger
 from dreamtui.core.ledger import consolidations as consolidation_rows
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.ledger.consolidations import Consolidation
+from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.core.memory import briefing, consolidate, decisions, frontmatter, gitops, textdiff, undo
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
@@ -194,8 +195,8 @@ class Workspace:
     def banners(self) -> list[Banner]:
         """Yield-floor, index-ceiling and promotion/demotion banners."""
         out: list[Banner] = []
-        if cycle.yield_floor_active(self.ledger):
-            out.append(Banner("error", cycle.YIELD_FLOOR_MESSAGE))
+        if banners.yield_floor_active(self.ledger):
+            out.append(Banner("error", banners.YIELD_FLOOR_MESSAGE))
         warning = memory.ceiling_warning(memory.ceiling_status(self.config.memory))
         if warning:
             out.append(Banner("warning", warning))
@@ -322,7 +323,7 @@ class Workspace:
         regular files are left out, each with a one-line notice added to ``skipped``.
         """
         groups: dict[tuple[str, str], SessionRow] = {}
-        projects = cycle.project_map(self.config, self.ledger)  # a worktree's sessions: its repository's
+        projects = sessions.project_map(self.config, self.ledger)  # a worktree's sessions: its repository's
 
         def group(project: str, session: str) -> SessionRow:
             known = projects.known(project)
@@ -370,11 +371,11 @@ class Workspace:
 
     def cycles(self, limit: int = 200) -> list[CycleRecord]:
         """Dream cycles, newest first."""
-        return cycle.list_cycles(self.ledger, limit)
+        return cycles.listed(self.ledger, limit)
 
     def dream_plan(self) -> DreamPlan:
         """What a person's dream of every project does now."""
-        return cycle.plan_dream(self.config, self.ledger)
+        return plan_dream(self.config, self.ledger)
 
     def promotion(self) -> PromotionView:
         """The gates auto-write must pass for the most-decided extractor/model pair, and its state."""

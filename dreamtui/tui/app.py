@@ -605,7 +605,9 @@ class DreamApp(App[object]):
             self._cycle_idle.set()
 
     def _dream(self, project: str | None, trigger: str) -> None:
-        from dreamtui.core.dream import cycle
+        from dreamtui.core.dream.plan import NothingNew
+        from dreamtui.core.dream.run import run_cycle
+        from dreamtui.core.dream.waking import waking_message
 
         worker = get_current_worker()
         thread = threading.get_ident()
@@ -622,10 +624,8 @@ class DreamApp(App[object]):
             self.post_message(CycleProgress(phase, cycle_words.describe_progress(phase, message, fraction)))
 
         try:
-            record = cycle.run_cycle(
-                self.config, self.ledger, project=project, trigger=trigger, progress=progress
-            )
-        except cycle.NothingNew as exc:  # asked after the day's full cycle, nothing written since
+            record = run_cycle(self.config, self.ledger, project=project, trigger=trigger, progress=progress)
+        except NothingNew as exc:  # asked after the day's full cycle, nothing written since
             self.post_message(CycleFinished(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
         except cycle_words.CycleStopped:
@@ -635,10 +635,10 @@ class DreamApp(App[object]):
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
         short = (
-            f"{cycle.waking_message(record).splitlines()[0]} {record.stats.kept} new for review "
+            f"{waking_message(record).splitlines()[0]} {record.stats.kept} new for review "
             f"({self.key_for('screen.cycles')}: Cycles has the whole message)"
         )
-        self.post_message(CycleFinished(cycle.waking_message(record), short=short))
+        self.post_message(CycleFinished(waking_message(record), short=short))
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]

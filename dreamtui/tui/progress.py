@@ -6,8 +6,8 @@ Plain Python (no Textual), so it is tested without the app. The data itself come
 
 from __future__ import annotations
 
-from dreamtui.core.dream import cycle
-from dreamtui.core.dream.cycle import DreamPlan
+from dreamtui.core.dream.plan import DreamPlan
+from dreamtui.core.dream.waking import PHASE_TITLES
 
 
 def dream_hint(plan: DreamPlan) -> str:
@@ -21,7 +21,7 @@ def dream_hint(plan: DreamPlan) -> str:
 
 def describe_progress(phase: str, message: str, fraction: float | None) -> str:
     """A one-line progress text for the header, from ``run_cycle``'s progress callback."""
-    title = cycle.PHASE_TITLES.get(phase, phase)
+    title = PHASE_TITLES.get(phase, phase)
     pct = f" {fraction:.0%}" if fraction is not None else ""
     return f"{title}{pct} · {message}" if message and message != title else f"{title}{pct}"
 
@@ -42,7 +42,7 @@ def cycle_stop_point(phase: str, message: str, fraction: float | None) -> bool:
     """A progress report that comes from a place a dream cycle can stop without losing work: the start
     of Deep sleep, Branching or REM, or between two sessions of Light or Deep sleep. Never inside
     Branching (extractions already paid for are gated first) nor at Wake (the cycle is done)."""
-    if phase in ("deep", "branch", "rem") and message == cycle.PHASE_TITLES[phase] and fraction == 0.0:
+    if phase in ("deep", "branch", "rem") and message == PHASE_TITLES[phase] and fraction == 0.0:
         return True
     return (phase == "light" and message.startswith("reading ")) or (
         phase == "deep" and message.startswith("recalling memories")

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from dreamtui.core.config import Config  # noqa: E402
-from dreamtui.core.dream.cycle import run_cycle  # noqa: E402
+from dreamtui.core.dream.run import run_cycle  # noqa: E402
 from dreamtui.core.ingest.digest import digest_session  # noqa: E402
 from dreamtui.core.ingest.transcripts import discover  # noqa: E402
 from dreamtui.core.ingest.watch import Watcher  # noqa: E402

@@ -44,6 +44,7 @@ from dreamtui.core.extract.heuristic import MIN_CONFIDENCE, HeuristicExtractor, 
 from dreamtui.core.gate.pipeline import gate  # noqa: E402
 from dreamtui.core.ingest.digest import digest_session  # noqa: E402
 from dreamtui.core.ledger import Ledger  # noqa: E402
+from dreamtui.core.text import word_count  # noqa: E402
 
 THRESHOLDS = range(-1, 8)
 TUNABLE_SPLITS = ("tuning", "blind")
@@ -249,7 +250,7 @@ def person_sentences(session: EvalSession) -> list[Sentence]:
             spans = rules._framing(text, spans)
         for span in spans:
             sentence = text[span.start : span.end]
-            if rules.word_count(sentence) < 4:
+            if word_count(sentence) < 4:
                 continue
             conf, signals = rules.confidence(
                 sentence, "", turn, repeated=rules._said_elsewhere(sentence, turn, said)

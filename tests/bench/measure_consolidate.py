@@ -234,7 +234,7 @@ class Model:
 
 def run(answers: Path | None, requests: Path | None) -> dict[str, Any]:
 
-    from dreamtui.core.dream.cycle import run_cycle
+    from dreamtui.core.dream.run import run_cycle
 
     with tempfile.TemporaryDirectory(prefix="dreamtui-consolidate-") as tmp:
         base = Path(tmp)

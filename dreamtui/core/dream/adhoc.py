@@ -14,7 +14,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.batch import BatchRunner, Collected, give_back, record_extracted
-from dreamtui.core.extract.runner import context_maker
+from dreamtui.core.gate.context import context_maker
 from dreamtui.core.gate.dedup import DedupIndex
 from dreamtui.core.gate.pipeline import GateReport, gate
 from dreamtui.core.ingest.digest import digest_session

@@ -34,6 +34,7 @@ from dreamtui.core.memory import consolidate
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import project_memory_folders
 from dreamtui.core.memory.frontmatter import read_lenient
+from dreamtui.core.repository import repository_root
 
 LEXICAL = 0.85
 """Lexical similarity from which two memories with the same specifics are proposed as one."""
@@ -441,8 +442,6 @@ def find_offline(
 
 def repositories_of(cwds: Iterable[str]) -> list[Path]:
     """The git repositories (main worktrees) the sessions ran in, on this machine, each once."""
-    from dreamtui.core.repository import repository_root
-
     found: list[Path] = []
     for cwd in cwds:
         root = repository_root(cwd) if cwd else ""

@@ -15,10 +15,13 @@ from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
-from dreamtui.core.dream.cycle import CycleAlreadyDone, CycleFailed, CycleRecord, Progress, run_cycle
+from dreamtui.core.dream.phases import Progress
+from dreamtui.core.dream.plan import CycleAlreadyDone
+from dreamtui.core.dream.run import CycleFailed, run_cycle
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger.cycles import CycleRecord
 
 BUSY_RETRY_SECONDS = 30.0
 BUSY_RETRIES = 10

@@ -15,14 +15,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core import clock
+from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, candidates, cycles, extractions, offsets, promotions
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger.extractions import ExtractedRange
 from dreamtui.core.ledger.promotions import Pair, Promotion
-from dreamtui.core.memory import normalize
+from dreamtui.core.memory import decisions, gitops, normalize
+from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.decisions import memory_lock, normalize_category
 from dreamtui.core.models import Candidate, Jsonable
 
 MIN_DAYS = 30
@@ -244,8 +246,6 @@ def _reconcile(config: Config, ledger: Ledger) -> tuple[bool, dict[str, Any]]:
 
     They agree when reconcile had nothing to repair and nothing to warn about.
     """
-    from dreamtui.core.memory import decisions
-
     try:
         report = decisions.reconcile(config, ledger)
     except DreamError as exc:
@@ -411,8 +411,6 @@ def review_auto(
     a human reject, which counts against the accept rate. Either way the promotion is re-checked
     (a rejection can demote it); the returned status says whether auto-write is still on.
     """
-    from dreamtui.core.memory.decisions import normalize_category
-
     category = normalize_category(category)
     row = _auto_decision(ledger, cid)
     if row.review is not None:
@@ -445,8 +443,6 @@ def review_auto(
 
 def _revert_accept(config: Config, ledger: Ledger, cid: str) -> str:
     """Revert the live accept of ``cid`` the way ``dreamtui undo`` does; the revert commit's sha."""
-    from dreamtui.core.memory import decisions, gitops
-
     with decisions.memory_lock(config):
         repo = gitops.open_repo(config.memory, create=False)
         gitops.ensure_writable(repo)
@@ -576,8 +572,6 @@ def approve(
     Records the approval with its evidence in the ``promotions`` table and as a committed
     ``promotion.md`` in the memory repo. Raises :class:`PromotionError` naming the failing gates.
     """
-    from dreamtui.core.memory.decisions import memory_lock
-
     with memory_lock(config):
         current = active_promotion(ledger)
         if current is not None:
@@ -627,8 +621,6 @@ def revoke(config: Config, ledger: Ledger, reason: str = "revoked by the person"
 
 def why_waits(cand: Candidate, pair: Pair) -> str | None:
     """Why ``cand`` must wait for a person under a promotion of ``pair``; ``None`` when it may be auto-written."""
-    from dreamtui.core import secrets
-
     if cand.status != "pending":
         return f"candidate is {cand.status}, not pending"
     if cand.extractor != pair.extractor or cand.model != pair.model:
@@ -658,8 +650,6 @@ def auto_write(
     duplicate, no secret. Everything else is returned as waiting, with the reason, for a person.
     ``candidates`` defaults to every pending candidate.
     """
-    from dreamtui.core.memory import decisions
-
     todo = list(ledger.list_candidates(status="pending") if candidates is None else candidates)
     status = promotion_status(config, ledger)
     if not status.active or status.promotion is None:
@@ -709,18 +699,12 @@ def render_promotion_file(ledger: Ledger) -> str:
 
 def _check_promotion_file(config: Config) -> None:
     """Refuse early when ``promotion.md`` holds a person's uncommitted changes."""
-    from dreamtui.core.memory import gitops
-
     if gitops.repo_exists(config.memory):
         gitops.refuse_uncommitted(gitops.open_repo(config.memory, create=False), normalize.PROMOTION_FILE)
 
 
 def _commit_promotion_file(config: Config, ledger: Ledger, message: str, event: str) -> str | None:
     """Write ``promotion.md`` from the ledger and commit only that path; the commit sha."""
-    from dreamtui.core.memory import gitops
-    from dreamtui.core.memory import layout as memory
-    from dreamtui.core.memory.decisions import memory_lock
-
     root = Path(config.memory)
     with memory_lock(config):
         repo = gitops.open_repo(root, create=event == "approved")

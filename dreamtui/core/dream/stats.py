@@ -8,6 +8,7 @@ from typing import Any
 
 from dreamtui.core.clock import parse_timestamp
 from dreamtui.core.ledger import Ledger, candidates, consolidations, decisions
+from dreamtui.core.memory.outside import writer_stats
 
 
 def _rate(accepted: int, rejected: int) -> float | None:
@@ -108,8 +109,6 @@ def _by_kind(ledger: Ledger, accepted: int, rejected: int, pending: int) -> dict
 def _by_writer(ledger: Ledger, accepted: int, rejected: int) -> dict[str, Any]:
     """Per writer of memory (dreamtui extractor, Claude Code auto memory, auto dream, person): the
     person's accepts and rejects, so they see which writer earns trust."""
-    from dreamtui.core.memory.outside import writer_stats
-
     out: dict[str, Any] = {}
     if accepted + rejected:
         out["dreamtui extractor"] = {

@@ -16,7 +16,7 @@ import pydantic
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
-from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.extract.base import Capabilities, ExtractContext
 from dreamtui.core.extract.prompt import ExtractionOut, lessons_of, parts_for, system_blocks, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
 
@@ -145,8 +145,8 @@ class AnthropicExtractor:
     """Claude via ``client.messages.parse`` with a pydantic output format."""
 
     name = "anthropic"
-    can_batch = True
-    """Its sessions may go through the Message Batches API (``batch.py``)."""
+    capabilities = Capabilities(batches=True, model_backed=True)
+    """Its sessions may go through the Message Batches API (``batch.py``); its model judges and consolidates."""
 
     def __init__(
         self,

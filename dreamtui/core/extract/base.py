@@ -30,6 +30,23 @@ class ExtractContext:
     max_chars: int = DEFAULT_MAX_CHARS
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What an extractor can do besides extracting, declared by the extractor itself (its
+    ``capabilities``): the dream cycle, the gate and the CLI read these, never the extractor's name."""
+
+    batches: bool = False
+    """It can extract through the Message Batches API (half the price, results collected by a later
+    cycle): with ``batch`` on, the cycle branches through :func:`dreamtui.core.extract.batch.runner_for`."""
+    model_backed: bool = False
+    """It asks a model, which :meth:`Extractor.structured` lends to the dedup judge and REM's
+    consolidation; without one, ``structured()`` is None and dedup stays lexical."""
+
+
+OFFLINE = Capabilities()
+"""No model, no batches: the heuristic rules, a command."""
+
+
 @runtime_checkable
 class StructuredModel(Protocol):
     """One structured call to a model: a system prompt, a user message, a pydantic schema."""
@@ -58,11 +75,14 @@ class StructuredModel(Protocol):
 class Extractor(Protocol):
     """Proposes lessons for one session. ``name`` is stored with every candidate.
 
-    What it can do besides extracting is declared here, never guessed from its name elsewhere:
-    ``can_batch`` (the Message Batches API: only ``anthropic``) and ``structured()`` (a model the
-    dedup judge may ask; None for the heuristic and command extractors)."""
+    What it can do besides extracting is declared by it, never guessed from its name elsewhere:
+    ``capabilities`` (:class:`Capabilities`: batches, model-backed) and ``structured()`` (the model
+    the dedup judge and consolidation may ask; None for the heuristic and command extractors)."""
 
-    can_batch: bool
+    @property
+    def capabilities(self) -> Capabilities:
+        """What it can do besides extracting."""
+        ...
 
     @property
     def name(self) -> str:
@@ -80,7 +100,8 @@ class Extractor(Protocol):
         ...
 
     def structured(self) -> StructuredModel | None:
-        """A model the dedup judge may use (the extractor's own), or None."""
+        """The model the dedup judge and consolidation may ask (the extractor's own), or None; not None
+        exactly when ``capabilities.model_backed``."""
         ...
 
 

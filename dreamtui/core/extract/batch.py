@@ -21,13 +21,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from dreamtui.core.clock import now_iso
 from dreamtui.core.errors import ExtractorError
-from dreamtui.core.extract.anthropic_ext import AnthropicExtractor, explain_api_error, text_of, usage_of
-from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
+from dreamtui.core.extract.anthropic_ext import explain_api_error, text_of, usage_of
+from dreamtui.core.extract.base import ExtractContext, Extractor, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut
+from dreamtui.core.ingest.digest import digest_increment, digest_session, persist
+from dreamtui.core.ingest.projects import ProjectMap
+from dreamtui.core.ingest.tail import LineScanner, Tailer, open_transcript
+from dreamtui.core.ingest.transcripts import describe
 from dreamtui.core.ledger import Ledger, batches, offsets, record_extraction, record_failed_extraction
 from dreamtui.core.models import Digest, DigestStats, ExtractionResult, RawCandidate, Usage
 
@@ -35,7 +39,33 @@ OPEN_STATES = ("in_progress", "canceling", "ended")  # ``ended`` = results ready
 ADHOC = "cli"
 """``extra["origin"]`` of a batch submitted outside the dream cycle (``dreamtui batch submit``)."""
 RANGE_KEYS = ("path", "start_offset", "start_line", "end_offset", "end_line", "content_hash")
-"""The keys of one byte range in ``extra["ranges"]`` (the fields of ``cycle.FileRange``)."""
+"""The keys of one byte range in ``extra["ranges"]`` (the fields of ``dream.sessions.FileRange``)."""
+
+
+@runtime_checkable
+class BatchSource(Protocol):
+    """What the batch runner needs of an extractor whose capabilities say ``batches`` (the anthropic
+    one): its client, how it explains an API error, and the request params of a digest."""
+
+    name: str
+    model: str
+    client: Any
+    """The anthropic SDK client (``messages.batches`` submits, polls and collects)."""
+    max_retries: int
+    timeout: float
+    base_url: str | None
+
+    def requests(self, digest: Digest, context: ExtractContext) -> tuple[list[dict[str, Any]], list[str]]:
+        """The Messages API params of every call ``digest`` needs, and notes about splitting."""
+        ...
+
+
+def runner_for(extractor: Extractor, ledger: Ledger) -> BatchRunner:
+    """The batch runner of ``extractor``, whose capabilities say it ``batches``; an ExtractorError
+    for one that cannot."""
+    if not extractor.capabilities.batches or not isinstance(extractor, BatchSource):
+        raise ExtractorError(f"the {extractor.name} extractor cannot extract through the Message Batches API")
+    return BatchRunner(extractor, ledger)
 
 
 @dataclass
@@ -86,9 +116,6 @@ def undreamed_ranges(
     Like the dream cycle's light sleep: a file that was truncated or replaced counts from 0; bytes
     another reader consumed but no cycle dreamed are included. A partial last line is left out.
     """
-    from dreamtui.core.ingest.digest import digest_increment
-    from dreamtui.core.ingest.tail import LineScanner, open_transcript
-
     out = SessionRanges(project, session, [Path(f) for f in files])
     for path in out.files:
         _digest, read, state = digest_increment(ledger, path, project, session, commit=False)
@@ -120,9 +147,6 @@ def undreamed_ranges(
 def reserve(ledger: Ledger, sessions: Sequence[SessionRanges]) -> None:
     """Mark the sessions' ranges dreamed (joins the caller's transaction): store each tail read, then
     advance ``dreamed_offset`` to the end of the range (never backwards)."""
-    from dreamtui.core.ingest.digest import persist
-    from dreamtui.core.ingest.tail import Tailer
-
     tailer = Tailer(ledger)
     with ledger.write():
         for sess in sessions:
@@ -212,7 +236,7 @@ def _custom_id(index: int, session: str, part: int) -> str:
 class BatchRunner:
     """Submits, polls and collects extraction batches, keeping their state in the ledger."""
 
-    def __init__(self, extractor: AnthropicExtractor, ledger: Ledger) -> None:
+    def __init__(self, extractor: BatchSource, ledger: Ledger) -> None:
         self.extractor = extractor
         self.ledger = ledger
         self.client = extractor.client
@@ -291,10 +315,6 @@ class BatchRunner:
         and marked dreamed in the transaction that records the batch. Returns the batch id and the
         ranges reserved per session.
         """
-        from dreamtui.core.ingest.digest import digest_session
-        from dreamtui.core.ingest.projects import ProjectMap
-        from dreamtui.core.ingest.transcripts import describe
-
         prepared: list[tuple[Digest, SessionRanges]] = []
         seen: set[tuple[str, str]] = set()
         for files in sessions:

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from dreamtui.core.config import Config
+from dreamtui.core.extract.claude_code import claude_code_status
 
 THIN_QUEUE = (
     "offline rules: expect few proposals — log in to Claude Code, set ANTHROPIC_API_KEY, "
@@ -34,14 +35,18 @@ class Choice:
     @property
     def note(self) -> str | None:
         """What a person should know about it: the heuristic's thin queue, else nothing."""
-        return THIN_QUEUE if self.kind == "heuristic" else None
+        return extractor_note(self.kind)
+
+
+def extractor_note(name: str) -> str | None:
+    """What a person should know about the extractor ``name`` (a choice, or the one a cycle ran): the
+    heuristic's thin queue, else nothing."""
+    return THIN_QUEUE if name == "heuristic" else None
 
 
 def claude_code_problem() -> str | None:
     """None when the ``claude-code`` extractor can run (a ``claude`` CLI is found and a login is likely
     present), else a one-line reason."""
-    from dreamtui.core.extract.claude_code import claude_code_status
-
     try:
         problem: str | None = claude_code_status()
     except Exception as exc:  # noqa: BLE001 - a probe that fails means Claude Code cannot be used now

@@ -37,7 +37,7 @@ import pydantic
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
-from dreamtui.core.extract.base import ExtractContext
+from dreamtui.core.extract.base import Capabilities, ExtractContext
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, parts_for, user_message
 from dreamtui.core.ingest.transcripts import EXTRACTOR_WORKDIR
 from dreamtui.core.models import Digest, ExtractionResult, Usage
@@ -369,8 +369,8 @@ class ClaudeCodeExtractor:
     """Claude through the person's Claude Code login (the Claude Agent SDK), with structured output."""
 
     name = "claude-code"
-    can_batch = False
-    """Claude Code has no Message Batches."""
+    capabilities = Capabilities(model_backed=True)
+    """Claude Code has no Message Batches; its model judges and consolidates."""
 
     def __init__(
         self,

@@ -18,15 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from dreamtui.core.errors import ExtractorError
-from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
+from dreamtui.core.extract.base import OFFLINE, ExtractContext, candidate_from_mapping
+from dreamtui.core.extract.prompt import sendable
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Turn
 
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 
 
 def _redacted_digest(digest: Digest) -> dict[str, Any]:
-    from dreamtui.core.extract.prompt import sendable
-
     data = digest.to_json()
     data["turns"] = [
         Turn(t.role, sendable(t.text), t.file, t.line, t.uuid, t.timestamp, t.kind).to_json()
@@ -45,7 +44,7 @@ class CommandExtractor:
     """Runs ``argv`` once per digest, digest JSON on stdin, candidates JSON on stdout."""
 
     name = "command"
-    can_batch = False
+    capabilities = OFFLINE
 
     def structured(self) -> None:
         """A command's model (if any) is not ours to ask: the dedup judge stays lexical."""

@@ -41,10 +41,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.gate.verify import word_count as _gate_word_count
+from dreamtui.core.extract.base import OFFLINE, ExtractContext
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Turn
-from dreamtui.core.text import clean_line
+from dreamtui.core.text import clean_line, word_count
+
+_words = word_count  # the gate's count (core/text.py): a quote it would refuse is never proposed
 
 MIN_QUOTE_WORDS = 6
 MAX_QUOTE_CHARS = 400
@@ -880,16 +881,6 @@ def _framing(text: str, spans: list[_Span]) -> list[_Span]:
 _HAN_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def word_count(text: str) -> float:
-    """Words of a quote as the gate counts them (``core/gate/verify.word_count``: spaced words, and two Han or
-    kana characters for one word), so a sentence the gate would refuse as too short is never proposed and a
-    Chinese or Japanese one it accepts is not skipped."""
-    return _gate_word_count(text)
-
-
-_words = word_count  # the module's own short name
-
-
 def _clean(text: str) -> str:
     """Remove escape codes and control characters and collapse whitespace (for claims, never quotes)."""
     return clean_line(text, control="")
@@ -1316,7 +1307,7 @@ class HeuristicExtractor:
 
     name = "heuristic"
     model: str | None = None
-    can_batch = False
+    capabilities = OFFLINE
 
     def structured(self) -> None:
         """The heuristic extractor asks no model, so the dedup judge stays lexical."""

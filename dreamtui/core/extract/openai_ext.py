@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorError
-from dreamtui.core.extract.base import ExtractContext, StructuredModel
+from dreamtui.core.extract.base import Capabilities, ExtractContext, StructuredModel
 from dreamtui.core.extract.lenient_json import NoJson, loads_lenient, snippet
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, parts_for, user_message
 from dreamtui.core.models import Digest, ExtractionResult, RawCandidate, Usage
@@ -201,7 +201,7 @@ class OpenAIExtractor:
     """A local model through ``client.chat.completions.create`` of the ``openai`` SDK."""
 
     name = "openai"
-    can_batch = False
+    capabilities = Capabilities(model_backed=True)
 
     def __init__(
         self,

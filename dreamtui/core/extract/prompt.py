@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError, model_valid
 
 from dreamtui.core.extract.base import ExtractContext, candidate_from_mapping
 from dreamtui.core.models import Digest, RawCandidate, Turn
+from dreamtui.core.secrets import redact
 from dreamtui.core.text import without_surrogates
 
 MAX_MEMORIES = 20
@@ -169,8 +170,6 @@ def neutralise(text: str) -> str:
 
 def sendable(text: str) -> str:
     """Secrets redacted, lone surrogates (undecodable bytes) as U+FFFD so the text can be sent as UTF-8."""
-    from dreamtui.core.secrets import redact
-
     return redact(without_surrogates(text))
 
 

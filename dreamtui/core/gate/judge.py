@@ -20,6 +20,8 @@ from pydantic import BaseModel, Field
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, ExtractorAuthError, ExtractorError
+from dreamtui.core.extract import make_extractor
+from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 from dreamtui.core.extract.base import Extractor, StructuredModel
 from dreamtui.core.extract.prompt import sendable
 from dreamtui.core.models import Usage
@@ -217,8 +219,6 @@ class AnthropicJudge(ModelJudge):
         base_url: str | None = None,
         client: Any | None = None,
     ) -> None:
-        from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
-
         try:
             extractor = AnthropicExtractor(
                 model=config.model,
@@ -234,9 +234,9 @@ class AnthropicJudge(ModelJudge):
 
 
 def judge_for(config: Config, extractor: Extractor | None = None) -> ModelJudge | None:
-    """The judge the gate should use when ``dedup_judge = "auto"``: the structured model the
-    extractor in use declares (``extractor.structured()``), else None (the heuristic and command
-    extractors declare none, so dedup stays lexical). ``extractor`` defaults to the configured one.
+    """The judge the gate should use when ``dedup_judge = "auto"``: the structured model of the
+    extractor in use, when its capabilities say it is ``model_backed`` (``extractor.structured()``),
+    else None (the heuristic and command extractors ask no model, so dedup stays lexical). ``extractor`` defaults to the configured one.
 
     Raises :class:`JudgeError` when it should judge but cannot: the extractor's credentials are
     missing (an :class:`ExtractorAuthError` while building it). An extractor that cannot be built for
@@ -244,13 +244,11 @@ def judge_for(config: Config, extractor: Extractor | None = None) -> ModelJudge 
     if config.dedup_judge != "auto":
         return None
     if extractor is None:
-        from dreamtui.core.extract import make_extractor
-
         try:
             extractor = make_extractor(config)
         except ExtractorAuthError as exc:
             raise JudgeError(str(exc)) from None
         except DreamError:
             return None
-    structured = extractor.structured()
+    structured = extractor.structured() if extractor.capabilities.model_backed else None
     return ModelJudge(structured) if structured is not None else None

@@ -30,8 +30,8 @@ the project where it was made: a lesson rejected in project A does not silence i
 Secrets never reach the ledger in clear: every stored text is redacted, and the rules found are
 listed in ``Candidate.secrets`` (such a candidate cannot be accepted until edited).
 
-Model judge (``dedup_judge.py``): after the lexical decisions, when the anthropic extractor is in
-use (``dedup_judge = "auto"``), each kept candidate and its closest in-scope memories and pending
+Model judge (``judge.py``): after the lexical decisions, when the extractor in use is model-backed
+(its ``capabilities``; ``dedup_judge = "auto"``), each kept candidate and its closest in-scope memories and pending
 lessons (top :data:`JUDGE_TOP`, lexical score above :data:`JUDGE_FLOOR`) go to the model in one call.
 "Same" marks the candidate a suspected duplicate of that lesson; "distinct" clears a lexical suspect
 the model saw. The judge never drops anything, and when it fails the gate stays lexical and says so
@@ -46,12 +46,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
+from dreamtui.core.extract.choose import resolved_extractor
 from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
+from dreamtui.core.gate.judge import Existing, Judge, JudgeError, JudgeItem, judge_for
 from dreamtui.core.gate.verify import verify_quotes
 from dreamtui.core.ledger import Ledger, candidates, project_folders
 from dreamtui.core.ledger import decisions as decision_rows
@@ -60,9 +62,6 @@ from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import split as split_frontmatter
 from dreamtui.core.models import MEMORY_TYPES, Candidate, DedupHit, Jsonable, RawCandidate, candidate_id
 from dreamtui.core.text import clean_text, without_surrogates
-
-if TYPE_CHECKING:
-    from dreamtui.core.gate.judge import Judge
 
 DUPLICATE_REASONS = frozenset({"duplicate", "duplicate-pending", "previously-rejected"})
 
@@ -365,14 +364,9 @@ def _judge_kept(
 ) -> None:
     """Ask the model judge about the kept candidates and change what the person is shown (never
     what is kept). On a judge failure, record ``report.judge_error`` and leave the lexical result."""
-    from dreamtui.core.extract.choose import resolved_extractor
-
     auto = judge == "auto"
     if judge is None or (auto and config.dedup_judge != "auto"):
         return
-    # imported here: the judge pulls in the SDK glue, which a gate that judges nothing never needs
-    from dreamtui.core.gate.judge import Existing, JudgeError, JudgeItem, judge_for
-
     # auto: the extractor in use judges its own proposals, if it declares a model (judge_for); it is
     # asked for it once a proposal of its own is kept, and one that declares none costs no ranking
     own = resolved_extractor(config) if auto else None
@@ -512,7 +506,7 @@ def gate(
     dedup index across sessions; the gate adds the candidates it keeps to it. ``corroborate=False``
     leaves ``corroborated`` alone (for a caller that counts corroboration itself from
     ``duplicate_of``). ``judge``: ``"auto"`` asks the model dedup judge when the config says so
-    (``dedup_judge``, anthropic extractor); None never does; a
+    (``dedup_judge``, a model-backed extractor); None never does; a
     :class:`~dreamtui.core.gate.judge.Judge` is asked about every kept candidate. Everything is
     written in one ledger transaction, after the judge answered (the judge is a network call: the
     ledger's write lock is never held across it).

@@ -40,27 +40,13 @@ from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import records
 from dreamtui.core.ingest.tail import decode_line
 from dreamtui.core.models import Match, Provenance, Verification
-from dreamtui.core.text import SURROGATE
+from dreamtui.core.text import SURROGATE, word_count
 
 MIN_WORDS = 6
 """Quotes with fewer words are refused as unverifiable: too easy to find by chance..."""
 MIN_DISTINCTIVE_CHARS = 40
 """...unless they hold at least this many non-space characters in two words or more: a quote made of a
 long path or a list of links ("1、文档链接：https://…") is not found by chance either."""
-
-_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
-"""Han and kana: scripts written without spaces between words."""
-
-
-def word_count(text: str) -> float:
-    """Words in ``text``: space-separated tokens, and two Han or kana characters for one word.
-
-    Chinese and Japanese put no spaces between words, so a whole sentence would count as one word;
-    two characters is about the length of a word in both.
-    """
-    unspaced = len(_UNSPACED.findall(text))
-    return len(_UNSPACED.sub(" ", text).split()) + unspaced / 2
-
 
 PROVENANCE_RANK = {"person": 0, "assistant": 1, "meta": 2, "tool": 3}
 

@@ -1,5 +1,5 @@
 """The ``dream_cycles`` table: one row per dream cycle (one full cycle per project per date, any number
-of on-demand passes), its status, phases and statistics (JSON, typed by ``dream.cycle_stats``)."""
+of on-demand passes), its status, phases and statistics (JSON, typed by :mod:`.cycle_stats`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,23 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from dreamtui.core.ledger.cycle_stats import CycleStats
+from dreamtui.core.models import Jsonable
+
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
 
+ALL_PROJECTS = "*"
+"""The ``chat_id`` of a cycle that dreamed every project at once."""
+FULL = "full"
+"""The ``kind`` of the date's one full cycle (with REM)."""
+ON_DEMAND = "on-demand"
+"""The ``kind`` of a person's extra pass over new content after the date's full cycle (no REM)."""
+
 
 @dataclass(slots=True)
-class CycleRow:
-    """One row of ``dream_cycles``, its ``phases`` and ``stats`` decoded."""
+class CycleRecord(Jsonable):
+    """One row of ``dream_cycles``: a cycle's identity, outcome, phases and stats (``--json`` prints it)."""
 
     id: int
     chat_id: str
@@ -26,12 +36,22 @@ class CycleRow:
     trigger: str = "manual"
     depth: str | None = None
     phases: list[dict[str, Any]] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-    kind: str = "full"
+    stats: CycleStats = field(default_factory=CycleStats)
+    kind: str = FULL
+
+    @property
+    def on_demand(self) -> bool:
+        """A person's extra pass over new content after the day's full cycle (no REM)."""
+        return self.kind == ON_DEMAND
+
+    @property
+    def new_candidates(self) -> int:
+        """Candidates this cycle put in front of a person (verified, not duplicate, not dropped)."""
+        return self.stats.kept
 
 
-def _cycle(row: sqlite3.Row) -> CycleRow:
-    return CycleRow(
+def _cycle(row: sqlite3.Row) -> CycleRecord:
+    return CycleRecord(
         id=row["id"],
         chat_id=row["chat_id"],
         date=row["date"],
@@ -42,18 +62,18 @@ def _cycle(row: sqlite3.Row) -> CycleRow:
         trigger=row["trigger"],
         depth=row["depth"],
         phases=json.loads(row["phases"] or "[]"),
-        stats=json.loads(row["stats"] or "{}"),
-        kind=row["kind"] or "full",
+        stats=CycleStats.from_json(json.loads(row["stats"] or "{}")),
+        kind=row["kind"] or FULL,
     )
 
 
-def get(ledger: Ledger, cycle_id: int) -> CycleRow | None:
+def get(ledger: Ledger, cycle_id: int) -> CycleRecord | None:
     """One cycle by id."""
     row = ledger.one("SELECT * FROM dream_cycles WHERE id = ?", (cycle_id,))
     return _cycle(row) if row else None
 
 
-def find_full(ledger: Ledger, chat_id: str, day: str) -> CycleRow | None:
+def find_full(ledger: Ledger, chat_id: str, day: str) -> CycleRecord | None:
     """The full cycle of ``chat_id`` on ``day``."""
     row = ledger.one(
         "SELECT * FROM dream_cycles WHERE chat_id = ? AND date = ? AND kind = 'full'", (chat_id, day)
@@ -61,7 +81,7 @@ def find_full(ledger: Ledger, chat_id: str, day: str) -> CycleRow | None:
     return _cycle(row) if row else None
 
 
-def listed(ledger: Ledger, limit: int | None = 20) -> list[CycleRow]:
+def listed(ledger: Ledger, limit: int | None = 20) -> list[CycleRecord]:
     """Cycles, newest first."""
     sql = "SELECT * FROM dream_cycles ORDER BY started_at DESC, id DESC"
     if limit is not None:
@@ -69,7 +89,7 @@ def listed(ledger: Ledger, limit: int | None = 20) -> list[CycleRow]:
     return [_cycle(r) for r in ledger.query(sql)]
 
 
-def finished(ledger: Ledger, n: int) -> list[CycleRow]:
+def finished(ledger: Ledger, n: int) -> list[CycleRecord]:
     """The last ``n`` cycles that are not running, newest first."""
     rows = ledger.query(
         "SELECT * FROM dream_cycles WHERE status != 'running' ORDER BY started_at DESC, id DESC LIMIT ?", (n,)
@@ -77,12 +97,12 @@ def finished(ledger: Ledger, n: int) -> list[CycleRow]:
     return [_cycle(r) for r in rows]
 
 
-def running(ledger: Ledger) -> list[CycleRow]:
+def running(ledger: Ledger) -> list[CycleRecord]:
     """Every cycle whose row says it is running."""
     return [_cycle(r) for r in ledger.query("SELECT * FROM dream_cycles WHERE status = 'running'")]
 
 
-def last_deep_full(ledger: Ledger, n: int) -> list[CycleRow]:
+def last_deep_full(ledger: Ledger, n: int) -> list[CycleRecord]:
     """The last ``n`` completed full cycles that went past light sleep, newest first."""
     rows = ledger.query(
         "SELECT * FROM dream_cycles WHERE status = 'completed' AND depth IS NOT NULL "
@@ -99,7 +119,7 @@ def begin(
     started: str,
     trigger: str,
     stats: dict[str, Any],
-    kind: str = "full",
+    kind: str = FULL,
 ) -> int:
     """Insert a running cycle; its id."""
     return ledger.insert(

@@ -24,7 +24,7 @@ from typing import Any
 from dreamtui.core.errors import LedgerError
 from dreamtui.core.ledger import candidates, decisions, offsets
 from dreamtui.core.ledger.schema import migrate, newer_schema, stored_version
-from dreamtui.core.models import Candidate, FileRow, QueueRow
+from dreamtui.core.models import Candidate, QueueRow
 from dreamtui.core.secrets import redact, scan
 
 
@@ -329,6 +329,6 @@ class Ledger:
         """Pending candidates per session."""
         return candidates.pending_by_session(self)
 
-    def file_rows(self) -> list[FileRow]:
+    def file_rows(self) -> list[offsets.FileState]:
         """Every transcript file the tailer has read, with its offsets."""
         return offsets.file_rows(self)

@@ -7,10 +7,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dreamtui.core.ledger.rows import from_row
-from dreamtui.core.models import FileRow
 
 if TYPE_CHECKING:
     from dreamtui.core.ledger.db import Ledger
+
+_COLUMNS = (
+    "path, project, session, dev, ino, size, head_hash, tail_hash, offset, lines, dreamed_offset, "
+    "dreamed_lines, skipped, resets, mtime, COALESCE(updated_at, '') AS updated_at"
+)
+"""Every column of ``files`` as :class:`FileState` reads it."""
 
 Seen = tuple[int, int | None, str | None, str | None]
 """What a reader saw of a file's row: (offset, inode, head hash, tail hash); another reader that
@@ -19,7 +24,10 @@ committed since changes it."""
 
 @dataclass(slots=True)
 class FileState:
-    """One row of ``files``."""
+    """One row of ``files``: how far a transcript file was read and dreamed, and how it is known.
+
+    The one type of that row: the tailer reads it (:func:`file_state`), the Sessions screen lists
+    every one (:func:`file_rows`)."""
 
     path: str
     project: str
@@ -36,7 +44,8 @@ class FileState:
     skipped: int = 0
     resets: int = 0
     mtime: float | None = None
-    updated_at: str | None = None
+    updated_at: str = ""
+    """When a read last stored the row (``""`` for a row that never said)."""
 
     @property
     def seen(self) -> Seen:
@@ -46,7 +55,7 @@ class FileState:
 
 def file_state(ledger: Ledger, path: str) -> FileState | None:
     """The stored row of ``path`` (a :func:`~dreamtui.core.ingest.tail.file_key`), None when never read."""
-    row = ledger.one("SELECT * FROM files WHERE path = ?", (path,))
+    row = ledger.one(f"SELECT {_COLUMNS} FROM files WHERE path = ?", (path,))
     return from_row(FileState, row) if row else None
 
 
@@ -109,23 +118,14 @@ def store_read(
     )
 
 
-def file_rows(ledger: Ledger) -> list[FileRow]:
-    """Every transcript file the tailer has read, with its offsets."""
+def file_rows(ledger: Ledger) -> list[FileState]:
+    """Every transcript file the tailer has read, with its offsets (a row without a ``size`` counts the
+    bytes read)."""
     return [
-        FileRow(
-            r["path"],
-            r["project"],
-            r["session"],
-            r["size"] if r["size"] is not None else r["offset"],
-            int(r["lines"] or 0),
-            int(r["dreamed_offset"] or 0),
-            int(r["dreamed_lines"] or 0),
-            r["updated_at"] or "",
-            int(r["offset"] or 0),
-        )
+        from_row(FileState, r)
         for r in ledger.query(
-            "SELECT path, project, session, size, offset, lines, dreamed_offset, "
-            "dreamed_lines, updated_at FROM files"
+            "SELECT path, project, session, COALESCE(size, offset) AS size, offset, lines, dreamed_offset, "
+            "dreamed_lines, COALESCE(updated_at, '') AS updated_at FROM files"
         )
     ]
 

@@ -124,7 +124,7 @@ def clean(text: str, limit: int = ITEM_CHARS) -> str:
 
 
 def _safe(text: str, limit: int = ITEM_CHARS) -> str:
-    from dreamtui.core.gate.secrets import redact
+    from dreamtui.core.secrets import redact
 
     return clean(redact(text), limit)
 

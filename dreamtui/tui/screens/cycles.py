@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.core.dream import cycle
-from dreamtui.core.dream.cycle import CycleRecord
+from dreamtui.core.dream.waking import waking_message
+from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
@@ -85,6 +85,6 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         rec = self.records.get(event.row_key.value or "")
         if rec is not None:
-            message = cycle.waking_message(rec)
+            message = waking_message(rec)
             message = message.replace(f"{self.dream_app.config.memory}/", "")
             self.query_one("#waking", Static).update(Text(literal(message, 6000)))

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.core.dream.cycle import DreamPlan
+from dreamtui.core.dream.plan import DreamPlan
 from dreamtui.services.workspace import SessionRow
 from dreamtui.tui.messages import PathSkipped, ShowProposalsOf
 from dreamtui.tui.progress import dream_hint

@@ -1,0 +1,182 @@
+"""What a dream cycle reads: the sessions under the transcripts folder, grouped by project, and the part
+of each not dreamed yet (light sleep's work), plus the cheap look at which projects have new content."""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamtui.core.config import Config
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.files import Skipped, scan_folder
+from dreamtui.core.ingest.digest import DigestState, digest_increment, digest_lines
+from dreamtui.core.ingest.projects import ProjectMap
+from dreamtui.core.ingest.tail import LineScanner, TailRead, file_key, open_transcript
+from dreamtui.core.ingest.transcripts import discover, kind_of
+from dreamtui.core.ledger import Ledger, offsets
+from dreamtui.core.models import Digest, DigestStats, Turn
+
+_SUMMED_STATS = (
+    "bytes",
+    "chars",
+    "lines",
+    "skipped_lines",
+    "malformed",
+    "invalid_utf8",
+    "oversized",
+    "replaced",
+)
+"""The digest counts a session adds up over its files."""
+
+
+@dataclass(slots=True)
+class FileRange:
+    """The not-yet-dreamed part of one file of a session, and how it was read."""
+
+    path: str
+    start_offset: int
+    start_line: int
+    end_offset: int
+    end_line: int
+    content_hash: str
+    read: TailRead | None = None  # persisted when the range is dreamed
+    state: DigestState | None = None
+
+
+@dataclass(slots=True, eq=False)
+class SessionWork:
+    """One session with new content as it moves through the phases."""
+
+    project: str
+    session: str
+    files: list[Path]
+    ranges: list[FileRange]
+    digest: Digest
+    mtime: float
+    goodnight: bool = False
+    deferred: bool = False
+    memories: tuple[str, ...] = ()
+    spark: bool = False
+    covered: bool = False
+
+    @property
+    def person_chars(self) -> int:
+        """How many characters of a person's words the new content holds (the depth signal)."""
+        return self.digest.person_chars()
+
+
+def project_map(config: Config, ledger: Ledger, *, remember: bool = False) -> ProjectMap:
+    """Transcript folder → project key, as the ledger remembers it (``remember``: store new decisions)."""
+    return ProjectMap(config.transcripts, ledger, remember=remember)
+
+
+def transcript_folders(root: Path) -> list[str]:
+    """The project folders under the transcripts folder (names only; unreadable entries left out)."""
+    return sorted(e.name for e in scan_folder(Path(root)) if e.is_dir)
+
+
+def session_groups(
+    root: Path, project: str | None, skipped: list[Skipped] | None = None, projects: ProjectMap | None = None
+) -> dict[tuple[str, str], list[Path]]:
+    """Transcript files grouped by (project key, session), main file first: the sessions of every
+    worktree (and subfolder) of one repository are one project's (``projects``, a
+    :class:`~dreamtui.core.ingest.projects.ProjectMap`). Folders and files that cannot be read (or are
+    no regular files) are left out and named in ``skipped``."""
+    projects = projects or ProjectMap(root)
+    groups: dict[tuple[str, str], list[Path]] = {}
+    found: list[Skipped] = []
+    files = discover(root, found)
+    keyed = [(projects.key(tf.project, tf.path), tf) for tf in files]
+    if skipped is not None:  # for one project, only what is wrong in its own folders concerns it
+        mine = None
+        if project is not None:
+            mine = {
+                str(Path(root) / f) for f in {tf.project for key, tf in keyed if key == project} | {project}
+            }
+        skipped.extend(
+            s
+            for s in found
+            if mine is None or any(s.path == m or s.path.startswith(m + os.sep) for m in mine)
+        )
+    for key, tf in keyed:
+        if project is not None and key != project:
+            continue
+        groups.setdefault((key, tf.session), []).append(tf.path)
+    return groups
+
+
+def new_content(
+    ledger: Ledger, project: str, session: str, files: list[Path], unreadable: list[str] | None = None
+) -> SessionWork | None:
+    """Digest what the session's files hold beyond their ``dreamed_offset`` (None: nothing new).
+
+    Files that cannot be read are skipped (the next cycle tries again) and named in ``unreadable``.
+    """
+    ranges: list[FileRange] = []
+    streams: list[list[Turn]] = []
+    stats = DigestStats()
+    mtime = 0.0
+    cwd = ""
+    for path in files:
+        key = file_key(path)
+        try:
+            digest, read, state = digest_increment(ledger, path, project, session, commit=False)
+        except TranscriptError:
+            if unreadable is not None and path.exists():
+                unreadable.append(str(path))
+            continue  # vanished or unreadable since discovery: the next cycle sees it again
+        mtime = max(mtime, read.identity.mtime)
+        cwd = cwd or digest.cwd
+        dreamed = offsets.dreamed_point(ledger, key)
+        start, start_line = read.start_offset, read.start_line
+        turns = list(digest.turns)
+        hasher = hashlib.blake2b(digest_size=16)
+        if dreamed and not read.reset and dreamed[0] < read.start_offset:
+            # someone else read past what was dreamed: digest the gap too
+            start, start_line = dreamed
+            with open_transcript(path) as fh:
+                gap = list(LineScanner(fh, start, start_line, end=read.start_offset))
+            for _n, _o, raw in gap:
+                hasher.update(raw + b"\n")
+            turns = digest_lines(gap, file=str(path), kind=kind_of(path), state=DigestState()) + turns
+        for _n, _o, raw in read.lines:
+            hasher.update(raw + b"\n")
+        if read.end_offset <= start:
+            continue
+        ranges.append(
+            FileRange(key, start, start_line, read.end_offset, read.end_line, hasher.hexdigest(), read, state)
+        )
+        streams.append(turns)
+        for name in _SUMMED_STATS:
+            setattr(stats, name, getattr(stats, name) + getattr(digest.stats, name))
+    if not ranges:
+        return None
+    keyed = [[(t.timestamp or "", i, pos, t) for pos, t in enumerate(s)] for i, s in enumerate(streams)]
+    merged = [item[3] for item in heapq.merge(*keyed)] if len(streams) > 1 else streams[0]
+    digest = Digest(
+        session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats, cwd=cwd
+    )
+    return SessionWork(project, session, list(files), ranges, digest, mtime)
+
+
+def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
+    """Projects whose sessions hold bytes not yet dreamed, nor found too quiet by a cycle as they are
+    (cheap: compares sizes, reads nothing)."""
+    dreamed = offsets.dreamed_offsets(ledger)
+    projects = project_map(config, ledger)
+    quiet = offsets.quiet_offsets(ledger)  # found too quiet: only words written since count as new
+    found: list[str] = []
+    for tf in discover(config.transcripts):
+        try:
+            size = tf.path.stat().st_size
+        except OSError:
+            continue
+        fkey = file_key(tf.path)
+        if size > max(dreamed.get(fkey, 0), quiet.get(fkey, 0)):
+            key = projects.key(tf.project, tf.path)
+            if key not in found:
+                found.append(key)
+    return found
