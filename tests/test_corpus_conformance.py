@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from dreamtui.core.ingest.digest import digest_file, digest_session
-from dreamtui.core.ingest.records import pieces, provenance_of
+from dreamtui.core.ingest.formats.claude_code import pieces, provenance_of
 from dreamtui.core.ingest.transcripts import discover, session_files
 
 # file name -> the person's turns (interrupt markers aside), in order; each a prefix of the turn text

@@ -14,11 +14,15 @@ from dreamtui.core.ingest.digest import (
     digest_file,
     digest_increment,
     digest_session,
-    drop_big_strings,
-    needs_decode,
     persist,
 )
-from dreamtui.core.ingest.records import REJECTION_MARKER, pieces, provenance_of
+from dreamtui.core.ingest.formats.claude_code import (
+    REJECTION_MARKER,
+    drop_big_strings,
+    needs_decode,
+    pieces,
+    provenance_of,
+)
 from dreamtui.core.ingest.tail import Tailer
 from dreamtui.core.ingest.transcripts import session_files
 from dreamtui.core.ledger import Ledger

@@ -322,12 +322,13 @@ def test_reading_a_file_whole_gives_what_reading_it_in_chunks_gives(
     """Empty files, blank lines, a last line without its newline (not consumed: ``partial_tail``), a file
     of one partial line: read whole, through the line scanner, and decoding everything, alike."""
     from dreamtui.core.ingest import digest as digest_module
+    from dreamtui.core.ingest.formats import claude_code
 
     path = tmp_path / "-p" / "11111111-2222-4333-8444-555555555555.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(body + tail)
     whole = digest_file(path)
-    monkeypatch.setattr(digest_module, "_BLOCK", 2)  # lines decoded two at a time
+    monkeypatch.setattr(claude_code, "_BLOCK", 2)  # lines decoded two at a time
     blocks = digest_file(path)
     monkeypatch.setattr(digest_module, "_WHOLE_FILE", 0)  # every file through the line scanner
     chunked = digest_file(path)

@@ -21,7 +21,8 @@ from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.base import ExtractContext, Extractor, StructuredModel
 from dreamtui.core.extract.claude_code import CLI_ENV, ClaudeCodeExtractor, claude_code_status, cli_model
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, split_digest, user_message
-from dreamtui.core.ingest.transcripts import EXTRACTOR_WORKDIR, discover
+from dreamtui.core.ingest.formats.protocol import EXTRACTOR_WORKDIR
+from dreamtui.core.ingest.transcripts import discover
 from dreamtui.core.models import Digest, Turn
 
 ACME = "-home-kim-acme"

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from dreamtui.core.ingest import transcripts
+from dreamtui.core.ingest.formats import claude_code
 from dreamtui.core.memory import frontmatter, layout, normalize
 
 TOPIC = (
@@ -99,7 +100,7 @@ def test_workflow_subagents_are_found_and_linked_to_the_parents_tool_call(tmp_pa
     assert set(found) == {project / f"{session}.jsonl", sub, plain}  # meta files are not transcripts
     assert (found[sub].project, found[sub].session, found[sub].kind) == ("-home-kim-app", session, "subagent")
     assert sub in transcripts.session_files(tmp_path, "-home-kim-app", session)
-    assert transcripts.agent_meta(sub) == {"agentType": "dream", "description": "Consolidate memory"}
-    assert transcripts.parent_tool_call(sub) == (2, "toolu_wf")  # by its description
-    assert transcripts.parent_tool_call(plain) == (2, "toolu_wf")  # by the meta's tool-use id
-    assert transcripts.agent_meta(project / f"{session}.jsonl") is None
+    assert claude_code.agent_meta(sub) == {"agentType": "dream", "description": "Consolidate memory"}
+    assert claude_code.parent_tool_call(sub) == (2, "toolu_wf")  # by its description
+    assert claude_code.parent_tool_call(plain) == (2, "toolu_wf")  # by the meta's tool-use id
+    assert claude_code.agent_meta(project / f"{session}.jsonl") is None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dreamtui.core.ingest.records import (
+from dreamtui.core.ingest.formats.claude_code import (
     block_key,
     classify_user_text,
     is_synthetic,

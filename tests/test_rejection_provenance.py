@@ -19,7 +19,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.gate.pipeline import gate
 from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ingest.digest import digest_file
-from dreamtui.core.ingest.records import REJECTION_PREFIX, pieces, provenance_of
+from dreamtui.core.ingest.formats.claude_code import REJECTION_PREFIX, pieces, provenance_of
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import decisions
 from dreamtui.core.models import RawCandidate

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from fakes.tui import PAY, add_candidates, lines, open_queue, wait_for
 
+from dreamtui.services.evidence import raw_record
 from dreamtui.tui.widgets.candidate_view import CandidateView
-from dreamtui.tui.widgets.evidence import local_time, raw_record, render_records
+from dreamtui.tui.widgets.evidence import local_time, render_records
 
 SESSION = "5d1c0f3a-1111-4222-8333-944455556666"
 QUOTE = "never run the refund migrations by hand, the deploy job runs them and records the version"

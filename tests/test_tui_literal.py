@@ -9,8 +9,8 @@ from fakes.tui import make_config, plain, queue_of, screen_text, wait_for, wait_
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.models import Candidate, Match
+from dreamtui.services.evidence import raw_record, read_window
 from dreamtui.tui.app import DreamApp
-from dreamtui.tui.widgets.evidence import raw_record, read_window
 from dreamtui.tui.widgets.literal import literal, literal_text
 
 OSC_LINK = "\x1b]8;;https://evil.example\x07click me\x1b]8;;\x07"

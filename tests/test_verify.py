@@ -379,7 +379,7 @@ def test_chinese_and_japanese_quotes_count_two_characters_a_word(tmp_path: Path)
 
 def _session_quotes(files: list[Path], rng) -> list[str]:
     """Real 8-14 word runs of person and assistant text in ``files``, and the same runs altered."""
-    from dreamtui.core.ingest import records
+    from dreamtui.core.ingest.formats import claude_code as records
 
     texts = []
     for path in files:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from dreamtui.core.ingest.records import REJECTION_PREFIX
+from dreamtui.core.ingest.formats.claude_code import REJECTION_PREFIX
 
 WORDS = [
     "deploy",

@@ -80,8 +80,11 @@ the same ids and keys; a test keeps the two in step)."""
 
 
 def default_transcripts() -> Path:
-    """Claude Code's transcript folder."""
-    return Path.home() / ".claude" / "projects"
+    """The current transcript format's own folder (its ``default_root``)."""
+    # deferred: config sits below ingest (ingest -> ledger -> config); the one exception the layers allow
+    from dreamtui.core.ingest import formats
+
+    return formats.current().default_root()
 
 
 def default_memory() -> Path:
@@ -102,8 +105,8 @@ def _resolved(path: Path) -> Path:
 
 
 def folders_state(transcripts: Path, memory: Path) -> Path:
-    """The state folder used when none is given: the user state directory for Claude Code's own folders
-    (``~/.claude/projects``, ``~/.claude/memory``), and for any other pair a folder of its own inside it
+    """The state folder used when none is given: the user state directory for the default folders
+    (:func:`default_transcripts`, :func:`default_memory`), and for any other pair a folder of its own inside it
     (``folders/<memory name>-<hash of both paths>``), so another ``--memory`` or ``--transcripts`` never
     reads or writes the ledger of the default ones."""
     t, m = _resolved(transcripts), _resolved(memory)

@@ -83,15 +83,34 @@ class Turn(msgspec.Struct, frozen=True, gc=False):
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``dreamtui digest --json`` (hand-written: a msgspec struct, not a Jsonable
         dataclass, and the printed key order is not the field order)."""
-        return {
-            "role": self.role,
-            "text": self.text,
-            "line": self.line,
-            "uuid": self.uuid,
-            "timestamp": self.timestamp,
-            "file": self.file,
-            "kind": self.kind,
-        }
+        return dict(
+            role=self.role,
+            text=self.text,
+            line=self.line,
+            uuid=self.uuid,
+            timestamp=self.timestamp,
+            file=self.file,
+            kind=self.kind,
+        )
+
+
+@dataclass(slots=True)
+class RawRecord:
+    """One raw line of a transcript as the evidence window shows it: its number, record type, time
+    and texts, each with whose words it is (``person``, ``assistant``, ``tool``, ``meta``, or ``call``
+    for a tool call)."""
+
+    line: int
+    type: str
+    timestamp: str
+    texts: list[tuple[str, str]]  # (role, text)
+    oversized: bool = False
+    broken: bool = False
+    kind: str = ""  # a bookkeeping record's own type (hook_progress, hook_success, …)
+    bookkeeping: bool = False
+    """Not conversation (progress, attachments, snapshots…): folded, its line says its type."""
+    folds: bool = False
+    """Folded to one line when it is not the quote's (bookkeeping, and hook output)."""
 
 
 @dataclass(slots=True)

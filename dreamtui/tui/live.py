@@ -11,7 +11,8 @@ from pathlib import Path
 from rich.text import Text
 
 from dreamtui.core.files import open_regular
-from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time, raw_record
+from dreamtui.services.evidence import raw_record
+from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 

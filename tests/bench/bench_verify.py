@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from dreamtui.core.gate.verify import normalize, refusal, safe_pieces, verify_quote, verify_quotes  # noqa: E402
-from dreamtui.core.ingest import records  # noqa: E402
+from dreamtui.core.ingest.formats import claude_code as records  # noqa: E402
 
 CORPUS = Path(os.environ.get("DREAMTUI_TEST_SHARED", REPO.parent / "shared")) / "corpus" / "projects"
 

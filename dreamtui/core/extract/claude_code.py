@@ -7,7 +7,7 @@ JSON schema as the ``anthropic`` extractor (``prompt.py``), as structured output
 no tools (``--tools ""``), one turn, no settings, hooks, MCP servers or CLAUDE.md of the person's
 (``--setting-sources=``, ``--strict-mcp-config``), and no transcript: ``--no-session-persistence``,
 in a dedicated working directory under dreamtui's state folder whose project folder discovery skips
-(:data:`~dreamtui.core.ingest.transcripts.EXTRACTOR_WORKDIR`) should one appear anyway.
+(:data:`~dreamtui.core.ingest.formats.protocol.EXTRACTOR_WORKDIR`) should one appear anyway.
 
 Every failure is one line: Claude Code missing, not logged in, a usage limit, a refused model (an
 :class:`ExtractorAuthError`, so no further session is tried this cycle), a timeout, a crash. The
@@ -39,7 +39,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
 from dreamtui.core.extract.base import Capabilities, ExtractContext
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, parts_for, user_message
-from dreamtui.core.ingest.transcripts import EXTRACTOR_WORKDIR
+from dreamtui.core.ingest.formats.protocol import EXTRACTOR_WORKDIR
 from dreamtui.core.models import Digest, ExtractionResult, Usage
 
 if TYPE_CHECKING:

@@ -19,9 +19,12 @@ How it works (see ``transcript-format.md``, "Encoding"):
    for its needles; the batch never misses a place the one-quote search finds, so the answers are
    the same.
 4. Confirm: walk every string value of the decoded record; the normalised quote must lie inside one
-   normalised string. Each place is reported with its provenance (``records.provenance_of``) and
-   whether the record is a copy (an ``agent_progress`` record, or a repeat of a string already
-   matched). Originals come before copies, then person > assistant > meta > tool.
+   normalised string. Each place is reported with its provenance (the format's ``provenance``) and
+   whether the record is a copy (the format's ``is_copy``: a sub-agent's words copied into the main
+   file, or a repeat of a string already matched). Originals come before copies, then person > assistant > meta > tool.
+
+Which record a string is in and whose words it is are the transcript format's to say
+(:func:`dreamtui.core.ingest.formats.current`); the search itself only assumes JSON lines.
 """
 
 from __future__ import annotations
@@ -37,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from dreamtui.core.files import open_regular
-from dreamtui.core.ingest import records
+from dreamtui.core.ingest import formats
+from dreamtui.core.ingest.formats.protocol import TranscriptFormat
 from dreamtui.core.ingest.tail import decode_line
-from dreamtui.core.models import Match, Provenance, Verification
+from dreamtui.core.models import Match, Verification
 from dreamtui.core.text import SURROGATE, word_count
 
 MIN_WORDS = 6
@@ -441,20 +445,6 @@ def _decode(raw: bytes) -> Any:
     return decode_line(raw)[0]
 
 
-def _provenance(obj: dict[str, Any], path: tuple[str | int, ...], value: str, nq: str) -> Provenance:
-    offset: int | None = None
-    at = value.find(records.REJECTION_MARKER)
-    if at >= 0:
-        tail_start = at + len(records.REJECTION_MARKER)
-        offset = tail_start if nq in normalize(value[tail_start:]) else 0
-    return records.provenance_of(obj, path, offset)
-
-
-def _is_progress_copy(obj: dict[str, Any]) -> bool:
-    data = obj.get("data")
-    return obj.get("type") == "progress" and isinstance(data, dict) and data.get("type") == "agent_progress"
-
-
 def _open(path: Path) -> tuple[bytes | mmap.mmap, Any]:
     fh = open_regular(path)  # a FIFO or a device is refused at once, never read
     try:
@@ -534,13 +524,13 @@ class _Record:
     """One decoded line, shared by every quote that may lie in it: its strings are listed and
     normalised once, however many quotes look at them."""
 
-    __slots__ = ("obj", "strings", "norms", "progress")
+    __slots__ = ("obj", "strings", "norms", "copy")
 
-    def __init__(self, obj: dict[str, Any]) -> None:
+    def __init__(self, obj: dict[str, Any], fmt: TranscriptFormat) -> None:
         self.obj = obj
         self.strings = _leaves(obj)
         self.norms: dict[int, str] = {}
-        self.progress = _is_progress_copy(obj)
+        self.copy = fmt.is_copy(obj)
 
     def norm(self, index: int) -> str:
         value = self.norms.get(index)
@@ -600,8 +590,9 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     if active:
         batch = list(active.values())
         wanted = _Wanted(batch) if len(batch) >= INDEX_FROM else None
+        fmt = formats.current()
         for file_no, fpath in enumerate(files):
-            _verify_file(Path(fpath), file_no, batch, wanted, unreadable)
+            _verify_file(Path(fpath), file_no, batch, wanted, unreadable, fmt)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
     for i, nq in owner:
         v = done[nq]
@@ -617,7 +608,12 @@ def _prepare(quote: str) -> str | Verification:
 
 
 def _verify_file(
-    fpath: Path, file_no: int, batch: list[_Quote], wanted: _Wanted | None, unreadable: list[str]
+    fpath: Path,
+    file_no: int,
+    batch: list[_Quote],
+    wanted: _Wanted | None,
+    unreadable: list[str],
+    fmt: TranscriptFormat,
 ) -> None:
     """Look for every quote of ``batch`` in one file, adding what is found to each quote (through an
     index of the file's lines when ``wanted``, the words and characters of the batch, is given)."""
@@ -645,9 +641,9 @@ def _verify_file(
             obj = _decode(bytes(data[start : hit.end]))
             if not isinstance(obj, dict):
                 continue
-            rec = _Record(obj)
+            rec = _Record(obj, fmt)
             for q in hit.quotes:
-                _match_record(q, rec, path_str, file_no, line_no)
+                _match_record(q, rec, path_str, file_no, line_no, fmt)
     finally:
         if fh is not None:
             data.close()  # type: ignore[union-attr]
@@ -719,7 +715,9 @@ def _scan_search(data: bytes | mmap.mmap, q: _Quote, hits: dict[int, _Hit]) -> N
         hit.quotes.append(q)
 
 
-def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int) -> None:
+def _match_record(
+    q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int, fmt: TranscriptFormat
+) -> None:
     """Add each string of ``rec`` that holds quote ``q`` to what ``q`` found."""
     nq, obj = q.nq, rec.obj
     first, rest = q.text_groups[0], q.text_groups[1:]
@@ -733,15 +731,10 @@ def _match_record(q: _Quote, rec: _Record, path_str: str, file_no: int, line_no:
             continue
         if nq not in rec.norm(index):
             continue
-        prov = _provenance(obj, (*where, key), value, nq)
+        prov = fmt.provenance(obj, (*where, key), value, lambda text: nq in normalize(text))
         sig = (prov, value)
-        copy = rec.progress or sig in q.seen_strings
+        copy = rec.copy or sig in q.seen_strings
         q.seen_strings.add(sig)
-        match = Match(
-            path_str, line_no, _str_or_none(obj.get("uuid")), _str_or_none(obj.get("timestamp")), prov, copy
-        )
+        ref = fmt.ref(obj)
+        match = Match(path_str, line_no, ref.uuid, ref.timestamp, prov, copy)
         q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

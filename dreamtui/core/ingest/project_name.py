@@ -1,9 +1,9 @@
-"""A project's name as a person says it (``payments-api``), read from its transcripts' ``cwd``.
+"""A project's name as a person says it (``payments-api``), read from its transcripts' working directory.
 
 Claude Code names a project's transcript folder after its working directory with every ``/`` made a
 ``-`` (``-home-kim-src-payments-api``), which cannot be turned back (a ``-`` in a name looks the same).
-The records carry the real ``cwd``; this reads it from the first lines of a transcript (bounded), the
-same name :attr:`Digest.project_name` gives.
+The records carry the real working directory; the transcript format reads it from the first lines of
+a transcript (bounded: its ``cwd_of``), the same name :attr:`Digest.project_name` gives.
 
 A project is its repository: a session run in a git worktree (``~/src/spotter-worktrees/spotter-a0y``)
 belongs to the repository's main worktree (``spotter``), as Claude Code shares one memory across the
@@ -14,52 +14,32 @@ machine, else from the path alone for the usual worktree layouts, else the folde
 from __future__ import annotations
 
 import glob
-import json
 from pathlib import Path
 
-from dreamtui.core.files import open_regular
+from dreamtui.core.ingest import formats
+from dreamtui.core.ingest.projects import folder_key
 from dreamtui.core.models import Digest
 from dreamtui.core.repository import repository_name, repository_root
 
-__all__ = ["HEAD_BYTES", "ProjectNames", "cwd_of", "project_name", "repository_name", "repository_root"]
-
-HEAD_BYTES = 64 * 1024  # the first records of a transcript carry its cwd
-
-
-def cwd_of(path: Path) -> str:
-    """The first ``cwd`` in the first :data:`HEAD_BYTES` of the transcript ``path`` ('' if none or unreadable)."""
-    try:
-        with open_regular(path) as fh:
-            head = fh.read(HEAD_BYTES)
-    except OSError:
-        return ""
-    for raw in head.splitlines():
-        if b'"cwd"' not in raw:
-            continue
-        try:
-            cwd = json.loads(raw).get("cwd")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(cwd, str) and cwd.strip():
-            return cwd
-    return ""
+__all__ = ["ProjectNames", "project_name", "repository_name", "repository_root"]
 
 
 def project_name(transcripts: Path, project: str, transcript: str | None = None) -> str:
-    """``project``'s readable name: the last part of the ``cwd`` in ``transcript`` (or in the first of
-    the project folder's transcripts that has one, at most five read), else the folder name without its
-    leading dash."""
+    """``project``'s readable name: the last part of the working directory in ``transcript`` (or in the
+    first of the project folder's transcripts that names one, at most five read), else the folder name
+    without its leading dash."""
+    fmt = formats.current()
     candidates: list[Path] = []
     if transcript:
         path = Path(transcript)
         candidates.append(path if path.is_absolute() else transcripts / path)
     folder = transcripts / project
     try:
-        candidates.extend(sorted(folder.glob("*.jsonl"))[:5])
+        candidates.extend(sorted(folder.glob("*" + fmt.suffix))[:5])
     except OSError:
         pass
     for path in candidates:
-        cwd = cwd_of(path)
+        cwd = fmt.cwd_of(path)
         if cwd:
             return Digest(session="", project=project, cwd=cwd).project_name
     return _name_of_key(transcripts, project) or Digest(session="", project=project).project_name
@@ -69,15 +49,14 @@ def _name_of_key(transcripts: Path, project: str) -> str:
     """The name of project key ``project`` that no transcript folder of its own spells (a repository
     whose sessions all ran in its worktrees): the repository's name, read from the first worktree
     folder (``<key>-…``, at most five read) that belongs to it; '' when none does."""
-    from dreamtui.core.ingest.projects import folder_key
-
+    fmt = formats.current()
     try:
         siblings = sorted(p for p in transcripts.glob(f"{glob.escape(project)}-*") if p.is_dir())[:5]
     except OSError:
         return ""
     for folder in siblings:
-        for path in sorted(folder.glob("*.jsonl"))[:5]:
-            cwd = cwd_of(path)
+        for path in sorted(folder.glob("*" + fmt.suffix))[:5]:
+            cwd = fmt.cwd_of(path)
             if not cwd:
                 continue
             row = folder_key(folder.name, cwd)

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dreamtui.core import clock
-from dreamtui.core.ingest.project_name import cwd_of
+from dreamtui.core.ingest import formats
 from dreamtui.core.ledger import Ledger, project_folders
 from dreamtui.core.ledger.project_folders import ProjectFolder
 from dreamtui.core.repository import by_git, by_layout
@@ -115,13 +115,14 @@ class ProjectMap:
         return self.row(folder, probe).project
 
     def _cwd(self, folder: str, probe: Path | None) -> str:
+        fmt = formats.current()
         paths: list[Path] = [probe] if probe is not None else []
         try:
-            paths.extend(sorted((self.transcripts / folder).glob("*.jsonl"))[:5])
+            paths.extend(sorted((self.transcripts / folder).glob("*" + fmt.suffix))[:5])
         except OSError:
             pass
         for path in paths:
-            cwd = cwd_of(path)
+            cwd = fmt.cwd_of(path)
             if cwd:
                 return cwd
         return ""

@@ -424,7 +424,7 @@ class Tailer:
         """Read the complete lines after the stored offset (at most ``max_bytes`` bytes of them).
 
         ``keep(buf, start, end)`` (optional) says which lines to return; the others are consumed
-        without being copied (e.g. :func:`dreamtui.core.ingest.digest.needed`). Re-reads from 0 when the
+        without being copied (e.g. the transcript format's ``keep``). Re-reads from 0 when the
         file was truncated, replaced, or its inode reused. Raises :class:`TranscriptError` when the
         file cannot be opened.
         """

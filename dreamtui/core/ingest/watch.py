@@ -39,10 +39,10 @@ from dreamtui.core.files import (
     not_regular_reason,
     open_regular,
 )
+from dreamtui.core.ingest import formats
+from dreamtui.core.ingest.formats.protocol import TranscriptFormat
 from dreamtui.core.ingest.goodnight import is_goodnight
-from dreamtui.core.ingest.records import pieces
 from dreamtui.core.ingest.tail import LineScanner
-from dreamtui.core.ingest.transcripts import kind_of, project_of
 
 DEFAULT_DEBOUNCE = 1.0
 MAX_DELAY_FACTOR = 5.0
@@ -59,7 +59,7 @@ SkipCallback = Callable[[str], None]
 
 
 class _Handler(FileSystemEventHandler):
-    """Forwards every ``.jsonl`` path an event names to the watcher."""
+    """Forwards every transcript path (``*.jsonl`` for Claude Code) an event names to the watcher."""
 
     def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
@@ -68,7 +68,8 @@ class _Handler(FileSystemEventHandler):
         if event.event_type in ("opened", "closed_no_write"):
             return
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        found = [Path(os.fsdecode(p)) for p in paths if p and os.fsdecode(p).endswith(".jsonl")]
+        suffix = self.watcher.fmt.suffix
+        found = [Path(os.fsdecode(p)) for p in paths if p and os.fsdecode(p).endswith(suffix)]
         if found:
             self.watcher.notify(found)
         elif event.is_directory and event.event_type in ("created", "moved"):
@@ -96,6 +97,7 @@ class Watcher:
         poll_interval: float = 1.0,
     ) -> None:
         self.root = Path(root)
+        self.fmt: TranscriptFormat = formats.current()
         self.on_change = on_change
         self.on_goodnight = on_goodnight
         self.on_error = on_error
@@ -236,10 +238,10 @@ class Watcher:
             self.on_change(paths)
         projects: list[str] = []
         for p in paths:
-            if kind_of(p) != "main" or not self._is_session_file(p):
+            if not self.fmt.is_main_file(self.root, p):
                 continue
             if self._scan_for_goodnight(p):
-                project = project_of(p)
+                project = self.fmt.project_of(p)
                 if project not in projects:
                     projects.append(project)
         if self.on_goodnight is not None:
@@ -247,12 +249,6 @@ class Watcher:
                 self.on_goodnight(project)
 
     # -- helpers -----------------------------------------------------------------------------
-
-    def _is_session_file(self, path: Path) -> bool:
-        """A main session file where the dream cycle looks for one: ``<root>/<project>/<session>.jsonl``
-        (or directly in the root); files nested deeper belong to no project the cycle knows."""
-        parent = path.parent
-        return parent == self.root or parent.parent == self.root
 
     def _skip(self, path: Path | str, reason: str) -> None:
         """Report a path that is left out, once (``on_skip`` gets the one-line notice)."""
@@ -279,16 +275,17 @@ class Watcher:
         return False
 
     def _walk(self) -> dict[Path, tuple[int, int]]:
-        """Size and mtime of every regular ``*.jsonl`` below the root. Folders that cannot be listed
+        """Size and mtime of every regular transcript file below the root. Folders that cannot be listed
         or searched, and FIFOs, devices or sockets, are reported once and left out."""
         found: dict[Path, tuple[int, int]] = {}
 
         def unreadable(exc: OSError) -> None:
             self._skip(exc.filename or self.root, f"cannot list this folder ({error_reason(exc)})")
 
+        suffix = self.fmt.suffix
         for dirpath, _dirs, files in os.walk(self.root, onerror=unreadable):
             for name in files:
-                if not name.endswith(".jsonl"):
+                if not name.endswith(suffix):
                     continue
                 p = Path(dirpath) / name
                 try:
@@ -325,7 +322,7 @@ class Watcher:
                     start = 0
                 scanner = LineScanner(fh, start, max_line=SCAN_MAX_LINE, end=size, keep=_may_say_goodnight)
                 for _line, _offset, raw in scanner:
-                    if not found and _line_says_goodnight(raw):
+                    if not found and _line_says_goodnight(raw, self.fmt):
                         found = True
         except NotRegularFile as exc:
             self._skip(path, exc.strerror or "not a regular file")
@@ -370,8 +367,9 @@ def _may_say_goodnight(buf: bytes, start: int, end: int) -> bool:
     return any(hint in lowered for hint in _GOODNIGHT_HINTS)
 
 
-def _line_says_goodnight(raw: bytes) -> bool:
-    """One raw JSONL line is a person's prompt that says good night (never tool output)."""
+def _line_says_goodnight(raw: bytes, fmt: TranscriptFormat) -> bool:
+    """One raw JSONL line is a person's prompt that says good night (never tool output, never a
+    sub-agent's record)."""
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -379,9 +377,9 @@ def _line_says_goodnight(raw: bytes) -> bool:
             obj = json.loads(raw.decode("utf-8", "replace"))
         except ValueError:
             return False
-    if not isinstance(obj, dict) or obj.get("isSidechain"):
+    if not isinstance(obj, dict) or fmt.ref(obj).sidechain:
         return False
     try:
-        return any(p.role == "person" and is_goodnight(p.text) for p in pieces(obj))
+        return any(p.role == "person" and is_goodnight(p.text) for p in fmt.pieces(obj))
     except Exception:  # an odd record never stops the watcher
         return False

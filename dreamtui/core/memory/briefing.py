@@ -26,6 +26,7 @@ from typing import Any
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
+from dreamtui.core.ingest import formats
 from dreamtui.core.ledger import Ledger, briefings, candidates, journal
 from dreamtui.core.ledger.briefings import BriefingProposal
 from dreamtui.core.memory import textdiff
@@ -47,7 +48,6 @@ HEADER = (
     "# Briefing\n\n_Built by dreamtui from accepted memories and the transcripts; "
     "each line names its source._\n"
 )
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 NOTHING = "_(nothing)_"
 
 _ITEM = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
@@ -249,6 +249,7 @@ def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tupl
     from dreamtui.core.errors import TranscriptError
     from dreamtui.core.ingest.tail import LineScanner, decode_line, open_transcript
 
+    fmt = formats.current()
     seen: dict[str, int] = {}
     try:
         fh = open_transcript(path)
@@ -256,24 +257,16 @@ def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tupl
         return []
     with fh:
         for line_no, _offset, raw in LineScanner(fh, start, start_line, end=end):
-            if b'"tool_use"' not in raw:
+            if fmt.tool_call_hint not in raw:
                 continue
             obj, _err = decode_line(raw)
-            message = obj.get("message") if obj else None
-            content = message.get("content") if isinstance(message, dict) else None
-            if not isinstance(content, list):
+            calls = fmt.tool_calls(obj) if obj is not None else []
+            if obj is None or not calls:
                 continue
-            cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None  # type: ignore[union-attr]
-            for block in content:
-                if not (
-                    isinstance(block, dict)
-                    and block.get("type") == "tool_use"
-                    and block.get("name") in EDIT_TOOLS
-                    and isinstance(block.get("input"), dict)
-                ):
-                    continue
-                target = block["input"].get("file_path") or block["input"].get("notebook_path")
-                if isinstance(target, str) and target.strip():
+            cwd = fmt.ref(obj).cwd
+            for call in calls:
+                target = call.wrote
+                if target is not None and target.strip():
                     if cwd and target.startswith(cwd.rstrip("/") + "/"):
                         target = target[len(cwd.rstrip("/")) + 1 :]
                     seen.setdefault(target, line_no)

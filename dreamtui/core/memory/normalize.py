@@ -21,22 +21,22 @@ from dreamtui.core.memory import frontmatter, textdiff
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import MEMORY_TYPES, Jsonable
 
-ALIASES: dict[str, str] = {
-    "title": "name",
-    "summary": "description",
-    "desc": "description",
-    "kind": "type",
-    "category": "type",
-    "session": "source_session",
-    "session_id": "source_session",
-    "sessionid": "source_session",
-    "source": "source_session",
-    "line": "verified_line",
-    "candidate_id": "candidate",
-    "created_at": "created",
-    "date": "created",
-    "model": "extractor",
-}
+ALIASES: dict[str, str] = dict(
+    title="name",
+    summary="description",
+    desc="description",
+    kind="type",
+    category="type",
+    session="source_session",
+    session_id="source_session",
+    sessionid="source_session",
+    source="source_session",
+    line="verified_line",
+    candidate_id="candidate",
+    created_at="created",
+    date="created",
+    model="extractor",
+)
 """Field names people (and older tools) use for the schema's fields."""
 
 TYPE_ALIASES: dict[str, str] = {

@@ -73,6 +73,7 @@ from dreamtui.core import secrets as secret_scan
 from dreamtui.core.config import Config, env_seconds
 from dreamtui.core.errors import DreamError, MemoryRepoError
 from dreamtui.core.files import open_regular
+from dreamtui.core.ingest import formats
 from dreamtui.core.ledger import Ledger, intents, journal
 from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.ledger import outside as outside_items
@@ -94,7 +95,6 @@ BATCH_MIN = 3
 ASIDE, NEW = f"{memory.TMP_PREFIX}oaside-", f"{memory.TMP_PREFIX}onew-"
 """The names of a reject's temp files: the reviewed file moved aside, HEAD's bytes about to go in."""
 
-_EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _INDEX_LINE = re.compile(r"^\s*[-*] \[")
 
 
@@ -304,28 +304,10 @@ def _pair_renames(repo: Repo, root: Path, found: list[_Change], pending: dict[st
 # -- who wrote it ------------------------------------------------------------------------------
 
 
-def _meta_of(transcript: Path) -> dict[str, Any]:
-    from dreamtui.core.ingest.transcripts import agent_meta
-
-    return agent_meta(transcript) or {}
-
-
 def _writer_of_transcript(transcript: Path) -> str:
-    parts = transcript.parts
-    if "subagents" in parts and "workflows" in parts[parts.index("subagents") :]:
-        return "auto-dream"
-    meta = _meta_of(transcript)
-    said = " ".join(str(meta.get(k, "")) for k in ("agentType", "description")).lower()
-    return "auto-dream" if "dream" in said else "auto-memory"
-
-
-def _tool_calls(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    message = obj.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                yield block
+    """``auto-dream`` for the agent's background consolidation (the format says which transcripts
+    are), ``auto-memory`` for any other session."""
+    return "auto-dream" if formats.current().is_auto_dream(transcript) else "auto-memory"
 
 
 _COMMAND_SCAN = 1024
@@ -377,14 +359,13 @@ def find_records(
     targets = _Targets(config, list(whens))
     earliest, latest = min(whens.values()) - window(), max(whens.values()) + 60.0
     look_for = targets.needles if len(targets.needles) <= 32 else None
+    hint = formats.current().tool_call_hint
     best: dict[str, Record] = {}
     for path in paths if paths is not None else _recent_transcripts(Path(config.transcripts), earliest):
         try:
             with open_regular(path) as fh:
                 for number, raw in enumerate(fh, start=1):
-                    if b"tool_use" not in raw or (
-                        look_for is not None and not any(n in raw for n in look_for)
-                    ):
+                    if hint not in raw or (look_for is not None and not any(n in raw for n in look_for)):
                         continue
                     for rel, record, at in _matches(raw, targets, path, number, earliest, latest):
                         when = whens[rel]
@@ -412,41 +393,35 @@ def _matches(
         return []
     if not isinstance(obj, dict):
         return []
-    stamp = str(obj.get("timestamp") or "")
+    fmt = formats.current()
+    where = fmt.ref(obj)
+    stamp = where.timestamp or ""
     try:
         at = clock.parse_timestamp(stamp).timestamp()
     except ValueError:
         return []
     if not earliest <= at <= latest:
         return []
-    cwd = str(obj.get("cwd") or "")
+    cwd = where.cwd or ""
     out: list[tuple[str, Record, float]] = []
-    for call in _tool_calls(obj):
-        name, args = call.get("name"), call.get("input")
-        if not isinstance(args, dict):
-            continue
+    for call in fmt.tool_calls(obj):
         hits: set[str] = set()
-        if name in _EDIT_TOOLS:
-            value = args.get("file_path") or args.get("notebook_path")
-            rel = targets.in_path(value, cwd) if isinstance(value, str) else None
+        if call.wrote is not None:
+            rel = targets.in_path(call.wrote, cwd)
             hits = {rel} if rel else set()
-        elif name == "Bash" and isinstance(args.get("command"), str):
-            hits = targets.in_command(args["command"])
+        elif call.command is not None:
+            hits = targets.in_command(call.command)
         if hits:
-            from dreamtui.core.ingest.transcripts import session_of
-
             record = Record(
-                str(path), session_of(path), number, str(name), stamp, _writer_of_transcript(path)
+                str(path), fmt.session_of(path), number, call.name, stamp, _writer_of_transcript(path)
             )
             out.extend((rel, record, at) for rel in hits if rel not in {r for r, _, _ in out})
     return out
 
 
 def _recent_transcripts(root: Path, since: float) -> list[Path]:
-    from dreamtui.core.ingest.transcripts import discover
-
     out = []
-    for tf in discover(root):
+    for tf in formats.current().discover(root):
         try:
             if tf.path.stat().st_mtime >= since:
                 out.append(tf.path)

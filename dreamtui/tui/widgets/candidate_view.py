@@ -15,8 +15,9 @@ from textual.widgets import Static
 from dreamtui.core.config import Config
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import Candidate
+from dreamtui.services.evidence import read_window
 from dreamtui.tui.access import dream_app
-from dreamtui.tui.widgets.evidence import read_window, render_records
+from dreamtui.tui.widgets.evidence import render_records
 from dreamtui.tui.widgets.literal import literal, literal_text
 
 PROVENANCE_STYLE = {"person": "bold green", "assistant": "bold cyan", "tool": "bold white on red"}

@@ -1,28 +1,19 @@
-"""The raw transcript around a verified quote: records before and after, with role and time.
+"""The raw transcript around a verified quote, drawn: records before and after, with role and time.
 
-Reads only the lines it shows (a bounded window of the raw ``.jsonl``), decodes each record and
-classifies its text with :func:`dreamtui.core.ingest.records.pieces`. Secrets in the raw text are redacted
-(:func:`dreamtui.core.secrets.redact`) before anything is shown.
+The records come from the services (:func:`dreamtui.services.evidence.read_window`: read, decoded,
+classified by the transcript format and redacted there); this draws them.
 """
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-import orjson
 from rich.console import Group
 from rich.text import Text
 
-from dreamtui.core.files import open_regular
-from dreamtui.core.ingest.records import pieces
-from dreamtui.core.ingest.tail import decode_line
-from dreamtui.core.secrets import redact
+from dreamtui.core.models import RawRecord
 from dreamtui.tui.widgets.literal import highlight, literal_text
 
-MAX_LINE_BYTES = 256 * 1024
 SNIPPET_CHARS = 700
 UNFOLDED_CHARS = 20_000  # unfolded (z), a record's text is shown up to this
 ROLE_STYLE = {
@@ -32,69 +23,6 @@ ROLE_STYLE = {
     "meta": "dim",
     "call": "cyan",
 }
-
-
-@dataclass(slots=True)
-class RawRecord:
-    """One raw line of a transcript: its number, record type, time and classified texts."""
-
-    line: int
-    type: str
-    timestamp: str
-    texts: list[tuple[str, str]]  # (role, text)
-    oversized: bool = False
-    broken: bool = False
-    kind: str = ""  # a progress or attachment record's own type (hook_progress, hook_success, …)
-
-
-def read_window(path: Path, line: int, before: int = 4, after: int = 4) -> list[RawRecord]:
-    """The records on lines ``line-before .. line+after`` (1-based) of ``path``."""
-    start = max(1, line - before)
-    out: list[RawRecord] = []
-    with open_regular(path) as fh:  # never a FIFO or a device: the app must not freeze
-        for no, raw in enumerate(itertools.islice(fh, start - 1, line + after), start=start):
-            out.append(raw_record(no, raw))
-    return out
-
-
-def raw_record(no: int, raw: bytes) -> RawRecord:
-    """Line ``no`` decoded by the one line decoder (:func:`dreamtui.core.ingest.tail.decode_line`, as
-    the digest and the verifier read it); a huge, broken or non-object line becomes a short
-    placeholder record."""
-    if len(raw) > MAX_LINE_BYTES:
-        return RawRecord(no, "?", "", [("meta", f"({len(raw):,} bytes: too long to show)")], oversized=True)
-    obj, error = decode_line(raw)
-    if obj is None:
-        if error == "not_object":
-            return RawRecord(no, "?", "", [("meta", "(not a record)")], broken=True)
-        text = raw.decode("utf-8", errors="replace")
-        return RawRecord(no, "?", "", [("meta", redact(f"(not JSON) {text}"))], broken=True)
-    texts = [(str(p.role), redact(p.text)) for p in pieces(obj)] or tool_calls(obj)
-    return RawRecord(
-        no, str(obj.get("type") or "?"), str(obj.get("timestamp") or ""), texts, kind=record_kind(obj)
-    )
-
-
-def record_kind(obj: dict) -> str:
-    """What a bookkeeping record is about: a progress record's ``data.type``, an attachment's
-    ``attachment.type``, a system record's ``subtype`` ('' otherwise)."""
-    for holder in ("data", "attachment"):
-        inner = obj.get(holder)
-        if isinstance(inner, dict) and isinstance(inner.get("type"), str):
-            return str(inner["type"])[:40]
-    subtype = obj.get("subtype")
-    return subtype[:40] if isinstance(subtype, str) else ""
-
-
-FOLDED_TYPES = {
-    "progress",
-    "attachment",
-    "file-history-snapshot",
-    "permission-mode",
-    "last-prompt",
-    "queue-operation",
-}
-"""Records that are bookkeeping, not conversation: one dim line each in the evidence window."""
 FOLD_CHARS = 100  # tool output and tool calls longer than this (or over one line) fold to one line
 
 
@@ -113,7 +41,7 @@ def local_time(stamp: str, fmt: str = "%H:%M:%S") -> str:
 def is_folded(rec: RawRecord, role: str, body: str) -> bool:
     """Whether a line of the window folds to one line: bookkeeping records (progress, hook output) and
     tool output or calls longer than one short line."""
-    if rec.type in FOLDED_TYPES or "hook" in rec.kind:
+    if rec.folds:
         return True
     return role in ("tool", "call") and ("\n" in body.strip() or len(body) > FOLD_CHARS)
 
@@ -122,9 +50,7 @@ def folded_line(rec: RawRecord, role: str, body: str) -> Text:
     """The one line a folded record or text shows: its first line, cut, and how much is hidden."""
     first = body.strip().split("\n", 1)[0] if body.strip() else ""
     lines = body.strip().count("\n") + 1 if body.strip() else 0
-    label = (
-        f"{rec.type}{' · ' + rec.kind if rec.kind else ''}" if rec.type in FOLDED_TYPES or not body else ""
-    )
+    label = f"{rec.type}{' · ' + rec.kind if rec.kind else ''}" if rec.bookkeeping or not body else ""
     out = Text(style="grey50")
     if label:
         out.append(f"({label}) ", "dim italic")
@@ -132,19 +58,6 @@ def folded_line(rec: RawRecord, role: str, body: str) -> Text:
         out.append(f"⋯{lines:,} lines (z) " if lines > 1 else f"⋯{len(body):,} chars (z) ", "dim")
     if first:
         out.append_text(literal_text(first, limit=FOLD_CHARS, one_line=True, style="grey50"))
-    return out
-
-
-def tool_calls(obj: dict) -> list[tuple[str, str]]:
-    """``tool_use`` blocks of an assistant record as ``("call", "Name {input}")`` lines."""
-    message = obj.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    out: list[tuple[str, str]] = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                args = orjson.dumps(block.get("input") or {}).decode("utf-8", errors="replace")
-                out.append(("call", redact(f"{block.get('name') or '?'} {args}")))
     return out
 
 
