@@ -1,4 +1,5 @@
-"""The shape of the code: the core runs headless (never loads Textual), and all SQL lives in the ledger."""
+"""The shape of the code: the core runs headless (never loads Textual), all SQL lives in the ledger, and
+the front ends reach the core through the services."""
 
 from __future__ import annotations
 
@@ -138,3 +139,57 @@ def test_no_public_function_of_the_core_or_the_services_returns_any() -> None:
         for path in sorted(root.rglob("*.py")):
             found += any_returns(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
     assert found == [], "public functions returning Any:\n" + "\n".join(found)
+
+
+# -- the front ends go through the services ----------------------------------------------------------
+
+FRONT_ENDS = [PACKAGE / "cli", PACKAGE / "tui"]
+FRONT_END_CORE = {"dreamtui.core.models", "dreamtui.core.errors", "dreamtui.core.config"}
+"""The only core modules the CLI and the app import: the typed models, the errors and the settings."""
+
+
+def core_imports(source: str, name: str) -> set[str]:
+    """Every ``dreamtui.core`` module ``source`` imports, anywhere (inside functions and ``TYPE_CHECKING``
+    blocks too): ``from dreamtui.core import clock`` is ``dreamtui.core.clock``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "dreamtui.core":
+                found.update(f"dreamtui.core.{a.name}" for a in node.names)
+            else:
+                found.add(node.module)
+    return {m for m in found if m == "dreamtui.core" or m.startswith("dreamtui.core.")}
+
+
+def test_the_detector_finds_a_core_import_in_any_form() -> None:
+    source = (
+        "import dreamtui.core.ledger\n"
+        "from dreamtui.core import clock, models\n"
+        "from dreamtui.core.memory.outside import scan\n"
+        "from dreamtui.services import Workspace\n"
+        "if TYPE_CHECKING:\n    from dreamtui.core.gate import verify\n"
+        "def f():\n    from dreamtui.core.new_module import x\n"
+    )
+    assert core_imports(source, "x.py") == {
+        "dreamtui.core.ledger",
+        "dreamtui.core.clock",
+        "dreamtui.core.models",
+        "dreamtui.core.memory.outside",
+        "dreamtui.core.gate",
+        "dreamtui.core.new_module",
+    }
+
+
+def test_the_front_ends_import_the_core_only_through_the_services() -> None:
+    """The CLI and the app reach the core through ``dreamtui.services``; of the core itself they import
+    only the models, the errors and the config (pyproject's contract lists the rest by name; this walk
+    also catches a core module added after it)."""
+    found = []
+    for root in FRONT_ENDS:
+        for path in sorted(root.rglob("*.py")):
+            rel = str(path.relative_to(PACKAGE.parent))
+            beyond = core_imports(path.read_text(encoding="utf-8"), rel) - FRONT_END_CORE
+            found += [f"{rel}: {module}" for module in sorted(beyond)]
+    assert found == [], "core imports in cli/ or tui/ (go through dreamtui.services):\n" + "\n".join(found)

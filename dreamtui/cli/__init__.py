@@ -1,1 +1,1 @@
-"""The command line: a thin layer over :mod:`dreamtui.core`."""
+"""The command line: a thin layer over :mod:`dreamtui.services`."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
+from dreamtui.demo import prepare_demo
 
 
 def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) -> None:
@@ -20,8 +21,6 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     and again when it closes, so a person can look at the memory repo afterwards. (Do not redirect
     stdout: Textual measures the terminal through it. Set ``DREAMTUI_DEMO_DIR`` to choose the folder.)
     """
-    from dreamtui.core.ledger import open_ledger
-
     if not demo:
         refuse_missing_transcripts(config)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -33,8 +32,6 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
     temporary: Path | None = None  # the demo's own temporary folder, removed when the app closes
     settings_file = config.config_file  # the demo keeps the theme chosen in it there (and nothing else)
     if demo:
-        from dreamtui.demo import prepare_demo
-
         if demo_dir is None and os.environ.get("DREAMTUI_DEMO_DIR"):
             demo_dir = Path(os.environ["DREAMTUI_DEMO_DIR"])
         if demo_dir is None:
@@ -51,14 +48,14 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
             f"dreamtui demo: state {config.state}",
             flush=True,
         )
-    from dreamtui.tui.app import DreamApp
+    from dreamtui.tui.app import DreamApp  # deferred: Textual loads only when the app opens
 
     try:
-        ledger = open_ledger(config)
+        app = DreamApp(config, theme_file=settings_file if demo else None)  # its Workspace opens the ledger
         try:
-            DreamApp(config, ledger, theme_file=settings_file if demo else None).run()
+            app.run()
         finally:
-            ledger.close()
+            app.workspace.close()
     finally:
         if temporary is not None:
             remove_demo(temporary)

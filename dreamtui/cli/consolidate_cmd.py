@@ -11,11 +11,13 @@ from pathlib import Path
 
 import click
 
-from dreamtui.cli.main import cli, folder_options, pass_config
+from dreamtui.cli.main import cli, config_of, folder_options, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
-from dreamtui.core.ledger.consolidations import Consolidation
-from dreamtui.services.workspace import Workspace
+from dreamtui.core.errors import DreamError
+from dreamtui.services import Consolidation, Workspace
+from dreamtui.services.extracting import consolidation_schema, sendable
+from dreamtui.services.transcripts import digest_session, session_files_for
 
 
 def item_line(item: Consolidation) -> str:
@@ -41,8 +43,6 @@ def consolidate_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """Proposals to update, retire or merge existing memories: list them (with no sub-command)."""
     if ctx.invoked_subcommand:
         return
-    from dreamtui.cli.main import config_of
-
     with Workspace(config_of(ctx)) as ws:
         found = ws.consolidations(None if show_all else "pending")
     if as_json:
@@ -133,11 +133,7 @@ def run(
 ) -> None:
     """Run the consolidation pass now, for one project: the offline finders (duplicates; paths and
     commands gone from its repository) and, with --model, the model over the session FILES."""
-    from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.errors import DreamError
-    from dreamtui.core.ingest.digest import digest_session
-
-    digests = [digest_session(files_for(f)) for f in files]
+    digests = [digest_session(session_files_for(f)) for f in files]
     if use_model and not digests and not show_request:
         raise DreamError("--model needs the session FILE(s) the model reads")
     with Workspace(config) as ws:
@@ -173,11 +169,8 @@ def run(
 
 
 def _show_request(config: Config, request: tuple[str, str], project: str, as_json: bool) -> None:
-    from dreamtui.core.extract.consolidate_prompt import ConsolidationOut
-    from dreamtui.core.extract.prompt import sendable
-
     system, user = request
-    schema = ConsolidationOut.model_json_schema()
+    schema = consolidation_schema()
     if as_json:
         echo_json(
             json.dumps(

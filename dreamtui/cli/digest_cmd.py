@@ -12,11 +12,9 @@ import orjson
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
-from dreamtui.core.ingest.digest import digest_file, digest_session
-from dreamtui.core.ingest.tail import open_transcript
-from dreamtui.core.ingest.transcripts import describe, session_files
 from dreamtui.core.models import Digest
-from dreamtui.core.secrets import redact
+from dreamtui.services import extracting, transcripts
+from dreamtui.services.display import redact
 
 
 def render(digest: Digest) -> str:
@@ -62,15 +60,7 @@ def digest_command(
     config: Config, file: Path, as_json: bool, whole_session: bool, no_interrupts: bool
 ) -> None:
     """Print the digest of one transcript FILE: the person's words and the assistant's prose."""
-    with open_transcript(file):  # a one-line error at once for a missing file, a folder, a FIFO, a device
-        pass
-    if whole_session:
-        tf = describe(file)
-        root = file.parent.parent
-        files = session_files(root, tf.project, tf.session) or [file]
-        digest = digest_session(files, interrupts=not no_interrupts)
-    else:
-        digest = digest_file(file, interrupts=not no_interrupts)
+    digest = transcripts.digest(file, whole_session=whole_session, interrupts=not no_interrupts)
     if as_json:
         echo_json(orjson.dumps(digest.to_json(), option=orjson.OPT_INDENT_2).decode())
     else:
@@ -83,9 +73,7 @@ def show_config(config: Config) -> None:
     """Print the resolved configuration (where things live)."""
     for name in ("transcripts", "memory", "state", "config_file"):
         echo(f"{name}: {getattr(config, name)}")
-    from dreamtui.core.extract.choose import choose
-
-    choice = choose(config)
+    choice = extracting.extractor_choice(config)
     extractor = choice.kind
     echo(f"extractor: {extractor} (configured: {config.extractor}; {choice.reason})")
     if choice.note:
@@ -113,22 +101,9 @@ def show_config(config: Config) -> None:
         echo(f"{name}: {'(none)' if value is None else value}")
     fallback = " (OPENAI_API_KEY is set: that one is sent)" if os.environ.get("OPENAI_API_KEY") else ""
     echo(f"openai_api_key: {masked(config.openai_api_key)}{fallback if not config.openai_api_key else ''}")
-    echo(f"dedup_judge: {config.dedup_judge} ({_judging(config)})")
+    echo(f"dedup_judge: {config.dedup_judge} ({extracting.judging(config)})")
     for action, key in sorted((config.keys or {}).items()):
         echo(f"keys.{action}: {key}")
-
-
-def _judging(config: Config) -> str:
-    """Whether the gate's dedup judge is on: the extractor in use declares a model it may ask."""
-    from dreamtui.core.gate.judge import JudgeError, judge_for
-
-    try:
-        judge = judge_for(config)
-    except JudgeError as exc:
-        return f"off: {exc}"
-    if judge is None:
-        return "off"
-    return f"on: the {judge.structured.name} model judges duplicates"
 
 
 def masked(key: str | None) -> str:

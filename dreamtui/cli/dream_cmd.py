@@ -15,7 +15,8 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.cli.progress import progress_display
 from dreamtui.core.config import Config, choices
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
-from dreamtui.core.ledger import open_ledger
+from dreamtui.services import BriefingProposal, Workspace, briefings, dreaming
+from dreamtui.services.dreaming import CycleFailed, CycleRecord, NothingNew, waking_message
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
@@ -83,18 +84,14 @@ def dream(
     says there is nothing new. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again
     to retry), 3 another cycle is running (nothing was done).
     """
-    from dreamtui.core.dream.plan import NothingNew
-    from dreamtui.core.dream.run import CycleFailed, run_cycle
-    from dreamtui.core.dream.waking import waking_message
-
     if extractor:
         config = config.changed(extractor=extractor)
     if batch:
         config = config.changed(batch=True)
-    ledger = open_ledger(config)
+    ws = Workspace(config)
     display = progress_display(not as_json)
     try:
-        record = run_cycle(config, ledger, project=project, date=day, trigger="manual", progress=display)
+        record = dreaming.dream(ws, project=project, date=day, trigger="manual", progress=display)
     except NothingNew as exc:  # asked after the day's full cycle, and nothing was written since
         if as_json:
             echo_json(json.dumps({"nothing_new": True, "message": str(exc)}, indent=2, ensure_ascii=False))
@@ -112,7 +109,7 @@ def dream(
     finally:
         if display is not None:
             display.close()
-        ledger.close()
+        ws.close()
     if as_json:
         echo_json(json.dumps(record.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -142,22 +139,17 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
 
     Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
     """
-    from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
-    from dreamtui.core.dream.waking import waking_message
-    from dreamtui.core.ledger.cycles import CycleRecord
-
     poll = config.poll if poll is None else poll
     schedule = schedule or config.schedule
-    hm = parse_schedule(schedule) if schedule else None
+    hm = dreaming.parse_schedule(schedule) if schedule else None
 
     def wake(record: CycleRecord) -> None:
         echo(waking_message(record))
         echo("", nl=True)
 
-    with open_ledger(config) as ledger:
-        daemon = DreamDaemon(
-            config,
-            ledger,
+    with Workspace(config) as ws:
+        daemon = dreaming.daemon(
+            ws,
             poll=poll,
             schedule=hm,
             debounce=debounce,
@@ -216,8 +208,6 @@ def briefing_cmd(
     until auto-write is promoted it waits for you: --pending shows it, --accept commits it,
     --reject [--reason] keeps it out.
     """
-    from dreamtui.core.memory import briefing
-
     if sum([history, sha is not None, pending, accept, reject]) > 1:
         raise ConfigError("choose one of --history, --at, --pending, --accept, --reject")
     if reason and not reject:
@@ -226,7 +216,7 @@ def briefing_cmd(
         _briefing_decision(config, pending, accept, bid, reason, as_json)
         return
     if history:
-        versions = briefing.briefing_history(config)
+        versions = briefings.history(config)
         if as_json:
             echo_json(json.dumps([v.to_json() for v in versions], indent=2))
             return
@@ -236,10 +226,10 @@ def briefing_cmd(
         for v in versions:
             echo(f"{v.sha[:10]}  {v.date}  {v.subject}")
         return
-    text = briefing.briefing_at(config, sha) if sha else briefing.read_briefing(config)
+    text = briefings.text(config, sha)
     waiting = _waiting(config)
     if text is None:
-        where = f"in commit {sha}" if sha else f"in {briefing.briefing_path(config)}"
+        where = f"in commit {sha}" if sha else f"in {briefings.path(config)}"
         hint = (
             f"; version #{waiting.id} waits for review: `dreamtui briefing --pending`"
             if waiting
@@ -251,10 +241,8 @@ def briefing_cmd(
         echo(f"dreamtui: briefing #{waiting.id} waits for review: `dreamtui briefing --pending`", err=True)
     kinds = _consolidations_waiting(config) if not sha else {}
     if any(kinds.values()):
-        from dreamtui.core.dream.waking import consolidation_summary
-
         echo(
-            f"dreamtui: consolidation proposals wait for review ({consolidation_summary(kinds)}): "
+            f"dreamtui: consolidation proposals wait for review ({dreaming.consolidation_summary(kinds)}): "
             "`dreamtui consolidate`",
             err=True,
         )
@@ -262,45 +250,32 @@ def briefing_cmd(
 
 def _consolidations_waiting(config: Config) -> dict[str, int]:
     """Pending consolidation proposals per kind (issue 26), without creating a ledger."""
-    from dreamtui.core.ledger import consolidations
-
-    if not config.ledger_path.is_file():
+    ws = Workspace.if_exists(config)
+    if ws is None:
         return {}
-    ledger = open_ledger(config)
-    try:
-        return {kind: n["pending"] for kind, n in consolidations.counts(ledger).items()}
-    finally:
-        ledger.close()
+    with ws:
+        return ws.consolidations_waiting()
 
 
-def _waiting(config: Config) -> Any:
+def _waiting(config: Config) -> BriefingProposal | None:
     """The briefing version waiting for review, without creating a ledger."""
-    from dreamtui.core.memory import briefing
-
-    if not config.ledger_path.is_file():
+    ws = Workspace.if_exists(config)
+    if ws is None:
         return None
-    ledger = open_ledger(config)
-    try:
-        return briefing.waiting_proposal(ledger)
-    finally:
-        ledger.close()
+    with ws:
+        return ws.waiting_briefing()
 
 
 def _briefing_decision(
     config: Config, show: bool, accept: bool, bid: int | None, reason: str, as_json: bool
 ) -> None:
     """``--pending`` / ``--accept`` / ``--reject`` of ``dreamtui briefing``."""
-    from dreamtui.core.memory import briefing
-
-    ledger = open_ledger(config)
-    try:
+    with Workspace(config) as ws:
         if show:
-            prop = (
-                briefing.get_proposal(ledger, bid) if bid is not None else briefing.waiting_proposal(ledger)
-            )
+            prop = ws.briefing_proposal(bid)
             if prop is None:
                 raise DreamError(f"no briefing #{bid}" if bid is not None else "no briefing waits for review")
-            lines = briefing.diff_lines(config, prop)
+            lines = ws.briefing_diff(prop)
             if as_json:
                 echo_json(json.dumps({**prop.to_json(), "diff": lines}, indent=2, ensure_ascii=False))
                 return
@@ -315,13 +290,11 @@ def _briefing_decision(
                 )
             return
         if accept:
-            prop = briefing.accept_briefing(config, ledger, bid)
+            prop = ws.accept_briefing(bid)
             done = f"commit {prop.commit_sha[:10]}" if prop.commit_sha else "no change to the file"
-            echo(f"Accepted briefing #{prop.id}: {briefing.briefing_path(config)} ({done}).")
+            echo(f"Accepted briefing #{prop.id}: {briefings.path(config)} ({done}).")
         else:
-            prop, reverted = briefing.reject_briefing(config, ledger, bid, reason)
+            prop, reverted = ws.reject_briefing(bid, reason)
             why = f": {prop.reason}" if prop.reason else ""
             back = f"; the version before it is back (commit {reverted[:10]})" if reverted else ""
             echo(f"Rejected briefing #{prop.id}{why}{back}.")
-    finally:
-        ledger.close()

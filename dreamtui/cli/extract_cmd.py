@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -12,10 +12,8 @@ from dreamtui.cli.main import cli, folder_options, pass_config
 from dreamtui.cli.output import echo_json, printable
 from dreamtui.core.config import Config, choices
 from dreamtui.core.models import Candidate, Digest, ExtractionResult
-
-if TYPE_CHECKING:
-    from dreamtui.core.extract.batch import BatchRunner
-    from dreamtui.core.ledger import Ledger
+from dreamtui.services import Workspace, extracting
+from dreamtui.services.transcripts import digest_session, session_files_for
 
 
 def safe(text: str, limit: int | None = None) -> str:
@@ -85,19 +83,15 @@ def extract(
 ) -> None:
     """Extract lessons from one session FILE (and its sub-agents), pass them through the gate
     (verification, dedup, secret scan), store them in the ledger and print the survivors."""
-    from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.dream.adhoc import extract_session
-    from dreamtui.core.ingest.digest import digest_session
-
     if extractor_name:
         config = config.changed(extractor=extractor_name)
     if model:
         config = config.changed(model=model)
-    files = files_for(file)
+    files = session_files_for(file)
     if show_request:
         _show_request(config, digest_session(files), as_json)
         return
-    done = extract_session(config, files)
+    done = extracting.extract_session(config, files)
     digest, result, report, dropped = done.digest, done.result, done.report, done.dropped
     if as_json:
         data: dict[str, Any] = {
@@ -144,18 +138,8 @@ def extract(
 
 def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
     """Print the bodies the anthropic extractor would POST to /v1/messages for ``digest``."""
-    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
-    from dreamtui.core.gate.context import context_maker
-    from dreamtui.core.gate.dedup import DedupIndex
-    from dreamtui.core.ledger import open_ledger
-
-    ledger = open_ledger(config)
-    try:
-        context = context_maker(config, DedupIndex.build(config.memory, ledger))(digest)
-    finally:
-        ledger.close()
-    extractor = AnthropicExtractor(model=config.model, max_chars=config.max_digest_chars, client=object())
-    bodies = extractor.request_bodies(digest, context)
+    with Workspace(config) as ws:
+        bodies = extracting.request_bodies(ws, digest)
     if as_json:
         echo_json(json.dumps(bodies, ensure_ascii=False, indent=1))
         return
@@ -184,14 +168,6 @@ def batch_group() -> None:
     """Back-fill many sessions through the Message Batches API (half the price; results can take hours)."""
 
 
-def _batch_runner(config: Config, ledger: Ledger) -> BatchRunner:
-    """A batch runner over the configured model (key from ANTHROPIC_API_KEY)."""
-    from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
-    from dreamtui.core.extract.batch import BatchRunner
-
-    return BatchRunner(AnthropicExtractor.from_config(config), ledger)
-
-
 @batch_group.command("submit")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--model", default=None, help="Claude model (default: the configured one).")
@@ -201,24 +177,11 @@ def batch_submit(config: Config, files: tuple[Path, ...], model: str | None) -> 
 
     The part of each session no dream cycle has dreamed yet counts as dreamed from now on (a cycle
     will not extract it again); a request that fails gives it back at `dreamtui batch collect`."""
-    from dreamtui.cli.verify_cmd import files_for
-    from dreamtui.core.gate.context import context_maker
-    from dreamtui.core.gate.dedup import DedupIndex
-    from dreamtui.core.ledger import open_ledger
-
     if model:
         config = config.changed(model=model)
-    from dreamtui.core.dream.lock import CycleLock
-
-    groups = [files_for(f) for f in files]
-    ledger = open_ledger(config)
-    try:
-        runner = _batch_runner(config, ledger)
-        index = DedupIndex.build(config.memory, ledger)
-        with CycleLock(config.lock_path):  # no cycle reads these sessions while their ranges are reserved
-            batch_id, sessions = runner.submit_files(groups, context_maker(config, index))
-    finally:
-        ledger.close()
+    groups = [session_files_for(f) for f in files]
+    with Workspace(config) as ws:
+        batch_id, sessions = extracting.submit_batch(ws, groups)
     reserved = sum(r["end_offset"] - r["start_offset"] for s in sessions for r in s.ranges)
     click.echo(
         f"submitted batch {batch_id}: {len(sessions)} session(s), {reserved:,} bytes not dreamed before "
@@ -243,8 +206,6 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
 
     What a session's request extracted is recorded as extracted in the transaction that stores its
     candidates (no dream cycle extracts it again); a failed request gives its content back."""
-    from dreamtui.core.dream.adhoc import collect_batches
-    from dreamtui.core.ledger import open_ledger
 
     def left_for_cycle(left: int) -> None:
         if not as_json:
@@ -253,14 +214,9 @@ def batch_collect(config: Config, wait_seconds: float, interval: float, as_json:
                 err=True,
             )
 
-    with open_ledger(config) as ledger:
-        outcomes = collect_batches(
-            config,
-            ledger,
-            _batch_runner(config, ledger),
-            wait_seconds=wait_seconds,
-            interval=interval,
-            on_left=left_for_cycle,
+    with Workspace(config) as ws:
+        outcomes = extracting.collect_batches(
+            ws, wait_seconds=wait_seconds, interval=interval, on_left=left_for_cycle
         )
     _print_collected([o.to_json() for o in outcomes], as_json)
 

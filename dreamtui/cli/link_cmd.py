@@ -9,7 +9,7 @@ import click
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo
 from dreamtui.core.config import Config
-from dreamtui.core.memory.link import apply_link, plan_link
+from dreamtui.services.memory_repo import apply_link, plan_link
 
 
 @cli.command("link")

@@ -15,9 +15,12 @@ from typing import Any
 import click
 
 from dreamtui import __version__
+from dreamtui.cli.app_cmd import run_app
 from dreamtui.cli.output import echo
 from dreamtui.core.config import Config, choices, folders_state, load_config
-from dreamtui.core.errors import DreamError
+from dreamtui.core.errors import ConfigError, DreamError
+from dreamtui.services import memory_repo
+from dreamtui.services.dreaming import banner_lines_for
 
 
 class DreamGroup(click.Group):
@@ -31,8 +34,6 @@ class DreamGroup(click.Group):
             ctx.exit(2)
         finally:  # the yield floor and the index ceiling, on stderr after every sub-command
             if ctx.invoked_subcommand and isinstance(ctx.obj, Config):
-                from dreamtui.core.dream.banners import banner_lines_for
-
                 for line in banner_lines_for(ctx.obj):
                     echo(line, err=True)
 
@@ -107,7 +108,7 @@ def cli(
         extractor=extractor,
         model=model,
     )
-    refuse_bare_memory(ctx.obj)
+    memory_repo.refuse_bare(ctx.obj)
     if not demo:
         # opening the app at a terminal, a yes adopts the folder as --init would
         ask = (
@@ -117,37 +118,19 @@ def cli(
         )
         adopt_memory(ctx.obj, init, ask)
     if ctx.invoked_subcommand is None:
-        from dreamtui.cli.app_cmd import run_app
-
         run_app(ctx.obj, demo=demo)
-
-
-def refuse_bare_memory(config: Config) -> None:
-    """A bare git repository as the memory repository is a one-line error before anything runs."""
-    from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
-
-    if is_bare_repository(config.memory):
-        from dreamtui.core.errors import ConfigError
-
-        raise ConfigError(bare_repository_message(config.memory))
 
 
 def adopt_memory(config: Config, init: bool, ask: Callable[[str], bool] | None = None) -> None:
     """A memory folder that holds files but is not a git repository is refused (dreamtui would make it
     one and commit into it) unless ``--init`` says to, or ``ask`` (a yes/no question at the terminal,
     before the app opens) gets a yes: then it becomes a repository here, nothing else."""
-    from dreamtui.core.memory.layout import foreign_folder_message
-
-    problem = foreign_folder_message(config.memory)
+    problem = memory_repo.foreign_folder_problem(config)
     if problem is None:
         return
     if not init and not (ask is not None and ask(f"{problem}. Make it a git repository now?")):
-        from dreamtui.core.errors import ConfigError
-
         raise ConfigError(problem)
-    from dreamtui.core.memory import gitops
-
-    gitops.open_repo(config.memory)
+    memory_repo.make_repository(config)
     echo(f"dreamtui: {config.memory} is now a git repository (--init)", err=True)
 
 
@@ -232,7 +215,7 @@ def with_folders(
         new_state = cfg.state
     cfg = cfg.changed(transcripts=new_transcripts, memory=new_memory, state=new_state)
     ctx.find_root().obj = cfg
-    refuse_bare_memory(cfg)
+    memory_repo.refuse_bare(cfg)
     return cfg
 
 

@@ -1,7 +1,6 @@
 """Memory sub-commands: ``candidates``, ``accept``, ``reject``, ``skip``, ``undo``, ``stats``, ``review``.
 
-Each is a thin layer over ``core/decisions.py``, ``core/stats.py`` and ``core/review.py``. The
-index-ceiling warning (from 85%) is printed on stderr after every command by the group.
+Each is a thin layer over :class:`dreamtui.services.Workspace`. The index-ceiling warning (from 85%) is printed on stderr after every command by the group.
 """
 
 from __future__ import annotations
@@ -13,29 +12,20 @@ import click
 
 from dreamtui.cli.main import CANDIDATE_ID, cli, config_of, pass_config
 from dreamtui.cli.output import echo, echo_json
-from dreamtui.core import clock
 from dreamtui.core.config import Config
-from dreamtui.core.dream.stats import format_stats
 from dreamtui.core.errors import DreamError
-from dreamtui.core.ledger import Ledger, open_ledger
-from dreamtui.core.memory import decisions, gitops
-from dreamtui.core.memory import layout as memory
-from dreamtui.core.memory.review import write_review
 from dreamtui.core.models import REJECT_CATEGORIES, Candidate
-from dreamtui.services import Workspace
+from dreamtui.services import Workspace, format_stats, memory_repo, outside
+from dreamtui.services.display import one_line
 
 STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
 
 
-def _ledger(config: Config) -> Ledger:
-    return open_ledger(config)
-
-
-def _reconcile(config: Config, ledger: Ledger) -> None:
+def _reconcile(ws: Workspace) -> None:
     """Reconcile on start-up; print what it fixed (only when the memory repository exists)."""
-    if not gitops.repo_exists(config.memory):
+    report = ws.reconcile_report()
+    if report is None:
         return
-    report = decisions.reconcile(config, ledger)
     for line in report.notices:
         echo(f"dreamtui: {line}", err=True)
     for cid in report.recorded:
@@ -44,18 +34,16 @@ def _reconcile(config: Config, ledger: Ledger) -> None:
         echo(f"dreamtui: restored {', '.join(report.restored)} after an interrupted write", err=True)
 
 
-def _outside_notice(config: Config, ledger: Ledger) -> None:
+def _outside_notice(ws: Workspace) -> None:
     """Scan for changes dreamtui did not make; say on stderr how many wait for review."""
-    from dreamtui.core.memory import outside
-
-    if not gitops.repo_exists(config.memory):
+    if not memory_repo.exists(ws.config):
         return
     try:
-        outside.scan(config, ledger)
+        outside.scan(ws)
     except DreamError as exc:  # listing never fails for it
         echo(f"dreamtui: outside changes not checked: {exc}", err=True)
-    waiting = outside.items(ledger)
-    for batch in outside.batches(ledger):
+    waiting = outside.items(ws)
+    for batch in outside.batches(ws):
         echo(f"dreamtui: {batch.summary()} (batch {batch.id}; see dreamtui outside)", err=True)
     if waiting:
         echo(
@@ -69,7 +57,7 @@ def _ceiling_notice(config: Config) -> None:
     """The group prints the ceiling warning for its own --memory; a sub-command override needs it here."""
     ctx = click.get_current_context()
     if config_of(ctx).memory != config.memory:
-        warning = memory.ceiling_warning(memory.ceiling_status(config.memory))
+        warning = memory_repo.ceiling_warning(config)
         if warning:
             echo(warning, err=True)
 
@@ -117,14 +105,10 @@ def candidate_json(cand: Candidate) -> dict[str, Any]:
 @pass_config
 def candidates(config: Config, status: str | None, as_json: bool) -> None:
     """List candidates (id, status, provenance, claim)."""
-    ledger = _ledger(config)
-    try:
-        _reconcile(config, ledger)
-        _outside_notice(config, ledger)
-        if status in (None, "all"):
-            found = [c for c in ledger.list_candidates() if status == "all" or c.status != "dropped"]
-        else:
-            found = ledger.list_candidates(status=status)
+    with Workspace(config) as ws:
+        _reconcile(ws)
+        _outside_notice(ws)
+        found = ws.candidates(status)
         if as_json:
             echo_json(json.dumps([candidate_json(c) for c in found], ensure_ascii=False, indent=2))
         elif not found:
@@ -140,11 +124,7 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
                     )
                     if f
                 )
-                echo(
-                    f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  {memory.one_line(c.claim, 90)}{flags}"
-                )
-    finally:
-        ledger.close()
+                echo(f"{c.id}  {c.status:<8}  {c.provenance or '?':<9}  {one_line(c.claim, 90)}{flags}")
     _ceiling_notice(config)
 
 
@@ -167,7 +147,7 @@ def accept(
     with Workspace(config) as ws:
         cand = ws.candidate(cid)
         if cand is not None and cand.provenance == "tool":
-            echo(f"{cid}: provenance tool output (untrusted): {memory.one_line(cand.quote, 120)}", err=True)
+            echo(f"{cid}: provenance tool output (untrusted): {one_line(cand.quote, 120)}", err=True)
             if not allow_tool:
                 echo(
                     "dreamtui: to accept it anyway, check the quote yourself and pass --yes-tool-output",
@@ -195,8 +175,8 @@ def accept(
 def reject(config: Config, cid: str, reason: str, category: str) -> None:
     """Reject a candidate with a category and a reason."""
     with Workspace(config) as ws:
-        ws.reject(cid, category, reason)
-    echo(f"rejected {cid} ({decisions.normalize_category(category)})")
+        result = ws.reject(cid, category, reason)
+    echo(f"rejected {cid} ({result.category})")
     _ceiling_notice(config)
 
 
@@ -237,9 +217,9 @@ def undo(config: Config) -> None:
 def stats(config: Config, as_json: bool) -> None:
     """Accept rate over human decisions, per extractor/model, type and week; rejection reasons."""
     with Workspace(config) as ws:
-        _reconcile(config, ws.ledger)
+        _reconcile(ws)
         data = ws.stats()
-    data["ceiling"] = memory.ceiling_status(config.memory).to_json()
+        data["ceiling"] = ws.index_size().to_json()
     if as_json:
         echo_json(json.dumps(data, indent=2))
     else:
@@ -252,10 +232,7 @@ def stats(config: Config, as_json: bool) -> None:
 @pass_config
 def review(config: Config, day: str | None) -> None:
     """Write (regenerate) reviews/review-<date>.md and commit it."""
-    ledger = _ledger(config)
-    try:
-        path = write_review(config, ledger, day or clock.today())
-    finally:
-        ledger.close()
+    with Workspace(config) as ws:
+        path = ws.write_review(day)
     echo(str(path))
     _ceiling_notice(config)

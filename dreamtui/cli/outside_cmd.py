@@ -1,6 +1,6 @@
 """``dreamtui outside``: review what others wrote into the memory repository (issue 17).
 
-A thin layer over :mod:`dreamtui.core.memory.outside`: every sub-command scans first, so what Claude
+A thin layer over :mod:`dreamtui.services.outside`: every sub-command scans first, so what Claude
 Code's auto memory, auto dream or a person changed since the last look is listed.
 """
 
@@ -10,23 +10,23 @@ import json
 
 import click
 
-from dreamtui.cli.main import cli, folder_options, pass_config
+from dreamtui.cli.main import cli, config_of, folder_options, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
-from dreamtui.core.ledger import Ledger, open_ledger
-from dreamtui.core.memory import outside
+from dreamtui.services import Workspace, outside
 
 
-def _scanned(config: Config) -> Ledger:
-    ledger = open_ledger(config)
+def _scanned(config: Config) -> Workspace:
+    """The workspace of ``config``, its memory repository scanned for outside changes first."""
+    ws = Workspace(config)
     try:
-        report = outside.scan(config, ledger)
+        report = outside.scan(ws)
     except BaseException:
-        ledger.close()
+        ws.close()
         raise
     for notice in report.notices:  # a recovered decision, a folder that cannot be listed
         echo(f"dreamtui: {notice}", err=True)
-    return ledger
+    return ws
 
 
 def item_line(item: outside.Item) -> str:
@@ -45,15 +45,9 @@ def outside_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """Changes to the memory repository dreamtui did not make: list them (with no sub-command)."""
     if ctx.invoked_subcommand:
         return
-    from dreamtui.cli.main import config_of
-
-    config = config_of(ctx)
-    ledger = _scanned(config)
-    try:
-        found = outside.items(ledger, None if show_all else "pending")
-        batches = outside.batches(ledger)
-    finally:
-        ledger.close()
+    with _scanned(config_of(ctx)) as ws:
+        found = outside.items(ws, None if show_all else "pending")
+        batches = outside.batches(ws)
     if as_json:
         echo_json(
             json.dumps(
@@ -96,18 +90,16 @@ outside_cmd.name = "outside"
 @pass_config
 def show(config: Config, item_id: str) -> None:
     """Show one item: its diff, index lines added/dropped, and the transcript record that wrote it."""
-    ledger = _scanned(config)
-    try:
-        item = outside.get(ledger, item_id)
-    finally:
-        ledger.close()
-    echo(item_line(item))
-    added, dropped = outside.index_lines(config, item)
+    with _scanned(config) as ws:
+        item = outside.get(ws, item_id)
+        echo(item_line(item))
+        added, dropped = outside.index_lines(ws, item)
+        diff = outside.diff(ws, item)
     for line in added:
         echo(f"index line added:   {line}")
     for line in dropped:
         echo(f"index line dropped: {line}")
-    echo(outside.diff(config, item).rstrip("\n") or "(no text difference)")
+    echo(diff.rstrip("\n") or "(no text difference)")
     record = outside.transcript_excerpt(item)
     if record:
         echo(f"written by {item.tool} in {item.transcript}, line {item.line}:")
@@ -126,14 +118,11 @@ def show(config: Config, item_id: str) -> None:
 @pass_config
 def accept(config: Config, item_ids: tuple[str, ...], mine: bool) -> None:
     """Accept items: one commit of exactly each change (trailer Dreamtui-Reviewed: outside)."""
-    ledger = _scanned(config)
-    try:
+    with _scanned(config) as ws:
         for item_id in item_ids:
-            item = outside.get(ledger, item_id)
-            sha = outside.accept(config, ledger, item.id, mine=mine)
+            item = outside.get(ws, item_id)
+            sha = outside.accept(ws, item.id, mine=mine)
             echo(f"accepted {item.id}: {item.title()} (commit {sha[:10]})")
-    finally:
-        ledger.close()
 
 
 @outside_cmd.command()
@@ -141,12 +130,9 @@ def accept(config: Config, item_ids: tuple[str, ...], mine: bool) -> None:
 @pass_config
 def mine(config: Config, item_ids: tuple[str, ...]) -> None:
     """Commit my own edits (these items, or every change no agent session wrote) in one commit."""
-    ledger = _scanned(config)
-    try:
-        ids = [outside.get(ledger, i).id for i in item_ids] or None
-        sha = outside.accept_mine(config, ledger, ids)
-    finally:
-        ledger.close()
+    with _scanned(config) as ws:
+        ids = [outside.get(ws, i).id for i in item_ids] or None
+        sha = outside.accept_mine(ws, ids)
     echo(f"committed your edits (commit {sha[:10]})" if sha else "no edits of yours to commit")
 
 
@@ -156,14 +142,11 @@ def mine(config: Config, item_ids: tuple[str, ...]) -> None:
 @pass_config
 def reject(config: Config, item_ids: tuple[str, ...], reason: str) -> None:
     """Reject items: each file back as HEAD has it (a deleted file comes back)."""
-    ledger = _scanned(config)
-    try:
+    with _scanned(config) as ws:
         for item_id in item_ids:
-            item = outside.get(ledger, item_id)
-            outside.reject(config, ledger, item.id, reason)
+            item = outside.get(ws, item_id)
+            outside.reject(ws, item.id, reason)
             echo(f"rejected {item.id}: {item.path} is as committed again")
-    finally:
-        ledger.close()
 
 
 @outside_cmd.command()
@@ -172,9 +155,6 @@ def reject(config: Config, item_ids: tuple[str, ...], reason: str) -> None:
 @pass_config
 def restore(config: Config, batch: str, reason: str) -> None:
     """Put back every file of a batch (a mass deletion or rewrite) in one step."""
-    ledger = _scanned(config)
-    try:
-        done = outside.restore_batch(config, ledger, batch, reason)
-    finally:
-        ledger.close()
+    with _scanned(config) as ws:
+        done = outside.restore(ws, batch, reason)
     echo(f"restored {len(done)} file{'s' if len(done) != 1 else ''} from HEAD")

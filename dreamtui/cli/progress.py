@@ -8,7 +8,12 @@ import sys
 import time
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
+
 from dreamtui.cli.output import echo, printable
+from dreamtui.services.dreaming import PHASE_TITLES
 
 PROGRESS_EVERY = 0.5
 COUNT = re.compile(r"\((?:session|branch)?\s*(\d+)/(\d+)\)|(\d+)/(\d+) done")
@@ -25,8 +30,6 @@ def counts(message: str) -> tuple[int, int] | None:
 
 def phase_line(phase: str, message: str, fraction: float | None) -> str:
     """One plain line: ``Light sleep  40%  session 4/10 · reading payments-api/3f2a9c41``."""
-    from dreamtui.core.dream.waking import PHASE_TITLES
-
     title = PHASE_TITLES.get(phase, phase)
     pct = f"{fraction:4.0%}" if fraction is not None else "    "
     count = counts(message)
@@ -58,10 +61,6 @@ class LiveDisplay:
     """A live Rich display on the terminal: one bar per phase with its counts, the current step below."""
 
     def __init__(self, stream: TextIO, width: int | None = None) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-        from rich.table import Column
-
         console = Console(file=stream, width=width)
         # the counts and the time never cut ("12/…", "0:00:…" at 80 columns): they keep their width,
         # the bar is shorter on a narrow terminal and the step takes what is left, cut with an ellipsis
@@ -84,8 +83,6 @@ class LiveDisplay:
         self.progress.start()
 
     def __call__(self, phase: str, message: str, fraction: float | None) -> None:
-        from dreamtui.core.dream.waking import PHASE_TITLES
-
         title = PHASE_TITLES.get(phase, phase)
         task = self.tasks.get(phase)
         if task is None:

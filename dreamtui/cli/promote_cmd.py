@@ -12,8 +12,8 @@ import click
 from dreamtui.cli.main import CANDIDATE_ID, cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
-from dreamtui.core.dream import promotion
-from dreamtui.core.ledger import Ledger, open_ledger
+from dreamtui.services import Workspace, promotion
+from dreamtui.services.memory_repo import apply_normalize, plan_normalize
 
 
 def _echo_json(data: Any) -> None:
@@ -79,15 +79,12 @@ def promote(
     actions = [a for a in (approve, revoke, keep_id, reject_id) if a]
     if len(actions) > 1:
         raise click.UsageError("choose one of --approve, --revoke, --keep, --reject")
-    ledger = open_ledger(config)
-    try:
+    with Workspace(config) as ws:
         if keep_id or reject_id:
-            _review(
-                config, ledger, keep_id or reject_id or "", keep=bool(keep_id), reason=reason, as_json=as_json
-            )
+            _review(ws, keep_id or reject_id or "", keep=bool(keep_id), reason=reason, as_json=as_json)
             return
         if revoke:
-            ended = promotion.revoke(config, ledger, reason or "revoked by the person")
+            ended = promotion.revoke(ws, reason or "revoked by the person")
             if as_json:
                 _echo_json({"revoked": ended.to_json(), "promoted": False})
             elif ended.status == "demoted":
@@ -95,19 +92,15 @@ def promote(
             else:
                 echo(f"Auto-write revoked for {ended.pair}. Every candidate waits for a person again.")
             return
-        status = promotion.promotion_status(config, ledger)
-        if status.active and status.promotion and not (extractor or model):
-            pair: promotion.Pair | None = status.promotion.pair
-        else:
-            pair = promotion.choose_pair(ledger, extractor, model)
-        gates = promotion.compute_gates(config, ledger, pair)
+        shown = promotion.view(ws, extractor, model)
+        pair, gates, status = shown.pair, shown.gates, shown.status
         if approve:
             try:
-                approved = promotion.approve(config, ledger, extractor, model)
+                approved = promotion.approve(ws, extractor, model)
             except promotion.PromotionError:
                 _show(gates, pair, status, as_json)
                 raise
-            status = promotion.promotion_status(config, ledger)
+            status = promotion.status(ws)
             if as_json:
                 _echo_json(_payload(gates, pair, status) | {"approved": approved.to_json()})
             else:
@@ -117,9 +110,7 @@ def promote(
                     f"(commit {(approved.commit_sha or '')[:10]})."
                 )
             return
-        _show(gates, pair, status, as_json, promotion.auto_written(ledger, unreviewed_only=True))
-    finally:
-        ledger.close()
+        _show(gates, pair, status, as_json, promotion.awaiting_review(ws))
 
 
 def _payload(
@@ -164,8 +155,8 @@ def _show(
             echo(f"  {item.candidate_id}  {item.decided_at[:10]}  {item.memory_path}")
 
 
-def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str, as_json: bool) -> None:
-    status = promotion.review_auto(config, ledger, cid, keep=keep, reason=reason)
+def _review(ws: Workspace, cid: str, *, keep: bool, reason: str, as_json: bool) -> None:
+    status = promotion.review(ws, cid, keep=keep, reason=reason)
     if as_json:
         _echo_json({"candidate_id": cid, "kept": keep, "status": status.to_json()})
         return
@@ -181,8 +172,6 @@ def _review(config: Config, ledger: Ledger, cid: str, *, keep: bool, reason: str
 def normalize_cmd(config: Config, yes: bool, as_json: bool) -> None:
     """Show which topic files break the one frontmatter schema and how they would be fixed;
     rewrite them as one commit when confirmed (``--yes`` or answering the prompt)."""
-    from dreamtui.core.memory.normalize import apply_normalize, plan_normalize
-
     plan = plan_normalize(config)
     fixable = [c for c in plan if c.fixable]
     manual = [c for c in plan if not c.fixable]

@@ -11,20 +11,7 @@ import click
 from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
-from dreamtui.core.gate.verify import verify_quote
-from dreamtui.core.ingest.tail import open_transcript
-from dreamtui.core.ingest.transcripts import describe, session_files
-
-
-def files_for(path: Path) -> list[Path]:
-    """The transcript ``path`` plus, for a main session file, its sub-agent files."""
-    with open_transcript(path):  # a one-line error at once for a missing file, a folder, a FIFO, a device
-        pass
-    tf = describe(path)
-    if tf.kind != "main":
-        return [path]
-    found = session_files(path.parent.parent, path.parent.name, tf.session)
-    return [path, *[p for p in found if p.resolve() != path.resolve()]]
+from dreamtui.services import transcripts
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})  # a quote may begin with "-" (a list item)
@@ -43,7 +30,7 @@ def verify(config: Config, file: Path, quote: str, as_json: bool) -> None:
         quote = sys.stdin.read().removesuffix("\n").removesuffix("\r")
         if not quote.strip():
             raise click.UsageError("no quote on standard input")
-    result = verify_quote(quote, files_for(file))
+    result = transcripts.verify(quote, transcripts.session_files_for(file))
     if as_json:
         data = result.to_json()
         echo_json(json.dumps(data, ensure_ascii=False))

@@ -4,6 +4,10 @@
 two existing memories, and runs one dream cycle with the offline heuristic extractor, so
 ``dreamtui --demo`` opens on real proposals with no API key. Nothing outside the temporary folder
 is touched.
+
+The dream goes through :mod:`dreamtui.services` as the app's does; the demo's own memories and its
+hand-gated proposal are built with the core directly, as a test fixture would (pyproject's front-end
+contract does not cover the demo for that reason).
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from dreamtui.core import clock
 from dreamtui.core.config import Config
-
-if TYPE_CHECKING:
-    from dreamtui.core.ledger import Ledger
+from dreamtui.core.gate.pipeline import gate
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import frontmatter, gitops
+from dreamtui.core.memory import layout as mem
+from dreamtui.core.models import RawCandidate
+from dreamtui.services import Workspace, dreaming
 
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parent / "projects"
 DEMO_NOW = "2026-11-28T18:30:00Z"
@@ -52,9 +59,6 @@ EXISTING_MEMORIES: tuple[tuple[str, str, str, str, str], ...] = (
 
 def _write_memories(memory: Path) -> None:
     """Create the demo memory repo: two topic files and their index lines, one commit."""
-    from dreamtui.core.memory import frontmatter, gitops
-    from dreamtui.core.memory import layout as mem
-
     repo = gitops.open_repo(memory, create=True)
     index_lines = ["# Memory", ""]
     paths: list[str] = []
@@ -80,9 +84,6 @@ def _propose_from_tool_output(config: Config, ledger: Ledger) -> None:
     The heuristic extractor reads only the person's and the assistant's words, so this one is put
     through the real gate by hand (extractor ``demo``): it shows how untrusted provenance looks.
     """
-    from dreamtui.core.gate.pipeline import gate
-    from dreamtui.core.models import RawCandidate
-
     project, session = TOOL_SESSION
     path = config.transcripts / project / f"{session}.jsonl"
     raw = RawCandidate(
@@ -101,20 +102,16 @@ def _propose_from_tool_output(config: Config, ledger: Ledger) -> None:
 
 def _dream(config: Config) -> None:
     """Run one dream cycle over the demo transcripts with the heuristic extractor."""
-    from dreamtui.core import clock
-    from dreamtui.core.dream.run import run_cycle
-    from dreamtui.core.ledger import open_ledger
-
-    ledger = open_ledger(config)
+    ws = Workspace(config)
     saved = os.environ.get(clock.ENV_NOW)
     os.environ[clock.ENV_NOW] = saved or DEMO_NOW
     try:
-        run_cycle(config, ledger, trigger="manual")
-        _propose_from_tool_output(config, ledger)
+        dreaming.dream(ws, trigger="manual")
+        _propose_from_tool_output(config, ws.ledger)
     finally:
         if saved is None:
             os.environ.pop(clock.ENV_NOW, None)
-        ledger.close()
+        ws.close()
 
 
 def prepare_demo(base: Path | None = None, config: Config | None = None, dream: bool = True) -> Config:

@@ -13,14 +13,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream import banners, promotion, sessions
 from dreamtui.core.dream import stats as core_stats
-from dreamtui.core.dream.consolidation import PassReport
+from dreamtui.core.dream.consolidate_find import project_memories
+from dreamtui.core.dream.consolidation import PassReport, request, run_pass
 from dreamtui.core.dream.plan import DreamPlan, plan_dream
+from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped, is_dir
 from dreamtui.core.ingest.line_count import LineCounter
+from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.tail import file_key
 from dreamtui.core.ingest.transcripts import discover
 from dreamtui.core.ledger import Ledger, cycles, offsets, open_ledger
@@ -32,7 +36,9 @@ from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.core.memory import briefing, consolidate, decisions, frontmatter, gitops, textdiff, undo
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
+from dreamtui.core.memory.decisions import ReconcileReport
 from dreamtui.core.memory.gitops import CommitInfo
+from dreamtui.core.memory.review import write_review
 from dreamtui.core.models import Candidate, QueueRow
 
 BRIEFING = memory.BRIEFING
@@ -80,6 +86,8 @@ class DecisionResult:
     action: str = ""
     path: str | None = None
     notices: tuple[str, ...] = ()
+    category: str | None = None
+    """A rejection's category as recorded (``not-a-lesson`` → ``not a lesson``)."""
 
 
 @dataclass(slots=True)
@@ -137,6 +145,11 @@ class Workspace:
         self._choice: Choice | None = None
         self._line_counter = LineCounter()  # the lines appended to transcripts since they were read
 
+    @classmethod
+    def if_exists(cls, config: Config) -> Workspace | None:
+        """The workspace of ``config`` when its ledger exists, else ``None`` (nothing is created)."""
+        return cls(config) if config.ledger_path.is_file() else None
+
     def __enter__(self) -> Workspace:
         return self
 
@@ -159,6 +172,12 @@ class Workspace:
     def skipped_ids(self) -> list[str]:
         """Pending proposals skipped and not undone, in the order they were skipped."""
         return self.ledger.skipped_ids()
+
+    def candidates(self, status: str | None = None) -> list[Candidate]:
+        """Candidates of ``status`` (``"all"``: every one; ``None``: all but the dropped ones)."""
+        if status in (None, "all"):
+            return [c for c in self.ledger.list_candidates() if status == "all" or c.status != "dropped"]
+        return self.ledger.list_candidates(status=status)
 
     def candidate(self, cid: str) -> Candidate | None:
         """One candidate with its evidence."""
@@ -252,7 +271,9 @@ class Workspace:
     def reject(self, cid: str, category: str, reason: str) -> DecisionResult:
         """Reject a proposal with a category and free text."""
         decisions.reject(self.ledger, cid, category, reason)
-        return DecisionResult(f"rejected ({category})", cid, action="reject")
+        return DecisionResult(
+            f"rejected ({category})", cid, action="reject", category=decisions.normalize_category(category)
+        )
 
     def skip(self, cid: str) -> DecisionResult:
         """Skip a proposal for now (it stays pending)."""
@@ -294,12 +315,17 @@ class Workspace:
             f"reverted {rel}{sha}: its proposal is back in the queue", result.candidate_id, result.commit_sha
         )
 
-    def reconcile(self) -> str | None:
-        """Bring the ledger in line with the memory repo; a one-line note when it did something."""
+    def reconcile_report(self) -> ReconcileReport | None:
+        """Bring the ledger in line with the memory repo (``None``: there is no repo yet): what it found
+        and fixed."""
         if not gitops.repo_exists(self.config.memory):
             return None
-        report = decisions.reconcile(self.config, self.ledger)
-        if report.ok and not report.notices:
+        return decisions.reconcile(self.config, self.ledger)
+
+    def reconcile(self) -> str | None:
+        """Bring the ledger in line with the memory repo; a one-line note when it did something."""
+        report = self.reconcile_report()
+        if report is None or (report.ok and not report.notices):
             return None
         parts = [
             f"{len(v)} {k}"
@@ -390,6 +416,10 @@ class Workspace:
         """The statistics (:func:`dreamtui.core.dream.stats.compute_stats`)."""
         return core_stats.compute_stats(self.ledger)
 
+    def write_review(self, day: str | None = None) -> Path:
+        """Write (regenerate) ``reviews/review-<day>.md`` (default: today) and commit it; its path."""
+        return write_review(self.config, self.ledger, day or clock.today())
+
     # -- briefings and memory files ----------------------------------------------------------------
 
     def briefing_versions(self) -> list[CommitInfo]:
@@ -407,13 +437,28 @@ class Workspace:
         """A briefing proposal as a diff against the current ``briefing.md``."""
         return briefing.diff_lines(self.config, proposal)
 
+    def briefing_proposal(self, bid: int | None = None) -> BriefingProposal | None:
+        """Briefing proposal #``bid`` (``None``: the one waiting for review), or ``None``."""
+        if bid is None:
+            return self.waiting_briefing()
+        return briefing.get_proposal(self.ledger, bid)
+
+    def accept_briefing(self, bid: int | None = None) -> BriefingProposal:
+        """Accept briefing #``bid`` (``None``: the waiting one): ``briefing.md`` becomes it, one commit."""
+        return briefing.accept_briefing(self.config, self.ledger, bid)
+
+    def reject_briefing(self, bid: int | None, reason: str) -> tuple[BriefingProposal, str | None]:
+        """Reject briefing #``bid`` (``None``: the waiting one), kept with ``reason``; the proposal and
+        the commit that put the version before it back (``None``: none was needed)."""
+        return briefing.reject_briefing(self.config, self.ledger, bid, reason)
+
     def decide_briefing(self, bid: int, accept: bool, reason: str = "") -> DecisionResult:
         """Accept (one commit) or reject (kept with ``reason``) briefing #``bid``."""
         if accept:
-            prop = briefing.accept_briefing(self.config, self.ledger, bid)
+            prop = self.accept_briefing(bid)
             done = f"commit {prop.commit_sha[:8]}" if prop.commit_sha else "kept as written"
             return DecisionResult(f"Accepted briefing #{prop.id} ({done})", None, prop.commit_sha)
-        prop, reverted = briefing.reject_briefing(self.config, self.ledger, bid, reason)
+        prop, reverted = self.reject_briefing(bid, reason)
         back = f"; the version before it is back ({reverted[:8]})" if reverted else ""
         text = f"Rejected briefing #{prop.id}" + (f": {prop.reason}" if prop.reason else "") + back
         return DecisionResult(text, None, reverted)
@@ -451,6 +496,10 @@ class Workspace:
     def consolidations(self, status: str | None = "pending") -> list[Consolidation]:
         """Consolidation proposals of ``status`` (None: all), oldest first."""
         return consolidation_rows.listed(self.ledger, status)
+
+    def consolidations_waiting(self) -> dict[str, int]:
+        """Pending consolidation proposals per kind (every kind, zeros too)."""
+        return {kind: n["pending"] for kind, n in consolidation_rows.counts(self.ledger).items()}
 
     def consolidation(self, cid: str) -> Consolidation:
         """One proposal (an id or a unique prefix); a one-line error when there is none."""
@@ -494,15 +543,10 @@ class Workspace:
 
     def consolidation_request(self, project: str, digests: list[Any]) -> tuple[str, str]:
         """The consolidation request REM would send for ``project`` with ``digests``: (system, user)."""
-        from dreamtui.core.dream.consolidate_find import project_memories
-        from dreamtui.core.dream.consolidation import request
-
         return request(project, project_memories(self.config.memory, project, self.ledger), digests)
 
     def project_key(self, folder: str, probe: Path | None = None) -> str:
         """The project (its repository's key) of transcript folder ``folder``, as the dream cycle files it."""
-        from dreamtui.core.ingest.projects import ProjectMap
-
         return ProjectMap(self.config.transcripts, self.ledger).key(folder, probe)
 
     def consolidate_now(
@@ -510,12 +554,8 @@ class Workspace:
     ) -> PassReport:
         """Run one project's consolidation pass now: the offline finders (its repository: ``repo``, else
         the one ``digests`` ran in) and, with ``model`` and ``digests``, the model pass."""
-        from dreamtui.core.dream.consolidation import run_pass
-
         structured = None
         if model and digests:
-            from dreamtui.core.extract import make_extractor
-
             structured = make_extractor(self.config).structured()
         return run_pass(self.config.memory, self.ledger, project, digests or [], structured, repo_path=repo)
 

@@ -1,1 +1,1 @@
-"""The Textual review workstation: a thin layer over :mod:`dreamtui.core`."""
+"""The Textual review workstation: a thin layer over :mod:`dreamtui.services`."""

@@ -21,9 +21,10 @@ from textual.signal import Signal
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from dreamtui.core.config import KEY_ACTIONS, Config
-from dreamtui.core.ingest.project_name import ProjectNames
-from dreamtui.core.ledger import Ledger
-from dreamtui.services import DecisionResult, Status, Workspace
+from dreamtui.services import DecisionResult, Ledger, Status, Workspace, dreaming, outside
+from dreamtui.services.outside import OutsideWatcher, ScanReport
+from dreamtui.services.settings import save_ui
+from dreamtui.services.transcripts import ProjectNames, Watcher
 from dreamtui.tui import progress as cycle_words
 from dreamtui.tui.live import LiveTail
 from dreamtui.tui.messages import (
@@ -42,6 +43,7 @@ from dreamtui.tui.messages import (
     StatusRead,
     TranscriptsChanged,
 )
+from dreamtui.tui.screen_keys import SCREENS_KEYS
 from dreamtui.tui.screens.briefings import BriefingsScreen
 from dreamtui.tui.screens.cycles import CyclesScreen
 from dreamtui.tui.screens.help import HelpScreen, guide, key_lines
@@ -53,15 +55,6 @@ from dreamtui.tui.screens.stats import StatsScreen
 from dreamtui.tui.toasts import toast_text
 from dreamtui.tui.widgets.literal import literal
 
-SCREENS_KEYS = (
-    ("1", "queue", "Queue"),
-    ("2", "sessions", "Sessions"),
-    ("3", "cycles", "Cycles"),
-    ("4", "briefings", "Briefings"),
-    ("5", "stats", "Stats"),
-    ("6", "memory", "Memory"),
-    ("7", "promotion", "Promotion"),
-)
 LIVE_MAX_LINES_PER_EVENT = 50
 
 
@@ -135,13 +128,12 @@ class DreamApp(App[object]):
         # the demo's config names no file (it never writes the person's settings), but the theme chosen
         # in it is the person's own taste: kept in their config file (``theme_file``) all the same
         self.theme_file = theme_file
-        self.ledger = ledger or Ledger.open(config.state)
-        self.workspace = Workspace(config, self.ledger)
+        self.workspace = Workspace(config, ledger)  # opens the config's ledger when none is given
         self.watch_enabled = watch
         self.watch_debounce = watch_debounce
         self.reconcile_on_start = reconcile
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
-        self._watcher: Any = None
+        self._watcher: Watcher | None = None
         self._skip_notices: set[str] = set()
         self._held_notes: list[tuple[str, str, Any, float | None]] = []  # toasts held under a dialog
         self._notices_seen: set[str] = set()  # a decision's warnings already shown (each once)
@@ -185,8 +177,6 @@ class DreamApp(App[object]):
     def save_setting(self, key: str, value: str) -> None:
         """Keep a setting the person changed (theme, the queue's order) in their config file's ``[ui]``
         table, the rest of the file untouched; a file that cannot take it gets a warning, nothing else."""
-        from dreamtui.core.settings import save_ui
-
         path = self.config.config_file or (self.theme_file if key == "theme" else None)
         if path is None or self.config.ui.get(key) == value:
             return
@@ -249,7 +239,7 @@ class DreamApp(App[object]):
             print(f"dreamtui: the dream cycle {cycle_words.CYCLE_STOPPED}", file=sys.stderr)
         return result
 
-    _outside_watcher: Any = None
+    _outside_watcher: OutsideWatcher | None = None
 
     def on_unmount(self) -> None:
         if self._outside_watcher is not None:
@@ -458,7 +448,8 @@ class DreamApp(App[object]):
         if job.action == "undo":
             return self.workspace.undo()
         if job.action.startswith("outside-"):
-            return DecisionResult(_decide_outside(self.config, self.ledger, job.action, cid, job.kwargs), cid)
+            reason = job.kwargs.get("reason") or ""
+            return DecisionResult(outside.decide(self.workspace, job.action, cid or "", reason), cid)
         if job.action == "consolidate-accept":
             return self.workspace.accept_consolidation(cid or "")
         if job.action == "consolidate-reject":
@@ -478,7 +469,7 @@ class DreamApp(App[object]):
     def claim_named(self, cid: str | None, detail: str) -> str:
         """A decision's note with the proposal named by its claim (cut, in quotes) instead of its id:
         ``accepted “Use the testcontainers fixture…” → projects/…/x.md (1a2b3c4d)``."""
-        cand = self.ledger.get_candidate(cid) if cid else None
+        cand = self.workspace.candidate(cid) if cid else None
         if cand is None:
             return detail
         text = literal(cand.claim, 1000, one_line=True)
@@ -540,15 +531,13 @@ class DreamApp(App[object]):
         if self.watch_enabled:
             self.start_outside_watcher()  # it scans first
         else:
-            self._outside_scanned(_scan_outside(self.config, self.ledger))
+            self._outside_scanned(outside.scan_if_repository(self.workspace))
 
     def start_outside_watcher(self) -> None:
         """Watch the memory repository for changes dreamtui did not make (issue 17); each scan that finds
         something reloads the queue."""
-        from dreamtui.core.memory import outside
-
         # a memory folder the first dream has still to create is waited for by the watcher itself
-        watcher = outside.OutsideWatcher(self.config, on_scan=self._outside_scanned)
+        watcher = outside.watcher(self.config, self._outside_scanned)
         try:
             watcher.start()
         except Exception as exc:  # noqa: BLE001 - watching is a help, never a reason to fail
@@ -556,17 +545,15 @@ class DreamApp(App[object]):
             return
         self._outside_watcher = watcher  # set once it watches (a change made from now on is seen)
 
-    def _outside_scanned(self, report: Any) -> None:
+    def _outside_scanned(self, report: ScanReport | None) -> None:
         """From any thread: a scan found outside changes; the app says so (:meth:`on_outside_scanned`)."""
         if report is not None and (report.new or report.updated or report.gone):
             self.post_message(OutsideScanned(report))
 
     def on_outside_scanned(self, message: OutsideScanned) -> None:
         """Name each batch of outside changes in a notification; the queue shows them."""
-        from dreamtui.core.memory import outside
-
         report = message.report
-        for batch in outside.batches(self.ledger):
+        for batch in outside.batches(self.workspace):
             if batch.id in report.batches:
                 self.notify(
                     batch.summary(), title="Memory changed outside dreamtui", severity="warning", timeout=10
@@ -605,10 +592,6 @@ class DreamApp(App[object]):
             self._cycle_idle.set()
 
     def _dream(self, project: str | None, trigger: str) -> None:
-        from dreamtui.core.dream.plan import NothingNew
-        from dreamtui.core.dream.run import run_cycle
-        from dreamtui.core.dream.waking import waking_message
-
         worker = get_current_worker()
         thread = threading.get_ident()
 
@@ -624,8 +607,8 @@ class DreamApp(App[object]):
             self.post_message(CycleProgress(phase, cycle_words.describe_progress(phase, message, fraction)))
 
         try:
-            record = run_cycle(self.config, self.ledger, project=project, trigger=trigger, progress=progress)
-        except NothingNew as exc:  # asked after the day's full cycle, nothing written since
+            record = dreaming.dream(self.workspace, project=project, trigger=trigger, progress=progress)
+        except dreaming.NothingNew as exc:  # asked after the day's full cycle, nothing written since
             self.post_message(CycleFinished(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
         except cycle_words.CycleStopped:
@@ -635,10 +618,10 @@ class DreamApp(App[object]):
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
         short = (
-            f"{waking_message(record).splitlines()[0]} {record.stats.kept} new for review "
+            f"{dreaming.waking_message(record).splitlines()[0]} {record.stats.kept} new for review "
             f"({self.key_for('screen.cycles')}: Cycles has the whole message)"
         )
-        self.post_message(CycleFinished(waking_message(record), short=short))
+        self.post_message(CycleFinished(dreaming.waking_message(record), short=short))
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
@@ -669,8 +652,6 @@ class DreamApp(App[object]):
         root = self.config.transcripts
         if not root.is_dir():
             return
-        from dreamtui.core.ingest.watch import Watcher
-
         self._watcher = Watcher(
             root,
             on_change=lambda paths: self._post(TranscriptsChanged(list(paths))),
@@ -722,29 +703,3 @@ class DreamApp(App[object]):
 
     def on_live_lines(self, message: LiveLines) -> None:
         self.live_lines.publish(message.lines)
-
-
-def _scan_outside(config: Config, ledger: Ledger) -> Any:
-    """Scan the memory repository for outside changes (``None`` when it does not exist)."""
-    from dreamtui.core.memory import gitops, outside
-
-    if not gitops.repo_exists(config.memory):
-        return None
-    return outside.scan(config, ledger)
-
-
-def _decide_outside(
-    config: Config, ledger: Ledger, action: str, item_id: str | None, kwargs: dict[str, Any]
-) -> str:
-    """Run one decision on an outside item; the line the app shows."""
-    from dreamtui.core.memory import outside
-
-    item = outside.get(ledger, item_id or "")
-    if action == "outside-accept":
-        sha = outside.accept(config, ledger, item.id)
-        return f"Accepted {item.path} ({item.writer_label}): commit {sha[:10]}"
-    if action == "outside-mine":
-        sha = outside.accept(config, ledger, item.id, mine=True)
-        return f"Committed your edit of {item.path}: {sha[:10]}"
-    outside.reject(config, ledger, item.id, kwargs.get("reason") or "rejected in the app")
-    return f"Rejected {item.path}: it is as committed again"

@@ -3,15 +3,14 @@ live panel. Read in the app's tail worker, never on the UI thread."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
 
-from dreamtui.core.files import open_regular
 from dreamtui.services.evidence import raw_record
+from dreamtui.services.transcripts import read_appended
 from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
@@ -48,16 +47,10 @@ class LiveTail:
             return self._read(path)
 
     def _read(self, path: Path) -> list[Text]:
-        start = self._offsets.get(path, 0)
-        try:
-            with open_regular(path) as fh:  # a FIFO or a device is refused at once: the tail never hangs
-                size = os.fstat(fh.fileno()).st_size
-                if size < start:
-                    start = 0
-                fh.seek(start)
-                data = fh.read(min(size - start, READ_MAX_BYTES))
-        except OSError:
+        read = read_appended(path, self._offsets.get(path, 0), READ_MAX_BYTES)  # a FIFO is refused at once
+        if read is None:
             return []
+        start, data = read.start, read.data
         end = data.rfind(b"\n")
         if end < 0:
             return []

@@ -6,8 +6,8 @@ Plain Python (no Textual), so it is tested without the app. The data itself come
 
 from __future__ import annotations
 
-from dreamtui.core.dream.plan import DreamPlan
-from dreamtui.core.dream.waking import PHASE_TITLES
+from dreamtui.services import DreamPlan
+from dreamtui.services.dreaming import PHASE_TITLES
 
 
 def dream_hint(plan: DreamPlan) -> str:

@@ -13,9 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Markdown, Static
 
-from dreamtui.core.memory.briefing import BriefingProposal
-from dreamtui.core.memory.gitops import CommitInfo
-from dreamtui.services.workspace import BRIEFING, unified_diff
+from dreamtui.services import BRIEFING, BriefingProposal, CommitInfo, unified_diff
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ReasonModal
 from dreamtui.tui.widgets.diff_view import diff_text

@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.core.dream.waking import waking_message
-from dreamtui.core.ledger.cycles import CycleRecord
+from dreamtui.services import CycleRecord
+from dreamtui.services.dreaming import waking_message
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project

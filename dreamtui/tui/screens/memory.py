@@ -14,8 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from dreamtui.core.memory.layout import CeilingStatus
-from dreamtui.services.workspace import MemoryFile
+from dreamtui.services import CeilingStatus, MemoryFile
 from dreamtui.tui.messages import MemoryReverted
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal

@@ -11,8 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, TextArea
 
-from dreamtui.core.memory.layout import topic_rel_path
 from dreamtui.core.models import MEMORY_TYPES, REJECT_CATEGORIES, Candidate
+from dreamtui.services.memory_repo import topic_folder
 from dreamtui.tui.access import dream_app
 from dreamtui.tui.widgets.literal import literal, literal_text
 
@@ -189,7 +189,7 @@ class EditModal(ModalScreen[dict[str, str] | None]):
                     id="type",
                     prompt="type",
                 )
-                folder = topic_rel_path(cand.project, cand.project, "x").rpartition("/")[0]
+                folder = topic_folder(cand.project, cand.project)
                 yield Select(
                     [
                         ("global  → top of the memory repo", "global"),

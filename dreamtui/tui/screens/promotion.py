@@ -13,8 +13,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from dreamtui.core.dream.promotion import Gate
-from dreamtui.services.workspace import PromotionView
+from dreamtui.services import Gate, PromotionView, promotion
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import ConfirmModal
 from dreamtui.tui.widgets.literal import literal
@@ -191,10 +190,8 @@ class PromotionScreen(BaseScreen[PromotionView]):
     @work(thread=True, exit_on_error=False, group="promotion", name="approve auto-write")
     def _approve(self) -> None:
         """Approve off the UI thread (the gates are computed again); the result arrives as a message."""
-        from dreamtui.core.dream import promotion
-
         try:
-            promo = promotion.approve(self.workspace.config, self.workspace.ledger)
+            promo = promotion.approve(self.workspace)
         except Exception as exc:  # noqa: BLE001 - shown as a notification
             self.post_message(PromotionDecided(str(exc) or type(exc).__name__, failed=True, approved=True))
             return
@@ -205,10 +202,8 @@ class PromotionScreen(BaseScreen[PromotionView]):
 
     @work(thread=True, exit_on_error=False, group="promotion", name="revoke auto-write")
     def _revoke(self) -> None:
-        from dreamtui.core.dream import promotion
-
         try:
-            promotion.revoke(self.workspace.config, self.workspace.ledger)
+            promotion.revoke(self.workspace)
         except Exception as exc:  # noqa: BLE001 - shown as a notification
             self.post_message(PromotionDecided(str(exc) or type(exc).__name__, failed=True))
             return

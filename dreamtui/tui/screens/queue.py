@@ -13,6 +13,7 @@ from textual.widgets import Input, RichLog, Static
 
 from dreamtui.core.config import choices
 from dreamtui.core.models import QueueRow
+from dreamtui.services import outside
 from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import (
@@ -159,7 +160,7 @@ class QueueScreen(BaseScreen[QueueData]):
 
     def load(self) -> QueueData:
         rows = [
-            *outside_rows(self.workspace.ledger),
+            *outside_rows(self.workspace),
             *consolidation_rows(self.workspace),
             *self.workspace.queue_rows(),
         ]
@@ -241,7 +242,7 @@ class QueueScreen(BaseScreen[QueueData]):
                 view.show(None)
             return
         if is_outside(cid):
-            view.show_outside(outside_detail(self.dream_app.config, self.workspace.ledger, cid))
+            view.show_outside(outside_detail(self.workspace, cid))
             return
         if is_consolidation(cid):
             view.show_outside(consolidation_detail(self.workspace, cid))
@@ -310,11 +311,7 @@ class QueueScreen(BaseScreen[QueueData]):
         """``a`` on an outside change: one key commits a plain change of one file; one that deletes a
         file, writes two, is one of a batch, drops index lines or leaves a topic file out of the index
         asks once."""
-        from dreamtui.core.memory import outside
-
-        why = outside.accept_caution(
-            self.dream_app.config, self.workspace.ledger, outside.get(self.workspace.ledger, row.id)
-        )
+        why = outside.accept_caution(self.workspace, outside.get(self.workspace, row.id))
         if not why:
             self.take_current()
             self.dream_app.decide("outside-accept", row.id)
@@ -369,16 +366,14 @@ class QueueScreen(BaseScreen[QueueData]):
             self.app.push_screen(RejectModal(row.claim if row else cid), rejected_consolidation)
             return
         if is_outside(cid):
-            from dreamtui.core.memory import outside
-
-            item = outside.get(self.workspace.ledger, cid)
+            item = outside.get(self.workspace, cid)
 
             def rejected(reason: str | None) -> None:
                 if reason is not None and self.table.current_id == cid:
                     self.take_current()
                     self.dream_app.decide("outside-reject", cid, reason=reason or "rejected in the app")
 
-            effect = outside.reject_effect(self.dream_app.config, self.workspace.ledger, item)
+            effect = outside.reject_effect(self.workspace, item)
             self.app.push_screen(OutsideRejectModal(item.title(), effect), rejected)
             return
         cand = self.workspace.candidate(cid)

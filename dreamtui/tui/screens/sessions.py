@@ -11,8 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.core.dream.plan import DreamPlan
-from dreamtui.services.workspace import SessionRow
+from dreamtui.services import DreamPlan, SessionRow
 from dreamtui.tui.messages import PathSkipped, ShowProposalsOf
 from dreamtui.tui.progress import dream_hint
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor

@@ -13,9 +13,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from dreamtui.core.config import Config
-from dreamtui.core.memory import layout as memory
 from dreamtui.core.models import Candidate
 from dreamtui.services.evidence import read_window
+from dreamtui.services.memory_repo import topic_folder
 from dreamtui.tui.access import dream_app
 from dreamtui.tui.widgets.evidence import render_records
 from dreamtui.tui.widgets.literal import literal, literal_text
@@ -88,7 +88,7 @@ def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Tab
         grid.add_column(ratio=1)
         grid.add_row(*pairs[0], *pairs[1])
         grid.add_row(*pairs[2], *pairs[3])
-    folder = memory.topic_rel_path(cand.scope, cand.project, "x").rpartition("/")[0]
+    folder = topic_folder(cand.scope, cand.project)
     if not folder:
         scope, where = "global", "the top of the memory repo"
     else:

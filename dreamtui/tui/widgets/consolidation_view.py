@@ -12,9 +12,8 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from dreamtui.core.ledger.consolidations import Consolidation
 from dreamtui.core.models import QueueRow
-from dreamtui.services.workspace import Workspace
+from dreamtui.services import Consolidation, Workspace
 from dreamtui.tui.widgets.literal import literal_text
 
 KIND_STYLE = {

@@ -3,15 +3,14 @@
 Transcript text can hold Rich markup, ANSI/OSC escape sequences, bidi overrides, control characters,
 invalid UTF-8 (as surrogates), secrets and huge lines. Everything here returns plain strings or
 :class:`rich.text.Text` objects, which Rich never parses for markup, with every secret redacted
-(:func:`dreamtui.core.secrets.redact`, before any cut).
+(:func:`dreamtui.services.display.redact`, before any cut).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
 
-from dreamtui.core.secrets import redact
-from dreamtui.core.text import visible_controls
+from dreamtui.services.display import redact, visible_controls
 
 DEFAULT_LIMIT = 4000
 _SECRET_MARGIN = 20_000  # scanned beyond the cut, so a secret across it is redacted whole (a key block)

@@ -13,10 +13,8 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from dreamtui.core.config import Config
-from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import outside
 from dreamtui.core.models import QueueRow
+from dreamtui.services import Workspace, outside
 from dreamtui.tui.widgets.diff_view import diff_text
 from dreamtui.tui.widgets.literal import literal_text
 
@@ -35,11 +33,11 @@ def is_outside(item_id: str | None) -> bool:
     return item_id is not None and item_id.startswith("o") and len(item_id) == 10
 
 
-def outside_rows(ledger: Ledger) -> list[QueueRow]:
+def outside_rows(ws: Workspace) -> list[QueueRow]:
     """Every pending outside item as a queue row (a batch's members say so in their text)."""
-    summaries = {b.id: b.summary() for b in outside.batches(ledger)}
+    summaries = {b.id: b.summary() for b in outside.batches(ws)}
     rows = []
-    for item in reversed(outside.items(ledger)):
+    for item in reversed(outside.items(ws)):
         claim = f"outside · {item.title()}"
         if item.batch in summaries:
             claim = f"{claim}  · batch: {summaries[item.batch]}"
@@ -60,9 +58,9 @@ def outside_rows(ledger: Ledger) -> list[QueueRow]:
     return rows
 
 
-def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
+def detail(ws: Workspace, item_id: str) -> Group:
     """What the detail pane shows for one outside item."""
-    item = outside.get(ledger, item_id)
+    item = outside.get(ws, item_id)
     badge = Text(f" {item.writer_label.upper()} ", WRITER_STYLE.get(item.writer, "reverse"))
     badge.append(f"  {item.kind.upper()} ", "bold")
     if item.secrets:
@@ -70,7 +68,7 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
         badge.append(f" SECRET: {', '.join(item.secret_rules)} (redacted) ", "bold white on dark_red")
     parts: list[Text] = [badge, Text(), literal_text(item.title(), style="bold")]
     if item.batch:
-        batch = next((b for b in outside.batches(ledger) if b.id == item.batch), None)
+        batch = next((b for b in outside.batches(ws) if b.id == item.batch), None)
         if batch is not None:
             parts.append(
                 Text.assemble(
@@ -79,14 +77,14 @@ def detail(config: Config, ledger: Ledger, item_id: str) -> Group:
                     (f"  ({batch.pending} waiting; dreamtui outside restore {batch.id})", "dim"),
                 )
             )
-    added, dropped = outside.index_lines(config, item)
+    added, dropped = outside.index_lines(ws, item)
     for line in added:
         parts.append(Text.assemble(("index + ", "bold green")) + literal_text(line, one_line=True))
     for line in dropped:
         parts.append(Text.assemble(("index − ", "bold red")) + literal_text(line, one_line=True))
     parts.append(Text())
     shown = item.blob or item.head_blob or item.note
-    diff = outside.diff(config, item).split("\n")
+    diff = outside.diff(ws, item).split("\n")
     parts.append(
         diff_text(diff[:-1] if diff[-1:] == [""] else diff, DIFF_LINES) if shown else Text("(empty)")
     )

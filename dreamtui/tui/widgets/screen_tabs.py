@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from dreamtui.tui.access import dream_app
+from dreamtui.tui.screen_keys import SCREENS_KEYS
 
 
 def tabs_text(screens: Sequence[tuple[str, str, str]], current: str, key_for: Callable[[str], str]) -> Text:
@@ -41,6 +42,4 @@ class ScreenTabs(Static):
         self.current = current
 
     def on_mount(self) -> None:
-        from dreamtui.tui.app import SCREENS_KEYS  # the app knows the screens and their keys
-
         self.update(tabs_text(SCREENS_KEYS, self.current, dream_app(self).key_for))

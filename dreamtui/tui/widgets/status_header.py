@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from dreamtui.core.extract.choose import THIN_QUEUE_SHORT
 from dreamtui.services import Status
+from dreamtui.services.extracting import THIN_QUEUE_SHORT
 from dreamtui.tui.access import dream_app
 
 GAUGE_CELLS = 16

@@ -1,0 +1,75 @@
+"""Dream cycles for the front ends: run one, watch the transcripts and dream on good night and on a
+schedule (the daemon), and the words a cycle is told in (phase titles, the waking message, banners).
+
+What a dream would do now and the cycles so far are read through the :class:`Workspace`
+(:meth:`~Workspace.dream_plan`, :meth:`~Workspace.cycles`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dreamtui.core.dream.banners import banner_lines_for
+from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
+from dreamtui.core.dream.phases import Progress
+from dreamtui.core.dream.plan import DreamPlan, NothingNew
+from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.waking import PHASE_TITLES, consolidation_summary, waking_message
+from dreamtui.core.ledger.cycles import CycleRecord
+from dreamtui.services.workspace import Workspace
+
+__all__ = [
+    "PHASE_TITLES",
+    "CycleFailed",
+    "CycleRecord",
+    "DreamDaemon",
+    "DreamPlan",
+    "NothingNew",
+    "Progress",
+    "banner_lines_for",
+    "consolidation_summary",
+    "daemon",
+    "dream",
+    "parse_schedule",
+    "waking_message",
+]
+
+
+def dream(
+    ws: Workspace,
+    *,
+    project: str | None = None,
+    date: str | None = None,
+    trigger: str = "manual",
+    progress: Progress | None = None,
+) -> CycleRecord:
+    """Run one dream cycle of the workspace's folders (``project``, else every project) as of ``date``.
+
+    Raises ``CycleBusy`` when another cycle runs, :class:`NothingNew` when a person's dream after the
+    day's full cycle finds nothing new, :class:`CycleFailed` when a phase fails (it may be retried).
+    """
+    return run_cycle(ws.config, ws.ledger, project=project, date=date, trigger=trigger, progress=progress)
+
+
+def daemon(
+    ws: Workspace,
+    *,
+    poll: bool,
+    schedule: tuple[int, int] | None,
+    debounce: float,
+    say: Callable[[str], None],
+    on_wake: Callable[[CycleRecord], None],
+    progress: Progress | None = None,
+) -> DreamDaemon:
+    """The watch daemon over the workspace: it dreams a project when its person says good night, every
+    project daily at ``schedule`` (UTC), and tells ``say`` and ``on_wake`` what happens."""
+    return DreamDaemon(
+        ws.config,
+        ws.ledger,
+        poll=poll,
+        schedule=schedule,
+        debounce=debounce,
+        say=say,
+        on_wake=on_wake,
+        progress=progress,
+    )

@@ -1,0 +1,127 @@
+"""Outside changes for the front ends (issue 17): what others wrote into the memory repository (Claude
+Code's auto memory, auto dream, the person), found by a scan, and each decision on them.
+
+Every function takes the :class:`Workspace` whose ledger keeps the items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dreamtui.core.config import Config
+from dreamtui.core.memory import gitops
+from dreamtui.core.memory import outside as core_outside
+from dreamtui.core.memory.outside import Batch, Item, OutsideWatcher, ScanReport, transcript_excerpt
+from dreamtui.services.workspace import Workspace
+
+__all__ = [
+    "Batch",
+    "Item",
+    "OutsideWatcher",
+    "ScanReport",
+    "accept",
+    "accept_caution",
+    "accept_mine",
+    "batches",
+    "decide",
+    "diff",
+    "get",
+    "index_lines",
+    "items",
+    "reject",
+    "reject_effect",
+    "restore",
+    "scan",
+    "scan_if_repository",
+    "transcript_excerpt",
+    "watcher",
+]
+
+
+def scan(ws: Workspace) -> ScanReport:
+    """Compare the memory repository with HEAD and bring the outside items up to date."""
+    return core_outside.scan(ws.config, ws.ledger)
+
+
+def scan_if_repository(ws: Workspace) -> ScanReport | None:
+    """:func:`scan`, or ``None`` when the memory repository does not exist (yet)."""
+    if not gitops.repo_exists(ws.config.memory):
+        return None
+    return scan(ws)
+
+
+def watcher(config: Config, on_scan: Callable[[ScanReport], None]) -> OutsideWatcher:
+    """A watcher of the memory folder that scans after each burst of changes (not started; a folder the
+    first dream has still to create is waited for)."""
+    return OutsideWatcher(config, on_scan=on_scan)
+
+
+def items(ws: Workspace, status: str | None = "pending") -> list[Item]:
+    """The outside items of ``status`` (``None``: all)."""
+    return core_outside.items(ws.ledger, status)
+
+
+def batches(ws: Workspace) -> list[Batch]:
+    """The batches of pending items (a mass deletion or rewrite seen at once)."""
+    return core_outside.batches(ws.ledger)
+
+
+def get(ws: Workspace, item_id: str) -> Item:
+    """One item by its id (or a unique prefix); a one-line error when there is none."""
+    return core_outside.get(ws.ledger, item_id)
+
+
+def index_lines(ws: Workspace, item: Item) -> tuple[list[str], list[str]]:
+    """The ``MEMORY.md`` lines ``item`` adds and drops."""
+    return core_outside.index_lines(ws.config, item)
+
+
+def diff(ws: Workspace, item: Item) -> str:
+    """The unified diff of ``item`` against HEAD."""
+    return core_outside.diff(ws.config, item)
+
+
+def accept_caution(ws: Workspace, item: Item) -> list[str]:
+    """Why accepting ``item`` deserves a question first (it deletes a file, writes two, is one of a
+    batch, drops index lines, leaves a topic file out of the index); empty for a plain change."""
+    return core_outside.accept_caution(ws.config, ws.ledger, item)
+
+
+def reject_effect(ws: Workspace, item: Item) -> list[str]:
+    """What rejecting ``item`` would do, one line each."""
+    return core_outside.reject_effect(ws.config, ws.ledger, item)
+
+
+def accept(ws: Workspace, item_id: str, *, mine: bool = False) -> str:
+    """Commit exactly the change of ``item_id`` (``mine``: as the person's own edit); returns the sha."""
+    return core_outside.accept(ws.config, ws.ledger, item_id, mine=mine)
+
+
+def accept_mine(ws: Workspace, item_ids: list[str] | None = None) -> str | None:
+    """Commit the person's own edits (these items, or every change no agent session wrote) in one
+    commit; its sha, ``None`` when there was nothing."""
+    return core_outside.accept_mine(ws.config, ws.ledger, item_ids)
+
+
+def reject(ws: Workspace, item_id: str, reason: str) -> None:
+    """Put the file of ``item_id`` back as HEAD has it (a deleted file comes back)."""
+    core_outside.reject(ws.config, ws.ledger, item_id, reason)
+
+
+def restore(ws: Workspace, batch: str, reason: str) -> list[str]:
+    """Reject every pending item of ``batch`` in one step; returns their ids."""
+    return core_outside.restore_batch(ws.config, ws.ledger, batch, reason)
+
+
+def decide(ws: Workspace, action: str, item_id: str, reason: str = "") -> str:
+    """One decision of the app on an item (``outside-accept``, ``outside-mine``, ``outside-reject``);
+    the line the app shows."""
+    item = get(ws, item_id)
+    if action == "outside-accept":
+        sha = accept(ws, item.id)
+        return f"Accepted {item.path} ({item.writer_label}): commit {sha[:10]}"
+    if action == "outside-mine":
+        sha = accept(ws, item.id, mine=True)
+        return f"Committed your edit of {item.path}: {sha[:10]}"
+    reject(ws, item.id, reason or "rejected in the app")
+    return f"Rejected {item.path}: it is as committed again"

@@ -1,0 +1,85 @@
+"""Transcripts for the front ends: a session's files, its digest, a quote verified in it, the lines
+appended since a file was last read, the transcripts watcher, and a project folder's readable name.
+
+No ledger: these read the transcript files only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamtui.core.files import open_regular
+from dreamtui.core.gate.verify import Verification, verify_quote
+from dreamtui.core.ingest.digest import digest_file, digest_session
+from dreamtui.core.ingest.project_name import ProjectNames
+from dreamtui.core.ingest.tail import open_transcript
+from dreamtui.core.ingest.transcripts import describe, session_files
+from dreamtui.core.ingest.watch import Watcher
+from dreamtui.core.models import Digest
+
+__all__ = [
+    "Appended",
+    "ProjectNames",
+    "Verification",
+    "Watcher",
+    "digest",
+    "digest_session",
+    "read_appended",
+    "session_files_for",
+    "verify",
+]
+
+
+def _refuse_unreadable(path: Path) -> None:
+    """A one-line error at once for a missing file, a folder, a FIFO, a device."""
+    with open_transcript(path):
+        pass
+
+
+def session_files_for(path: Path) -> list[Path]:
+    """The transcript ``path`` plus, for a main session file, its sub-agent files."""
+    _refuse_unreadable(path)
+    tf = describe(path)
+    if tf.kind != "main":
+        return [path]
+    found = session_files(path.parent.parent, path.parent.name, tf.session)
+    return [path, *[p for p in found if p.resolve() != path.resolve()]]
+
+
+def digest(path: Path, *, whole_session: bool = False, interrupts: bool = True) -> Digest:
+    """The digest of one transcript file (with ``whole_session``: of its session, sub-agents too)."""
+    _refuse_unreadable(path)
+    if not whole_session:
+        return digest_file(path, interrupts=interrupts)
+    tf = describe(path)
+    files = session_files(path.parent.parent, tf.project, tf.session) or [path]
+    return digest_session(files, interrupts=interrupts)
+
+
+def verify(quote: str, files: list[Path]) -> Verification:
+    """Whether ``quote`` lies inside one record of the session ``files``, and every place it does."""
+    return verify_quote(quote, files)
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Bytes read from a transcript: from ``start`` (0 when the file shrank: it was written anew)."""
+
+    start: int
+    data: bytes
+
+
+def read_appended(path: Path, start: int, limit: int) -> Appended | None:
+    """At most ``limit`` bytes of ``path`` from ``start``; ``None`` when it cannot be read. A FIFO or a
+    device is refused at once, so a reader never hangs."""
+    try:
+        with open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < start:
+                start = 0
+            fh.seek(start)
+            return Appended(start, fh.read(min(size - start, limit)))
+    except OSError:
+        return None
