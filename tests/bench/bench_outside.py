@@ -20,20 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: fakes.waiting
 
+from fakes.waiting import past_racy_window
+
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import outside
-
-
-def past_racy(root: Path) -> None:
-    """Wait until the clock is past every file's change by the hash cache's racy window
-    (``outside_tree.RACY_NS``): then a scan may cache what the bench wrote."""
-    from fakes.waiting import wait_for
-
-    from dreamtui.core.memory.outside_tree import RACY_NS
-
-    newest = max((p.stat().st_ctime_ns for p in root.rglob("*") if p.is_file()), default=0)
-    assert wait_for(lambda: time.time_ns() > newest + RACY_NS), "the clock did not move"
 
 
 def _text(i: int, edit: str = "") -> str:
@@ -106,7 +97,7 @@ def main() -> None:
             ledger = Ledger.open(cfg.state)
             if label == "changed":
                 expected = change(Path(cfg.memory), n)
-                past_racy(Path(cfg.memory))  # the bench's own writes are not "racy" for the hash cache
+                past_racy_window(Path(cfg.memory))  # the bench's own writes are not "racy" for the hash cache
                 base = git_status(Path(cfg.memory))
                 first, report = timed_scan(cfg, ledger)
                 kinds: dict[str, int] = {}
@@ -123,7 +114,7 @@ def main() -> None:
                     f"(git status {base:.3f}s, ratio {again / base:.1f}); files hashed: {report.hashed}"
                 )
             else:
-                past_racy(Path(cfg.memory))
+                past_racy_window(Path(cfg.memory))
                 timed_scan(cfg, ledger)  # the first start hashes every file once
                 base = git_status(Path(cfg.memory))
                 again, report = timed_scan(cfg, ledger)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from dreamtui.core.memory.outside_tree import RACY_NS
 
 MIN_TIMEOUT = 60.0
 """No wait gives up sooner. A bound is there to end a test that hangs, not to time anything: on a
@@ -40,3 +43,10 @@ async def pause_until(pilot: Any, cond: Callable[[], bool], timeout: float = 10.
         if loop.time() > end:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what or 'the app'}")
         await pilot.pause(0.02)
+
+
+def past_racy_window(root: Path) -> None:
+    """Wait until the clock is past every file's last change under ``root`` by the outside scan's
+    racy window (``outside_tree.RACY_NS``): a scan that starts then caches every hash it takes."""
+    newest = max((p.lstat().st_ctime_ns for p in root.rglob("*")), default=0)
+    assert wait_for(lambda: time.time_ns() > newest + RACY_NS), "the clock did not move"
