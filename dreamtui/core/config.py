@@ -217,7 +217,7 @@ class Config(BaseSettings):
     )
 
     transcripts: _Folder = Field(default_factory=default_transcripts)
-    """The transcript folder (Claude Code's ``~/.claude/projects``)."""
+    """The transcript folder: the transcript format's default root."""
     memory: _Folder = Field(default_factory=default_memory)
     """The memory git repository dreamtui writes to."""
     state: _Folder = Field(default_factory=default_state)
