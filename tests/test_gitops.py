@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import git
@@ -101,28 +100,8 @@ def test_commit_a_deletion_and_an_empty_commit(repo: git.Repo) -> None:
     assert repo.git.status("--porcelain") == "A  staged.md"
 
 
-def test_a_held_index_lock_is_waited_on_then_the_commit_succeeds(repo: git.Repo, monkeypatch) -> None:
-    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "10")
-    lock = Path(repo.git_dir) / "index.lock"
-    lock.write_text("")
-    root = Path(repo.working_tree_dir)
-    (root / "t.md").write_text("t\n")
-    timer = threading.Timer(0.4, lock.unlink)
-    timer.start()
-    started = time.monotonic()
-    sha = gitops.commit_paths(repo, ["t.md"], "t", {gitops.TRAILER_CANDIDATE: "c1"}).sha
-    timer.join()
-    assert time.monotonic() - started >= 0.35
-    assert gitops.changed_paths(repo, sha) == ["t.md"]
-
-
-def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
-    repo: git.Repo, monkeypatch
-) -> None:
-    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.3")
-    monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # however old it is: a live holder is never overruled
-    lock = Path(repo.git_dir) / "index.lock"
-    lock.write_text("held by someone")
+def _hold(lock: Path) -> subprocess.Popen[bytes]:
+    """A live process that keeps ``lock`` open until its stdin is closed (or it is killed)."""
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -133,8 +112,60 @@ def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
+    assert holder.stdout is not None and holder.stdout.readline()
+    return holder
+
+
+def test_a_held_index_lock_is_waited_on_then_the_commit_succeeds(repo: git.Repo, monkeypatch) -> None:
+    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "120")  # a bound on a hang, not a measure
+    lock = Path(repo.git_dir) / "index.lock"
+    lock.write_text("")
+    root = Path(repo.working_tree_dir)
+    (root / "t.md").write_text("t\n")
+    held_seen = threading.Event()
+    verdict_of = gitops.lock_verdict
+
+    def watched(r: git.Repo) -> gitops.LockVerdict:  # the real verdict; the test hears it was asked
+        verdict = verdict_of(r)
+        if verdict.kind == "held":
+            held_seen.set()
+        return verdict
+
+    monkeypatch.setattr(gitops, "lock_verdict", watched)
+    holder = _hold(lock)
+    before = len(gitops.list_commits(repo))
+    result: list[object] = []
+    committer = threading.Thread(
+        target=lambda: result.append(
+            gitops.commit_paths(repo, ["t.md"], "t", {gitops.TRAILER_CANDIDATE: "c1"})
+        )
+    )
     try:
-        assert holder.stdout is not None and holder.stdout.readline()
+        committer.start()
+        assert held_seen.wait(60), "the commit never looked at the held lock"
+        assert committer.is_alive() and result == []  # it waits while the lock is held
+        assert len(gitops.list_commits(repo)) == before
+        lock.unlink()
+        holder.stdin.close()  # type: ignore[union-attr]
+        holder.wait()
+        committer.join(60)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not committer.is_alive() and len(result) == 1 and len(gitops.list_commits(repo)) == before + 1
+    sha = result[0].sha  # type: ignore[attr-defined]
+    assert gitops.changed_paths(repo, sha) == ["t.md"]
+
+
+def test_a_lock_a_live_process_keeps_open_times_out_clearly_and_is_not_deleted(
+    repo: git.Repo, monkeypatch
+) -> None:
+    monkeypatch.setenv(gitops.LOCK_TIMEOUT_ENV, "0.3")
+    monkeypatch.setenv(gitops.STALE_LOCK_ENV, "0")  # however old it is: a live holder is never overruled
+    lock = Path(repo.git_dir) / "index.lock"
+    lock.write_text("held by someone")
+    holder = _hold(lock)
+    try:
         (Path(repo.working_tree_dir) / "t.md").write_text("t\n")
         with pytest.raises(
             MemoryRepoError,

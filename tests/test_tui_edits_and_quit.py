@@ -4,9 +4,13 @@ Pilot against a real ledger, a real git memory repo and a real (slow) extractor 
 
 from __future__ import annotations
 
+import fcntl
+import io
 import subprocess
-import time
+import sys
+import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 from fakes.notes import notes, said
@@ -94,14 +98,33 @@ async def test_a_failed_edited_accept_comes_back_with_the_edit(tui_setup) -> Non
 # -- quitting while a dream cycle runs ------------------------------------------------------------
 
 
+# The stand-in extractor reads its digest, then blocks on a shared lock of ``gate`` until the test lets
+# it go: a session's extraction takes exactly as long as the test says, on any machine.
+HELD_EXTRACTOR = (
+    "import fcntl, sys; sys.stdin.read(); fcntl.flock(open(sys.argv[1]), fcntl.LOCK_SH); print('[]')"
+)
+
+
 @pytest.fixture
 def slow_world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Demo transcripts, a memory repo, an empty ledger, and an extractor program that takes a second
-    per session and proposes nothing (so the cycle is still in Branching when the person quits)."""
+    """Demo transcripts, a memory repo, an empty ledger, and an extractor program that proposes nothing
+    and does not finish until the test releases it (so the cycle is still in Branching when
+    the person quits). Yields the config, the ledger and ``release()``, which lets them finish."""
     monkeypatch.setenv("DREAMTUI_NOW", "2026-11-28T18:30:00Z")
-    cfg = make_config(tmp_path, extractor="command", command=("sh", "-c", "cat >/dev/null; sleep 1; echo []"))
+    gate_path = tmp_path / "extractor.gate"
+    gate = gate_path.open("w")
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    cfg = make_config(
+        tmp_path, extractor="command", command=(sys.executable, "-c", HELD_EXTRACTOR, str(gate_path))
+    )
     ledger = Ledger.open(cfg.state)
-    yield cfg, ledger
+
+    def release() -> None:
+        """Let the extractors finish."""
+        fcntl.flock(gate, fcntl.LOCK_UN)
+
+    yield cfg, ledger, release
+    gate.close()  # lets any extractor still waiting go
     ledger.close()
 
 
@@ -110,7 +133,7 @@ def git_out(repo: Path, *args: str) -> str:
 
 
 async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_world) -> None:
-    cfg, ledger = slow_world
+    cfg, ledger, release = slow_world
     before = commits(cfg.memory)
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -125,10 +148,8 @@ async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_w
             ),
         )
         assert app.is_running  # not gone with the cycle still running: it says what it waits for
-        started = time.monotonic()
-        await wait_for(pilot, lambda: not app.is_running, timeout=20)
-        waited = time.monotonic() - started
-    assert waited < 10  # the branches finish (about a second), REM is not started
+        release()
+        await wait_for(pilot, lambda: not app.is_running, timeout=20)  # the branches finish, REM never starts
     assert ledger.integrity_ok()
     row = ledger.query("SELECT * FROM dream_cycles")[0]
     assert row["status"] == "failed" and "stopped because dreamtui was closed" in row["error_message"]
@@ -149,12 +170,30 @@ async def test_quitting_during_a_dream_cycle_stops_it_at_a_phase_boundary(slow_w
 
 
 async def test_q_twice_during_a_cycle_closes_at_once_and_the_terminal_says_it_waits(
-    slow_world, capsys: pytest.CaptureFixture[str]
+    slow_world, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``q q``: the window closes at once; the process cannot end before the cycle's thread does, so
     the terminal says what it waits for, and the cycle still stops at its next phase boundary."""
-    cfg, ledger = slow_world
+    cfg, ledger, release = slow_world
     app = DreamApp(cfg, ledger, watch=False)
+
+    class Terminal(io.TextIOBase):  # stderr as capsys holds it; it hears the line the test waits for
+        def __init__(self, inner: IO[str]) -> None:
+            self.inner, self.heard = inner, threading.Event()
+
+        def write(self, text: str) -> int:
+            if "waiting for it" in text:
+                self.heard.set()
+            return self.inner.write(text)
+
+    terminal = Terminal(sys.stderr)
+    monkeypatch.setattr(sys, "stderr", terminal)
+
+    def release_when_said() -> None:  # the extractors finish once the terminal says it waits for them
+        terminal.heard.wait(120)
+        release()
+
+    threading.Thread(target=release_when_said, daemon=True).start()
 
     async def person(pilot) -> None:
         await wait_loaded(pilot)
