@@ -16,7 +16,7 @@ import tomllib
 import unicodedata
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin, get_type_hints
 
 import platformdirs
 from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, ValidationError
@@ -215,6 +215,9 @@ class Config(BaseSettings):
         frozen=True,
         use_attribute_docstrings=True,
     )
+    file_table: ClassVar[dict[str, Any] | None] = None
+    """The TOML file's table on :func:`load_config`'s loader class; None on Config itself (built in
+    code: no environment, no file)."""
 
     transcripts: _Folder = Field(default_factory=default_transcripts)
     """The transcript folder: the transcript format's default root."""
@@ -279,8 +282,11 @@ class Config(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only what it is given: a Config built in code reads no environment and no file."""
-        return (init_settings,)
+        """Only what it is given when built in code; :func:`load_config`'s loader adds the environment
+        below its arguments (the flags) and the TOML file's table below both."""
+        if cls.file_table is None:
+            return (init_settings,)
+        return init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=cls.file_table)
 
     @property
     def ledger_path(self) -> Path:
@@ -364,20 +370,7 @@ def _one_line(error: ValidationError) -> ConfigError:
 def _loader(table: dict[str, Any]) -> type[Config]:
     """:class:`Config` reading the environment below its keyword arguments (the flags), and ``table``
     (the TOML file's) below both."""
-
-    class Loaded(Config):
-        @classmethod
-        def settings_customise_sources(
-            cls,
-            settings_cls: type[BaseSettings],
-            init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
-        ) -> tuple[PydanticBaseSettingsSource, ...]:
-            return init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=table)
-
-    return Loaded
+    return type("Loaded", (Config,), {"file_table": table})
 
 
 def _keys_of(value: str) -> list[str]:
