@@ -55,6 +55,7 @@ def main() -> int:
     ledger_open_front = 0
     front_core: set[str] = set()
     front_files_core = 0
+    front_beyond: set[str] = set()
     format_files: list[str] = []
     extractor_files: list[str] = []
     anthropic_checks = 0
@@ -77,6 +78,9 @@ def main() -> int:
             modules = {".".join(m.split(".")[:3]) for m in core}
             front_core.update(f"{rel} -> {m}" for m in modules)
             front_files_core += bool(modules)
+            front_beyond.update(
+                f"{rel} -> {m}" for m in modules if m not in ("dreamtui.core.errors", "dreamtui.core.config")
+            )
         if rel.startswith("dreamtui/core/") and FORMAT_WORDS.search(text):
             format_files.append(rel)
         if EXTRACTOR_WORDS.search(text) and not rel.startswith("dreamtui/demo/"):
@@ -90,6 +94,7 @@ def main() -> int:
     print(f"ledger opened in cli/ and tui/           {ledger_open_front}")
     print(f"cli/tui modules importing core beyond models  {front_files_core}")
     print(f"(module, core module) import pairs       {len(front_core)}")
+    print(f"  of them beyond errors and config (the settings)  {len(front_beyond)}")
     print(f"core/dream/cycle.py lines                {cycle_lines}")
     print(f"== 'anthropic' checks                    {anthropic_checks}")
     print(f"core modules naming Claude Code records  {len(format_files)}")
