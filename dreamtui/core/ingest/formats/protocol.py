@@ -102,6 +102,26 @@ class ToolCall:
     command: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """One record of a transcript that is not append-only JSON lines (a JSON document rewritten as
+    the session grows, a SQLite row, a markdown block), as a whole-file format reads it.
+
+    ``locator`` is the record's place in its source, 1-based and stable while the source only grows
+    (a message's index in a JSON document, a row's order in its session, a block's order in a
+    markdown file): what a verified quote names as its line. ``key`` identifies the record across
+    rewrites of the source (a message id, a row id; the locator when the source has none): what change
+    detection compares, so a rewritten file yields only its new or changed records. ``raw`` is the
+    record's bytes as stored (the message's JSON text, the row's data column, the block's text), the
+    bytes a quote's byte prefilter searches; ``obj`` is the decoded record the format's
+    :meth:`TranscriptFormat.pieces`, ``provenance``, ``ref``, ``tool_calls`` and ``render`` read."""
+
+    locator: int
+    key: str
+    raw: bytes
+    obj: dict[str, Any]
+
+
 class LineDigester(Protocol):
     """Turns the raw lines of one transcript file into :class:`~dreamtui.core.models.Turn` s (made by
     :meth:`TranscriptFormat.digester`): the person's words and the assistant's prose, each kept once
