@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
 from pathlib import Path, PurePosixPath
+
+from dreamtui.core import foreign_git
 
 _LAYOUTS = (
     # (a path ending ..., the part that names the repository) — recognised from the path alone
@@ -84,20 +85,12 @@ def by_git(cwd: str) -> str | None:
     in a repository on this machine (a relative ``cwd`` is nobody's: it would be read from here)."""
     if not os.path.isabs(cwd) or not os.path.isdir(cwd):
         return None
-    try:
-        out = subprocess.run(
-            ["git", "-C", cwd, "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
+    try:  # the repository is not ours: git runs with every program its config could name off
+        out = foreign_git.run(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir", timeout=10)
     except OSError:  # no git on this machine
         return by_dotgit(cwd)
-    except subprocess.SubprocessError:
-        return None
-    line = out.stdout.strip()
-    if out.returncode != 0 or not line:
+    line = (out or b"").decode("utf-8", "surrogateescape").strip()
+    if not line:
         return None
     return _main_of(Path(line).resolve())
 

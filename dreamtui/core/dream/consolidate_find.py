@@ -18,15 +18,13 @@ repository never had (another repository's, a plan) proves nothing and is left a
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from dreamtui.core import clock
+from dreamtui.core import clock, foreign_git
 from dreamtui.core.gate import dedup
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.ledger.consolidations import Consolidation, evidence_key
@@ -194,16 +192,9 @@ def find_duplicates(project: str, files: list[MemoryFile]) -> list[Consolidation
 
 
 def _git(repo: Path, *args: str) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.decode("utf-8", "replace") if out.returncode == 0 else None
+    """``git <args>`` in the project's repository, which is not ours: through :mod:`foreign_git`, so no
+    program its config or attributes name (textconv, gpg, a lazy fetch's ssh…) can run."""
+    return foreign_git.text(repo, *args, timeout=GIT_TIMEOUT)
 
 
 @dataclass
@@ -285,7 +276,7 @@ class Repository:
         return None
 
     def file_at_head(self, rel: str) -> str | None:
-        return _git(self.path, "show", f"HEAD:{rel}") if rel in self.tree else None
+        return _git(self.path, "cat-file", "blob", f"HEAD:{rel}") if rel in self.tree else None
 
     def removed_in(self, needle: str, rel: str) -> str | None:
         """The newest commit whose change to ``rel`` removed or added ``needle`` (git's pickaxe)."""
