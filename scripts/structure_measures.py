@@ -13,8 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "dreamtui"
 
-# Words only the Claude Code transcript format uses: a module that says one of them
-# knows that format, so a second format would touch it.
+# Words only a transcript format uses (Claude Code's records, its folder): a core module outside
+# ``core/ingest/formats/`` that says one of them knows a format, so a new format would touch it.
 FORMAT_WORDS = re.compile(
     r"toolUseResult|isSidechain|parentUuid|isMeta|isCompactSummary|\"tool_use\"|\"tool_result\""
     r"|'tool_use'|'tool_result'|\.claude/projects|\"sessionId\"|<command-name>|<local-command"
@@ -81,7 +81,11 @@ def main() -> int:
             front_beyond.update(
                 f"{rel} -> {m}" for m in modules if m not in ("dreamtui.core.errors", "dreamtui.core.config")
             )
-        if rel.startswith("dreamtui/core/") and FORMAT_WORDS.search(text):
+        if (
+            rel.startswith("dreamtui/core/")
+            and not rel.startswith("dreamtui/core/ingest/formats/")
+            and FORMAT_WORDS.search(text)
+        ):
             format_files.append(rel)
         if EXTRACTOR_WORDS.search(text) and not rel.startswith("dreamtui/demo/"):
             extractor_files.append(rel)
@@ -97,7 +101,9 @@ def main() -> int:
     print(f"  of them beyond errors and config (the settings)  {len(front_beyond)}")
     print(f"core/dream/cycle.py lines                {cycle_lines}")
     print(f"== 'anthropic' checks                    {anthropic_checks}")
-    print(f"core modules naming Claude Code records  {len(format_files)}")
+    formats_dir = ROOT / "core" / "ingest" / "formats"
+    print(f"transcript format modules                {len(list(formats_dir.glob('*.py')))}")
+    print(f"core modules outside formats/ naming records  {len(format_files)}")
     for rel in format_files:
         print(f"    {rel}")
     print(f"modules naming an extractor              {len(extractor_files)}")

@@ -38,6 +38,7 @@ MACHINE_ONLY = (  # variables of the machine or of the person that change what g
     "GIT_TEMPLATE_DIR",
     "NO_COLOR",
     "FORCE_COLOR",
+    "CODEX_HOME",  # another agent's folder of the person running the tests
 )
 
 

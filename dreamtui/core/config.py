@@ -80,11 +80,12 @@ the same ids and keys; a test keeps the two in step)."""
 
 
 def default_transcripts() -> Path:
-    """The current transcript format's own folder (its ``default_root``)."""
+    """Claude Code's transcript folder (its format's default root): the ``transcripts`` setting's default.
+    Every other format's folders are its own (``[formats.<name>]``, :mod:`dreamtui.core.ingest.sources`)."""
     # deferred: config sits below ingest (ingest -> ledger -> config); the one exception the layers allow
     from dreamtui.core.ingest import formats
 
-    return formats.current().default_root()
+    return formats.named(formats.FALLBACK).default_roots()[0]
 
 
 def default_memory() -> Path:
@@ -167,6 +168,44 @@ def _checked_keys(value: Any) -> dict[str, str]:
     return check_keys({str(k): v for k, v in value.items()})
 
 
+class FormatSettings(TypedDict, total=False):
+    """A ``[formats.<name>]`` table: where one agent's transcripts are read, and whether they are."""
+
+    enabled: bool
+    """False: this agent's transcripts are not read (default true)."""
+    folders: list[str]
+    """The folders to read instead of the format's default ones (Claude Code's: read besides
+    ``transcripts``)."""
+
+
+def _checked_formats(value: Any) -> dict[str, FormatSettings]:
+    """``[formats]``: a table of known format names, each a table of ``enabled`` and ``folders``."""
+    from dreamtui.core.ingest import formats  # deferred, as in default_transcripts
+
+    if not isinstance(value, dict):
+        raise ValueError("config [formats] must be a table of [formats.<name>] tables")
+    out: dict[str, FormatSettings] = {}
+    for fname, table in value.items():
+        if fname not in formats.FORMATS:
+            raise ValueError(
+                f"config [formats]: unknown format {fname!r}; the formats are {', '.join(formats.FORMATS)}"
+            )
+        if not isinstance(table, dict) or set(table) - {"enabled", "folders"}:
+            raise ValueError(f'config [formats.{fname}] takes enabled = true/false and folders = ["…"]')
+        entry: FormatSettings = {}
+        if "enabled" in table:
+            if not isinstance(table["enabled"], bool):
+                raise ValueError(f"config [formats.{fname}] enabled must be true or false")
+            entry["enabled"] = table["enabled"]
+        if "folders" in table:
+            folders = table["folders"]
+            if not isinstance(folders, list) or not all(isinstance(f, str) and f.strip() for f in folders):
+                raise ValueError(f"config [formats.{fname}] folders must be a list of folder paths")
+            entry["folders"] = [os.path.expanduser(f) for f in folders]
+        out[str(fname)] = entry
+    return out
+
+
 class Ui(TypedDict, total=False):
     """The ``[ui]`` table: what the app saves when the person changes it (``core.settings`` writes it)."""
 
@@ -220,7 +259,11 @@ class Config(BaseSettings):
     code: no environment, no file)."""
 
     transcripts: _Folder = Field(default_factory=default_transcripts)
-    """The transcript folder: the transcript format's default root."""
+    """Claude Code's transcript folder (its default root); other agents' folders: ``formats``."""
+    formats: Annotated[dict[str, FormatSettings], NoDecode, BeforeValidator(_checked_formats)] = {}
+    """``[formats.<name>]`` tables: each agent's transcript folders (``folders``, instead of its default
+    ones) and whether it is read (``enabled``); every known format is read from its default folders
+    unless told otherwise (``docs/formats.md``)."""
     memory: _Folder = Field(default_factory=default_memory)
     """The memory git repository dreamtui writes to."""
     state: _Folder = Field(default_factory=default_state)

@@ -343,3 +343,7 @@ class QueueRow:
     corroborated: int
     secret: bool
     created_at: str
+    transcript: str = ""
+    """The transcript file the proposal was made from (its session's main file)."""
+    agent: str = ""
+    """The agent that wrote that transcript (``Claude Code``, ``Codex CLI``; the services fill it in)."""

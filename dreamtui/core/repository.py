@@ -112,3 +112,10 @@ def repository_name(cwd: str) -> str:
     """The project's name for a session run in ``cwd``: the last part of :func:`repository_root`."""
     root = repository_root(cwd)
     return PurePosixPath(root.replace("\\", "/")).name if root else ""
+
+
+def encode_path(path: str) -> str:
+    """The folder name Claude Code gives a session started in ``path``: every character other than an
+    ASCII letter or digit made a ``-`` (``/Users/kim/.claude`` → ``-Users-kim--claude``). The project
+    key of a repository: what every format's sessions of that repository are filed under."""
+    return re.sub(r"[^A-Za-z0-9]", "-", path.replace("\\", "/").rstrip("/") or "/")

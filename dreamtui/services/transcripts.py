@@ -10,12 +10,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from dreamtui.core.config import Config
 from dreamtui.core.files import open_regular
 from dreamtui.core.gate.verify import Verification, verify_quote
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.project_name import ProjectNames
+from dreamtui.core.ingest.sources import existing_roots
 from dreamtui.core.ingest.tail import open_transcript
-from dreamtui.core.ingest.transcripts import describe, session_files
+from dreamtui.core.ingest.transcripts import describe, session_files_of
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.models import Digest
 
@@ -29,7 +31,14 @@ __all__ = [
     "read_appended",
     "session_files_for",
     "verify",
+    "watched_folders",
 ]
+
+
+def watched_folders(config: Config) -> list[Path]:
+    """Every agent's transcript folder that is a folder now (the watcher's ``extra``; Claude Code's
+    ``transcripts`` among them)."""
+    return [r.folder for r in existing_roots(config)]
 
 
 def _refuse_unreadable(path: Path) -> None:
@@ -44,7 +53,7 @@ def session_files_for(path: Path) -> list[Path]:
     tf = describe(path)
     if tf.kind != "main":
         return [path]
-    found = session_files(path.parent.parent, path.parent.name, tf.session)
+    found = session_files_of(path)
     return [path, *[p for p in found if p.resolve() != path.resolve()]]
 
 
@@ -53,8 +62,7 @@ def digest(path: Path, *, whole_session: bool = False, interrupts: bool = True) 
     _refuse_unreadable(path)
     if not whole_session:
         return digest_file(path, interrupts=interrupts)
-    tf = describe(path)
-    files = session_files(path.parent.parent, tf.project, tf.session) or [path]
+    files = session_files_of(path) if describe(path).kind == "main" else [path]
     return digest_session(files, interrupts=interrupts)
 
 

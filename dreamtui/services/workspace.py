@@ -22,11 +22,12 @@ from dreamtui.core.dream.consolidation import PassReport, request, run_pass
 from dreamtui.core.dream.plan import DreamPlan, plan_dream
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.choose import Choice, choose
-from dreamtui.core.files import Skipped, is_dir
+from dreamtui.core.files import Skipped
 from dreamtui.core.ingest.line_count import LineCounter
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ingest.tail import file_key
-from dreamtui.core.ingest.transcripts import discover
+from dreamtui.core.ingest.records import address_key
+from dreamtui.core.ingest.sources import discover_all
+from dreamtui.core.ingest.transcripts import agent_of
 from dreamtui.core.ledger import Ledger, cycles, offsets, open_ledger
 from dreamtui.core.ledger import consolidations as consolidation_rows
 from dreamtui.core.ledger import decisions as decision_rows
@@ -166,8 +167,14 @@ class Workspace:
     # -- the queue ---------------------------------------------------------------------------------
 
     def queue_rows(self) -> list[QueueRow]:
-        """Every pending proposal, newest first."""
-        return self.ledger.queue_rows()
+        """Every pending proposal, newest first, each marked with the agent whose session it came from."""
+        rows = self.ledger.queue_rows()
+        agents: dict[str, str] = {}
+        for row in rows:
+            if row.transcript not in agents:
+                agents[row.transcript] = agent_of(row.transcript) if row.transcript else ""
+            row.agent = agents[row.transcript]
+        return rows
 
     def skipped_ids(self) -> list[str]:
         """Pending proposals skipped and not undone, in the order they were skipped."""
@@ -375,19 +382,18 @@ class Workspace:
             g.waiting += max(0, size - max(f.dreamed_offset, found_quiet))
             g.updated = max(g.updated, f.updated_at)
         found: list[Skipped] = []
-        if is_dir(self.config.transcripts):
-            for tf in discover(self.config.transcripts, found):
-                if str(tf.path) in seen:
-                    continue
-                g = group(projects.key(tf.project, tf.path), tf.session)
-                g.files += 1
-                try:
-                    size = tf.path.stat().st_size
-                except OSError:
-                    continue
-                found_quiet = min(size, quiet.get(file_key(tf.path), 0))  # a cycle read it, storing nothing
-                g.quiet += found_quiet
-                g.waiting += size - found_quiet
+        for tf in discover_all(self.config, found):  # every agent's sessions not read yet
+            if address_key(tf.address) in seen:
+                continue
+            g = group(projects.key(tf.project, tf.path), tf.session)
+            g.files += 1
+            try:
+                size = tf.path.stat().st_size
+            except OSError:
+                continue
+            found_quiet = min(size, quiet.get(address_key(tf.address), 0))  # a cycle read it, storing nothing
+            g.quiet += found_quiet
+            g.waiting += size - found_quiet
         if skipped is not None:
             skipped.extend(skip.notice for skip in found)
         pending = self.ledger.pending_by_session()

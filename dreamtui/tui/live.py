@@ -58,7 +58,7 @@ class LiveTail:
         project = path.parent.name if path.parent != self.root else ""
         out: list[Text] = []
         for raw in data[: end + 1].splitlines():
-            rec = raw_record(0, raw)
+            rec = raw_record(0, raw, path)
             for role, text in rec.texts:
                 out.append(
                     Text.assemble(

@@ -19,6 +19,9 @@ from dreamtui.core.dream.phases import Progress
 from dreamtui.core.dream.plan import CycleAlreadyDone
 from dreamtui.core.dream.run import CycleFailed, run_cycle
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
+from dreamtui.core.ingest.projects import ProjectMap
+from dreamtui.core.ingest.sources import roots
+from dreamtui.core.ingest.transcripts import describe
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.ledger.cycles import CycleRecord
@@ -46,7 +49,7 @@ def next_run(now: datetime, hour: int, minute: int) -> datetime:
 
 
 class DreamDaemon:
-    """Watches ``config.transcripts`` and runs dream cycles until :meth:`stop`."""
+    """Watches every agent's transcript folders (``ingest.sources``) and runs dream cycles until :meth:`stop`."""
 
     def __init__(
         self,
@@ -65,8 +68,11 @@ class DreamDaemon:
         self.say, self.on_wake, self.progress = say, on_wake, progress
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.retries: dict[str | None, tuple[float, int, str]] = {}  # project -> (when, tries, trigger)
+        pmap = ProjectMap(config.transcripts)
         self.watcher = Watcher(
             config.transcripts,
+            extra=[r.folder for r in roots(config)],
+            project_of=lambda path: pmap.key(describe(path).project, path),
             on_goodnight=lambda p: self.events.put(("goodnight", p)),
             on_error=lambda e: self.events.put(("error", e)),
             on_skip=lambda notice: self.events.put(("skip", notice)),

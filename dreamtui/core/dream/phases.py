@@ -203,7 +203,7 @@ class RunningCycle:
         written; wake early (shallow) when none has enough of a person's words."""
         self.open_phase("light")
         skipped: list[Skipped] = []
-        groups = session_groups(self.config.transcripts, self.project, skipped, self.projects)
+        groups = session_groups(self.config, self.project, skipped, self.projects)
         for skip in skipped:  # one bad folder or FIFO never fails the cycle: the others are dreamed
             self.progress(skip.notice)
         self.stats.sessions_seen = len(groups)

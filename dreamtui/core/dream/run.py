@@ -57,6 +57,7 @@ from dreamtui.core.errors import ConfigError, DreamError, MemoryRepoError, Trans
 from dreamtui.core.extract import choose, make_extractor
 from dreamtui.core.extract.base import Extractor
 from dreamtui.core.files import is_dir
+from dreamtui.core.ingest.sources import existing_roots
 from dreamtui.core.ledger import Ledger, cycles
 from dreamtui.core.ledger.cycles import ALL_PROJECTS, FULL, ON_DEMAND, CycleRecord
 from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
@@ -94,7 +95,7 @@ def run_cycle(
     them a done date stays :class:`~dreamtui.core.dream.plan.CycleAlreadyDone`.
     """
     day = parse_day(date)
-    if not is_dir(config.transcripts):
+    if not is_dir(config.transcripts) and not existing_roots(config):  # no agent's folder at all
         what = "is not a folder" if os.path.lexists(config.transcripts) else "does not exist"
         raise TranscriptError(f"transcripts folder {config.transcripts} {what} (see --transcripts)")
     if is_bare_repository(config.memory):  # refused before anything is read, recorded or written

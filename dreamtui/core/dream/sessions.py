@@ -1,5 +1,7 @@
-"""What a dream cycle reads: the sessions under the transcripts folder, grouped by project, and the part
-of each not dreamed yet (light sleep's work), plus the cheap look at which projects have new content."""
+"""What a dream cycle reads: the sessions of every agent's transcript folders (``ingest.sources``),
+grouped by project (a repository: Claude Code's and Codex's sessions of one repository are one
+project's), and the part of each not dreamed yet (light sleep's work), plus the cheap look at which
+projects have new content."""
 
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from pathlib import Path
 from dreamtui.core.config import Config
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped, scan_folder
+from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import DigestState, digest_increment, digest_lines
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ingest.tail import LineScanner, TailRead, file_key, open_transcript
-from dreamtui.core.ingest.transcripts import discover, kind_of
+from dreamtui.core.ingest.records import address_key
+from dreamtui.core.ingest.sources import discover_all
+from dreamtui.core.ingest.tail import LineScanner, TailRead, open_transcript
+from dreamtui.core.ingest.transcripts import kind_of
 from dreamtui.core.ledger import Ledger, offsets
 from dreamtui.core.models import Digest, DigestStats, Turn
 
@@ -79,23 +84,25 @@ def transcript_folders(root: Path) -> list[str]:
 
 
 def session_groups(
-    root: Path, project: str | None, skipped: list[Skipped] | None = None, projects: ProjectMap | None = None
+    config: Config,
+    project: str | None,
+    skipped: list[Skipped] | None = None,
+    projects: ProjectMap | None = None,
 ) -> dict[tuple[str, str], list[Path]]:
-    """Transcript files grouped by (project key, session), main file first: the sessions of every
-    worktree (and subfolder) of one repository are one project's (``projects``, a
-    :class:`~dreamtui.core.ingest.projects.ProjectMap`). Folders and files that cannot be read (or are
-    no regular files) are left out and named in ``skipped``."""
+    """Transcript files of every agent (``ingest.sources``) grouped by (project key, session), main file
+    first: the sessions of every worktree (and subfolder) of one repository, whichever agent ran them,
+    are one project's (``projects``, a :class:`~dreamtui.core.ingest.projects.ProjectMap`). Folders and
+    files that cannot be read (or are no regular files) are left out and named in ``skipped``."""
+    root = Path(config.transcripts)
     projects = projects or ProjectMap(root)
     groups: dict[tuple[str, str], list[Path]] = {}
     found: list[Skipped] = []
-    files = discover(root, found)
+    files = discover_all(config, found)
     keyed = [(projects.key(tf.project, tf.path), tf) for tf in files]
     if skipped is not None:  # for one project, only what is wrong in its own folders concerns it
         mine = None
         if project is not None:
-            mine = {
-                str(Path(root) / f) for f in {tf.project for key, tf in keyed if key == project} | {project}
-            }
+            mine = {str(root / f) for f in {tf.project for key, tf in keyed if key == project} | {project}}
         skipped.extend(
             s
             for s in found
@@ -104,7 +111,7 @@ def session_groups(
     for key, tf in keyed:
         if project is not None and key != project:
             continue
-        groups.setdefault((key, tf.session), []).append(tf.path)
+        groups.setdefault((key, tf.session), []).append(Path(tf.address))
     return groups
 
 
@@ -121,7 +128,7 @@ def new_content(
     mtime = 0.0
     cwd = ""
     for path in files:
-        key = file_key(path)
+        key = address_key(path)
         try:
             digest, read, state = digest_increment(ledger, path, project, session, commit=False)
         except TranscriptError:
@@ -134,7 +141,7 @@ def new_content(
         start, start_line = read.start_offset, read.start_line
         turns = list(digest.turns)
         hasher = hashlib.blake2b(digest_size=16)
-        if dreamed and not read.reset and dreamed[0] < read.start_offset:
+        if dreamed and not read.reset and not read.records and dreamed[0] < read.start_offset:
             # someone else read past what was dreamed: digest the gap too
             start, start_line = dreamed
             with open_transcript(path) as fh:
@@ -169,13 +176,18 @@ def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
     projects = project_map(config, ledger)
     quiet = offsets.quiet_offsets(ledger)  # found too quiet: only words written since count as new
     found: list[str] = []
-    for tf in discover(config.transcripts):
+    for tf in discover_all(config):
         try:
-            size = tf.path.stat().st_size
+            st = tf.path.stat()
         except OSError:
             continue
-        fkey = file_key(tf.path)
-        if size > max(dreamed.get(fkey, 0), quiet.get(fkey, 0)):
+        fkey = address_key(tf.address)
+        if formats.of_file(tf).layout == "records":  # offsets count records' bytes: compare the file
+            row = offsets.file_state(ledger, fkey)
+            changed = row is None or (row.size, row.mtime) != (st.st_size, st.st_mtime)
+        else:
+            changed = st.st_size > max(dreamed.get(fkey, 0), quiet.get(fkey, 0))
+        if changed:
             key = projects.key(tf.project, tf.path)
             if key not in found:
                 found.append(key)

@@ -23,8 +23,12 @@ How it works (see ``transcript-format.md``, "Encoding"):
    whether the record is a copy (the format's ``is_copy``: a sub-agent's words copied into the main
    file, or a repeat of a string already matched). Originals come before copies, then person > assistant > meta > tool.
 
-Which record a string is in and whose words it is are the transcript format's to say
-(:func:`dreamtui.core.ingest.formats.current`); the search itself only assumes JSON lines.
+Which record a string is in and whose words it is are the transcript format's to say — the format of
+each file, looked up from the file (:func:`dreamtui.core.ingest.formats.format_for`). For a ``lines``
+format the byte search above finds the lines; a whole-file source (a ``records`` format: a JSON
+document, a SQLite row, a markdown block) is read as its records (the format's ``records``), and
+each record's strings are searched the same way (step 4), the match naming the record's ``locator``
+as its line.
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from json.encoder import encode_basestring, encode_basestring_ascii  # type: ign
 from pathlib import Path
 from typing import Any
 
+from dreamtui.core.errors import DreamError
 from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import formats
-from dreamtui.core.ingest.formats.protocol import TranscriptFormat
+from dreamtui.core.ingest.formats.protocol import TranscriptFormat, split_address
 from dreamtui.core.ingest.tail import decode_line
 from dreamtui.core.models import Match, Verification
 from dreamtui.core.text import SURROGATE, word_count
@@ -590,9 +595,12 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     if active:
         batch = list(active.values())
         wanted = _Wanted(batch) if len(batch) >= INDEX_FROM else None
-        fmt = formats.current()
         for file_no, fpath in enumerate(files):
-            _verify_file(Path(fpath), file_no, batch, wanted, unreadable, fmt)
+            fmt = formats.format_for(fpath)
+            if fmt.layout == "records":
+                _verify_records(str(fpath), file_no, batch, unreadable, fmt)
+            else:
+                _verify_file(Path(fpath), file_no, batch, wanted, unreadable, fmt)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
     for i, nq in owner:
         v = done[nq]
@@ -648,6 +656,23 @@ def _verify_file(
         if fh is not None:
             data.close()  # type: ignore[union-attr]
             fh.close()
+
+
+def _verify_records(
+    address: str, file_no: int, batch: list[_Quote], unreadable: list[str], fmt: TranscriptFormat
+) -> None:
+    """Look for every quote of ``batch`` in the records of a whole-file source (``address``: its path,
+    ``#member`` for one session of a source holding many); a match names the record's locator."""
+    path, member = split_address(address)
+    try:
+        for rec in fmt.records(path, member):
+            if not isinstance(rec.obj, dict):
+                continue
+            record = _Record(rec.obj, fmt)
+            for q in batch:
+                _match_record(q.ready(), record, address, file_no, rec.locator, fmt)
+    except (OSError, DreamError) as exc:
+        unreadable.append(f"{path.name}: {getattr(exc, 'strerror', None) or exc}")
 
 
 class _Hit:

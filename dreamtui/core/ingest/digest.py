@@ -6,8 +6,12 @@ system reminders, IDE context and metadata records.
 
 This module reads the files (a small one whole, a large one in chunks, an increment through the
 tailer), counts what was read, merges a session's files by time and keeps the dedup state; which
-lines hold which turns is the transcript format's to say: its :class:`~.formats.protocol.LineDigester`
-decodes only what it reads (for Claude Code: ``formats/claude_code.py``, ``docs/digest.md``).
+lines hold which turns is the transcript format's to say — the format of each file, looked up from the
+file (:func:`.formats.format_for`): its :class:`~.formats.protocol.LineDigester` decodes only what it
+reads (for Claude Code: ``formats/claude_code.py``, ``docs/digest.md``). A whole-file source (a
+``records`` format) is read as records (:meth:`~.formats.protocol.TranscriptFormat.records`), each
+digested by the format's digester's ``record``; an increment of it is the records not seen yet
+(:mod:`.records`).
 
 Duplicates: assistant blocks are kept once per ``(message id, block)``; a person's record rewritten
 with a new id (same timestamp and text) is kept once; text typed while the agent was busy is kept
@@ -25,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from dreamtui.core.ingest import formats
-from dreamtui.core.ingest.formats.protocol import FileKind, LineDigester
+from dreamtui.core.ingest.formats.protocol import FileKind, LineDigester, TranscriptFormat, split_address
+from dreamtui.core.ingest.records import read_new
 from dreamtui.core.ingest.tail import (
     DEFAULT_MAX_LINE,
     Line,
@@ -177,7 +182,7 @@ def digest_lines(
     ``state`` carries dedup keys between calls; ``stats`` is updated in place.
     """
     stats = stats if stats is not None else DigestStats()
-    digester = formats.current().digester(file, kind, state or DigestState(), stats, interrupts)
+    digester = formats.format_for(file).digester(file, kind, state or DigestState(), stats, interrupts)
     lines = list(lines)
     stats.bytes += sum(len(raw) + 1 for _, _, raw in lines)
     stats.lines += len(lines)
@@ -203,11 +208,13 @@ def digest_file(
     Raises :class:`~dreamtui.core.errors.TranscriptError` when the file cannot be read.
     """
     path = path if isinstance(path, Path) else Path(path)
+    fmt = formats.format_for(path)
+    if fmt.layout == "records":
+        return _digest_records(fmt, path, kind, interrupts, state)
     if cheap:
         data = read_small_transcript(path, min(_WHOLE_FILE, max_line))
         if data is not None:  # no line can be over max_line: the file is not
-            return _digest_whole(path, data, kind, interrupts, state)
-    fmt = formats.current()
+            return _digest_whole(fmt, path, data, kind, interrupts, state)
     stats = DigestStats()
     digester = fmt.digester(
         str(path), kind or fmt.kind_of(path), state or DigestState(), stats, interrupts, cheap=cheap
@@ -229,12 +236,36 @@ def digest_file(
     )
 
 
+def _digest_records(
+    fmt: TranscriptFormat, address: Path, kind: FileKind | None, interrupts: bool, state: DigestState | None
+) -> Digest:
+    """:func:`digest_file` of a whole-file source (``address``: its path, ``#member`` for one session
+    of a source holding many): every record the format reads, each digested by its ``record``."""
+    path, member = split_address(address)
+    tf = fmt.describe(address)
+    name = str(address)
+    stats = DigestStats()
+    digester = fmt.digester(name, kind or tf.kind, state or DigestState(), stats, interrupts)
+    turns: list[Turn] = []
+    for rec in fmt.records(path, member):
+        stats.lines += 1
+        stats.bytes += len(rec.raw)
+        digester.record(rec.obj, rec.locator, turns)
+    return Digest(
+        session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd
+    )
+
+
 def _digest_whole(
-    path: Path, data: bytes, kind: FileKind | None, interrupts: bool, state: DigestState | None
+    fmt: TranscriptFormat,
+    path: Path,
+    data: bytes,
+    kind: FileKind | None,
+    interrupts: bool,
+    state: DigestState | None,
 ) -> Digest:
     """:func:`digest_file` of a file read whole (``data``): its lines cut by ``io.BytesIO`` in C, one
     ASCII check for all of them, the path parsed once."""
-    fmt = formats.current()
     tf = fmt.describe(path, data)
     name = str(path)
     stats = DigestStats()
@@ -275,7 +306,10 @@ def digest_session(
     """
     if not files:
         raise ValueError("digest_session needs at least one file")
-    describe = formats.current().describe
+
+    def describe(path: Path) -> Any:
+        return formats.format_for(path).describe(path)
+
     first = describe(Path(files[0]))
     stats = DigestStats()
     streams: list[list[tuple[str, int, int, Turn]]] = []
@@ -352,16 +386,28 @@ def digest_increment(
     that stores what was made of the turns). Returns the digest of the new lines, the read and
     the dedup state.
     """
-    fmt = formats.current()
+    fmt = formats.format_for(path)
     tailer = tailer or Tailer(ledger)
     tf = fmt.describe(Path(path))
-    read = tailer.read(path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=fmt.keep)
-    state = DigestState(lookup=_ledger_lookup(ledger, read.path))
-    stats = DigestStats()
-    digester = fmt.digester(str(path), kind or tf.kind, state, stats, interrupts)
     turns: list[Turn] = []
-    _pairs(digester, [(line_no, raw) for line_no, _, raw in read.lines], turns)
-    _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
+    stats = DigestStats()
+    if fmt.layout == "records":
+        read, fresh, keys = read_new(ledger, path, fmt, project or tf.project, session or tf.session)
+        state = DigestState(lookup=_ledger_lookup(ledger, read.path))
+        digester = fmt.digester(str(path), kind or tf.kind, state, stats, interrupts)
+        for rec in fresh:
+            digester.record(rec.obj, rec.locator, turns)
+        for key in keys:
+            state.add(key)  # the records read: persisted with the digest's own keys
+        stats.bytes, stats.lines = read.bytes_read, len(fresh)
+    else:
+        read = tailer.read(
+            path, project or tf.project, session or tf.session, max_bytes=max_bytes, keep=fmt.keep
+        )
+        state = DigestState(lookup=_ledger_lookup(ledger, read.path))
+        digester = fmt.digester(str(path), kind or tf.kind, state, stats, interrupts)
+        _pairs(digester, [(line_no, raw) for line_no, _, raw in read.lines], turns)
+        _finish_stats(stats, read.oversized, read.partial, read.bytes_read, read.end_line - read.start_line)
     if commit:
         persist(ledger, tailer, read, state, stats)
     digest = Digest(

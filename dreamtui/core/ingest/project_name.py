@@ -17,6 +17,7 @@ import glob
 from pathlib import Path
 
 from dreamtui.core.ingest import formats
+from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ingest.projects import folder_key
 from dreamtui.core.models import Digest
 from dreamtui.core.repository import repository_name, repository_root
@@ -28,7 +29,7 @@ def project_name(transcripts: Path, project: str, transcript: str | None = None)
     """``project``'s readable name: the last part of the working directory in ``transcript`` (or in the
     first of the project folder's transcripts that names one, at most five read), else the folder name
     without its leading dash."""
-    fmt = formats.current()
+    fmt = formats.named(formats.FALLBACK)  # the transcripts folder is Claude Code's
     candidates: list[Path] = []
     if transcript:
         path = Path(transcript)
@@ -39,7 +40,7 @@ def project_name(transcripts: Path, project: str, transcript: str | None = None)
     except OSError:
         pass
     for path in candidates:
-        cwd = fmt.cwd_of(path)
+        cwd = formats.format_for(path).cwd_of(split_address(path)[0])
         if cwd:
             return Digest(session="", project=project, cwd=cwd).project_name
     return _name_of_key(transcripts, project) or Digest(session="", project=project).project_name
@@ -49,7 +50,7 @@ def _name_of_key(transcripts: Path, project: str) -> str:
     """The name of project key ``project`` that no transcript folder of its own spells (a repository
     whose sessions all ran in its worktrees): the repository's name, read from the first worktree
     folder (``<key>-…``, at most five read) that belongs to it; '' when none does."""
-    fmt = formats.current()
+    fmt = formats.named(formats.FALLBACK)  # the transcripts folder is Claude Code's
     try:
         siblings = sorted(p for p in transcripts.glob(f"{glob.escape(project)}-*") if p.is_dir())[:5]
     except OSError:

@@ -30,21 +30,16 @@ from pathlib import Path
 
 from dreamtui.core import clock
 from dreamtui.core.ingest import formats
+from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ledger import Ledger, project_folders
 from dreamtui.core.ledger.project_folders import ProjectFolder
-from dreamtui.core.repository import by_git, by_layout
+from dreamtui.core.repository import by_git, by_layout, encode_path
 
 __all__ = ["ProjectFolder", "ProjectMap", "encode_path", "folder_key", "rekey_old_rows"]
 
 _DOTTED = re.compile(r"^(?P<repo>.+?)--(?:claude|git)?-?worktrees-[^/]+$")
 """A folder name from ``<repo>/.claude/worktrees/<w>``, ``<repo>/.git/worktrees/<w>`` or
 ``<repo>/.worktrees/<w>`` (``/.`` is written ``--``), read when no record gives a ``cwd``."""
-
-
-def encode_path(path: str) -> str:
-    """The folder name Claude Code gives a session started in ``path``: every character other than an
-    ASCII letter or digit made a ``-`` (``/Users/kim/.claude`` → ``-Users-kim--claude``)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", path.replace("\\", "/").rstrip("/") or "/")
 
 
 def _key_for(folder: str, cwd: str, root: str) -> str:
@@ -104,7 +99,7 @@ class ProjectMap:
         found = self._rows.get(folder)
         if found is not None:
             return found
-        found = folder_key(folder, self._cwd(folder, probe))
+        found = self._shared(folder_key(folder, self._cwd(folder, probe)))
         self._rows[folder] = found
         if self.remember and self.ledger is not None:
             project_folders.remember(self.ledger, found, clock.now_iso())
@@ -114,13 +109,29 @@ class ProjectMap:
         """The project key of transcript folder ``folder``."""
         return self.row(folder, probe).project
 
+    def _shared(self, found: ProjectFolder) -> ProjectFolder:
+        """A repository already known under another key (Claude Code's folder spelt it so; another
+        agent's session arrives with its own spelling of the same root) keeps that key: one project,
+        one memory folder, one queue for every agent's sessions of one repository."""
+        if not found.root or found.how == "folder":
+            return found
+        for row in self._rows.values():
+            if row.root == found.root and row.how != "folder" and row.project != found.project:
+                return ProjectFolder(found.folder, row.project, found.root, found.how)
+        return found
+
     def _cwd(self, folder: str, probe: Path | None) -> str:
-        fmt = formats.current()
-        paths: list[Path] = [probe] if probe is not None else []
+        """The working directory of ``folder``'s sessions: read from ``probe`` (by its own format), else
+        from the first of the folder's files under the transcripts folder (Claude Code's layout)."""
+        if probe is not None:
+            cwd = formats.format_for(probe).cwd_of(split_address(probe)[0])
+            if cwd:
+                return cwd
+        fmt = formats.named(formats.FALLBACK)
         try:
-            paths.extend(sorted((self.transcripts / folder).glob("*" + fmt.suffix))[:5])
+            paths = sorted((self.transcripts / folder).glob("*" + fmt.suffix))[:5]
         except OSError:
-            pass
+            paths = []
         for path in paths:
             cwd = fmt.cwd_of(path)
             if cwd:

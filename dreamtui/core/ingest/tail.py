@@ -69,6 +69,7 @@ class TailRead:
     more: bool = False  # stopped at max_bytes: read again after committing
     tail_hash: str | None = None
     seen: tuple[Any, ...] | None = None  # the ledger row as read (optimistic concurrency check)
+    records: bool = False  # a whole-file source's new records (``ingest.records``), not appended lines
 
     @property
     def bytes_read(self) -> int:

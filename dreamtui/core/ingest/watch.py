@@ -1,7 +1,9 @@
-"""Watch the transcripts folder: coalesced change events, goodnight detection, a rescan safety net.
+"""Watch the transcripts folders: coalesced change events, goodnight detection, a rescan safety net.
 
 A watchdog observer (inotify where available; ``PollingObserver`` with ``poll=True`` for file systems
-without it) watches the transcripts root recursively. Events are coalesced: a burst of appends is one
+without it) watches the transcripts root recursively, and every other agent's folder given
+(``extra``: Codex's date-nested ``sessions``, …); an event counts when its path is a transcript some
+format claims (``formats.claimed``), and each file is read by its own format. Events are coalesced: a burst of appends is one
 ``on_change(paths)`` call once the folder has been still for ``debounce`` seconds (or after at most
 ``max_delay`` seconds of continuous writing). Events can be lost, so every ``rescan_seconds`` the folder
 is walked and any file whose size or mtime changed is reported as if an event had come.
@@ -21,7 +23,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import orjson
@@ -59,7 +61,7 @@ SkipCallback = Callable[[str], None]
 
 
 class _Handler(FileSystemEventHandler):
-    """Forwards every transcript path (``*.jsonl`` for Claude Code) an event names to the watcher."""
+    """Forwards every transcript path (a path some format claims) an event names to the watcher."""
 
     def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
@@ -67,9 +69,8 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
-        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        suffix = self.watcher.fmt.suffix
-        found = [Path(os.fsdecode(p)) for p in paths if p and os.fsdecode(p).endswith(suffix)]
+        paths = [os.fsdecode(p) for p in (event.src_path, getattr(event, "dest_path", "") or "") if p]
+        found = [Path(p) for p in paths if not event.is_directory and formats.claimed(p) is not None]
         if found:
             self.watcher.notify(found)
         elif event.is_directory and event.event_type in ("created", "moved"):
@@ -95,9 +96,15 @@ class Watcher:
         debounce: float = DEFAULT_DEBOUNCE,
         rescan_seconds: float = 60.0,
         poll_interval: float = 1.0,
+        extra: Sequence[Path] = (),
+        project_of: Callable[[Path], str] | None = None,
     ) -> None:
         self.root = Path(root)
-        self.fmt: TranscriptFormat = formats.current()
+        self.extra = [Path(p) for p in extra if Path(p) != Path(root)]
+        """Other agents' folders watched besides ``root`` (those that are folders when watching starts)."""
+        self.project_of = project_of
+        """The project a good night is reported for (default: the file's transcript folder, as its
+        format names it)."""
         self.on_change = on_change
         self.on_goodnight = on_goodnight
         self.on_error = on_error
@@ -139,11 +146,13 @@ class Watcher:
         if not is_dir(self.root):
             raise TranscriptError(f"cannot watch {self.root}: not a folder")
         self._stopping = False
+        self.extra = [p for p in self.extra if is_dir(p)]
         self._snapshot = self._walk()
         self.initial = dict(self._snapshot)
         self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
         observer = PollingObserver(timeout=self.poll_interval) if self.poll else Observer()
-        observer.schedule(_Handler(self), str(self.root), recursive=True)
+        for folder in (self.root, *self.extra):
+            observer.schedule(_Handler(self), str(folder), recursive=True)
         observer.daemon = True
         observer.start()
         self._observer = observer
@@ -238,10 +247,12 @@ class Watcher:
             self.on_change(paths)
         projects: list[str] = []
         for p in paths:
-            if not self.fmt.is_main_file(self.root, p):
+            fmt = formats.format_for(p)
+            root = next((r for r in self.extra if p.is_relative_to(r)), self.root)
+            if fmt.layout != "lines" or not fmt.is_main_file(root, p):
                 continue
-            if self._scan_for_goodnight(p):
-                project = self.fmt.project_of(p)
+            if self._scan_for_goodnight(p, fmt):
+                project = self.project_of(p) if self.project_of is not None else fmt.project_of(p)
                 if project not in projects:
                     projects.append(project)
         if self.on_goodnight is not None:
@@ -282,12 +293,13 @@ class Watcher:
         def unreadable(exc: OSError) -> None:
             self._skip(exc.filename or self.root, f"cannot list this folder ({error_reason(exc)})")
 
-        suffix = self.fmt.suffix
-        for dirpath, _dirs, files in os.walk(self.root, onerror=unreadable):
+        for dirpath, _dirs, files in (
+            w for folder in (self.root, *self.extra) for w in os.walk(folder, onerror=unreadable)
+        ):
             for name in files:
-                if not name.endswith(suffix):
-                    continue
                 p = Path(dirpath) / name
+                if formats.claimed(p) is None:
+                    continue
                 try:
                     st = os.stat(p)
                 except PermissionError as exc:  # listed but not searchable: say it once, for the folder
@@ -307,12 +319,13 @@ class Watcher:
         self._snapshot = current
         return changed
 
-    def _scan_for_goodnight(self, path: Path) -> bool:
+    def _scan_for_goodnight(self, path: Path, fmt: TranscriptFormat | None = None) -> bool:
         """Read the new complete lines of ``path`` and say whether a person said good night.
 
         The new region is read in bounded chunks (:class:`LineScanner`): memory stays at one chunk
         plus one line however much was appended, and lines over :data:`SCAN_MAX_LINE` are skipped.
         """
+        fmt = fmt or formats.format_for(path)
         start = self._scanned.get(path, 0)
         found = False
         try:
@@ -322,7 +335,7 @@ class Watcher:
                     start = 0
                 scanner = LineScanner(fh, start, max_line=SCAN_MAX_LINE, end=size, keep=_may_say_goodnight)
                 for _line, _offset, raw in scanner:
-                    if not found and _line_says_goodnight(raw, self.fmt):
+                    if not found and _line_says_goodnight(raw, fmt):
                         found = True
         except NotRegularFile as exc:
             self._skip(path, exc.strerror or "not a regular file")

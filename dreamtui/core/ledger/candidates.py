@@ -50,7 +50,7 @@ def queue_rows(ledger: Ledger) -> list[QueueRow]:
     """Every pending candidate, newest first, as light rows (no JSON decoding of matches)."""
     rows = ledger.query(
         "SELECT id, project, session, type, claim, provenance, duplicate_of, corroborated, secrets, "
-        "created_at FROM candidates WHERE status = 'pending' ORDER BY created_at DESC, id"
+        "created_at, transcript FROM candidates WHERE status = 'pending' ORDER BY created_at DESC, id"
     )
     return [
         QueueRow(
@@ -64,6 +64,7 @@ def queue_rows(ledger: Ledger) -> list[QueueRow]:
             int(r["corroborated"] or 0),
             bool(r["secrets"]) and r["secrets"] != "[]",
             r["created_at"] or "",
+            r["transcript"] or "",
         )
         for r in rows
     ]

@@ -249,7 +249,9 @@ def _edited_files(path: str, start: int, start_line: int, end: int) -> list[tupl
     from dreamtui.core.errors import TranscriptError
     from dreamtui.core.ingest.tail import LineScanner, decode_line, open_transcript
 
-    fmt = formats.current()
+    fmt = formats.format_for(path)
+    if fmt.layout != "lines":  # a whole-file source has no byte range to read
+        return []
     seen: dict[str, int] = {}
     try:
         fh = open_transcript(path)

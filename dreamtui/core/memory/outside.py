@@ -307,7 +307,7 @@ def _pair_renames(repo: Repo, root: Path, found: list[_Change], pending: dict[st
 def _writer_of_transcript(transcript: Path) -> str:
     """``auto-dream`` for the agent's background consolidation (the format says which transcripts
     are), ``auto-memory`` for any other session."""
-    return "auto-dream" if formats.current().is_auto_dream(transcript) else "auto-memory"
+    return "auto-dream" if formats.format_for(transcript).is_auto_dream(transcript) else "auto-memory"
 
 
 _COMMAND_SCAN = 1024
@@ -359,9 +359,12 @@ def find_records(
     targets = _Targets(config, list(whens))
     earliest, latest = min(whens.values()) - window(), max(whens.values()) + 60.0
     look_for = targets.needles if len(targets.needles) <= 32 else None
-    hint = formats.current().tool_call_hint
     best: dict[str, Record] = {}
     for path in paths if paths is not None else _recent_transcripts(Path(config.transcripts), earliest):
+        fmt = formats.format_for(path)
+        if fmt.layout != "lines":
+            continue
+        hint = fmt.tool_call_hint
         try:
             with open_regular(path) as fh:
                 for number, raw in enumerate(fh, start=1):
@@ -393,7 +396,7 @@ def _matches(
         return []
     if not isinstance(obj, dict):
         return []
-    fmt = formats.current()
+    fmt = formats.format_for(path)
     where = fmt.ref(obj)
     stamp = where.timestamp or ""
     try:
@@ -421,7 +424,7 @@ def _matches(
 
 def _recent_transcripts(root: Path, since: float) -> list[Path]:
     out = []
-    for tf in formats.current().discover(root):
+    for tf in formats.named(formats.FALLBACK).discover(root):  # Claude Code's memory, its sessions
         try:
             if tf.path.stat().st_mtime >= since:
                 out.append(tf.path)

@@ -1,24 +1,60 @@
-"""Transcript formats: the registry and :func:`current`, the one way to reach the format in use.
+"""Transcript formats: the registry, and the format of a file looked up from the file itself.
 
 A format is one module that implements :class:`~.protocol.TranscriptFormat` (its functions are the
-protocol's methods); :mod:`.claude_code` is the only one. A second agent's transcripts (Codex CLI
-rollouts, say) would be one more module beside it and one more line in :data:`FORMATS`
-(``docs/ARCHITECTURE.md``, "Transcript formats").
+protocol's methods). Adding one is one module beside these and one line in :data:`FORMATS`
+(``docs/formats.md``, ``CONTRIBUTING.md`` "Trace 1"). Every format is a peer: several are read in one
+dream, each from its own folders (:mod:`dreamtui.core.ingest.sources`), and every file is read by the
+format that claims it (:func:`format_for`), never by a format "in use".
 """
 
 from __future__ import annotations
 
-from dreamtui.core.ingest.formats import claude_code
-from dreamtui.core.ingest.formats.protocol import TranscriptFormat
+from functools import lru_cache
+from pathlib import Path
+
+from dreamtui.core.ingest.formats import claude_code, codex
+from dreamtui.core.ingest.formats.protocol import TranscriptFile, TranscriptFormat, split_address
 
 FORMATS: dict[str, TranscriptFormat] = {
     claude_code.name: claude_code,
+    codex.name: codex,
 }
-"""Every format dreamtui reads, by name."""
-DEFAULT = claude_code.name
-"""The format :func:`current` gives."""
+"""Every format dreamtui reads, by name (a format's ``[formats.<name>]`` table in the config)."""
+FALLBACK = claude_code.name
+"""The format of a file no other format claims (Claude Code's ``*.jsonl``, the most general name)."""
 
 
-def current() -> TranscriptFormat:
-    """The transcript format in use (Claude Code's)."""
-    return FORMATS[DEFAULT]
+def _asked() -> list[TranscriptFormat]:
+    """The order formats are asked whether they claim a file: the specific ones first, the fallback last."""
+    return [f for n, f in FORMATS.items() if n != FALLBACK] + [FORMATS[FALLBACK]]
+
+
+def named(name: str) -> TranscriptFormat:
+    """The format called ``name``; raises KeyError for a name no format has."""
+    return FORMATS[name]
+
+
+def claimed(path: Path | str) -> TranscriptFormat | None:
+    """The format whose transcript ``path`` is (by name and folders: nothing is opened), None when
+    no format claims it (a ``.meta.json`` beside a sub-agent, a stray file)."""
+    return _claimed(str(split_address(path)[0]))
+
+
+@lru_cache(maxsize=4096)
+def _claimed(path: str) -> TranscriptFormat | None:
+    p = Path(path)
+    for fmt in _asked():
+        if fmt.claims(p):
+            return fmt
+    return None
+
+
+def format_for(path: Path | str) -> TranscriptFormat:
+    """The format that reads ``path`` (an address: a path, or ``<path>#<member>``): the one that claims
+    it, else Claude Code's."""
+    return claimed(path) or FORMATS[FALLBACK]
+
+
+def of_file(tf: TranscriptFile) -> TranscriptFormat:
+    """The format a discovered file was found by (its ``format``), else the one that claims it."""
+    return FORMATS.get(tf.format) or format_for(tf.path)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,13 +41,16 @@ import msgspec
 import orjson
 
 from dreamtui.core.files import Skipped, is_dir, open_regular, regular_problem, scan_folder
+from dreamtui.core.ingest.formats.lines import json_lines_records
 from dreamtui.core.ingest.formats.protocol import (
     EXTRACTOR_WORKDIR,
     FileKind,
     JsonPath,
+    Layout,
     PathKey,
     Piece,
     RecordRef,
+    SourceRecord,
     ToolCall,
     TranscriptFile,
 )
@@ -59,6 +62,8 @@ if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
 
 name = "claude-code"
 """This format's name (its key in ``formats.FORMATS``)."""
+agent = "Claude Code"
+layout: Layout = "lines"
 suffix = ".jsonl"
 """How a transcript file's name ends."""
 tool_call_hint = b"tool_use"
@@ -66,8 +71,22 @@ tool_call_hint = b"tool_use"
 
 
 def default_root() -> Path:
-    """Claude Code's transcript folder, ``~/.claude/projects``."""
+    """Claude Code's transcript folder, ``~/.claude/projects`` (the config's ``transcripts``)."""
     return Path.home() / ".claude" / "projects"
+
+
+def default_roots() -> list[Path]:
+    """:func:`default_root`."""
+    return [default_root()]
+
+
+def claims(path: Path) -> bool:
+    """Any ``*.jsonl`` (asked last: the other formats' names are narrower)."""
+    return path.name.endswith(suffix)
+
+
+records: Callable[..., Iterator[SourceRecord]] = json_lines_records
+"""Each decoded line (``locator`` its line number)."""
 
 
 # -- where the transcripts are ------------------------------------------------------------------
@@ -216,11 +235,11 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
     agent = stem[len("agent-") :] if stem.startswith("agent-") else None
     kind: FileKind = "main" if agent is None else "compact" if agent.startswith("acompact") else "subagent"
     if up(1) == "subagents":
-        return TranscriptFile(path, up(3), up(2), kind, agent)
+        return TranscriptFile(path, up(3), up(2), kind, agent, name)
     if agent is not None and up(2) == "workflows" and up(3) == "subagents":  # subagents/workflows/<id>/
-        return TranscriptFile(path, up(5), up(4), kind, agent)
+        return TranscriptFile(path, up(5), up(4), kind, agent, name)
     session = stem if agent is None else session_id_in(path, head) or stem
-    return TranscriptFile(path, up(1), session, kind, agent)
+    return TranscriptFile(path, up(1), session, kind, agent, name)
 
 
 def _sort_key(tf: TranscriptFile) -> tuple[str, str, int, str]:
@@ -297,6 +316,13 @@ def session_files(root: Path, project: str, session: str) -> list[Path]:
         if e.is_file and e.name.startswith("agent-") and session_id_in(e.path) == session:
             out.append(describe(e.path))
     return [tf.path for tf in sorted(out, key=lambda tf: (_KIND_ORDER[tf.kind], str(tf.path)))]
+
+
+def with_session(path: Path) -> list[Path]:
+    """The main file ``path`` and its sub-agents' files (``<project>/<session>.jsonl``'s)."""
+    path = Path(path)
+    found = session_files(path.parent.parent, path.parent.name, session_of(path))
+    return [path, *[p for p in found if p != path]]
 
 
 def is_main_file(root: Path, path: Path) -> bool:

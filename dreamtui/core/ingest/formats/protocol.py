@@ -1,11 +1,28 @@
 """What dreamtui needs to know about an agent's transcripts: the :class:`TranscriptFormat` protocol.
 
 A transcript format is one module that answers every question below for one agent's transcripts
-(:mod:`.claude_code` is the one there is); the rest of dreamtui asks through
-:func:`dreamtui.core.ingest.formats.current` and never names a field of the records. Transcripts are
-JSON lines, one record a line, appended to while the agent runs: reading only what was appended
-(:mod:`dreamtui.core.ingest.tail`), decoding a line (``tail.decode_line``) and searching a quote in
-the raw bytes (:mod:`dreamtui.core.gate.verify`) are the same for every format.
+(:mod:`.claude_code`, :mod:`.codex`, …, registered in :data:`dreamtui.core.ingest.formats.FORMATS`);
+the rest of dreamtui looks the format up from the file (:func:`dreamtui.core.ingest.formats.format_for`,
+or a :class:`TranscriptFile`'s ``format``) and never names a field of the records or a folder layout.
+
+Two layouts (:data:`Layout`):
+
+- ``lines``: JSON lines, one record a line, appended to while the agent runs (Claude Code, Codex CLI).
+  Reading only what was appended (:mod:`dreamtui.core.ingest.tail`, byte offsets), decoding a line
+  (``tail.decode_line``) and searching a quote in the raw bytes (:mod:`dreamtui.core.gate.verify`) are
+  the same for every such format.
+- ``records``: a whole file that is rewritten as the session grows (a JSON document, a SQLite
+  database, a markdown file). The format reads it as :class:`SourceRecord` s (:meth:`TranscriptFormat.records`);
+  change detection compares the records' keys and raw hashes instead of byte offsets
+  (:mod:`dreamtui.core.ingest.records`); a quote is verified against the record its ``locator`` names;
+  the digest is built from :meth:`TranscriptFormat.pieces` (:mod:`.generic`).
+
+**Addressing a session.** A session is a file (``TranscriptFile.path``) and, for a source that holds
+many sessions (a SQLite database), the session's id inside it (``TranscriptFile.member``). Wherever a
+session's file is named by one string (a turn's ``file``, a quote's match, the ledger's ``files.path``)
+that string is its **address**: the path, or ``<path>#<member>`` (:func:`address_of`,
+:func:`split_address`). A one-file-per-session format leaves ``member`` empty and its addresses are
+plain paths.
 
 The questions:
 
@@ -25,7 +42,8 @@ The questions:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -38,6 +56,8 @@ from dreamtui.core.models import DigestStats, Provenance, RawRecord, Turn
 if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
     from dreamtui.core.ingest.digest import DigestState
 
+Layout = Literal["lines", "records"]
+"""How a format's files are read: appended JSON lines, or whole files read as records (module docstring)."""
 FileKind = Literal["main", "subagent", "compact"]
 """A main session, a sub-agent's transcript, or the compaction helper's (no person's words)."""
 PathKey = str | int
@@ -59,9 +79,41 @@ class TranscriptFile(msgspec.Struct, frozen=True):
 
     path: Path
     project: str
+    """The transcript folder the session belongs to, as the format names it: Claude Code's project
+    folder, or for a format not grouped by project folder ``projects.encode_path`` of the session's
+    working directory; ``ingest.projects`` turns it into the project key (the repository)."""
     session: str
     kind: FileKind
     agent_id: str | None = None
+    format: str = ""
+    """The name of the format that reads the file (its key in ``formats.FORMATS``; every format's
+    ``describe`` sets it, '' only in a struct made by hand: ``formats.of_file`` then asks the path)."""
+    member: str = ""
+    """The session inside a source holding many ('' when the file is the session)."""
+
+    @property
+    def address(self) -> str:
+        """The one string naming this session's file (:func:`address_of`)."""
+        return address_of(self.path, self.member)
+
+
+MEMBER_MARK = "#"
+"""Between a multi-session source's path and the session's id in an address."""
+
+
+def address_of(path: Path | str, member: str = "") -> str:
+    """``path`` as a string, or ``<path>#<member>`` for one session of a source holding many."""
+    return f"{path}{MEMBER_MARK}{member}" if member else str(path)
+
+
+def split_address(address: Path | str) -> tuple[Path, str]:
+    """``(path, member)`` of an address: the path itself when it names a file (or names nothing after
+    its last ``#``); else the part before the last ``#`` and the member after it."""
+    text = str(address)
+    at = text.rfind(MEMBER_MARK)
+    if at <= 0 or "/" in text[at:] or os.path.lexists(text):
+        return Path(text), ""
+    return Path(text[:at]), text[at + 1 :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +191,10 @@ class LineDigester(Protocol):
     def exact(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
         """Digest one line by decoding it in full (the reference :meth:`lines` is held to)."""
 
+    def record(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
+        """Digest one decoded record (a ``records`` format's :class:`SourceRecord` ``obj``, ``line_no``
+        its locator) into ``out``."""
+
 
 class TranscriptFormat(Protocol):
     """One agent's transcripts: where they are, whose words each string is, what a tool call wrote,
@@ -146,7 +202,12 @@ class TranscriptFormat(Protocol):
     it (its functions are the methods); see the module docstring."""
 
     name: str
-    """The format's name (``claude-code``): its key in ``formats.FORMATS``."""
+    """The format's name (``claude-code``): its key in ``formats.FORMATS`` and a ``[formats.<name>]``
+    table of the config."""
+    agent: str
+    """The agent as a person names it (``Claude Code``, ``Codex CLI``): what the queue marks a proposal with."""
+    layout: Layout
+    """``lines`` (appended JSON lines) or ``records`` (a whole file read as :class:`SourceRecord` s)."""
     suffix: str
     """How a transcript file's name ends (``.jsonl``)."""
     tool_call_hint: bytes
@@ -154,8 +215,14 @@ class TranscriptFormat(Protocol):
 
     # -- where the transcripts are --------------------------------------------------------------
 
-    def default_root(self) -> Path:
-        """The folder the agent writes its transcripts into, when no other is given."""
+    def default_roots(self) -> list[Path]:
+        """The folders the agent writes its transcripts into, when the config names none (an
+        environment variable the agent honours, such as ``CODEX_HOME``, is read here)."""
+
+    def claims(self, path: Path) -> bool:
+        """Whether ``path`` is a transcript of this format, by its name and folders alone (cheap, never
+        opens it): how a file's format is looked up (``formats.format_for``) and what the watcher
+        forwards. Claude Code's, the most general (``*.jsonl``), is asked last."""
 
     def discover(self, root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
         """Every transcript under ``root``, main files before their sub-agents; never raises. Folders
@@ -166,6 +233,9 @@ class TranscriptFormat(Protocol):
 
     def session_files(self, root: Path, project: str, session: str) -> list[Path]:
         """The files of one session: the main file first (when it exists), then the others."""
+
+    def with_session(self, path: Path) -> list[Path]:
+        """The files of the session whose main file is ``path``: ``path`` first, then its sub-agents'."""
 
     def kind_of(self, path: Path) -> FileKind:
         """What the file at ``path`` is, by its name."""
@@ -188,6 +258,14 @@ class TranscriptFormat(Protocol):
         what its tool calls write into the memory is filed as auto dream's, not auto memory's."""
 
     # -- records --------------------------------------------------------------------------------
+
+    def records(self, path: Path, member: str = "") -> Iterator[SourceRecord]:
+        """The records of the file ``path`` (of session ``member`` in a source holding many), in order.
+
+        A ``records`` format's way in (a ``lines`` format may give each decoded line, ``locator`` its
+        line number: ``formats.lines.json_lines_records``). Raises :class:`~dreamtui.core.errors.TranscriptError`
+        when the file cannot be read or cannot be parsed as a whole (a JSON document half written):
+        nothing of it is read then, and the next look tries again."""
 
     def pieces(self, obj: Any) -> list[Piece]:
         """The text pieces of one decoded record, in order, each with its provenance; never raises."""

@@ -1,0 +1,66 @@
+"""Where transcripts are read: every format's folders, several agents in one dream.
+
+Each format finds its own default folders (:meth:`~.formats.protocol.TranscriptFormat.default_roots`,
+``CODEX_HOME`` and the like honoured there); the config's ``[formats.<name>]`` table replaces them
+(``folders``) or turns the format off (``enabled = false``). Claude Code's folder is the config's
+``transcripts`` (plus any ``[formats.claude-code] folders``). :func:`discover_all` lists every
+transcript of every format, each :class:`~.formats.protocol.TranscriptFile` naming its format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamtui.core.config import Config
+from dreamtui.core.files import Skipped, is_dir
+from dreamtui.core.ingest import formats
+from dreamtui.core.ingest.formats.protocol import TranscriptFile, TranscriptFormat
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """One folder one format reads."""
+
+    format: TranscriptFormat
+    folder: Path
+
+
+def roots(config: Config) -> list[Root]:
+    """Every (format, folder) to read, Claude Code's first, each folder once."""
+    out: list[Root] = []
+    seen: set[Path] = set()
+    for fname, fmt in formats.FORMATS.items():
+        table = config.formats.get(fname, {})
+        if table.get("enabled", True) is False:
+            continue
+        given = [Path(f) for f in table.get("folders", [])]
+        if fname == formats.FALLBACK:
+            folders = [Path(config.transcripts), *given]
+        else:
+            folders = given or fmt.default_roots()
+        for folder in folders:
+            if folder not in seen:
+                seen.add(folder)
+                out.append(Root(fmt, folder))
+    return out
+
+
+def existing_roots(config: Config) -> list[Root]:
+    """:func:`roots` that are folders now."""
+    return [r for r in roots(config) if is_dir(r.folder)]
+
+
+def discover_all(config: Config, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
+    """Every transcript of every format read (:func:`roots`); never raises (one bad folder or format
+    never hides the others: what cannot be read is named in ``skipped``)."""
+    found: list[TranscriptFile] = []
+    for root in roots(config):
+        try:
+            found.extend(root.format.discover(root.folder, skipped))
+        except Exception as exc:  # a format's bug or an odd folder never stops the other formats
+            if skipped is not None:
+                skipped.append(
+                    Skipped(str(root.folder), f"cannot read {root.format.agent}'s sessions ({exc})")
+                )
+    return found
