@@ -310,3 +310,44 @@ def test_watch_picks_up_an_append_to_a_live_rollout_and_a_new_days_folder(tmp_pa
             day="2026-03-11",
         )
         assert wait_for(lambda: tomorrow in changes, 10)  # a folder made after watching began
+
+
+def test_a_good_night_typed_to_codex_names_the_repositorys_project(tmp_path: Path, git_home: Path) -> None:
+    import threading
+
+    from fakes.gitrepo import git_as_tester as git
+    from fakes.waiting import wait_for
+
+    from dreamtui.core.ingest.watch import Watcher
+    from dreamtui.core.repository import encode_path
+    from dreamtui.services.transcripts import project_of_transcript
+
+    repo = (tmp_path / "src" / "spotter").resolve()
+    (repo / "api").mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    sessions = tmp_path / "codex-home" / "sessions"
+    live = write_rollout(sessions, str(repo / "api"), [("person", SAID)])
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    config = Config(transcripts=claude, formats={"codex": {"folders": [str(sessions)]}})
+    heard: list[str] = []
+    lock = threading.Lock()
+
+    def goodnight(project: str) -> None:
+        with lock:
+            heard.append(project)
+
+    with Watcher(
+        claude,
+        extra=[sessions],
+        on_goodnight=goodnight,
+        project_of=project_of_transcript(config),
+        debounce=0.2,
+    ):
+        lines = rollout_lines(
+            str(repo / "api"), [("assistant", "Good night!"), ("person", "Thanks, good night!")]
+        )
+        with live.open("a") as fh:
+            fh.write("\n".join(lines[-9:]) + "\n")
+        assert wait_for(lambda: heard, 10)
+    assert heard == [encode_path(str(repo))]  # once (the echo is the same message), the repository's key

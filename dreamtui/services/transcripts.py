@@ -7,6 +7,7 @@ No ledger: these read the transcript files only.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from dreamtui.core.files import open_regular
 from dreamtui.core.gate.verify import Verification, verify_quote
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.project_name import ProjectNames
+from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.sources import existing_roots
 from dreamtui.core.ingest.tail import open_transcript
 from dreamtui.core.ingest.transcripts import describe, session_files_of
@@ -30,6 +32,7 @@ __all__ = [
     "digest_session",
     "read_appended",
     "session_files_for",
+    "project_of_transcript",
     "verify",
     "watched_folders",
 ]
@@ -39,6 +42,13 @@ def watched_folders(config: Config) -> list[Path]:
     """Every agent's transcript folder that is a folder now (the watcher's ``extra``; Claude Code's
     ``transcripts`` among them)."""
     return [r.folder for r in existing_roots(config)]
+
+
+def project_of_transcript(config: Config) -> Callable[[Path], str]:
+    """For the watcher: the project key a transcript's session is filed under (its repository's),
+    whichever agent wrote it, as the dream cycle files it."""
+    projects = ProjectMap(config.transcripts)
+    return lambda path: projects.key(describe(path).project, path)
 
 
 def _refuse_unreadable(path: Path) -> None:

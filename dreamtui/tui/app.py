@@ -24,7 +24,7 @@ from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.services import DecisionResult, Ledger, Status, Workspace, dreaming, outside
 from dreamtui.services.outside import OutsideWatcher, ScanReport
 from dreamtui.services.settings import save_ui
-from dreamtui.services.transcripts import ProjectNames, Watcher, watched_folders
+from dreamtui.services.transcripts import ProjectNames, Watcher, project_of_transcript, watched_folders
 from dreamtui.tui import progress as cycle_words
 from dreamtui.tui.live import LiveTail
 from dreamtui.tui.messages import (
@@ -655,6 +655,7 @@ class DreamApp(App[object]):
         self._watcher = Watcher(
             root,
             extra=watched_folders(self.config),
+            project_of=project_of_transcript(self.config),
             on_change=lambda paths: self._post(TranscriptsChanged(list(paths))),
             on_goodnight=lambda project: self._post(GoodnightHeard(project)),
             on_skip=lambda notice: self._post(PathSkipped(notice)),
