@@ -14,6 +14,7 @@ from pathlib import Path
 from dreamtui.core.config import Config
 from dreamtui.core.files import open_regular
 from dreamtui.core.gate.verify import Verification, verify_quote
+from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap
@@ -90,8 +91,11 @@ class Appended:
 
 
 def read_appended(path: Path, start: int, limit: int) -> Appended | None:
-    """At most ``limit`` bytes of ``path`` from ``start``; ``None`` when it cannot be read. A FIFO or a
-    device is refused at once, so a reader never hangs."""
+    """At most ``limit`` bytes of ``path`` from ``start``; ``None`` when it cannot be read, or when its
+    format rewrites it whole (no appended lines to show). A FIFO or a device is refused at once, so a
+    reader never hangs."""
+    if formats.format_for(path).layout != "lines":
+        return None
     try:
         with open_regular(path) as fh:
             size = os.fstat(fh.fileno()).st_size

@@ -107,11 +107,12 @@ def address_of(path: Path | str, member: str = "") -> str:
 
 
 def split_address(address: Path | str) -> tuple[Path, str]:
-    """``(path, member)`` of an address: the path itself when it names a file (or names nothing after
-    its last ``#``); else the part before the last ``#`` and the member after it."""
+    """``(path, member)`` of an address: the part before the last ``#`` and the member after it when
+    that part is a file and the whole is not; else the address itself as the path (a file whose own
+    name holds a ``#`` stays itself)."""
     text = str(address)
     at = text.rfind(MEMBER_MARK)
-    if at <= 0 or "/" in text[at:] or os.path.lexists(text):
+    if at <= 0 or "/" in text[at:] or os.path.lexists(text) or not os.path.isfile(text[:at]):
         return Path(text), ""
     return Path(text[:at]), text[at + 1 :]
 
@@ -229,7 +230,9 @@ class TranscriptFormat(Protocol):
         and files that cannot be read are left out and reported in ``skipped``."""
 
     def describe(self, path: Path, head: bytes | None = None) -> TranscriptFile:
-        """A :class:`TranscriptFile` for one path (``head``: the file's first bytes, when read)."""
+        """A :class:`TranscriptFile` for one path (``head``: the file's first bytes, when read). A
+        format whose files hold many sessions is given the session's address (``<file>#<member>``,
+        :func:`split_address`) and says which session it is."""
 
     def session_files(self, root: Path, project: str, session: str) -> list[Path]:
         """The files of one session: the main file first (when it exists), then the others."""
