@@ -93,6 +93,8 @@ def test_one_dream_gives_one_queue_for_a_repository_worked_on_by_claude_code_and
         agents = {r.session: r.agent for r in ws.queue_rows()}
         sessions = {(s.project, s.session) for s in ws.sessions()}
     assert agents == {CLAUDE_SESSION: "Claude Code", CODEX_SESSION: "Codex CLI"}
+    listed = CliRunner().invoke(cli, [*folder_args(config), "candidates", "--status", "pending", "--json"])
+    assert {(c["session"], c["agent"]) for c in json.loads(listed.stdout)} == set(agents.items())
     assert sessions == {(key, CLAUDE_SESSION), (key, CODEX_SESSION)}
 
     codex_lesson = next(c for c in pending if c.session == CODEX_SESSION)

@@ -65,6 +65,19 @@ def test_rollouts_are_found_by_date_under_codex_home_and_the_config_moves_or_sto
     assert discover_all(config.changed(formats={"codex": {"enabled": False}})) == []
 
 
+def test_dreamtui_config_lists_every_agents_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from dreamtui.cli.main import cli
+
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    (tmp_path / "codex-home" / "sessions").mkdir(parents=True)
+    shown = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "claude"), "config"])
+    assert shown.exit_code == 0, shown.output
+    assert f"formats.claude-code: Claude Code: {tmp_path / 'claude'} (not there yet)" in shown.output
+    assert f"formats.codex: Codex CLI: {tmp_path / 'codex-home' / 'sessions'}\n" in shown.output
+
+
 def test_an_unknown_format_or_a_bad_table_is_a_one_line_error(tmp_path: Path) -> None:
     from dreamtui.core.errors import ConfigError
 
@@ -351,3 +364,50 @@ def test_a_good_night_typed_to_codex_names_the_repositorys_project(tmp_path: Pat
             fh.write("\n".join(lines[-9:]) + "\n")
         assert wait_for(lambda: heard, 10)
     assert heard == [encode_path(str(repo))]  # once (the echo is the same message), the repository's key
+
+
+def test_a_fifo_a_broken_line_and_a_half_written_line_in_codexs_folder_stop_nothing(
+    tmp_path: Path, config: Config, git_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.run import run_cycle
+    from dreamtui.core.ledger import Ledger
+
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-10T23:00:00Z")
+    sessions = tmp_path / "codex-home" / "sessions"
+    monkeypatch.setenv("CODEX_HOME", str(sessions.parent))
+    good = write_rollout(sessions, CWD, [("person", SAID)], mtime=1773180000.0)
+    with good.open("a") as fh:  # a broken line, then a last line Codex is still writing
+        fh.write('{"timestamp":"2026-03-10T21:59:00.000Z","type":"response_item","payload":{"type":"mess\n')
+        fh.write('{"timestamp":"2026-03-10T21:59:01.000Z","type":"event_msg","payload":{"type":"user_me')
+    os.utime(good, (1773180000.0, 1773180000.0))
+    fifo = good.parent / "rollout-2026-03-10T22-00-00-019e0000-0000-7000-8000-0000000f1f0.jsonl"
+    os.mkfifo(fifo)
+    claude = write_session(
+        config.transcripts,
+        [
+            (
+                "person",
+                "From now on always run the migrations against the throwaway container before touching them.",
+            ),
+            ("assistant", "OK."),
+        ],
+        project="-home-kim-shop",
+        session="s-claude",
+    )
+    os.utime(claude, (1773180000.0, 1773180000.0))
+    skipped: list = []
+    assert {tf.path for tf in discover_all(config, skipped)} == {good, claude}
+    assert [s.path for s in skipped] == [str(fifo)]
+    with Ledger.open(config.state) as ledger:
+        record = run_cycle(config, ledger)
+        assert record.stats.sessions_new == 2  # the rollout's good lines and Claude Code's session
+        sessions_seen = {c.session for c in ledger.list_candidates(status="pending")}
+    assert "s-claude" in sessions_seen and SESSION_OF(good) in sessions_seen
+
+
+def SESSION_OF(path: Path) -> str:  # noqa: N802
+    return codex.describe(path).session

@@ -104,6 +104,10 @@ def show_config(config: Config) -> None:
     echo(f"dedup_judge: {config.dedup_judge} ({extracting.judging(config)})")
     for action, key in sorted((config.keys or {}).items()):
         echo(f"keys.{action}: {key}")
+    for row in transcripts.format_folders(config):  # every agent's transcripts, and where they are read
+        where = "(not read: enabled = false)" if row.folder is None else f"{row.folder}"
+        state = {"read": "", "absent": " (not there yet)", "off": ""}[row.state]
+        echo(f"formats.{row.name}: {row.agent}: {where}{state}")
 
 
 def masked(key: str | None) -> str:

@@ -15,7 +15,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.core.models import REJECT_CATEGORIES, Candidate
-from dreamtui.services import Workspace, format_stats, memory_repo, outside
+from dreamtui.services import Workspace, format_stats, memory_repo, outside, transcripts
 from dreamtui.services.display import one_line
 
 STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
@@ -87,6 +87,7 @@ def candidate_json(cand: Candidate) -> dict[str, Any]:
         "scope": cand.scope,
         "verified_line": cand.verified_line,
         "transcript": best.file if best else cand.transcript,
+        "agent": transcripts.agent_of(cand.transcript) if cand.transcript else None,
         "extractor": cand.extractor,
         "model": cand.model,
         "drop_reason": cand.drop_reason,

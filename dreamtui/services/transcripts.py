@@ -18,14 +18,17 @@ from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ingest.sources import existing_roots
+from dreamtui.core.ingest.sources import FormatFolder, existing_roots, format_folders
 from dreamtui.core.ingest.tail import open_transcript
-from dreamtui.core.ingest.transcripts import describe, session_files_of
+from dreamtui.core.ingest.transcripts import agent_of, describe, session_files_of
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.models import Digest
 
 __all__ = [
     "Appended",
+    "FormatFolder",
+    "agent_of",
+    "format_folders",
     "ProjectNames",
     "Verification",
     "Watcher",

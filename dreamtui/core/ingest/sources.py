@@ -64,3 +64,27 @@ def discover_all(config: Config, skipped: list[Skipped] | None = None) -> list[T
                     Skipped(str(root.folder), f"cannot read {root.format.agent}'s sessions ({exc})")
                 )
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class FormatFolder:
+    """One folder an agent's transcripts are (or would be) read from, as ``dreamtui config`` lists it."""
+
+    name: str
+    agent: str
+    folder: Path | None
+    state: str
+    """``read`` (a folder now), ``absent`` (not there: nothing to read yet), ``off`` (``enabled = false``)."""
+
+
+def format_folders(config: Config) -> list[FormatFolder]:
+    """Every format with each of its folders and whether it is read (``off`` formats: one row, no folder)."""
+    out: list[FormatFolder] = []
+    read = {(r.format.name, r.folder) for r in roots(config)}
+    for fname, fmt in formats.FORMATS.items():
+        folders = [folder for name, folder in read if name == fname]
+        if not folders:
+            out.append(FormatFolder(fname, fmt.agent, None, "off"))
+        for folder in sorted(folders):
+            out.append(FormatFolder(fname, fmt.agent, folder, "read" if is_dir(folder) else "absent"))
+    return out
