@@ -514,8 +514,9 @@ _SKIPPED = frozenset(
     }
 )
 """Payload types that never hold kept words (Codex writes ``payload`` with its ``type`` first)."""
-_CHECKED_LINE = 8192
-"""Longer lines take the byte test (:func:`keep`) before being decoded."""
+_CHECKED_LINE = 1024
+"""Longer lines take the byte test (:func:`keep`) before being decoded (a tool's output, often a few
+KB, is then never scanned by the decoder)."""
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:
@@ -586,13 +587,18 @@ class _Digester:
             except _NOT_DECODED:
                 recs.append(None)
         for line_no, raw, rec in zip(numbers, raws, recs, strict=True):
-            if rec is None or (not ascii and not raw.isascii() and not _valid_utf8(raw)):
+            if rec is None:
                 self.exact(raw, line_no, out)
                 continue
             payload = rec.payload
             if payload is None:
                 continue
             rtype, ptype = rec.type, payload.type
+            if (ptype == "message" or payload.message is not None) and (
+                not ascii and not raw.isascii() and not _valid_utf8(raw)
+            ):
+                self.exact(raw, line_no, out)  # bad bytes: repaired and counted there
+                continue
             if rtype == "response_item" and ptype == "message":
                 texts = [
                     p.text for p in payload.content or () if p.text is not None and p.type in _MESSAGE_TEXTS
