@@ -34,7 +34,16 @@ from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.ledger.consolidations import Consolidation
 from dreamtui.core.ledger.cycles import CycleRecord
-from dreamtui.core.memory import briefing, consolidate, decisions, frontmatter, gitops, textdiff, undo
+from dreamtui.core.memory import (
+    briefing,
+    consolidate,
+    decisions,
+    frontmatter,
+    gitops,
+    startup,
+    textdiff,
+    undo,
+)
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import BriefingProposal
 from dreamtui.core.memory.decisions import ReconcileReport
@@ -327,7 +336,7 @@ class Workspace:
         and fixed."""
         if not gitops.repo_exists(self.config.memory):
             return None
-        return decisions.reconcile(self.config, self.ledger)
+        return startup.reconcile(self.config, self.ledger)
 
     def reconcile(self) -> str | None:
         """Bring the ledger in line with the memory repo; a one-line note when it did something."""

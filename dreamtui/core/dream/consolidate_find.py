@@ -63,6 +63,16 @@ class MemoryFile:
 
     rel: str
     text: str
+    sha: str = ""
+    """The sha256 of the file's bytes as read (what :func:`consolidate.stale` compares), invalid UTF-8
+    and secrets included; empty: of ``text`` as dreamtui would write it."""
+
+    @property
+    def seen(self) -> str:
+        """The hash a proposal remembers of this file."""
+        return (
+            self.sha or consolidate.sha256(memory.storable(self.text.encode("utf-8", "surrogatepass"))) or ""
+        )
 
     @property
     def body(self) -> str:
@@ -88,9 +98,10 @@ def project_memories(root: Path, project: str, ledger: Ledger | None = None) -> 
         if not (top or own):
             continue
         try:
-            out.append(MemoryFile(rel, path.read_text(encoding="utf-8", errors="replace")))
+            raw = path.read_bytes()
         except OSError:
             continue
+        out.append(MemoryFile(rel, raw.decode("utf-8", errors="replace"), consolidate.sha256(raw) or ""))
     return out
 
 
@@ -120,10 +131,7 @@ def _make(
             kind, targets, _AT_HEAD.sub("", evidence)
         ),  # HEAD moves; the proof does not
         source="offline",
-        seen={
-            rel: consolidate.sha256(memory.storable(files[rel].text.encode("utf-8", "surrogatepass"))) or ""
-            for rel in targets
-        },
+        seen={rel: files[rel].seen for rel in targets},
         keep_path=keep,
         new_text=new_text,
         reason=reason,
@@ -181,8 +189,7 @@ def find_duplicates(project: str, files: list[MemoryFile]) -> list[Consolidation
                 evidence,
                 f"keep {keep}, remove {', '.join(others)} and their index lines",
                 by_rel,
-                keep=keep,
-                new_text=by_rel[keep].text,
+                keep=keep,  # kept byte for byte (no new text): only the others and their index lines go
             )
         )
     return out

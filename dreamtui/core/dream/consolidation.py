@@ -38,6 +38,9 @@ class PassReport:
     """Model proposals left out: ``unverified`` quote, ``invalid`` (bad numbers, missing text),
     ``memory-cut`` (an update or merge of a memory the request showed only in part), ``same-files``
     (another proposal of this pass, or a pending one, already changes one of its memory files)."""
+    withdrawn: int = 0
+    """Pending proposals whose memory changed since they were made: forgotten, and proposed again from
+    the new text when their proof still holds."""
     model_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
@@ -50,7 +53,7 @@ def request(project: str, files: Sequence[MemoryFile], digests: Sequence[Digest]
 
 
 def _seen(f: MemoryFile) -> str:
-    return consolidate.sha256(memory.storable(f.text.encode("utf-8", "surrogatepass"))) or ""
+    return f.seen
 
 
 def model_proposals(
@@ -140,6 +143,10 @@ def run_pass(
     """One project's consolidation: the offline finders (its repository: ``repo_path``, else the one
     its sessions ran in), then the model when there is one and new sessions; store what is new."""
     report = PassReport()
+    for stale in rows.listed(ledger, "pending", project):
+        if consolidate.stale(stale, memory_dir) is not None:  # its memory changed: propose from the new text
+            rows.withdraw(ledger, stale.id)
+            report.withdrawn += 1
     files = project_memories(memory_dir, project, ledger)
     if not files:
         return report

@@ -165,12 +165,21 @@ def decide(
 
 
 def undone(ledger: Ledger, cid: str, undo_sha: str | None, now: str) -> None:
-    """Record that an accepted proposal was undone (by the commit ``undo_sha``; None for a reject)."""
+    """Record that an accepted proposal was undone (by the commit ``undo_sha``; None for a reject). Its
+    evidence key is set free: the memory is as before the accept, so the same proposal may be made again."""
     with ledger.write() as c:
         c.execute(
-            "UPDATE consolidations SET status = 'undone', undo_sha = ?, decided_at = ? WHERE id = ?",
+            "UPDATE consolidations SET status = 'undone', undo_sha = ?, decided_at = ?,"
+            " evidence_key = evidence_key || '~undone~' || id WHERE id = ? AND status != 'undone'",
             (undo_sha, now, cid),
         )
+
+
+def withdraw(ledger: Ledger, cid: str) -> None:
+    """Forget a pending proposal whose memory changed since it was made (it can no longer be accepted as
+    made); the next pass proposes again from the new text when the proof still holds."""
+    with ledger.write() as c:
+        c.execute("DELETE FROM consolidations WHERE id = ? AND status = 'pending'", (cid,))
 
 
 def counts(ledger: Ledger) -> dict[str, dict[str, int]]:

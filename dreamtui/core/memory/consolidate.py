@@ -64,6 +64,9 @@ class Plan:
 
     before: dict[str, bytes | None] = field(default_factory=dict)
     after: dict[str, bytes | None] = field(default_factory=dict)
+    verbatim: bool = False
+    """``after`` is bytes git already holds (an undo puts back the accept's parent): written as they are,
+    never redacted into a different file."""
 
     @property
     def paths(self) -> list[str]:
@@ -182,7 +185,10 @@ def stale(item: Consolidation, root: Path) -> str | None:
         now = sha256(_read(Path(root), rel))
         if seen is not None and now != seen:
             what = "is gone" if now is None else "changed"
-            return f"{rel} {what} since this was proposed; look at it again (or reject it)"
+            return (
+                f"{rel} {what} since this was proposed; the next consolidation pass (a dream, or "
+                "`dreamtui consolidate run`) proposes again from its new text if the proof still holds"
+            )
     return None
 
 
@@ -227,6 +233,84 @@ def _missing_dirs(root: Path, paths: list[str]) -> list[str]:
     return out
 
 
+class _Staged:
+    """A plan's files staged for one decision: the new bytes in temp files beside their targets, and
+    each target's old bytes kept under a second name (a hard link: no space needed). Putting the tree
+    back is then renames only, so it works on a full disk too."""
+
+    def __init__(self, root: Path, change: Plan) -> None:
+        self.root = root
+        self.change = change
+        self.temps: dict[str, Path] = {}
+        self.asides: dict[str, Path] = {}
+        self.applied: list[str] = []
+
+    def prepare(self) -> None:
+        """Write every new file's temp and keep every old file aside; nothing in the tree changes yet.
+        A full disk or a read-only folder: one :class:`MemoryRepoError` line, nothing left behind."""
+        try:
+            for n, rel in enumerate(self.change.paths):
+                target = memory.safe_path(self.root, rel)
+                if self.change.before.get(rel) is not None and target.exists():
+                    aside = target.with_name(f"{memory.TMP_PREFIX}kaside-{_random.token_hex(4)}-{n}")
+                    os.link(target, aside)
+                    self.asides[rel] = aside
+                data = self.change.after[rel]
+                if data is not None:
+                    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+                    memory.make_dirs(self.root, folder)
+                    self.temps[rel] = memory.write_temp(self.root, rel, data, verbatim=self.change.verbatim)
+        except BaseException as exc:
+            self.discard()
+            if isinstance(exc, OSError):
+                raise MemoryRepoError(f"cannot change {self.root}: {exc.strerror or exc}") from exc
+            raise
+
+    def apply(self) -> None:
+        """Move the new files into place and delete the retired ones (renames and unlinks only)."""
+        for rel in self.change.paths:
+            target = memory.safe_path(self.root, rel)
+            self.applied.append(rel)
+            try:
+                if rel in self.temps:
+                    os.replace(self.temps.pop(rel), target)
+                elif target.exists():
+                    target.unlink()
+            except OSError as exc:
+                raise MemoryRepoError(f"cannot change {target}: {exc.strerror or exc}") from exc
+        for folder in {t.parent for t in (self.root / rel for rel in self.applied)}:
+            memory.fsync_dir(folder)
+
+    def put_back(self) -> bool:
+        """Every changed file as it was (its kept old bytes renamed back, a new file deleted); True when
+        the whole tree is as before."""
+        whole = True
+        for rel in reversed(self.applied):
+            target = self.root / rel
+            try:
+                if rel in self.asides:
+                    os.replace(self.asides.pop(rel), target)
+                elif self.change.before.get(rel) is None and target.exists():
+                    target.unlink()
+                elif self.change.before.get(rel) is not None:
+                    memory.atomic_write(self.root, rel, self.change.before[rel] or b"", verbatim=True)
+            except (OSError, MemoryRepoError):
+                whole = False
+        self.applied.clear()
+        self.discard()
+        return whole
+
+    def discard(self) -> None:
+        """Delete the temps and the kept old bytes (after a commit, or when nothing was applied)."""
+        for path in [*self.temps.values(), *self.asides.values()]:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        self.temps.clear()
+        self.asides.clear()
+
+
 def _write_and_commit(
     ledger: Ledger,
     item: Consolidation,
@@ -238,11 +322,15 @@ def _write_and_commit(
     trailers: dict[str, str],
     body: str = "",
 ) -> tuple[gitops.CommitResult, int]:
-    """Record the intent, write ``change.after`` and commit exactly those paths; on any failure the
-    files are put back and the intent forgotten. Returns the commit and the intent (to clear with the
-    decision, in one transaction)."""
+    """Record the intent, write ``change.after`` and commit exactly those paths; on any failure (a full
+    disk, a read-only folder, git refusing) the tree is put back whole and the intent forgotten. Returns
+    the commit and the intent (to clear with the decision, in one transaction)."""
     paths = change.paths
-    written = {rel: sha256(change.after[rel]) for rel in paths}
+    written = {
+        rel: sha256(data if change.verbatim or data is None else memory.storable(data))
+        for rel, data in ((rel, change.after[rel]) for rel in paths)
+    }
+    staged = _Staged(root, change)
     intent = intents.record(
         ledger,
         item.id,
@@ -254,40 +342,17 @@ def _write_and_commit(
     )
     _crash("consolidate-intent")
     try:
-        for rel in paths:
-            data = change.after[rel]
-            if data is None:
-                target = memory.safe_path(root, rel)
-                if target.exists():
-                    target.unlink()
-            else:
-                folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
-                memory.make_dirs(root, folder)
-                memory.atomic_write(root, rel, data)
+        staged.prepare()  # the new bytes on disk before anything in the tree changes
+        staged.apply()
         _crash("consolidate-write")
         committed = gitops.commit_paths(repo, paths, subject, trailers, body, notices_shown=True)
     except BaseException:
-        if _put_back(root, change):  # else the intent stays: the next start's reconcile finishes it
+        if staged.put_back():  # else the intent stays: the next start's reconcile finishes it
             intents.done(ledger, intent)
         raise
+    staged.discard()
     _crash("consolidate-commit")
     return committed, intent
-
-
-def _put_back(root: Path, change: Plan) -> bool:
-    """Every changed file as it was before (those bytes were there already: written verbatim)."""
-    for rel in change.paths:
-        data = change.before.get(rel)
-        try:
-            if data is None:
-                target = root / rel
-                if target.exists():
-                    target.unlink()
-            else:
-                memory.atomic_write(root, rel, data, verbatim=True)
-        except (OSError, MemoryRepoError):
-            return False
-    return True
 
 
 def reconcile(config: Config, ledger: Ledger, repo: Any | None = None) -> list[str]:
@@ -428,7 +493,7 @@ def undo(config: Config, ledger: Ledger, cid: str) -> ConsolidationResult:
             raise ConsolidationError(
                 f"the commit of {item.id} ({sha[:10]}) is no longer in the memory history"
             )
-        change = Plan()
+        change = Plan(verbatim=True)
         for rel in gitops.changed_paths(repo, sha):
             written = gitops.show_file(repo, rel, sha)
             current = _read(root, rel)

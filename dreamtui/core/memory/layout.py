@@ -293,29 +293,69 @@ def storable(data: bytes) -> bytes:
     return data if clean == text else clean.encode("utf-8", "surrogateescape")
 
 
-def atomic_write(
-    root: Path, rel: str, data: bytes, crash_hook: object = None, *, verbatim: bool = False
-) -> None:
-    """Write ``data`` to ``root/rel`` atomically: a temp file in the same folder, fsync, ``os.replace``.
+def _umask() -> int:
+    """The process's umask, read without changing it (``/proc``; 0o022 where that cannot be read)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
-    Every secret in ``data`` is redacted first (:func:`storable`): nothing dreamtui writes into the
-    memory folder holds one. ``verbatim`` writes the bytes as they are; only for putting back bytes
-    that were already there (a file's committed or earlier content, when a write is rolled back).
-    ``crash_hook`` (a callable) runs between the fsync and the replace; used by the crash test.
-    """
+
+def file_mode(target: Path) -> int:
+    """The mode a write of ``target`` keeps: the file's own permission bits when it exists (a rewrite
+    never turns 0644 into 0600), else what a new file gets under the umask."""
+    try:
+        st = os.lstat(target)
+    except OSError:
+        return 0o666 & ~_umask()
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
+
+
+def write_temp(root: Path, rel: str, data: bytes, *, verbatim: bool = False) -> Path:
+    """Write ``data`` (secrets redacted unless ``verbatim``) to a fsynced temp file beside ``root/rel``,
+    with the mode ``root/rel`` has (:func:`file_mode`); the caller moves it into place or deletes it.
+    A full disk or a read-only folder is one :class:`MemoryRepoError` line, and no temp file is left."""
     if not verbatim:
         data = storable(data)
     target = safe_path(root, rel)
-    folder = target.parent
     try:
-        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=target.parent)
     except OSError as exc:
         raise MemoryRepoError(f"cannot write {target}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            os.fchmod(fh.fileno(), file_mode(target))
             os.fsync(fh.fileno())
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise MemoryRepoError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        raise
+    return Path(tmp)
+
+
+def atomic_write(
+    root: Path, rel: str, data: bytes, crash_hook: object = None, *, verbatim: bool = False
+) -> None:
+    """Write ``data`` to ``root/rel`` atomically: a temp file in the same folder, fsync, ``os.replace``;
+    the file keeps its mode.
+
+    Every secret in ``data`` is redacted first (:func:`storable`): nothing dreamtui writes into the
+    memory folder holds one. ``verbatim`` writes the bytes as they are; only for putting back bytes
+    that were already there (a file's committed or earlier content, when a write is rolled back).
+    ``crash_hook`` (a callable) runs between the fsync and the replace; used by the crash test.
+    """
+    tmp = write_temp(root, rel, data, verbatim=verbatim)
+    target = safe_path(root, rel)
+    try:
         if callable(crash_hook):
             crash_hook()
         safe_path(root, rel)  # re-check: nothing swapped a component for a symlink meanwhile
@@ -328,10 +368,11 @@ def atomic_write(
         if isinstance(exc, OSError):  # a full disk, a read-only folder: one line, never a traceback
             raise MemoryRepoError(f"cannot write {target}: {exc.strerror or exc}") from exc
         raise
-    _fsync_dir(folder)
+    fsync_dir(target.parent)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make a folder's entries durable (best effort)."""
     try:
         dfd = os.open(folder, os.O_RDONLY)
     except OSError:

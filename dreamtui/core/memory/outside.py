@@ -1354,7 +1354,7 @@ def _link_head(
                     f"{rel} was written again just now; nothing was put back over it "
                     "(look at it again: dreamtui outside)"
                 ) from None
-        memory._fsync_dir(target.parent)
+        memory.fsync_dir(target.parent)
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -1,0 +1,30 @@
+"""What every start runs first (issue 34): the ledger brought in line with the memory repository for
+every kind of decision, not only a lesson's.
+
+A kill between a decision's commit and its ledger write leaves git one step ahead. The lesson accept's
+reconcile (:func:`dreamtui.core.memory.decisions.reconcile`) always put that right at start; the
+consolidation decisions (:func:`dreamtui.core.memory.consolidate.reconcile`) and the outside decisions
+(:func:`dreamtui.core.memory.outside.recover`) did it only at their own next decision, so a list or the
+app read a stale ledger meanwhile. :func:`reconcile` runs all three, under the memory lock.
+"""
+
+from __future__ import annotations
+
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import consolidate, decisions, gitops, outside
+from dreamtui.core.memory.decisions import ReconcileReport, memory_lock
+
+
+def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
+    """Every decision git holds and the ledger missed recorded, every interrupted write put back or
+    finished; one report (its notices say what was done)."""
+    with memory_lock(config):
+        report = decisions.reconcile(config, ledger)
+        if not gitops.repo_exists(config.memory):
+            return report
+        repo = gitops.open_repo(config.memory, create=False)
+        if gitops.not_writable(repo) is None:
+            outside.recover(config, ledger, repo, report.notices)
+            report.notices.extend(consolidate.reconcile(config, ledger, repo))
+        return report
