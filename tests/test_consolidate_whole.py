@@ -223,3 +223,77 @@ def test_a_kill_after_the_commit_is_recorded_at_the_next_start(config: Config, l
     with Workspace(config, ledger) as ws:
         ws.reconcile()  # what the app and the CLI run at start
     assert status(ledger, item.id) == "accepted"
+
+
+# -- an update says the new path everywhere ----------------------------------------------------------------
+
+
+def two_renames(tmp_path: Path) -> Path:
+    """A project repository whose ``lib/old.py`` became ``lib/new.py`` and ``tools/run.sh`` became
+    ``bin/run.sh``."""
+    repo = tmp_path / "shop"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "tools").mkdir()
+    sh(repo, "init", "-q", "-b", "main")
+    (repo / "lib" / "old.py").write_text("def helper():\n    return 42\n" * 5)
+    (repo / "tools" / "run.sh").write_text("#!/bin/sh\necho run the helper now\n" * 5)
+    sh(repo, "add", "-A")
+    sh(repo, "commit", "-q", "-m", "first")
+    sh(repo, "mv", "lib/old.py", "lib/new.py")
+    (repo / "bin").mkdir()
+    sh(repo, "mv", "tools/run.sh", "bin/run.sh")
+    sh(repo, "commit", "-q", "-m", "moves")
+    return repo
+
+
+def test_an_update_names_every_renamed_path_in_the_body_name_description_and_index(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
+    rel = f"{FOLDER}/helper.md"
+    text = (
+        "---\nname: The helper in lib/old.py\ndescription: lib/old.py returns 42; run tools/run.sh\n"
+        "type: project\n---\n\nThe helper lives in lib/old.py and returns 42.\n"
+        "Start it with ./tools/run.sh, never src/lib/old.py.\n"
+    )
+    root = memory_repo(config, {rel: text})
+    index = (root / "MEMORY.md").read_text().replace("[helper]", "[The helper in lib/old.py]")
+    (root / "MEMORY.md").write_text(index)
+    sh(root, "commit", "-q", "-am", "index says the path")
+    report = run_pass(root, ledger, PROJECT, [], repo_path=two_renames(tmp_path))
+    [cid] = report.ids  # one proposal covers both stale paths
+    item = rows.get(ledger, cid)
+    assert item is not None and item.kind == "update"
+    assert "renamed to lib/new.py" in item.evidence and "renamed to bin/run.sh" in item.evidence
+    consolidate.accept(config, ledger, cid)
+    new, index = (root / rel).read_text(), (root / "MEMORY.md").read_text()
+    assert "lib/old.py" not in new.replace("src/lib/old.py", "") and "tools/run.sh" not in new
+    assert "name: The helper in lib/new.py" in new
+    assert "lib/new.py returns 42; run bin/run.sh" in new.split("\n")[2]
+    assert "./bin/run.sh" in new and "src/lib/old.py" in new  # another folder's file is left alone
+    assert "[The helper in lib/new.py]" in index and "lib/old.py" not in index
+    assert run_pass(root, ledger, PROJECT, [], repo_path=tmp_path / "shop").ids == []  # nothing left stale
+
+
+# -- offline merges compare what each memory says --------------------------------------------------------
+
+
+def test_a_lesson_and_another_writers_file_saying_the_same_rule_in_other_words_are_one_merge(
+    config: Config, ledger: Ledger
+) -> None:
+    claim = "Always use pnpm in this repository, never npm or yarn; the lockfile is pnpm-lock.yaml."
+    lesson = (
+        f"---\nname: {claim[:60]}\ndescription: {claim}\ntype: project\ncandidate: c0123456789\n---\n\n"
+        f"{claim}\n\n**Why:** the person said npm breaks the workspace links and CI installs with pnpm.\n\n"
+        "**How to apply:** run pnpm install and pnpm add, never npm install.\n"
+    )
+    theirs = topic("pnpm", "Use pnpm in this repository, not npm or yarn (the lockfile is pnpm-lock.yaml).")
+    other = topic("pnpm in CI", "Use pnpm in the CI image too, not npm or yarn (the cache is keyed on pnpm-lock.yaml).")
+    mine, auto = f"{FOLDER}/use-pnpm.md", "pnpm.md"
+    root = memory_repo(config, {mine: lesson, auto: theirs, f"{FOLDER}/ci.md": other})
+    [item] = find.find_offline(root, PROJECT)
+    assert item.kind == "merge" and sorted(item.targets) == sorted([mine, auto])
+    assert item.keep_path == mine and "what they say" in item.evidence
+    rows.add(ledger, item)
+    consolidate.accept(config, ledger, item.id)
+    assert (root / mine).read_text() == lesson and not (root / auto).exists()
+    assert "(pnpm.md)" not in (root / "MEMORY.md").read_text()

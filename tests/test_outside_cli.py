@@ -69,7 +69,7 @@ def test_outside_batch_is_loud_and_restored_in_one_step(config, git_home) -> Non
         (root / f"{n}.md").unlink()
     (root / "m5.md").write_text("merged everything\n")
     out = _run(config, "outside")
-    assert "auto dream removed 5 files, rewrote 1" in out.output
+    assert "removed 5 files, rewrote 1 together (writer not known)" in out.output
     batch = out.output.split("batch ", 1)[1].split(":", 1)[0]
     restored = _run(config, "outside", "restore", batch, "--reason", "too much")
     assert restored.exit_code == 0 and "restored 6 files" in restored.output

@@ -29,6 +29,12 @@ def _scanned(config: Config) -> Workspace:
     return ws
 
 
+def _index_notice(ws: Workspace) -> None:
+    """After a decision: what breaks the index invariant now (a dead link, an unlinked memory)."""
+    for line in ws.index_problems():
+        echo(f"dreamtui: {line}", err=True)
+
+
 def item_line(item: outside.Item) -> str:
     """One line of the list: id, status, writer, what changed, where it was found."""
     where = f"  (session {item.session[:8]}, line {item.line})" if item.session else ""
@@ -115,14 +121,22 @@ def show(config: Config, item_id: str) -> None:
 @outside_cmd.command()
 @click.argument("item_ids", metavar="ID...", nargs=-1, required=True)
 @click.option("--mine", is_flag=True, help="It is my own edit: commit it as mine.")
+@click.option("--yes", is_flag=True, help="Commit even a MEMORY.md link to a file the commit lacks.")
 @pass_config
-def accept(config: Config, item_ids: tuple[str, ...], mine: bool) -> None:
+def accept(config: Config, item_ids: tuple[str, ...], mine: bool, yes: bool) -> None:
     """Accept items: one commit of exactly each change (trailer Dreamtui-Reviewed: outside)."""
     with _scanned(config) as ws:
+        done: set[str] = set()
         for item_id in item_ids:
             item = outside.get(ws, item_id)
-            sha = outside.accept(ws, item.id, mine=mine)
-            echo(f"accepted {item.id}: {item.title()} (commit {sha[:10]})")
+            if item.id in done:
+                continue  # decided with an earlier one (its batch)
+            together = outside.unit(ws, item, "accept")
+            sha = outside.accept(ws, item.id, mine=mine, confirmed=yes)
+            for member in together:
+                done.add(member.id)
+                echo(f"accepted {member.id}: {member.title()} (commit {sha[:10]})")
+        _index_notice(ws)
 
 
 @outside_cmd.command()
@@ -143,10 +157,16 @@ def mine(config: Config, item_ids: tuple[str, ...]) -> None:
 def reject(config: Config, item_ids: tuple[str, ...], reason: str) -> None:
     """Reject items: each file back as HEAD has it (a deleted file comes back)."""
     with _scanned(config) as ws:
+        done: set[str] = set()
         for item_id in item_ids:
             item = outside.get(ws, item_id)
-            outside.reject(ws, item.id, reason)
-            echo(f"rejected {item.id}: {item.path} is as committed again")
+            if item.id in done:
+                continue  # decided with an earlier one (its batch, or the index change linking it)
+            for rejected in outside.reject(ws, item.id, reason):
+                done.add(rejected)
+                member = outside.get(ws, rejected)
+                echo(f"rejected {member.id}: {member.path} is as committed again")
+        _index_notice(ws)
 
 
 @outside_cmd.command()
@@ -156,5 +176,10 @@ def reject(config: Config, item_ids: tuple[str, ...], reason: str) -> None:
 def restore(config: Config, batch: str, reason: str) -> None:
     """Put back every file of a batch (a mass deletion or rewrite) in one step."""
     with _scanned(config) as ws:
-        done = outside.restore(ws, batch, reason)
-    echo(f"restored {len(done)} file{'s' if len(done) != 1 else ''} from HEAD")
+        done = [outside.get(ws, i) for i in outside.restore(ws, batch, reason)]
+        _index_notice(ws)
+    files = [i for i in done if i.path != "MEMORY.md"]
+    index = " and MEMORY.md (its index lines with them)" if len(files) < len(done) else ""
+    echo(
+        f"restored {len(files)} file{'s' if len(files) != 1 else ''}{index} from HEAD, as one decision (u undoes it)"
+    )

@@ -92,9 +92,10 @@ def reject_effect(ws: Workspace, item: Item) -> list[str]:
     return core_outside.reject_effect(ws.config, ws.ledger, item)
 
 
-def accept(ws: Workspace, item_id: str, *, mine: bool = False) -> str:
-    """Commit exactly the change of ``item_id`` (``mine``: as the person's own edit); returns the sha."""
-    return core_outside.accept(ws.config, ws.ledger, item_id, mine=mine)
+def accept(ws: Workspace, item_id: str, *, mine: bool = False, confirmed: bool = False) -> str:
+    """Commit exactly the change of ``item_id`` (``mine``: as the person's own edit); returns the sha.
+    One that would commit a dead ``MEMORY.md`` link is refused unless ``confirmed``."""
+    return core_outside.accept(ws.config, ws.ledger, item_id, mine=mine, dead_links_ok=confirmed)
 
 
 def accept_mine(ws: Workspace, item_ids: list[str] | None = None) -> str | None:
@@ -103,9 +104,15 @@ def accept_mine(ws: Workspace, item_ids: list[str] | None = None) -> str | None:
     return core_outside.accept_mine(ws.config, ws.ledger, item_ids)
 
 
-def reject(ws: Workspace, item_id: str, reason: str) -> None:
-    """Put the file of ``item_id`` back as HEAD has it (a deleted file comes back)."""
-    core_outside.reject(ws.config, ws.ledger, item_id, reason)
+def unit(ws: Workspace, item: Item, action: str) -> list[Item]:
+    """The items one decision on ``item`` takes together (a batch, a file and its index change)."""
+    return core_outside.unit(ws.config, ws.ledger, item, action)
+
+
+def reject(ws: Workspace, item_id: str, reason: str) -> list[str]:
+    """Put the file of ``item_id`` back as HEAD has it (a deleted file comes back), with every change
+    decided together with it (:func:`unit`); the ids rejected."""
+    return core_outside.reject(ws.config, ws.ledger, item_id, reason)
 
 
 def restore(ws: Workspace, batch: str, reason: str) -> list[str]:
@@ -113,15 +120,26 @@ def restore(ws: Workspace, batch: str, reason: str) -> list[str]:
     return core_outside.restore_batch(ws.config, ws.ledger, batch, reason)
 
 
-def decide(ws: Workspace, action: str, item_id: str, reason: str = "") -> str:
+def decide(ws: Workspace, action: str, item_id: str, reason: str = "", *, confirmed: bool = False) -> str:
     """One decision of the app on an item (``outside-accept``, ``outside-mine``, ``outside-reject``);
-    the line the app shows."""
+    the line the app shows, with what breaks the index invariant after it. ``confirmed``: the person
+    said yes to the accept's cautions (a link it would leave dead among them)."""
     item = get(ws, item_id)
+    together = unit(ws, item, "reject" if action == "outside-reject" else "accept")
+    what = (
+        item.path
+        if len(together) == 1
+        else f"{len(together)} changes ({', '.join(i.path for i in together)})"
+    )
+    if len(what) > 160:
+        what = what[:157] + "…)"
     if action == "outside-accept":
-        sha = accept(ws, item.id)
-        return f"Accepted {item.path} ({item.writer_label}): commit {sha[:10]}"
-    if action == "outside-mine":
-        sha = accept(ws, item.id, mine=True)
-        return f"Committed your edit of {item.path}: {sha[:10]}"
-    reject(ws, item.id, reason or "rejected in the app")
-    return f"Rejected {item.path}: it is as committed again"
+        sha = accept(ws, item.id, confirmed=confirmed)
+        line = f"Accepted {what} ({item.writer_label}): commit {sha[:10]}"
+    elif action == "outside-mine":
+        sha = accept(ws, item.id, mine=True, confirmed=confirmed)
+        line = f"Committed your edit of {what}: {sha[:10]}"
+    else:
+        reject(ws, item.id, reason or "rejected in the app")
+        line = f"Rejected {what}: as committed again"
+    return " · ".join([line, *ws.index_problems()])

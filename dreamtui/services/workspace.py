@@ -8,7 +8,7 @@ it. All SQL stays in :class:`~dreamtui.core.ledger.Ledger`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -40,6 +40,7 @@ from dreamtui.core.memory import (
     decisions,
     frontmatter,
     gitops,
+    index_check,
     startup,
     textdiff,
     undo,
@@ -265,6 +266,22 @@ class Workspace:
 
     # -- decisions ---------------------------------------------------------------------------------
 
+    def index_problems(self) -> list[str]:
+        """What breaks the index invariant now (a dead ``MEMORY.md`` link, a memory dreamtui wrote that
+        no line links), one line each; checked after every decision and at start."""
+        if not gitops.repo_exists(self.config.memory):
+            return []
+        return index_check.problems(self.config.memory, self.ledger)
+
+    def _checked(self, result: DecisionResult) -> DecisionResult:
+        """``result`` with the index invariant's problems after it added (summary and notices)."""
+        found = self.index_problems()
+        if not found:
+            return result
+        return replace(
+            result, summary=" · ".join([result.summary, *found]), notices=(*result.notices, *found)
+        )
+
     def accept(
         self,
         cid: str,
@@ -282,7 +299,9 @@ class Workspace:
             self.config, self.ledger, cid, edits=edits, decided_by=decided_by, allow_tool=allow_tool
         )
         summary = " · ".join([f"accepted → {result.path} ({result.commit_sha[:8]})", *result.notices])
-        return DecisionResult(summary, cid, result.commit_sha, "accept", result.path, tuple(result.notices))
+        return self._checked(
+            DecisionResult(summary, cid, result.commit_sha, "accept", result.path, tuple(result.notices))
+        )
 
     def reject(self, cid: str, category: str, reason: str) -> DecisionResult:
         """Reject a proposal with a category and free text."""
@@ -301,13 +320,20 @@ class Workspace:
         result = undo.undo_last(self.config, self.ledger)
         if result.kind != "proposal":
             sha = f" (commit {result.commit_sha[:8]})" if result.commit_sha else ""
-            return DecisionResult(
-                f"undid the {result.action}{sha}: it waits for review again", None, result.commit_sha, "undo"
+            return self._checked(
+                DecisionResult(
+                    f"undid the {result.action}{sha}: it waits for review again",
+                    None,
+                    result.commit_sha,
+                    "undo",
+                )
             )
         sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""
         summary = " · ".join([f"undid {result.action} of {result.candidate_id}{sha}", *result.notices])
-        return DecisionResult(
-            summary, result.candidate_id, result.commit_sha, result.action, notices=tuple(result.notices)
+        return self._checked(
+            DecisionResult(
+                summary, result.candidate_id, result.commit_sha, result.action, notices=tuple(result.notices)
+            )
         )
 
     def revert_refusal(self, rel: str) -> str | None:
@@ -540,7 +566,7 @@ class Workspace:
         summary = " · ".join(
             [f"{result.kind} accepted → {', '.join(result.paths)} ({sha[:8]})", *result.notices]
         )
-        return DecisionResult(summary, result.id, sha, "accept", None, tuple(result.notices))
+        return self._checked(DecisionResult(summary, result.id, sha, "accept", None, tuple(result.notices)))
 
     def reject_consolidation(self, cid: str, reason: str) -> DecisionResult:
         """Reject a proposal; it is not proposed again for the same evidence."""
@@ -552,8 +578,10 @@ class Workspace:
         result = consolidate.undo(self.config, self.ledger, cid)
         sha = result.commit_sha
         what = f"undone ({sha[:8]})" if sha else "back to pending"
-        return DecisionResult(
-            f"{result.kind} {result.id} {what}", result.id, sha, "undo", None, tuple(result.notices)
+        return self._checked(
+            DecisionResult(
+                f"{result.kind} {result.id} {what}", result.id, sha, "undo", None, tuple(result.notices)
+            )
         )
 
     def consolidation_request(self, project: str, digests: list[Any]) -> tuple[str, str]:

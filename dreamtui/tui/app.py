@@ -449,7 +449,10 @@ class DreamApp(App[object]):
             return self.workspace.undo()
         if job.action.startswith("outside-"):
             reason = job.kwargs.get("reason") or ""
-            return DecisionResult(outside.decide(self.workspace, job.action, cid or "", reason), cid)
+            confirmed = bool(job.kwargs.get("confirmed"))
+            return DecisionResult(
+                outside.decide(self.workspace, job.action, cid or "", reason, confirmed=confirmed), cid
+            )
         if job.action == "consolidate-accept":
             return self.workspace.accept_consolidation(cid or "")
         if job.action == "consolidate-reject":

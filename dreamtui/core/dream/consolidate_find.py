@@ -80,7 +80,16 @@ class MemoryFile:
 
     @property
     def description(self) -> str:
-        return read_lenient(self.text)[0].get("description", "")
+        return str(read_lenient(self.text)[0].get("description", "") or "")
+
+    @property
+    def says(self) -> list[str]:
+        """What the memory says in a line: its description and its body's first line (a claim). Two
+        writers say one rule in other words, and one adds why/how lines; these compare the rules."""
+        first = next(
+            (ln.strip() for ln in self.body.splitlines() if ln.strip() and not ln.startswith("#")), ""
+        )
+        return list(dict.fromkeys(t for t in (self.description.strip(), first) if t))
 
 
 def project_memories(root: Path, project: str, ledger: Ledger | None = None) -> list[MemoryFile]:
@@ -142,6 +151,22 @@ def _make(
 # -- duplicates --------------------------------------------------------------------------------------
 
 
+def _said_alike(a: MemoryFile, b: MemoryFile) -> float | None:
+    """How alike two memories' claims are (:attr:`MemoryFile.says`, each pair of lines of at least three
+    terms with the same specifics), when at least :data:`LEXICAL`; else None."""
+    best: float | None = None
+    for x in a.says:
+        if len(dedup.terms(x)) < 3:
+            continue
+        for y in b.says:
+            if len(dedup.terms(y)) < 3 or dedup.specifics(x) != dedup.specifics(y):
+                continue
+            score = dedup.similarity(x, y)
+            if score >= LEXICAL and (best is None or score > best):
+                best = score
+    return best
+
+
 def find_duplicates(project: str, files: list[MemoryFile]) -> list[Consolidation]:
     """One merge per group of memories that say the same (exactly, or lexically with equal specifics)."""
     by_rel = {f.rel: f for f in files}
@@ -161,9 +186,15 @@ def find_duplicates(project: str, files: list[MemoryFile]) -> list[Consolidation
                 how[frozenset((a, b))] = "the same text"
             else:
                 score = dedup.similarity(bodies[a], bodies[b])
-                if score < LEXICAL or dedup.specifics(bodies[a]) != dedup.specifics(bodies[b]):
-                    continue
-                how[frozenset((a, b))] = f"lexical similarity {score:.2f}, the same specifics"
+                if score >= LEXICAL and dedup.specifics(bodies[a]) == dedup.specifics(bodies[b]):
+                    how[frozenset((a, b))] = f"lexical similarity {score:.2f}, the same specifics"
+                else:
+                    said = _said_alike(by_rel[a], by_rel[b])
+                    if said is None:
+                        continue
+                    how[frozenset((a, b))] = (
+                        f"what they say: lexical similarity {said:.2f}, the same specifics"
+                    )
             parent[top(b)] = top(a)
     groups: dict[str, list[str]] = {}
     for rel in rels:
@@ -314,45 +345,65 @@ def named_paths(text: str) -> list[str]:
     return [p for p in dict.fromkeys(found) if p and not p.startswith(".") or p.startswith(".github/")]
 
 
+def _renamed(text: str, moves: dict[str, str]) -> str:
+    """``text`` with every path in ``moves`` (old → new) replaced where it stands as a whole path."""
+    if not moves or not text:
+        return text
+    olds = sorted(moves, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w-])(?<![\w-]/)(" + "|".join(re.escape(o) for o in olds) + r")(?![\w/-])")
+    return pattern.sub(lambda m: moves[m.group(1)], text)
+
+
 def find_gone_paths(project: str, files: list[MemoryFile], repo: Repository) -> list[Consolidation]:
-    """A retire (or, for a rename, an update) per memory that names a path its repository lost."""
+    """A retire per memory that names a path its repository deleted; an update per memory whose every
+    gone path was renamed, naming each new path everywhere the memory says the old one (its body,
+    ``name:`` and ``description:``; the index line follows the new name)."""
     by_rel = {f.rel: f for f in files}
     out = []
     for f in files:
         body = f.body
-        for rel in named_paths(body):
-            sha = repo.gone(rel)
-            if sha is None:
-                continue
+        gone = [(rel, sha) for rel in named_paths(body) if (sha := repo.gone(rel)) is not None]
+        if not gone:
+            continue
+        moved: dict[str, tuple[str, str]] = {}
+        deleted: list[tuple[str, str]] = []
+        for rel, sha in gone:
             renamed = repo.renames.get(rel)
             if renamed is not None and repo.has(renamed[0]):
-                new, rsha = renamed
-                evidence = (
-                    f"path {rel} named in memory {f.rel} does not exist in repository {repo.name} at HEAD "
-                    f"({repo.short}); it was renamed to {new} in {rsha}"
-                )
-                text = consolidate.rewrite(
-                    f.text, body.replace(rel, new), description=f.description.replace(rel, new) or None
-                )
-                out.append(
-                    _make(
-                        "update",
-                        project,
-                        [f.rel],
-                        evidence,
-                        f"name {new} instead",
-                        by_rel,
-                        keep=f.rel,
-                        new_text=text,
-                    )
-                )
+                moved[rel] = renamed
             else:
-                evidence = (
-                    f"path {rel} named in memory {f.rel} does not exist in repository {repo.name} at HEAD "
-                    f"({repo.short}); deleted in {sha}"
-                )
-                out.append(_make("retire", project, [f.rel], evidence, f"{rel} is gone", by_rel))
-            break  # one proposal per memory: the first path that is gone
+                deleted.append((rel, sha))
+        where = f"does not exist in repository {repo.name} at HEAD ({repo.short})"
+        if deleted:  # one path the repository lost is proof enough: the memory goes
+            rel, sha = deleted[0]
+            evidence = f"path {rel} named in memory {f.rel} {where}; deleted in {sha}"
+            out.append(_make("retire", project, [f.rel], evidence, f"{rel} is gone", by_rel))
+            continue
+        evidence = "; ".join(
+            f"path {rel} named in memory {f.rel} {where}; it was renamed to {new} in {rsha}"
+            for rel, (new, rsha) in moved.items()
+        )
+        moves = {rel: new for rel, (new, _) in moved.items()}
+        meta = read_lenient(f.text)[0]
+        text = consolidate.rewrite(
+            f.text,
+            _renamed(body, moves),
+            description=_renamed(f.description, moves) or None,
+            name=_renamed(str(meta.get("name", "")), moves) or None,
+        )
+        news = ", ".join(dict.fromkeys(moves.values()))
+        out.append(
+            _make(
+                "update",
+                project,
+                [f.rel],
+                evidence,
+                f"name {news} instead",
+                by_rel,
+                keep=f.rel,
+                new_text=text,
+            )
+        )
     return out
 
 

@@ -150,6 +150,17 @@ def commits_of(ledger: Ledger, cid: str) -> set[str]:
     }
 
 
+def live_memory_paths(ledger: Ledger) -> list[str]:
+    """The memory files of every accept not undone (the topic files dreamtui wrote)."""
+    return [
+        r["memory_path"]
+        for r in ledger.query(
+            "SELECT DISTINCT memory_path FROM decisions WHERE action = 'accept' AND undone = 0"
+            " AND memory_path IS NOT NULL ORDER BY memory_path"
+        )
+    ]
+
+
 def live_accept_commits(ledger: Ledger) -> list[str]:
     """The commits of every accept not undone."""
     return [

@@ -18,6 +18,7 @@ WRITER_LABELS = {
     "auto-dream": "auto dream",  # how a person reads `writer`
     "dreamtui": "dreamtui extractor",
     "person": "person",
+    "unknown": "unknown writer",  # a batch no transcript record explains: never guessed
 }
 
 

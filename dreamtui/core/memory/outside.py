@@ -79,7 +79,7 @@ from dreamtui.core.ledger import generated as generated_writes
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.ledger.db import stored_text
 from dreamtui.core.ledger.outside import WRITER_LABELS, Item
-from dreamtui.core.memory import gitops, textdiff
+from dreamtui.core.memory import gitops, index_check, textdiff
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory import outside_renames as renames
 from dreamtui.core.memory import outside_tree as tree_of
@@ -516,7 +516,8 @@ def _scan_locked(
     with ledger.write():
         for change in fresh:
             record = records.get(change.path)
-            writer = record.writer if record else ("auto-dream" if batch and _loud(change) else "person")
+            member = bool(batch) and (_loud(change) or change.path == memory.INDEX)
+            writer = record.writer if record else ("unknown" if member else "person")
             values = {
                 "path": change.path,
                 "old_path": change.old_path,
@@ -528,7 +529,7 @@ def _scan_locked(
                 "transcript": record.transcript if record else None,
                 "line": record.line if record else None,
                 "tool": record.tool if record else None,
-                "batch": batch if _loud(change) else None,
+                "batch": batch if member else None,
                 "detected_at": now,
                 "entry": change.entry,
                 "note": change.note,
@@ -546,6 +547,9 @@ def _scan_locked(
             if path not in seen:
                 _close(ledger, item.id, "gone", None, "the file is as committed again")
                 report.gone.append(item.id)
+            elif batch and path == memory.INDEX and item.batch != batch:
+                # the index edited with the batch (seen in an earlier scan): its lines go with the batch
+                outside_items.update(ledger, item.id, {"batch": batch})
         if signature is not None:
             outside_items.set_signature(ledger, signature)
     if batch:
@@ -694,24 +698,79 @@ def _index_at_head(repo: Repo) -> list[str]:
     return [ln for ln in text.splitlines() if _INDEX_LINE.match(ln)]
 
 
-def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
-    """What rejecting ``item`` does, in lines a person reads before saying yes: which file is put back
-    to what (or deleted, or brought back), whether ``u`` can bring the change back, and for a
-    ``MEMORY.md`` change the topic files its dropped lines leave out of the index."""
+def _reject_line(config: Config, item: Item) -> str:
     head = "as committed (HEAD)"
+    if item.path == memory.INDEX and _plain(item):
+        added, dropped = index_lines(config, item)
+        parts = []
+        if added:
+            parts.append(f"the lines it added go ({', '.join(sorted(_linked(added))) or len(added)})")
+        if dropped:
+            parts.append(
+                f"the lines it dropped come back ({', '.join(sorted(_linked(dropped))) or len(dropped)})"
+            )
+        return f"{item.path} is put back {head}" + (f": {'; '.join(parts)}" if parts else "")
     if item.kind == "added":
-        lines = [f"{item.path} is deleted: it is not in git"]
-    elif item.kind == "deleted":
-        lines = [f"{item.path} comes back {head}"]
-    elif item.kind == "renamed":
-        lines = [f"{item.path} is deleted and {item.old_path} comes back {head}"]
-    else:
-        lines = [f"{item.path} is put back {head}; this change to it is undone"]
-    if item.blob and item.secrets:
-        lines.append("Its bytes hold a secret and are not kept anywhere: u cannot bring them back.")
-    elif item.blob:
-        lines.append("The rejected bytes are kept in git: u (undo) brings them back for review.")
-    left_out = index_left_out(config, ledger, item)
+        return f"{item.path} is deleted: it is not in git"
+    if item.kind == "deleted":
+        return f"{item.path} comes back {head}"
+    if item.kind == "renamed":
+        return f"{item.path} is deleted and {item.old_path} comes back {head}"
+    return f"{item.path} is put back {head}; this change to it is undone"
+
+
+def _head_paths(repo: Repo) -> set[str]:
+    if not gitops.head_sha(repo):
+        return set()
+    try:
+        out = tree_of.git_bytes(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD")
+    except subprocess.SubprocessError:
+        return set()
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+
+def dead_after_accept(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """The ``MEMORY.md`` links the commit of accepting ``item`` (its :func:`unit`) would newly leave
+    dead: linking a file the commit does not have (the index invariant, :mod:`.index_check`)."""
+    repo = gitops.open_repo(config.memory, create=False)
+    chosen = unit(config, ledger, item, "accept")
+    changes: dict[str, str | None] = {}
+    for member in chosen:
+        changes.update(_item_changes(member))
+    head = _head_paths(repo)
+    before = _blob_bytes(repo, _blob_at(repo, "HEAD", memory.INDEX)) if memory.INDEX in head else b""
+    index = next((m for m in chosen if m.path == memory.INDEX), None)
+    after = (_reviewed_bytes(repo, index) or b"") if index is not None and index.blob else before
+    if index is not None and not index.blob:
+        after = b""
+
+    def exists_after(rel: str) -> bool:
+        return changes[rel] is not None if rel in changes else rel in head
+
+    return index_check.new_dead(
+        before.decode("utf-8", "replace"), after.decode("utf-8", "replace"), head.__contains__, exists_after
+    )
+
+
+def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """What rejecting ``item`` does, in lines a person reads before saying yes: every file the one
+    decision puts back (:func:`unit`: a batch whole, a file with the ``MEMORY.md`` change that links
+    it) and to what, whether ``u`` can bring the change back, and for a ``MEMORY.md`` change rejected
+    alone the topic files its dropped lines leave out of the index."""
+    chosen = unit(config, ledger, item, "reject")
+    lines = []
+    if item.batch:
+        batch = next((b for b in batches(ledger) if b.id == item.batch), None)
+        what = batch.summary() if batch is not None else item.batch
+        lines.append(f"One decision for the whole batch ({what}), {len(chosen)} changes:")
+    elif len(chosen) > 1:
+        lines.append(f"One decision for {len(chosen)} changes (MEMORY.md links {item.path}):")
+    lines.extend(_reject_line(config, member) for member in chosen)
+    if any(m.blob and m.secrets for m in chosen):
+        lines.append("Bytes holding a secret are not kept anywhere: u cannot bring them back.")
+    if any(m.blob and not m.secrets for m in chosen):
+        lines.append("The rejected bytes are kept in git: u (undo) brings them back for review, in one step.")
+    left_out = index_left_out(config, ledger, item) if len(chosen) == 1 else []
     if left_out:
         lines.append(
             f"Left out of the index: {', '.join(left_out)} (their MEMORY.md lines go; Claude Code will not "
@@ -744,7 +803,11 @@ def accept_caution(config: Config, ledger: Ledger, item: Item) -> list[str]:
         return []
     if item.secrets:
         return []
-    why = []
+    why = [
+        f"It commits MEMORY.md linking {rel}, which the commit does not have: a dead link (Claude Code "
+        "loads nothing for it)."
+        for rel in dead_after_accept(config, ledger, item)
+    ]
     if item.kind == "deleted":
         why.append(f"It commits the deletion of {item.path}.")
     elif item.kind == "renamed":
@@ -752,7 +815,12 @@ def accept_caution(config: Config, ledger: Ledger, item: Item) -> list[str]:
     if item.batch:
         batch = next((b for b in batches(ledger) if b.id == item.batch), None)
         if batch is not None:
-            why.append(f"It is one of a batch: {batch.summary()}.")
+            chosen = unit(config, ledger, item, "accept")
+            why.append(
+                f"It is one of a batch ({batch.summary()}): one commit takes all {len(chosen)} changes: "
+                + ", ".join(f"{m.kind} {m.path}" for m in chosen)
+                + "."
+            )
     if item.path == memory.INDEX:
         _added, dropped = index_lines(config, item)
         if dropped:
@@ -799,13 +867,21 @@ class Batch:
     renamed: int
     pending: int
 
+    index: bool = False
+    """``MEMORY.md`` changed with it (its lines are decided with the batch)."""
+
     def summary(self) -> str:
-        """``auto dream removed 23 files, rewrote 4``."""
+        """``auto dream removed 23 files, rewrote 4, edited MEMORY.md``; the writer only when a
+        transcript says who (else ``23 files removed, … together (writer not known)``)."""
         parts = [f"removed {self.removed} file{'s' if self.removed != 1 else ''}"] if self.removed else []
         if self.rewrote:
             parts.append(f"rewrote {self.rewrote}")
         if self.renamed:
             parts.append(f"renamed {self.renamed}")
+        if self.index:
+            parts.append("edited MEMORY.md")
+        if self.writer == "unknown":
+            return f"{', '.join(parts)} together (writer not known)"
         return f"{WRITER_LABELS.get(self.writer, self.writer)} {', '.join(parts)}"
 
 
@@ -821,16 +897,18 @@ def batches(ledger: Ledger) -> list[Batch]:
     out = []
     for batch in ids:
         members = members_of[batch]
-        writers = [m.writer for m in members]
-        writer = max(set(writers), key=writers.count)
+        known = [m.writer for m in members if m.writer != "unknown"]
+        writer = max(sorted(set(known)), key=known.count) if known else "unknown"
+        files = [m for m in members if m.path != memory.INDEX]
         out.append(
             Batch(
                 batch,
                 writer,
-                sum(m.kind == "deleted" for m in members),
-                sum(m.kind == "modified" for m in members),
-                sum(m.kind == "renamed" for m in members),
+                sum(m.kind == "deleted" for m in files),
+                sum(m.kind == "modified" for m in files),
+                sum(m.kind == "renamed" for m in files),
                 sum(m.status == "pending" for m in members),
+                index=len(files) < len(members),
             )
         )
     return out
@@ -861,6 +939,25 @@ def _step(name: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def unit(config: Config, ledger: Ledger, item: Item, action: str) -> list[Item]:
+    """The pending items one decision on ``item`` takes together, ``item`` first: a batch's members
+    (its ``MEMORY.md`` change included) for every action; for a reject (``reject``) of a file, also the
+    waiting ``MEMORY.md`` change that adds or drops the file's index line, so a reject neither leaves a
+    link to a file it deletes nor loses the line of a file it brings back."""
+    if item.batch:
+        members = [i for i in items(ledger) if i.batch == item.batch and i.id != item.id]
+        return [item, *sorted(members, key=lambda i: (i.path == memory.INDEX, i.path))]
+    out = [item]
+    if action == "reject" and item.path != memory.INDEX:
+        index = next((i for i in items(ledger) if i.path == memory.INDEX), None)
+        if index is not None and _plain(index):
+            added, dropped = index_lines(config, index)
+            names = {n for n in (item.path, item.old_path) if n}
+            if names & (_linked(added) | _linked(dropped)):
+                out.append(index)
+    return out
 
 
 def _pending(ledger: Ledger, item_id: str) -> Item:
@@ -1116,7 +1213,9 @@ def _commit_items(
     return sha
 
 
-def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> str:
+def accept(
+    config: Config, ledger: Ledger, item_id: str, mine: bool = False, *, dead_links_ok: bool = False
+) -> str:
     """Commit exactly the reviewed change of one item (trailer ``Dreamtui-Reviewed: outside``, or
     ``mine`` for the person's own edit); returns the commit sha. A symlink, a special file, a file
     over the size limit or bytes (or a name) holding a secret are refused with a line saying what
@@ -1125,10 +1224,22 @@ def accept(config: Config, ledger: Ledger, item_id: str, mine: bool = False) -> 
         repo = gitops.open_repo(config.memory, create=False)
         recover(config, ledger, repo)
         item = _pending(ledger, item_id)
-        _refuse_accept(item)
-        _check_unchanged(repo, item)
+        chosen = unit(config, ledger, item, "accept")
+        for member in chosen:
+            _refuse_accept(member)
+            _check_unchanged(repo, member)
+        dead = dead_after_accept(config, ledger, item)
+        if dead and not dead_links_ok:
+            raise OutsideError(
+                f"accepting commits MEMORY.md linking {', '.join(dead)}, which the commit does not have (a "
+                "dead link): reject or fix the index first, or accept with --yes; nothing was committed"
+            )
         _step("checked")
-        return _commit_items(config, ledger, repo, [item], _subject(item, mine), _trailers(item, mine), mine)
+        subject = _subject(item, mine) if len(chosen) == 1 else _batch_subject(ledger, item, mine)
+        trailers = _trailers(item, mine)
+        if len(chosen) > 1 and not mine:
+            trailers[TRAILER_OUTSIDE] = ", ".join(i.id for i in chosen)
+        return _commit_items(config, ledger, repo, chosen, subject, trailers, mine)
 
 
 def _plain(item: Item) -> bool:
@@ -1169,6 +1280,12 @@ def _subject(item: Item, mine: bool) -> str:
     return f"{verb} {item.path} ({who})"
 
 
+def _batch_subject(ledger: Ledger, item: Item, mine: bool) -> str:
+    batch = next((b for b in batches(ledger) if b.id == item.batch), None)
+    what = batch.summary() if batch is not None else f"batch {item.batch}"
+    return f"Accept a batch: {what} ({'my edit' if mine else 'reviewed'})"[:200]
+
+
 def _trailers(item: Item, mine: bool) -> dict[str, str]:
     if mine:
         return {TRAILER_OUTSIDE: "mine"}
@@ -1181,11 +1298,15 @@ def _trailers(item: Item, mine: bool) -> dict[str, str]:
 # -- reject: put back from HEAD, crash-safe ----------------------------------------------------
 
 
-def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
+def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> list[str]:
     """Put the file back as HEAD has it (a deleted file comes back, an added one goes), only while it
     still holds the reviewed bytes; the reason and the rejected bytes' blob stay in the ledger (and
     the bytes in git, unless they hold a secret: those are not kept anywhere). A file over the size
-    limit is refused (dreamtui cannot keep a copy of it), and so is one whose name holds a secret."""
+    limit is refused (dreamtui cannot keep a copy of it), and so is one whose name holds a secret.
+
+    One decision covers :func:`unit`: a batch whole (its ``MEMORY.md`` lines too), a file with the
+    waiting ``MEMORY.md`` change that links it; all or nothing (a member changed since it was shown:
+    nothing is put back). Returns the ids rejected."""
     if not reason.strip():
         raise OutsideError("a reject needs a reason")
     with memory_lock(config):
@@ -1193,31 +1314,37 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> None:
         gitops.ensure_writable(repo)  # mid-merge, HEAD's version would overwrite the conflicted file
         recover(config, ledger, repo)
         item = _pending(ledger, item_id)
-        if _secret_in_name(item):
-            raise OutsideError(
-                f"the name {item.path} holds a secret ({', '.join(item.secret_rules) or 'redacted'}): "
-                "rename or remove the file yourself (its item then closes or changes)"
-            )
-        if item.entry == LARGE:
-            raise OutsideError(
-                f"{item.path} is {item.note}: dreamtui cannot keep a copy of what a reject would remove; "
-                "move it out of the memory folder yourself (its item then closes or becomes a deletion)"
-            )
-        _check_unchanged(repo, item)
+        chosen = unit(config, ledger, item, "reject")
+        for member in chosen:
+            if _secret_in_name(member):
+                raise OutsideError(
+                    f"the name {member.path} holds a secret ({', '.join(member.secret_rules) or 'redacted'}): "
+                    "rename or remove the file yourself (its item then closes or changes)"
+                )
+            if member.entry == LARGE:
+                raise OutsideError(
+                    f"{member.path} is {member.note}: dreamtui cannot keep a copy of what a reject would "
+                    "remove; move it out of the memory folder yourself (its item then closes or becomes a "
+                    "deletion)"
+                )
+            _check_unchanged(repo, member)
         _step("checked")
-        if _plain(item) and item.blob:
-            data = _checked_bytes(repo, item)
-            if not secret_scan.has_secret(data.decode("utf-8", "replace")):
-                _write_blob(repo, data)  # the rejected bytes can always come back
-            # bytes holding a secret are not kept: in git's object store the secret would stay
+        for member in chosen:
+            if _plain(member) and member.blob:
+                data = _checked_bytes(repo, member)
+                if not secret_scan.has_secret(data.decode("utf-8", "replace")):
+                    _write_blob(repo, data)  # the rejected bytes can always come back
+                # bytes holding a secret are not kept: in git's object store the secret would stay
         payload = {
             "reason": reason.strip(),
             "token": token_source.token_hex(6),
-            "steps": _reject_steps(repo, item),
+            "steps": [step for member in chosen for step in _reject_steps(repo, member)],
+            "items": [member.id for member in chosen],
         }
         intent_id = _record_intent(ledger, item.id, "reject", payload)
         _step("reject-intent")
         _finish_reject(ledger, repo, item.id, intent_id, payload)
+        return [member.id for member in chosen]
 
 
 def _reject_steps(repo: Repo, item: Item) -> list[dict[str, Any]]:
@@ -1252,9 +1379,11 @@ def _finish_reject(ledger: Ledger, repo: Repo, item_id: str, intent_id: int, pay
             _drop_intent(ledger, intent_id)
         raise
     _step("put")
+    decided = [str(i) for i in payload.get("items") or [item_id]]
     with ledger.write():
-        _close(ledger, item_id, "rejected", None, str(payload["reason"]), "reviewed")
-        journal.record(ledger, "outside", "reject", [item_id], {"steps": payload["steps"]}, clock.now_iso())
+        for one in decided:
+            _close(ledger, one, "rejected", None, str(payload["reason"]), "reviewed")
+        journal.record(ledger, "outside", "reject", decided, {"steps": payload["steps"]}, clock.now_iso())
         _drop_intent(ledger, intent_id)
     for aside in asides:  # its bytes are the item's blob, kept in git
         aside.unlink(missing_ok=True)
@@ -1466,23 +1595,18 @@ def _undo_reject(repo: Repo, entry: journal.Entry) -> None:
 
 
 def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> list[str]:
-    """Reject every pending item of a batch in one step (each file back from HEAD); returns their ids.
-    An item whose file changed again since it was seen is left pending (named in the error)."""
+    """Reject a batch as one decision: every file back from HEAD and ``MEMORY.md`` with them (its index
+    lines), one journal entry (one undo brings it all back); returns the ids. A member whose file
+    changed again since it was seen refuses the whole restore, naming it, with nothing put back."""
     members = [i for i in items(ledger) if i.batch and i.batch.startswith(batch)]
     if not members:
         raise OutsideError(f"no pending batch {batch!r}")
-    done, changed = [], []
-    for item in members:
-        try:
-            reject(config, ledger, item.id, reason)
-            done.append(item.id)
-        except OutsideError:
-            changed.append(item.path)
-    if changed:
-        raise OutsideError(
-            f"restored {len(done)} files; left alone because they changed again: {', '.join(changed)}"
-        )
-    return done
+    if len({i.batch for i in members}) > 1:
+        raise OutsideError(f"{batch!r} names more than one batch; give more of its id")
+    try:
+        return reject(config, ledger, members[0].id, reason)
+    except OutsideError as exc:
+        raise OutsideError(f"{exc}; nothing of the batch was restored") from None
 
 
 # -- recovery ----------------------------------------------------------------------------------

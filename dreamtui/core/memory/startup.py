@@ -5,14 +5,15 @@ A kill between a decision's commit and its ledger write leaves git one step ahea
 reconcile (:func:`dreamtui.core.memory.decisions.reconcile`) always put that right at start; the
 consolidation decisions (:func:`dreamtui.core.memory.consolidate.reconcile`) and the outside decisions
 (:func:`dreamtui.core.memory.outside.recover`) did it only at their own next decision, so a list or the
-app read a stale ledger meanwhile. :func:`reconcile` runs all three, under the memory lock.
+app read a stale ledger meanwhile. :func:`reconcile` runs all three, under the memory lock, then checks
+the index invariant (:mod:`.index_check`): each problem is a notice.
 """
 
 from __future__ import annotations
 
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import consolidate, decisions, gitops, outside
+from dreamtui.core.memory import consolidate, decisions, gitops, index_check, outside
 from dreamtui.core.memory.decisions import ReconcileReport, memory_lock
 
 
@@ -27,4 +28,5 @@ def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
         if gitops.not_writable(repo) is None:
             outside.recover(config, ledger, repo, report.notices)
             report.notices.extend(consolidate.reconcile(config, ledger, repo))
+        report.notices.extend(index_check.problems(gitops.work_tree(repo), ledger))
         return report

@@ -316,7 +316,13 @@ class QueueScreen(BaseScreen[QueueData]):
             self.take_current()
             self.dream_app.decide("outside-accept", row.id)
             return
-        self._confirmed(row, "Accept this outside change? (one commit; u undoes it)", why, "outside-accept")
+        self._confirmed(
+            row,
+            "Accept this outside change? (one commit; u undoes it)",
+            why,
+            "outside-accept",
+            confirmed=True,
+        )
 
     def action_skip(self) -> None:
         cid = self.table.current_id
