@@ -287,7 +287,9 @@ def test_a_lesson_and_another_writers_file_saying_the_same_rule_in_other_words_a
         "**How to apply:** run pnpm install and pnpm add, never npm install.\n"
     )
     theirs = topic("pnpm", "Use pnpm in this repository, not npm or yarn (the lockfile is pnpm-lock.yaml).")
-    other = topic("pnpm in CI", "Use pnpm in the CI image too, not npm or yarn (the cache is keyed on pnpm-lock.yaml).")
+    other = topic(
+        "pnpm in CI", "Use pnpm in the CI image too, not npm or yarn (the cache is keyed on pnpm-lock.yaml)."
+    )
     mine, auto = f"{FOLDER}/use-pnpm.md", "pnpm.md"
     root = memory_repo(config, {mine: lesson, auto: theirs, f"{FOLDER}/ci.md": other})
     [item] = find.find_offline(root, PROJECT)

@@ -9,14 +9,29 @@ import pytest
 from click.testing import CliRunner
 from fakes.cli_world import folder_args
 from fakes.gitrepo import git
-from test_outside import now_iso, world, write_transcript  # noqa: F401  (world is a fixture)
+from test_outside import now_iso, write_transcript
 
 from dreamtui.cli.main import cli
-from dreamtui.core.memory import outside, undo
+from dreamtui.core.config import Config
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.memory import gitops, outside, undo
 
-INDEX = (
-    "- [Tests](tests.md) — run them\n- [Style](style.md) — black\n- [Old](old.md) — old\n"
-)
+INDEX = "- [Tests](tests.md) — run them\n- [Style](style.md) — black\n- [Old](old.md) — old\n"
+
+
+@pytest.fixture
+def world(config: Config, ledger: Ledger, git_home: Path) -> tuple[Config, Ledger, Path]:
+    """A memory repository with an index and three topic files, committed (as in test_outside)."""
+    root = config.memory
+    repo = gitops.open_repo(root)
+    (root / "MEMORY.md").write_text(INDEX)
+    for name in ("tests", "style", "old"):
+        (root / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: {name}\ntype: feedback\n---\n\n"
+            f"The {name} lesson, a few words long so renames are told apart.\n"
+        )
+    gitops.commit_paths(repo, ["MEMORY.md", "tests.md", "style.md", "old.md"], "seed", {})
+    return config, ledger, root
 
 
 def person_bulk_edit(root: Path) -> None:
