@@ -368,9 +368,18 @@ def reconcile(config: Config, ledger: Ledger, repo: Any | None = None) -> list[s
     for info in reversed(gitops.list_commits(repo, grep=[TRAILER])):  # oldest first
         for cid in info.trailers.get(TRAILER, []):
             if cid in pending:
-                rows.decide(
-                    ledger, cid, "accepted", clock.now_iso(), decided_by="person", commit_sha=info.sha
-                )
+                auto = info.trailers.get(gitops.TRAILER_AUTO) == ["consolidation"]
+                with ledger.write():  # as the accept itself records it: `u` takes it back
+                    now = clock.now_iso()
+                    rows.decide(
+                        ledger,
+                        cid,
+                        "accepted",
+                        now,
+                        decided_by="auto" if auto else "person",
+                        commit_sha=info.sha,
+                    )
+                    journal.record(ledger, "consolidation", "accept", [cid], {}, now)
                 accepted[cid] = pending.pop(cid)
                 accepted[cid].commit_sha = info.sha
                 notices.append(
@@ -378,7 +387,9 @@ def reconcile(config: Config, ledger: Ledger, repo: Any | None = None) -> list[s
                 )
         for cid in info.trailers.get(TRAILER_UNDO, []):
             if cid in accepted and accepted[cid].commit_sha != info.sha:
-                rows.undone(ledger, cid, info.sha, clock.now_iso())
+                with ledger.write():
+                    rows.undone(ledger, cid, info.sha, clock.now_iso())
+                    journal.mark_undone_for(ledger, "consolidation", cid)
                 accepted.pop(cid)
                 notices.append(f"the undo of consolidation {cid} was committed before a crash; recorded")
     return notices

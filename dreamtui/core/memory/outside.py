@@ -1661,6 +1661,8 @@ def _recover_accept(ledger: Ledger, repo: Repo, intent_id: int, payload: dict[st
         if head == sha:
             _follow_index(repo, payload.get("before") or {}, payload.get("changes") or {}, parent)
         with ledger.write():
+            now = clock.now_iso()
+            recorded = []
             for item_id in payload.get("items", []):
                 found = outside_items.with_prefix(ledger, item_id)
                 if found and found[0].status == "pending":
@@ -1669,9 +1671,23 @@ def _recover_accept(ledger: Ledger, repo: Repo, intent_id: int, payload: dict[st
                         item_id,
                         sha,
                         payload.get("decided_as", "reviewed"),
-                        clock.now_iso(),
+                        now,
                         mine=bool(payload.get("mine")),
                     )
+                    recorded.append(found[0])
+            if recorded:  # journaled as the accept itself would have: one `u` takes it back
+                journal.record(
+                    ledger,
+                    "outside",
+                    "mine" if payload.get("mine") else "accept",
+                    [i.id for i in recorded],
+                    {
+                        "sha": sha,
+                        "changes": payload.get("changes") or {},
+                        "writers": {i.id: i.writer for i in recorded},
+                    },
+                    now,
+                )
             _drop_intent(ledger, intent_id)
         return
     _drop_intent(ledger, intent_id)

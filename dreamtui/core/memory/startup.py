@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import consolidate, decisions, gitops, index_check, outside
+from dreamtui.core.memory import consolidate, decisions, gitops, index_check, outside, outside_tree
 from dreamtui.core.memory.decisions import ReconcileReport, memory_lock
 
 
@@ -26,7 +26,8 @@ def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
             return report
         repo = gitops.open_repo(config.memory, create=False)
         if gitops.not_writable(repo) is None:
-            outside.recover(config, ledger, repo, report.notices)
+            temps = outside_tree.walk(gitops.work_tree(repo)).temps  # a killed reject's, once settled
+            outside.recover(config, ledger, repo, report.notices, temps)
             report.notices.extend(consolidate.reconcile(config, ledger, repo))
         report.notices.extend(index_check.problems(gitops.work_tree(repo), ledger))
         return report
