@@ -13,6 +13,7 @@ from test_outside import now_iso, write_transcript
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
+from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.memory import gitops, outside, undo
 
@@ -165,3 +166,81 @@ def test_every_start_says_what_breaks_the_index(world) -> None:
     with Workspace(config, ledger) as ws:
         note = ws.reconcile()
     assert note is not None and "MEMORY.md links gone.md, which does not exist (a dead link)" in note
+
+
+# -- a read-only memory folder -------------------------------------------------------------------------
+
+
+def test_outside_decisions_on_a_read_only_memory_folder_fail_whole_in_one_line(
+    config: Config, ledger: Ledger, git_home: Path, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import uuid
+
+    where = tmp_path / f"ro-{uuid.uuid4().hex[:6]}"
+    where.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        cfg = config.changed(memory=where / "memory")
+        root = cfg.memory
+        repo = gitops.open_repo(root)
+        (root / "MEMORY.md").write_text(INDEX)
+        for name in ("tests", "style", "old"):
+            (root / f"{name}.md").write_text(f"The {name} lesson.\n")
+        gitops.commit_paths(repo, ["MEMORY.md", "tests.md", "style.md", "old.md"], "seed", {})
+        (root / "style.md").write_text("an outside rewrite\n")
+        outside.scan(cfg, ledger)
+        [item] = outside.items(ledger)
+        subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+        try:
+            for decide in (
+                lambda: outside.reject(cfg, ledger, item.id, "no"),
+                lambda: outside.accept(cfg, ledger, item.id),
+            ):
+                with pytest.raises(DreamError) as caught:
+                    decide()
+                text = str(caught.value)
+                assert "Read-only file system" in text and "\n" not in text, text
+                assert (root / "style.md").read_text() == "an outside rewrite\n"
+            out = CliRunner().invoke(cli, [*folder_args(cfg), "outside", "reject", item.id, "--reason", "no"])
+            assert out.exit_code == 2 and "Traceback" not in out.output, out.output
+        finally:
+            subprocess.run(["mount", "-o", "remount,rw", str(where)], check=True)
+        assert outside.get(ledger, item.id).status == "pending"
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_start_names_a_memory_dreamtui_wrote_that_the_index_lost(world) -> None:
+    from dreamtui.core.memory import decisions
+    from dreamtui.core.models import Candidate
+    from dreamtui.services import Workspace
+
+    config, ledger, root = world
+    cand = Candidate(
+        id="c1a2b3c4d5e6",
+        session="s1",
+        project="-home-kim-app",
+        transcript="/t.jsonl",
+        claim="Run the migrations before the tests",
+        why="schema drifts",
+        how_to_apply="make migrate",
+        type="feedback",
+        scope="global",
+        quote="always run migrations",
+        extractor="heuristic",
+        model=None,
+        created_at=now_iso(),
+        updated_at=now_iso(),
+    )
+    ledger.put_candidate(cand)
+    path = decisions.accept(config, ledger, cand.id).path
+    (root / "MEMORY.md").write_text(INDEX)  # the person's editor drops the lesson's line
+    git(root, "-c", "user.name=k", "-c", "user.email=k@x", "commit", "-qam", "tidy the index")
+    with Workspace(config, ledger) as ws:
+        note = ws.reconcile()
+    assert note is not None and f"{path} (a memory dreamtui wrote) is not linked from MEMORY.md" in note
