@@ -5,10 +5,10 @@ the CLI run first) and the ledger must agree with git at once: every decision gi
 with the journal entry ``u`` takes back, and nothing the ledger calls accepted is missing from git; no
 intent, no temp file, no half-written tree is left.
 
-The number of kills of each loop is ``DREAMTUI_AGREEMENT_KILLS`` (default 12, a short run for the
+The number of kills of each loop is ``AGREEMENT_KILLS`` (default 12, a short run for the
 suite). The issue's figure, at least 200 of each, is run by ``tests/bench/kill_agreement.py``::
 
-    DREAMTUI_AGREEMENT_KILLS=200 python3 -m pytest -q -s tests/test_kill_agreement.py
+    AGREEMENT_KILLS=200 python3 -m pytest -q -s tests/test_kill_agreement.py
 
 Each decision runs in a forked child in a process group of its own, killed whole with SIGKILL; the
 test waits until every git the child started has finished before it starts and looks.
@@ -40,8 +40,8 @@ from dreamtui.core.ledger import consolidations as rows
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.memory import consolidate, gitops, outside, startup, undo
 
-KILLS = int(os.environ.get("DREAMTUI_AGREEMENT_KILLS", "12"))
-"""Read when the module is imported: the suite's fixtures clear every ``DREAMTUI_*`` variable."""
+KILLS = int(os.environ.get("AGREEMENT_KILLS", "12"))
+"""Not a ``DREAMTUI_*`` name: the suite's conftest clears those before any test module is imported."""
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ decisions, each followed by a start, with the ledger and git compared at once (0
     python3 tests/bench/kill_agreement.py [KILLS]     # default 200 of each
 
 It runs ``tests/test_kill_agreement.py`` (the suite runs the same loops with 12 kills each) with
-``DREAMTUI_AGREEMENT_KILLS`` set, and prints each loop's line (kills, runs, seconds).
+``AGREEMENT_KILLS`` set, and prints each loop's line (kills, runs, seconds).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> int:
     kills = sys.argv[1] if len(sys.argv) > 1 else "200"
-    env = {**os.environ, "DREAMTUI_AGREEMENT_KILLS": kills}
+    env = {**os.environ, "AGREEMENT_KILLS": kills}
     test = HERE.parent / "test_kill_agreement.py"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", str(test)],
