@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from dreamtui.cli.main import cli, config_of, folder_options, pass_config
+from dreamtui.cli.memory_cmd import start_reconcile
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
@@ -41,6 +42,10 @@ def evidence_lines(item: Consolidation) -> list[str]:
 @click.pass_context
 def consolidate_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """Proposals to update, retire or merge existing memories: list them (with no sub-command)."""
+    started = Workspace.if_exists(config_of(ctx))
+    if started is not None:  # every start: what git holds and the ledger missed, recorded first
+        with started as ws:
+            start_reconcile(ws)
     if ctx.invoked_subcommand:
         return
     with Workspace(config_of(ctx)) as ws:

@@ -21,7 +21,7 @@ from dreamtui.services.display import one_line
 STATUSES = ("pending", "accepted", "rejected", "dropped", "all")
 
 
-def _reconcile(ws: Workspace) -> None:
+def start_reconcile(ws: Workspace) -> None:
     """Reconcile on start-up; print what it fixed (only when the memory repository exists)."""
     report = ws.reconcile_report()
     if report is None:
@@ -107,7 +107,7 @@ def candidate_json(cand: Candidate) -> dict[str, Any]:
 def candidates(config: Config, status: str | None, as_json: bool) -> None:
     """List candidates (id, status, provenance, claim)."""
     with Workspace(config) as ws:
-        _reconcile(ws)
+        start_reconcile(ws)
         _outside_notice(ws)
         found = ws.candidates(status)
         if as_json:
@@ -218,7 +218,7 @@ def undo(config: Config) -> None:
 def stats(config: Config, as_json: bool) -> None:
     """Accept rate over human decisions, per extractor/model, type and week; rejection reasons."""
     with Workspace(config) as ws:
-        _reconcile(ws)
+        start_reconcile(ws)
         data = ws.stats()
         data["ceiling"] = ws.index_size().to_json()
     if as_json:

@@ -11,6 +11,7 @@ import json
 import click
 
 from dreamtui.cli.main import cli, config_of, folder_options, pass_config
+from dreamtui.cli.memory_cmd import start_reconcile
 from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.services import Workspace, outside
@@ -20,6 +21,7 @@ def _scanned(config: Config) -> Workspace:
     """The workspace of ``config``, its memory repository scanned for outside changes first."""
     ws = Workspace(config)
     try:
+        start_reconcile(ws)  # every start: decisions git holds and the ledger missed, recorded first
         report = outside.scan(ws)
     except BaseException:
         ws.close()

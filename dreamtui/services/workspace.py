@@ -271,6 +271,8 @@ class Workspace:
         no line links), one line each; checked after every decision and at start."""
         if not gitops.repo_exists(self.config.memory):
             return []
+        if gitops.not_writable(gitops.open_repo(self.config.memory, create=False)) is not None:
+            return []  # mid-merge: the index is checked once the merge is over
         return index_check.problems(self.config.memory, self.ledger)
 
     def _checked(self, result: DecisionResult) -> DecisionResult:

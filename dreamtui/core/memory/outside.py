@@ -1228,6 +1228,7 @@ def accept(
         for member in chosen:
             _refuse_accept(member)
             _check_unchanged(repo, member)
+        gitops.ensure_writable(repo)  # mid-merge: that first, the index is not what it will be
         dead = dead_after_accept(config, ledger, item)
         if dead and not dead_links_ok:
             raise OutsideError(

@@ -29,5 +29,6 @@ def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
             temps = outside_tree.walk(gitops.work_tree(repo)).temps  # a killed reject's, once settled
             outside.recover(config, ledger, repo, report.notices, temps)
             report.notices.extend(consolidate.reconcile(config, ledger, repo))
-        report.notices.extend(index_check.problems(gitops.work_tree(repo), ledger))
+            # mid-merge the index is half one side, half the other: checked once the merge is over
+            report.notices.extend(index_check.problems(gitops.work_tree(repo), ledger))
         return report
