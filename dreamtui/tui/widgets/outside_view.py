@@ -19,7 +19,12 @@ from dreamtui.tui.widgets.diff_view import diff_text
 from dreamtui.tui.widgets.literal import literal_text
 
 PROJECT = "memory repo"
-WRITER_SHORT = {"auto-memory": "auto mem", "auto-dream": "autodream", "person": "person"}
+WRITER_SHORT = {
+    "auto-memory": "auto mem",
+    "auto-dream": "autodream",
+    "person": "person",
+    "unknown": "unknown",
+}
 WRITER_STYLE = {
     "auto-memory": "bold black on cyan",
     "auto-dream": "bold white on magenta",
@@ -74,7 +79,7 @@ def detail(ws: Workspace, item_id: str) -> Group:
                 Text.assemble(
                     ("Batch  ", "bold dim"),
                     (batch.summary(), "bold yellow"),
-                    (f"  ({batch.pending} waiting; dreamtui outside restore {batch.id})", "dim"),
+                    (f"  ({batch.pending} waiting, decided together: a or r takes the whole batch)", "dim"),
                 )
             )
     added, dropped = outside.index_lines(ws, item)
