@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dreamtui.core import clock
 from dreamtui.core.dream.consolidate_find import MemoryFile, find_offline, project_memories, repositories_of
-from dreamtui.core.errors import ExtractorError
+from dreamtui.core.errors import ExtractorError, MemoryRepoError
 from dreamtui.core.extract import consolidate_prompt as prompt
 from dreamtui.core.extract.base import StructuredModel
 from dreamtui.core.gate.verify import verify_quotes
@@ -144,7 +144,11 @@ def run_pass(
     its sessions ran in), then the model when there is one and new sessions; store what is new."""
     report = PassReport()
     for stale in rows.listed(ledger, "pending", project):
-        if consolidate.stale(stale, memory_dir) is not None:  # its memory changed: propose from the new text
+        try:
+            changed = consolidate.stale(stale, memory_dir) is not None
+        except (MemoryRepoError, OSError):  # a target no safe path reaches: left for the person to see
+            continue
+        if changed:  # its memory changed since: proposed again from the new text when the proof holds
             rows.withdraw(ledger, stale.id)
             report.withdrawn += 1
     files = project_memories(memory_dir, project, ledger)

@@ -253,8 +253,11 @@ class _Staged:
                 target = memory.safe_path(self.root, rel)
                 if self.change.before.get(rel) is not None and target.exists():
                     aside = target.with_name(f"{memory.TMP_PREFIX}kaside-{_random.token_hex(4)}-{n}")
-                    os.link(target, aside)
-                    self.asides[rel] = aside
+                    try:
+                        os.link(target, aside)
+                        self.asides[rel] = aside
+                    except OSError:  # no hard links here: putting back writes the old bytes instead
+                        pass
                 data = self.change.after[rel]
                 if data is not None:
                     folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
