@@ -130,6 +130,7 @@ def test_rejecting_a_rename_puts_back_the_index_line_that_links_it(world) -> Non
     effect = outside.reject_effect(config, ledger, rename)
     assert "phoenix.md is deleted and old.md comes back as committed (HEAD)" in effect
     assert any(line.startswith("MEMORY.md is put back") for line in effect)
+    assert not any("dead link" in line for line in effect)  # old.md comes back with its line
     outside.reject(config, ledger, rename.id, "keep the old name")
     assert (root / "old.md").exists() and not (root / "phoenix.md").exists()
     assert (root / "MEMORY.md").read_text() == INDEX  # no link to the deleted file is left
@@ -244,3 +245,16 @@ def test_a_start_names_a_memory_dreamtui_wrote_that_the_index_lost(world) -> Non
     with Workspace(config, ledger) as ws:
         note = ws.reconcile()
     assert note is not None and f"{path} (a memory dreamtui wrote) is not linked from MEMORY.md" in note
+
+
+def test_rejecting_a_new_file_the_committed_index_links_says_the_link_goes_dead(world) -> None:
+    config, ledger, root = world
+    (root / "MEMORY.md").write_text(INDEX + "- [New](new.md) — linked before the file came\n")
+    git(root, "-c", "user.name=k", "-c", "user.email=k@x", "commit", "-qam", "index first")
+    (root / "new.md").write_text("the new lesson\n")
+    outside.scan(config, ledger)
+    [item] = outside.items(ledger)
+    effect = outside.reject_effect(config, ledger, item)
+    assert any(
+        line.startswith("MEMORY.md would still link new.md, which this reject deletes") for line in effect
+    )

@@ -752,6 +752,36 @@ def dead_after_accept(config: Config, ledger: Ledger, item: Item) -> list[str]:
     )
 
 
+def dead_after_reject(config: Config, ledger: Ledger, item: Item) -> list[str]:
+    """The ``MEMORY.md`` links the working tree would newly leave dead once ``item`` (its
+    :func:`unit`) is rejected: a link to a file the reject deletes that no index change of the unit
+    takes away."""
+    repo = gitops.open_repo(config.memory, create=False)
+    root = gitops.work_tree(repo)
+    chosen = unit(config, ledger, item, "reject")
+    head = _head_paths(repo)
+    gone = {m.path for m in chosen if m.path not in head} - {memory.INDEX}
+    index = memory.INDEX
+    now = (memory.read_bytes(root, index) or b"").decode("utf-8", "replace")
+    after = now
+    if any(m.path == index for m in chosen):
+        after = (
+            _blob_bytes(repo, _blob_at(repo, "HEAD", index)).decode("utf-8", "replace")
+            if index in head
+            else ""
+        )
+
+    back = {m.path for m in chosen if m.path in head} | {m.old_path for m in chosen if m.old_path}
+
+    def exists_now(rel: str) -> bool:
+        return tree_of.identity(root, rel)[0] is not None
+
+    def exists_after(rel: str) -> bool:
+        return rel in back or (rel not in gone and exists_now(rel))
+
+    return index_check.new_dead(now, after, exists_now, exists_after)
+
+
 def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
     """What rejecting ``item`` does, in lines a person reads before saying yes: every file the one
     decision puts back (:func:`unit`: a batch whole, a file with the ``MEMORY.md`` change that links
@@ -770,6 +800,11 @@ def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
         lines.append("Bytes holding a secret are not kept anywhere: u cannot bring them back.")
     if any(m.blob and not m.secrets for m in chosen):
         lines.append("The rejected bytes are kept in git: u (undo) brings them back for review, in one step.")
+    lines.extend(
+        f"MEMORY.md would still link {rel}, which this reject deletes: a dead link (Claude Code loads "
+        "nothing for it); fix the index line after"
+        for rel in dead_after_reject(config, ledger, item)
+    )
     left_out = index_left_out(config, ledger, item) if len(chosen) == 1 else []
     if left_out:
         lines.append(
