@@ -90,7 +90,8 @@ def test_undo_after_an_outside_accept_takes_back_that_accept_not_an_older_reject
     config, ledger, root = world
     cand = make(ledger, 1)
     decisions.reject(ledger, cand.id, "wrong", "no")
-    (root / "MEMORY.md").write_text(INDEX + "\n- [Style](style.md) — black\n")
+    # a second line for a file there (a link to a missing file would ask first: the index invariant)
+    (root / "MEMORY.md").write_text(INDEX + "\n- [Style](tests.md) — black\n")
     outside.scan(config, ledger)
     (item,) = outside.items(ledger)
     accepted = outside.accept(config, ledger, item.id)

@@ -48,7 +48,9 @@ async def test_u_after_accepting_an_outside_change_undoes_that_accept_not_an_old
     root = cfg.memory
     decisions.reject(ledger, ids[1], "wrong", "not a lesson")  # an older decision
     before = _git(root, "show", "HEAD:MEMORY.md")
-    (root / "MEMORY.md").write_text(before + "- [Notes](notes.md) — a line auto memory appended\n")
+    topic = next(p for p in _git(root, "ls-files").split() if p.endswith(".md") and p != "MEMORY.md")
+    # a line for a file there: one linking a missing file asks first (the index invariant)
+    (root / "MEMORY.md").write_text(before + f"- [Notes]({topic}) — a line auto memory appended\n")
     async with open_queue(cfg, ledger, len(ids)) as (app, pilot, table):
         [item] = outside.items(ledger)
         table.move_cursor(row=table.get_row_index(item.id))
@@ -56,7 +58,7 @@ async def test_u_after_accepting_an_outside_change_undoes_that_accept_not_an_old
         changed = [
             ln for ln in _detail_lines(app) if ln[:1] in ("+", "-") and not ln.startswith(("+++", "---"))
         ]
-        assert changed == ["+- [Notes](notes.md) — a line auto memory appended"]
+        assert changed == [f"+- [Notes]({topic}) — a line auto memory appended"]
         await pilot.press("a")
         await wait_for(pilot, lambda: outside.get(ledger, item.id).status == "accepted")
         await pilot.press("u")
