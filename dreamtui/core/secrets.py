@@ -45,32 +45,19 @@ from dreamtui.core.secret_rules.normalize import normalize
 # A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
 _END_ALNUM = r"(?![A-Za-z0-9])"
 
-# Values that are obviously placeholders, never real credentials.
-_PLACEHOLDER_WORDS = (
-    "changeme",
-    "change_me",
-    "password",
-    "passwd",
-    "secret",
-    "example",
-    "placeholder",
-    "redacted",
-    "your",
-    "xxxx",
-    "****",
-    "dummy",
-    "sample",
-    "replace",
-    "insert",
-    "todo",
-    "fixme",
-    "none",
-    "null",
-    "undefined",
-    "foobar",
-    "test1234",
-    "12345678",
-)
+# A placeholder is a whole value made only of these words (and digits such as ``1234`` or ``0000``,
+# and punctuation): ``<your-password>``, ``changeme``, ``your_token_here``, ``xxxx``, ``example``.
+# A value that merely holds one of them (``Tr0ub4dorSecret!x9``, ``Example9Prod!``) is not one.
+_PLACEHOLDER_TEXT = """
+    your yours my our the a an this that here goes go put insert enter add fill in replace with
+    change changeme me set to new real actual value string str example examples sample dummy
+    fake mock test testing tests placeholder redacted hidden masked omitted todo fixme tbd none
+    null nil undefined empty foo bar baz qux foobar secret secrets password passwords passwd
+    pass passphrase pwd pw token tokens key keys api apikey access auth client private id app db
+    user username admin prod production dev staging local default generated
+"""
+PLACEHOLDER_WORDS = frozenset(_PLACEHOLDER_TEXT.split())
+_WORD_PIECES = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|[^\W\d_]+")
 ENTROPY_THRESHOLD = 3.0
 """Minimum Shannon entropy (bits per character) of a generic assignment's value."""
 GENERIC_MIN_LEN = 8
@@ -95,19 +82,32 @@ def _char_classes(value: str) -> int:
     )
 
 
+def _placeholder_piece(piece: str) -> bool:
+    """One word or digit run of a value: a placeholder word, ``x``/``xxxx``, or digits that count up
+    from 0 or 1 (``1234``, ``12345678``) or repeat one digit (``0000``)."""
+    if piece.isdigit():
+        repeated = len(piece) >= 3 and len(set(piece)) == 1
+        return repeated or "0123456789".startswith(piece) or "123456789".startswith(piece)
+    return piece in PLACEHOLDER_WORDS or set(piece) == {"x"}
+
+
 def _is_placeholder(value: str) -> bool:
-    """A known placeholder word inside, or a variable reference (``$X``, ``${X}``, ``<x>``, ``os.…``)."""
-    low = value.lower()
-    if any(word in low for word in _PLACEHOLDER_WORDS):
+    """The whole value is a placeholder (``<your-password>``, ``changeme``, ``your_token_here``,
+    ``xxxx``, ``test1234``), or a variable reference (``$X``, ``${X}``, ``<x>``, ``os.…``).
+
+    Every word and digit run of the value must be a placeholder piece: a value that only contains a
+    placeholder word (``Tr0ub4dorSecret!x9``, ``Example9Prod!``, ``test1234XYZ!q``) is not one."""
+    if value.startswith(("$", "%", "{", "<", "env.", "os.", "process.", "self.", "config.", "settings.")):
         return True
-    return value.startswith(("$", "%", "{", "<", "env.", "os.", "process.", "self.", "config.", "settings."))
+    return all(_placeholder_piece(m.group().lower()) for m in _WORD_PIECES.finditer(value))
 
 
 def looks_random(value: str) -> bool:
     """A generic assignment's value that looks like a real credential, not a placeholder.
 
     At least 8 characters, at least two character classes (lower/upper/digit/symbol), entropy at
-    least :data:`ENTROPY_THRESHOLD`, not a known placeholder word, not a variable reference.
+    least :data:`ENTROPY_THRESHOLD`, not a placeholder (made only of placeholder words), not a variable
+    reference.
     """
     if len(value) < GENERIC_MIN_LEN or _is_placeholder(value):
         return False
@@ -398,6 +398,7 @@ def _own_rules(text: str) -> list[tuple[int, int, str]]:
     if not _ANY_NEEDLE.search(lowered):
         return []
     found = _private_keys(text)
+    decided: dict[tuple[str, str], bool] = {}  # a value repeated in one text is checked once
     for rule in RULES:
         hay = lowered if rule.lower else text
         if rule.needles and not any(n in (lowered if rule.context else hay) for n in rule.needles):
@@ -408,8 +409,13 @@ def _own_rules(text: str) -> list[tuple[int, int, str]]:
         matches = _near_context(rule, pattern, hay, lowered) if rule.context else pattern.finditer(hay)
         for m in matches:
             start, stop = m.span(rule.group)
-            if rule.check is not None and not rule.check(text[start:stop]):
-                continue
+            if rule.check is not None:
+                key = (rule.name, text[start:stop])
+                ok = decided.get(key)
+                if ok is None:
+                    ok = decided[key] = rule.check(key[1])
+                if not ok:
+                    continue
             if rule.context and not any(w in lowered[max(0, start - 80) : start] for w in rule.context):
                 continue
             found.append((start, stop, rule.name))
