@@ -37,6 +37,34 @@ EVASIONS: dict[str, tuple[str, str]] = {
     "secret inside a prose password": ("The password is {s}", "Tr0ub4dor" + "Secret!x9"),
     "example inside an assigned password": ("password: {s}", "Exam" + "ple9Prod!"),
     "test1234 inside a password": ("The staging db password: {s}", "test" + "1234XYZ!q"),
+    # invisible or look-alike characters inside a token
+    "a variation selector inside a GitHub token": (
+        "CI pushes with {s} on every tag",
+        GH[:12] + "\ufe0f" + GH[12:],
+    ),
+    "a Hangul filler inside a GitHub token": (
+        "CI pushes with {s} on every tag",
+        GH[:20] + "\u3164" + GH[20:],
+    ),
+    "a no-break space inside a GitHub token": ("CI pushes with {s} on every tag", GH[:9] + "\u00a0" + GH[9:]),
+    "a combining mark inside a GitHub token": (
+        "CI pushes with {s} on every tag",
+        GH[:15] + "\u0301" + GH[15:],
+    ),
+    "a Cyrillic A in an AWS key": ("The deploy user's key is {s} (rotate monthly)", "\u0410" + AKIA[1:]),
+    "a Greek O and a Cyrillic e in a GitHub token": (
+        "CI pushes with {s} on every tag",
+        GH[:8] + "\u039f" + GH[9:30] + "\u0435" + GH[31:],
+    ),
+    # a key split over two lines
+    "an AWS key split over two lines": (
+        "The deploy user's access key:\n{s}\nRotate it monthly.",
+        AKIA[:10] + "\n" + AKIA[10:],
+    ),
+    "a GitHub token split over two indented lines": (
+        "- CI pushes tags with {s}\n- rotate it monthly",
+        GH[:22] + "\n  " + GH[22:],
+    ),
 }
 
 

@@ -36,10 +36,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from dreamtui.core.models import SecretFinding
-from dreamtui.core.secret_rules import gitleaks
+from dreamtui.core.secret_rules import gitleaks, joins
 from dreamtui.core.secret_rules.normalize import normalize
 
 # A secret may follow a word boundary, or a JSON escape such as ``\n``/``\t``/``\"``.
@@ -471,18 +470,38 @@ def _before_backslashes(text: str, start: int, stop: int) -> int:
     return stop
 
 
-def scan(text: str) -> list[SecretFinding]:
-    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
+def _across_splits(
+    text: str, spaces: tuple[int, ...], plain: list[tuple[int, int, str]]
+) -> list[tuple[int, int, str]]:
+    """The findings that cross a split point of ``text`` (a line break or a non-ASCII space inside
+    what may be one token: :mod:`dreamtui.core.secret_rules.joins`), read with the points taken out.
 
-    The rules read ``text`` after Unicode normalisation (NFKC, format characters removed: see
-    :mod:`dreamtui.core.secret_rules.normalize`); the spans are those of the original ``text``.
-    This module's own rules come first, then gitleaks' rule set. Overlapping or touching findings are
-    merged into the earliest, longest one (named by the first rule that found its start).
-    """
+    A secret found whole before the split point (``plain``: the findings of the text as it is) is
+    not carried over into a next line that starts with a word without digits ("…QH4B3" / "Enter")."""
+    points = joins.split_points(text, spaces)
+    if not points:
+        return []
+    whole_before = {stop for _, stop, _ in plain}
+    found: list[tuple[int, int, str]] = []
+    for window in joins.windows(text, points):
+        for start, stop, rule in _own_rules(window.text) + _gitleaks_rules(window.text):
+            crossed = window.crossing(start, stop)
+            if crossed is None:
+                continue
+            a, b, split = crossed
+            if split in whole_before and not any(c.isdigit() for c in text[split:b]):
+                continue
+            found.append((a, b, rule))
+    return found
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """Every secret in ``text``, as merged ``(start, stop, rule)`` spans in order (see :func:`scan`)."""
     if not text:
         return []
     norm = normalize(text)
     found = _own_rules(norm.text) + _gitleaks_rules(norm.text)
+    found += _across_splits(norm.text, norm.spaces, found)
     if not found:
         return []
     if norm.marks:
@@ -493,24 +512,40 @@ def scan(text: str) -> list[SecretFinding]:
         if not found:
             return []
     found.sort(key=lambda f: (f[0], -f[1]))
-    merged: list[list[Any]] = []
+    merged: list[tuple[int, int, str]] = []
+    last = -1
     for start, stop, rule_name in found:
-        if merged and start <= merged[-1][1]:
-            if stop > merged[-1][1]:
-                merged[-1][1] = stop
+        if merged and start <= last:
+            if stop > last:
+                merged[-1] = (merged[-1][0], stop, merged[-1][2])
+                last = stop
             continue
-        merged.append([start, stop, rule_name])
-    return [SecretFinding(name, start, stop) for start, stop, name in merged]
+        merged.append((start, stop, rule_name))
+        last = stop
+    return merged
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Every secret in ``text``, as (rule, start, end) spans, ordered by position; never the secret.
+
+    The rules read ``text`` as :mod:`dreamtui.core.secret_rules.normalize` folds it (NFKC, invisible
+    characters and marks removed, look-alike letters read as Latin ones), and once more with the
+    points that may split a token taken out (:mod:`dreamtui.core.secret_rules.joins`); the spans are
+    those of the original ``text``. This module's own rules come first, then gitleaks' rule set.
+    Overlapping or touching findings are merged into the earliest, longest one (named by the first
+    rule that found its start).
+    """
+    return [SecretFinding(rule, start, stop) for start, stop, rule in _spans(text)]
 
 
 def has_secret(text: str) -> bool:
     """True when ``text`` holds at least one secret."""
-    return bool(scan(text))
+    return bool(_spans(text))
 
 
 def rules_found(text: str) -> list[str]:
     """The distinct rule names found in ``text``, in order of first appearance."""
-    return list(dict.fromkeys(f.rule for f in scan(text)))
+    return list(dict.fromkeys(rule for _, _, rule in _spans(text)))
 
 
 REDACTED = "[REDACTED:"
@@ -525,14 +560,14 @@ def was_redacted(text: str) -> bool:
 
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<rule>]``."""
-    findings = scan(text)
-    if not findings:
+    spans = _spans(text)
+    if not spans:
         return text
     out: list[str] = []
     pos = 0
-    for f in findings:
-        out.append(text[pos : f.start])
-        out.append(f"{REDACTED}{f.rule}]")
-        pos = f.end
+    for start, stop, rule in spans:
+        out.append(text[pos:start])
+        out.append(f"{REDACTED}{rule}]")
+        pos = stop
     out.append(text[pos:])
     return "".join(out)

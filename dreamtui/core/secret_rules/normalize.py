@@ -1,100 +1,104 @@
-"""The text the scanner reads: Unicode-normalised, with a map back to the original offsets.
+"""The text the scanner reads: Unicode-folded, with a map back to the original offsets.
 
-A secret written in fullwidth letters (``ｇｈｐ＿…``), or split by a zero-width space, a soft hyphen or
-another invisible format character, is still a secret to whoever reads it. The scanner therefore
-reads the text after NFKC (fullwidth and other compatibility forms become their plain letters) with
-every format character (Unicode category ``Cf``: zero-width space and joiners, soft hyphen, word
-joiner, bidi controls, BOM…) removed, and also the JSON escapes of the invisible ones (``\\u200b``).
+A secret written so that it no longer looks like one to a regular expression is still a secret to
+whoever reads it. The scanner therefore reads each character as it looks (:func:`read_char`):
+
+- compatibility forms become their plain letters (NFKC: fullwidth ``ｇｈｐ＿…``, ligatures, circled
+  digits);
+- invisible characters are removed: every format character (Unicode category ``Cf``: zero-width space
+  and joiners, soft hyphen, word joiner, bidi controls, BOM…), every combining mark (``Mn``/``Me``,
+  which takes in the variation selectors such as U+FE0F and a combining acute put inside a token), and
+  the blank "letters" (the Hangul fillers U+3164, U+115F, U+1160, U+FFA0 and the braille blank U+2800);
+- a letter with a mark reads as its base letter (``é`` as ``e``), and a letter of another script
+  that looks like a Latin letter or digit reads as that letter (Cyrillic ``А`` as ``A``, Greek ``Ο``
+  as ``O``, Armenian ``օ`` as ``o``: :data:`CONFUSABLES`), as do the dash look-alikes (``‐ – −``
+  as ``-``);
+- a space other than the ASCII one (no-break space, narrow and ideographic spaces…) reads as a space,
+  and its scanned position is kept (:attr:`Normalized.spaces`) so the scanner can also read the text
+  with it taken out (a no-break space put inside a token);
+- the JSON escape of any such character (``\\u200b``, ``\\u0410``, ``\\u00a0``) reads as the
+  character does.
 
 Redaction must still cut the original text: :class:`Normalized` maps a span of the scanned text back
-to the span of the original that produced it. Plain ASCII text without ``\\u`` escapes (most text)
-is scanned as it is, without a copy.
+to the span of the original that produced it. ASCII text without ``\\u`` escapes (most text) is
+scanned as it is, without a copy.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
 
-import re2
+# Letters of other scripts that look like a Latin letter or digit (from Unicode's confusables data,
+# the single-character ones that matter for tokens), and the dash look-alikes.
+_CONFUSABLE_PAIRS = (
+    # Cyrillic
+    "АA ВB СC ЕE НH ІI ЈJ КK МM ОO РP ЅS ТT ХX УY ҮY ԚQ ԜW ӀI З3 "
+    "аa вb сc еe іi јj оo рp ѕs хx уy үy ԁd ԛq ԝw һh ӏl ьb "
+    # Greek
+    "ΑA ΒB ΕE ΖZ ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX ϹC ϿC ͿJ "
+    "αa οo ρp υu νv χx ιi κk ϲc ϳj γy "
+    # Armenian
+    "ՕO ՍU ՏS ԼL օo սu ցg հh ոn զq "
+    # Cherokee
+    "ᎪA ᏴB ᏟC ᎬE ᎻH ᏆI ᎫJ ᏦK ᏞL ᎷM ᏃZ ᏢP ᏚS ᎢT ᏙV ᎳW "
+    # Latin letters without a decomposition
+    "ıi ȷj ɡg ɑa ɩi øo ØO đd Đd ħh łl ŁL ƅb "
+    # dashes and minus signs
+    "‐- ‑- ‒- –- —- ―- −- ﹣- "
+)
+CONFUSABLES: dict[str, str] = {pair[0]: pair[1] for pair in _CONFUSABLE_PAIRS.split()}
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols that draw nothing (Hangul fillers, the braille blank)."""
 
 
-@functools.cache
-def format_chars() -> frozenset[str]:
-    """Every format character (Unicode category ``Cf``): invisible, removed before scanning. They live
-    in the BMP, plane 1 and plane 14 (tags): only those are looked through (once, on first use)."""
-    return frozenset(
-        chr(c)
-        for c in itertools.chain(range(0x80, 0x20000), range(0xE0000, 0xE1000))
-        if unicodedata.category(chr(c)) == "Cf"
-    )
+@functools.lru_cache(maxsize=8192)
+def read_char(c: str) -> str:
+    """What one character reads as to the scanner: nothing for an invisible one (format character,
+    combining mark, blank letter), a space for any space, else its NFKC form with marks taken off and
+    look-alike letters folded to Latin (see the module's docstring)."""
+    category = unicodedata.category(c)
+    if category in ("Cf", "Mn", "Me") or c in _BLANK_LETTERS:
+        return ""
+    if category == "Zs":
+        return " "
+    if c in CONFUSABLES:
+        return CONFUSABLES[c]
+    read = unicodedata.normalize("NFKC", c)
+    if not read.isascii():
+        decomposed = unicodedata.normalize("NFKD", read)
+        if any(unicodedata.combining(d) for d in decomposed):
+            read = "".join(d for d in decomposed if not unicodedata.combining(d))
+        read = "".join(CONFUSABLES.get(d, d) for d in read)
+    return read
 
 
-# The JSON escape of an invisible format character (soft hyphen, zero-width space/joiners, word
-# joiner, BOM): a transcript line may hold one in this form.
-_ESCAPE = r"\\u(?:00[aA][dD]|200[b-fB-F]|206[0-4]|[fF][eE][fF][fF])"
-_ESCAPES = re.compile(_ESCAPE)
+class _Reads(dict[int, str]):
+    """``str.translate`` table: each code point to what it reads as, filled on first sight."""
+
+    def __missing__(self, key: int) -> str:
+        value = self[key] = read_char(chr(key))
+        return value
+
+
+_READS = _Reads()
+# The JSON escape of a character (``\u200b``); read as the character reads.
+_ESCAPE = r"\\u[0-9a-fA-F]{4}"
 # A run of non-ASCII characters, or such an escape.
 _RUNS = re.compile(r"[^\x00-\x7f]+|" + _ESCAPE)
 
 
-def _needs_work(text: str) -> bool:
-    """Whether scanning ``text`` as it is could miss something: an escape, a format character, or a
-    character that NFKC changes."""
-    if "\\u" in text and _ESCAPES.search(text):
-        return True
-    if text.isascii():
-        return False
-    if not unicodedata.is_normalized("NFKC", text):
-        return True
-    return _format_finder().search(text.encode("utf-8", "surrogatepass")) is not None
-
-
-@functools.cache
-def _format_finder() -> Any:
-    """An RE2 search for any format character in UTF-8 bytes (RE2's DFA is many times faster at a
-    class of 160 scattered characters than Python's ``re`` or a set)."""
-    opts = re2.Options()
-    opts.log_errors = False
-    return re2.compile(
-        ("[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(format_chars())) + "]").encode(), opts
-    )
-
-
-@functools.cache
-def _removal_table() -> dict[int, None]:
-    return dict.fromkeys(map(ord, format_chars()))
-
-
-def _removals(run: str, at: int, n: int, fmt: frozenset[str], marks: list[int], origins: list[int]) -> int:
-    """Breakpoints for the format characters of ``run`` (at original offset ``at``, scanned offset
-    ``n``), which are removed; its other characters are kept as they are. Returns the scanned length
-    after the run."""
-    removed = 0
-    prev = -2
-    for j in [j for j, c in enumerate(run) if c in fmt]:
-        mark = n + j - removed  # where the next kept character lands in the scanned text
-        if j == prev + 1 or (marks and marks[-1] == mark):
-            origins[-1] = at + j + 1  # one more in a row: the same breakpoint moves on
-        else:
-            marks.append(mark)
-            origins.append(at + j + 1)
-        removed += 1
-        prev = j
-    return n + len(run) - removed
-
-
-@functools.lru_cache(maxsize=4096)
-def _char(c: str) -> str:
-    """What one character reads as: nothing for a format character, else its NFKC form."""
-    if len(c) > 1 or unicodedata.category(c) == "Cf":
-        return ""
-    return unicodedata.normalize("NFKC", c)
+def _escape_read(escape: str) -> str | None:
+    """What a ``\\uXXXX`` escape reads as, or None when it is read as written (its character reads
+    as itself, or is an ASCII character other than a letter, digit, ``_`` or ``-``)."""
+    c = chr(int(escape[2:], 16))
+    if c.isascii():
+        return c if c.isalnum() or c in "_-" else None
+    read = _READS[ord(c)]
+    return None if read == c else read
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,7 @@ class Normalized:
     # Breakpoints: scanned offset ``marks[k]`` and on come from original offset ``origins[k]`` and on.
     marks: tuple[int, ...] = ()
     origins: tuple[int, ...] = ()
+    spaces: tuple[int, ...] = ()  # scanned offsets of the spaces that were not ASCII spaces
 
     def original(self, pos: int) -> int:
         """The original offset of scanned offset ``pos``."""
@@ -120,51 +125,72 @@ class Normalized:
         return self.original(start), self.original(stop - 1) + 1
 
 
+class _Map:
+    """The breakpoints being built: a scanned offset and the original offset it comes from."""
+
+    def __init__(self) -> None:
+        self.marks: list[int] = []
+        self.origins: list[int] = []
+
+    def point(self, pos: int, origin: int) -> None:
+        """From scanned ``pos`` on, the text comes from original ``origin`` on."""
+        marks, origins = self.marks, self.origins
+        if marks and marks[-1] == pos:
+            origins[-1] = origin
+            if len(marks) > 1 and origins[-2] + (pos - marks[-2]) == origin:
+                marks.pop()
+                origins.pop()
+            return
+        current = origins[-1] + (pos - marks[-1]) if marks else pos
+        if current != origin:
+            marks.append(pos)
+            origins.append(origin)
+
+
 def normalize(text: str) -> Normalized:
-    """``text`` as the scanner reads it (NFKC, format characters and their escapes removed)."""
-    if not _needs_work(text):
+    """``text`` as the scanner reads it (see the module's docstring)."""
+    if text.isascii() and "\\u" not in text:
         return Normalized(text)
-    fmt = format_chars()
     out: list[str] = []
-    # breakpoints only where the offset between scanned and original text changes (a character
-    # removed, or expanded to more than one): a one-for-one replacement (fullwidth) needs none
-    marks: list[int] = []
-    origins: list[int] = []
+    spaces: list[int] = []
+    where = _Map()
     n = 0  # length of the scanned text so far
     pos = 0
     for m in _RUNS.finditer(text):
         i, run = m.start(), m.group()
-        if run[0] != "\\" and fmt.isdisjoint(run) and unicodedata.is_normalized("NFKC", run):
-            continue
-        out.append(text[pos:i])
-        n += i - pos
-        if run[0] != "\\":
-            kept = run.translate(_removal_table())
-            if unicodedata.is_normalized("NFKC", kept):  # only removals in this run: no loop per character
-                n = _removals(run, i, n, fmt, marks, origins)
-                out.append(kept)
+        if run[0] == "\\":
+            read = _escape_read(run)
+            if read is None:
+                continue
+            units = [(i, m.end(), read)]
+        else:
+            reads = run.translate(_READS)
+            if reads == run:
+                continue
+            if len(reads) == len(run) and all(len(_READS[ord(c)]) == 1 for c in run):
+                # one for one (look-alikes, spaces): no breakpoint needed
+                units = [(i + j, i + j + 1, r) for j, r in enumerate(reads) if r == " "]
+                out.append(text[pos:i])
+                n += i - pos
+                out.append(reads)
+                spaces.extend(n + u[0] - i for u in units)
+                n += len(reads)
                 pos = m.end()
                 continue
-        if run[0] == "\\":  # the escape of an invisible character: removed
-            run = "\x00"  # one step of the loop below, as a removal
-        for j, c in enumerate(run):
-            read = "" if c == "\x00" else _char(c)
-            if len(read) == 1:
-                out.append(read)
-                n += 1
-                continue
-            where = m.end() if run == "\x00" else i + j + 1
-            if read:  # an expansion: each of its characters comes from this one
-                for ch in read:
-                    marks.append(n)
-                    origins.append(i + j)
-                    out.append(ch)
-                    n += 1
-            if marks and marks[-1] == n:
-                origins[-1] = where
-            else:
-                marks.append(n)
-                origins.append(where)
+            units = [(i + j, i + j + 1, _READS[ord(c)]) for j, c in enumerate(run)]
+        out.append(text[pos:i])
+        n += i - pos
+        for start, stop, read in units:
+            if read == " " and stop - start == 1 and text[start] != " ":
+                spaces.append(n)
+            where.point(n, start)
+            for k in range(1, len(read)):  # each character of an expansion comes from this one
+                where.point(n + k, start)
+            out.append(read)
+            n += len(read)
+            where.point(n, stop)
         pos = m.end()
+    if not out:
+        return Normalized(text)
     out.append(text[pos:])
-    return Normalized("".join(out), tuple(marks), tuple(origins))
+    return Normalized("".join(out), tuple(where.marks), tuple(where.origins), tuple(spaces))
