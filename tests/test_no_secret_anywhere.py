@@ -66,6 +66,7 @@ PLANTED: dict[str, str] = {
     + "."
     + "W4yZ7bC0eF3hJ6aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC",
     "twilio-api-key": "SK" + "3f9a0c1d2e4b5a6978877665544332a1",
+    "token-in-prose": "ghp_" + "Zq8TkLm3VbN2xW7u9Rt5Ye1Wq7Op3As6Df0",  # one short of a GitHub token
     "github-token (split by a zero-width space)": "ghp_" + "Hq8Lm2Zx7Vb4Nc1Q\u200bw9Er6Ty3Ui5Op0AsXk2m",
     "gitlab-token (in fullwidth letters)": "".join(
         chr(ord(c) + 0xFEE0) for c in "glpat-" + "Kd9sP2xQ7mLr4TvW8nBz"
@@ -96,6 +97,7 @@ PERSON_WORDS: list[str] = [
     f"We decided to pull models with the token {PLANTED['huggingface-access-token']} in CI only.",
     f"Never send mail from staging with the key {PLANTED['sendgrid-api-token']} again.",
     f"Always rotate the Twilio key {PLANTED['twilio-api-key']} after the on-call week.",
+    f"Always tag releases with the CI token {PLANTED['token-in-prose']} from the release job.",
     f"Never push with {PLANTED['github-token (split by a zero-width space)']} from a laptop.",
     f"Always mirror the wiki with {PLANTED['gitlab-token (in fullwidth letters)']} at night.",
 ]

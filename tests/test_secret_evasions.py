@@ -31,6 +31,8 @@ from dreamtui.core.secrets import scan
 GH = "ghp_" + "Hq8Lm2Zx7Vb4Nc1Qw9Er6Ty3Ui5Op0AsXk2m"
 AKIA = "AKIA" + "Q3EGRT7ZKLPX2M4N"
 
+AWS_SECRET = "Zq8TkLm3VbN2xW/u9Rt5" + "Ye1Wq7Op3As6Df0Gh4Jk"
+
 # name -> (the sentence a memory says, the secret as written in it)
 EVASIONS: dict[str, tuple[str, str]] = {
     # a placeholder word inside a real password is not a placeholder
@@ -64,6 +66,14 @@ EVASIONS: dict[str, tuple[str, str]] = {
     "a GitHub token split over two indented lines": (
         "- CI pushes tags with {s}\n- rotate it monthly",
         GH[:22] + "\n  " + GH[22:],
+    ),
+    # a token right after "key", "token", "secret"… whose length is one off its format
+    "a GitHub token one character short after token": ("The CI token is {s}", GH[:-1]),
+    "an AWS key one character short after key": ("The deploy key {s} is in CI", AKIA[:-1]),
+    "an AWS key one character long after key": ("The deploy key {s} is in CI", AKIA + "7"),
+    "an AWS secret key one character short after secret": (
+        "Use the secret {s} for the deploy user",
+        AWS_SECRET[:-1],
     ),
 }
 

@@ -410,3 +410,25 @@ def test_normalised_text_maps_back_to_the_original_offsets() -> None:
 )
 def test_hashes_ids_and_paths_near_secret_words_are_not_flagged(text: str) -> None:
     assert scan(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # the shapes that follow "key", "token", "secret" in real sessions (docs/gate.md)
+        "gpg --edit-key BF272C9251706E4A3B0CE36712740A31E8F40B96",
+        "gpg:                using RSA key 3FEF9748469ADBE15DA7CA80AC2D62742012EA22",
+        "gpg --armor --export-secret-keys 8E1F899571345D06",
+        "language_server --csrf_token b3f36bfa-60d7-472c-baa8-44eb053c8bd3",
+        '"Value"="34a02cf8f4414e29b15921876da36f9a",Key="daafbccc737745039dffe53d94fc76cf"',
+        "gpg --list-secret-keys --keyid-format=long",
+        "Set Actions secret GEMINI_API_KEY for M-Thisness/M-Gemini",
+        "the client ID comes from the Actions secret VITE_YNAB_CLIENT_ID",
+        "the default key claude-3-5-sonnet-20241022 in the config",
+        "the api key is gpt-4o-mini-2024-07-18 scoped",
+        "the token test_session_manager_v2_fixture is reused",
+        "the password is correcthorsebatterystaple",
+        "the token is YOUR_GITHUB_TOKEN_HERE_1234",
+    ],
+)
+def test_hashes_names_and_options_after_key_words_in_prose_are_not_flagged(text: str) -> None:
+    assert scan(text) == []

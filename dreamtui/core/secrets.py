@@ -10,8 +10,9 @@ the original text, so redaction cuts exactly the secret):
   Anthropic, OpenAI, private key blocks, JWTs, ``Bearer`` tokens, passwords inside URLs
   (``postgres://user:pw@host``), a password written in prose ("the password is …", "the pass is …"),
   generic ``password=`` / ``pw=`` / ``token:`` / ``api_key`` assignments whose value looks random
-  (Shannon entropy), and, by the words written before them, an AWS secret access key and an Azure
-  storage account key.
+  (Shannon entropy), and, by the words written before them, an AWS secret access key, an Azure
+  storage account key, and any random-looking token of 16+ characters right after "key", "token",
+  "secret" or "password" in prose (a key one character off its format is still a secret).
 
 This is the one redaction of dreamtui: every path to disk or to a model goes through :func:`redact`
 (the memory writer, commit messages, the ledger's text columns, the waking message, the CLI's
@@ -189,6 +190,44 @@ _PROSE_PASSWORD = (
 )
 
 
+# a token right after "key", "token", "secret", "password"… in prose: "the CI token is X", "key X"
+_PROSE_TOKEN = (
+    r"(?<![a-z0-9])(?:key|token|secret|password|passwd|passphrase|pwd|apikey|credential)s?(?![a-z0-9])"
+    r"(?:[ \t]{0,4}(?::=|=>|[=:])[ \t]{0,4}"  # key: X / token = X
+    r"|[ \t]{1,4}(?:(?:is|was|now|here|of|for|to|as|set|are|reads|=|:)[ \t]{1,4}){0,2})"  # token is now X
+    r"(?:\\{0,3}[\"'`])?"  # an opening quote
+    r"([a-z0-9_\-+/=]{16,256})(?![a-z0-9_\-+/=])"
+)
+PROSE_TOKEN_MIN = 16
+"""The shortest token in prose: ``AKIA`` + 15, an AWS key one character short, is 19."""
+PROSE_TOKEN_ENTROPY = 3.5
+"""Minimum Shannon entropy of a token in prose (:func:`_prose_token`)."""
+_HEX = re.compile(r"[0-9a-f\-]+|[0-9A-F\-]+")
+
+
+def _letter_digit_switches(value: str) -> int:
+    """How often a letter is followed by a digit or a digit by a letter."""
+    return sum(
+        a.isdigit() != b.isdigit()
+        for a, b in zip(value, value[1:], strict=False)
+        if a.isalnum() and b.isalnum()
+    )
+
+
+def _prose_token(value: str) -> bool:
+    """A token of 16+ characters right after "key", "token", "secret"… that looks random: letters and
+    digits, not hex (a hash, a uuid, a key fingerprint), not a placeholder or an option, entropy at
+    least :data:`PROSE_TOKEN_ENTROPY`, and upper and lower case with digits or letters and digits
+    mixed (3+ switches). A key one character off its format (``ghp_`` + 35) is still a secret."""
+    if len(value) < PROSE_TOKEN_MIN or not _has_digit_and_letter(value) or _HEX.fullmatch(value):
+        return False
+    if value.startswith(("/", "-", "~")) or _is_placeholder(value):
+        return False
+    if shannon_entropy(value) < PROSE_TOKEN_ENTROPY:
+        return False
+    return _all_three_cases(value) or _letter_digit_switches(value) >= 3
+
+
 def _lit(literal: str) -> str:
     """``literal`` that starts a token, followed by a check that it is the start of its run: the
     character before it is not a token character, unless it ends a JSON escape (``\\n`` …).
@@ -350,6 +389,15 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
 )
+RULES += (
+    _lower_rule(
+        "token-in-prose",
+        _PROSE_TOKEN,
+        group=1,
+        check=_prose_token,
+        needles=("key", "token", "secret", "pass", "pwd", "credential"),
+    ),
+)
 RULE_NAMES: tuple[str, ...] = ("private-key",) + tuple(r.name for r in RULES)
 """This module's own rules; gitleaks' rule ids are :func:`dreamtui.core.secret_rules.gitleaks.rule_ids`."""
 # One search of the lower-cased text for any rule's literal: most text (keys, paths, prose) has none,
@@ -470,26 +518,26 @@ def _before_backslashes(text: str, start: int, stop: int) -> int:
     return stop
 
 
-def _across_splits(
-    text: str, spaces: tuple[int, ...], plain: list[tuple[int, int, str]]
-) -> list[tuple[int, int, str]]:
+_WORD = re.compile(r"[A-Za-z][a-z]*")
+
+
+def _across_splits(text: str, spaces: tuple[int, ...]) -> list[tuple[int, int, str]]:
     """The findings that cross a split point of ``text`` (a line break or a non-ASCII space inside
     what may be one token: :mod:`dreamtui.core.secret_rules.joins`), read with the points taken out.
 
-    A secret found whole before the split point (``plain``: the findings of the text as it is) is
-    not carried over into a next line that starts with a word without digits ("…QH4B3" / "Enter")."""
+    A finding whose part after the split point is a plain word ("…QH4B3" / "Enter the password",
+    a key fingerprint / "gpg: Good signature") is the next line's first word, not the rest of a key."""
     points = joins.split_points(text, spaces)
     if not points:
         return []
-    whole_before = {stop for _, stop, _ in plain}
     found: list[tuple[int, int, str]] = []
     for window in joins.windows(text, points):
         for start, stop, rule in _own_rules(window.text) + _gitleaks_rules(window.text):
             crossed = window.crossing(start, stop)
             if crossed is None:
                 continue
-            a, b, split = crossed
-            if split in whole_before and not any(c.isdigit() for c in text[split:b]):
+            a, b, after = crossed
+            if _WORD.fullmatch(text, after, b):
                 continue
             found.append((a, b, rule))
     return found
@@ -500,8 +548,7 @@ def _spans(text: str) -> list[tuple[int, int, str]]:
     if not text:
         return []
     norm = normalize(text)
-    found = _own_rules(norm.text) + _gitleaks_rules(norm.text)
-    found += _across_splits(norm.text, norm.spaces, found)
+    found = _own_rules(norm.text) + _gitleaks_rules(norm.text) + _across_splits(norm.text, norm.spaces)
     if not found:
         return []
     if norm.marks:
@@ -511,7 +558,8 @@ def _spans(text: str) -> list[tuple[int, int, str]]:
         found = [f for f in found if not any(a <= f[0] and f[1] <= b for a, b in marks)]
         if not found:
             return []
-    found.sort(key=lambda f: (f[0], -f[1]))
+    # the same span found by a format rule is named by it, not by the catch-all token-in-prose
+    found.sort(key=lambda f: (f[0], -f[1], f[2] == "token-in-prose"))
     merged: list[tuple[int, int, str]] = []
     last = -1
     for start, stop, rule_name in found:

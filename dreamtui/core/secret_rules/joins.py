@@ -64,12 +64,12 @@ class Window:
 
     def crossing(self, start: int, stop: int) -> tuple[int, int, int] | None:
         """The span of the scanned text of this window's finding ``[start, stop)``, and where in the
-        scanned text the first split point it crosses begins, when it crosses one (reads characters
-        on both sides of it); else None."""
+        scanned text the text after the first split point it crosses begins, when it crosses one
+        (reads characters on both sides of it); else None."""
         k = bisect.bisect_right(self.joined_at, start)
         if k == len(self.joined_at) or self.joined_at[k] >= stop:
             return None
-        return self.original(start), self.original(stop - 1) + 1, self.original(self.joined_at[k] - 1) + 1
+        return self.original(start), self.original(stop - 1) + 1, self.original(self.joined_at[k])
 
 
 def windows(text: str, points: list[tuple[int, int]]) -> list[Window]:
