@@ -448,7 +448,7 @@ def _own_rules(text: str) -> list[tuple[int, int, str]]:
     decided: dict[tuple[str, str], bool] = {}  # a value repeated in one text is checked once
     for rule in RULES:
         hay = lowered if rule.lower else text
-        if rule.needles and not any(n in (lowered if rule.context else hay) for n in rule.needles):
+        if not any(map((lowered if rule.context else hay).__contains__, rule.needles)):
             continue
         pattern = rule.pattern
         if rule.fallback is not None and len(lowered) != len(text):  # rare: lower() changed the length ("İ")

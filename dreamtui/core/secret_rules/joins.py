@@ -20,22 +20,19 @@ REACH = 256
 """How far before and after a split point the window reaches (a context word, a long token)."""
 MIN_JOINED = 16
 """The token runs either side of a split point, together, at least this long."""
-_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{1,128}")
-_TOKEN_BEFORE = re.compile(r"[A-Za-z0-9_\-+/=]{1,128}$")
-# A line break between two token characters: a newline (CRLF too) or its JSON escape, then the
-# next line's indentation.
-_LINE_BREAK = re.compile(r"(?<=[A-Za-z0-9])(?:\r?\n|\\r\\n|\\n)[ \t]{0,40}(?=[A-Za-z0-9])")
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/="
+# A line break before a letter or digit: a newline (CRLF too) or its JSON escape, then the next
+# line's indentation (the character before it is checked by _split_at).
+_LINE_BREAK = re.compile(r"(?:\\r\\n|\\n|\r\n|\n)[ \t]{0,40}(?=[A-Za-z0-9])")
 
 
 def _split_at(text: str, start: int, stop: int) -> bool:
     """Whether the break ``[start, stop)`` has token runs either side that may be one token."""
     if not (text[start - 1 : start].isalnum() and text[stop : stop + 1].isalnum()):
         return False
-    before = _TOKEN_BEFORE.search(text, max(0, start - 128), start)
-    after = _TOKEN.match(text, stop)
-    if before is None or after is None:
-        return False
-    joined = before.group() + after.group()
+    left = text[max(0, start - 128) : start]
+    right = text[stop : stop + 128]
+    joined = left[len(left.rstrip(_TOKEN_CHARS)) :] + right[: len(right) - len(right.lstrip(_TOKEN_CHARS))]
     return len(joined) >= MIN_JOINED and any(c.isdigit() for c in joined) and any(c.isalpha() for c in joined)
 
 
