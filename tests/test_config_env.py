@@ -73,3 +73,19 @@ def test_the_default_config_file_may_still_be_absent(tmp_path: Path, monkeypatch
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # the default place, nothing there
     cfg = load_config()
     assert cfg.config_file is not None and not cfg.config_file.exists()
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "2MB", "1.5"])
+def test_a_bad_outside_size_limit_is_a_one_line_error_not_the_default_or_every_file_too_large(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    message = f"DREAMTUI_OUTSIDE_MAX_BYTES must be a whole number of bytes, 1 or more, not {value!r}"
+    assert one_line({"DREAMTUI_OUTSIDE_MAX_BYTES": value}) == f"dreamtui: {message}"
+    from dreamtui.core.memory import outside_tree
+
+    monkeypatch.setenv("DREAMTUI_OUTSIDE_MAX_BYTES", value)
+    with pytest.raises(ConfigError) as refused:
+        outside_tree.max_bytes()
+    assert str(refused.value) == message
+    monkeypatch.setenv("DREAMTUI_OUTSIDE_MAX_BYTES", " 4096 ")
+    assert outside_tree.max_bytes() == 4096

@@ -596,6 +596,25 @@ SECONDS_ENV = (
 :func:`load_config` checks them all before a command runs."""
 
 
+BYTES_ENV = ("DREAMTUI_OUTSIDE_MAX_BYTES",)
+"""Environment variables read as a number of bytes where they are used (memory/outside_tree)."""
+
+
+def env_bytes(name: str, default: int) -> int:
+    """The number of bytes the environment variable ``name`` says (unset or empty: ``default``); a
+    value that is not a whole number 1 or more is a one-line :class:`ConfigError`."""
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"{name} must be a whole number of bytes, 1 or more, not {raw!r}")
+    return value
+
+
 def env_seconds(name: str, default: float) -> float:
     """The number of seconds the environment variable ``name`` says (unset or empty: ``default``); a
     value that is not a finite number 0 or more is a one-line :class:`ConfigError`."""
@@ -612,10 +631,12 @@ def env_seconds(name: str, default: float) -> float:
 
 
 def check_environment() -> None:
-    """Every ``DREAMTUI_*`` variable read outside the settings (:data:`SECONDS_ENV`, ``DREAMTUI_NOW``,
+    """Every ``DREAMTUI_*`` variable read outside the settings (:data:`SECONDS_ENV`, :data:`BYTES_ENV`, ``DREAMTUI_NOW``,
     which ``core.clock`` reads) is valid, or a one-line :class:`ConfigError` names it."""
     for name in SECONDS_ENV:
         env_seconds(name, 0.0)
+    for name in BYTES_ENV:
+        env_bytes(name, 1)
     now = os.environ.get("DREAMTUI_NOW", "")
     if now:
         try:

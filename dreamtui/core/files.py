@@ -110,12 +110,13 @@ def open_regular(path: Path | str) -> IO[bytes]:
         raise
 
 
-def read_regular(path: Path | str, limit: int) -> bytes | None:
+def read_regular(path: Path | str, limit: int, *, nofollow: bool = False) -> bytes | None:
     """The whole content of ``path`` when it is a regular file of at most ``limit`` bytes, else None
     (a larger file: read it in chunks). Checked and opened as :func:`open_regular` does, and raises
     as it does; four system calls (open, ``fstat``, one read, close) and no file object, so a small
-    transcript costs little more than its bytes."""
-    fd = os.open(path, _OPEN_FLAGS)
+    transcript costs little more than its bytes. With ``nofollow`` a symlink is never followed
+    (``O_NOFOLLOW``: an ``OSError``)."""
+    fd = os.open(path, _OPEN_FLAGS | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -8,6 +8,8 @@ it. All SQL stays in :class:`~dreamtui.core.ledger.Ledger`.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +43,7 @@ from dreamtui.core.memory import (
     frontmatter,
     gitops,
     index_check,
+    outside_tree,
     startup,
     textdiff,
     undo,
@@ -522,14 +525,14 @@ class Workspace:
             rel = path.relative_to(root).as_posix()
             if rel.startswith((".git/", "reviews/")) or rel == BRIEFING:
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = _listed_text(path)
             try:
                 meta, _body = frontmatter.parse(text)
             except frontmatter.FrontmatterError:  # a broken file is still listed
                 meta = {}
             out.append(
                 MemoryFile(
-                    rel, str(meta.get("name", "")), str(meta.get("type", "")), path.stat().st_size, text
+                    rel, str(meta.get("name", "")), str(meta.get("type", "")), path.lstat().st_size, text
                 )
             )
         return out
@@ -608,3 +611,23 @@ class Workspace:
 def unified_diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
     """The unified diff between two texts, as lines."""
     return textdiff.unified(old, new, old_name, new_name)
+
+
+def _listed_text(path: Path) -> str:
+    """What the memory listing shows of a file: its text, read as the outside scan reads (never through
+    a symlink, never past the size limit); for anything else one line saying why it is not shown."""
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        return f"(not readable: {exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return f"(a symlink to {target}: dreamtui never reads a linked memory file)"
+    if stat.S_ISREG(st.st_mode) and st.st_size > outside_tree.max_bytes():
+        limit = outside_tree.human_size(outside_tree.max_bytes())
+        return f"(too large to show: {outside_tree.human_size(st.st_size)}, limit {limit})"
+    text = outside_tree.read_memory(path)
+    return "(not a regular file or not readable)" if text is None else text

@@ -32,6 +32,7 @@ from dreamtui.core.memory import consolidate
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory.briefing import project_memory_folders
 from dreamtui.core.memory.frontmatter import read_lenient
+from dreamtui.core.memory.outside_tree import read_memory_bytes
 from dreamtui.core.repository import repository_root
 
 LEXICAL = 0.85
@@ -106,11 +107,9 @@ def project_memories(root: Path, project: str, ledger: Ledger | None = None) -> 
         own = len(parts) == 3 and parts[0] == memory.PROJECTS and parts[1] in folders
         if not (top or own):
             continue
-        try:
-            raw = path.read_bytes()
-        except OSError:
-            continue
-        out.append(MemoryFile(rel, raw.decode("utf-8", errors="replace"), consolidate.sha256(raw) or ""))
+        raw = read_memory_bytes(path)  # bounded as the outside scan is (a larger file is left alone); no link
+        if raw is not None:
+            out.append(MemoryFile(rel, raw.decode("utf-8", errors="replace"), consolidate.sha256(raw) or ""))
     return out
 
 
@@ -171,6 +170,7 @@ def find_duplicates(project: str, files: list[MemoryFile]) -> list[Consolidation
     """One merge per group of memories that say the same (exactly, or lexically with equal specifics)."""
     by_rel = {f.rel: f for f in files}
     bodies = {f.rel: f.body for f in files if len(dedup.terms(f.body)) >= 3}
+    docs = {rel: dedup.Doc.of("memory", rel, body) for rel, body in bodies.items()}  # terms once a text
     rels = sorted(bodies)
     parent = {rel: rel for rel in rels}
     how: dict[frozenset[str], str] = {}
@@ -185,7 +185,7 @@ def find_duplicates(project: str, files: list[MemoryFile]) -> list[Consolidation
             if _norm(bodies[a]) == _norm(bodies[b]):
                 how[frozenset((a, b))] = "the same text"
             else:
-                score = dedup.similarity(bodies[a], bodies[b])
+                score = dedup.similarity_of(docs[a], docs[b])
                 if score >= LEXICAL and dedup.specifics(bodies[a]) == dedup.specifics(bodies[b]):
                     how[frozenset((a, b))] = f"lexical similarity {score:.2f}, the same specifics"
                 else:

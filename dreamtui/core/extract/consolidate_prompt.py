@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from dreamtui.core.extract.prompt import render_turn, sendable
 from dreamtui.core.models import Digest
@@ -54,11 +54,21 @@ output is the JSON object described by the schema.
 """
 
 
+def _no_bools(value: object) -> object:
+    """A JSON ``true`` or ``false`` is no memory number (``int(True)`` is 1): it becomes 0, a number no
+    memory has, so the proposal is dropped as invalid instead of changing memory 1."""
+    if isinstance(value, list):
+        return [0 if isinstance(item, bool) else item for item in value]
+    return value
+
+
 class ProposalOut(BaseModel):
     """One proposal as the model returns it."""
 
     kind: Literal["update", "retire", "merge"]
-    memories: list[int] = Field(description="The n of each memory it changes (two or more for a merge).")
+    memories: Annotated[list[int], BeforeValidator(_no_bools)] = Field(
+        description="The n of each memory it changes (two or more for a merge)."
+    )
     quote: str = Field(default="", description="A verbatim span of the newer sessions proving it.")
     new_text: str = Field(default="", description="update / merge: the whole new memory body.")
     reason: str = Field(default="", description="One short sentence.")

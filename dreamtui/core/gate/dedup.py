@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Literal
 
 from dreamtui.core.memory.frontmatter import read_lenient
+from dreamtui.core.memory.outside_tree import read_memory
 from dreamtui.core.models import Candidate, DedupHit
 
 DUPLICATE = 0.70
@@ -627,7 +629,7 @@ def similarity(a: str, b: str, weights: Weights | None = None) -> float:
 
 def memory_files(memory_dir: Path) -> list[Path]:
     """Every markdown file of the memory repository, at every level, but ``.git``, ``reviews/``
-    and ``briefing.md``."""
+    and ``briefing.md``; regular files only (a symlink is left out)."""
     root = Path(memory_dir)
     if not root.is_dir():
         return []
@@ -636,8 +638,11 @@ def memory_files(memory_dir: Path) -> list[Path]:
         rel = path.relative_to(root)
         if any(part in SKIP_DIRS for part in rel.parts[:-1]) or rel.name in SKIP_FILES:
             continue
-        if path.is_file():
-            out.append(path)
+        try:
+            if stat.S_ISREG(path.lstat().st_mode):  # never a symlink: its target is not the repository's
+                out.append(path)
+        except OSError:
+            continue
     return out
 
 
@@ -666,9 +671,8 @@ def memory_docs(memory_dir: Path) -> list[Doc]:
     docs: list[Doc] = []
     for path in memory_files(root):
         rel = path.relative_to(root).as_posix()
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = read_memory(path)  # bounded as the outside scan is; never through a symlink
+        if text is None:
             continue
         if path.name == INDEX_FILE:
             for no, line in enumerate(text.splitlines(), 1):

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from git import Repo
 
-from dreamtui.core.files import kind_of_mode
+from dreamtui.core.config import env_bytes
+from dreamtui.core.files import kind_of_mode, read_regular
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.ledger import outside as outside_items
 from dreamtui.core.memory import layout as memory
@@ -53,10 +54,23 @@ FILE, LINK, SPECIAL, LARGE = "file", "symlink", "special", "large"
 
 def max_bytes() -> int:
     """The size above which a memory file is not read (``DREAMTUI_OUTSIDE_MAX_BYTES``, default 2 MiB)."""
+    return env_bytes(MAX_BYTES_ENV, DEFAULT_MAX_BYTES)  # a bad value is one line, never the default
+
+
+def read_memory_bytes(path: Path | str) -> bytes | None:
+    """The bytes of a memory file as every reader takes them (the consolidation finders, dedup, the
+    memory listing), bounded as the scan is: a regular file of at most :func:`max_bytes`, opened with
+    ``O_NOFOLLOW`` (a symlink's target is never read); None for anything else."""
     try:
-        return max(1, int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES)))
-    except ValueError:
-        return DEFAULT_MAX_BYTES
+        return read_regular(path, max_bytes(), nofollow=True)
+    except OSError:
+        return None
+
+
+def read_memory(path: Path | str) -> str | None:
+    """:func:`read_memory_bytes` as text (invalid UTF-8 replaced)."""
+    data = read_memory_bytes(path)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def link_blob(target: str) -> str:

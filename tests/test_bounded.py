@@ -1,0 +1,100 @@
+"""Bounded everywhere the outside scan is bounded (issue 34, item 4): the consolidation finders, dedup
+and the memory listing read a memory file as the outside scan does — a regular file, never through a
+symlink, never past ``DREAMTUI_OUTSIDE_MAX_BYTES`` — and a model's answer cannot name memory 1 with
+``true``. Real memory repositories, the real finders, the real openai SDK against a local fake server."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from test_consolidate import FOLDER, PROJECT, Q_SPACES, SAID, memory_repo, topic
+
+from dreamtui.core.config import Config
+from dreamtui.core.dream import consolidate_find as find
+from dreamtui.core.gate import dedup
+from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import consolidations as rows
+
+NOW = "2026-04-02T09:00:00Z"
+TARGET_TEXT = "The deploy key lives in the vault at prod/deploy and rotates every Monday morning."
+
+
+@pytest.fixture(autouse=True)
+def _home(git_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DREAMTUI_NOW", NOW)
+
+
+def test_a_symlinked_memory_file_is_never_read_by_consolidation_dedup_or_the_memory_listing(
+    config: Config, tmp_path: Path
+) -> None:
+    root = memory_repo(
+        config, {f"{FOLDER}/tabs.md": topic("Tabs", "Indent every file with tabs, never spaces.")}
+    )
+    private = tmp_path / "private.md"
+    private.write_text(topic("Vault", TARGET_TEXT))
+    (root / FOLDER / "vault.md").symlink_to(private)
+    (root / "vault-too.md").symlink_to(private)  # a global one too
+    files = find.project_memories(root, PROJECT)
+    assert [f.rel for f in files] == [f"{FOLDER}/tabs.md"]
+    assert not any(TARGET_TEXT in doc.text for doc in dedup.memory_docs(root))
+    from dreamtui.services.workspace import Workspace
+
+    with Workspace(config) as ws:
+        listed = {f.path: f.text for f in ws.memory_files()}
+    assert TARGET_TEXT not in "".join(listed.values())
+    assert (
+        listed[f"{FOLDER}/vault.md"] == f"(a symlink to {private}: dreamtui never reads a linked memory file)"
+    )
+
+
+def test_a_memory_file_past_the_size_limit_is_left_alone_and_the_finders_stay_fast(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DREAMTUI_OUTSIDE_MAX_BYTES", str(200_000))
+    body = "Always run the linter on src/app.py before committing, with --fix and 42 workers. " * 12_000
+    root = memory_repo(
+        config,
+        {
+            f"{FOLDER}/tabs.md": topic("Tabs", "Indent every file with tabs, never spaces."),
+            f"{FOLDER}/huge.md": topic("Huge", body),  # about 1 MB
+            "huge-too.md": topic("Huge too", body),
+        },
+    )
+    start = time.monotonic()
+    files = find.project_memories(root, PROJECT)
+    proposals = find.find_offline(root, PROJECT)
+    took = time.monotonic() - start
+    assert [f.rel for f in files] == [f"{FOLDER}/tabs.md"] and proposals == []
+    assert took < 5.0, took
+    assert not any("Always run the linter" in doc.text for doc in dedup.memory_docs(root))
+    from dreamtui.services.workspace import Workspace
+
+    with Workspace(config) as ws:
+        listed = {f.path: f.text for f in ws.memory_files()}
+    assert listed["huge-too.md"].startswith("(too large to show: ")
+
+
+def test_a_models_true_is_not_memory_1(config: Config, ledger: Ledger) -> None:
+    from fakes.openai_server import FakeOpenAI, says
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.openai_ext import OpenAIExtractor
+    from dreamtui.core.ingest.digest import digest_session
+
+    root = memory_repo(
+        config, {f"{FOLDER}/tabs.md": topic("Indent with tabs", "Indent every file with tabs.")}
+    )
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    answer = {"proposals": [{"kind": "retire", "memories": [True], "quote": Q_SPACES, "reason": "x"}]}
+    with FakeOpenAI() as server:
+        server.script.append(says(json.dumps(answer)))
+        structured = OpenAIExtractor(base_url=server.url, model="qwen3:4b", max_retries=0).structured()
+        report = run_pass(root, ledger, PROJECT, [digest_session([path])], structured)
+    assert report.proposed == {} and report.dropped == {"invalid": 1}, report
+    assert rows.listed(ledger) == []
