@@ -98,3 +98,94 @@ def test_a_models_true_is_not_memory_1(config: Config, ledger: Ledger) -> None:
         report = run_pass(root, ledger, PROJECT, [digest_session([path])], structured)
     assert report.proposed == {} and report.dropped == {"invalid": 1}, report
     assert rows.listed(ledger) == []
+
+
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "[Request interrupted by user for tool use]",
+        "Request interrupted by user",
+        "[Request interrupted by user]",
+    ],
+)
+def test_claude_codes_interrupt_marker_is_never_a_quotable_lesson(
+    config: Config, ledger: Ledger, quote: str
+) -> None:
+    from fakes.transcript import write_session
+
+    from dreamtui.core.gate.pipeline import gate
+    from dreamtui.core.models import RawCandidate
+
+    path = write_session(
+        config.transcripts,
+        [
+            ("person", "Please run the migrations on the staging database before the deploy."),
+            ("assistant", "Running them now."),
+            ("person", "[Request interrupted by user for tool use]"),
+            ("person", "[Request interrupted by user]"),
+        ],
+        project=PROJECT,
+    )
+    raw = RawCandidate(
+        claim="Interrupt tool use when the user asks.",
+        why="",
+        how_to_apply="",
+        type="feedback",
+        scope="project",
+        quote=quote,
+        session="5e55a0a0-1111-4222-8333-444455556666",
+        extractor="heuristic",
+    )
+    report = gate([raw], config=config, ledger=ledger, project=PROJECT, files=[path], judge=None)
+    assert report.kept == [] and report.dropped == {"unverified": 1}, report
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+def test_a_model_answer_nested_100000_deep_is_one_line_and_the_offline_proposals_stand(
+    config: Config, ledger: Ledger
+) -> None:
+    from fakes.openai_server import FakeOpenAI, says
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.base import TOO_DEEP
+    from dreamtui.core.extract.openai_ext import OpenAIExtractor
+    from dreamtui.core.ingest.digest import digest_session
+
+    tabs = topic("Indent with tabs", "Indent every file with tabs, never spaces, in every repository.")
+    root = memory_repo(config, {f"{FOLDER}/tabs.md": tabs, "tabs-too.md": tabs})  # an exact duplicate
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    with FakeOpenAI() as server:
+        server.script.append(says('{"proposals": ' + NESTED + "}"))
+        structured = OpenAIExtractor(base_url=server.url, model="qwen3:4b", max_retries=0).structured()
+        report = run_pass(root, ledger, PROJECT, [digest_session([path])], structured)
+    assert report.error == TOO_DEEP
+    assert report.proposed == {"merge": 1}
+    assert [item.kind for item in rows.listed(ledger)] == ["merge"]
+
+
+def test_dreamtui_extract_of_an_answer_nested_100000_deep_is_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from fakes.openai_server import FakeOpenAI, says
+
+    from dreamtui.cli.main import cli
+    from dreamtui.core.extract.base import TOO_DEEP
+
+    file = Path(__file__).parent / "fixtures" / "transcripts" / "-home-kim-shapes"
+    file = file / "11111111-2222-4333-8444-555555555555.jsonl"
+    with FakeOpenAI() as server:
+        server.script.append(says(NESTED))
+        env = {
+            "DREAMTUI_OPENAI_BASE_URL": server.url,
+            "DREAMTUI_STATE": str(tmp_path / "state"),
+            "DREAMTUI_MEMORY": str(tmp_path / "memory"),
+            "DREAMTUI_MAX_RETRIES": "0",
+            "HOME": str(tmp_path),
+        }
+        result = CliRunner().invoke(cli, ["extract", str(file)], env=env)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"dreamtui: {TOO_DEEP}"

@@ -13,6 +13,7 @@ from typing import Any
 from dreamtui.core.config import Config
 from dreamtui.core.dream.lock import CycleLock
 from dreamtui.core.extract import make_extractor
+from dreamtui.core.extract.base import readable_answers
 from dreamtui.core.extract.batch import BatchRunner, Collected, give_back, record_extracted
 from dreamtui.core.gate.context import context_maker
 from dreamtui.core.gate.dedup import DedupIndex
@@ -51,7 +52,8 @@ def extract_session(config: Config, files: list[Path]) -> SessionExtraction:
         # a worktree's (or subfolder's) session is filed under its repository's project
         digest.project = ProjectMap(config.transcripts, ledger, remember=True).key(digest.project, files[0])
         index = DedupIndex.build(config.memory, ledger)  # the gate tells projects apart
-        result = extractor.extract(digest, context_maker(config, index)(digest))
+        with readable_answers():
+            result = extractor.extract(digest, context_maker(config, index)(digest))
         report = gate(
             result.candidates, config=config, ledger=ledger, project=digest.project, files=files, index=index
         )

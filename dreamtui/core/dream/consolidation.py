@@ -17,7 +17,7 @@ from dreamtui.core import clock
 from dreamtui.core.dream.consolidate_find import MemoryFile, find_offline, project_memories, repositories_of
 from dreamtui.core.errors import ExtractorError, MemoryRepoError
 from dreamtui.core.extract import consolidate_prompt as prompt
-from dreamtui.core.extract.base import StructuredModel
+from dreamtui.core.extract.base import StructuredModel, readable_answers
 from dreamtui.core.gate.verify import verify_quotes
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.ledger import consolidations as rows
@@ -66,7 +66,8 @@ def model_proposals(
     """Ask the model once; keep each proposal that names real memories and (update, retire) carries a
     quote verified in the sessions' transcripts. Raises :class:`ExtractorError` (one line) on failure."""
     system, user = request(project, files, digests)
-    out, usage = structured.ask(system, user, prompt.ConsolidationOut, max_tokens=prompt.MAX_TOKENS)
+    with readable_answers():
+        out, usage = structured.ask(system, user, prompt.ConsolidationOut, max_tokens=prompt.MAX_TOKENS)
     report.model_calls += 1
     report.usage = report.usage + usage
     if not isinstance(out, prompt.ConsolidationOut):

@@ -7,11 +7,14 @@ verifies, dedups and stores what it proposes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from dreamtui.core.errors import ExtractorError
 from dreamtui.core.models import MEMORY_TYPES, Digest, ExtractionResult, RawCandidate, Usage
 
 DEFAULT_MAX_CHARS = 120_000
@@ -140,3 +143,18 @@ def candidate_from_mapping(
         extractor=extractor,
         model=model,
     )
+
+
+TOO_DEEP = (
+    "the model's answer is nested too deeply to read (a broken or hostile answer); nothing was taken from it"
+)
+
+
+@contextmanager
+def readable_answers() -> Iterator[None]:
+    """Around a model call: an answer nested too deeply for Python's parsers (a ``RecursionError`` in the
+    SDK's or our JSON reading, at any depth of 100,000 brackets) is a one-line :class:`ExtractorError`."""
+    try:
+        yield
+    except RecursionError:
+        raise ExtractorError(TOO_DEEP) from None

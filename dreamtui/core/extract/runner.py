@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
-from dreamtui.core.extract.base import ExtractContext, Extractor
+from dreamtui.core.extract.base import TOO_DEEP, ExtractContext, Extractor
 from dreamtui.core.models import Digest, ExtractionResult
 
 ContextFor = Callable[[Digest], ExtractContext]
@@ -43,6 +43,8 @@ def extract_many(
                 result = ExtractionResult(session=digest.session, error=str(exc))
             except ExtractorError as exc:
                 result = ExtractionResult(session=digest.session, error=str(exc))
+            except RecursionError:
+                result = ExtractionResult(session=digest.session, error=TOO_DEEP)
             except Exception as exc:  # an extractor bug must not lose the other sessions
                 result = ExtractionResult(
                     session=digest.session,

@@ -22,7 +22,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError, ExtractorAuthError, ExtractorError
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
-from dreamtui.core.extract.base import Extractor, StructuredModel
+from dreamtui.core.extract.base import Extractor, StructuredModel, readable_answers
 from dreamtui.core.extract.prompt import sendable
 from dreamtui.core.models import Usage
 
@@ -196,9 +196,10 @@ class ModelJudge:
         for start in range(0, len(items), MAX_ITEMS):
             chunk = list(items[start : start + MAX_ITEMS])
             try:
-                out, usage = self.structured.ask(
-                    SYSTEM_PROMPT, user_message(chunk), JudgeOut, max_tokens=MAX_TOKENS
-                )
+                with readable_answers():
+                    out, usage = self.structured.ask(
+                        SYSTEM_PROMPT, user_message(chunk), JudgeOut, max_tokens=MAX_TOKENS
+                    )
             except ExtractorError as exc:
                 raise JudgeError(str(exc)) from None
             self.usage = self.usage + usage

@@ -55,6 +55,7 @@ from dreamtui.core.gate import dedup
 from dreamtui.core.gate.dedup import DedupIndex, Doc
 from dreamtui.core.gate.judge import Existing, Judge, JudgeError, JudgeItem, judge_for
 from dreamtui.core.gate.verify import verify_quotes
+from dreamtui.core.ingest import formats
 from dreamtui.core.ledger import Ledger, candidates, project_folders
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import layout as memory
@@ -610,6 +611,9 @@ def check(
             continue
         cand.matches = result.matches
         cand.provenance = result.best.provenance if result.best else None
+        if cand.provenance == "meta" and _harness_marker(quote):
+            _drop(cand, "unverified", report)  # the harness's own words prove no lesson
+            continue
         if i in merged:
             j, score = merged[i]
             winner = raws[j]
@@ -699,6 +703,16 @@ def store(ledger: Ledger, checked: CheckedGate) -> GateReport:
             candidates.corroborate(ledger, target, len(sessions), checked.now)
             report.corroborated.append(target)
     return report
+
+
+def _harness_marker(quote: str) -> bool:
+    """``quote`` is (a part of) a fixed text the agent's harness writes, such as Claude Code's
+    ``[Request interrupted by user for tool use]``."""
+    said = " ".join(re.sub(r"[^\w]+", " ", quote.lower()).split())
+    if not said:
+        return False
+    markers = getattr(formats.current(), "HARNESS_MARKERS", ())
+    return any(said in " ".join(re.sub(r"[^\w]+", " ", m.lower()).split()) for m in markers)
 
 
 def _drop(cand: Candidate, reason: str, report: GateReport) -> None:

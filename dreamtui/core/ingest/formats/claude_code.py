@@ -378,6 +378,8 @@ REJECTION_PREFIX = (
 REJECTION_RESULT_PREFIX = "Error: "
 """The record's ``toolUseResult`` is this followed by the tool result's text, for a rejection."""
 INTERRUPT_PREFIX = "[Request interrupted by user"
+HARNESS_MARKERS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+"""Fixed texts Claude Code itself writes into a session: never a lesson's quote, whoever it looks like."""
 CAVEAT_PREFIXES = ("<local-command-caveat>", "Caveat: The messages below were generated")
 META_PREFIXES = (
     "<local-command-stdout>",
