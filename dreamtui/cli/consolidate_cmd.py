@@ -17,6 +17,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.services import Consolidation, Workspace
+from dreamtui.services.display import one_line
 from dreamtui.services.extracting import consolidation_schema, sendable
 from dreamtui.services.transcripts import digest_session, session_files_for
 
@@ -84,12 +85,27 @@ def show(config: Config, cid: str) -> None:
 
 @consolidate_cmd.command()
 @click.argument("ids", metavar="ID...", nargs=-1, required=True)
+@click.option(
+    "--yes-tool-output",
+    "allow_tool",
+    is_flag=True,
+    help="Accept a proposal whose evidence comes from tool output (untrusted).",
+)
 @pass_config
-def accept(config: Config, ids: tuple[str, ...]) -> None:
+def accept(config: Config, ids: tuple[str, ...], allow_tool: bool) -> None:
     """Accept proposals: one commit of exactly each diff (a retirement deletes only now)."""
     with Workspace(config) as ws:
         for cid in ids:
-            echo(ws.accept_consolidation(cid).summary)
+            item = ws.consolidation(cid)
+            if item.provenance == "tool" and not allow_tool:
+                echo(
+                    f"{cid}: evidence from tool output (untrusted): {one_line(item.evidence, 120)}", err=True
+                )
+                echo(
+                    "dreamtui: to accept it anyway, check the evidence yourself and pass --yes-tool-output",
+                    err=True,
+                )
+            echo(ws.accept_consolidation(cid, allow_tool=allow_tool).summary)
 
 
 @consolidate_cmd.command()

@@ -564,9 +564,10 @@ class Workspace:
         """Why a pending proposal can no longer be accepted as shown (a target changed), or None."""
         return consolidate.stale(item, self.config.memory) if item.status == "pending" else None
 
-    def accept_consolidation(self, cid: str) -> DecisionResult:
-        """Accept a proposal: one commit of exactly its diff (a retirement deletes only now)."""
-        result = consolidate.accept(self.config, self.ledger, cid)
+    def accept_consolidation(self, cid: str, *, allow_tool: bool = False) -> DecisionResult:
+        """Accept a proposal: one commit of exactly its diff (a retirement deletes only now). One whose
+        evidence is tool output needs ``allow_tool``, given only after the person confirmed it."""
+        result = consolidate.accept(self.config, self.ledger, cid, allow_tool=allow_tool)
         sha = result.commit_sha or ""
         summary = " · ".join(
             [f"{result.kind} accepted → {', '.join(result.paths)} ({sha[:8]})", *result.notices]

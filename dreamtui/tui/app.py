@@ -454,7 +454,9 @@ class DreamApp(App[object]):
                 outside.decide(self.workspace, job.action, cid or "", reason, confirmed=confirmed), cid
             )
         if job.action == "consolidate-accept":
-            return self.workspace.accept_consolidation(cid or "")
+            return self.workspace.accept_consolidation(
+                cid or "", allow_tool=job.kwargs.get("allow_tool", False)
+            )
         if job.action == "consolidate-reject":
             return self.workspace.reject_consolidation(
                 cid or "", job.kwargs.get("reason") or "rejected in the app"

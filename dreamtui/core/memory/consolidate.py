@@ -408,8 +408,13 @@ def _refuse_dirty(repo: Any, paths: list[str]) -> None:
         )
 
 
-def accept(config: Config, ledger: Ledger, cid: str, decided_by: str = "person") -> ConsolidationResult:
-    """Accept a pending proposal: one commit of exactly its diff. An accepted one returns its commit."""
+def accept(
+    config: Config, ledger: Ledger, cid: str, decided_by: str = "person", *, allow_tool: bool = False
+) -> ConsolidationResult:
+    """Accept a pending proposal: one commit of exactly its diff. An accepted one returns its commit.
+    A proposal whose evidence is only tool output (provenance ``tool``: text anyone who can write a file
+    or a page the agent read controls) needs ``allow_tool``, the person's explicit confirmation, as a
+    lesson does; auto never accepts one."""
     if decided_by not in ("person", "auto"):
         raise ConsolidationError(f"decided_by must be person or auto, not {decided_by!r}")
     with memory_lock(config):
@@ -429,6 +434,11 @@ def accept(config: Config, ledger: Ledger, cid: str, decided_by: str = "person")
             )
         if decided_by == "auto" and item.kind == "retire":
             raise ConsolidationError(f"{item.id} retires a memory: only a person can accept a retirement")
+        if item.provenance == "tool" and (decided_by == "auto" or not allow_tool):
+            raise ConsolidationError(
+                f"{item.id}'s evidence comes from tool output (provenance: tool, untrusted); "
+                "accept it only after checking it yourself, with an explicit confirmation"
+            )
         repo = gitops.open_repo(config.memory)
         gitops.ensure_writable(repo)
         notices = reconcile(config, ledger, repo)

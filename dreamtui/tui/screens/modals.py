@@ -275,17 +275,27 @@ class ToolOutputModal(YesNoModal):
 
     BINDINGS = [Binding("y", "yes", "Accept untrusted"), Binding("n,escape", "no", "Cancel")]
 
-    def __init__(self, cand: Candidate, then_edit: bool = False) -> None:
+    def __init__(
+        self,
+        cand: Candidate | None = None,
+        then_edit: bool = False,
+        *,
+        said: tuple[str, str, str] | None = None,
+    ) -> None:
+        """For a lesson ``cand``; for another proposal (a consolidation) ``said``: what it does, its quote
+        and where the quote is."""
         super().__init__()
-        self.cand = cand
         self.then_edit = then_edit
+        if cand is not None:
+            where = ""
+            if cand.matches:
+                best = cand.matches[0]
+                where = f"{best.file.rsplit('/', 1)[-1]} : line {best.line}"
+            said = (cand.claim, cand.quote, where)
+        self.claim, self.quote, self.where = said or ("", "", "")
 
     def compose(self) -> ComposeResult:
-        cand = self.cand
-        where = ""
-        if cand.matches:
-            best = cand.matches[0]
-            where = f"{best.file.rsplit('/', 1)[-1]} : line {best.line}"
+        where = self.where
         with Vertical(classes="dialog wide untrusted"):
             yield Static(Text(" TOOL OUTPUT — UNTRUSTED ", style="bold white on red"), classes="dialog-badge")
             yield Static(
@@ -299,13 +309,13 @@ class ToolOutputModal(YesNoModal):
                 classes="dialog-text",
             )
             yield Static(
-                Text.assemble(("Claim  ", "bold dim"), literal_text(cand.claim, limit=300, one_line=True)),
+                Text.assemble(("Claim  ", "bold dim"), literal_text(self.claim, limit=300, one_line=True)),
                 classes="dialog-text",
             )
             yield Static(
                 Text.assemble(
                     ("Quote  ", "bold dim"),
-                    literal_text(f"“{cand.quote}”", style="italic", limit=QUOTE_CHARS),
+                    literal_text(f"“{self.quote}”", style="italic", limit=QUOTE_CHARS),
                 ),
                 classes="dialog-text",
                 id="tool-quote",

@@ -266,6 +266,24 @@ class QueueScreen(BaseScreen[QueueData]):
         self.fit_list()
         return cid
 
+    def _accept_consolidation(self, row: QueueRow) -> None:
+        """Accept a consolidation; one whose evidence is tool output only after an explicit yes."""
+        if row.provenance != "tool":
+            self.take_current()
+            self.dream_app.decide("consolidate-accept", row.id)
+            return
+        item = self.workspace.consolidation(row.id)
+        where = f"session {(item.session or '?')[:8]} : line {item.line}" if item.line else ""
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed and self.table.current_id == row.id:
+                self.take_current()
+                self.dream_app.decide("consolidate-accept", row.id, allow_tool=True)
+            elif not confirmed:
+                self.notify("Not accepted: the untrusted proposal stays in the queue", timeout=3)
+
+        self.app.push_screen(ToolOutputModal(said=(item.reason or item.kind, item.evidence, where)), done)
+
     def action_accept(self) -> None:
         row = self.table.current_row
         if row is None:
@@ -275,8 +293,7 @@ class QueueScreen(BaseScreen[QueueData]):
             self._accept_outside(row)
             return
         if is_consolidation(row.id):
-            self.take_current()
-            self.dream_app.decide("consolidate-accept", row.id)
+            self._accept_consolidation(row)
             return
         if row.provenance != "tool":
             self.take_current()
