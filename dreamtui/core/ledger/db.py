@@ -80,20 +80,72 @@ def _storage_error(exc: sqlite3.OperationalError, path: str) -> sqlite3.Operatio
     )
 
 
+class LedgerDamagedError(LedgerError, sqlite3.DatabaseError):
+    """A page of the ledger file is damaged (``database disk image is malformed``, a value that is no
+    longer UTF-8): one line saying how to go on, never a traceback on every command."""
+
+
+_DAMAGE = ("malformed", "not a database", "could not decode")
+
+
+def _damaged(exc: sqlite3.DatabaseError, path: str) -> sqlite3.DatabaseError:
+    """``exc`` as a one-line :class:`LedgerDamagedError` when the file is damaged, else as
+    :func:`_storage_error` makes it (an ``OperationalError``) or unchanged."""
+    text = str(exc)
+    if isinstance(exc, LedgerError):
+        return exc
+    if any(d in text.lower() for d in _DAMAGE):
+        return LedgerDamagedError(
+            f"the ledger {path} is damaged ({text}); move it aside (mv {path} {path}.damaged; "
+            "`sqlite3 … .recover` may save its rows) and run dreamtui again: a new ledger is made, and the "
+            "memory repository keeps every accepted memory, with each decision in its commits' "
+            "Dreamtui-* trailers"
+        )
+    return _storage_error(exc, path) if isinstance(exc, sqlite3.OperationalError) else exc
+
+
 class RedactingCursor(sqlite3.Cursor):
-    """A cursor whose statement parameters are redacted (see :class:`RedactingConnection`)."""
+    """A cursor whose statement parameters are redacted (see :class:`RedactingConnection`); a damaged
+    page met while stepping or fetching is a one-line :class:`LedgerDamagedError`."""
+
+    def _path(self) -> str:
+        return getattr(self.connection, "ledger_path", "")
 
     def execute(self, sql: str, parameters: Any = (), /) -> RedactingCursor:  # type: ignore[override]
         try:
             return super().execute(sql, _redacted(parameters))
-        except sqlite3.OperationalError as exc:
-            raise _storage_error(exc, getattr(self.connection, "ledger_path", "")) from exc
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self._path()) from exc
 
     def executemany(self, sql: str, seq_of_parameters: Any, /) -> RedactingCursor:  # type: ignore[override]
         try:
             return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
-        except sqlite3.OperationalError as exc:
-            raise _storage_error(exc, getattr(self.connection, "ledger_path", "")) from exc
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self._path()) from exc
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self._path()) from exc
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size if size is not None else self.arraysize)
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self._path()) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self._path()) from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self._path()) from exc
 
 
 class RedactingConnection(sqlite3.Connection):
@@ -110,14 +162,14 @@ class RedactingConnection(sqlite3.Connection):
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
         try:
             return super().execute(sql, _redacted(parameters))
-        except sqlite3.OperationalError as exc:
-            raise _storage_error(exc, self.ledger_path) from exc
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self.ledger_path) from exc
 
     def executemany(self, sql: str, seq_of_parameters: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
         try:
             return super().executemany(sql, (_redacted(p) for p in seq_of_parameters))
-        except sqlite3.OperationalError as exc:
-            raise _storage_error(exc, self.ledger_path) from exc
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(exc, self.ledger_path) from exc
 
 
 def _unusable(path: Path, exc: sqlite3.Error) -> str:
@@ -156,7 +208,7 @@ class Ledger:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self._migrate()
                 return
-            except LedgerStorageError:
+            except LedgerError:  # a full disk, a damaged page: already one line
                 self.close()
                 raise
             except ValueError as exc:  # migrate: a newer schema appeared meanwhile
