@@ -275,3 +275,31 @@ async def test_the_app_asks_before_accepting_a_consolidation_from_tool_output(tu
         await pilot.press("y")
         await wait_for(pilot, lambda: rows.get(ledger, item.id).status == "accepted")  # type: ignore[union-attr]
     assert not (folder / "pool.md").exists()
+
+
+def test_an_updates_new_text_past_the_size_limit_is_dropped_not_stored(
+    config: Config, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakes.openai_server import FakeOpenAI, says
+    from fakes.transcript import write_session
+
+    from dreamtui.core.dream.consolidation import run_pass
+    from dreamtui.core.extract.openai_ext import OpenAIExtractor
+    from dreamtui.core.ingest.digest import digest_session
+
+    monkeypatch.setenv("DREAMTUI_OUTSIDE_MAX_BYTES", str(100_000))
+    root = memory_repo(
+        config, {f"{FOLDER}/tabs.md": topic("Indent with tabs", "Indent every file with tabs.")}
+    )
+    path = write_session(
+        config.transcripts, [("person", SAID), ("assistant", "Understood.")], project=PROJECT
+    )
+    huge = "Indent with four spaces. " * 8_000  # 200 kB
+    answer = {"proposals": [{"kind": "update", "memories": [1], "quote": Q_SPACES, "new_text": huge}]}
+    with FakeOpenAI() as server:
+        server.script.append(says(json.dumps(answer)))
+        structured = OpenAIExtractor(base_url=server.url, model="qwen3:4b", max_retries=0).structured()
+        report = run_pass(root, ledger, PROJECT, [digest_session([path])], structured)
+    assert report.proposed == {} and report.dropped == {"too-large": 1}, report
+    assert rows.listed(ledger) == []
+    assert (config.state / "ledger.sqlite3").stat().st_size < 100_000 * 2

@@ -24,6 +24,7 @@ from dreamtui.core.ledger import consolidations as rows
 from dreamtui.core.ledger.consolidations import Consolidation, evidence_key
 from dreamtui.core.memory import consolidate
 from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.outside_tree import max_bytes
 from dreamtui.core.models import Digest, Usage
 
 
@@ -89,6 +90,10 @@ def model_proposals(
         needs_text = p.kind in ("update", "merge")
         if (needs_text and not p.new_text.strip()) or (p.kind == "merge") != (len(targets) >= 2):
             report.dropped["invalid"] += 1
+            continue
+        if needs_text and len(p.new_text.encode("utf-8", "surrogatepass")) > max_bytes():
+            # never more than a memory file may be (the outside scan's limit): it would go to git whole
+            report.dropped["too-large"] += 1
             continue
         if needs_text and any(prompt.was_cut(t.text) for t in targets):
             # the model saw only the start of this memory: its new text would drop the rest
