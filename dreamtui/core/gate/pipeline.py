@@ -711,7 +711,7 @@ def _harness_marker(quote: str) -> bool:
     said = " ".join(re.sub(r"[^\w]+", " ", quote.lower()).split())
     if not said:
         return False
-    markers = getattr(formats.current(), "HARNESS_MARKERS", ())
+    markers = [m for f in formats.FORMATS.values() for m in getattr(f, "HARNESS_MARKERS", ())]
     return any(said in " ".join(re.sub(r"[^\w]+", " ", m.lower()).split()) for m in markers)
 
 
