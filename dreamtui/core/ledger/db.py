@@ -123,9 +123,10 @@ class RedactingCursor(sqlite3.Cursor):
         except sqlite3.DatabaseError as exc:
             raise _damaged(exc, self._path()) from exc
 
-    def fetchone(self) -> Any:
+    def fetchone(self) -> sqlite3.Row | None:
         try:
-            return super().fetchone()
+            row: sqlite3.Row | None = super().fetchone()
+            return row
         except sqlite3.DatabaseError as exc:
             raise _damaged(exc, self._path()) from exc
 
