@@ -106,7 +106,9 @@ def show_config(config: Config) -> None:
         echo(f"keys.{action}: {key}")
     for row in transcripts.format_folders(config):  # every agent's transcripts, and where they are read
         where = "(not read: enabled = false)" if row.folder is None else f"{row.folder}"
-        state = {"read": "", "absent": " (not there yet)", "off": ""}[row.state]
+        if row.state == "projects":
+            where = "(looked for in the projects the other agents' sessions ran in)"
+        state = {"read": "", "absent": " (not there yet)", "off": "", "projects": ""}[row.state]
         echo(f"formats.{row.name}: {row.agent}: {where}{state}")
 
 

@@ -52,8 +52,9 @@ def existing_roots(config: Config) -> list[Root]:
 
 
 def discover_all(config: Config, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
-    """Every transcript of every format read (:func:`roots`); never raises (one bad folder or format
-    never hides the others: what cannot be read is named in ``skipped``)."""
+    """Every transcript of every format read (:func:`roots`), then those a format keeps inside the
+    projects themselves (:func:`in_projects`); never raises (one bad folder or format never hides the
+    others: what cannot be read is named in ``skipped``)."""
     found: list[TranscriptFile] = []
     for root in roots(config):
         try:
@@ -63,6 +64,7 @@ def discover_all(config: Config, skipped: list[Skipped] | None = None) -> list[T
                 skipped.append(
                     Skipped(str(root.folder), f"cannot read {root.format.agent}'s sessions ({exc})")
                 )
+    found.extend(in_projects(config, found, skipped))
     return found
 
 
@@ -74,7 +76,8 @@ class FormatFolder:
     agent: str
     folder: Path | None
     state: str
-    """``read`` (a folder now), ``absent`` (not there: nothing to read yet), ``off`` (``enabled = false``)."""
+    """``read`` (a folder now), ``absent`` (not there: nothing to read yet), ``off`` (``enabled = false``),
+    ``projects`` (no folder: looked for inside the projects other agents' sessions ran in)."""
 
 
 def format_folders(config: Config) -> list[FormatFolder]:
@@ -84,7 +87,47 @@ def format_folders(config: Config) -> list[FormatFolder]:
     for fname, fmt in formats.FORMATS.items():
         folders = [folder for name, folder in read if name == fname]
         if not folders:
-            out.append(FormatFolder(fname, fmt.agent, None, "off"))
+            enabled = config.formats.get(fname, {}).get("enabled", True) is not False
+            inside = enabled and hasattr(fmt, "discover_in_projects")
+            out.append(FormatFolder(fname, fmt.agent, None, "projects" if inside else "off"))
         for folder in sorted(folders):
             out.append(FormatFolder(fname, fmt.agent, folder, "read" if is_dir(folder) else "absent"))
+    return out
+
+
+def in_projects(
+    config: Config, found: list[TranscriptFile], skipped: list[Skipped] | None = None
+) -> list[TranscriptFile]:
+    """The transcripts a format keeps inside each project (Aider's ``.aider.chat.history.md``: a format
+    with ``discover_in_projects``), looked for in the working directories of the sessions found, one
+    per project and format; those found already are not repeated."""
+    seekers = [
+        (fname, fmt)
+        for fname, fmt in formats.FORMATS.items()
+        if hasattr(fmt, "discover_in_projects")
+        and config.formats.get(fname, {}).get("enabled", True) is not False
+    ]
+    if not seekers:
+        return []
+    cwds: dict[tuple[str, str], str] = {}
+    for tf in found:
+        if (tf.format, tf.project) not in cwds:
+            try:
+                cwds[(tf.format, tf.project)] = formats.of_file(tf).cwd_of(tf.path)
+            except Exception:  # an unreadable head: no working directory
+                cwds[(tf.format, tf.project)] = ""
+    folders = sorted({c for c in cwds.values() if c})
+    have = {tf.path for tf in found}
+    out: list[TranscriptFile] = []
+    for fname, fmt in seekers:
+        try:
+            extra = fmt.discover_in_projects(folders, skipped)  # type: ignore[attr-defined]
+        except Exception as exc:  # a format's bug never stops the others
+            if skipped is not None:
+                skipped.append(
+                    Skipped(fname, f"cannot look in the projects for {fmt.agent}'s sessions ({exc})")
+                )
+            continue
+        out.extend(tf for tf in extra if tf.path not in have)
+        have.update(tf.path for tf in extra)
     return out

@@ -12,12 +12,13 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from dreamtui.core.ingest.formats import claude_code, codex
+from dreamtui.core.ingest.formats import aider, claude_code, codex
 from dreamtui.core.ingest.formats.protocol import TranscriptFile, TranscriptFormat, split_address
 
 FORMATS: dict[str, TranscriptFormat] = {
     claude_code.name: claude_code,
     codex.name: codex,
+    aider.name: aider,
 }
 """Every format dreamtui reads, by name (a format's ``[formats.<name>]`` table in the config)."""
 FALLBACK = claude_code.name
