@@ -1,0 +1,355 @@
+"""Cursor's agent chats, as the Cursor CLI (``cursor-agent``) stores them: one SQLite database per chat.
+
+What is read, and what is not:
+
+- **read**: the CLI's chats, ``~/.cursor/chats/<md5 of the working directory>/<agent id>/store.db``.
+  Its ``meta`` row ``0`` is hex-encoded JSON (``agentId``, ``name``, ``createdAt``, …); its ``blobs``
+  table is content-addressed: the messages are JSON blobs (``role`` system / user / assistant / tool,
+  ``content`` a string or parts ``text`` / ``reasoning`` / ``tool-call`` / ``tool-result``), the
+  conversation tree's nodes binary blobs, which are not read. Messages are taken in the order they
+  were written (``rowid``).
+- **not read**: the editor's chats (``state.vscdb``, table ``cursorDiskKV``); the editor's
+  ``~/.cursor/projects/*/agent-transcripts``; prompt history. Nothing of the editor's is opened.
+
+A chat's path is its ``store.db``; its records (:func:`records`) are its JSON message blobs, one
+:class:`~.protocol.SourceRecord` each, keyed by the blob's id (a content hash: a changed message is a
+new blob, so a new key). Whose words: a ``user`` message's text is the person's only inside its
+``<user_query>`` span when it has one (Cursor wraps the person's words so, and puts the context it
+attaches — ``<user_info>``, open files, rules — around them: ``meta``); a user text with no tags at all
+is the person's. ``tool`` messages and ``tool-result`` parts are tool output; ``reasoning`` parts the
+assistant's thinking (never in the digest); ``system`` messages ``meta``.
+
+The working directory is not stored in the chat itself: it is the ``Workspace Path`` Cursor names in
+the context of the first user message, taken only when its MD5 is the chat folder's name (so a path
+typed in a message can never pose as the chat's directory). Every database read goes through
+:mod:`dreamtui.core.ledger.agent_stores` (read-only, short, never holding a lock the agent waits on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from dreamtui.core.files import Skipped, is_dir, scan_folder
+from dreamtui.core.ingest.formats.protocol import (
+    FileKind,
+    JsonPath,
+    Piece,
+    RecordRef,
+    SourceRecord,
+    ToolCall,
+    TranscriptFile,
+)
+from dreamtui.core.ledger import agent_stores
+from dreamtui.core.ledger.agent_stores import StoreUnreadable
+from dreamtui.core.models import Provenance, RawRecord
+
+name = "cursor"
+"""This format's name (its key in ``formats.FORMATS``)."""
+suffix = ".db"
+"""How a chat's file name ends (``store.db``)."""
+tool_call_hint = b'"tool-call"'
+"""Bytes every message holding a tool call holds."""
+STORE_NAME = "store.db"
+
+PERSON: Provenance = "person"
+ASSISTANT: Provenance = "assistant"
+TOOL: Provenance = "tool"
+META: Provenance = "meta"
+
+_HASH = re.compile(r"^[0-9a-f]{32}$")
+_QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.S)
+_WORKSPACE = re.compile(r"^Workspace Path: (.+)$", re.M)
+
+
+def default_root() -> Path:
+    """The Cursor CLI's chats folder, ``~/.cursor/chats``."""
+    return Path.home() / ".cursor" / "chats"
+
+
+def cwd_hash(cwd: str) -> str:
+    """The chat folder's name for a working directory: the MD5 of its path, in hex."""
+    return hashlib.md5(cwd.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
+
+
+# -- where the chats are --------------------------------------------------------------------------
+
+
+def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
+    """``<root>/<md5 of cwd>/<agent id>/store.db``: the project is the MD5 folder, the session the
+    agent id."""
+    path = Path(path)
+    return TranscriptFile(path, path.parent.parent.name, path.parent.name, "main")
+
+
+def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
+    """Every chat's ``store.db`` under ``root`` (``<md5>/<agent id>/store.db``). Never raises: a folder
+    that cannot be read, and a ``store.db`` that is not a regular file, are reported in ``skipped``."""
+    root = Path(root)
+    found: list[TranscriptFile] = []
+    if not is_dir(root):
+        return found
+    for project in scan_folder(root, skipped, want=STORE_NAME):
+        if not project.is_dir:
+            continue
+        for chat in scan_folder(project.path, skipped, want=STORE_NAME):
+            if not chat.is_dir:
+                continue
+            for entry in scan_folder(chat.path, skipped, want=STORE_NAME):
+                if entry.name == STORE_NAME and entry.is_file:
+                    found.append(describe(entry.path))
+    return sorted(found, key=lambda f: (f.project, f.session))
+
+
+def session_files(root: Path, project: str, session: str) -> list[Path]:
+    """The one ``store.db`` of a chat (when it is there)."""
+    store = Path(root) / project / session / STORE_NAME
+    return [store] if os.path.isfile(store) else []
+
+
+def kind_of(path: Path) -> FileKind:
+    """Every CLI chat is a main session."""
+    return "main"
+
+
+def project_of(path: Path) -> str:
+    """The chat's MD5 folder."""
+    return Path(path).parent.parent.name
+
+
+def session_of(path: Path) -> str:
+    """The chat's agent id (its folder)."""
+    return Path(path).parent.name
+
+
+def is_main_file(root: Path, path: Path) -> bool:
+    """A ``store.db`` two folders below ``root``."""
+    path = Path(path)
+    return path.name == STORE_NAME and path.parent.parent.parent == Path(root)
+
+
+def is_auto_dream(path: Path) -> bool:
+    """Cursor has no background memory consolidation of its own."""
+    return False
+
+
+def meta_of(path: Path) -> dict[str, Any]:
+    """The chat's ``meta`` row ``0`` decoded (hex, then JSON); ``{}`` when it is missing or odd."""
+    try:
+        with agent_stores.reading(path) as conn:
+            value = agent_stores.cursor_meta(conn)
+    except StoreUnreadable:
+        return {}
+    try:
+        obj = orjson.loads(bytes.fromhex(value.decode("ascii")))
+    except (ValueError, orjson.JSONDecodeError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def cwd_of(path: Path) -> str:
+    """The ``Workspace Path`` named in the chat's user messages whose MD5 is the chat folder's name
+    ('' when none is: a chat whose folder is not an MD5 takes the first one named)."""
+    folder = project_of(path)
+    try:
+        recs = list(records(path))
+    except OSError:
+        return ""
+    for rec in recs:
+        if rec.obj.get("role") not in ("user", "system"):
+            continue
+        for text, _ in _texts(rec.obj):
+            for m in _WORKSPACE.finditer(text):
+                cwd = m.group(1).strip()
+                if cwd and (cwd_hash(cwd) == folder or not _HASH.match(folder)):
+                    return cwd
+    return ""
+
+
+# -- the records of a chat ------------------------------------------------------------------------
+
+
+def records(path: Path) -> Iterator[SourceRecord]:
+    """A chat's JSON messages in the order they were written, one record each, keyed by blob id.
+    Raises :class:`StoreUnreadable` (an ``OSError``, one-line reason) when the store cannot be read
+    now; a blob that is not a JSON message is left out."""
+    with agent_stores.reading(Path(path)) as conn:
+        blobs = agent_stores.cursor_json_blobs(conn)
+    locator = 0
+    for blob in blobs:
+        try:
+            obj = orjson.loads(blob.data)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("role"), str):
+            continue
+        locator += 1
+        yield SourceRecord(locator, blob.id, blob.data, obj)
+
+
+# -- whose words ----------------------------------------------------------------------------------
+
+
+def _texts(obj: dict[str, Any]) -> list[tuple[str, JsonPath]]:
+    """The ``text`` strings of a message: its content string, or its ``text`` parts."""
+    content = obj.get("content")
+    if isinstance(content, str):
+        return [(content, ("content",))]
+    out: list[tuple[str, JsonPath]] = []
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                out.append((block["text"], ("content", i, "text")))
+    return out
+
+
+def person_text(text: str) -> str | None:
+    """The person's words in a user message's text: the ``<user_query>`` spans joined, or the whole
+    text when it holds no tag at all; None when it is only attached context."""
+    spans = [m.group(1).strip() for m in _QUERY.finditer(text)]
+    if spans:
+        joined = "\n\n".join(s for s in spans if s)
+        return joined or None
+    if "<" in text and re.search(r"<[a-z_]+>", text):
+        return None
+    cleaned = text.strip()
+    return cleaned or None
+
+
+def _block_pieces(block: dict[str, Any], i: int) -> list[Piece]:
+    btype = block.get("type")
+    if btype == "reasoning" and isinstance(block.get("text"), str):
+        return [Piece(ASSISTANT, block["text"], "thinking", ("content", i, "text"))]
+    if btype == "tool-result":
+        for field in ("result", "output", "content"):
+            value = block.get(field)
+            if isinstance(value, str):
+                return [Piece(TOOL, value, "tool_result", ("content", i, field))]
+    return []
+
+
+def pieces(obj: Any) -> list[Piece]:
+    """The text pieces of one message, each with its provenance (see the module docstring)."""
+    if not isinstance(obj, dict):
+        return []
+    role = obj.get("role")
+    out: list[Piece] = []
+    if role == "user":
+        for text, path in _texts(obj):
+            mine = person_text(text)
+            if mine is None:
+                out.append(Piece(META, text, "context", path))
+            else:
+                out.append(Piece(PERSON, mine, "prompt", path))
+    elif role == "assistant":
+        out += [Piece(ASSISTANT, text, "text", path) for text, path in _texts(obj)]
+    elif role == "tool":
+        out += [Piece(TOOL, text, "tool_result", path) for text, path in _texts(obj)]
+    elif role == "system":
+        out += [Piece(META, text, "system", path) for text, path in _texts(obj)]
+    content = obj.get("content")
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if isinstance(block, dict):
+                out += _block_pieces(block, i)
+    out.sort(key=lambda p: p.path[1] if len(p.path) > 1 and isinstance(p.path[1], int) else 0)
+    return out
+
+
+def provenance(obj: dict[str, Any], path: JsonPath, value: str, holds: Callable[[str], bool]) -> Provenance:
+    """Whose words the string at ``path`` is: a user text is the person's only where a quote lies
+    inside its ``<user_query>`` span (``holds`` asks that of the span); everything inside a tool
+    message or a tool-result part is ``tool``; other strings are their piece's, else ``meta``."""
+    path = tuple(path)
+    role = obj.get("role")
+    if role == "tool":
+        return TOOL
+    block = None
+    if len(path) >= 2 and path[0] == "content" and isinstance(path[1], int):
+        content = obj.get("content")
+        if isinstance(content, list) and 0 <= path[1] < len(content) and isinstance(content[path[1]], dict):
+            block = content[path[1]]
+    if block is not None and block.get("type") in ("tool-result", "tool-call"):
+        return TOOL
+    for piece in pieces(obj):
+        if piece.path != path:
+            continue
+        if piece.role == PERSON:
+            return PERSON if holds(piece.text) else META
+        return piece.role
+    return META
+
+
+# -- where a record is, its tool calls, the raw view ----------------------------------------------
+
+
+def ref(obj: dict[str, Any]) -> RecordRef:
+    """A message's id (Cursor gives assistant and tool messages one), no time (the store keeps none
+    per message), no directory, never a sub-agent."""
+    uuid = obj.get("id")
+    return RecordRef(uuid if isinstance(uuid, str) else None, None, None, False)
+
+
+def is_copy(obj: dict[str, Any]) -> bool:
+    """A content-addressed store keeps each message once."""
+    return False
+
+
+_WROTE_KEYS = ("target_file", "file_path", "filePath", "path")
+
+
+def tool_calls(obj: dict[str, Any]) -> list[ToolCall]:
+    """The ``tool-call`` parts of an assistant message: a tool whose name says it edits or writes
+    names the file it wrote (``target_file``, ``file_path``, ``filePath`` or ``path``); a tool whose
+    name says it runs a terminal or shell command names the ``command``."""
+    content = obj.get("content")
+    if obj.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    out: list[ToolCall] = []
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "tool-call":
+            continue
+        tool = str(block.get("toolName") or "?")
+        args = block.get("args")
+        args = args if isinstance(args, dict) else {}
+        low = tool.lower()
+        wrote = command = None
+        if any(w in low for w in ("edit", "write", "create", "patch")):
+            wrote = next((args[k] for k in _WROTE_KEYS if isinstance(args.get(k), str)), None)
+        elif any(w in low for w in ("terminal", "shell", "bash", "run", "command")):
+            command = args.get("command") if isinstance(args.get("command"), str) else None
+        out.append(ToolCall(tool, wrote, command))
+    return out
+
+
+def render(line: int, obj: dict[str, Any]) -> RawRecord:
+    """A message as the evidence window shows it: its role, its pieces and its tool calls."""
+    texts = [(str(p.role), p.text) for p in pieces(obj)]
+    content = obj.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                args = orjson.dumps(block.get("args") or {}).decode("utf-8", "replace")
+                texts.append(("call", f"{block.get('toolName') or '?'} {args}"))
+    role = str(obj.get("role") or "?")
+    return RawRecord(line, role, "", texts, bookkeeping=role == "system", folds=role == "system")
+
+
+def watch_paths(path: Path) -> list[Path]:
+    """The store and its write-ahead log (a live chat changes ``store.db-wal`` first)."""
+    return [Path(path), Path(f"{path}-wal")]
+
+
+def created_at(path: Path) -> str | None:
+    """When the chat was started (the meta row's ``createdAt``), ISO 8601."""
+    ms = meta_of(path).get("createdAt")
+    if not isinstance(ms, int) or not 0 < ms < 10**14:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

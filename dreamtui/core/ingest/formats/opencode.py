@@ -1,0 +1,535 @@
+"""OpenCode's sessions: the SQLite database ``opencode.db`` of current versions, and the
+``storage/`` JSON files of older ones.
+
+Where (the data folder, ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``)::
+
+    opencode.db                                   session / message / part rows (current versions)
+    storage/session/<project id>/<session>.json   older versions: one file per session,
+    storage/message/<session>/<message>.json      one per message,
+    storage/part/<message>/<part>.json            one per part of a message
+
+A database holds every session, so a session inside it is addressed as ``<db>/<session id>``
+(:func:`address`; the path of no real file): the session's place in its source. A session of the
+older layout is its ``storage/session/…/<session>.json`` file. Both give the same records
+(:func:`records`): one :class:`~.protocol.SourceRecord` per **part**, keyed by the part's id, whose
+``raw`` is the part as stored (the row's ``data`` column, or the part's JSON file) and whose ``obj``
+is the part with what its message says about it (:func:`record_obj`): the role, whether a
+sub-agent's session holds it, the working directory.
+
+Whose words: a ``text`` part of a ``user`` message is the person's, unless OpenCode wrote it
+(``synthetic``: a file it read for the person, a reminder) or the session is a sub-agent's (its
+``user`` messages are the parent agent's prompt). A ``tool`` part is tool output; a ``reasoning``
+part is the assistant's thinking (never in the digest); an assistant ``text`` part of a compaction
+summary (``summary: true``) is OpenCode's, ``meta``. Every read of the database goes through
+:mod:`dreamtui.core.ledger.agent_stores` (read-only, short, never holding a lock the agent waits on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
+from dreamtui.core.ingest.formats.protocol import (
+    FileKind,
+    JsonPath,
+    Piece,
+    RecordRef,
+    SourceRecord,
+    ToolCall,
+    TranscriptFile,
+)
+from dreamtui.core.ledger import agent_stores
+from dreamtui.core.ledger.agent_stores import OpenCodeRow, OpenCodeSession, StoreUnreadable
+from dreamtui.core.models import Provenance, RawRecord
+
+name = "opencode"
+"""This format's name (its key in ``formats.FORMATS``)."""
+suffix = ".db"
+"""How the database's name ends (a session of the older layout is a ``.json`` file)."""
+tool_call_hint = b'"tool"'
+"""Bytes every part holding a tool call holds (``"type":"tool"``)."""
+DB_NAME = "opencode.db"
+MAX_JSON_BYTES = 16 * 1024 * 1024
+"""A JSON file of the older layout larger than this is not read."""
+
+PERSON: Provenance = "person"
+ASSISTANT: Provenance = "assistant"
+TOOL: Provenance = "tool"
+META: Provenance = "meta"
+
+
+def default_root() -> Path:
+    """OpenCode's data folder: ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``."""
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share") / "opencode"
+
+
+# -- addressing a session -------------------------------------------------------------------------
+
+
+def address(db: Path, session: str) -> Path:
+    """The path that names ``session`` inside the database ``db``: ``<db>/<session>``."""
+    return Path(db) / session
+
+
+def split(path: Path) -> tuple[Path, str] | None:
+    """``(database, session id)`` for a path made by :func:`address`, None for any other path."""
+    path = Path(path)
+    if path.parent.name.endswith(suffix) and path.name and not path.name.endswith(suffix):
+        return path.parent, path.name
+    return None
+
+
+def _storage_of(path: Path) -> Path | None:
+    """The ``storage`` folder of a session file ``storage/session/<project>/<session>.json``."""
+    if path.suffix == ".json" and path.parent.parent.name == "session":
+        return path.parent.parent.parent
+    return None
+
+
+def _project_name(directory: str, fallback: str) -> str:
+    """A project's folder name from its working directory, every character but ASCII letters and
+    digits a dash (Claude Code names its project folders the same way, so one repository's sessions
+    of both agents share a name)."""
+    return re.sub(r"[^A-Za-z0-9]", "-", directory) if directory else fallback
+
+
+# -- where the sessions are -----------------------------------------------------------------------
+
+
+def _db_of(root: Path) -> Path:
+    root = Path(root)
+    return root if root.name.endswith(suffix) else root / DB_NAME
+
+
+def _db_files(db: Path, skipped: list[Skipped] | None) -> list[TranscriptFile]:
+    if not os.path.lexists(db):
+        return []
+    try:
+        with agent_stores.reading(db) as conn:
+            sessions = agent_stores.opencode_sessions(conn)
+    except StoreUnreadable as exc:
+        if skipped is not None:
+            skipped.append(Skipped(str(db), exc.strerror or "cannot read it"))
+        return []
+    return [_file_of(db, s) for s in sessions]
+
+
+def _file_of(db: Path, s: OpenCodeSession) -> TranscriptFile:
+    kind: FileKind = "subagent" if s.parent_id else "main"
+    return TranscriptFile(
+        address(db, s.id),
+        _project_name(s.directory or s.worktree, s.project_id),
+        s.parent_id or s.id,
+        kind,
+        s.id if s.parent_id else None,
+    )
+
+
+def _json(path: Path) -> dict[str, Any] | None:
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(MAX_JSON_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_JSON_BYTES:
+        return None
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _json_files(storage: Path, skipped: list[Skipped] | None) -> list[TranscriptFile]:
+    out: list[TranscriptFile] = []
+    sessions = storage / "session"
+    if not is_dir(sessions):
+        return out
+    for project in scan_folder(sessions, skipped, want=".json"):
+        if not project.is_dir:
+            continue
+        for entry in scan_folder(project.path, skipped, want=".json"):
+            if entry.is_file:
+                out.append(describe(entry.path))
+    return out
+
+
+def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
+    """Every session under OpenCode's data folder ``root``: those of ``opencode.db`` and those of the
+    older ``storage/`` layout that the database does not hold (OpenCode copies them into it when it
+    moves to the database). Main sessions before sub-agents'. Never raises: an unreadable database
+    or folder is reported in ``skipped`` and the rest is still read."""
+    root = Path(root)
+    found = _db_files(_db_of(root), skipped)
+    known = {f.path.name for f in found}
+    if not root.name.endswith(suffix):
+        found += [f for f in _json_files(root / "storage", skipped) if f.path.stem not in known]
+    return sorted(found, key=lambda f: (f.project, f.session, f.kind != "main", str(f.path)))
+
+
+def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
+    """A :class:`TranscriptFile` for a session path (either layout). A session the database no longer
+    holds is described from its path alone."""
+    path = Path(path)
+    where = split(path)
+    if where is not None:
+        db, session = where
+        try:
+            with agent_stores.reading(db) as conn:
+                rows = agent_stores.opencode_sessions(conn, session)
+        except StoreUnreadable:
+            rows = []
+        if rows:
+            return _file_of(db, rows[0])
+        return TranscriptFile(path, db.stem, session, "main")
+    info = _json(path) or {}
+    parent = info.get("parentID") if isinstance(info.get("parentID"), str) else None
+    directory = info.get("directory") if isinstance(info.get("directory"), str) else ""
+    kind: FileKind = "subagent" if parent else "main"
+    return TranscriptFile(
+        path,
+        _project_name(str(directory), path.parent.name),
+        parent or path.stem,
+        kind,
+        path.stem if parent else None,
+    )
+
+
+def session_files(root: Path, project: str, session: str) -> list[Path]:
+    """A session's path first, then the sessions it started (its sub-agents), in either layout."""
+    return [f.path for f in discover(root) if f.session == session]
+
+
+def kind_of(path: Path) -> FileKind:
+    """``main``, or ``subagent`` for a session another session started."""
+    return describe(path).kind
+
+
+def project_of(path: Path) -> str:
+    """The project a session belongs to: its working directory as a folder name."""
+    return describe(path).project
+
+
+def session_of(path: Path) -> str:
+    """The session a path belongs to (a sub-agent's: the session that started it)."""
+    return describe(path).session
+
+
+def is_main_file(root: Path, path: Path) -> bool:
+    """A main session of the database (or of the older layout) under ``root``."""
+    path = Path(path)
+    where = split(path)
+    inside = where is not None and where[0] == _db_of(Path(root))
+    inside = inside or _storage_of(path) == Path(root) / "storage"
+    return inside and kind_of(path) == "main"
+
+
+def cwd_of(path: Path) -> str:
+    """The session's working directory: its ``directory`` column (or field), else the first one an
+    assistant message names (``path.cwd``), else its project's worktree ('' when none)."""
+    path = Path(path)
+    where = split(path)
+    if where is not None:
+        db, session = where
+        try:
+            with agent_stores.reading(db) as conn:
+                rows = agent_stores.opencode_sessions(conn, session)
+                first = agent_stores.opencode_first_cwd(conn, session)
+        except StoreUnreadable:
+            return ""
+        if not rows:
+            return first
+        return rows[0].directory or first or rows[0].worktree
+    info = _json(path) or {}
+    directory = info.get("directory")
+    return directory if isinstance(directory, str) else ""
+
+
+def is_auto_dream(path: Path) -> bool:
+    """OpenCode has no background memory consolidation of its own."""
+    return False
+
+
+# -- the records of a session ---------------------------------------------------------------------
+
+
+def _decode(raw: bytes) -> dict[str, Any] | None:
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def record_obj(
+    part: dict[str, Any], message: dict[str, Any], ids: dict[str, Any], subagent: bool
+) -> dict[str, Any]:
+    """The decoded record of one part: the part as stored (under ``part``) with what its message
+    says about it: ``role``, ``compaction`` (an assistant's compaction summary), ``cwd``, the ids
+    (``id``, ``messageID``, ``sessionID``), ``time`` (ms) and ``subagent`` (a sub-agent's session)."""
+    where = message.get("path")
+    cwd = where.get("cwd") if isinstance(where, dict) else None
+    return {
+        **ids,
+        "role": message.get("role") if isinstance(message.get("role"), str) else None,
+        "compaction": message.get("summary") is True or message.get("mode") == "compaction",
+        "cwd": cwd if isinstance(cwd, str) else None,
+        "subagent": subagent,
+        "part": part,
+    }
+
+
+def _db_records(db: Path, session: str) -> Iterator[SourceRecord]:
+    with agent_stores.reading(db) as conn:
+        rows = agent_stores.opencode_sessions(conn, session)
+        messages = agent_stores.opencode_messages(conn, session)
+        parts = agent_stores.opencode_parts(conn, session)
+    subagent = bool(rows and rows[0].parent_id)
+    infos: dict[str, tuple[int, dict[str, Any]]] = {}
+    for m in messages:
+        infos[m.id] = (len(infos), _decode(m.data) or {})
+    by_message: dict[str, list[OpenCodeRow]] = {}
+    for p in parts:
+        by_message.setdefault(p.message_id, []).append(p)
+    ordered = sorted(by_message.items(), key=lambda kv: (infos.get(kv[0], (len(infos), {}))[0], kv[0]))
+    locator = 0
+    for message_id, message_parts in ordered:
+        message = infos.get(message_id, (0, {}))[1]
+        for p in message_parts:
+            locator += 1
+            part = _decode(p.data)
+            if part is None:
+                continue
+            ids = {"id": p.id, "messageID": message_id, "sessionID": session, "time": p.time_created}
+            yield SourceRecord(locator, p.id, p.data, record_obj(part, message, ids, subagent))
+
+
+def _json_records(path: Path) -> Iterator[SourceRecord]:
+    storage = _storage_of(path)
+    info = _json(path)
+    if storage is None or info is None:
+        raise StoreUnreadable(path, "it is not an OpenCode session file")
+    session = path.stem
+    subagent = isinstance(info.get("parentID"), str) and bool(info.get("parentID"))
+    messages: list[tuple[int, str, dict[str, Any]]] = []
+    for entry in scan_folder(storage / "message" / session, want=".json"):
+        if entry.is_file:
+            m = _json(entry.path)
+            if m is not None:
+                created = m.get("time", {}).get("created") if isinstance(m.get("time"), dict) else None
+                messages.append((created if isinstance(created, int) else 0, entry.path.stem, m))
+    locator = 0
+    for _, message_id, message in sorted(messages):
+        for entry in scan_folder(storage / "part" / message_id, want=".json"):
+            if not entry.is_file:
+                continue
+            locator += 1
+            try:
+                with open_regular(entry.path) as fh:
+                    raw = fh.read(MAX_JSON_BYTES + 1)
+            except OSError:
+                continue
+            part = _decode(raw) if len(raw) <= MAX_JSON_BYTES else None
+            if part is None:
+                continue
+            when = part.get("time", {}).get("start") if isinstance(part.get("time"), dict) else None
+            ids = {
+                "id": entry.path.stem,
+                "messageID": message_id,
+                "sessionID": session,
+                "time": when if isinstance(when, int) else message.get("time", {}).get("created"),
+            }
+            yield SourceRecord(locator, entry.path.stem, raw, record_obj(part, message, ids, subagent))
+
+
+def records(path: Path) -> Iterator[SourceRecord]:
+    """The records of one session (either layout), one per part, in order: messages by creation,
+    a message's parts by id. Raises :class:`StoreUnreadable` (an ``OSError``, one-line reason) when the
+    database or file cannot be read now; a part that is not a JSON object is left out."""
+    path = Path(path)
+    where = split(path)
+    if where is not None:
+        yield from _db_records(*where)
+    else:
+        yield from _json_records(path)
+
+
+# -- whose words ----------------------------------------------------------------------------------
+
+
+def _part(obj: Any) -> dict[str, Any]:
+    part = obj.get("part") if isinstance(obj, dict) else None
+    return part if isinstance(part, dict) else {}
+
+
+def pieces(obj: Any) -> list[Piece]:
+    """The text pieces of one record, each with its provenance (see the module docstring); a tool
+    part's output is ``tool``; step, snapshot and patch parts have none. Never raises."""
+    if not isinstance(obj, dict):
+        return []
+    part = _part(obj)
+    ptype = part.get("type")
+    role = obj.get("role")
+    text = part.get("text")
+    if ptype == "text" and isinstance(text, str):
+        path: JsonPath = ("part", "text")
+        if role == "user":
+            if obj.get("subagent") is True:
+                return [Piece(META, text, "parent", path)]
+            if part.get("synthetic") is True or part.get("ignored") is True:
+                return [Piece(META, text, "context", path)]
+            cleaned = text.strip()
+            return [Piece(PERSON, cleaned, "prompt", path)] if cleaned else []
+        if role == "assistant":
+            if obj.get("compaction") is True:
+                return [Piece(META, text, "compact_summary", path)]
+            return [Piece(ASSISTANT, text, "text", path)]
+        return [Piece(META, text, "meta", path)]
+    if ptype == "reasoning" and isinstance(text, str):
+        return [Piece(ASSISTANT, text, "thinking", ("part", "text"))]
+    if ptype == "tool":
+        state = part.get("state")
+        if isinstance(state, dict):
+            for field in ("output", "error"):
+                if isinstance(state.get(field), str):
+                    return [Piece(TOOL, state[field], "tool_result", ("part", "state", field))]
+    return []
+
+
+def provenance_of(obj: Any, path: JsonPath) -> Provenance:
+    """Whose words the string at ``path`` inside the record ``obj`` is: only a piece's own string
+    (:func:`pieces`) has its piece's provenance; every other string is ``tool`` inside a tool part,
+    else ``meta``."""
+    path = tuple(path)
+    for piece in pieces(obj):
+        if piece.path == path:
+            return piece.role
+    if path[:1] == ("part",) and _part(obj).get("type") == "tool":
+        return TOOL
+    return META
+
+
+def provenance(obj: dict[str, Any], path: JsonPath, value: str, holds: Callable[[str], bool]) -> Provenance:
+    """:func:`provenance_of`; a quote is the person's only in their own text part (the cleaned text is
+    the stored text without its surrounding blanks, so ``holds`` needs no narrowing)."""
+    return provenance_of(obj, path)
+
+
+# -- where a record is, its tool calls, the raw view ----------------------------------------------
+
+
+def _iso(ms: Any) -> str | None:
+    if not isinstance(ms, int) or isinstance(ms, bool) or not 0 < ms < 10**14:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def ref(obj: dict[str, Any]) -> RecordRef:
+    """A part's id, its time, its message's working directory, and whether a sub-agent wrote it."""
+    uuid = obj.get("id")
+    return RecordRef(
+        uuid if isinstance(uuid, str) else None,
+        _iso(obj.get("time")),
+        obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
+        obj.get("subagent") is True,
+    )
+
+
+def is_copy(obj: dict[str, Any]) -> bool:
+    """OpenCode writes each part once; none repeats another."""
+    return False
+
+
+EDIT_TOOLS = frozenset({"edit", "write", "multiedit"})
+"""OpenCode's tools that write a file, named by their input's ``filePath``."""
+PATCH_TOOLS = frozenset({"patch", "apply_patch"})
+"""Tools that apply a patch: the first file it adds or updates is the one named."""
+SHELL_TOOL = "bash"
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update) File: (.+)$", re.M)
+
+
+def tool_calls(obj: dict[str, Any]) -> list[ToolCall]:
+    """A ``tool`` part as a :class:`ToolCall`: the file an edit tool wrote and the command ``bash`` ran."""
+    part = _part(obj)
+    if part.get("type") != "tool" or not isinstance(part.get("tool"), str):
+        return []
+    state = part.get("state")
+    args = state.get("input") if isinstance(state, dict) else None
+    args = args if isinstance(args, dict) else {}
+    tool = part["tool"]
+    wrote = command = None
+    if tool in EDIT_TOOLS and isinstance(args.get("filePath"), str):
+        wrote = args["filePath"]
+    elif tool in PATCH_TOOLS:
+        text = args.get("patchText") or args.get("patch") or ""
+        m = _PATCH_FILE.search(text) if isinstance(text, str) else None
+        wrote = m.group(1).strip() if m else None
+    elif tool == SHELL_TOOL and isinstance(args.get("command"), str):
+        command = args["command"]
+    return [ToolCall(tool, wrote, command)]
+
+
+BOOKKEEPING_PARTS = frozenset(
+    {"step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
+)
+"""Part types that are bookkeeping, not conversation: one dim line each in the evidence window."""
+
+
+def render(line: int, obj: dict[str, Any]) -> RawRecord:
+    """A part as the evidence window shows it: ``<role>/<part type>``, its time, its pieces (a tool
+    part: its call, then its output)."""
+    part = _part(obj)
+    ptype = str(part.get("type") or "?")
+    texts: list[tuple[str, str]] = []
+    if ptype == "tool":
+        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        args = state.get("input") if isinstance(state, dict) else None
+        call = orjson.dumps(args if args is not None else {}).decode("utf-8", "replace")
+        texts.append(("call", f"{part.get('tool') or '?'} {call}"))
+    texts += [(str(p.role), p.text) for p in pieces(obj)]
+    bookkeeping = ptype in BOOKKEEPING_PARTS
+    return RawRecord(
+        line,
+        f"{obj.get('role') or '?'}/{ptype}",
+        _iso(obj.get("time")) or "",
+        texts,
+        kind=ptype if bookkeeping else "",
+        bookkeeping=bookkeeping,
+        folds=bookkeeping,
+    )
+
+
+def watch_paths(path: Path) -> list[Path]:
+    """The files whose change means a session may have new records: the database and its write-ahead
+    log (a live session changes ``opencode.db-wal``, not the database file), or the older layout's
+    session file and its message and part folders."""
+    where = split(Path(path))
+    if where is not None:
+        db = where[0]
+        return [db, Path(f"{db}-wal")]
+    storage = _storage_of(Path(path))
+    if storage is None:
+        return [Path(path)]
+    return [Path(path), storage / "message" / Path(path).stem]
+
+
+def fingerprint(path: Path) -> str:
+    """A short digest of what :func:`watch_paths` shows (sizes and change times): equal while nothing
+    was written."""
+    parts = []
+    for p in watch_paths(path):
+        try:
+            st = os.stat(p)
+            parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{p}:-")
+    return hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()

@@ -1,0 +1,352 @@
+"""Other agents' SQLite databases, read only: OpenCode's ``opencode.db`` and Cursor CLI's ``store.db``.
+
+These files belong to an agent that may be writing them while dreamtui reads, so every read here:
+
+- checks the file first (:func:`store_problem`): a symlink, a FIFO, a device, a folder or a file that
+  does not start with SQLite's header is refused with a one-line reason and never handed to SQLite
+  (SQLite opens without ``O_NONBLOCK``: a FIFO would hang the read for ever);
+- opens it with ``file:<path>?mode=ro`` (never ``immutable=1`` while a writer may be there: SQLite then
+  ignores locks and the write-ahead log, and could read a page the agent is half-way through writing)
+  and ``PRAGMA query_only``: nothing dreamtui runs can change it;
+- reads inside one short deferred transaction and closes the connection at once (:func:`reading`):
+  in WAL mode a reader never blocks the writer, and in rollback mode the shared lock lasts only as
+  long as the few ``SELECT`` s take. A busy database waits at most :data:`BUSY_MS` and then gives up
+  with a notice (the writer is never the one made to wait long);
+- handles a read-only folder: a WAL database opened read-only needs its ``-wal`` and ``-shm`` files,
+  or the right to create them. When neither exists and they cannot be made (no writer is running, or
+  it would have made them), the file is read with ``immutable=1`` and its size and change time are
+  checked to be the same after the read as before; otherwise the read is refused with a notice.
+
+Every failure is a :class:`StoreUnreadable` (an ``OSError``) whose ``strerror`` is one line, so a
+caller that reports unreadable files already reports these. All of dreamtui's SQL lives in the
+ledger package, these reads of other programs' schemas included.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+import stat
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dreamtui.core.files import error_reason, kind_of_mode, open_regular
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_MS = 50
+"""How long a read waits on a lock the agent holds before giving up (milliseconds)."""
+MAX_ROW_BYTES = 64 * 1024 * 1024
+"""A row longer than this is not read (its length is checked in SQL first)."""
+
+
+class StoreUnreadable(OSError):
+    """An agent's database could not be read now; ``strerror`` says why in one line."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        super().__init__(errno.EIO, reason, os.fspath(path))
+
+
+def store_problem(path: Path | str) -> str | None:
+    """Why the database file ``path`` is not read (one line), or None when it is a regular file that
+    starts like an SQLite database. A symlink is refused: the agent writes its database at its own
+    path, and a link there is not the agent's."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "it does not exist"
+    except OSError as exc:
+        return f"cannot read it ({error_reason(exc)})"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symlink; dreamtui reads an agent's database only at its own path"
+    if not stat.S_ISREG(st.st_mode):
+        return f"it is {kind_of_mode(st.st_mode)}, not a regular file"
+    if st.st_size == 0:
+        return "it is empty"
+    try:
+        with open_regular(path) as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        return f"cannot read it ({error_reason(exc)})"
+    if head != SQLITE_HEADER:
+        return "it is not an SQLite database"
+    return None
+
+
+def _uri(path: Path, immutable: bool) -> str:
+    quoted = urllib.parse.quote(os.fspath(path.absolute()))
+    return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def _connect(path: Path, immutable: bool) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        _uri(path, immutable), uri=True, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute("PRAGMA query_only = ON")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _open(path: Path, immutable: bool) -> sqlite3.Connection:
+    """A connection inside a read transaction that has read the schema (so a database that cannot be
+    opened fails here, not half-way through the caller's reads)."""
+    conn = _connect(path, immutable)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _signature(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _has_wal(path: Path) -> bool:
+    try:
+        return os.stat(f"{path}-wal").st_size > 0
+    except OSError:
+        return False
+
+
+def _reason(exc: sqlite3.Error) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return "the agent holds a lock on it now; read again later"
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return f"it is damaged ({text})"
+    return text
+
+
+def _cannot_open(exc: sqlite3.Error) -> bool:
+    low = str(exc).lower()
+    return "unable to open" in low or "readonly" in low or "read-only" in low
+
+
+@contextmanager
+def reading(path: Path | str) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to the agent database ``path`` inside one read transaction, closed (and
+    the transaction ended) when the block ends. Raises :class:`StoreUnreadable` (one-line reason) when
+    the file is refused or SQLite cannot read it now; a read that saw the file change under an
+    ``immutable`` fallback is refused too."""
+    path = Path(path)
+    problem = store_problem(path)
+    if problem is not None:
+        raise StoreUnreadable(path, problem)
+    immutable = False
+    before = None
+    try:
+        try:
+            conn = _open(path, False)
+        except sqlite3.Error as exc:
+            if not _cannot_open(exc) or _has_wal(path):
+                raise
+            # a WAL database in a folder dreamtui cannot write, and no writer's log beside it: read
+            # the file as it is, and check afterwards that it did not change meanwhile
+            immutable = True
+            before = _signature(path)
+            conn = _open(path, True)
+    except sqlite3.Error as exc:
+        raise StoreUnreadable(path, _reason(exc)) from None
+    except OSError as exc:
+        raise StoreUnreadable(path, f"cannot read it ({error_reason(exc)})") from None
+    try:
+        yield conn
+    except sqlite3.Error as exc:
+        raise StoreUnreadable(path, _reason(exc)) from None
+    finally:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        conn.close()
+    if immutable and before != _signature(path):
+        raise StoreUnreadable(
+            path, "it changed while it was read without its write-ahead log; read again later"
+        )
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _as_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return b""
+
+
+# -- OpenCode: session / message / part ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCodeSession:
+    """One row of OpenCode's ``session`` table (the columns every version has, and the directory
+    when the version keeps it; the project's worktree when the ``project`` table has one)."""
+
+    id: str
+    parent_id: str | None
+    project_id: str
+    directory: str
+    title: str
+    time_created: int
+    time_updated: int
+    worktree: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCodeRow:
+    """One ``message`` or ``part`` row of a session: ids, times and the ``data`` column's bytes."""
+
+    id: str
+    message_id: str
+    time_created: int
+    time_updated: int
+    data: bytes
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def opencode_sessions(conn: sqlite3.Connection, session_id: str | None = None) -> list[OpenCodeSession]:
+    """Every session of an OpenCode database (or the one ``session_id``), oldest first. A database
+    without a ``session`` table has none."""
+    tables = _tables(conn)
+    if "session" not in tables:
+        return []
+    cols = _columns(conn, "session")
+    directory = "s.directory" if "directory" in cols else "''"
+    worktree = "''"
+    join = ""
+    if "project" in tables and "worktree" in _columns(conn, "project") and "project_id" in cols:
+        worktree, join = "p.worktree", " LEFT JOIN project p ON p.id = s.project_id"
+    parent = "s.parent_id" if "parent_id" in cols else "NULL"
+    project = "s.project_id" if "project_id" in cols else "''"
+    title = "s.title" if "title" in cols else "''"
+    created = "s.time_created" if "time_created" in cols else "0"
+    updated = "s.time_updated" if "time_updated" in cols else "0"
+    where, args = ("", ()) if session_id is None else (" WHERE s.id = ?", (session_id,))
+    query = (
+        f"SELECT s.id, {parent}, {project}, {directory}, {title}, {created}, {updated}, {worktree} "  # noqa: S608
+        f"FROM session s{join}{where} ORDER BY {created}, s.id"
+    )
+    return [
+        OpenCodeSession(
+            _text(r[0]),
+            r[1] if isinstance(r[1], str) and r[1] else None,
+            _text(r[2]),
+            _text(r[3]),
+            _text(r[4]),
+            _int(r[5]),
+            _int(r[6]),
+            _text(r[7]),
+        )
+        for r in conn.execute(query, args)
+        if isinstance(r[0], str)
+    ]
+
+
+def opencode_children(conn: sqlite3.Connection, parent_id: str) -> list[str]:
+    """The sessions an OpenCode session started (its sub-agents' sessions), oldest first."""
+    if "parent_id" not in _columns(conn, "session"):
+        return []
+    return [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM session WHERE parent_id = ? ORDER BY time_created, id", (parent_id,)
+        )
+    ]
+
+
+def opencode_messages(conn: sqlite3.Connection, session_id: str) -> list[OpenCodeRow]:
+    """A session's ``message`` rows in order (time created, then id)."""
+    return [
+        OpenCodeRow(_text(r[0]), _text(r[0]), _int(r[1]), _int(r[2]), _as_bytes(r[3]))
+        for r in conn.execute(
+            "SELECT id, time_created, time_updated, CASE WHEN length(data) <= ? THEN data END "
+            "FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (MAX_ROW_BYTES, session_id),
+        )
+    ]
+
+
+def opencode_parts(conn: sqlite3.Connection, session_id: str) -> list[OpenCodeRow]:
+    """A session's ``part`` rows (OpenCode's part ids sort in the order they were made)."""
+    return [
+        OpenCodeRow(_text(r[0]), _text(r[1]), _int(r[2]), _int(r[3]), _as_bytes(r[4]))
+        for r in conn.execute(
+            "SELECT id, message_id, time_created, time_updated, CASE WHEN length(data) <= ? THEN data END "
+            "FROM part WHERE session_id = ? ORDER BY message_id, id",
+            (MAX_ROW_BYTES, session_id),
+        )
+    ]
+
+
+def opencode_first_cwd(conn: sqlite3.Connection, session_id: str) -> str:
+    """The working directory an assistant message of the session names (``path.cwd``), or ''."""
+    for r in conn.execute(
+        "SELECT json_extract(data, '$.path.cwd') FROM message WHERE session_id = ? AND json_valid(data) "
+        "ORDER BY time_created, id LIMIT 20",
+        (session_id,),
+    ):
+        if isinstance(r[0], str) and r[0].strip():
+            return str(r[0])
+    return ""
+
+
+# -- Cursor CLI: meta / blobs --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CursorBlob:
+    """One JSON blob of a Cursor CLI ``store.db``: its place (``rowid``), content id and bytes."""
+
+    rowid: int
+    id: str
+    data: bytes
+
+
+def cursor_meta(conn: sqlite3.Connection) -> bytes:
+    """The ``meta`` row ``0`` of a Cursor CLI store (hex-encoded JSON, as stored), or b''."""
+    if "meta" not in _tables(conn):
+        return b""
+    for r in conn.execute("SELECT value FROM meta WHERE key = '0' LIMIT 1"):
+        return _as_bytes(r[0])
+    return b""
+
+
+def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorBlob]:
+    """The blobs of a Cursor CLI store that are JSON objects (their first byte ``{``), in the order
+    they were written. The others (the conversation tree's binary nodes) are not read."""
+    if "blobs" not in _tables(conn):
+        return []
+    return [
+        CursorBlob(_int(r[0]), _text(r[1]), _as_bytes(r[2]))
+        for r in conn.execute(
+            "SELECT rowid, id, data FROM blobs WHERE substr(CAST(data AS BLOB), 1, 1) = x'7b' "
+            "AND length(data) <= ? ORDER BY rowid",
+            (MAX_ROW_BYTES,),
+        )
+    ]

@@ -1,0 +1,219 @@
+"""Reading another agent's SQLite database safely (``core/ledger/agent_stores.py``): read only, never a
+lock the agent waits on, right while the agent writes in WAL mode, and a one-line notice for a locked,
+damaged or hostile file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from fakes.agent_dbs import SESSION, build_opencode_db, start_writer
+
+from dreamtui.core.ingest.formats import opencode
+from dreamtui.core.ledger import agent_stores
+from dreamtui.core.ledger.agent_stores import StoreUnreadable
+
+ASSISTANT_MESSAGE = "msg_11dc0b885001JwsqYzBEsi74Ue"
+
+
+def part_keys(db: Path) -> list[str]:
+    return [r.key for r in opencode.records(opencode.address(db, SESSION))]
+
+
+def test_a_reader_never_makes_the_writing_agent_wait(tmp_path: Path) -> None:
+    """A real writer process inserts rows in WAL mode with no busy wait at all (any lock it meets is an
+    error it counts) while dreamtui reads the session over and over: the writer meets none, and every
+    read sees a consistent prefix of what was written (never a half-written row, never fewer rows than
+    a read before)."""
+    db = build_opencode_db(tmp_path)
+    before = len(part_keys(db))
+    writer = start_writer(db, SESSION, ASSISTANT_MESSAGE, 400)
+    assert writer.stdin is not None and writer.stdout is not None
+    writer.stdin.write("go\n")
+    writer.stdin.flush()
+    seen: list[int] = []
+    while writer.poll() is None:
+        keys = part_keys(db)
+        live = [k for k in keys if k.startswith("prt_live")]
+        assert live == [f"prt_live{i:06d}" for i in range(len(live))]  # a prefix, in order
+        seen.append(len(keys))
+    out, err = writer.communicate()
+    assert json.loads(out.strip().splitlines()[-1]) == {"busy": 0}, err
+    assert seen == sorted(seen)
+    assert len(seen) > 1  # the reads overlapped the writes
+    assert len(part_keys(db)) == before + 400
+
+
+def test_the_connection_is_read_only_and_closed_after_the_read(tmp_path: Path) -> None:
+    db = build_opencode_db(tmp_path)
+    with agent_stores.reading(db) as conn, pytest.raises(sqlite3.OperationalError):
+        conn.execute("DELETE FROM part")
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")
+    # the database was not changed, and a writer can take its write lock at once
+    writer = sqlite3.connect(db, timeout=0)
+    writer.execute("BEGIN EXCLUSIVE")
+    writer.execute("ROLLBACK")
+    writer.close()
+    assert len(part_keys(db)) == 12
+
+
+def test_a_database_locked_by_its_writer_gives_a_one_line_notice_soon(tmp_path: Path) -> None:
+    """In rollback-journal mode a writer holding an exclusive lock keeps readers out: the read waits
+    at most BUSY_MS, then says so in one line (and the writer was never blocked by dreamtui)."""
+    db = build_opencode_db(tmp_path, wal=False)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreUnreadable) as info:
+            part_keys(db)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert "lock" in (info.value.strerror or "")
+    assert "\n" not in (info.value.strerror or "")
+    assert len(part_keys(db)) == 12
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda p: p.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4000), "damaged"),
+        (lambda p: p.write_bytes(b"not a database at all"), "not an SQLite database"),
+        (lambda p: p.write_bytes(b""), "empty"),
+        (lambda p: os.mkfifo(p), "FIFO"),
+        (lambda p: p.mkdir(), "folder"),
+    ],
+    ids=["corrupt", "not-sqlite", "empty", "fifo", "folder"],
+)
+def test_a_hostile_database_file_gives_a_one_line_notice(tmp_path: Path, make, reason: str) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "opencode.db"
+    make(db)
+    with pytest.raises(StoreUnreadable) as info:
+        part_keys(db)
+    assert reason in (info.value.strerror or "")
+    assert "\n" not in (info.value.strerror or "")
+
+
+def test_a_symlinked_database_is_refused(tmp_path: Path) -> None:
+    real = build_opencode_db(tmp_path / "real")
+    link = tmp_path / "opencode.db"
+    link.symlink_to(real)
+    with pytest.raises(StoreUnreadable) as info:
+        part_keys(link)
+    assert "symlink" in (info.value.strerror or "")
+
+
+def test_discover_reports_a_bad_database_and_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "opencode.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    storage = tmp_path / "storage" / "session" / "global"
+    storage.mkdir(parents=True)
+    (storage / "ses_old.json").write_text(json.dumps({"id": "ses_old", "directory": "/x"}))
+    skipped: list = []
+    found = opencode.discover(tmp_path, skipped)
+    assert [f.session for f in found] == ["ses_old"]
+    assert len(skipped) == 1 and "opencode.db" in skipped[0].path
+
+
+def _read_only(folder: Path) -> None:
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_a_wal_database_in_a_read_only_folder_is_read(tmp_path: Path) -> None:
+    """No ``-wal``/``-shm`` beside it and no right to make them: read as it is, unchanged."""
+    db = build_opencode_db(tmp_path / "ro")
+    assert not Path(f"{db}-wal").exists()
+    _read_only(db.parent)
+    try:
+        assert len(part_keys(db)) == 12
+    finally:
+        db.parent.chmod(0o755)
+
+
+def test_a_wal_database_in_a_read_only_folder_is_read_as_root_too(tmp_path: Path) -> None:
+    """The same fallback, forced: SQLite refuses to open, and no writer's log is there."""
+    db = build_opencode_db(tmp_path)
+    real = agent_stores._connect
+    calls: list[bool] = []
+
+    def refuse_writable(path: Path, immutable: bool) -> sqlite3.Connection:
+        calls.append(immutable)
+        if not immutable:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(path, immutable)
+
+    agent_stores._connect = refuse_writable  # type: ignore[assignment]
+    try:
+        assert len(part_keys(db)) == 12
+    finally:
+        agent_stores._connect = real  # type: ignore[assignment]
+    assert calls == [False, True]
+
+
+def test_the_fallback_is_refused_while_a_writer_has_a_log(tmp_path: Path) -> None:
+    """``immutable=1`` would ignore the writer's log: with a ``-wal`` beside the database, no fallback."""
+    db = build_opencode_db(tmp_path)
+    keeper = sqlite3.connect(db)
+    keeper.execute("PRAGMA wal_autocheckpoint=0")
+    keeper.execute("INSERT INTO todo VALUES ('s', 'c', 'pending', 'high', 1, 1, 1)")
+    keeper.commit()
+    assert Path(f"{db}-wal").stat().st_size > 0
+    real = agent_stores._connect
+
+    def refuse_writable(path: Path, immutable: bool) -> sqlite3.Connection:
+        if not immutable:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(path, immutable)
+
+    agent_stores._connect = refuse_writable  # type: ignore[assignment]
+    try:
+        with pytest.raises(StoreUnreadable) as info:
+            part_keys(db)
+    finally:
+        agent_stores._connect = real  # type: ignore[assignment]
+        keeper.close()
+    assert "unable to open" in (info.value.strerror or "")
+
+
+def test_a_read_holds_nothing_between_calls(tmp_path: Path) -> None:
+    """Iterating the records slowly holds no transaction: a checkpoint that needs every reader gone
+    (TRUNCATE) completes while a reader is half-way through a session's records."""
+    db = build_opencode_db(tmp_path)
+    writer = sqlite3.connect(db, isolation_level=None, timeout=0)
+    writer.execute("INSERT INTO todo VALUES ('s', 'c', 'pending', 'high', 1, 1, 1)")
+    it = opencode.records(opencode.address(db, SESSION))
+    next(it)
+    busy, log, done = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    assert busy == 0 and log == done
+    assert len(list(it)) == 11
+    writer.close()
+
+
+def test_reads_from_threads_at_once(tmp_path: Path) -> None:
+    db = build_opencode_db(tmp_path)
+    results: list[int] = []
+
+    def read() -> None:
+        results.append(len(part_keys(db)))
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [12] * 4
+
+
+def test_a_copy_without_its_log_is_still_a_database(tmp_path: Path) -> None:
+    db = build_opencode_db(tmp_path / "a")
+    copy = tmp_path / "b" / "opencode.db"
+    copy.parent.mkdir()
+    shutil.copy(db, copy)
+    assert part_keys(copy) == part_keys(db)
