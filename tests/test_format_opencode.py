@@ -34,29 +34,32 @@ def test_discover_addresses_each_session_inside_the_database(tmp_path: Path) -> 
     db = build_opencode_db(tmp_path)
     found = opencode.discover(tmp_path)
     assert [(f.path, f.session, f.kind, f.agent_id) for f in found] == [
-        (db / SESSION, SESSION, "main", None),
-        (db / CHILD, SESSION, "subagent", CHILD),
+        (opencode.address(db, SESSION), SESSION, "main", None),
+        (opencode.address(db, CHILD), SESSION, "subagent", CHILD),
     ]
     assert {f.project for f in found} == {"-home-dev-proj"}
     assert opencode.split(found[1].path) == (db, CHILD)
-    assert opencode.describe(db / CHILD) == found[1]
-    assert opencode.session_files(tmp_path, "-home-dev-proj", SESSION) == [db / SESSION, db / CHILD]
-    assert opencode.is_main_file(tmp_path, db / SESSION)
-    assert not opencode.is_main_file(tmp_path, db / CHILD)
+    assert opencode.describe(opencode.address(db, CHILD)) == found[1]
+    assert opencode.session_files(tmp_path, "-home-dev-proj", SESSION) == [
+        opencode.address(db, SESSION),
+        opencode.address(db, CHILD),
+    ]
+    assert opencode.is_main_file(tmp_path, opencode.address(db, SESSION))
+    assert not opencode.is_main_file(tmp_path, opencode.address(db, CHILD))
 
 
 def test_cwd_comes_from_the_session_directory_then_the_messages(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
-    assert opencode.cwd_of(db / SESSION) == "/home/dev/proj"
+    assert opencode.cwd_of(opencode.address(db, SESSION)) == "/home/dev/proj"
     with sqlite3.connect(db) as conn:  # a version whose session row has no directory
         conn.execute("UPDATE session SET directory = ''")
     conn.close()
-    assert opencode.cwd_of(db / SESSION) == "/home/dev/proj"  # the assistant's path.cwd
+    assert opencode.cwd_of(opencode.address(db, SESSION)) == "/home/dev/proj"  # the assistant's path.cwd
 
 
 def test_records_are_parts_in_order_keyed_by_part_id(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
-    recs = list(opencode.records(db / SESSION))
+    recs = list(opencode.records(db, SESSION))
     assert [r.locator for r in recs] == list(range(1, 13))
     assert recs[0].key == "prt_11dc0b746001CEELJ5SQMcJuhz"
     with sqlite3.connect(db) as conn:
@@ -68,7 +71,7 @@ def test_records_are_parts_in_order_keyed_by_part_id(tmp_path: Path) -> None:
 
 def test_whose_words_each_part_holds(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
-    got = pieces_of(db / SESSION)
+    got = pieces_of(opencode.address(db, SESSION))
     assert got[0] == (
         "person",
         "prompt",
@@ -91,13 +94,13 @@ def test_forged_looking_shapes_are_never_the_persons(tmp_path: Path) -> None:
     agent gave its sub-agent, and a compaction summary that retells the person's words: none is the
     person's."""
     db = build_opencode_db(tmp_path)
-    words = person_words(db / SESSION) + person_words(db / CHILD)
+    words = person_words(opencode.address(db, SESSION)) + person_words(opencode.address(db, CHILD))
     assert words == [
         "The tests need the docker compose stack up before you run them; never push to main here."
     ]
-    child = pieces_of(db / CHILD)
+    child = pieces_of(opencode.address(db, CHILD))
     assert child[0][:2] == ("meta", "parent")
-    for rec in opencode.records(db / SESSION):
+    for rec in opencode.records(db, SESSION):
         part = rec.obj["part"]
         if part.get("type") == "tool":
             assert opencode.provenance(rec.obj, ("part", "state", "output"), "", lambda t: True) == "tool"
@@ -107,7 +110,7 @@ def test_forged_looking_shapes_are_never_the_persons(tmp_path: Path) -> None:
             )
         if part.get("synthetic"):
             assert opencode.provenance(rec.obj, ("part", "text"), part["text"], lambda t: True) == "meta"
-    first = next(opencode.records(db / SESSION))
+    first = next(opencode.records(db, SESSION))
     assert opencode.provenance(first.obj, ("part", "text"), "", lambda t: True) == "person"
     assert opencode.provenance(first.obj, ("role",), "user", lambda t: True) == "meta"
 
@@ -122,12 +125,12 @@ def test_a_user_text_with_a_forged_role_in_the_part_is_still_read_by_its_message
             (SESSION, forged),
         )
     conn.close()
-    assert "always push to main" not in person_words(db / SESSION)
+    assert "always push to main" not in person_words(opencode.address(db, SESSION))
 
 
 def test_tool_calls_name_the_file_written_and_the_command(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
-    calls = [c for r in opencode.records(db / SESSION) for c in opencode.tool_calls(r.obj)]
+    calls = [c for r in opencode.records(db, SESSION) for c in opencode.tool_calls(r.obj)]
     assert [(c.name, c.wrote, c.command) for c in calls] == [
         ("bash", None, "docker compose up -d && pytest -q"),
         ("edit", "/home/dev/proj/tests/conftest.py", None),
@@ -144,7 +147,7 @@ def test_tool_calls_name_the_file_written_and_the_command(tmp_path: Path) -> Non
 
 def test_render_and_ref(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
-    recs = list(opencode.records(db / SESSION))
+    recs = list(opencode.records(db, SESSION))
     tool = opencode.render(5, recs[4].obj)
     assert tool.type == "assistant/tool"
     assert tool.texts[0][0] == "call" and tool.texts[0][1].startswith("bash {")
@@ -153,7 +156,7 @@ def test_render_and_ref(tmp_path: Path) -> None:
     r = opencode.ref(recs[0].obj)
     assert r.uuid == recs[0].key and r.timestamp is not None and r.timestamp.endswith("Z")
     assert opencode.ref(recs[4].obj).cwd == "/home/dev/proj"
-    child = next(opencode.records(db / CHILD))
+    child = next(opencode.records(db, CHILD))
     assert opencode.ref(child.obj).sidechain
 
 
@@ -182,7 +185,7 @@ def test_a_session_in_both_layouts_is_read_once_from_the_database(tmp_path: Path
     storage.mkdir(parents=True)
     (storage / f"{SESSION}.json").write_text(json.dumps({"id": SESSION, "directory": "/home/dev/proj"}))
     found = opencode.discover(tmp_path)
-    assert [f.path.parent.name for f in found] == ["opencode.db", "opencode.db"]
+    assert [str(f.path).split("#")[0] for f in found] == [str(tmp_path / "opencode.db")] * 2
 
 
 def test_bad_json_files_are_left_out(tmp_path: Path) -> None:
@@ -195,13 +198,27 @@ def test_bad_json_files_are_left_out(tmp_path: Path) -> None:
 
 def test_watch_paths_name_the_write_ahead_log(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
-    assert opencode.watch_paths(db / SESSION) == [db, Path(f"{db}-wal")]
-    before = opencode.fingerprint(db / SESSION)
+    assert opencode.watch_paths(opencode.address(db, SESSION)) == [db, Path(f"{db}-wal")]
+    before = opencode.fingerprint(opencode.address(db, SESSION))
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_autocheckpoint=0")
         conn.execute(
             'INSERT INTO part VALUES (\'prt_zz\', \'msg_11dc0b885001JwsqYzBEsi74Ue\', ?, 1, 1, \'{"type":"text","text":"x"}\')',
             (SESSION,),
         )
-    assert opencode.fingerprint(db / SESSION) != before
+    assert opencode.fingerprint(opencode.address(db, SESSION)) != before
     conn.close()
+
+
+def test_a_version_without_the_session_directory_column(tmp_path: Path) -> None:
+    """OpenCode's own later migration drops ``session.directory``: the sessions are still found, and
+    the working directory comes from the assistant's ``path.cwd``."""
+    db = build_opencode_db(tmp_path)
+    migration = Path(__file__).parent / "fixtures" / "agents" / "opencode" / "remove-session-directory.sql"
+    with sqlite3.connect(db) as conn:
+        conn.executescript(migration.read_text(encoding="utf-8"))
+    conn.close()
+    found = opencode.discover(tmp_path)
+    assert [f.session for f in found] == [SESSION, SESSION]
+    assert opencode.cwd_of(opencode.address(db, SESSION)) == "/home/dev/proj"
+    assert len(list(opencode.records(db, SESSION))) == 12

@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped, is_dir, scan_folder
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -160,7 +161,7 @@ def cwd_of(path: Path) -> str:
     folder = project_of(path)
     try:
         recs = list(records(path))
-    except OSError:
+    except TranscriptError:
         return ""
     for rec in recs:
         if rec.obj.get("role") not in ("user", "system"):
@@ -176,12 +177,15 @@ def cwd_of(path: Path) -> str:
 # -- the records of a chat ------------------------------------------------------------------------
 
 
-def records(path: Path) -> Iterator[SourceRecord]:
-    """A chat's JSON messages in the order they were written, one record each, keyed by blob id.
-    Raises :class:`StoreUnreadable` (an ``OSError``, one-line reason) when the store cannot be read
-    now; a blob that is not a JSON message is left out."""
-    with agent_stores.reading(Path(path)) as conn:
-        blobs = agent_stores.cursor_json_blobs(conn)
+def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
+    """A chat's JSON messages in the order they were written, one record each, keyed by blob id (a
+    chat is its own file: ``member`` is unused). Raises :class:`~dreamtui.core.errors.TranscriptError`
+    (one line) when the store cannot be read now; a blob that is not a JSON message is left out."""
+    try:
+        with agent_stores.reading(Path(path)) as conn:
+            blobs = agent_stores.cursor_json_blobs(conn)
+    except StoreUnreadable as exc:
+        raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
     locator = 0
     for blob in blobs:
         try:

@@ -8,8 +8,8 @@ Where (the data folder, ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/openc
     storage/message/<session>/<message>.json      one per message,
     storage/part/<message>/<part>.json            one per part of a message
 
-A database holds every session, so a session inside it is addressed as ``<db>/<session id>``
-(:func:`address`; the path of no real file): the session's place in its source. A session of the
+A database holds every session, so a session inside it is addressed as ``<db>#<session id>``
+(:func:`address`: the database's path and the session, its member): the session's place in its source. A session of the
 older layout is its ``storage/session/…/<session>.json`` file. Both give the same records
 (:func:`records`): one :class:`~.protocol.SourceRecord` per **part**, keyed by the part's id, whose
 ``raw`` is the part as stored (the row's ``data`` column, or the part's JSON file) and whose ``obj``
@@ -36,6 +36,7 @@ from typing import Any
 
 import orjson
 
+from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -75,16 +76,23 @@ def default_root() -> Path:
 # -- addressing a session -------------------------------------------------------------------------
 
 
+MEMBER_MARK = "#"
+
+
 def address(db: Path, session: str) -> Path:
-    """The path that names ``session`` inside the database ``db``: ``<db>/<session>``."""
-    return Path(db) / session
+    """The address of ``session`` inside the database ``db``: ``<db>#<session>``."""
+    return Path(f"{db}{MEMBER_MARK}{session}")
 
 
-def split(path: Path) -> tuple[Path, str] | None:
-    """``(database, session id)`` for a path made by :func:`address`, None for any other path."""
-    path = Path(path)
-    if path.parent.name.endswith(suffix) and path.name and not path.name.endswith(suffix):
-        return path.parent, path.name
+def split(path: Path | str, member: str = "") -> tuple[Path, str] | None:
+    """``(database, session id)`` for a database and a member, or an address made by :func:`address`;
+    None for any other path (a session file of the older layout)."""
+    text = str(path)
+    if member:
+        return Path(text), member
+    at = text.rfind(MEMBER_MARK)
+    if at > 0 and "/" not in text[at:] and text[:at].endswith(suffix) and at + 1 < len(text):
+        return Path(text[:at]), text[at + 1 :]
     return None
 
 
@@ -170,7 +178,7 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
     or folder is reported in ``skipped`` and the rest is still read."""
     root = Path(root)
     found = _db_files(_db_of(root), skipped)
-    known = {f.path.name for f in found}
+    known = {where[1] for f in found if (where := split(f.path)) is not None}
     if not root.name.endswith(suffix):
         found += [f for f in _json_files(root / "storage", skipped) if f.path.stem not in known]
     return sorted(found, key=lambda f: (f.project, f.session, f.kind != "main", str(f.path)))
@@ -351,16 +359,18 @@ def _json_records(path: Path) -> Iterator[SourceRecord]:
             yield SourceRecord(locator, entry.path.stem, raw, record_obj(part, message, ids, subagent))
 
 
-def records(path: Path) -> Iterator[SourceRecord]:
-    """The records of one session (either layout), one per part, in order: messages by creation,
-    a message's parts by id. Raises :class:`StoreUnreadable` (an ``OSError``, one-line reason) when the
-    database or file cannot be read now; a part that is not a JSON object is left out."""
-    path = Path(path)
-    where = split(path)
-    if where is not None:
-        yield from _db_records(*where)
-    else:
-        yield from _json_records(path)
+def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
+    """The records of one session (either layout: ``member`` the session inside the database at
+    ``path``, or ``path`` an address), one per part, in order: messages by creation, a message's parts
+    by id. Everything is read before the first record is given (the database's read transaction has
+    ended by then). Raises :class:`~dreamtui.core.errors.TranscriptError` (one line) when the database
+    or file cannot be read now; a part that is not a JSON object is left out."""
+    where = split(path, member)
+    try:
+        found = list(_db_records(*where) if where is not None else _json_records(Path(path)))
+    except OSError as exc:
+        raise TranscriptError(f"cannot read {exc.filename or path}: {exc.strerror or exc}") from None
+    yield from found
 
 
 # -- whose words ----------------------------------------------------------------------------------
