@@ -41,7 +41,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_MS = 50
 """How long a read waits on a lock the agent holds before giving up (milliseconds)."""
 MAX_ROW_BYTES = 64 * 1024 * 1024
-"""A row longer than this is not read (its length is checked in SQL first)."""
+"""A row's ``data`` longer than this is given as empty (it is not decoded)."""
 
 
 class StoreUnreadable(OSError):
@@ -185,11 +185,13 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _as_bytes(value: Any) -> bytes:
-    if isinstance(value, bytes):
-        return value
+def as_bytes(value: Any) -> bytes:
+    """A ``data`` column as bytes (read ``CAST(data AS BLOB)``: no decoding to text and back); b'' for
+    a NULL, a number, or a value over :data:`MAX_ROW_BYTES`."""
+    if type(value) is bytes:
+        return value if len(value) <= MAX_ROW_BYTES else b""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
+        return as_bytes(value.encode("utf-8", "surrogatepass"))
     return b""
 
 
@@ -211,15 +213,11 @@ class OpenCodeSession:
     worktree: str
 
 
-@dataclass(frozen=True, slots=True)
-class OpenCodeRow:
-    """One ``message`` or ``part`` row of a session: ids, times and the ``data`` column's bytes."""
-
-    id: str
-    message_id: str
-    time_created: int
-    time_updated: int
-    data: bytes
+OpenCodeRow = tuple[Any, Any, Any, Any, Any]
+"""One ``message`` or ``part`` row as SQLite gives it: ``(id, message id, time created, time updated,
+data)`` (a message's own id stands for its message id). The values are the stored ones, of whatever
+type the file holds: the format checks each before it uses it (a plain tuple: a session's thousands of
+rows are read in one call, without a Python object made per row)."""
 
 
 def _text(value: Any) -> str:
@@ -282,26 +280,22 @@ def opencode_children(conn: sqlite3.Connection, parent_id: str) -> list[str]:
 
 def opencode_messages(conn: sqlite3.Connection, session_id: str) -> list[OpenCodeRow]:
     """A session's ``message`` rows in order (time created, then id)."""
-    return [
-        OpenCodeRow(_text(r[0]), _text(r[0]), _int(r[1]), _int(r[2]), _as_bytes(r[3]))
-        for r in conn.execute(
-            "SELECT id, time_created, time_updated, CASE WHEN length(data) <= ? THEN data END "
-            "FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (MAX_ROW_BYTES, session_id),
-        )
-    ]
+    rows: list[OpenCodeRow] = conn.execute(
+        "SELECT id, id, time_created, time_updated, CAST(data AS BLOB) "
+        "FROM message WHERE session_id = ? ORDER BY time_created, id",
+        (session_id,),
+    ).fetchall()
+    return rows
 
 
 def opencode_parts(conn: sqlite3.Connection, session_id: str) -> list[OpenCodeRow]:
-    """A session's ``part`` rows (OpenCode's part ids sort in the order they were made)."""
-    return [
-        OpenCodeRow(_text(r[0]), _text(r[1]), _int(r[2]), _int(r[3]), _as_bytes(r[4]))
-        for r in conn.execute(
-            "SELECT id, message_id, time_created, time_updated, CASE WHEN length(data) <= ? THEN data END "
-            "FROM part WHERE session_id = ? ORDER BY message_id, id",
-            (MAX_ROW_BYTES, session_id),
-        )
-    ]
+    """A session's ``part`` rows, in no order (the caller sorts them: sorting in SQL copies every
+    row's data once more; OpenCode's part ids sort in the order they were made)."""
+    rows: list[OpenCodeRow] = conn.execute(
+        "SELECT id, message_id, time_created, time_updated, CAST(data AS BLOB) FROM part WHERE session_id = ?",
+        (session_id,),
+    ).fetchall()
+    return rows
 
 
 def opencode_first_cwd(conn: sqlite3.Connection, session_id: str) -> str:
@@ -333,7 +327,7 @@ def cursor_meta(conn: sqlite3.Connection) -> bytes:
     if "meta" not in _tables(conn):
         return b""
     for r in conn.execute("SELECT value FROM meta WHERE key = '0' LIMIT 1"):
-        return _as_bytes(r[0])
+        return as_bytes(r[0])
     return b""
 
 
@@ -343,10 +337,9 @@ def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorBlob]:
     if "blobs" not in _tables(conn):
         return []
     return [
-        CursorBlob(_int(r[0]), _text(r[1]), _as_bytes(r[2]))
+        CursorBlob(_int(r[0]), _text(r[1]), as_bytes(r[2]))
         for r in conn.execute(
-            "SELECT rowid, id, data FROM blobs WHERE substr(CAST(data AS BLOB), 1, 1) = x'7b' "
-            "AND length(data) <= ? ORDER BY rowid",
-            (MAX_ROW_BYTES,),
+            "SELECT rowid, id, CAST(data AS BLOB) FROM blobs WHERE substr(CAST(data AS BLOB), 1, 1) = x'7b' "
+            "ORDER BY rowid"
         )
     ]

@@ -48,7 +48,7 @@ from dreamtui.core.ingest.formats.protocol import (
     TranscriptFile,
 )
 from dreamtui.core.ledger import agent_stores
-from dreamtui.core.ledger.agent_stores import OpenCodeRow, OpenCodeSession, StoreUnreadable
+from dreamtui.core.ledger.agent_stores import OpenCodeSession, StoreUnreadable, as_bytes
 from dreamtui.core.models import Provenance, RawRecord
 
 name = "opencode"
@@ -278,22 +278,26 @@ def _decode(raw: bytes) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
+def _message_info(message: dict[str, Any]) -> dict[str, Any]:
+    """What a message says about each of its parts: ``role``, ``compaction`` (an assistant's
+    compaction summary) and ``cwd``."""
+    where = message.get("path")
+    cwd = where.get("cwd") if isinstance(where, dict) else None
+    role = message.get("role")
+    return {
+        "role": role if isinstance(role, str) else None,
+        "compaction": message.get("summary") is True or message.get("mode") == "compaction",
+        "cwd": cwd if isinstance(cwd, str) else None,
+    }
+
+
 def record_obj(
     part: dict[str, Any], message: dict[str, Any], ids: dict[str, Any], subagent: bool
 ) -> dict[str, Any]:
-    """The decoded record of one part: the part as stored (under ``part``) with what its message
-    says about it: ``role``, ``compaction`` (an assistant's compaction summary), ``cwd``, the ids
-    (``id``, ``messageID``, ``sessionID``), ``time`` (ms) and ``subagent`` (a sub-agent's session)."""
-    where = message.get("path")
-    cwd = where.get("cwd") if isinstance(where, dict) else None
-    return {
-        **ids,
-        "role": message.get("role") if isinstance(message.get("role"), str) else None,
-        "compaction": message.get("summary") is True or message.get("mode") == "compaction",
-        "cwd": cwd if isinstance(cwd, str) else None,
-        "subagent": subagent,
-        "part": part,
-    }
+    """The decoded record of one part: the ids (``id``, ``messageID``, ``sessionID``) and ``time``
+    (ms), what its message says about it (``role``, ``compaction``, ``cwd``), ``subagent`` (a
+    sub-agent's session) and the part as stored (under ``part``)."""
+    return {**ids, **_message_info(message), "subagent": subagent, "part": part}
 
 
 def _db_records(db: Path, session: str) -> Iterator[SourceRecord]:
@@ -302,23 +306,38 @@ def _db_records(db: Path, session: str) -> Iterator[SourceRecord]:
         messages = agent_stores.opencode_messages(conn, session)
         parts = agent_stores.opencode_parts(conn, session)
     subagent = bool(rows and rows[0].parent_id)
-    infos: dict[str, tuple[int, dict[str, Any]]] = {}
+    order: dict[Any, int] = {}
+    infos: dict[Any, tuple[str | None, bool, str | None]] = {}
     for m in messages:
-        infos[m.id] = (len(infos), _decode(m.data) or {})
-    by_message: dict[str, list[OpenCodeRow]] = {}
-    for p in parts:
-        by_message.setdefault(p.message_id, []).append(p)
-    ordered = sorted(by_message.items(), key=lambda kv: (infos.get(kv[0], (len(infos), {}))[0], kv[0]))
-    locator = 0
-    for message_id, message_parts in ordered:
-        message = infos.get(message_id, (0, {}))[1]
-        for p in message_parts:
-            locator += 1
-            part = _decode(p.data)
-            if part is None:
-                continue
-            ids = {"id": p.id, "messageID": message_id, "sessionID": session, "time": p.time_created}
-            yield SourceRecord(locator, p.id, p.data, record_obj(part, message, ids, subagent))
+        order[m[0]] = len(order)
+        info = _message_info(_decode(as_bytes(m[4])) or {})
+        infos[m[0]] = (info["role"], info["compaction"], info["cwd"])
+    last = len(order)
+    parts.sort(key=lambda p: (order.get(p[1], last), str(p[1]), str(p[0])))
+    empty: tuple[str | None, bool, str | None] = (None, False, None)
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    for locator, (part_id, message_id, created, _, data) in enumerate(parts, start=1):
+        if type(data) is not bytes or len(data) > agent_stores.MAX_ROW_BYTES or type(part_id) is not str:
+            continue
+        try:
+            part = loads(data)
+        except decode_error:
+            continue
+        if type(part) is not dict:
+            continue
+        role, compaction, cwd = infos.get(message_id, empty)
+        obj = {
+            "id": part_id,
+            "messageID": message_id if type(message_id) is str else None,
+            "sessionID": session,
+            "time": created if type(created) is int else None,
+            "role": role,
+            "compaction": compaction,
+            "cwd": cwd,
+            "subagent": subagent,
+            "part": part,
+        }
+        yield SourceRecord(locator, part_id, data, obj)
 
 
 def _json_records(path: Path) -> Iterator[SourceRecord]:
