@@ -39,7 +39,7 @@ def test_discover_and_describe(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not a chat")
     found = cursor.discover(tmp_path)
     assert [(f.path, f.project, f.session, f.kind) for f in found] == [
-        (store, cursor.cwd_hash(CWD), AGENT, "main")
+        (store, "-home-dev-proj", AGENT, "main")
     ]
     assert cursor.session_files(tmp_path, cursor.cwd_hash(CWD), AGENT) == [store]
     assert cursor.is_main_file(tmp_path, store)

@@ -84,10 +84,11 @@ def cwd_hash(cwd: str) -> str:
 
 
 def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
-    """``<root>/<md5 of cwd>/<agent id>/store.db``: the project is the MD5 folder, the session the
-    agent id."""
+    """``<root>/<md5 of cwd>/<agent id>/store.db``: the session is the agent id; the project the
+    working directory as a folder name (as ``ingest.projects.encode_path`` spells it), or the MD5 folder when the chat
+    names no directory that matches it."""
     path = Path(path)
-    return TranscriptFile(path, path.parent.parent.name, path.parent.name, "main")
+    return TranscriptFile(path, project_of(path), path.parent.name, "main")
 
 
 def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
@@ -121,8 +122,12 @@ def kind_of(path: Path) -> FileKind:
 
 
 def project_of(path: Path) -> str:
-    """The chat's MD5 folder."""
-    return Path(path).parent.parent.name
+    """The chat's working directory as a folder name, else its MD5 folder."""
+    cwd = cwd_of(path)
+    if not cwd:
+        return Path(path).parent.parent.name
+    # as ``ingest.projects.encode_path`` spells a directory (and Claude Code its project folders)
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd.replace("\\", "/").rstrip("/") or "/")
 
 
 def session_of(path: Path) -> str:
@@ -158,7 +163,7 @@ def meta_of(path: Path) -> dict[str, Any]:
 def cwd_of(path: Path) -> str:
     """The ``Workspace Path`` named in the chat's user messages whose MD5 is the chat folder's name
     ('' when none is: a chat whose folder is not an MD5 takes the first one named)."""
-    folder = project_of(path)
+    folder = Path(path).parent.parent.name
     try:
         recs = list(records(path))
     except TranscriptError:

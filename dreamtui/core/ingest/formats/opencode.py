@@ -103,11 +103,14 @@ def _storage_of(path: Path) -> Path | None:
     return None
 
 
-def _project_name(directory: str, fallback: str) -> str:
-    """A project's folder name from its working directory, every character but ASCII letters and
-    digits a dash (Claude Code names its project folders the same way, so one repository's sessions
-    of both agents share a name)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", directory) if directory else fallback
+def project_name(directory: str, fallback: str) -> str:
+    """A session's project folder name from its working directory: every character but an ASCII letter
+    or digit a dash, as ``ingest.projects.encode_path`` spells it (and Claude Code names its project
+    folders), so one repository's sessions of several agents share a name; ``fallback`` when there is
+    no directory."""
+    if not directory:
+        return fallback
+    return re.sub(r"[^A-Za-z0-9]", "-", directory.replace("\\", "/").rstrip("/") or "/")
 
 
 # -- where the sessions are -----------------------------------------------------------------------
@@ -135,7 +138,7 @@ def _file_of(db: Path, s: OpenCodeSession) -> TranscriptFile:
     kind: FileKind = "subagent" if s.parent_id else "main"
     return TranscriptFile(
         address(db, s.id),
-        _project_name(s.directory or s.worktree, s.project_id),
+        project_name(s.directory or s.worktree, s.project_id),
         s.parent_id or s.id,
         kind,
         s.id if s.parent_id else None,
@@ -205,7 +208,7 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
     kind: FileKind = "subagent" if parent else "main"
     return TranscriptFile(
         path,
-        _project_name(str(directory), path.parent.name),
+        project_name(str(directory), path.parent.name),
         parent or path.stem,
         kind,
         path.stem if parent else None,
