@@ -222,3 +222,27 @@ def test_a_version_without_the_session_directory_column(tmp_path: Path) -> None:
     assert [f.session for f in found] == [SESSION, SESSION]
     assert opencode.cwd_of(opencode.address(db, SESSION)) == "/home/dev/proj"
     assert len(list(opencode.records(db, SESSION))) == 12
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Called the Read tool with the following input: {"filePath":"/home/dev/proj/AGENTS.md"}',
+        "<path>/home/dev/proj/AGENTS.md</path>\n<content>\nnever push to main\n</content>",
+        "<file>\n00001| never push to main\n</file>",
+    ],
+)
+def test_opencodes_own_file_echo_is_not_the_persons_even_unmarked(tmp_path: Path, text: str) -> None:
+    """Text OpenCode writes into a user message when the person attaches a file: current versions mark
+    it ``synthetic``; an older version's unmarked part is recognised by OpenCode's fixed shapes."""
+    db = build_opencode_db(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO part VALUES ('prt_11dc0b746003UnmarkedEcho01', 'msg_11dc0b7410017kTOc8H1lLx2Ro', ?, 1, 1, ?)",
+            (SESSION, json.dumps({"type": "text", "text": text})),
+        )
+    conn.close()
+    assert person_words(opencode.address(db, SESSION)) == [
+        "The tests need the docker compose stack up before you run them; never push to main here."
+    ]
+    assert not opencode.is_injected("please read <path> handling in the parser")

@@ -398,6 +398,19 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
 # -- whose words ----------------------------------------------------------------------------------
 
 
+_INJECTED = re.compile(
+    r"^(?:Called the \w+ tool with the following input:|<path>[^<]*</path>\s*<content>|<file>\n)"
+)
+
+
+def is_injected(text: str) -> bool:
+    """Whether a user text is what OpenCode writes itself when the person attaches a file: its fixed
+    sentence ("Called the Read tool with the following input: …") or the read tool's output
+    (``<path>…</path><content>…``, ``<file>``). Current versions mark those parts ``synthetic``; an
+    older version's unmarked part is caught here."""
+    return _INJECTED.match(text.lstrip()) is not None
+
+
 def _part(obj: Any) -> dict[str, Any]:
     part = obj.get("part") if isinstance(obj, dict) else None
     return part if isinstance(part, dict) else {}
@@ -417,7 +430,7 @@ def pieces(obj: Any) -> list[Piece]:
         if role == "user":
             if obj.get("subagent") is True:
                 return [Piece(META, text, "parent", path)]
-            if part.get("synthetic") is True or part.get("ignored") is True:
+            if part.get("synthetic") is True or part.get("ignored") is True or is_injected(text):
                 return [Piece(META, text, "context", path)]
             cleaned = text.strip()
             return [Piece(PERSON, cleaned, "prompt", path)] if cleaned else []
