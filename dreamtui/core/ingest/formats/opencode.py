@@ -472,10 +472,22 @@ def provenance(obj: dict[str, Any], path: JsonPath, value: str, holds: Callable[
 # -- where a record is, its tool calls, the raw view ----------------------------------------------
 
 
+_SECONDS: dict[int, str] = {}
+
+
 def _iso(ms: Any) -> str | None:
-    if not isinstance(ms, int) or isinstance(ms, bool) or not 0 < ms < 10**14:
+    """Milliseconds since the epoch as ISO 8601 (``2026-12-07T01:30:46.123Z``), None for anything
+    else. The seconds' text is cached: a session's parts share their seconds, and every record's
+    reference asks for its time."""
+    if type(ms) is not int or not 0 < ms < 10**14:
         return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    second, milli = divmod(ms, 1000)
+    head = _SECONDS.get(second)
+    if head is None:
+        if len(_SECONDS) > 65536:
+            _SECONDS.clear()
+        head = _SECONDS[second] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{head}.{milli:03d}Z"
 
 
 def ref(obj: dict[str, Any]) -> RecordRef:
