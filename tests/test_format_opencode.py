@@ -33,19 +33,22 @@ def test_default_root_honours_xdg_data_home(monkeypatch: pytest.MonkeyPatch, tmp
 def test_discover_addresses_each_session_inside_the_database(tmp_path: Path) -> None:
     db = build_opencode_db(tmp_path)
     found = opencode.discover(tmp_path)
-    assert [(f.path, f.session, f.kind, f.agent_id) for f in found] == [
-        (opencode.address(db, SESSION), SESSION, "main", None),
-        (opencode.address(db, CHILD), SESSION, "subagent", CHILD),
+    assert [(f.path, f.member, f.session, f.kind, f.agent_id, f.format) for f in found] == [
+        (db, SESSION, SESSION, "main", None, "opencode"),
+        (db, CHILD, SESSION, "subagent", CHILD, "opencode"),
     ]
+    assert [f.address for f in found] == [f"{db}#{SESSION}", f"{db}#{CHILD}"]
     assert {f.project for f in found} == {"-home-dev-proj"}
-    assert opencode.split(found[1].path) == (db, CHILD)
-    assert opencode.describe(opencode.address(db, CHILD)) == found[1]
-    assert opencode.session_files(tmp_path, "-home-dev-proj", SESSION) == [
-        opencode.address(db, SESSION),
-        opencode.address(db, CHILD),
-    ]
-    assert opencode.is_main_file(tmp_path, opencode.address(db, SESSION))
-    assert not opencode.is_main_file(tmp_path, opencode.address(db, CHILD))
+    assert opencode.split(found[1].address) == (db, CHILD)
+    assert opencode.split(db, CHILD) == (db, CHILD)
+    assert opencode.describe(Path(found[1].address)) == found[1]
+    main, child = opencode.address(db, SESSION), opencode.address(db, CHILD)
+    assert opencode.session_files(tmp_path, "-home-dev-proj", SESSION) == [main, child]
+    assert opencode.with_session(main) == [main, child]
+    assert opencode.is_main_file(tmp_path, main)
+    assert not opencode.is_main_file(tmp_path, child)
+    assert opencode.claims(db) and opencode.claims(Path(f"{db}-wal"))
+    assert not opencode.claims(Path(f"{db}-shm")) and not opencode.claims(tmp_path / "x.json")
 
 
 def test_cwd_comes_from_the_session_directory_then_the_messages(tmp_path: Path) -> None:

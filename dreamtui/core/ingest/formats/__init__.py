@@ -12,13 +12,15 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from dreamtui.core.ingest.formats import aider, claude_code, codex
+from dreamtui.core.ingest.formats import aider, claude_code, codex, cursor, opencode
 from dreamtui.core.ingest.formats.protocol import TranscriptFile, TranscriptFormat, split_address
 
 FORMATS: dict[str, TranscriptFormat] = {
     claude_code.name: claude_code,
     codex.name: codex,
     aider.name: aider,
+    opencode.name: opencode,
+    cursor.name: cursor,
 }
 """Every format dreamtui reads, by name (a format's ``[formats.<name>]`` table in the config)."""
 FALLBACK = claude_code.name

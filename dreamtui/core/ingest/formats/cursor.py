@@ -33,15 +33,17 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped, is_dir, scan_folder
+from dreamtui.core.ingest.formats.generic import PiecesDigester
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
     JsonPath,
+    Layout,
     Piece,
     RecordRef,
     SourceRecord,
@@ -50,10 +52,18 @@ from dreamtui.core.ingest.formats.protocol import (
 )
 from dreamtui.core.ledger import agent_stores
 from dreamtui.core.ledger.agent_stores import StoreUnreadable
-from dreamtui.core.models import Provenance, RawRecord
+from dreamtui.core.models import DigestStats, Provenance, RawRecord
+from dreamtui.core.repository import encode_path
+
+if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
+    from dreamtui.core.ingest.digest import DigestState
 
 name = "cursor"
 """This format's name (its key in ``formats.FORMATS``)."""
+agent = "Cursor CLI"
+"""The agent as a person names it (the CLI's chats are what is read)."""
+layout: Layout = "records"
+"""One SQLite database per chat, read as records, one per message."""
 suffix = ".db"
 """How a chat's file name ends (``store.db``)."""
 tool_call_hint = b'"tool-call"'
@@ -75,6 +85,19 @@ def default_root() -> Path:
     return Path.home() / ".cursor" / "chats"
 
 
+def default_roots() -> list[Path]:
+    """The Cursor CLI's chats folder (:func:`default_root`)."""
+    return [default_root()]
+
+
+def claims(path: Path) -> bool:
+    """A chat's ``store.db`` (or its write-ahead log ``store.db-wal``, what a live chat changes) two
+    folders below a folder named by an MD5 (``<md5>/<agent id>/store.db``). Not ``-shm``: a reader
+    changes it too."""
+    path = Path(path)
+    return path.name in (STORE_NAME, STORE_NAME + "-wal") and _HASH.match(path.parent.parent.name) is not None
+
+
 def cwd_hash(cwd: str) -> str:
     """The chat folder's name for a working directory: the MD5 of its path, in hex."""
     return hashlib.md5(cwd.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
@@ -85,10 +108,14 @@ def cwd_hash(cwd: str) -> str:
 
 def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
     """``<root>/<md5 of cwd>/<agent id>/store.db``: the session is the agent id; the project the
-    working directory as a folder name (as ``ingest.projects.encode_path`` spells it), or the MD5 folder when the chat
+    working directory as a folder name (``encode_path``), or the MD5 folder when the chat
     names no directory that matches it."""
-    path = Path(path)
-    return TranscriptFile(path, project_of(path), path.parent.name, "main")
+    path = _store_of(Path(path))
+    return TranscriptFile(path, project_of(path), path.parent.name, "main", None, name)
+
+
+def _store_of(path: Path) -> Path:
+    return path.with_name(STORE_NAME) if path.name == STORE_NAME + "-wal" else path
 
 
 def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
@@ -116,6 +143,11 @@ def session_files(root: Path, project: str, session: str) -> list[Path]:
     return [store] if os.path.isfile(store) else []
 
 
+def with_session(path: Path) -> list[Path]:
+    """A chat is one file."""
+    return [Path(path)]
+
+
 def kind_of(path: Path) -> FileKind:
     """Every CLI chat is a main session."""
     return "main"
@@ -124,10 +156,7 @@ def kind_of(path: Path) -> FileKind:
 def project_of(path: Path) -> str:
     """The chat's working directory as a folder name, else its MD5 folder."""
     cwd = cwd_of(path)
-    if not cwd:
-        return Path(path).parent.parent.name
-    # as ``ingest.projects.encode_path`` spells a directory (and Claude Code its project folders)
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd.replace("\\", "/").rstrip("/") or "/")
+    return encode_path(cwd) if cwd else Path(path).parent.parent.name
 
 
 def session_of(path: Path) -> str:
@@ -187,7 +216,7 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
     chat is its own file: ``member`` is unused). Raises :class:`~dreamtui.core.errors.TranscriptError`
     (one line) when the store cannot be read now; a blob that is not a JSON message is left out."""
     try:
-        with agent_stores.reading(Path(path)) as conn:
+        with agent_stores.reading(_store_of(Path(path))) as conn:
             blobs = agent_stores.cursor_json_blobs(conn)
     except StoreUnreadable as exc:
         raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
@@ -349,6 +378,23 @@ def render(line: int, obj: dict[str, Any]) -> RawRecord:
                 texts.append(("call", f"{block.get('toolName') or '?'} {args}"))
     role = str(obj.get("role") or "?")
     return RawRecord(line, role, "", texts, bookkeeping=role == "system", folds=role == "system")
+
+
+def digester(
+    file: str,
+    kind: FileKind,
+    state: DigestState,
+    stats: DigestStats,
+    interrupts: bool,
+    cheap: bool = True,
+) -> PiecesDigester:
+    """The generic digest of a chat's pieces (``formats/generic.py``)."""
+    return PiecesDigester(pieces, ref, file, kind, state, stats, interrupts)
+
+
+def keep(buf: bytes, start: int, end: int) -> bool:
+    """Records are not read as lines: every record is kept for the digest to look at."""
+    return True
 
 
 def watch_paths(path: Path) -> list[Path]:

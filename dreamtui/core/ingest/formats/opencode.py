@@ -32,27 +32,39 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
+from dreamtui.core.ingest.formats.generic import PiecesDigester
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
     JsonPath,
+    Layout,
     Piece,
     RecordRef,
     SourceRecord,
     ToolCall,
     TranscriptFile,
+    address_of,
+    split_address,
 )
 from dreamtui.core.ledger import agent_stores
 from dreamtui.core.ledger.agent_stores import OpenCodeSession, StoreUnreadable, as_bytes
-from dreamtui.core.models import Provenance, RawRecord
+from dreamtui.core.models import DigestStats, Provenance, RawRecord, Turn
+from dreamtui.core.repository import encode_path
+
+if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
+    from dreamtui.core.ingest.digest import DigestState
 
 name = "opencode"
 """This format's name (its key in ``formats.FORMATS``)."""
+agent = "OpenCode"
+"""The agent as a person names it."""
+layout: Layout = "records"
+"""A database (or a session's JSON files) read as records, one per part."""
 suffix = ".db"
 """How the database's name ends (a session of the older layout is a ``.json`` file)."""
 tool_call_hint = b'"tool"'
@@ -73,44 +85,61 @@ def default_root() -> Path:
     return (Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share") / "opencode"
 
 
+def default_roots() -> list[Path]:
+    """OpenCode's data folder (:func:`default_root`), where ``opencode.db`` and ``storage/`` are."""
+    return [default_root()]
+
+
+WAL_NAME = DB_NAME + "-wal"
+
+
+def claims(path: Path) -> bool:
+    """``opencode.db``, its write-ahead log ``opencode.db-wal`` (what a live session changes: the
+    watcher hears it), or a session file of the older layout (``storage/session/<project>/*.json``).
+    Not ``-shm``: a reader changes it too, so dreamtui's own reads would look like new rows."""
+    path = Path(path)
+    return path.name in (DB_NAME, WAL_NAME) or _storage_of(path) is not None
+
+
 # -- addressing a session -------------------------------------------------------------------------
 
 
-MEMBER_MARK = "#"
-
-
 def address(db: Path, session: str) -> Path:
-    """The address of ``session`` inside the database ``db``: ``<db>#<session>``."""
-    return Path(f"{db}{MEMBER_MARK}{session}")
+    """The address of ``session`` inside the database ``db``: ``<db>#<session>`` (``address_of``)."""
+    return Path(address_of(db, session))
 
 
 def split(path: Path | str, member: str = "") -> tuple[Path, str] | None:
-    """``(database, session id)`` for a database and a member, or an address made by :func:`address`;
-    None for any other path (a session file of the older layout)."""
-    text = str(path)
+    """``(database, session id)`` for a database and a member, or for an address of one session
+    (``split_address``); None for any other path (a session file of the older layout). The write-ahead
+    log stands for its database."""
     if member:
-        return Path(text), member
-    at = text.rfind(MEMBER_MARK)
-    if at > 0 and "/" not in text[at:] and text[:at].endswith(suffix) and at + 1 < len(text):
-        return Path(text[:at]), text[at + 1 :]
+        return _db_path(Path(path)), member
+    file, inside = split_address(path)
+    if inside:
+        return _db_path(file), inside
     return None
+
+
+def _db_path(path: Path) -> Path:
+    return path.with_name(DB_NAME) if path.name == WAL_NAME else path
 
 
 def _storage_of(path: Path) -> Path | None:
     """The ``storage`` folder of a session file ``storage/session/<project>/<session>.json``."""
-    if path.suffix == ".json" and path.parent.parent.name == "session":
+    if (
+        path.suffix == ".json"
+        and path.parent.parent.name == "session"
+        and path.parent.parent.parent.name == "storage"
+    ):
         return path.parent.parent.parent
     return None
 
 
 def project_name(directory: str, fallback: str) -> str:
-    """A session's project folder name from its working directory: every character but an ASCII letter
-    or digit a dash, as ``ingest.projects.encode_path`` spells it (and Claude Code names its project
-    folders), so one repository's sessions of several agents share a name; ``fallback`` when there is
-    no directory."""
-    if not directory:
-        return fallback
-    return re.sub(r"[^A-Za-z0-9]", "-", directory.replace("\\", "/").rstrip("/") or "/")
+    """A session's project folder name: ``encode_path`` of its working directory (as every format not
+    grouped by project folder names it), ``fallback`` when there is none."""
+    return encode_path(directory) if directory else fallback
 
 
 # -- where the sessions are -----------------------------------------------------------------------
@@ -137,11 +166,13 @@ def _db_files(db: Path, skipped: list[Skipped] | None) -> list[TranscriptFile]:
 def _file_of(db: Path, s: OpenCodeSession) -> TranscriptFile:
     kind: FileKind = "subagent" if s.parent_id else "main"
     return TranscriptFile(
-        address(db, s.id),
+        db,
         project_name(s.directory or s.worktree, s.project_id),
         s.parent_id or s.id,
         kind,
         s.id if s.parent_id else None,
+        name,
+        s.id,
     )
 
 
@@ -181,7 +212,7 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
     or folder is reported in ``skipped`` and the rest is still read."""
     root = Path(root)
     found = _db_files(_db_of(root), skipped)
-    known = {where[1] for f in found if (where := split(f.path)) is not None}
+    known = {f.member for f in found}
     if not root.name.endswith(suffix):
         found += [f for f in _json_files(root / "storage", skipped) if f.path.stem not in known]
     return sorted(found, key=lambda f: (f.project, f.session, f.kind != "main", str(f.path)))
@@ -190,8 +221,8 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
 def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
     """A :class:`TranscriptFile` for a session path (either layout). A session the database no longer
     holds is described from its path alone."""
-    path = Path(path)
     where = split(path)
+    path = Path(path)
     if where is not None:
         db, session = where
         try:
@@ -201,7 +232,7 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
             rows = []
         if rows:
             return _file_of(db, rows[0])
-        return TranscriptFile(path, db.stem, session, "main")
+        return TranscriptFile(db, db.stem, session, "main", None, name, session)
     info = _json(path) or {}
     parent = info.get("parentID") if isinstance(info.get("parentID"), str) else None
     directory = info.get("directory") if isinstance(info.get("directory"), str) else ""
@@ -216,8 +247,30 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 
 
 def session_files(root: Path, project: str, session: str) -> list[Path]:
-    """A session's path first, then the sessions it started (its sub-agents), in either layout."""
-    return [f.path for f in discover(root) if f.session == session]
+    """A session's address first, then those of the sessions it started (its sub-agents), in either
+    layout."""
+    return [Path(f.address) for f in discover(root) if f.session == session]
+
+
+def with_session(path: Path) -> list[Path]:
+    """The session at ``path`` (an address, or a session file of the older layout) first, then the
+    sessions it started."""
+    tf = describe(path)
+    where = split(path)
+    if where is not None:
+        try:
+            with agent_stores.reading(where[0]) as conn:
+                children = agent_stores.opencode_children(conn, where[1])
+        except StoreUnreadable:
+            children = []
+        return [Path(path), *(address(where[0], c) for c in children)]
+    storage = _storage_of(Path(path))
+    if storage is None:
+        return [Path(path)]
+    return [
+        Path(path),
+        *(f.path for f in _json_files(storage, None) if f.session == tf.session and f.path != Path(path)),
+    ]
 
 
 def kind_of(path: Path) -> FileKind:
@@ -237,18 +290,17 @@ def session_of(path: Path) -> str:
 
 def is_main_file(root: Path, path: Path) -> bool:
     """A main session of the database (or of the older layout) under ``root``."""
-    path = Path(path)
     where = split(path)
     inside = where is not None and where[0] == _db_of(Path(root))
-    inside = inside or _storage_of(path) == Path(root) / "storage"
+    inside = inside or _storage_of(Path(path)) == Path(root) / "storage"
     return inside and kind_of(path) == "main"
 
 
 def cwd_of(path: Path) -> str:
     """The session's working directory: its ``directory`` column (or field), else the first one an
     assistant message names (``path.cwd``), else its project's worktree ('' when none)."""
-    path = Path(path)
     where = split(path)
+    path = Path(path)
     if where is not None:
         db, session = where
         try:
@@ -388,6 +440,8 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
     ended by then). Raises :class:`~dreamtui.core.errors.TranscriptError` (one line) when the database
     or file cannot be read now; a part that is not a JSON object is left out."""
     where = split(path, member)
+    if where is None and Path(path).name == DB_NAME:
+        raise TranscriptError(f"cannot read {path}: which session of the database is not said")
     try:
         found = list(_db_records(*where) if where is not None else _json_records(Path(path)))
     except OSError as exc:
@@ -563,6 +617,41 @@ def render(line: int, obj: dict[str, Any]) -> RawRecord:
         bookkeeping=bookkeeping,
         folds=bookkeeping,
     )
+
+
+# -- the digest -------------------------------------------------------------------------------------
+
+
+class _Digester(PiecesDigester):
+    """The generic digest of pieces, with one shortcut: only a ``text`` part can hold kept words (a
+    tool part is tool output, a reasoning part thinking, the rest bookkeeping), so any other part is
+    passed over without listing its pieces, its working directory still noted."""
+
+    def record(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
+        part = obj.get("part")
+        if type(part) is dict and part.get("type") != "text":
+            if not self.cwd and type(obj.get("cwd")) is str:
+                self.cwd = obj["cwd"]
+            return
+        super().record(obj, line_no, out)
+
+
+def digester(
+    file: str,
+    kind: FileKind,
+    state: DigestState,
+    stats: DigestStats,
+    interrupts: bool,
+    cheap: bool = True,
+) -> _Digester:
+    """The digest of one session's records (``formats/generic.py``, with the shortcut of
+    :class:`_Digester`); ``cheap`` changes nothing here."""
+    return _Digester(pieces, ref, file, kind, state, stats, interrupts)
+
+
+def keep(buf: bytes, start: int, end: int) -> bool:
+    """Records are not read as lines: every record is kept for the digest to look at."""
+    return True
 
 
 def watch_paths(path: Path) -> list[Path]:
