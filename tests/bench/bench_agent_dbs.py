@@ -179,12 +179,12 @@ def main() -> None:
             cmine.append(cpu(lambda: digest_all([str(s) for s in stores])))
         print(f"opencode.db: {len(paths)} sessions, {size / 1e6:.1f} MB")
         print(
-            f"  plain (SELECT + orjson): {min(base) * 1000:.0f} ms   records+pieces: {min(mine) * 1000:.0f} ms   "
+            f"  plain (SELECT + orjson): {min(base) * 1000:.0f} ms   digest: {min(mine) * 1000:.0f} ms   "
             f"ratio {min(mine) / min(base):.2f}x"
         )
         print(f"cursor store.db x{len(stores)}")
         print(
-            f"  plain: {min(cbase) * 1000:.0f} ms   records+pieces: {min(cmine) * 1000:.0f} ms   "
+            f"  plain: {min(cbase) * 1000:.0f} ms   digest: {min(cmine) * 1000:.0f} ms   "
             f"ratio {min(cmine) / min(cbase):.2f}x"
         )
 
