@@ -79,7 +79,10 @@ def as_json_lines(src: Path, dest: Path, target: int) -> Path:
                     versions = [first, with_tokens, m] if m.get("toolCalls") else [first, m]
                 for v in versions:
                     line = json.dumps(v, ensure_ascii=False, separators=(",", ":")) + "\n"
-                    line += json.dumps({"$set": {"lastUpdated": m.get("timestamp")}}, separators=(",", ":")) + "\n"
+                    line += (
+                        json.dumps({"$set": {"lastUpdated": m.get("timestamp")}}, separators=(",", ":"))
+                        + "\n"
+                    )
                     fh.write(line)
                     size += len(line.encode())
             copy += 1
@@ -125,7 +128,9 @@ def main() -> None:
     args = parser.parse_args()
     target = args.scale_mb * 1024 * 1024
     gem = FIX / "gemini" / "tmp"
-    cases: list[tuple[str, Path, Callable[[Path], object], Callable[[Path], object], Callable[..., Path]]] = []
+    cases: list[
+        tuple[str, Path, Callable[[Path], object], Callable[[Path], object], Callable[..., Path]]
+    ] = []
     for src in sorted(gem.rglob("session-*.json")):
         cases.append(("gemini .json", src, orjson_document, digest_gemini, grown_document))
     for src in sorted(gem.rglob("session-*.json")):
@@ -149,9 +154,13 @@ def main() -> None:
             ratio = d / b if b else float("inf")
             worst = max(worst, ratio)
             mb = path.stat().st_size / 1e6
-            print(f"{label:<14} {src.name[:44]:<44} {mb:6.1f} {b:9.3f} {d:9.3f} {ratio:6.2f}  ({len(turns)} turns)")
+            print(
+                f"{label:<14} {src.name[:44]:<44} {mb:6.1f} {b:9.3f} {d:9.3f} {ratio:6.2f}  ({len(turns)} turns)"
+            )
     print(f"worst ratio digest/orjson: {worst:.2f} (target: 2.00 or less)")
-    print("* the JSON-lines fixture written to the description: short lines, a rewind and a checkpoint in every copy")
+    print(
+        "* the JSON-lines fixture written to the description: short lines, a rewind and a checkpoint in every copy"
+    )
 
 
 if __name__ == "__main__":

@@ -537,12 +537,22 @@ def _scan_lines(path: Path) -> _Lines:
             _scan_line(out, line_no, raw, raw, 0, len(raw))
         return out
     out.data = data
-    find, start, line_no = data.find, 0, 0
+    find, startswith, latest = data.find, data.startswith, out.latest
+    start, line_no = 0, 0
     while True:
         end = find(b"\n", start)
         if end < 0:
             break  # after the last newline: nothing, or a line still being written
         line_no += 1
+        if startswith(_ID_HEAD, start, end):  # the common line, inline: a message, read by its id
+            close = find(b'"', start + 7, start + 263 if start + 263 < end else end)
+            if close > start + 7 and find(b"\\", start + 7, close) < 0:
+                latest[data[start + 7 : close].decode("utf-8", "replace")] = (line_no, None, start, end, None)
+                start = end + 1
+                continue
+        elif startswith(_TIME_ONLY, start, end) and end - start < 80 and data.count(b'"', start, end) == 6:
+            start = end + 1
+            continue  # the time alone
         _scan_line(out, line_no, None, data, start, end)
         start = end + 1
     return out
@@ -649,7 +659,9 @@ def read_session(path: Path) -> Session:
     with _collecting_later():
         data = read_small_transcript(path, MAX_DOCUMENT)
         if data is None:
-            raise TranscriptError(f"{path}: the document is over {MAX_DOCUMENT // (1024 * 1024)} MiB, not read")
+            raise TranscriptError(
+                f"{path}: the document is over {MAX_DOCUMENT // (1024 * 1024)} MiB, not read"
+            )
         return _read_document(path, data)
 
 
@@ -1013,19 +1025,27 @@ class _Digester:
 
     def _record(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         mtype = obj.get("type")
-        uuid, ts = _str_or_none(obj.get("id")), _str_or_none(obj.get("timestamp"))
         if mtype == "gemini":
-            for raw_text, _path in assistant_texts(obj):
+            content = obj.get("content")
+            if type(content) is str:  # the usual reply: its text at once
+                texts = [content] if content else []
+            else:
+                texts = [t for t, _path in assistant_texts(obj)]
+            if not texts:
+                return
+            uuid, ts = _str_or_none(obj.get("id")), _str_or_none(obj.get("timestamp"))
+            kind = "subagent" if self.kind == "subagent" else "text"
+            for raw_text in texts:
                 text = raw_text.strip()
                 if not text or (uuid and not self.state.new_block(uuid, raw_text)):
                     continue
-                kind = "subagent" if self.kind == "subagent" else "text"
                 out.append(Turn("assistant", text, self.file, line_no, uuid, ts, kind))
                 self.stats.chars += len(text)
         elif mtype == "user" and self.kind == "main":
             person = person_texts(obj)
             if not person:
                 return
+            uuid, ts = _str_or_none(obj.get("id")), _str_or_none(obj.get("timestamp"))
             text = "\n\n".join(t for _k, t in person)
             kind = person[0][0] if len(person) == 1 else "prompt"
             if ts is not None and not self.state.new_person(ts, text):
