@@ -20,7 +20,7 @@ from dreamtui.core.ingest.formats import copilot
 from dreamtui.core.models import DigestStats, Turn
 
 FIX = Path(__file__).parent / "fixtures" / "agents" / "copilot"
-DEMO = FIX / "demo-subagent.events.jsonl"
+DEMO = FIX / "session-state" / "030f200c-c26f-4ef0-9099-6d1156c83631" / "events.jsonl"
 SESSION = "030f200c-c26f-4ef0-9099-6d1156c83631"
 PROMPT = (
     "Read .copilot/skills/demo-greeter/SKILL.md, then delegate a subagent to (1) count lines in hello.py "

@@ -137,7 +137,7 @@ def main() -> None:
         cases.append(("gemini .jsonl", src, orjson_lines, digest_gemini, as_json_lines))
     for src in sorted(gem.rglob("session-*.jsonl")):
         cases.append(("gemini .jsonl*", src, orjson_lines, digest_gemini, grown_lines))
-    for src in sorted((FIX / "copilot").glob("*.jsonl")):
+    for src in sorted((FIX / "copilot").rglob("events.jsonl")):
         cases.append(("copilot", src, orjson_lines, digest_copilot, grown_lines))
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from dreamtui.core.ingest.formats import aider, claude_code, codex, cursor, opencode
+from dreamtui.core.ingest.formats import aider, claude_code, codex, copilot, cursor, gemini, opencode
 from dreamtui.core.ingest.formats.protocol import TranscriptFile, TranscriptFormat, split_address
 
 FORMATS: dict[str, TranscriptFormat] = {
@@ -21,6 +21,8 @@ FORMATS: dict[str, TranscriptFormat] = {
     aider.name: aider,
     opencode.name: opencode,
     cursor.name: cursor,
+    gemini.name: gemini,
+    copilot.name: copilot,
 }
 """Every format dreamtui reads, by name (a format's ``[formats.<name>]`` table in the config)."""
 FALLBACK = claude_code.name

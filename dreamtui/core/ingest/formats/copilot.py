@@ -45,6 +45,7 @@ from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
     JsonPath,
+    Layout,
     Piece,
     RecordRef,
     SourceRecord,
@@ -61,7 +62,7 @@ name = "copilot-cli"
 """This format's name (its key in ``formats.FORMATS``)."""
 agent = "Copilot CLI"
 """The agent as a person names it."""
-layout = "lines"
+layout: Layout = "lines"
 """Appended JSON lines."""
 suffix = ".jsonl"
 tool_call_hint = b"toolRequests"
@@ -175,14 +176,7 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
         session = session_of(path)
     cwd = _cwd_in(head) or _workspace_cwd(path)
     project = _encode_path(cwd) if cwd else UNKNOWN_PROJECT
-    return _file(path, project, session)
-
-
-def _file(path: Path, project: str, session: str) -> TranscriptFile:
-    try:  # the seam's TranscriptFile names its format; before it, the four fields
-        return TranscriptFile(path, project, session, "main", None, name)  # type: ignore[call-arg]
-    except TypeError:
-        return TranscriptFile(path, project, session, "main", None)
+    return TranscriptFile(path, project, session, "main", None, name)
 
 
 def _logs(root: Path, skipped: list[Skipped] | None) -> list[Path]:

@@ -13,7 +13,8 @@ folder was given in ``~/.gemini/projects.json`` (newer ones, with the folder's p
 - **JSON lines** (2026), ``session-<date>-<id8>.jsonl``, appended to: a header record (``sessionId``,
   ``projectHash``, ``startTime``, ``kind``), message records (a message written again with the same
   ``id`` replaces the earlier one: tokens and tool calls are added so), ``{"$set": {...}}`` records
-  that update the header (a ``$set`` of ``messages`` is a checkpoint: the whole list again) and
+  that update the header (a ``$set`` of ``messages`` is a checkpoint: the history again, a message it
+  leaves out staying read, one first seen there Gemini's own) and
   ``{"$rewindTo": id}`` records that drop a message and every later one. A resumed ``.json`` session is
   copied into a ``.jsonl`` beside it, which supersedes it (:func:`discover` reads the ``.jsonl``).
   A sub-agent's chat is ``chats/<parent session id>/<id>.jsonl``.
@@ -59,6 +60,7 @@ from dreamtui.core.files import Skipped, is_dir, open_regular, read_regular, sca
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
     JsonPath,
+    Layout,
     Piece,
     RecordRef,
     SourceRecord,
@@ -75,7 +77,7 @@ name = "gemini-cli"
 """This format's name (its key in ``formats.FORMATS``)."""
 agent = "Gemini CLI"
 """The agent as a person names it."""
-layout = "records"
+layout: Layout = "records"
 """A whole JSON document (or JSON lines with updates) read as records."""
 suffix = ".jsonl"
 """The newer files' ending (the older ones end ``.json``)."""
@@ -193,10 +195,7 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
     else:
         m = _SESSION_ID.search(_head(path) if head is None else head[:_HEAD_BYTES])
         session, agent_id = (m.group(1).decode("utf-8", "replace") if m else _stem(path)), None
-    try:  # the seam's TranscriptFile names its format; before it, the five fields
-        return TranscriptFile(path, project_of(path), session, kind, agent_id, name)  # type: ignore[call-arg]
-    except TypeError:
-        return TranscriptFile(path, project_of(path), session, kind, agent_id)
+    return TranscriptFile(path, project_of(path), session, kind, agent_id, name)
 
 
 def _chat_files(folder: Path, skipped: list[Skipped] | None) -> list[Path]:
@@ -564,9 +563,8 @@ def _scan_line(out: _Lines, line_no: int, raw: bytes | None, data: bytes, start:
         if close > start + 7 and data.find(b"\\", start + 7, close) < 0:
             out.latest[data[start + 7 : close].decode("utf-8", "replace")] = (line_no, raw, start, end, None)
             return
-    elif data.startswith(_TIME_ONLY, start, end) and data.endswith(b'"}}', start, end):
-        if data.count(b'"', start, end) == 6:
-            return  # the time alone
+    elif data.startswith(_TIME_ONLY, start, end) and end - start < 80 and data.count(b'"', start, end) == 6:
+        return  # the time alone
     line = data[start:end] if raw is None else raw
     try:
         obj = orjson.loads(line)
