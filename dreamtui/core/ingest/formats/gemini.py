@@ -375,10 +375,12 @@ def project_cwd(folder: Path) -> str:
     names it. A found answer is kept; an unresolved one is looked for again when the chats change."""
     folder = Path(folder)
     key = str(folder)
+    cached = _resolved.get(key)
+    if cached is not None and cached[0]:
+        return cached[0]
     chats = _project_chats(folder)
     stamp = (len(chats), max((c[0] for c in chats), default=0))
-    cached = _resolved.get(key)
-    if cached is not None and (cached[0] or cached[1] == stamp):
+    if cached is not None and cached[1] == stamp:
         return cached[0]
     gemini = folder.parent.parent
     found = ""
@@ -766,12 +768,16 @@ def _user_parts(msg: dict[str, Any], field_name: str) -> list[tuple[Provenance, 
     return out
 
 
+_CALL_IDS = frozenset({"functionResponse", "functionCall"})
+
+
 def _strings(value: Any, path: JsonPath, out: list[tuple[str, JsonPath]], depth: int = 0) -> None:
-    """Every string inside ``value`` with its path (a tool's arguments or result)."""
+    """Every string inside ``value`` with its path (a tool's arguments or result), a function call's
+    or response's own ``id`` and ``name`` left out (no text)."""
     if depth > 12:
         return
     if isinstance(value, str):
-        if value:
+        if value and not (len(path) >= 2 and path[-2] in _CALL_IDS and path[-1] in ("id", "name")):
             out.append((value, path))
     elif isinstance(value, dict):
         for key, item in value.items():
