@@ -355,3 +355,10 @@ def test_a_sessions_files_are_its_chat_then_its_sub_agents():
     assert gemini.with_session(LINES) == [LINES, SUB]
     assert gemini.with_session(POMODORO) == [POMODORO]
     assert gemini.session_files(ROOT, "", "7f1e2c3a-5b6d-4e8f-9a0b-1c2d3e4f5a6b") == [LINES, SUB]
+
+
+def test_only_gemini_chats_are_claimed():
+    assert gemini.claims(POMODORO) and gemini.claims(LINES) and gemini.claims(SUB)
+    assert not gemini.claims(POMODORO.with_name("notes.json"))  # another tool's file in a chats folder
+    assert not gemini.claims(POMODORO.parent.parent / "logs.json")
+    assert not gemini.claims(POMODORO.with_name(POMODORO.name + ".tmp-123"))

@@ -137,9 +137,14 @@ def _chats_dir(path: Path) -> Path | None:
 
 
 def claims(path: Path) -> bool:
-    """A ``.json`` or ``.jsonl`` in a ``chats`` folder (a session) or one below it (a sub-agent's)."""
+    """A ``session-*.json`` or ``session-*.jsonl`` in a ``chats`` folder (a session), or a ``.json`` or
+    ``.jsonl`` one folder below it (a sub-agent's chat)."""
     path = Path(path)
-    return _is_chat_name(path.name) and _chats_dir(path) is not None
+    if not _is_chat_name(path.name):
+        return False
+    if path.parent.name == CHATS:
+        return path.name.startswith(SESSION_PREFIX)
+    return path.parent.parent.name == CHATS
 
 
 def kind_of(path: Path) -> FileKind:
@@ -201,8 +206,17 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 def _chat_files(folder: Path, skipped: list[Skipped] | None) -> list[Path]:
     """The ``.jsonl`` and ``.json`` chats of one folder; a ``.json`` whose ``.jsonl`` copy is beside it
     (a resumed session Gemini moved to JSON lines) is left out."""
-    lines = {e.name: e.path for e in scan_folder(folder, skipped, want=suffix) if e.is_file}
-    docs = [e.path for e in scan_folder(folder, skipped, want=DOCUMENT) if e.is_file]
+    main = folder.name == CHATS  # a session's chats start with session-; a sub-agent's are any name
+    lines = {
+        e.name: e.path
+        for e in scan_folder(folder, skipped, want=suffix)
+        if e.is_file and (not main or e.name.startswith(SESSION_PREFIX))
+    }
+    docs = [
+        e.path
+        for e in scan_folder(folder, skipped, want=DOCUMENT)
+        if e.is_file and (not main or e.name.startswith(SESSION_PREFIX))
+    ]
     return sorted([*lines.values(), *(p for p in docs if p.name + "l" not in lines)])
 
 
