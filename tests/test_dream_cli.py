@@ -521,3 +521,122 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(
     assert record.stats.review_path and Path(record.stats.review_path).is_file()
     kept = ledger.query("SELECT COUNT(*) AS n FROM candidates WHERE status = 'pending'")[0]["n"]
     assert record.stats.kept == kept
+
+
+HOLD = FIXTURES / "hold_extractor.py"
+
+
+def held_dream(home: Path) -> tuple[subprocess.Popen[str], StderrLines, Path]:
+    """``dreamtui dream`` in a session of its own (as a terminal runs it), its extractions held in
+    Branching until the test writes ``release``; returns once they have started."""
+    install(home, "busy")
+    (home / "config.toml").write_text(
+        f'extractor = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(HOLD))}]\n'
+    )
+    hold = home / "hold"
+    hold.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MAIN, "dream"],
+        env={**env_for(home), "HOLD_DIR": str(hold)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert wait_for(lambda: len(list(hold.glob("started-*"))) == 2, timeout=120), (
+        "the extractions never started"
+    )
+    return proc, StderrLines(proc), hold
+
+
+def test_ctrl_c_during_a_dream_says_the_cycle_stopped_and_what_runs_next_time(home: Path) -> None:
+    """Ctrl-C printed only ``Aborted!``, after waiting out the running extractions with no word; now it
+    says at once that the cycle stops at its next safe point, then which cycle stopped where and what
+    the next ``dreamtui dream`` runs; that dream finishes the day's cycle."""
+    proc, stderr, hold = held_dream(home)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
+        said = stderr.wait_for("Ctrl-C", timeout=30)
+        assert (
+            "stopping the dream cycle at its next safe point" in said and "Ctrl-C again stops at once" in said
+        )
+        (hold / "release").write_text("")
+        assert proc.wait(timeout=120) == 130
+    finally:
+        (hold / "release").write_text("")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    rest = stderr.rest()
+    assert proc.stdout is not None and proc.stdout.read() == "" and "Aborted!" not in rest
+    assert (
+        "dreamtui: dream cycle #1 stopped (Ctrl-C) in REM and recorded as failed; the next `dreamtui dream` "
+        "runs the full dream cycle of 2026-03-10 again, finishing it (what it already extracted is kept)"
+    ) in rest, rest
+    [row] = cycles(home)
+    assert (row["status"], row["error_message"]) == ("failed", "REM: stopped by Ctrl-C")
+    again = dreamtui(home, "dream")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("Dream cycle #1 for every project on 2026-03-10 (manual): completed")
+
+
+def test_ctrl_c_twice_stops_a_dream_at_once(home: Path) -> None:
+    """The second Ctrl-C does not wait for the running extractions: the process ends at once, says so,
+    and the next dream marks the cycle failed (interrupted) and runs it again."""
+    proc, stderr, hold = held_dream(home)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        stderr.wait_for("Ctrl-C again stops at once", timeout=30)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) == 130  # the extractions still hold: it did not wait for them
+    finally:
+        (hold / "release").write_text("")
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (
+        "stopped at once; the next `dreamtui dream` marks the cycle failed and runs it again" in stderr.rest()
+    )
+    assert [r["status"] for r in cycles(home)] == ["running"]
+    again = dreamtui(home, "dream")
+    assert again.returncode == 0, again.stderr
+    assert "Interrupted: cycle #1 had been killed while running; marked failed." in again.stdout
+
+
+def test_watch_says_only_what_it_does_when_the_day_is_already_dreamed(home: Path) -> None:
+    """A good night after the day's full cycle printed "good night said in P: dreaming" and then
+    refused (already dreamed today); now it says the one thing it does: not dreaming, and why."""
+    session = "44444444-4444-4444-8444-444444444444"
+    folder = home / "transcripts" / ACME
+    folder.mkdir(parents=True)
+    path = folder / f"{session}.jsonl"
+    shutil.copy(FIXTURES / "goodnight" / ACME / f"{session}-part1.jsonl", path)
+    os.utime(path, (WRITTEN, WRITTEN))
+    assert dreamtui(home, "dream").returncode == 0  # the day's full cycle of every project
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MAIN, "watch", "--debounce", "0.2"],
+        env=env_for(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = StderrLines(proc)
+        lines.wait_for("watching", timeout=120)
+        with path.open("ab") as fh:
+            fh.write((FIXTURES / "goodnight" / ACME / f"{session}-part2.jsonl").read_bytes())
+        said = lines.wait_for("good night said in", timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        lines.wait_for("stopped watching", timeout=30)
+        proc.wait(timeout=120)
+        stderr = lines.rest()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert said.strip() == (
+        f"dreamtui: good night said in {ACME}: not dreaming, already dreamed {ACME} on 2026-03-10 "
+        "(cycle #1, every project); one cycle per project per date"
+    ), stderr
+    assert ": dreaming" not in stderr
+    assert [r["status"] for r in cycles(home)] == ["completed"]

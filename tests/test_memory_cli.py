@@ -187,3 +187,18 @@ def test_candidate_ids_that_are_not_text_are_usage_errors(config: Config, args: 
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert "is not a candidate id" in result.output and "\x1b" not in result.output
+
+
+def test_candidates_lists_what_waits_by_default(config: Config, ledger: Ledger) -> None:
+    """The README says `dreamtui candidates` lists what waits; it listed decided ones too."""
+    for n in (1, 2, 3):
+        make(ledger, n)
+    assert run(config, "accept", "k001")[0] == 0
+    assert run(config, "reject", "k002", "--reason", "too narrow")[0] == 0
+    code, out, _ = run(config, "candidates", "--json")
+    assert code == 0 and [c["id"] for c in json.loads(out)] == ["k003"]
+    code, out, _ = run(config, "candidates", "--status", "all", "--json")
+    assert sorted(c["id"] for c in json.loads(out)) == ["k001", "k002", "k003"]
+    assert run(config, "skip", "k003")[0] == 0 and run(config, "reject", "k003", "--reason", "no")[0] == 0
+    code, out, _ = run(config, "candidates")
+    assert out.strip() == "nothing waits for review (--status all lists every candidate)"

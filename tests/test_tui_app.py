@@ -36,7 +36,7 @@ from textual.widgets import Markdown
 
 from dreamtui.core.ledger import Ledger
 from dreamtui.tui.app import DreamApp
-from dreamtui.tui.messages import GoodnightHeard, TranscriptsChanged
+from dreamtui.tui.messages import CycleProgress, GoodnightHeard, TranscriptsChanged
 from dreamtui.tui.screens.base import cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ConfirmModal, Rejection, RejectModal
 from dreamtui.tui.widgets.queue_table import QueueTable
@@ -323,6 +323,7 @@ async def test_notifications_show_folder_names_literally(tui_setup) -> None:
     async with app.run_test(size=SIZE) as pilot:
         app.action_dream = lambda *a, **k: None  # the toast only
         app.post_message(GoodnightHeard(project))
+        app.post_message(CycleProgress("light", "Light sleep"))  # the good night's cycle runs
         await wait_for(pilot, lambda: said(app, "Good night heard in"))
         app.screen.notify(f"revert failed: {project} [/nope]")  # a screen's notify, too
         await wait_for(pilot, lambda: said(app, "revert failed"))

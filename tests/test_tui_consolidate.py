@@ -78,3 +78,19 @@ async def test_r_rejects_a_consolidation_with_its_reason(tui_setup, git_home) ->
         assert table.row_count == len(ids)
     assert rows.get(ledger, item.id).decision_reason == "they differ for staging"  # type: ignore[union-attr]
     assert all((cfg.memory / t).exists() for t in item.targets)
+
+
+async def test_u_undoes_a_consolidation_accepted_in_the_app(tui_setup, git_home) -> None:
+    """docs/consolidation.md said the app's `u` undoes lessons' decisions only; it undoes a
+    consolidation's accept too (one commit putting the files back)."""
+    cfg, ledger, ids = tui_setup
+    item = _plant(cfg, ledger, "Pool size")
+    gone = next(t for t in item.targets if t != item.keep_path)
+    async with open_queue(cfg, ledger, len(ids) + 1, at=item.id) as (app, pilot, table):
+        await pilot.press("a")
+        await wait_for(pilot, lambda: rows.get(ledger, item.id).status == "accepted")
+        assert not (cfg.memory / gone).exists()
+        await pilot.press("u")
+        await wait_for(pilot, lambda: rows.get(ledger, item.id).status != "accepted")
+        await wait_for(pilot, lambda: app.decisions_waiting == 0)
+    assert (cfg.memory / gone).exists() and _git(cfg.memory, "status", "--porcelain") == ""

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
+import threading
 import time
 from typing import Any
 
@@ -20,6 +22,7 @@ from dreamtui.services.dreaming import CycleFailed, CycleRecord, NothingNew, wak
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
+EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C
 PROGRESS_EVERY = 0.5
 
 
@@ -81,8 +84,9 @@ def dream(
 
     The first cycle of a date is the full one (with REM: review file, briefing). Asked again after it,
     with or without --project, dream runs an on-demand pass over just the new content (no REM), or
-    says there is nothing new. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again
-    to retry), 3 another cycle is running (nothing was done).
+    says there is nothing new. Ctrl-C stops the cycle at its next safe point (again: at once); the
+    next dream finishes it. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again to
+    retry), 3 another cycle is running (nothing was done), 130 stopped by Ctrl-C.
     """
     if extractor:
         config = config.changed(extractor=extractor)
@@ -90,8 +94,12 @@ def dream(
         config = config.changed(batch=True)
     ws = Workspace(config)
     display = progress_display(not as_json)
+    ctrl_c = CtrlC()
     try:
-        record = dreaming.dream(ws, project=project, date=day, trigger="manual", progress=display)
+        with ctrl_c:
+            record = dreaming.dream(
+                ws, project=project, date=day, trigger="manual", progress=ctrl_c.progress(display)
+            )
     except NothingNew as exc:  # asked after the day's full cycle, and nothing was written since
         if as_json:
             echo_json(json.dumps({"nothing_new": True, "message": str(exc)}, indent=2, ensure_ascii=False))
@@ -106,6 +114,12 @@ def dream(
             echo_json(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
         echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_FAILED)
+    except (dreaming.CycleStopped, KeyboardInterrupt):
+        if display is not None:
+            display.close()
+            display = None
+        echo(f"dreamtui: {_stopped_words(ws, project)}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         if display is not None:
             display.close()
@@ -114,6 +128,75 @@ def dream(
         echo_json(json.dumps(record.to_json(), indent=2, ensure_ascii=False))
     else:
         echo(waking_message(record))
+        if ctrl_c.asked:
+            echo("dreamtui: the dream cycle had no safe point left to stop at: it finished", err=True)
+
+
+class CtrlC:
+    """Ctrl-C during ``dreamtui dream``: the first asks the cycle to stop at its next safe point (the
+    extractions already running finish and are kept), the second stops the process at once (the
+    cycle is then left for the next dream to mark failed and run again). Used as a context manager
+    around the cycle (it installs its SIGINT handler in the main thread only)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: Any = None
+        self._thread = threading.get_ident()
+
+    def __enter__(self) -> CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, _signum: int, _frame: Any) -> None:
+        if self.asked:
+            echo(
+                "dreamtui: stopped at once; the next `dreamtui dream` marks the cycle failed and runs it again",
+                err=True,
+            )
+            os._exit(EXIT_INTERRUPTED)  # the ledger and git are crash-safe: this is a kill
+        self.asked = True
+        echo(
+            "dreamtui: Ctrl-C: stopping the dream cycle at its next safe point (extractions already "
+            "running finish and are kept); Ctrl-C again stops at once",
+            err=True,
+        )
+
+    def progress(self, display: Any) -> Any:
+        """The cycle's progress callback: ``display``'s, and the stop once Ctrl-C was pressed."""
+
+        def report(phase: str, message: str = "", fraction: float | None = None) -> None:
+            if (
+                self.asked
+                and threading.get_ident() == self._thread
+                and dreaming.cycle_stop_point(phase, message, fraction)
+            ):
+                raise dreaming.CycleStopped(dreaming.STOPPED_BY_CTRL_C)
+            if display is not None:
+                display(phase, message, fraction)
+
+        return report
+
+
+def _stopped_words(ws: Workspace, project: str | None) -> str:
+    """What a person reads after Ctrl-C stopped the cycle: which one, where, and what runs next time."""
+    record = dreaming.stopped_cycle(ws)
+    try:
+        plan = ws.dream_plan()
+        nxt = f"the next `dreamtui dream` runs {plan.describe(project)}"
+        if record is not None and plan.kind == "full":
+            nxt += " again, finishing it (what it already extracted is kept)"
+    except Exception:  # noqa: BLE001 - the words after a stop never fail the stop
+        nxt = "run `dreamtui dream` again to finish it"
+    if record is None:
+        return f"stopped (Ctrl-C) before a dream cycle began: nothing was recorded; {nxt}"
+    where = (record.error_message or "").split(":", 1)[0] or "its first phase"
+    what = "on-demand dream pass" if record.on_demand else "dream cycle"
+    return f"{what} #{record.id} stopped (Ctrl-C) in {where} and recorded as failed; {nxt}"
 
 
 @cli.command("watch")

@@ -99,13 +99,14 @@ def candidate_json(cand: Candidate) -> dict[str, Any]:
 @click.option(
     "--status",
     type=click.Choice(STATUSES),
-    default=None,
-    help="Only candidates with this status (default: all but dropped).",
+    default="pending",
+    show_default=True,
+    help="Only candidates with this status: pending is what waits for review; all lists every one.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 @pass_config
 def candidates(config: Config, status: str | None, as_json: bool) -> None:
-    """List candidates (id, status, provenance, claim)."""
+    """List what waits for review (id, status, provenance, claim); --status for decided ones."""
     with Workspace(config) as ws:
         start_reconcile(ws)
         _outside_notice(ws)
@@ -113,7 +114,11 @@ def candidates(config: Config, status: str | None, as_json: bool) -> None:
         if as_json:
             echo_json(json.dumps([candidate_json(c) for c in found], ensure_ascii=False, indent=2))
         elif not found:
-            echo("no candidates")
+            echo(
+                "nothing waits for review (--status all lists every candidate)"
+                if status == "pending"
+                else f"no {status} candidates"
+            )
         else:
             for c in found:
                 flags = "".join(

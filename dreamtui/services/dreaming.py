@@ -13,24 +13,28 @@ from dreamtui.core.dream.banners import banner_lines_for
 from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
 from dreamtui.core.dream.phases import Progress
 from dreamtui.core.dream.plan import DreamPlan, NothingNew
-from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.run import STOPPED_BY_CTRL_C, CycleFailed, run_cycle
 from dreamtui.core.dream.waking import PHASE_TITLES, consolidation_summary, waking_message
 from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.services.workspace import Workspace
 
 __all__ = [
     "PHASE_TITLES",
+    "STOPPED_BY_CTRL_C",
     "CycleFailed",
     "CycleRecord",
     "DreamDaemon",
     "DreamPlan",
     "NothingNew",
     "Progress",
+    "CycleStopped",
     "banner_lines_for",
+    "cycle_stop_point",
     "consolidation_summary",
     "daemon",
     "dream",
     "parse_schedule",
+    "stopped_cycle",
     "waking_message",
 ]
 
@@ -73,3 +77,33 @@ def daemon(
         on_wake=on_wake,
         progress=progress,
     )
+
+
+class CycleStopped(BaseException):
+    """Raised from a dream cycle's progress callback to stop it at a safe point (the app is quitting,
+    or Ctrl-C in ``dreamtui dream``).
+
+    A ``BaseException`` on purpose: the cycle's progress wrapper swallows ``Exception`` (a broken
+    display never breaks a cycle), while ``run_cycle`` records any ``BaseException`` as a failed
+    cycle (retried the same date, finishing what the stopped attempt began) and lets it through.
+    """
+
+
+def cycle_stop_point(phase: str, message: str, fraction: float | None) -> bool:
+    """A progress report that comes from a place a dream cycle can stop without losing work: the start
+    of Deep sleep, Branching or REM, or between two sessions of Light or Deep sleep. Never inside
+    Branching (extractions already paid for are gated first) nor at Wake (the cycle is done)."""
+    if phase in ("deep", "branch", "rem") and message == PHASE_TITLES[phase] and fraction == 0.0:
+        return True
+    return (phase == "light" and message.startswith("reading ")) or (
+        phase == "deep" and message.startswith("recalling memories")
+    )
+
+
+def stopped_cycle(ws: Workspace, why: str = STOPPED_BY_CTRL_C) -> CycleRecord | None:
+    """The cycle just stopped for ``why`` (the newest cycle, recorded as failed with that reason), or
+    None when the stop came before a cycle was recorded."""
+    newest = ws.cycles(1)
+    if newest and newest[0].status == "failed" and (newest[0].error_message or "").endswith(why):
+        return newest[0]
+    return None

@@ -21,6 +21,7 @@ from textual.signal import Signal
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from dreamtui.core.config import KEY_ACTIONS, Config
+from dreamtui.core.errors import CycleBusy
 from dreamtui.services import DecisionResult, Ledger, Status, Workspace, dreaming, outside
 from dreamtui.services.outside import OutsideWatcher, ScanReport
 from dreamtui.services.settings import save_ui
@@ -619,6 +620,9 @@ class DreamApp(App[object]):
         except cycle_words.CycleStopped:
             self.post_message(CycleFinished(error=cycle_words.CYCLE_STOPPED))
             return
+        except CycleBusy as exc:  # another process's cycle runs, or the day is dreamed: not a failure
+            self.post_message(CycleFinished(error=one_line_error(exc), refused=True))
+            return
         except Exception as exc:  # noqa: BLE001 - reported as a notification, never a crash
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
@@ -629,6 +633,9 @@ class DreamApp(App[object]):
         self.post_message(CycleFinished(dreaming.waking_message(record), short=short))
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
+        if self._goodnight is not None:  # the good night's cycle runs: only now is "dreaming" true
+            self.notify(f"Good night heard in {self._goodnight}: dreaming", title="Goodnight")
+            self._goodnight = None
         self.progress_log = [*self.progress_log[-199:], message.detail or message.phase]
         doing = "finishing the dream cycle… (quitting)" if self._quitting else "dreaming"
         self.set_activity(f"{doing}: {message.detail or message.phase}")
@@ -637,7 +644,11 @@ class DreamApp(App[object]):
     def on_cycle_finished(self, message: CycleFinished) -> None:
         self.cycle_running = False
         self.set_activity("")
-        if message.error == cycle_words.CYCLE_STOPPED:
+        goodnight, self._goodnight = self._goodnight, None
+        if message.refused:
+            said = f"Good night heard in {goodnight}: not dreaming" if goodnight else "Not dreaming"
+            self.notify(f"{said}, {message.error}", severity="warning", timeout=10)
+        elif message.error == cycle_words.CYCLE_STOPPED:
             self.notify(f"dream cycle {message.error}", severity="warning", timeout=10)
         elif message.error:
             self.notify(f"dream cycle failed: {message.error}", severity="error", timeout=10)
@@ -645,6 +656,10 @@ class DreamApp(App[object]):
             self.notify(message.short or message.summary or "dream cycle finished", title="Waking", timeout=5)
         self.refresh_status()
         self.changed.publish(Change("cycle"))
+        after, self._goodnight_after = self._goodnight_after, None
+        if after is not None and not self._quitting:
+            self._goodnight = after
+            self.action_dream(after, "goodnight")
 
     # -- live transcripts -------------------------------------------------------------------------
 
@@ -693,9 +708,23 @@ class DreamApp(App[object]):
                 self._skip_notices.add(notice)
                 self.notify(literal(notice, one_line=True), title="Skipped", severity="warning", markup=False)
 
+    _goodnight: str | None = None  # the project whose good night started the cycle (said once it runs)
+    _goodnight_after: str | None = None  # a good night heard while a cycle ran: dreamed when it ends
+
     def on_goodnight_heard(self, message: GoodnightHeard) -> None:
-        self.notify(f"Good night heard in {message.project}: dreaming", title="Goodnight")
-        self.action_dream(message.project, "goodnight")
+        """A person said good night: dream that project. Only what happens is said — "dreaming" once the
+        cycle runs, or why it does not (the day is dreamed already, another process's cycle runs)."""
+        project = message.project
+        if self.cycle_running:
+            self._goodnight_after = project
+            self.notify(
+                f"Good night heard in {project}: this app's dream cycle is running; {project} is dreamed "
+                "when it ends",
+                title="Goodnight",
+            )
+            return
+        self._goodnight = project
+        self.action_dream(project, "goodnight")
 
     def on_transcripts_changed(self, message: TranscriptsChanged) -> None:
         self._tail_new_lines([Path(path) for path in message.paths])

@@ -36,6 +36,8 @@ class CycleFinished(Message):
     error: str | None = None
     short: str = ""
     """One line for the toast: the cycle's outcome and how many proposals are new."""
+    refused: bool = False
+    """No cycle ran: another process's runs, or the date is dreamed already (``error`` says which)."""
 
 
 @dataclass

@@ -7,7 +7,9 @@ Plain Python (no Textual), so it is tested without the app. The data itself come
 from __future__ import annotations
 
 from dreamtui.services import DreamPlan
-from dreamtui.services.dreaming import PHASE_TITLES
+from dreamtui.services.dreaming import PHASE_TITLES, CycleStopped, cycle_stop_point
+
+__all__ = ["CYCLE_STOPPED", "CycleStopped", "cycle_stop_point", "describe_progress", "dream_hint"]
 
 
 def dream_hint(plan: DreamPlan) -> str:
@@ -26,24 +28,4 @@ def describe_progress(phase: str, message: str, fraction: float | None) -> str:
     return f"{title}{pct} · {message}" if message and message != title else f"{title}{pct}"
 
 
-class CycleStopped(BaseException):
-    """Raised from a dream cycle's progress callback to stop it at a safe point (the app is quitting).
-
-    A ``BaseException`` on purpose: the cycle's progress wrapper swallows ``Exception`` (a broken
-    display never breaks a cycle), while ``run_cycle`` records any ``BaseException`` as a failed
-    cycle (retried the same date, finishing what the stopped attempt began) and lets it through.
-    """
-
-
 CYCLE_STOPPED = "stopped because dreamtui was closed; press d (or run `dreamtui dream`) to finish it"
-
-
-def cycle_stop_point(phase: str, message: str, fraction: float | None) -> bool:
-    """A progress report that comes from a place a dream cycle can stop without losing work: the start
-    of Deep sleep, Branching or REM, or between two sessions of Light or Deep sleep. Never inside
-    Branching (extractions already paid for are gated first) nor at Wake (the cycle is done)."""
-    if phase in ("deep", "branch", "rem") and message == PHASE_TITLES[phase] and fraction == 0.0:
-        return True
-    return (phase == "light" and message.startswith("reading ")) or (
-        phase == "deep" and message.startswith("recalling memories")
-    )

@@ -106,8 +106,7 @@ class DreamDaemon:
                 kind, value = "tick", None
             if kind == "stop":
                 return
-            if kind == "goodnight":
-                self.say(f"dreamtui: good night said in {value}: dreaming")
+            if kind == "goodnight":  # "dreaming" is said once the cycle runs (never before a refusal)
                 self.dream_now(value, "goodnight")
             elif kind in (
                 "error",
@@ -124,21 +123,30 @@ class DreamDaemon:
     def dream_now(self, project: str | None, trigger: str, tries: int = 0) -> None:
         """One dream cycle; a busy lock is retried later (up to :data:`BUSY_RETRIES` times)."""
         self.retries.pop(project, None)
+        what = f"good night said in {project}" if trigger == "goodnight" else trigger
+        started = False
+
+        def progress(phase: str, message: str = "", fraction: float | None = None) -> None:
+            nonlocal started
+            if not started:  # the cycle runs: only now is "dreaming" true
+                started = True
+                self.say(f"dreamtui: {what}: dreaming")
+            if self.progress is not None:
+                self.progress(phase, message, fraction)
+
         try:
-            record = run_cycle(
-                self.config, self.ledger, project=project, trigger=trigger, progress=self.progress
-            )
+            record = run_cycle(self.config, self.ledger, project=project, trigger=trigger, progress=progress)
         except CycleAlreadyDone as exc:
-            self.say(f"dreamtui: {trigger}: {exc}")
+            self.say(f"dreamtui: {what}: not dreaming, {exc}")
             return
         except CycleBusy as exc:  # another cycle holds the lock: try again a little later
             if tries < BUSY_RETRIES:
                 self.retries[project] = (time.monotonic() + BUSY_RETRY_SECONDS, tries + 1, trigger)
-                self.say(f"dreamtui: {trigger}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s")
+                self.say(f"dreamtui: {what}: {exc}; trying again in {BUSY_RETRY_SECONDS:.0f} s")
             else:
-                self.say(f"dreamtui: {trigger}: {exc}; giving up")
+                self.say(f"dreamtui: {what}: {exc}; giving up")
             return
         except (CycleFailed, DreamError) as exc:
-            self.say(f"dreamtui: {trigger}: {exc}")
+            self.say(f"dreamtui: {what}: {exc}")
             return
         self.on_wake(record)

@@ -62,6 +62,9 @@ from dreamtui.core.ledger import Ledger, cycles
 from dreamtui.core.ledger.cycles import ALL_PROJECTS, FULL, ON_DEMAND, CycleRecord
 from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
 
+STOPPED_BY_CTRL_C = "stopped by Ctrl-C"
+"""How a cycle stopped by Ctrl-C is recorded, after its phase (``Branching: stopped by Ctrl-C``)."""
+
 
 class CycleFailed(DreamError):
     """A cycle failed; its record says why and it may be retried the same date."""
@@ -149,7 +152,8 @@ def run_cycle(
         try:
             run.run()
         except BaseException as exc:
-            message = f"{PHASE_TITLES.get(run.current, run.current)}: {one_line(exc)}"
+            why = STOPPED_BY_CTRL_C if isinstance(exc, KeyboardInterrupt) else one_line(exc)
+            message = f"{PHASE_TITLES.get(run.current, run.current)}: {why}"
             run.close_phase()
             # what earlier failed attempts extracted stays in the row, so the next retry still
             # finishes their REM and counts it, however many attempts fail in between
