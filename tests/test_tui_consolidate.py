@@ -94,3 +94,15 @@ async def test_u_undoes_a_consolidation_accepted_in_the_app(tui_setup, git_home)
         await wait_for(pilot, lambda: rows.get(ledger, item.id).status != "accepted")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
     assert (cfg.memory / gone).exists() and _git(cfg.memory, "status", "--porcelain") == ""
+
+
+async def test_the_header_counts_a_waiting_consolidation_as_the_queue_shows_it(tui_setup, git_home) -> None:
+    """The header said "6 proposals waiting" beside "7 of 7 shown": consolidations were not counted."""
+    from dreamtui.tui.widgets.status_header import StatusHeader
+
+    cfg, ledger, ids = tui_setup
+    _plant(cfg, ledger, "Pool size")
+    async with open_queue(cfg, ledger, len(ids) + 1) as (app, pilot, table):
+        header = app.screen.query_one(StatusHeader).render_text().plain
+        info = str(app.screen.query_one("#queue-info").render())
+    assert f"{len(ids) + 1} proposals waiting" in header and f"{len(ids) + 1} of {len(ids) + 1} shown" in info

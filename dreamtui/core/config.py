@@ -70,6 +70,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "briefings.view": ("briefings", "v"),
     "briefings.accept": ("briefings", "a"),
     "briefings.reject": ("briefings", "r"),
+    "briefings.undo": ("briefings", "u"),
     "memory.revert": ("memory", "x"),
     "promotion.approve": ("promotion", "A"),
     "promotion.revoke": ("promotion", "R"),

@@ -71,6 +71,7 @@ class Status:
     """What a header shows: pending proposals, how full ``MEMORY.md`` is, the banners."""
 
     pending: int = 0
+    """Proposals waiting: lessons and consolidations (each a row of the queue)."""
     index_lines: int = 0
     index_bytes: int = 0
     max_lines: int = memory.MAX_INDEX_LINES
@@ -256,7 +257,8 @@ class Workspace:
         size = self.index_size()
         choice = self.extractor_choice()
         return Status(
-            self.ledger.pending_count(),
+            # lessons and consolidation proposals (update, retire, merge): both are rows of the queue
+            self.ledger.pending_count() + sum(self.consolidations_waiting().values()),
             size.lines,
             size.bytes,
             size.max_lines,

@@ -338,7 +338,15 @@ class DreamApp(App[object]):
             self.screen.dismiss(None)
             return
         name = getattr(self.screen, "TITLE_TEXT", "")
-        self.push_screen(HelpScreen(name.capitalize(), key_lines(self.screen), guide(name, self.key_for)))
+        # the queue's columns as shown now: at 80 columns the help must not describe a column left out
+        columns = (
+            [field for field, _width in self.screen.table.fields] + ["claim"]
+            if isinstance(self.screen, QueueScreen)
+            else None
+        )
+        self.push_screen(
+            HelpScreen(name.capitalize(), key_lines(self.screen), guide(name, self.key_for, columns))
+        )
 
     def _queue_action(self, action: str) -> None:
         """A queue action from the command palette: on the queue (shown first when it is not)."""

@@ -30,10 +30,34 @@ def short_path(word: str) -> str:
     return "…/" + (tail if len(tail) <= PATH_CELLS else "…" + tail[-(PATH_CELLS - 1) :])
 
 
+def shorter_quote(text: str, inside: int) -> str | None:
+    """``text`` with its quoted part (``“…”``, a proposal's claim) cut until the whole fits
+    :data:`TOAST_LINES` lines ``inside`` cells wide (the file and commit after it stay whole); None
+    when there is no quote or even a quote of a few characters does not fit."""
+    start, end = text.find("“"), text.rfind("”")
+    if start < 0 or end <= start:
+        return None
+    head, claim, tail = text[: start + 1], text[start + 1 : end].rstrip("…"), text[end:]
+
+    def cut(n: int) -> str:
+        return f"{head}{claim[:n].rstrip()}…{tail}"
+
+    if toast_lines(cut(8), inside) > TOAST_LINES:
+        return None
+    low, high = 8, len(claim)  # the longest claim that fits
+    while low < high:
+        mid = (low + high + 1) // 2
+        if toast_lines(cut(mid), inside) <= TOAST_LINES:
+            low = mid
+        else:
+            high = mid - 1
+    return cut(low)
+
+
 def toast_text(message: str, width: int) -> str:
     """``message`` on one line, cut to fit :data:`TOAST_LINES` lines of a toast in a ``width``-cell
-    terminal (words wrapped): long paths keep their end first, then a trailing ``(…)`` aside goes,
-    then the end (``…``)."""
+    terminal (words wrapped): long paths keep their end first, then a quoted claim is cut (the path
+    and commit after it stay), then a trailing ``(…)`` aside goes, then the end (``…``)."""
     text = " ".join(message.split())
     # its text width: the toast less its border and padding (3 cells) and 2 more to spare (Textual
     # wraps a line that just fits)
@@ -43,6 +67,9 @@ def toast_text(message: str, width: int) -> str:
     text = " ".join(short_path(word) for word in text.split(" "))  # a folder's end says which one
     if toast_lines(text, inside) <= TOAST_LINES:
         return text
+    quoted = shorter_quote(text, inside)  # a claim in “…” gives way before the path after it
+    if quoted is not None:
+        return quoted
     if text.endswith(")") and "(" in text:
         bare = text[: text.rindex("(")].rstrip()
         if bare and toast_lines(bare, inside) <= TOAST_LINES:

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Markdown, Static
 
 from dreamtui.services import BRIEFING, BriefingProposal, CommitInfo, unified_diff
+from dreamtui.tui.messages import Change
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.screens.modals import ReasonModal
 from dreamtui.tui.widgets.diff_view import diff_text
@@ -48,12 +49,35 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
     (one commit), ``r`` rejects it with a reason."""
 
     TITLE_TEXT = "briefings"
+    # short labels: at 80 columns the footer keeps the app's Dream, Quit and Help beside them (the
+    # help and the palette show the tooltips)
     BINDINGS = [
-        Binding("a", "accept", "Accept briefing", id="briefings.accept"),
-        Binding("r", "reject", "Reject briefing", id="briefings.reject"),
-        Binding("m", "mark", "Mark for diff", id="briefings.mark"),
-        Binding("f", "diff", "Diff marked→this", id="briefings.diff"),
-        Binding("v", "view", "View", id="briefings.view"),
+        Binding(
+            "a", "accept", "Accept", tooltip="Accept the waiting briefing (one commit)", id="briefings.accept"
+        ),
+        Binding(
+            "r",
+            "reject",
+            "Reject",
+            tooltip="Reject the waiting briefing, with a reason",
+            id="briefings.reject",
+        ),
+        Binding("m", "mark", "Mark", tooltip="Mark this version for a diff", id="briefings.mark"),
+        Binding(
+            "f",
+            "diff",
+            "Diff",
+            tooltip="Diff from the marked (or previous) version to this one",
+            id="briefings.diff",
+        ),
+        Binding("v", "view", "View", tooltip="View the highlighted version, rendered", id="briefings.view"),
+        Binding(
+            "u",
+            "undo",
+            "Undo",
+            tooltip="Undo the latest decision of any kind (a briefing's accept or reject included)",
+            id="briefings.undo",
+        ),
     ]
 
     def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
@@ -64,6 +88,7 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         self.marked: str | None = None
         self.current: str | None = None
         self.deciding = False
+        self._to_top = False
 
     def body(self) -> ComposeResult:
         with Horizontal(classes="split"):
@@ -78,6 +103,13 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
         table = self.query_one("#versions", DataTable)
         for label, width in (("", 1), ("date", 16), ("commit", 8), ("subject", 30)):
             table.add_column(label, width=width, key=label or "mark")
+
+    def data_changed(self, change: Change) -> None:
+        """An undo may bring a version back to review: the table then starts at the top (the waiting
+        version first), not on the version the cursor was on."""
+        if change.kind == "undo":
+            self._to_top = True
+        super().data_changed(change)
 
     def load(self) -> BriefingsData:
         proposal = self.workspace.waiting_briefing()
@@ -112,8 +144,9 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
                 Text(literal(c.subject, 80, one_line=True)),
                 key=sha,
             )
-        if keep is not None and keep.startswith(PROPOSAL) and self.proposal is None:
-            keep = None  # the decided version left the table: start at the top
+        if (keep is not None and keep.startswith(PROPOSAL) and self.proposal is None) or self._to_top:
+            keep = None  # the decided version left the table, or an undo: start at the top
+        self._to_top = False
         restore_cursor(table, keep)
         if not self.versions and self.proposal is None:
             self.current = None
@@ -260,6 +293,14 @@ class BriefingsScreen(BaseScreen[BriefingsData]):
                 self._decide(p.id, False, reason)
 
         self.app.push_screen(ReasonModal(f"Reject briefing #{p.id}", required=True), done)
+
+    def action_undo(self) -> None:
+        """``u``: the latest decision of any kind is undone, as on the queue (a briefing's accept puts the
+        version before it back; a reject makes it wait again); the note says what was undone."""
+        if self.deciding:
+            self.notify("A briefing decision is being written: u after it", severity="warning")
+            return
+        self.dream_app.decide("undo", None)
 
     def _decide(self, bid: int, accept: bool, reason: str) -> None:
         self.deciding = True

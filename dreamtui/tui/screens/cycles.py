@@ -26,6 +26,7 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.records: dict[str, CycleRecord] = {}
+        self.names: dict[str, str] = {}
 
     def body(self) -> ComposeResult:
         with Horizontal(classes="split"):
@@ -47,7 +48,10 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
         self.dream_app.cycle_log.subscribe(self, self.show_progress)
 
     def load(self) -> list[CycleRecord]:
-        return self.workspace.cycles()
+        cycles = self.workspace.cycles()
+        namer = self.dream_app.project_namer  # the project's name from its records (reads files: here)
+        self.names = {c.chat_id: namer(c.chat_id) for c in cycles if c.chat_id != "*"}
+        return cycles
 
     def show(self, data: list[CycleRecord]) -> None:
         table = self.query_one("#cycles", DataTable)
@@ -57,7 +61,7 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
         for rec in data:
             key = str(rec.id)
             self.records[key] = rec
-            who = "all" if rec.chat_id == "*" else short_project(rec.chat_id, 12)
+            who = "all" if rec.chat_id == "*" else short_project(self.names.get(rec.chat_id, rec.chat_id), 12)
             table.add_row(
                 str(rec.id),
                 rec.date,

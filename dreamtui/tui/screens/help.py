@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 
 from rich.console import Group
 from rich.table import Table
@@ -96,44 +96,68 @@ class Guide:
     notes: list[tuple[str, str]] = field(default_factory=list)
 
 
-def guide(screen_title: str, key: Callable[[str], str]) -> Guide:
+def guide(screen_title: str, key: Callable[[str], str], columns: Collection[str] | None = None) -> Guide:
     """The help's guide for the screen ``screen_title`` (``queue``, ``sessions`` …); ``key`` gives the
-    key in effect for a binding id (remapped keys as remapped)."""
+    key in effect for a binding id (remapped keys as remapped); ``columns``: the queue's columns shown
+    now (a narrow terminal leaves some out: the help describes only those, and names the others)."""
     if screen_title == "queue":
-        return Guide(
-            first=[
-                (f"{key('down')} / ↓", "next proposal: its claim, why, how and quote show below the list"),
-                (key("accept"), "accept: it becomes a memory file and an index line, one commit"),
-                (key("reject"), "reject, with a reason (kept in the ledger, shown in Stats)"),
-            ],
-            more=f"Enter reads the whole proposal and its transcript ({key('down')}/{key('up')} scroll it, "
-            f"Esc back to the list) · {key('undo')} undoes the last decision · {key('skip')} skips · "
-            f"{key('edit')} edits, then accepts",
-            notes=[
+        found = queue_guide(key)
+        if columns is None:
+            return found
+        hidden = [term for term, _ in found.notes if term not in columns]
+        notes = [(term, meaning) for term, meaning in found.notes if term in columns]
+        if hidden:
+            notes.append(
                 (
-                    "project",
-                    "where the session ran; memory repo: a file changed outside dreamtui (Claude "
-                    f"Code's auto memory, auto dream, your edit): {key('accept')} keeps it, {key('reject')} "
-                    f"puts the file back, {key('mine')} commits it as yours",
-                ),
-                (
-                    "type",
-                    "the kind of memory: feedback (how to work), project (a fact of the project), "
-                    "user (about you), reference (where to look)",
-                ),
-                (
-                    "from",
-                    "whose words the quote is: person, assistant, or TOOL! — only in tool output (a "
-                    "file or command output the agent read): untrusted, accepting asks first",
-                ),
-                (
-                    "flags",
-                    "SECRET a secret was found and redacted · DUP may repeat a memory or another "
-                    "proposal (both shown below) · ×N said in N sessions",
-                ),
-                ("claim", "the lesson as it would be written to memory"),
-            ],
-        )
+                    "",
+                    f"not shown at this width: {', '.join(hidden)} (the proposal below names "
+                    "it; a wider terminal shows the column)",
+                )
+            )
+        return replace(found, notes=notes)
+    return other_guide(screen_title, key)
+
+
+def queue_guide(key: Callable[[str], str]) -> Guide:
+    """The queue's guide, every column described."""
+    return Guide(
+        first=[
+            (f"{key('down')} / ↓", "next proposal: its claim, why, how and quote show below the list"),
+            (key("accept"), "accept: it becomes a memory file and an index line, one commit"),
+            (key("reject"), "reject, with a reason (kept in the ledger, shown in Stats)"),
+        ],
+        more=f"Enter reads the whole proposal and its transcript ({key('down')}/{key('up')} scroll it, "
+        f"Esc back to the list) · {key('undo')} undoes the last decision · {key('skip')} skips · "
+        f"{key('edit')} edits, then accepts",
+        notes=[
+            (
+                "project",
+                "where the session ran; memory repo: a file changed outside dreamtui (Claude "
+                f"Code's auto memory, auto dream, your edit): {key('accept')} keeps it, {key('reject')} "
+                f"puts the file back, {key('mine')} commits it as yours",
+            ),
+            (
+                "type",
+                "the kind of memory: feedback (how to work), project (a fact of the project), "
+                "user (about you), reference (where to look)",
+            ),
+            (
+                "from",
+                "whose words the quote is: person, assistant, or TOOL! — only in tool output (a "
+                "file or command output the agent read): untrusted, accepting asks first",
+            ),
+            (
+                "flags",
+                "SECRET a secret was found and redacted · DUP may repeat a memory or another "
+                "proposal (both shown below) · ×N said in N sessions",
+            ),
+            ("claim", "the lesson as it would be written to memory"),
+        ],
+    )
+
+
+def other_guide(screen_title: str, key: Callable[[str], str]) -> Guide:
+    """The guide of a screen other than the queue."""
     if screen_title == "sessions":
         return Guide(
             first=[

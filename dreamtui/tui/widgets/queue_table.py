@@ -65,10 +65,12 @@ def fields_for(width: int | None, longest: int | None = None) -> tuple[tuple[str
 
 
 def short_project(project: str, width: int = 12) -> str:
-    """The end of a Claude Code project folder name, at most ``width`` characters."""
+    """A project in at most ``width`` characters: a Claude Code folder name (``-home-kim-src-x``) keeps
+    its end (the repository's name is last), a project's name (``payments-api``, from its records'
+    ``cwd``) its start, as a person reads it (``dreamboard-w…``, not ``…board-web``)."""
     name = project.strip("-") or project
     if len(name) > width:
-        name = "…" + name[-(width - 1) :]
+        name = "…" + name[-(width - 1) :] if project.startswith("-") else name[: width - 1] + "…"
     return literal(name, width, one_line=True)
 
 

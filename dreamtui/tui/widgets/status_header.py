@@ -10,6 +10,9 @@ from dreamtui.services.extracting import THIN_QUEUE_SHORT
 from dreamtui.tui.access import dream_app
 
 GAUGE_CELLS = 16
+OFFLINE_MARK = "   offline rules"
+"""What the first line says in a narrow terminal when the heuristic runs (the queue stays thin): the
+line of its own that says more needs :data:`NOTE_WIDTH` columns."""
 NOTE_WIDTH = 100
 """From this width the header says what to know about the extractor (the heuristic's thin queue) on
 a line of its own; narrower, the header stays one line."""
@@ -54,7 +57,8 @@ class StatusHeader(Static):
     def render_text(self, width: int | None = None) -> Text:
         """The header: its first line always one line (narrower terminals get a shorter gauge and drop the
         extractor, the KB figure and the screen name, shown by the tabs below), then the extractor's note
-        (the heuristic's thin queue, from :data:`NOTE_WIDTH` columns), a running cycle and banners."""
+        (the heuristic's thin queue, from :data:`NOTE_WIDTH` columns; narrower, the first line ends with
+        ``offline rules``), a running cycle and banners."""
         s = self.status
         width = width or ((self.size.width or self.app.size.width) - 2)
         kb = s.index_bytes / 1000
@@ -65,12 +69,16 @@ class StatusHeader(Static):
             if s.fraction >= 0.85
             else ("", "")
         )
-        who = ("   extractor ", ""), (s.extractor, "bold")
+        who: tuple[tuple[str, str], ...] = (("   extractor ", ""), (s.extractor, "bold"))
+        narrow_note = bool(s.extractor_note) and width < NOTE_WIDTH
+        if narrow_note:  # no line of its own at this width: the first line says it, in place of the name
+            who = ((OFFLINE_MARK, "bold yellow"),)
         for title, cells, kb_text, extractor in (
             (True, GAUGE_CELLS, True, True),
             (False, GAUGE_CELLS, True, True),
             (False, GAUGE_CELLS, True, False),
-            (False, 8, False, False),
+            (False, 8, False, narrow_note),
+            (False, 4, False, narrow_note),
             (False, 4, False, False),
         ):
             line = Text.assemble(
