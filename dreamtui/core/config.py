@@ -50,6 +50,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "dream": ("app", "d"),
     "quit": ("app", "q"),
     "help": ("app", "question_mark,f1"),
+    "refresh": ("app", "ctrl+r"),
     "accept": ("queue", "a"),
     "reject": ("queue", "r"),
     "edit": ("queue", "e"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -30,7 +31,7 @@ from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.sources import discover_all
 from dreamtui.core.ingest.transcripts import agent_of
-from dreamtui.core.ledger import Ledger, cycles, offsets, open_ledger
+from dreamtui.core.ledger import Ledger, changes, cycles, offsets, open_ledger
 from dreamtui.core.ledger import consolidations as consolidation_rows
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.ledger import outside as outside_items
@@ -446,6 +447,28 @@ class Workspace:
     def cycles(self, limit: int = 200) -> list[CycleRecord]:
         """Dream cycles, newest first."""
         return cycles.listed(self.ledger, limit)
+
+    def interrupted(self, record: CycleRecord) -> bool:
+        """Whether a cycle whose row says ``running`` was interrupted: the process running it has ended
+        (killed, or stopped at once) and no cycle since has marked it failed."""
+        pid = record.stats.pid
+        if record.status != "running" or not pid:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # it runs as another user: alive
+            return False
+        return False
+
+    def ledger_version(self) -> int:
+        """SQLite's ``data_version`` on this thread's connection (it changes when another one commits)."""
+        return changes.data_version(self.ledger)
+
+    def ledger_mark(self) -> tuple[object, ...]:
+        """What a person sees of the ledger, in a few numbers (:func:`changes.mark`)."""
+        return changes.mark(self.ledger)
 
     def dream_plan(self) -> DreamPlan:
         """What a person's dream of every project does now."""

@@ -24,11 +24,13 @@ from dreamtui.core.config import KEY_ACTIONS, Config
 from dreamtui.core.errors import CycleBusy
 from dreamtui.services import DecisionResult, Ledger, Status, Workspace, dreaming, outside
 from dreamtui.services.outside import OutsideWatcher, ScanReport
+from dreamtui.services.presence import AppPresence
 from dreamtui.services.settings import save_ui
 from dreamtui.services.transcripts import ProjectNames, Watcher, project_of_transcript, watched_folders
 from dreamtui.tui import progress as cycle_words
-from dreamtui.tui.live import LiveTail
+from dreamtui.tui.live import LedgerFollower, LiveTail
 from dreamtui.tui.messages import (
+    AppsOpen,
     Change,
     CycleFinished,
     CycleProgress,
@@ -36,6 +38,7 @@ from dreamtui.tui.messages import (
     DecisionFailed,
     GoodnightHeard,
     KeepSetting,
+    LedgerChanged,
     LiveLines,
     MemoryReverted,
     OutsideScanned,
@@ -111,6 +114,14 @@ class DreamApp(App[object]):
         ),
         Binding("d", "dream", "Dream", tooltip="Dream now: a cycle in the background", id="dream"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding(
+            "ctrl+r",
+            "refresh",
+            "Refresh",
+            show=False,
+            tooltip="Read everything again (another app's or the command line's decisions show by themselves)",
+            id="refresh",
+        ),
         Binding("question_mark,f1", "help", "Help", id="help"),
     ]
 
@@ -123,6 +134,7 @@ class DreamApp(App[object]):
         watch_debounce: float = 1.0,
         reconcile: bool = True,
         theme_file: Path | None = None,
+        follow: float | None = 1.0,
     ) -> None:
         super().__init__()
         self.config = config
@@ -133,6 +145,9 @@ class DreamApp(App[object]):
         self.watch_enabled = watch
         self.watch_debounce = watch_debounce
         self.reconcile_on_start = reconcile
+        self.follow_seconds = follow  # how often the ledger is looked at for others' changes (None: never)
+        self._follower: LedgerFollower | None = None
+        self.other_apps: list[int] = []  # pids of the other dreamtui apps open on this ledger
         self._jobs: queue.Queue[DecisionJob] = queue.Queue()
         self._watcher: Watcher | None = None
         self._skip_notices: set[str] = set()
@@ -153,6 +168,7 @@ class DreamApp(App[object]):
         self.queue_filter: Signal[str] = Signal(self, "queue_filter")
         self.status_changed: Signal[Status] = Signal(self, "status_changed")
         self.activity_changed: Signal[str] = Signal(self, "activity_changed")
+        self.apps_changed: Signal[list[int]] = Signal(self, "apps_changed")
         if config.keys:  # before the first screen is composed, so its footer shows the keys in effect
             self.set_keymap(dict(config.keys))
 
@@ -169,6 +185,15 @@ class DreamApp(App[object]):
             self._reconcile()
         if self.watch_enabled:
             self.start_watcher()
+        if self.follow_seconds is not None:
+            self._follower = LedgerFollower(
+                self.workspace,
+                AppPresence(self.config.state),
+                changed=lambda: self._post(LedgerChanged()),
+                apps=lambda pids: self._post(AppsOpen(list(pids))),
+                interval=self.follow_seconds,
+            )
+            self._follower.start()
 
     _quitting = False
 
@@ -243,6 +268,8 @@ class DreamApp(App[object]):
     _outside_watcher: OutsideWatcher | None = None
 
     def on_unmount(self) -> None:
+        if self._follower is not None:
+            self._follower.stop()
         if self._outside_watcher is not None:
             self._outside_watcher.stop()
         if self._watcher is not None:
@@ -668,6 +695,33 @@ class DreamApp(App[object]):
         if after is not None and not self._quitting:
             self._goodnight = after
             self.action_dream(after, "goodnight")
+
+    # -- others' changes ---------------------------------------------------------------------------
+
+    def on_ledger_changed(self, _message: LedgerChanged) -> None:
+        """Another process decided or dreamed: every header and the screen shown read it again."""
+        self.refresh_status()
+        self.changed.publish(Change("ledger"))
+
+    def action_refresh(self) -> None:
+        """Read everything again now (the follower does it by itself about once a second)."""
+        self.refresh_status()
+        self.changed.publish(Change("ledger"))
+        self.notify("Read again from the ledger and the memory repository", timeout=2)
+
+    def on_apps_open(self, message: AppsOpen) -> None:
+        """Another dreamtui app opened (or closed) on this ledger: say so, in a note and in the header."""
+        new = [pid for pid in message.pids if pid not in self.other_apps]
+        self.other_apps = message.pids
+        self.apps_changed.publish(message.pids)
+        if new:
+            self.notify(
+                f"Another dreamtui app is open on this ledger (pid {', '.join(map(str, new))}): its decisions "
+                "show here as they are made",
+                title="Two apps",
+                severity="warning",
+                timeout=8,
+            )
 
     # -- live transcripts -------------------------------------------------------------------------
 

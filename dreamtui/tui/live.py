@@ -1,5 +1,6 @@
 """The live tail: what was appended to transcripts since they were last read, as lines for the queue's
-live panel. Read in the app's tail worker, never on the UI thread."""
+live panel (read in the app's tail worker, never on the UI thread); and the ledger follower, which
+notices what another process decided."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 from rich.text import Text
 
+from dreamtui.services import Workspace
 from dreamtui.services.evidence import raw_record
+from dreamtui.services.presence import AppPresence
 from dreamtui.services.transcripts import read_appended
 from dreamtui.tui.widgets.evidence import ROLE_STYLE, local_time
 from dreamtui.tui.widgets.literal import literal
@@ -69,3 +72,53 @@ class LiveTail:
                     )
                 )
         return out
+
+
+class LedgerFollower:
+    """A thread that notices, about once every ``interval`` seconds, what another process changed in the
+    ledger (a second app's decisions, ``dreamtui accept``, a CLI dream) and which other apps are open
+    on it; it calls ``changed()`` and ``apps(pids)`` (from its thread) when either changes. It asks
+    SQLite's ``data_version`` first (free) and reads the ledger's mark only when that moved."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        presence: AppPresence,
+        changed: Callable[[], None],
+        apps: Callable[[list[int]], None],
+        interval: float = 1.0,
+    ) -> None:
+        self.workspace, self.presence = workspace, presence
+        self.changed, self.apps = changed, apps
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ledger follower", daemon=True)
+
+    def start(self) -> None:
+        self.presence.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.presence.stop()
+
+    def _run(self) -> None:
+        version: int | None = None
+        mark: tuple[object, ...] | None = None
+        others: list[int] = []
+        while True:
+            try:
+                now = self.workspace.ledger_version()
+                if now != version:
+                    version, seen = now, self.workspace.ledger_mark()
+                    if mark is not None and seen != mark:
+                        self.changed()
+                    mark = seen
+                found = self.presence.others()
+                if found != others:
+                    others = found
+                    self.apps(found)
+            except Exception:  # noqa: BLE001 - following is a help: a failed look waits for the next
+                pass
+            if self._stop.wait(self.interval):
+                return

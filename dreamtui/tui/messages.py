@@ -123,9 +123,22 @@ class Change:
 
     ``kind`` is a decision's action (``accept``, ``reject``, ``skip``, ``undo``, ``outside-…``), or
     ``reconcile``, ``failed`` (a decision that could not be made), ``cycle``, ``transcripts``,
-    ``outside`` (changes to the memory repo from outside) or ``reverted`` (a memory reverted);
+    ``outside`` (changes to the memory repo from outside), ``reverted`` (a memory reverted) or
+    ``ledger`` (another process changed the ledger, or the person asked to read it again);
     ``candidate_id`` is the proposal it concerns, if one.
     """
 
     kind: str
     candidate_id: str | None = None
+
+
+@dataclass
+class LedgerChanged(Message):
+    """Another process changed what the ledger shows (from the follower thread)."""
+
+
+@dataclass
+class AppsOpen(Message):
+    """The other dreamtui apps open on this ledger changed (from the follower thread)."""
+
+    pids: list[int] = field(default_factory=list)

@@ -15,7 +15,7 @@ from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
 from dreamtui.tui.widgets.literal import literal
 from dreamtui.tui.widgets.queue_table import short_project
 
-STATUS_STYLE = {"completed": "green", "failed": "bold red", "running": "magenta"}
+STATUS_STYLE = {"completed": "green", "failed": "bold red", "running": "magenta", "interrupted": "bold red"}
 
 
 class CyclesScreen(BaseScreen[list[CycleRecord]]):
@@ -27,6 +27,7 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
         super().__init__(**kwargs)
         self.records: dict[str, CycleRecord] = {}
         self.names: dict[str, str] = {}
+        self.interrupted: set[int] = set()
 
     def body(self) -> ComposeResult:
         with Horizontal(classes="split"):
@@ -39,7 +40,7 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
             ("#", 3),
             ("date", 10),
             ("project", 12),
-            ("status", 9),
+            ("status", 11),
             ("trigger", 9),
             ("depth", 7),
             ("kept", 4),
@@ -51,6 +52,8 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
         cycles = self.workspace.cycles()
         namer = self.dream_app.project_namer  # the project's name from its records (reads files: here)
         self.names = {c.chat_id: namer(c.chat_id) for c in cycles if c.chat_id != "*"}
+        # a row still "running" whose process has ended was interrupted (killed, stopped at once)
+        self.interrupted = {c.id for c in cycles if self.workspace.interrupted(c)}
         return cycles
 
     def show(self, data: list[CycleRecord]) -> None:
@@ -66,7 +69,7 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
                 str(rec.id),
                 rec.date,
                 Text(literal(who, 12)),
-                Text(rec.status, style=STATUS_STYLE.get(rec.status, "")),
+                Text(self.status_of(rec), style=STATUS_STYLE.get(self.status_of(rec), "")),
                 "on demand" if rec.on_demand else rec.trigger,
                 rec.depth or "-",
                 str(rec.new_candidates),
@@ -77,6 +80,10 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
             self.query_one("#waking", Static).update(
                 Text("No dream cycle yet. Press d to dream now.", style="dim")
             )
+
+    def status_of(self, rec: CycleRecord) -> str:
+        """The status a person reads: ``interrupted`` for a row still ``running`` whose process ended."""
+        return "interrupted" if rec.id in self.interrupted else rec.status
 
     def show_progress(self, lines: list[str]) -> None:
         """The running cycle's progress, one line per phase or branch event (while this screen is shown)."""
@@ -90,5 +97,10 @@ class CyclesScreen(BaseScreen[list[CycleRecord]]):
         rec = self.records.get(event.row_key.value or "")
         if rec is not None:
             message = waking_message(rec)
+            if rec.id in self.interrupted:
+                message = (
+                    f"Interrupted: the process running it (pid {rec.stats.pid}) ended before it finished; "
+                    "the next dream (d, or `dreamtui dream`) marks it failed and runs it again.\n" + message
+                )
             message = message.replace(f"{self.dream_app.config.memory}/", "")
             self.query_one("#waking", Static).update(Text(literal(message, 6000)))

@@ -148,7 +148,7 @@ class QueueScreen(BaseScreen[QueueData]):
                 self.skipped = [c for c in self.skipped if c != change.candidate_id]
             self._select_after_load = change.candidate_id
             self.reload()
-        elif change.kind in ("cycle", "outside"):
+        elif change.kind in ("cycle", "outside", "ledger"):  # ledger: another process's decisions
             self.reload()
 
     def prepare_load(self) -> None:

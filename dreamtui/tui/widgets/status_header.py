@@ -38,16 +38,23 @@ class StatusHeader(Static):
         self.status = Status()
         self.activity = ""
         self.screen_title = ""
+        self.others: list[int] = []  # other dreamtui apps open on this ledger (their pids)
 
     def on_mount(self) -> None:
         """Show what the app read last, then each new status and activity it publishes."""
         app = dream_app(self)
         app.status_changed.subscribe(self, lambda status: self.show(status=status))
         app.activity_changed.subscribe(self, lambda activity: self.show(activity=activity))
+        app.apps_changed.subscribe(self, lambda pids: self.show(others=pids))
+        self.others = list(app.other_apps)
         self.show(app.last_status, app.activity)
 
-    def show(self, status: Status | None = None, activity: str | None = None) -> None:
-        """Update what is shown (either part may be left as it is)."""
+    def show(
+        self, status: Status | None = None, activity: str | None = None, others: list[int] | None = None
+    ) -> None:
+        """Update what is shown (any part may be left as it is)."""
+        if others is not None:
+            self.others = others
         if status is not None:
             self.status = status
         if activity is not None:
@@ -100,6 +107,13 @@ class StatusHeader(Static):
         if s.extractor_note and width >= NOTE_WIDTH:  # an 80-column header stays one line
             note = s.extractor_note if len(s.extractor_note) <= width else THIN_QUEUE_SHORT
             line.append(f"\n{literal_one(note, width + 2)}", "yellow")
+        if self.others:
+            pids = ", ".join(map(str, self.others))
+            apps = "another dreamtui app is" if len(self.others) == 1 else f"{len(self.others)} more apps are"
+            line.append(
+                f"\n{literal_one(f'{apps} open on this ledger (pid {pids}): decisions made there show here', width + 2)}",
+                "yellow",
+            )
         if self.activity:
             line.append(f"\n⟳ {literal_one(self.activity, width)}", "italic magenta")
         for banner in s.banners:
