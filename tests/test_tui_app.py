@@ -169,7 +169,9 @@ async def test_revert_right_after_moving_takes_the_highlighted_memory(tui_setup)
         await pilot.press("y")
         await wait_for(pilot, lambda: len(commits(cfg.memory)) == accepted + 1)
         assert commits(cfg.memory)[0].startswith("Revert")
-        await wait_for(pilot, lambda: ledger.get_candidate(ids[0]).status == "pending")  # the ledger after git
+        await wait_for(
+            pilot, lambda: ledger.get_candidate(ids[0]).status == "pending"
+        )  # the ledger after git
 
 
 async def test_a_long_confirmation_question_is_shown_whole(tui_setup) -> None:
@@ -384,7 +386,9 @@ async def test_cycles_name_the_project(tui_setup) -> None:
     app = DreamApp(cfg, ledger, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await show(pilot, "3")
-        assert "payments-api" in screen_text(app) and "…ayments-api" not in screen_text(app)  # its name, whole
+        assert "payments-api" in screen_text(app) and "…ayments-api" not in screen_text(
+            app
+        )  # its name, whole
 
 
 async def test_every_decision_key_says_so_when_nothing_is_highlighted(tmp_path: Path) -> None:

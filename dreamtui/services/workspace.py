@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field, replace
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
