@@ -42,6 +42,7 @@ import msgspec
 import orjson
 
 from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
+from dreamtui.core.ingest.formats.lines import decode_counted
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
     JsonPath,
@@ -557,18 +558,9 @@ class _Digester:
 
     def exact(self, raw: bytes, line_no: int, out: list[Turn]) -> None:
         """Decode one line in full (repaired or refused as ``decode_line`` does) and digest it."""
-        stats = self.stats
-        obj, error = decode_line(raw[:-1] if raw.endswith(b"\n") else raw)
-        if error == "replaced":
-            stats.replaced += 1
-        if obj is None:
-            stats.skipped_lines += 1
-            if error == "invalid_utf8":
-                stats.invalid_utf8 += 1
-            elif error in ("malformed", "not_object"):
-                stats.malformed += 1
-            return
-        self.record(obj, line_no, out)
+        obj = decode_counted(raw, self.stats)
+        if obj is not None:
+            self.record(obj, line_no, out)
 
     def record(self, obj: dict[str, Any], line_no: int, out: list[Turn]) -> None:
         """The turns of one decoded event, from :func:`pieces`; an odd event is counted, never raised."""
