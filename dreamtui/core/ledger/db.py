@@ -208,6 +208,7 @@ class Ledger:
             try:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self._migrate()
+                self._check_tables()
                 return
             except LedgerError:  # a full disk, a damaged page: already one line
                 self.close()
@@ -226,6 +227,15 @@ class Ledger:
             except sqlite3.DatabaseError as exc:
                 self.close()
                 raise LedgerError(_unusable(self.path, exc)) from exc
+
+    def _check_tables(self) -> None:
+        """Read the first row of every table, past any index: a table whose first page is damaged is
+        a one-line :class:`LedgerDamagedError` at open, not a query that an index answers without
+        meeting the damage (an empty queue shown from a damaged ledger)."""
+        names = [str(r[0]) for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for name in names:
+            if not name.startswith("sqlite_"):
+                self.conn.execute(f'SELECT * FROM "{name}" NOT INDEXED LIMIT 1').fetchall()
 
     def _refuse_newer_schema(self) -> None:
         """Refuse a ledger a newer dreamtui wrote before writing a byte (not even the journal mode):
