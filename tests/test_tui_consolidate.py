@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
+from fakes.notes import said
 from fakes.tui import open_queue, wait_for
 
 from dreamtui.core.dream.consolidate_find import find_offline
@@ -93,6 +94,10 @@ async def test_u_undoes_a_consolidation_accepted_in_the_app(tui_setup, git_home)
         await pilot.press("u")
         await wait_for(pilot, lambda: rows.get(ledger, item.id).status != "accepted")
         await wait_for(pilot, lambda: app.decisions_waiting == 0)
+        # the note says what is true: the proposal is undone (not back in the queue), the finder may
+        # propose the memory again (it said "it waits for review again")
+        await wait_for(pilot, lambda: said(app, "the next dream may propose it again"))
+        assert not said(app, "waits for review again")
     assert (cfg.memory / gone).exists() and _git(cfg.memory, "status", "--porcelain") == ""
 
 

@@ -327,9 +327,14 @@ class Workspace:
         result = undo.undo_last(self.config, self.ledger)
         if result.kind != "proposal":
             sha = f" (commit {result.commit_sha[:8]})" if result.commit_sha else ""
+            after = (
+                "the memory is as before, and the next dream may propose it again"
+                if result.kind == "consolidation"
+                else "it waits for review again"
+            )
             return self._checked(
                 DecisionResult(
-                    f"undid the {result.action}{sha}: it waits for review again",
+                    f"undid the {result.action}{sha}: {after}",
                     None,
                     result.commit_sha,
                     "undo",
