@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -15,6 +16,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import pytest
 from click.testing import CliRunner
@@ -524,17 +526,28 @@ def test_cycle_retried_twice_keeps_what_the_first_attempt_extracted(
 
 
 HOLD = FIXTURES / "hold_extractor.py"
+_GATES: dict[Path, IO[bytes]] = {}
+
+
+def release(hold: Path) -> None:
+    """Let the held extractions go on (close the gate's exclusive lock; again: nothing)."""
+    gate = _GATES.pop(hold, None)
+    if gate is not None:
+        gate.close()
 
 
 def held_dream(home: Path) -> tuple[subprocess.Popen[str], StderrLines, Path]:
     """``dreamtui dream`` in a session of its own (as a terminal runs it), its extractions held in
-    Branching until the test writes ``release``; returns once they have started."""
+    Branching until the test calls :func:`release`; returns once they have started."""
     install(home, "busy")
     (home / "config.toml").write_text(
         f'extractor = "command"\ncommand = [{json.dumps(sys.executable)}, {json.dumps(str(HOLD))}]\n'
     )
     hold = home / "hold"
     hold.mkdir()
+    gate = (hold / "gate").open("wb")
+    fcntl.flock(gate, fcntl.LOCK_EX)  # the extractions wait on it until release(hold)
+    _GATES[hold] = gate
     proc = subprocess.Popen(
         [sys.executable, "-c", MAIN, "dream"],
         env={**env_for(home), "HOLD_DIR": str(hold)},
@@ -560,10 +573,10 @@ def test_ctrl_c_during_a_dream_says_the_cycle_stopped_and_what_runs_next_time(ho
         assert (
             "stopping the dream cycle at its next safe point" in said and "Ctrl-C again stops at once" in said
         )
-        (hold / "release").write_text("")
+        release(hold)
         assert proc.wait(timeout=120) == 130
     finally:
-        (hold / "release").write_text("")
+        release(hold)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
@@ -590,7 +603,7 @@ def test_ctrl_c_twice_stops_a_dream_at_once(home: Path) -> None:
         os.killpg(proc.pid, signal.SIGINT)
         assert proc.wait(timeout=60) == 130  # the extractions still hold: it did not wait for them
     finally:
-        (hold / "release").write_text("")
+        release(hold)
         if proc.poll() is None:
             proc.kill()
             proc.wait()

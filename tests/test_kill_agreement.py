@@ -20,15 +20,13 @@ import functools
 import json
 import os
 import random
-import select
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fakes.gitrepo import git
-from fakes.waiting import wait_for
+from fakes.kills import run_child
 from test_consolidate import FOLDER, PROJECT, memory_repo, project_repo, topic
 from test_outside_crash import POOL, _change
 
@@ -47,67 +45,6 @@ KILLS = int(os.environ.get("AGREEMENT_KILLS", "12"))
 @pytest.fixture(autouse=True)
 def _now(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAMTUI_NOW", "2026-04-02T09:00:00Z")
-
-
-def _exits_within(pid: int, seconds: float) -> bool:
-    fd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([fd], [], [], max(0.0, seconds))
-    finally:
-        os.close(fd)
-    return bool(ready)
-
-
-def _others_in(memory: Path) -> list[int]:
-    """Processes (not this one) working in the memory folder: a git the killed child started."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if os.readlink(entry / "cwd") != str(memory):
-                continue
-            state = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = state[state.rfind(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[1]) != os.getpid():
-            found.append(int(entry.name))
-    return found
-
-
-def _run_child(config: Config, decide: Callable[[], None], kill_after: float | None) -> tuple[bool, float]:
-    """Fork a child that runs ``decide``; SIGKILL its process group after ``kill_after`` seconds."""
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.setpgid(0, 0)
-            decide()
-            code = 0
-        finally:
-            os._exit(code)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass
-    killed = False
-    if kill_after is not None:
-        if _exits_within(pid, started + kill_after - time.monotonic()):
-            os.waitpid(pid, 0)
-            return False, time.monotonic() - started
-        try:
-            os.killpg(pid, signal.SIGKILL)
-            killed = True
-        except ProcessLookupError:
-            pass
-    _, status = os.waitpid(pid, 0)
-    elapsed = time.monotonic() - started
-    killed = killed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-    assert killed or os.WEXITSTATUS(status) == 0, "the deciding child failed"
-    assert wait_for(lambda: not _others_in(config.memory)), "a git the child started is still running"
-    return killed, elapsed
 
 
 def _loop(
@@ -129,7 +66,7 @@ def _loop(
             continue
         probe = span == 0.0
         job = functools.partial(decide, rng.randrange(1 << 30))
-        was_killed, elapsed = _run_child(config, job, None if probe else rng.uniform(0, span))
+        was_killed, elapsed = run_child(config, job, None if probe else rng.uniform(0, span))
         span = max(span * 0.9, elapsed) if probe or not was_killed else span
         killed += was_killed
         check()

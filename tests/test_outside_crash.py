@@ -15,14 +15,14 @@ test waits until every git it started has finished before it looks.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
-import select
-import signal
 import time
 from pathlib import Path
 
 from fakes.gitrepo import git
+from fakes.kills import others_in, run_child
 from fakes.waiting import wait_for
 
 from dreamtui.core.config import Config
@@ -33,16 +33,6 @@ from dreamtui.core.memory import outside_tree as tree_of
 POOL = 24
 KILLS = int(os.environ.get("DREAMTUI_OUTSIDE_KILLS", "40"))
 """Read when the module is imported: the suite's fixtures clear every ``DREAMTUI_*`` variable."""
-
-
-def _exits_within(pid: int, seconds: float) -> bool:
-    """Whether process ``pid`` ends within ``seconds`` (waits on its pidfd: no polling)."""
-    fd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([fd], [], [], max(0.0, seconds))
-    finally:
-        os.close(fd)
-    return bool(ready)
 
 
 def _decide(config: Config, seed: int) -> None:
@@ -68,62 +58,6 @@ def _decide(config: Config, seed: int) -> None:
                 outside.reject(config, ledger, item.id, "not wanted")
         except outside.OutsideError:
             pass
-
-
-def _others_in(memory: Path) -> list[int]:
-    """Processes (not this one) working in the memory folder: a git the killed child started."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if os.readlink(entry / "cwd") != str(memory):
-                continue
-            state = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = state[state.rfind(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[1]) != os.getpid():  # this test's own git helpers stay
-            found.append(int(entry.name))
-    return found
-
-
-def _run_child(config: Config, seed: int, kill_after: float | None) -> tuple[bool, float]:
-    """Fork a child that decides; SIGKILL its process group after ``kill_after`` seconds. Returns
-    whether it was killed, and how long it ran."""
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child
-        code = 1
-        try:
-            os.setpgid(0, 0)
-            _decide(config, seed)
-            code = 0
-        finally:
-            os._exit(code)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass
-    killed = False
-    if kill_after is not None:
-        # the child's exit, or the moment under test (a kill then), whichever comes first
-        exited = _exits_within(pid, started + kill_after - time.monotonic())
-        if exited:
-            os.waitpid(pid, 0)
-            return False, time.monotonic() - started
-        try:
-            os.killpg(pid, signal.SIGKILL)
-            killed = True
-        except ProcessLookupError:
-            pass
-    _, status = os.waitpid(pid, 0)
-    elapsed = time.monotonic() - started
-    killed = killed and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-    assert killed or os.WEXITSTATUS(status) == 0, "the deciding child failed"
-    # an orphaned git (its own group) finishes its step
-    assert wait_for(lambda: not _others_in(config.memory)), "a git the child started is still running"
-    return killed, elapsed
 
 
 def _head(root: Path) -> dict[str, str]:
@@ -235,8 +169,10 @@ def test_sigkill_during_outside_accept_reject_and_restore_loses_nothing(config, 
         if not outside.items(ledger):
             continue
         probe = span == 0.0
-        was_killed, elapsed = _run_child(
-            config, rng.randrange(1 << 30), None if probe else rng.uniform(0, span)
+        was_killed, elapsed = run_child(
+            config,
+            functools.partial(_decide, config, rng.randrange(1 << 30)),
+            None if probe else rng.uniform(0, span),
         )
         span = max(span * 0.9, elapsed) if probe or not was_killed else span
         killed += was_killed
@@ -277,7 +213,7 @@ def test_a_kill_at_every_step_of_accept_and_reject_is_recovered_at_the_next_scan
                 finally:
                     os._exit(code)
             os.waitpid(pid, 0)
-            assert wait_for(lambda: not _others_in(root)), "a git the child started is still running"
+            assert wait_for(lambda: not others_in(root)), "a git the child started is still running"
             outside.scan(config, ledger)
             assert not ledger.query("SELECT * FROM outside_intents")
             assert not list(root.rglob(".dreamtui-tmp-*"))
