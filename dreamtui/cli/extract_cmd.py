@@ -144,19 +144,25 @@ def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
         echo_json(json.dumps(bodies, ensure_ascii=False, indent=1))
         return
     for i, body in enumerate(bodies, 1):
-        system = "\n".join(block.get("text", "") for block in body.get("system", []))
-        user = "\n".join(
-            m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
-            for m in body.get("messages", [])
-        )
-        schema = body.get("output_config", {}).get("format", {})
-        click.echo(
-            f"# request {i} of {len(bodies)}: POST /v1/messages, model {body.get('model')}, "
-            f"max_tokens {body.get('max_tokens')}"
-        )
-        click.echo("## system\n" + system)
-        click.echo("## user\n" + user)
-        click.echo("## output format (output_config.format)\n" + json.dumps(schema, indent=1))
+        click.echo(request_text(body, i, len(bodies)), nl=False)
+
+
+def request_text(body: dict[str, Any], index: int, total: int) -> str:
+    """One request body as ``--show-request`` prints it: a header, the system prompt, the user message
+    and the output schema (what a person, or a stand-in model, reads to answer it)."""
+    system = "\n".join(block.get("text", "") for block in body.get("system", []))
+    user = "\n".join(
+        m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        for m in body.get("messages", [])
+    )
+    schema = body.get("output_config", {}).get("format", {})
+    return (
+        f"# request {index} of {total}: POST /v1/messages, model {body.get('model')}, "
+        f"max_tokens {body.get('max_tokens')}\n"
+        f"## system\n{system}\n"
+        f"## user\n{user}\n"
+        f"## output format (output_config.format)\n{json.dumps(schema, indent=1)}\n"
+    )
 
 
 # -- batch mode --------------------------------------------------------------------------------

@@ -56,8 +56,9 @@ def project_of_transcript(config: Config) -> Callable[[Path], str]:
 
 
 def _refuse_unreadable(path: Path) -> None:
-    """A one-line error at once for a missing file, a folder, a FIFO, a device."""
-    with open_transcript(path):
+    """A one-line error at once for a missing file, a folder, a FIFO, a device. An address of one
+    session inside a source holding many (``opencode.db#<session id>``) is checked by its file."""
+    with open_transcript(formats.split_address(path)[0]):
         pass
 
 

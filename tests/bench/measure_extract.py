@@ -37,6 +37,8 @@ from fakes.eval_set import (  # noqa: E402
     Totals,
     load_recorded,
     load_sessions,
+    location_names,
+    portable_key,
     request_key,
     score_session,
 )
@@ -53,6 +55,7 @@ def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> Se
     from dreamtui.core.gate.pipeline import gate
 
     digest = digest_session(session.files)
+    CURRENT["names"] = location_names(digest)
     config = Config(
         transcripts=workdir / "t",
         memory=workdir / session.id / "memory",
@@ -101,19 +104,22 @@ def run_session(session: EvalSession, extractor: Extractor, workdir: Path) -> Se
     )
 
 
+CURRENT: dict[str, list[str]] = {"names": []}
+"""Where the session being scored lies (its location names), for a recording made elsewhere."""
 SENT = {"calls": 0, "chars": 0}
 """What the recorded run sent: calls and characters of system prompt plus user message."""
 CHARS_PER_TOKEN = 3.5
 """An estimate for English-heavy transcripts (no tokenizer offline): input tokens ~ characters / 3.5."""
 
 
-def recorded_extractor(tag: str, stack: list) -> Extractor:
-    """The anthropic extractor, its requests answered from the recording by the local fake API."""
+def recorded_extractor(tag: str, stack: list, root: Path | None = None) -> Extractor:
+    """The anthropic extractor, its requests answered from the recording (``root/<tag>``, by default
+    ``tests/data/real_eval/recorded/<tag>``) by the local fake API."""
     from fakes.anthropic_server import FakeAnthropic, Reply, error, message
 
     from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 
-    answers = load_recorded(tag)
+    answers = load_recorded(tag) if root is None else load_recorded(tag, root)
     fake = FakeAnthropic()
 
     def respond(body: dict) -> Reply:
@@ -121,7 +127,7 @@ def recorded_extractor(tag: str, stack: list) -> Extractor:
         user = "".join(str(m.get("content", "")) for m in body.get("messages", []))
         SENT["calls"] += 1
         SENT["chars"] += len(system) + len(user)
-        text = answers.get(request_key(body))
+        text = answers.get(request_key(body)) or answers.get(portable_key(body, CURRENT["names"]))
         if text is None:
             return error(
                 400, "invalid_request_error", "no recorded answer for this request", retry_after_ms=None
@@ -141,7 +147,9 @@ def main() -> None:
         "--tag", default="v4", help="which recording to replay (tests/data/real_eval/recorded/TAG)"
     )
     ap.add_argument(
-        "--split", choices=["tuning", "blind", "blind2", "blind3", "long", "blind4", "all"], default="tuning"
+        "--split",
+        choices=["tuning", "blind", "blind2", "blind3", "long", "blind4", "agents", "all"],
+        default="tuning",
     )
     ap.add_argument("--command", help="the command for --extractor command")
     ap.add_argument("-v", "--verbose", action="store_true", help="every hit, noise and miss")
@@ -175,6 +183,7 @@ def main() -> None:
         extractor = HeuristicExtractor()
         name = "heuristic"
     totals = Totals()
+    by_format: dict[str, Totals] = {}
     skipped = 0
     with tempfile.TemporaryDirectory() as tmp:
         for s in sessions:
@@ -183,8 +192,9 @@ def main() -> None:
                 skipped += 1
                 continue
             totals.add(sc)
+            by_format.setdefault(s.format, Totals()).add(sc)
             print(
-                f"{s.id} [{s.split}] kept {sc.kept:>2}  precise {sc.precise:>2}  dup {sc.duplicates}  "
+                f"{s.id} [{s.split}, {s.format}] kept {sc.kept:>2}  precise {sc.precise:>2}  dup {sc.duplicates}  "
                 f"keep {sc.keep_found}/{sc.keep_labels}  verified {sc.verified}/{sc.proposed}"
             )
             if args.verbose:
@@ -204,6 +214,14 @@ def main() -> None:
     print(f"  keep-recall {totals.keep_recall:.2f}  ({totals.keep_found}/{totals.keep_labels})")
     print(f"  duplicates  {totals.duplicates}")
     print(f"  quotes verified {totals.survival:.1%}  ({totals.verified}/{totals.proposed})")
+    if len(by_format) > 1 or args.split == "agents":
+        print("  by format:")
+        for fmt, t in sorted(by_format.items()):
+            print(
+                f"    {fmt:<12} {t.sessions:>3} sessions  precision {t.precision:.2f} ({t.precise}/{t.kept})  "
+                f"keep-recall {t.keep_recall:.2f} ({t.keep_found}/{t.keep_labels})  duplicates {t.duplicates}  "
+                f"verified {t.verified}/{t.proposed}"
+            )
     if SENT["calls"]:
         mb = sum(f.stat().st_size for s in sessions for f in s.files) / 1e6
         tokens = SENT["chars"] / CHARS_PER_TOKEN

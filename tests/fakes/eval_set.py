@@ -36,6 +36,8 @@ ROOTS = {
     "eval3": Path(os.environ.get("DREAMTUI_EVAL3_DIR") or REPO.parent / "eval3"),
     "eval4": Path(os.environ.get("DREAMTUI_EVAL4_DIR") or REPO.parent / "eval4"),
     "eval5": Path(os.environ.get("DREAMTUI_EVAL5_DIR") or REPO.parent / "eval5"),
+    # the other agents' real sessions (Codex CLI, Gemini CLI, Aider, OpenCode, ...): split ``agents``
+    "eval-agents": Path(os.environ.get("DREAMTUI_EVAL_AGENTS_DIR") or REPO.parent / "eval-agents"),
 }
 
 
@@ -64,11 +66,22 @@ class EvalSession:
     project: str
     labels: list[Label] | None = None
     sources: list[dict[str, Any]] = field(default_factory=list)
+    format: str = "claude-code"
+    """The dreamtui format the session's files are read by (``formats.format_for`` agrees)."""
 
     @property
     def available(self) -> bool:
-        """Every file of the session is on this machine."""
-        return all(f.is_file() for f in self.files)
+        """Every file of the session is on this machine (an address ``<file>#<member>``: its file)."""
+        from dreamtui.core.ingest.formats import split_address
+
+        return all(split_address(f)[0].is_file() for f in self.files)
+
+
+def file_path(root: Path, item: dict[str, Any]) -> Path:
+    """Where one manifest file lies: ``root / eval_path``, or the address ``<that>#<member>`` of one
+    session inside a file holding many (an OpenCode database)."""
+    path = root / item["eval_path"]
+    return Path(f"{path}#{item['member']}") if item.get("member") else path
 
 
 def load_labels(sid: str) -> list[Label] | None:
@@ -95,14 +108,15 @@ def load_labels(sid: str) -> list[Label] | None:
 
 
 def load_sessions(split: str = "all", *, labelled_only: bool = True) -> list[EvalSession]:
-    """The sessions of ``split`` (``tuning``, ``blind`` or ``all``) whose files are on this machine."""
+    """The sessions of ``split`` (``tuning``, ``blind``, ..., ``agents`` or ``all``) whose files are on
+    this machine."""
     entries = json.loads(MANIFEST.read_text(encoding="utf-8"))
     out: list[EvalSession] = []
     for e in entries:
         if split != "all" and e["split"] != split:
             continue
         root = ROOTS[e["root"]]
-        files = [root / f["eval_path"] for f in e["files"]]
+        files = [file_path(root, f) for f in e["files"]]
         s = EvalSession(
             id=e["id"],
             split=e["split"],
@@ -111,6 +125,7 @@ def load_sessions(split: str = "all", *, labelled_only: bool = True) -> list[Eva
             project=e["project_folder"],
             labels=load_labels(e["id"]),
             sources=e["files"],
+            format=e.get("format", "claude-code"),
         )
         if not s.available or (labelled_only and s.labels is None):
             continue
@@ -136,13 +151,36 @@ def request_key(body: dict[str, Any]) -> str:
     return sha256(system + "\x00" + user)
 
 
+def location_names(digest: Any) -> list[str]:
+    """The strings of a request that can depend on where the session's files lie on this machine: an
+    Aider history's session id, project and working directory are its folder's (the eval set's own
+    folder here); other formats take them from the file's content."""
+    return [n for n in (digest.cwd, digest.project, digest.session, digest.project_name) if n]
+
+
+def portable_key(body: dict[str, Any], names: Iterable[str]) -> str:
+    """:func:`request_key` with each of ``names`` replaced by a placeholder, so a recording made with
+    the eval set in one folder replays with it unpacked in another (longest names first)."""
+    system = "\n".join(b.get("text", "") for b in body.get("system", []) if isinstance(b, dict))
+    user = "\n".join(
+        m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        for m in body.get("messages", [])
+    )
+    for i, name in enumerate(sorted(set(names), key=len, reverse=True)):
+        user = user.replace(name, f"\x01{i}\x01")
+    return sha256("portable\x00" + system + "\x00" + user)
+
+
 def load_recorded(tag: str, root: Path = RECORDED) -> dict[str, str]:
-    """Every recorded answer of one recording (``recorded/<tag>/``): request key -> the answer's text."""
+    """Every recorded answer of one recording (``recorded/<tag>/``): request key -> the answer's text
+    (and its portable key -> the same text, where the recording has one)."""
     answers: dict[str, str] = {}
     for path in sorted((root / tag).glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         for req in data["requests"]:
             answers[req["key"]] = req["answer"]
+            if req.get("portable_key"):
+                answers.setdefault(req["portable_key"], req["answer"])
     return answers
 
 
@@ -314,6 +352,13 @@ class Proposal:
     kept: bool
 
 
+def _file_name(path: str) -> str:
+    """A file's name as a label names it: an address ``<file>#<session id>`` (a session inside an
+    OpenCode database) by its file's name."""
+    name = Path(path).name
+    return name.split("#", 1)[0] if "#" in name else name
+
+
 def match_score(p: Proposal, label: Label) -> float:
     """How surely a proposal states the labelled lesson (0 = not at all); the scorer's one rule.
 
@@ -323,7 +368,7 @@ def match_score(p: Proposal, label: Label) -> float:
     same_record = (
         p.line is not None
         and p.line == label.line
-        and (not label.file or not p.file or Path(p.file).name == Path(label.file).name)
+        and (not label.file or not p.file or _file_name(p.file) == _file_name(label.file))
     )
     quote_overlap = overlap(p.quote, label.quote)
     claim_sim = max(jaccard(p.claim, label.claim), 0.8 * overlap(p.claim, label.claim))
