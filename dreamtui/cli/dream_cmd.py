@@ -17,7 +17,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.cli.progress import progress_display
 from dreamtui.core.config import Config, choices
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
-from dreamtui.services import BriefingProposal, Workspace, briefings, dreaming
+from dreamtui.services import BriefingProposal, Workspace, briefings, dreaming, watching
 from dreamtui.services.dreaming import CycleFailed, CycleRecord, NothingNew, waking_message
 
 EXIT_FAILED = 1
@@ -52,7 +52,8 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
 @click.option(
     "--project",
     default=None,
-    help="Dream one project (a transcript folder name: a worktree's dreams its whole repository); "
+    help="Dream one project (a transcript folder name, or the absolute path of a folder the sessions ran in: "
+    "a worktree's dreams its whole repository); "
     "default: every project.",
 )
 @click.option(
@@ -216,12 +217,40 @@ def _stopped_words(ws: Workspace, project: str | None) -> str:
     show_default=True,
     help="Seconds of quiet before a burst of changes is handled.",
 )
+@click.option(
+    "--install",
+    "install_service",
+    is_flag=True,
+    help="Run watch as a service of your login (a systemd user unit, a launchd agent): print it, ask, write it, start it.",
+)
+@click.option(
+    "--uninstall", "uninstall_service", is_flag=True, help="Stop the watch service and remove its file."
+)
+@click.option(
+    "--yes", "-y", "assume_yes", is_flag=True, help="With --install/--uninstall: do not ask (for scripts)."
+)
 @pass_config
-def watch(config: Config, poll: bool | None, schedule: str | None, debounce: float) -> None:
-    """Watch the transcripts folder: dream a project when its person says good night, and on a schedule.
+def watch(
+    config: Config,
+    poll: bool | None,
+    schedule: str | None,
+    debounce: float,
+    install_service: bool,
+    uninstall_service: bool,
+    assume_yes: bool,
+) -> None:
+    """Watch the transcripts folder: dream a project when its person says good night, when Claude Code
+    ends one of its sessions (the plugin's SessionEnd hook), and on a schedule.
 
     Runs until Ctrl-C or SIGTERM. Waking messages go to standard output, progress to standard error.
+    One watch per state folder (`dreamtui status` says whether it runs). --install makes it a service of
+    your login (systemd on Linux, launchd on macOS), shown before anything is written or started.
     """
+    if install_service or uninstall_service:
+        if install_service and uninstall_service:
+            raise ConfigError("--install and --uninstall: one at a time")
+        _service(config, install_service, assume_yes)
+        return
     poll = config.poll if poll is None else poll
     schedule = schedule or config.schedule
     hm = dreaming.parse_schedule(schedule) if schedule else None
@@ -242,7 +271,13 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
         )
         previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: daemon.stop())
         started = False
+        lock = dreaming.watch_lock(ws)
         try:
+            try:
+                lock.acquire()
+            except CycleBusy as exc:
+                echo(f"dreamtui: {exc}", err=True)
+                sys.exit(EXIT_BUSY)
             daemon.start()
             started = True
             how = "polling" if poll else "watching"
@@ -253,9 +288,71 @@ def watch(config: Config, poll: bool | None, schedule: str | None, debounce: flo
             pass
         finally:
             daemon.close()
+            lock.release()
             signal.signal(signal.SIGTERM, previous)
             if started:  # a folder that cannot be watched was never watched: its error says so
                 echo("dreamtui: stopped watching", err=True)
+
+
+def _service(config: Config, install: bool, assume_yes: bool) -> None:
+    """``watch --install`` / ``--uninstall``: show the file and the commands, ask, then do it."""
+    unit = watching.service_unit(config)
+    if install:
+        echo(f"dreamtui: watch as a {unit.kind} service: this writes {unit.path}:\n")
+        echo(unit.text.rstrip("\n"))
+        echo("\nand then runs:")
+        for argv in unit.start:
+            echo(f"  {' '.join(argv)}")
+        question = "Install and start it?"
+    else:
+        if not unit.path.is_file():
+            echo(f"dreamtui: no watch service is installed ({unit.path} does not exist)")
+            return
+        echo(f"dreamtui: this stops the watch service and removes {unit.path}; it runs:")
+        for argv in (*unit.stop, *unit.reload):
+            echo(f"  {' '.join(argv)}")
+        question = "Stop and remove it?"
+    if not assume_yes and not click.confirm(question, default=False):
+        echo("dreamtui: nothing was written or run")
+        return
+    for line in watching.install(unit) if install else watching.uninstall(unit):
+        echo(f"dreamtui: {line}")
+    if install:
+        echo("dreamtui: watch runs as a service now; `dreamtui status` says what it does")
+
+
+@cli.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+@pass_config
+def status_cmd(config: Config, as_json: bool) -> None:
+    """Whether `dreamtui watch` runs, when dreamtui last dreamed, and what waits for you."""
+    with Workspace(config) as ws:
+        st = watching.watch_status(ws)
+    if as_json:
+        echo_json(json.dumps(st.to_json(), indent=2, ensure_ascii=False))
+        return
+    if st.running:
+        who = f" (pid {st.pid}, since {st.since})" if st.pid else ""
+        echo(f"watch: running{who}")
+    else:
+        echo("watch: not running (`dreamtui watch`, or `dreamtui watch --install` to run it at login)")
+    echo(f"service: {st.service}" if st.service else "service: not installed")
+    last = st.last_cycle
+    if last is None:
+        echo("last dream: never")
+    else:
+        when = last.completed_at or last.started_at
+        echo(f"last dream: cycle #{last.id} of {last.date} ({last.trigger}), {last.status} at {when}")
+    waits = [f"{st.proposals} proposal{'s' if st.proposals != 1 else ''}"]
+    if st.briefing:
+        waits.append("a new briefing.md")
+    echo(
+        f"waiting for review: {', '.join(waits)}"
+        + (" (review: `dreamtui`)" if st.proposals or st.briefing else "")
+    )
+    ended = f"{st.ended_sessions} ended session{'s' if st.ended_sessions != 1 else ''}"
+    projects = len(st.new_projects)
+    echo(f"not dreamed yet: {ended}; new content in {projects} project{'s' if projects != 1 else ''}")
 
 
 @cli.command("briefing")

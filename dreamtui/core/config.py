@@ -343,6 +343,11 @@ class Config(BaseSettings):
         """The dream-cycle lock file."""
         return self.state / "dream.lock"
 
+    @property
+    def watch_lock_path(self) -> Path:
+        """The lock a running ``dreamtui watch`` holds (its pid and start time inside)."""
+        return self.state / "watch.lock"
+
     def changed(self, **fields: Any) -> Config:
         """This config with ``fields`` in place of its own, checked as :func:`load_config` checks them
         (a bad value is a one-line :class:`ConfigError`)."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from dreamtui.core.dream.banners import banner_lines_for
 from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
+from dreamtui.core.dream.lock import WatchLock
 from dreamtui.core.dream.phases import Progress
 from dreamtui.core.dream.plan import DreamPlan, NothingNew
 from dreamtui.core.dream.run import STOPPED_BY_CTRL_C, CycleFailed, run_cycle
@@ -36,6 +37,7 @@ __all__ = [
     "parse_schedule",
     "stopped_cycle",
     "waking_message",
+    "watch_lock",
 ]
 
 
@@ -53,6 +55,12 @@ def dream(
     day's full cycle finds nothing new, :class:`CycleFailed` when a phase fails (it may be retried).
     """
     return run_cycle(ws.config, ws.ledger, project=project, date=date, trigger=trigger, progress=progress)
+
+
+def watch_lock(ws: Workspace) -> WatchLock:
+    """The lock a running watch holds (``with`` it around the daemon): a second watch on the same state
+    folder is ``CycleBusy``, and ``dreamtui status`` sees the holder's pid."""
+    return WatchLock(ws.config.watch_lock_path)
 
 
 def daemon(

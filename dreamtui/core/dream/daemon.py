@@ -1,5 +1,6 @@
-"""The watch daemon: dream a project when its person says good night, every project on a daily
-schedule, and again a little later when another cycle held the lock.
+"""The watch daemon: dream a project when its person says good night or Claude Code ends one of its
+sessions (the plugin's SessionEnd hook records it: :mod:`dreamtui.core.ingest.ended`), every project on
+a daily schedule, and again a little later when another cycle held the lock.
 
 The front end (``dreamtui watch``) only says what happens (``say`` for notes, ``on_wake`` for each
 waking message) and stops it (:meth:`DreamDaemon.stop`, e.g. from a signal handler).
@@ -11,14 +12,16 @@ import queue
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
 from dreamtui.core.dream.phases import Progress
-from dreamtui.core.dream.plan import CycleAlreadyDone
-from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.plan import CycleAlreadyDone, NothingNew
+from dreamtui.core.dream.run import SESSION_END, CycleFailed, run_cycle
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
+from dreamtui.core.ingest import ended as ended_sessions
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.sources import roots
 from dreamtui.core.ingest.transcripts import describe
@@ -69,6 +72,11 @@ class DreamDaemon:
         self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.retries: dict[str | None, tuple[float, int, str]] = {}  # project -> (when, tries, trigger)
         pmap = ProjectMap(config.transcripts)
+        self.pmap = pmap
+        self.seen_ended: dict[Path, float] = {}
+        """Each ended-session record already acted on (its file -> its ``ended_at``)."""
+        self.ended_waiting: dict[str, list[ended_sessions.Ended]] = {}
+        """project -> the records a session-end cycle for it was asked for."""
         self.watcher = Watcher(
             config.transcripts,
             extra=[r.folder for r in roots(config)],
@@ -113,6 +121,8 @@ class DreamDaemon:
                 "skip",
             ):  # a skip (a FIFO, an unreadable folder) is said once; watching goes on
                 self.say(f"dreamtui: watch: {value}")
+            for ended in self.ended_projects():  # sessions Claude Code ended (the plugin's hook)
+                self.dream_now(ended, SESSION_END)
             for project, (retry_at, tries, trigger) in list(self.retries.items()):
                 if time.monotonic() >= retry_at:
                     self.dream_now(project, trigger, tries)
@@ -120,10 +130,35 @@ class DreamDaemon:
                 self.dream_now(None, "schedule")
                 due = next_run(max(clock.now(), due), *self.schedule)
 
+    def ended_projects(self) -> list[str]:
+        """The projects of the sessions Claude Code ended since the last look (new records in the state
+        folder; at the first look, every record there), each once. A record whose transcript is not in
+        this watch's folders is left for the watch (or dream) that reads them."""
+        projects: list[str] = []
+        roots = [Path(self.config.transcripts), *self.watcher.extra]
+        for record in ended_sessions.read_all(self.config):
+            if self.seen_ended.get(record.path) == record.ended_at:
+                continue
+            self.seen_ended[record.path] = record.ended_at
+            path = Path(record.transcript)
+            if not record.transcript or not any(path.is_relative_to(r) for r in roots):
+                continue
+            try:
+                project = self.pmap.key(describe(path).project, path)
+            except Exception:  # an odd path never stops the watch
+                continue
+            self.ended_waiting.setdefault(project, []).append(record)
+            if project not in projects:
+                projects.append(project)
+        return projects
+
     def dream_now(self, project: str | None, trigger: str, tries: int = 0) -> None:
         """One dream cycle; a busy lock is retried later (up to :data:`BUSY_RETRIES` times)."""
         self.retries.pop(project, None)
-        what = f"good night said in {project}" if trigger == "goodnight" else trigger
+        what = {
+            "goodnight": f"good night said in {project}",
+            SESSION_END: f"a session ended in {project}",
+        }.get(trigger, trigger)
         started = False
 
         def progress(phase: str, message: str = "", fraction: float | None = None) -> None:
@@ -136,6 +171,11 @@ class DreamDaemon:
 
         try:
             record = run_cycle(self.config, self.ledger, project=project, trigger=trigger, progress=progress)
+        except NothingNew as exc:  # its sessions hold nothing new: dreamed already
+            if trigger == SESSION_END:
+                ended_sessions.forget(self.ended_waiting.pop(project or "", []))
+            self.say(f"dreamtui: {what}: {exc}")
+            return
         except CycleAlreadyDone as exc:
             self.say(f"dreamtui: {what}: not dreaming, {exc}")
             return
@@ -149,4 +189,5 @@ class DreamDaemon:
         except (CycleFailed, DreamError) as exc:
             self.say(f"dreamtui: {what}: {exc}")
             return
+        self.ended_waiting.pop(project or "", None)
         self.on_wake(record)

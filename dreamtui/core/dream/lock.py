@@ -25,6 +25,11 @@ class CycleLock:
     this process) holds it.
     """
 
+    busy = "another dream cycle is running{holder}; try again when it has finished"
+    """The :class:`CycleBusy` message (``{holder}``: `` (pid 123, since …)`` or nothing)."""
+    wait = 0.0
+    """Seconds ``acquire`` waits for the lock before it says busy."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._lock: FileLock | None = None
@@ -38,14 +43,12 @@ class CycleLock:
         """Take the lock or raise :class:`CycleBusy` naming the holder."""
         if self._lock is not None:
             return
-        lock = FileLock(self.path, timeout=0)
+        lock = FileLock(self.path, timeout=self.wait)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock.acquire()
         except Timeout:
-            raise CycleBusy(
-                f"another dream cycle is running{_read_holder(self.path)}; try again when it has finished"
-            ) from None
+            raise CycleBusy(self.busy.format(holder=_read_holder(self.path))) from None
         except OSError as exc:
             raise LedgerError(f"cannot open the dream lock {self.path}: {exc.strerror}") from exc
         try:
@@ -68,6 +71,34 @@ class CycleLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+class WatchLock(CycleLock):
+    """Held by a running ``dreamtui watch`` (one per state folder): ``dreamtui status`` asks it whether
+    watch runs (:func:`holder`), and a second watch is refused."""
+
+    busy = "another `dreamtui watch` is running{holder} on these folders; stop it first (dreamtui status)"
+    wait = 2.0  # a status probing the lock holds it for an instant
+
+
+def holder(path: Path) -> tuple[int, str] | None:
+    """``(pid, since)`` of the process holding the lock at ``path`` (``(0, "")`` when its file does not say),
+    None when nobody holds it. The probe takes the lock for an instant when it is free."""
+    if not path.exists():
+        return None
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        words = _read_holder(path)
+        if not words:
+            return (0, "")
+        pid, _, since = words.removeprefix(" (pid ").removesuffix(")").partition(", since ")
+        return (int(pid), since)
+    except OSError:
+        return None
+    lock.release()
+    return None
 
 
 def _read_holder(path: Path) -> str:

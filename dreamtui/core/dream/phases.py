@@ -35,6 +35,7 @@ from dreamtui.core.extract.runner import extract_many
 from dreamtui.core.files import Skipped
 from dreamtui.core.gate.dedup import DUPLICATE, DedupIndex
 from dreamtui.core.gate.pipeline import Scopes, closest_in_scope, gate
+from dreamtui.core.ingest import ended as ended_sessions
 from dreamtui.core.ingest.digest import persist
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ingest.projects import ProjectMap
@@ -144,6 +145,8 @@ class RunningCycle:
         self.index: DedupIndex | None = None
         self.on_demand = on_demand
         self.projects = projects
+        self.ended_done: list[ended_sessions.Ended] = []
+        """The ended-session records (the plugin's SessionEnd hook) this cycle dreams: removed when it ends."""
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -189,14 +192,15 @@ class RunningCycle:
             self.depth = "deep"  # a batch submitted by an earlier cycle may have results to collect
         if self.depth == "shallow":
             self.wake()
-            return
-        self.depth = "deep"
-        cycles.mark_deep(self.ledger, self.id)  # if it is killed now, the retry knows to finish its REM
-        self.deep()
-        self.branch()
-        if not self.on_demand:  # an on-demand pass never dreams a second REM the same date
-            self.rem()
-        self.wake()
+        else:
+            self.depth = "deep"
+            cycles.mark_deep(self.ledger, self.id)  # if it is killed now, the retry knows to finish its REM
+            self.deep()
+            self.branch()
+            if not self.on_demand:  # an on-demand pass never dreams a second REM the same date
+                self.rem()
+            self.wake()
+        ended_sessions.forget(self.ended_done)  # dreamed: the next cycle need not hurry for them
 
     def light(self) -> None:
         """Find the sessions with content not yet dreamed and digest it; defer those still being
@@ -209,26 +213,34 @@ class RunningCycle:
         self.stats.sessions_seen = len(groups)
         now = clock.now().timestamp()
         quiet = self.config.quiet_minutes * 60.0
+        ended = ended_sessions.by_session(self.config)
         unreadable: list[str] = []
         for i, ((project, session), files) in enumerate(groups.items()):
             self.progress(
                 f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups))
             )
+            record = ended.get(session)
             work = new_content(self.ledger, project, session, files, unreadable)
             if work is None:
+                if record is not None:  # its session holds nothing new: dreamed already
+                    self.ended_done.append(record)
                 continue
             work.goodnight = said_goodnight(work.digest.turns)
-            if not (self.trigger == "goodnight" or work.goodnight) and now - work.mtime < quiet:
+            # a session Claude Code ended (and not resumed since) is no longer being written
+            work.ended = record is not None and record.still_ended(work.mtime)
+            if not (self.trigger == "goodnight" or work.goodnight or work.ended) and now - work.mtime < quiet:
                 work.deferred = True
+            if record is not None and not work.deferred:
+                self.ended_done.append(record)
             self.work.append(work)
         ready = [w for w in self.work if not w.deferred]
         deep_enough = [w for w in ready if w.person_chars >= self.config.min_person_chars]
         settled = [
             w
             for w in ready
-            if w.person_chars < self.config.min_person_chars and now - w.mtime >= SETTLED_SECONDS
+            if w.person_chars < self.config.min_person_chars and (w.ended or now - w.mtime >= SETTLED_SECONDS)
         ]
-        for work in settled:  # finished long ago and still too quiet: no words will be added to it
+        for work in settled:  # ended, or finished long ago, and still too quiet: no words will be added
             self._mark_dreamed(work, None, 0)
         self._mark_quiet(
             [w for w in ready if w.person_chars < self.config.min_person_chars and w not in settled]

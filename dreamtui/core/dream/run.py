@@ -61,6 +61,13 @@ from dreamtui.core.ingest.sources import existing_roots
 from dreamtui.core.ledger import Ledger, cycles
 from dreamtui.core.ledger.cycles import ALL_PROJECTS, FULL, ON_DEMAND, CycleRecord
 from dreamtui.core.memory.layout import bare_repository_message, is_bare_repository
+from dreamtui.core.repository import encode_path
+
+SESSION_END = "session-end"
+"""The trigger of a cycle ``watch`` runs for a session Claude Code ended (the plugin's SessionEnd hook)."""
+ASKED = ("manual", SESSION_END)
+"""Triggers that dream what a person's explicit dream would: the date's full cycle, else an on-demand
+pass over what is new (a session's end is the person's own "I am done here")."""
 
 STOPPED_BY_CTRL_C = "stopped by Ctrl-C"
 """How a cycle stopped by Ctrl-C is recorded, after its phase (``Branching: stopped by Ctrl-C``)."""
@@ -89,10 +96,11 @@ def run_cycle(
     :class:`~dreamtui.core.dream.plan.CycleAlreadyDone` when this project and date already completed
     (both do no work), :class:`CycleFailed` when a phase fails (the record is kept as ``failed`` and
     may be retried). ``progress(phase, message, fraction)`` is called as the phases advance.
-    ``extractor`` overrides ``make_extractor(config)``.
+    ``extractor`` overrides ``make_extractor(config)``. ``project`` is a transcript folder's name, a
+    project key, or a working folder's absolute path (the project of the sessions started there).
 
-    A person's explicit dream (``trigger="manual"``) after the date's full cycle (``plan_dream``)
-    is an on-demand pass over the new content instead (Light sleep, Deep sleep, Branching, Wake; no
+    A person's explicit dream (``trigger="manual"``, or ``session-end``: watch dreaming a session Claude
+    Code ended) after the date's full cycle (``plan_dream``) is an on-demand pass over the new content instead (Light sleep, Deep sleep, Branching, Wake; no
     REM), recorded with ``kind = 'on-demand'``; with nothing new it raises
     :class:`~dreamtui.core.dream.plan.NothingNew`. The scheduler and a goodnight never run one: for
     them a done date stays :class:`~dreamtui.core.dream.plan.CycleAlreadyDone`.
@@ -115,21 +123,22 @@ def run_cycle(
             key = None
             if named not in {"", ".", ".."} and Path(named).name == named:
                 key = pmap.resolve(named, transcript_folders(config.transcripts))
+            elif os.path.isabs(named):  # a working folder: the project of the sessions started there
+                key = pmap.resolve(encode_path(named), transcript_folders(config.transcripts))
             if key is None:
                 raise ConfigError(f"no project {named!r} under {config.transcripts}")
             project = key
         chat_id = project or ALL_PROJECTS
         recovered = recover(config, ledger, pmap)
-        if (
-            trigger != "manual"
-        ):  # the scheduler, a goodnight: the date's full cycle of every project covers P too
+        asked = trigger in ASKED
+        if not asked:  # the scheduler, a goodnight: the date's full cycle of every project covers P too
             every = covering_cycle(ledger, project, day)
             if every is not None and every.chat_id != chat_id:
                 raise CycleAlreadyDone(
                     f"already dreamed {project} on {day} (cycle #{every.id}, every project); "
                     "one cycle per project per date"
                 )
-        plan = plan_dream(config, ledger, project, day) if trigger == "manual" else DreamPlan(FULL, day)
+        plan = plan_dream(config, ledger, project, day) if asked else DreamPlan(FULL, day)
         if plan.kind == NOTHING:
             raise NothingNew(plan.describe(project))
         on_demand = plan.kind == ON_DEMAND

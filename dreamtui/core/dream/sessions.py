@@ -62,6 +62,8 @@ class SessionWork:
     digest: Digest
     mtime: float
     goodnight: bool = False
+    ended: bool = False
+    """Claude Code ended this session (the plugin's SessionEnd hook) and it was not written since."""
     deferred: bool = False
     memories: tuple[str, ...] = ()
     spark: bool = False
