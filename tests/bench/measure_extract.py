@@ -223,7 +223,11 @@ def main() -> None:
                 f"verified {t.verified}/{t.proposed}"
             )
     if SENT["calls"]:
-        mb = sum(f.stat().st_size for s in sessions for f in s.files) / 1e6
+        from dreamtui.core.ingest.formats.protocol import split_address
+
+        # a session inside a database is an address (<db>#<session>): the database file's size counts once
+        files = {split_address(f)[0] for s in sessions for f in s.files}
+        mb = sum(f.stat().st_size for f in files) / 1e6
         tokens = SENT["chars"] / CHARS_PER_TOKEN
         print(
             f"  sent {SENT['calls']} requests, {SENT['chars']:,} characters for {mb:.1f} MB of transcript: "
