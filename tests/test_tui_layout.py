@@ -185,7 +185,8 @@ async def test_the_project_and_claim_columns_grow_with_the_terminal(tui_setup, s
         claim = table.size.width - 1 - sum(w + 1 for w in widths.values())
         # the project column as wide as the longest name shown ("dreamboard-web"), the claim the rest
         assert widths["project"] == len("dreamboard-web"), widths
-        assert claim >= size[0] - 50, (widths, claim)
+        assert claim >= size[0] - 57, (widths, claim)  # 7 of them the agent's (issue 31)
+        assert widths["agent"] == len("Claude"), widths  # as wide as the longest label shown
         assert "payments-api " in "\n".join(lines(table))  # the project's name, not a cut folder name
 
 

@@ -60,6 +60,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "up": ("queue", "k"),
     "filter": ("queue", "slash"),
     "sort": ("queue", "o"),
+    "agent": ("queue", "f"),
     "clear_filter": ("queue", "escape"),
     "detail_down": ("queue", "ctrl+d"),
     "detail_up": ("queue", "ctrl+u"),
@@ -73,6 +74,7 @@ KEY_ACTIONS: dict[str, tuple[str, str]] = {
     "briefings.reject": ("briefings", "r"),
     "briefings.undo": ("briefings", "u"),
     "memory.revert": ("memory", "x"),
+    "sessions.agent": ("sessions", "f"),
     "promotion.approve": ("promotion", "A"),
     "promotion.revoke": ("promotion", "R"),
 }

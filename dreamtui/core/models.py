@@ -347,3 +347,5 @@ class QueueRow:
     """The transcript file the proposal was made from (its session's main file)."""
     agent: str = ""
     """The agent that wrote that transcript (``Claude Code``, ``Codex CLI``; the services fill it in)."""
+    agent_label: str = ""
+    """The same agent in one short word (``Claude``, ``Codex``), as the queue's agent column shows it."""

@@ -20,7 +20,7 @@ from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.sources import FormatFolder, existing_roots, format_folders
 from dreamtui.core.ingest.tail import open_transcript
-from dreamtui.core.ingest.transcripts import agent_of, describe, session_files_of
+from dreamtui.core.ingest.transcripts import agent_of, agents, describe, label_of, session_files_of
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.models import Digest
 
@@ -28,6 +28,8 @@ __all__ = [
     "Appended",
     "FormatFolder",
     "agent_of",
+    "agents",
+    "label_of",
     "format_folders",
     "ProjectNames",
     "Verification",

@@ -29,7 +29,7 @@ from dreamtui.core.ingest.line_count import LineCounter
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.sources import discover_all
-from dreamtui.core.ingest.transcripts import agent_of
+from dreamtui.core.ingest.transcripts import agent_of, label_of
 from dreamtui.core.ledger import Ledger, changes, cycles, offsets, open_ledger
 from dreamtui.core.ledger import consolidations as consolidation_rows
 from dreamtui.core.ledger import decisions as decision_rows
@@ -117,6 +117,10 @@ class SessionRow:
     waiting: int = 0
     updated: str = ""
     pending: int = 0
+    agent: str = ""
+    """The agent whose session it is (``Codex CLI``)."""
+    agent_label: str = ""
+    """The same in one short word (``Codex``): Sessions' agent column."""
     quiet: int = 0
     """Bytes a dream cycle read and found too quiet to dream (too few of a person's words); they wait
     for more words and are not counted in ``waiting``."""
@@ -183,11 +187,13 @@ class Workspace:
     def queue_rows(self) -> list[QueueRow]:
         """Every pending proposal, newest first, each marked with the agent whose session it came from."""
         rows = self.ledger.queue_rows()
-        agents: dict[str, str] = {}
+        agents: dict[str, tuple[str, str]] = {}
         for row in rows:
             if row.transcript not in agents:
-                agents[row.transcript] = agent_of(row.transcript) if row.transcript else ""
-            row.agent = agents[row.transcript]
+                agents[row.transcript] = (
+                    (agent_of(row.transcript), label_of(row.transcript)) if row.transcript else ("", "")
+                )
+            row.agent, row.agent_label = agents[row.transcript]
         return rows
 
     def skipped_ids(self) -> list[str]:
@@ -405,15 +411,20 @@ class Workspace:
         groups: dict[tuple[str, str], SessionRow] = {}
         projects = sessions.project_map(self.config, self.ledger)  # a worktree's sessions: its repository's
 
-        def group(project: str, session: str) -> SessionRow:
+        def group(project: str, session: str, path: str) -> SessionRow:
             known = projects.known(project)
             project = known.project if known is not None else project
-            return groups.setdefault((project, session), SessionRow(project, session))
+            row = groups.get((project, session))
+            if row is None:
+                row = groups[(project, session)] = SessionRow(
+                    project, session, agent=agent_of(path), agent_label=label_of(path)
+                )
+            return row
 
         seen: set[str] = set()
         quiet = offsets.quiet_offsets(self.ledger)
         for f in self.ledger.file_rows():
-            g = group(f.project, f.session)
+            g = group(f.project, f.session, f.path)
             seen.add(f.path)
             size = int(f.size or 0)
             try:
@@ -432,7 +443,7 @@ class Workspace:
         for tf in discover_all(self.config, found):  # every agent's sessions not read yet
             if address_key(tf.address) in seen:
                 continue
-            g = group(projects.key(tf.project, tf.path), tf.session)
+            g = group(projects.key(tf.project, tf.path), tf.session, tf.address)
             g.files += 1
             try:
                 size = tf.path.stat().st_size

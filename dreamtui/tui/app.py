@@ -351,6 +351,7 @@ class DreamApp(App[object]):
             ("Undo", "undo", "Undo the last decision (an accept is reverted by a commit)"),
             ("Filter", "filter", "Filter the queue"),
             ("Sort", "sort", "Change the queue order"),
+            ("Agent", "agent", "Show one agent's proposals (again: the next agent, then every agent)"),
         )
         for title, action, help_text in queue_actions:
             yield SystemCommand(

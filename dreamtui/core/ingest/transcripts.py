@@ -67,3 +67,14 @@ def session_of(path: Path) -> str:
 def agent_of(path: Path | str) -> str:
     """The agent that wrote the transcript at ``path`` (an address), as a person names it."""
     return formats.format_for(path).agent
+
+
+def label_of(path: Path | str) -> str:
+    """The agent that wrote the transcript at ``path`` in one short word (``Claude``, ``Codex``)."""
+    return formats.format_for(path).label
+
+
+def agents() -> list[tuple[str, str]]:
+    """Every agent dreamtui reads, as ``(agent, label)`` in the registry's order (``Claude Code``,
+    ``Claude``)."""
+    return [(fmt.agent, fmt.label) for fmt in formats.FORMATS.values()]

@@ -14,6 +14,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from dreamtui.services import transcripts
+
 
 @dataclass(frozen=True, slots=True)
 class KeyLine:
@@ -137,6 +139,12 @@ def queue_guide(key: Callable[[str], str]) -> Guide:
                 f"puts the file back, {key('mine')} commits it as yours",
             ),
             (
+                "agent",
+                "the coding agent whose session it came from ("
+                + ", ".join(label for _agent, label in transcripts.agents())
+                + f"); {key('agent')} shows one agent's proposals at a time, / matches it too",
+            ),
+            (
                 "type",
                 "the kind of memory: feedback (how to work), project (a fact of the project), "
                 "user (about you), reference (where to look)",
@@ -165,6 +173,11 @@ def other_guide(screen_title: str, key: Callable[[str], str]) -> Guide:
                 (key("dream"), "dream what is waiting (the line above the tables says what it will do)"),
             ],
             notes=[
+                (
+                    "agent",
+                    f"the coding agent whose session it is; {key('sessions.agent')} shows one agent's "
+                    "sessions at a time",
+                ),
                 ("waiting", "transcript not yet dreamed (KB)"),
                 ("pending", "proposals of it waiting in the queue"),
                 ("lines", "transcript lines read · dreamed: lines a dream cycle has gone through"),

@@ -13,7 +13,7 @@ from textual.widgets import Input, RichLog, Static
 
 from dreamtui.core.config import choices
 from dreamtui.core.models import QueueRow
-from dreamtui.services import outside
+from dreamtui.services import outside, transcripts
 from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import (
@@ -49,9 +49,34 @@ def sort_rows(rows: list[QueueRow], mode: str, skipped: list[str]) -> list[Queue
 
 
 def matches_filter(row: QueueRow, needle: str) -> bool:
-    """Case-insensitive substring match on claim, project, session, type and provenance."""
-    hay = f"{row.claim}\n{row.project}\n{row.session}\n{row.type}\n{row.provenance or ''}".lower()
+    """Case-insensitive substring match on claim, project, session, type, provenance and agent."""
+    hay = (
+        f"{row.claim}\n{row.project}\n{row.session}\n{row.type}\n{row.provenance or ''}\n"
+        f"{row.agent}\n{row.agent_label}"
+    ).lower()
     return needle.lower() in hay
+
+
+def agents_in(rows: list[QueueRow], order: list[str]) -> list[tuple[str, int]]:
+    """The agents of ``rows`` (their labels) with how many proposals each has, in the registry's
+    ``order`` (labels), an agent the registry does not know last."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row.agent_label:
+            counts[row.agent_label] = counts.get(row.agent_label, 0) + 1
+    rank = {label: n for n, label in enumerate(order)}
+    return sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+
+
+def next_agent(current: str, present: list[str]) -> str:
+    """The agent filter after ``current``: every agent (``""``) → the first agent present → … → every
+    agent again."""
+    cycle = ["", *present]
+    return (
+        cycle[(cycle.index(current) + 1) % len(cycle)]
+        if current in cycle
+        else (present[0] if present else "")
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +113,14 @@ class QueueScreen(BaseScreen[QueueData]):
         Binding("slash", "filter", "Filter", id="filter"),
         Binding("o", "sort", "Sort", id="sort"),
         Binding(
+            "f",
+            "agent",
+            "Agent",
+            show=False,
+            tooltip="Show one agent's proposals (again: the next agent, then every agent)",
+            id="agent",
+        ),
+        Binding(
             "escape",
             "clear_filter",
             "Clear filter (from the detail pane: back to the list)",
@@ -105,6 +138,8 @@ class QueueScreen(BaseScreen[QueueData]):
         self.sort_mode = saved if saved in SORTS else SORTS[0]
         self.skipped: list[str] = []
         self.filter_text = ""
+        self.agent = ""  # the agent filter (a label, ``Codex``): only its proposals shown; "" every agent
+        self.agent_order = [label for _agent, label in transcripts.agents()]
         self.rows: list[QueueRow] = []
         self.shown: list[QueueRow] = []
         self._loaded = False
@@ -186,6 +221,8 @@ class QueueScreen(BaseScreen[QueueData]):
     def apply(self) -> None:
         """Fill the table from ``self.rows`` with the current sort and filter."""
         rows = self.rows
+        if self.agent:
+            rows = [r for r in rows if r.agent_label == self.agent]
         if self.filter_text:
             rows = [r for r in rows if matches_filter(r, self.filter_text)]
         self.shown = sort_rows(rows, self.sort_mode, self.skipped)
@@ -213,6 +250,16 @@ class QueueScreen(BaseScreen[QueueData]):
         if self.filter_text:
             text.append(" · filter: ")
             text.append(self.filter_text, "bold")
+        present = agents_in(self.rows, self.agent_order)
+        key = self.dream_app.key_for("agent")
+        if self.agent:
+            text.append(" · agent: ")
+            text.append(self.agent, "bold")
+            text.append(f" ({key}: next)", "dim")
+        elif len(present) > 1:
+            text.append(" · ")
+            text.append(", ".join(f"{label} {n:,}" for label, n in present))
+            text.append(f" ({key}: one agent)", "dim")
         self.query_one("#queue-info", Static).update(text)
 
     def select(self, cid: str) -> None:
@@ -238,6 +285,12 @@ class QueueScreen(BaseScreen[QueueData]):
                     empty=f"No proposal matches the filter “{literal(self.filter_text, 80, one_line=True)}” "
                     f"({len(self.rows):,} waiting). Esc clears it.",
                 )
+            elif self.rows and self.agent:
+                view.show(
+                    None,
+                    empty=f"No proposal of {self.agent} waits ({len(self.rows):,} of other agents). "
+                    f"{self.dream_app.key_for('agent')} shows the next agent.",
+                )
             else:
                 view.show(None)
             return
@@ -249,7 +302,8 @@ class QueueScreen(BaseScreen[QueueData]):
             return
         cand = self.workspace.candidate(cid)
         dup = self.workspace.duplicate_text(cand) if cand else None
-        view.show(cand, dup)
+        row = self.table.current_row
+        view.show(cand, dup, agent=row.agent if row is not None and row.id == cid else "")
 
     # -- decisions ------------------------------------------------------------------------------
 
@@ -491,6 +545,19 @@ class QueueScreen(BaseScreen[QueueData]):
         if keep:
             self.select(keep)
 
+    def action_agent(self) -> None:
+        """Show one agent's proposals: every agent → the first agent with proposals → the next … →
+        every agent again (the line under the list says which, and how many each has)."""
+        present = [label for label, _n in agents_in(self.rows, self.agent_order)]
+        if not present:
+            self.notify("No proposal names an agent", severity="warning")
+            return
+        self.agent = next_agent(self.agent, present)
+        keep = self.table.current_id
+        self.apply()
+        if keep:
+            self.select(keep)
+
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.add_class("visible")
@@ -512,6 +579,7 @@ class QueueScreen(BaseScreen[QueueData]):
         box.value = ""
         box.remove_class("visible")
         self.filter_text = ""
+        self.agent = ""
         self.apply()
         self.table.focus()
 

@@ -8,10 +8,11 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
-from dreamtui.services import DreamPlan, SessionRow
+from dreamtui.services import DreamPlan, SessionRow, transcripts
 from dreamtui.tui.messages import PathSkipped, ShowProposalsOf
 from dreamtui.tui.progress import dream_hint
 from dreamtui.tui.screens.base import BaseScreen, cursor_key, restore_cursor
@@ -54,19 +55,20 @@ PROJECT_COLUMNS = (
 PROJECT_COLUMNS_NARROW = (("project", "project", 14), ("waiting", "waiting", 8), ("pending", "pend", 4))
 SESSION_COLUMNS = (
     ("session", "session", 10),
+    ("agent", "agent", 8),
     ("waiting", "waiting", 10),
     ("pending", "pending", 7),
     ("lines", "lines", 7),
     ("dreamed", "dreamed", 7),
     ("files", "files", 5),
-    ("updated", "updated", 20),
+    ("updated", "updated", 16),
 )
 SESSION_COLUMNS_NARROW = (
     ("session", "session", 8),
+    ("agent", "agent", 6),
     ("waiting", "waiting", 8),
     ("pending", "pend", 4),
     ("lines", "lines", 5),
-    ("dreamed", "dreamed", 7),
 )
 
 
@@ -80,6 +82,15 @@ class SessionsScreen(BaseScreen[SessionsData]):
     TITLE_TEXT = "sessions"
     SHOWS_TRANSCRIPTS = True
     AUTO_FOCUS = "#projects"
+    BINDINGS = [
+        Binding(
+            "f",
+            "agent",
+            "Agent",
+            tooltip="Show one agent's sessions (again: the next agent, then every agent)",
+            id="sessions.agent",
+        ),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -88,6 +99,8 @@ class SessionsScreen(BaseScreen[SessionsData]):
         self.current_project: str | None = None
         self.skipped: list[str] = []
         self.data: SessionsData | None = None
+        self.agent = ""  # the agent filter (a label, ``Codex``): only its sessions shown; "" every agent
+        self.agent_order = [label for _agent, label in transcripts.agents()]
 
     def body(self) -> ComposeResult:
         yield Static("", id="sessions-info", classes="info")
@@ -103,7 +116,8 @@ class SessionsScreen(BaseScreen[SessionsData]):
     def _add_columns(self) -> None:
         """The tables' columns for the terminal's width: what waits (waiting, pending) right after the
         name; under :data:`NARROW_BELOW` columns with shorter titles, without the sessions count, files
-        and updated (the waiting/pending columns were cut off at 80 columns)."""
+        and updated, and lines dreamed (the waiting/pending columns were cut off at 80 columns; the
+        agent column came in for the dreamed one)."""
         narrow = self.app.size.width < NARROW_BELOW
         if narrow == self.narrow:
             return
@@ -136,8 +150,12 @@ class SessionsScreen(BaseScreen[SessionsData]):
         for notice in skipped:  # the app shows each once
             self.post_message(PathSkipped(notice))
         self.names = data.names
+        present = {r.agent_label for r in rows if r.agent_label}
+        if self.agent and self.agent not in present:
+            self.agent = ""  # its sessions are gone (another folder, a format turned off)
+        shown = [r for r in rows if r.agent_label == self.agent] if self.agent else rows
         self.by_project = defaultdict(list)
-        for r in rows:
+        for r in shown:
             self.by_project[r.project].append(r)
         table = self.query_one("#projects", DataTable)
         keep = self.current_project
@@ -159,8 +177,16 @@ class SessionsScreen(BaseScreen[SessionsData]):
             table.move_cursor(row=table.get_row_index(keep))
             self.show_project(keep)
             restore_cursor(self.query_one("#sessions", DataTable), keep_session)
-        waiting_sessions = sum(1 for r in rows if (r.waiting or 0) > 0)
-        quiet_sessions = sum(1 for r in rows if r.status == "too quiet")
+        waiting_sessions = sum(1 for r in shown if (r.waiting or 0) > 0)
+        quiet_sessions = sum(1 for r in shown if r.status == "too quiet")
+        agents = self._agent_counts(rows)
+        key = self.dream_app.key_for("sessions.agent")
+        if self.agent:
+            agent_note = f" of {self.agent} ({key}: next agent)"
+        elif len(agents) > 1:
+            agent_note = f" ({', '.join(f'{label} {n:,}' for label, n in agents)}; {key}: one agent)"
+        else:
+            agent_note = ""
         quiet_note = (
             f" · {quiet_sessions} too quiet to dream (fewer than {self.dream_app.config.min_person_chars} "
             "characters of a person's words: they wait for more)"
@@ -172,8 +198,10 @@ class SessionsScreen(BaseScreen[SessionsData]):
             Text.assemble(
                 (f"{len(self.by_project)}", "bold"),
                 " projects · ",
-                (f"{len(rows):,}", "bold"),
-                " sessions · ",
+                (f"{len(shown):,}", "bold"),
+                " sessions",
+                (agent_note, "bold" if self.agent else ""),
+                " · ",
                 (f"{waiting_sessions}", "bold yellow"),
                 " with content not yet dreamed",
                 (quiet_note, "dim"),
@@ -182,6 +210,35 @@ class SessionsScreen(BaseScreen[SessionsData]):
                 literal_text(skipped[0] if skipped else "", "yellow", one_line=True),
             )
         )
+
+    def _agent_counts(self, rows: list[SessionRow]) -> list[tuple[str, int]]:
+        """Each agent's sessions among ``rows`` (labels), in the registry's order."""
+        counts: dict[str, int] = {}
+        for r in rows:
+            if r.agent_label:
+                counts[r.agent_label] = counts.get(r.agent_label, 0) + 1
+        rank = {label: n for n, label in enumerate(self.agent_order)}
+        return sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+
+    def action_agent(self) -> None:
+        """Show one agent's sessions: every agent → the first agent → … → every agent again."""
+        if self.data is None:
+            return
+        present = [label for label, _n in self._agent_counts(self.data.rows)]
+        if not present:
+            self.notify("No session names an agent yet", severity="warning")
+            return
+        cycle = ["", *present]
+        self.agent = cycle[(cycle.index(self.agent) + 1) % len(cycle)] if self.agent in cycle else ""
+        self.current_project = None
+        self.show(self.data)
+        projects = self.query_one("#projects", DataTable)
+        if projects.row_count:
+            first = projects.coordinate_to_cell_key(projects.cursor_coordinate).row_key.value
+            if first:
+                self.show_project(first)
+        else:
+            self.query_one("#sessions", DataTable).clear()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         project = event.row_key.value
@@ -200,14 +257,15 @@ class SessionsScreen(BaseScreen[SessionsData]):
         for r in items:
             cells: list[Text | str] = [
                 Text(literal(r.session[:8], 8)),
+                Text(literal(r.agent_label, 8, one_line=True)),
                 waiting_cell(r),
                 Text(str(r.pending), style="bold cyan" if r.pending else "dim"),
                 f"{int(r.lines or 0):,}",
-                f"{int(r.dreamed or 0):,}",
             ]
             if not self.narrow:
+                cells.append(f"{int(r.dreamed or 0):,}")
                 updated = local_time(r.updated, "%Y-%m-%d %H:%M") if r.updated else "not read yet"
-                cells += [str(r.files), Text(literal(updated, 20))]
+                cells += [str(r.files), Text(literal(updated, 16))]
             table.add_row(*cells, key=f"{project}\0{r.session}")
         table.border_title = literal(self.names.get(project, project), 60, one_line=True)
 

@@ -64,14 +64,20 @@ LABEL_WIDTH = 8
 NARROW = 60  # a detail pane narrower than this lists its fields one per line
 
 
-def meta_table(cand: Candidate, width: int | None = None, name: str = "") -> Table:
-    """Type, session, extractor, id, project and where the memory would be written: a label column
+def meta_table(cand: Candidate, width: int | None = None, name: str = "", agent: str = "") -> Table:
+    """Type, session (and the ``agent`` whose it is), extractor, id, project and where the memory
+    would be written: a label column
     and a value column, so no field runs into the next one however long it is. Narrower than
     :data:`NARROW` cells, one field per line (two pairs side by side would cut every value)."""
     extractor = f"{cand.extractor}/{cand.model}" if cand.model else cand.extractor
     pairs = [
         ("type", Text(literal(cand.type, 40, one_line=True), style="bold")),
-        ("session", Text(literal(cand.session[:8], 8, one_line=True))),
+        (
+            "session",
+            Text(literal(cand.session[:8], 8, one_line=True)).append(
+                f" · {literal(agent, 40, one_line=True)}" if agent else "", style="bold"
+            ),
+        ),
         ("by", literal_text(extractor, limit=120, one_line=True)),
         ("id", Text(literal(cand.id, 40, one_line=True))),
     ]
@@ -149,6 +155,7 @@ class CandidateView(VerticalScroll):
         super().__init__(id=id)
         self.config = config
         self.candidate: Candidate | None = None
+        self.agent = ""  # the agent whose session the candidate came from (``Codex CLI``)
         self._narrow: bool | None = None  # the layout the summary was drawn with
 
     def _render_summary(self) -> None:
@@ -158,7 +165,7 @@ class CandidateView(VerticalScroll):
         self._narrow = width is not None and width < NARROW
         name = dream_app(self).project_namer(self.candidate.project, self.candidate.transcript)
         self.query_one("#summary", Static).update(summary(self.candidate, width))
-        self.query_one("#meta", Static).update(meta_table(self.candidate, width, name))
+        self.query_one("#meta", Static).update(meta_table(self.candidate, width, name, self.agent))
 
     def on_resize(self) -> None:
         """Across the narrow/wide line the fields and the evidence's gutter are laid out again."""
@@ -180,9 +187,12 @@ class CandidateView(VerticalScroll):
         duplicate: tuple[str, str] | None = None,
         *,
         empty: str = "Nothing waits. Press d to dream, or 2 for sessions.",
+        agent: str = "",
     ) -> None:
-        """Show ``cand`` (and the existing lesson it duplicates); ``empty`` when there is none."""
+        """Show ``cand`` (and the existing lesson it duplicates; ``agent``: whose session it came
+        from); ``empty`` when there is none."""
         self.candidate = cand
+        self.agent = agent
         dup = self.query_one("#dup")
         if cand is None:
             self.query_one("#summary", Static).update(Text(empty, style="dim"))

@@ -30,9 +30,10 @@ from dreamtui.tui.widgets.literal import literal
 CLAIM_CHARS = 160
 FLAGS_WIDTH = 10  # "SECRET DUP" fits; a badge that does not fit is left out, never cut in half
 GAP = 1  # blank cells after every column
-FIELDS = (("project", 12), ("type", 8), ("from", 9), ("flags", FLAGS_WIDTH))
-MIN_CLAIM = 40  # narrower than this, columns are left out (type first, then project) to keep the claim
-OPTIONAL = ("type", "project")  # the order they are left out in; provenance and flags always stay
+FIELDS = (("project", 12), ("agent", 6), ("type", 8), ("from", 9), ("flags", FLAGS_WIDTH))
+MIN_CLAIM = 40  # narrower than this, columns are left out (type, then agent, then project) to keep the claim
+OPTIONAL = ("type", "agent", "project")  # the order they are left out in; provenance and flags always stay
+AGENT_MIN, AGENT_MAX = len("agent"), 8  # the agent column is as wide as the longest label shown ("OpenCode")
 
 
 PROJECT_MIN, PROJECT_MAX = 12, 28
@@ -46,15 +47,21 @@ def project_width(width: int | None) -> int:
     return max(PROJECT_MIN, min(PROJECT_MAX, (width - 32) // 3))
 
 
-def fields_for(width: int | None, longest: int | None = None) -> tuple[tuple[str, int], ...]:
+def fields_for(
+    width: int | None, longest: int | None = None, agent: int | None = None
+) -> tuple[tuple[str, int], ...]:
     """The columns shown in a table ``width`` cells wide: all of them when the claim keeps at least
-    :data:`MIN_CLAIM` cells, else without type, then without project (``TOOL!`` and the flags stay);
-    the project column grows with the width (:func:`project_width`) but no wider than the ``longest``
-    project name shown (the claim gets the rest)."""
+    :data:`MIN_CLAIM` cells, else without type, then without agent, then without project (``TOOL!``
+    and the flags stay); the project column grows with the width (:func:`project_width`) but no wider
+    than the ``longest`` project name shown, the agent column is as wide as the longest ``agent`` label
+    shown (the claim gets the rest)."""
     project = project_width(width)
     if longest is not None:
         project = min(project, max(len("project"), longest))
-    fields = tuple((name, project if name == "project" else w) for name, w in FIELDS)
+    widths = {"project": project}
+    if agent is not None:
+        widths["agent"] = max(AGENT_MIN, min(AGENT_MAX, agent))
+    fields = tuple((name, widths.get(name, w)) for name, w in FIELDS)
     if width is None:
         return fields
     for name in OPTIONAL:
@@ -123,6 +130,8 @@ def row_text(
             out.append_text(cell(short_project(namer(row.project) if namer else row.project, width), width))
         elif name == "type":
             out.append_text(cell(literal(row.type, width, one_line=True), width))
+        elif name == "agent":
+            out.append_text(cell(literal(row.agent_label, width, one_line=True), width))
         elif name == "from":
             if prov == "tool":
                 out.append_text(cell(Text().append("TOOL!", "bold white on red"), width))
@@ -257,6 +266,7 @@ class QueueTable(ScrollView, can_focus=True):
         namer = self.project_namer
         names = {namer(p) if namer else p.strip("-") or p for p in {r.project for r in rows}}
         self._longest = max((len(n) for n in names), default=None)
+        self._agent = max((len(r.agent_label) for r in rows), default=None)
         self._fit_columns()
         self.cursor_row = self._nearest_row(0)
         self.scroll_to(y=0, animate=False)
@@ -380,10 +390,15 @@ class QueueTable(ScrollView, can_focus=True):
         self._fit_columns()
 
     _longest: int | None = None  # the longest project name of the rows filled
+    _agent: int | None = None  # the longest agent label of the rows filled
 
     def _fit_columns(self) -> None:
         """Choose the columns for the width and the project names shown (the titles follow)."""
-        fields = fields_for(self.size.width or None, self._longest) if self.size.width else self.fields
+        fields = (
+            fields_for(self.size.width or None, self._longest, self._agent)
+            if self.size.width
+            else self.fields
+        )
         if fields != self.fields:
             self.fields = fields
             self._lines.clear()

@@ -63,6 +63,8 @@ if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
 name = "claude-code"
 """This format's name (its key in ``formats.FORMATS``)."""
 agent = "Claude Code"
+label = "Claude"
+"""The agent in a word, as the queue's and Sessions' agent column show it."""
 layout: Layout = "lines"
 suffix = ".jsonl"
 """How a transcript file's name ends."""

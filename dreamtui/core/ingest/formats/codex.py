@@ -69,6 +69,8 @@ if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
 name = "codex"
 """This format's name (its key in ``formats.FORMATS``, its ``[formats.codex]`` table)."""
 agent = "Codex CLI"
+label = "Codex"
+"""The agent in a word, as the queue's and Sessions' agent column show it."""
 layout: Layout = "lines"
 suffix = ".jsonl"
 tool_call_hint = b"call"

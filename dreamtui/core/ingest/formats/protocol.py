@@ -207,6 +207,8 @@ class TranscriptFormat(Protocol):
     table of the config."""
     agent: str
     """The agent as a person names it (``Claude Code``, ``Codex CLI``): what the queue marks a proposal with."""
+    label: str
+    """The agent in one short word (``Claude``, ``Codex``): the agent column of the queue and Sessions."""
     layout: Layout
     """``lines`` (appended JSON lines) or ``records`` (a whole file read as :class:`SourceRecord` s)."""
     suffix: str
