@@ -108,6 +108,7 @@ def test_the_remappable_actions_are_the_apps_binding_ids_with_their_keys() -> No
     from dreamtui.tui.screens.memory import MemoryScreen
     from dreamtui.tui.screens.promotion import PromotionScreen
     from dreamtui.tui.screens.queue import QueueScreen
+    from dreamtui.tui.screens.sessions import SessionsScreen
 
     bound: dict[str, tuple[str, str]] = {}
     for where, owner in (
@@ -116,6 +117,7 @@ def test_the_remappable_actions_are_the_apps_binding_ids_with_their_keys() -> No
         ("briefings", BriefingsScreen),
         ("memory", MemoryScreen),
         ("promotion", PromotionScreen),
+        ("sessions", SessionsScreen),
     ):
         for binding in owner.BINDINGS:
             if binding.id:
