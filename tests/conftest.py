@@ -39,6 +39,8 @@ MACHINE_ONLY = (  # variables of the machine or of the person that change what g
     "NO_COLOR",
     "FORCE_COLOR",
     "CODEX_HOME",  # another agent's folder of the person running the tests
+    "COPILOT_HOME",
+    "GEMINI_CLI_HOME",
 )
 
 

@@ -17,7 +17,7 @@ from dreamtui.cli.output import echo, echo_json
 from dreamtui.cli.progress import progress_display
 from dreamtui.core.config import Config, choices
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
-from dreamtui.services import BriefingProposal, Workspace, briefings, dreaming, watching
+from dreamtui.services import BriefingProposal, Workspace, briefings, dreaming, memory_repo, watching
 from dreamtui.services.dreaming import CycleFailed, CycleRecord, NothingNew, waking_message
 
 EXIT_FAILED = 1
@@ -131,6 +131,9 @@ def dream(
         echo(waking_message(record))
         if ctrl_c.asked:
             echo("dreamtui: the dream cycle had no safe point left to stop at: it finished", err=True)
+        offer = memory_repo.link_offer(config)  # installed agents that do not load the memory: told once
+        if offer:
+            echo(f"dreamtui: {offer}", err=True)
 
 
 class CtrlC:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dreamtui.core.config import Config
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import outside as core_outside
+from dreamtui.core.memory.agents import linking
 from dreamtui.core.memory.outside import Batch, Item, OutsideWatcher, ScanReport, transcript_excerpt
 from dreamtui.services.workspace import Workspace
 
@@ -95,7 +96,9 @@ def reject_effect(ws: Workspace, item: Item) -> list[str]:
 def accept(ws: Workspace, item_id: str, *, mine: bool = False, confirmed: bool = False) -> str:
     """Commit exactly the change of ``item_id`` (``mine``: as the person's own edit); returns the sha.
     One that would commit a dead ``MEMORY.md`` link is refused unless ``confirmed``."""
-    return core_outside.accept(ws.config, ws.ledger, item_id, mine=mine, dead_links_ok=confirmed)
+    sha = core_outside.accept(ws.config, ws.ledger, item_id, mine=mine, dead_links_ok=confirmed)
+    linking.refresh(ws.config)  # the agents' generated blocks follow what memory now holds (never raises)
+    return sha
 
 
 def accept_mine(ws: Workspace, item_ids: list[str] | None = None) -> str | None:

@@ -340,10 +340,11 @@ class Workspace:
             )
             return self._checked(
                 DecisionResult(
-                    f"undid the {result.action}{sha}: {after}",
+                    " · ".join([f"undid the {result.action}{sha}: {after}", *result.notices]),
                     None,
                     result.commit_sha,
                     "undo",
+                    notices=tuple(result.notices),
                 )
             )
         sha = f" (revert {result.commit_sha[:8]})" if result.commit_sha else ""

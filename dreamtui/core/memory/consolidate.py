@@ -43,6 +43,7 @@ from dreamtui.core.ledger import consolidations as rows
 from dreamtui.core.ledger.consolidations import Consolidation
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.agents import linking
 from dreamtui.core.memory.decisions import memory_lock
 from dreamtui.core.memory.frontmatter import FrontmatterError, dump, parse, read_lenient
 
@@ -470,7 +471,12 @@ def accept(
             intents.done(ledger, intent)
             journal.record(ledger, "consolidation", "accept", [item.id], {}, now)
         return ConsolidationResult(
-            item.id, item.kind, "accepted", committed.sha, change.paths, [*notices, *committed.notices]
+            item.id,
+            item.kind,
+            "accepted",
+            committed.sha,
+            change.paths,
+            [*notices, *committed.notices, *linking.refresh(config)],
         )
 
 
@@ -545,5 +551,10 @@ def undo(config: Config, ledger: Ledger, cid: str) -> ConsolidationResult:
             intents.done(ledger, intent)
             journal.mark_undone_for(ledger, "consolidation", item.id)
         return ConsolidationResult(
-            item.id, item.kind, "undone", committed.sha, change.paths, [*notices, *committed.notices]
+            item.id,
+            item.kind,
+            "undone",
+            committed.sha,
+            change.paths,
+            [*notices, *committed.notices, *linking.refresh(config)],
         )

@@ -43,6 +43,7 @@ from dreamtui.core.ledger.decisions import Decision
 from dreamtui.core.ledger.intents import Intent
 from dreamtui.core.memory import gitops
 from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory.agents import linking
 from dreamtui.core.memory.frontmatter import FrontmatterError
 from dreamtui.core.memory.frontmatter import dump as dump_frontmatter
 from dreamtui.core.memory.frontmatter import parse as parse_frontmatter
@@ -371,6 +372,7 @@ def accept(
         cand = _candidate(ledger, cid)
         result = _write_accept(config, ledger, repo, cand, claim, why, how, decided_by, trailers)
         result.notices[:0] = notices
+        result.notices += linking.refresh(config)  # the agents' generated blocks: rewritten on accept only
         return result
 
 
@@ -604,6 +606,7 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
         gitops.ensure_writable(repo)
         sha = _write_undo(ledger, repo, cand, row, notices)
         notices += _edit_notice(ledger, cand.id)
+        notices += linking.refresh(config)
         return UndoResult(cand.id, "accept", sha, notices)
 
 
@@ -621,6 +624,7 @@ def revert_memory(config: Config, ledger: Ledger, ref: str) -> UndoResult:
         notices = list(notices)
         sha = _write_undo(ledger, repo, cand, row, notices)
         notices += _edit_notice(ledger, cand.id)
+        notices += linking.refresh(config)
         return UndoResult(cand.id, "accept", sha, notices)
 
 

@@ -13,6 +13,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger, journal
 from dreamtui.core.ledger import decisions as decision_rows
 from dreamtui.core.memory import briefing, consolidate, decisions, outside
+from dreamtui.core.memory.agents import linking
 from dreamtui.core.memory.decisions import DecisionError, UndoResult, memory_lock
 
 WHAT = {
@@ -41,14 +42,19 @@ def undo_last(config: Config, ledger: Ledger) -> UndoResult:
         entry = latest(ledger)
         if entry is None:
             return decisions.undo_last(config, ledger)
+        notices: list[str] = []
         if entry.kind == "outside":
             sha = outside.undo_decision(config, ledger, entry)
         elif entry.kind == "briefing":
             sha = briefing.undo_decision(config, ledger, entry)
         elif entry.kind == "consolidation":
-            sha = consolidate.undo(config, ledger, entry.refs[0]).commit_sha  # marks the entry undone
+            result = consolidate.undo(config, ledger, entry.refs[0])  # marks the entry undone
+            sha = result.commit_sha
+            notices = result.notices
         else:  # pragma: no cover - the schema allows no other kind
             raise DecisionError(f"cannot undo a {entry.kind} decision")
+        if entry.kind == "outside":
+            notices = linking.refresh(config)  # an outside change accepted and now undone: memory moved
         what = WHAT.get((entry.kind, entry.action), f"{entry.action} of")
         refs = ", ".join(f"#{r}" if entry.kind == "briefing" else r for r in entry.refs)
-        return UndoResult(refs, f"{what} {refs}".strip(), sha, [], kind=entry.kind)
+        return UndoResult(refs, f"{what} {refs}".strip(), sha, notices, kind=entry.kind)
