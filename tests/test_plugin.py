@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -311,7 +312,8 @@ def test_a_session_resumed_after_its_end_waits_again(acme: Config, tmp_path: Pat
 
 
 def test_dream_takes_the_folder_a_session_ran_in(acme: Config, tmp_path: Path) -> None:
-    """``/dreamtui:dream`` passes ``$PWD``: the absolute folder names the project of its sessions."""
+    """``/dreamtui:dream`` runs ``dreamtui dream --project .``: the folder the sessions ran in (``.`` is
+    made the working folder's absolute path) names their project."""
     end_session(acme, tmp_path)
     with Ledger.open(acme.state) as ledger:
         cycle = run_cycle(acme, ledger, project="/home/kim/acme")
@@ -492,3 +494,55 @@ def test_a_real_claude_code_session_runs_both_hooks(tmp_path: Path) -> None:
     assert record["hook_event_name"] == "SessionEnd" and record["cwd"] == str(work.resolve())
     assert Path(record["transcript_path"]).is_file()  # the session's own transcript, as dreamtui reads it
     assert shutil.which("python3")  # the hook's command runs python3
+
+
+def test_the_slash_commands_in_a_real_session(tmp_path: Path) -> None:
+    """``/dreamtui:dream`` and ``/dreamtui:review`` in headless Claude Code sessions: their ``!`` lines run
+    this dreamtui (allowed by the commands' ``allowed-tools``) and what the model gets is the waking
+    message and the counts of ``dreamtui status``, never a proposal's text."""
+    from fakes.messages_stream import MessagesStream
+
+    cli = bundled_claude()
+    home, work, bin_dir = tmp_path / "home", tmp_path / "work", tmp_path / "bin"
+    work.mkdir()
+    bin_dir.mkdir()
+    shim = bin_dir / "dreamtui"  # this checkout's dreamtui, as `dreamtui` on PATH
+    shim.write_text(
+        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -c "from dreamtui.cli.main import main; main()" "$@"\n'
+    )
+    shim.chmod(0o755)
+    env = claude_env(home)
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
+        PYTHONPATH=str(REPO),
+        DREAMTUI_EXTRACTOR="heuristic",
+        GIT_AUTHOR_NAME="Kim",
+        GIT_AUTHOR_EMAIL="kim@example.com",
+        GIT_COMMITTER_NAME="Kim",
+        GIT_COMMITTER_EMAIL="kim@example.com",
+    )
+    with Ledger.open(home / ".local" / "state" / "dreamtui") as ledger:
+        claims = [make(ledger, n, claim=f"Keep the release notes short {n}").claim for n in range(3)]
+
+    def session(prompt: str, api: MessagesStream) -> str:
+        before = len(api.bodies)
+        done = subprocess.run(
+            [str(cli), "-p", prompt, "--plugin-dir", str(REPO), "--output-format", "json"],
+            capture_output=True,
+            text=True,
+            env={**env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-stand-in"},
+            cwd=work,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return json.dumps(api.bodies[before:])
+
+    with MessagesStream() as api:
+        session("Please keep the changelog entries to one line each from now on.", api)
+        dreamt = session("/dreamtui:dream", api)
+        reviewed = session("/dreamtui:review", api)
+    project = re.sub(r"[^A-Za-z0-9]", "-", str(work.resolve()))
+    assert f"Dream cycle #1 for {project}" in dreamt, dreamt[-3000:]
+    assert "waiting for review: 3 proposals" in reviewed, reviewed[-3000:]
+    assert "watch: not running" in reviewed
+    assert not any(claim in dreamt + reviewed for claim in claims)

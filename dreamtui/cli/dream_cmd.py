@@ -52,9 +52,8 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
 @click.option(
     "--project",
     default=None,
-    help="Dream one project (a transcript folder name, or the absolute path of a folder the sessions ran in: "
-    "a worktree's dreams its whole repository); "
-    "default: every project.",
+    help="Dream one project (a transcript folder name, or a folder the sessions ran in: an absolute path, "
+    "or . for this one; a worktree's dreams its whole repository); default: every project.",
 )
 @click.option(
     "--extractor",
@@ -89,6 +88,8 @@ def dream(
     next dream finishes it. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again to
     retry), 3 another cycle is running (nothing was done), 130 stopped by Ctrl-C.
     """
+    if project == ".":  # the folder the sessions ran in: this one
+        project = os.getcwd()
     if extractor:
         config = config.changed(extractor=extractor)
     if batch:
