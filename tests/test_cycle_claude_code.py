@@ -13,10 +13,11 @@ from fakes.claude_code import FakeClaudeCode, lesson, ok, verdicts
 from fakes.cycle_world import ACME, DAY, NOW, install
 
 from dreamtui.core.config import Config
-from dreamtui.core.dream.run import CycleFailed, run_cycle
+from dreamtui.core.dream.run import CycleFailed, CycleLimited, run_cycle
 from dreamtui.core.dream.waking import waking_message
 from dreamtui.core.extract import consolidate_prompt
 from dreamtui.core.extract.claude_code import CLI_ENV
+from dreamtui.core.extract.limits import describe_reset
 from dreamtui.core.gate import judge
 from dreamtui.core.ledger import Ledger, cycles
 
@@ -68,12 +69,11 @@ def test_a_cycle_extracts_with_claude_code_and_reports_usage_and_cost(
     ("answer", "line", "stops"),
     [
         ({"kind": "not_logged_in"}, "Claude Code is not logged in", True),
-        ({"kind": "usage_limit"}, "Claude Code's usage limit is reached", True),
         ({"kind": "bad_model"}, "Claude Code refused model", True),
         ({"kind": "hang"}, "Claude Code did not answer within 1s", False),
         (None, "Claude Code not found at", True),
     ],
-    ids=["not-logged-in", "usage-limit", "bad-model", "timeout", "no-cli"],
+    ids=["not-logged-in", "bad-model", "timeout", "no-cli"],
 )
 def test_a_failing_claude_code_fails_the_cycle_in_one_line_loses_nothing_and_the_retry_dreams(
     cc: Config,
@@ -101,7 +101,7 @@ def test_a_failing_claude_code_fails_the_cycle_in_one_line_loses_nothing_and_the
     assert ledger.query("SELECT * FROM candidates") == []
     errors = [r["error"] for r in ledger.query("SELECT error FROM extractions")]
     assert errors and all(line in (e or "") for e in errors)
-    # not logged in, a usage limit, a refused model, no CLI: the second session is not even tried
+    # not logged in, a refused model, no CLI: the second session is not even tried
     assert len(fake.calls()) == (0 if answer is None else 1 if stops else 2)
 
     monkeypatch.setenv(CLI_ENV, str(fake.cli))
@@ -135,3 +135,47 @@ def test_the_dedup_judge_runs_on_claude_code(cc: Config, ledger: Ledger, fake: F
     assert (cand.duplicate_of, cand.duplicate_judged) == ("tools.md", "same")
     assert (record.stats.judged, record.stats.judged_same) == (1, 1)
     assert "Dedup judge (model): 1 judged, 1 the same lesson" in waking_message(record)
+
+
+def extraction_prompts(fake: FakeClaudeCode) -> list[str]:
+    """The user message of every extraction call (not the judge's, not consolidation's)."""
+    out = []
+    for call in fake.calls():
+        if "extraction step" not in call["flags"].get("--system-prompt", ""):
+            continue
+        out.extend(m["message"]["content"] for m in call["stdin"] if m.get("type") == "user")
+    return out
+
+
+def test_a_usage_limit_mid_cycle_stops_in_one_line_with_the_reset_time_and_the_retry_resends_nothing(
+    cc: Config, ledger: Ledger, fake: FakeClaudeCode
+) -> None:
+    install(cc, "busy")
+    # the first session is answered, the second meets the limit ("resets 3am (UTC)")
+    fake.answer(ok([lesson(UV, "Use uv, never pip, in this repo.")]), {"kind": "usage_limit"})
+    with pytest.raises(CycleLimited) as info:
+        run_cycle(cc, ledger, project=ACME)
+    line = str(info.value)
+    assert "\n" not in line and "usage limit is reached" in line
+    assert (
+        info.value.resets_at is not None and info.value.resets_at.isoformat() == "2026-03-11T03:00:00+00:00"
+    )
+    assert f"it resets {describe_reset(info.value.resets_at)}" in line
+    assert "1 session(s) answered and kept, 1 wait" in line
+    first = extraction_prompts(fake)
+    assert len(first) == 2
+    # the answer given before the limit is stored: its offsets advanced, its candidate waits for review
+    assert len(ledger.list_candidates(status="pending")) == 1
+    stored = ledger.query("SELECT session FROM extractions WHERE error IS NULL")
+    assert len({r["session"] for r in stored}) == 1
+    failed = cycles.find_full(ledger, ACME, DAY)
+    assert failed is not None and failed.status == "failed"
+    assert failed.stats.limit_resets_at == "2026-03-11T03:00:00+00:00" and failed.stats.sessions_waiting == 1
+
+    # after the reset: the cycle goes on with the session that waited, and never re-sends the answered one
+    fake.answer(ok())
+    retried = run_cycle(cc, ledger, project=ACME)
+    assert (retried.id, retried.status, retried.stats.attempt) == (failed.id, "completed", 2)
+    again = extraction_prompts(fake)[len(first) :]
+    assert again == [first[1]]  # only the session the limit refused
+    assert len(ledger.list_candidates(status="pending")) == 1

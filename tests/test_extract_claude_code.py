@@ -16,10 +16,11 @@ from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.errors import ExtractorAuthError, ExtractorError
+from dreamtui.core.errors import ExtractorAuthError, ExtractorError, UsageLimitError
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.base import ExtractContext, Extractor, StructuredModel
 from dreamtui.core.extract.claude_code import CLI_ENV, ClaudeCodeExtractor, claude_code_status, cli_model
+from dreamtui.core.extract.limits import describe_reset
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, split_digest, user_message
 from dreamtui.core.ingest.formats.protocol import EXTRACTOR_WORKDIR
 from dreamtui.core.ingest.transcripts import discover
@@ -151,7 +152,11 @@ def test_each_failure_is_one_clear_line(
         extractor(config, fake, model="claude-nope").extract(digest(), ExtractContext(project=ACME))
     message = str(info.value)
     assert words in message and "\n" not in message
-    assert (type(info.value) is ExtractorAuthError) == (kind != "crash")  # these stop the other sessions
+    assert isinstance(info.value, ExtractorAuthError) == (kind != "crash")  # these stop the other sessions
+    if kind == "usage_limit":  # it says when the limit resets (the stand-in's "resets 3am (UTC)")
+        assert isinstance(info.value, UsageLimitError) and info.value.resets_at is not None
+        assert (info.value.resets_at.hour, info.value.resets_at.minute) == (3, 0)
+        assert f"it resets {describe_reset(info.value.resets_at)}" in message
 
 
 def test_a_hung_cli_is_a_timeout_and_its_process_is_ended(config: Config, fake: FakeClaudeCode) -> None:

@@ -294,7 +294,7 @@ def test_no_planted_secret_reaches_claude_or_disk_when_claude_extracts(tmp_path:
     with FakeAnthropic() as server:
         server.script.append(ok([lesson(quote, echoed, why=f"it leaked as {PLANTED['npm-token']}")]))
         person = Person(home, ANTHROPIC_API_KEY="test-key-not-secret", ANTHROPIC_BASE_URL=server.url)
-        person.run("dream")
+        person.run("dream", "--yes")  # the first dream with a model asks first
         person.run("candidates")
         person.run("briefing", "--pending")
         person.run("briefing", "--accept")

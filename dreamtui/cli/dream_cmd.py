@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from datetime import datetime
 from typing import Any
 
 import click
@@ -75,10 +76,38 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
     help="Extract through the Message Batches API (anthropic; half the price): today's sessions "
     "are submitted and their lessons collected by a later cycle.",
 )
+@click.option(
+    "--since",
+    default=None,
+    metavar="YYYY-MM-DD",
+    help="Back-fill: with a model, also read the sessions written since this date "
+    "(default: the last dream_window_days days).",
+)
+@click.option(
+    "--all", "everything", is_flag=True, help="Back-fill: with a model, read sessions of every date."
+)
+@click.option(
+    "--yes", is_flag=True, help="Dream with a model without asking first (the estimate is still printed)."
+)
+@click.option(
+    "--estimate",
+    "estimate_only",
+    is_flag=True,
+    help="Only say what a dream would read and send (sessions, MB, tokens, cost); send nothing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the cycle record as JSON; no progress.")
 @pass_config
 def dream(
-    config: Config, project: str | None, extractor: str | None, day: str | None, batch: bool, as_json: bool
+    config: Config,
+    project: str | None,
+    extractor: str | None,
+    day: str | None,
+    batch: bool,
+    since: str | None,
+    everything: bool,
+    yes: bool,
+    estimate_only: bool,
+    as_json: bool,
 ) -> None:
     """Run one dream cycle now and print the waking message.
 
@@ -87,6 +116,10 @@ def dream(
     says there is nothing new. Ctrl-C stops the cycle at its next safe point (again: at once); the
     next dream finishes it. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again to
     retry), 3 another cycle is running (nothing was done), 130 stopped by Ctrl-C.
+
+    With a model (an API key, a Claude Code login, a local server) it reads the sessions of the last
+    dream_window_days days (--since, --all: more), and the first time, or when the estimate passes
+    ask_above_tokens, it shows what it would read and send and asks first (--yes: go ahead).
     """
     if project == ".":  # the folder the sessions ran in: this one
         project = os.getcwd()
@@ -94,13 +127,28 @@ def dream(
         config = config.changed(extractor=extractor)
     if batch:
         config = config.changed(batch=True)
+    if since and everything:
+        raise ConfigError("choose one of --since and --all")
+    since_at = dreaming.parse_since(since) if since else None
     ws = Workspace(config)
+    try:
+        if not _asked(ws, project, since_at, everything, yes, estimate_only, as_json):
+            return
+    except BaseException:
+        ws.close()
+        raise
     display = progress_display(not as_json)
     ctrl_c = CtrlC()
     try:
         with ctrl_c:
             record = dreaming.dream(
-                ws, project=project, date=day, trigger="manual", progress=ctrl_c.progress(display)
+                ws,
+                project=project,
+                date=day,
+                trigger="manual",
+                progress=ctrl_c.progress(display),
+                since=since_at,
+                everything=everything,
             )
     except NothingNew as exc:  # asked after the day's full cycle, and nothing was written since
         if as_json:
@@ -111,6 +159,11 @@ def dream(
     except CycleBusy as exc:
         echo(f"dreamtui: {exc}", err=True)
         sys.exit(EXIT_BUSY)
+    except dreaming.BudgetSpent as exc:  # nothing sent, nothing recorded: tomorrow's dream goes on
+        if as_json:
+            echo_json(json.dumps({"budget_spent": True, "message": str(exc)}, indent=2, ensure_ascii=False))
+        echo(f"dreamtui: {exc}", err=True)
+        return
     except CycleFailed as exc:
         if as_json and exc.record is not None:
             echo_json(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
@@ -135,6 +188,47 @@ def dream(
         offer = memory_repo.link_offer(config)  # installed agents that do not load the memory: told once
         if offer:
             echo(f"dreamtui: {offer}", err=True)
+
+
+def _asked(
+    ws: Workspace,
+    project: str | None,
+    since: datetime | None,
+    everything: bool,
+    yes: bool,
+    estimate_only: bool,
+    as_json: bool,
+) -> bool:
+    """Before a dream with a model: say what it would read and send, and ask when it is the first or a
+    big one. True to dream; False when the person said no or only asked for the estimate (printed)."""
+    estimate = dreaming.preview(ws, project, since, everything)
+    if estimate_only:
+        if estimate is None:
+            echo("This dream asks no model (the extractor is offline): nothing would be spent.")
+        elif as_json:
+            echo_json(json.dumps(estimate.to_json(), indent=2, ensure_ascii=False))
+        else:
+            for line in estimate.lines():
+                echo(line)
+        ws.close()
+        return False
+    if estimate is None or not estimate.asks(ws.config):
+        return True
+    for line in estimate.lines():
+        echo(line, err=True)
+    if yes:
+        return True
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        ws.close()
+        raise ConfigError(
+            "a dream with a model asks first and this terminal cannot answer: `dreamtui dream --yes` "
+            "goes ahead (`--since YYYY-MM-DD` or `--all` to read older sessions, `--estimate` to only look)"
+        )
+    if click.confirm("Dream now?", default=False, err=True):
+        return True
+    echo("Nothing was sent.", err=True)
+    ws.close()
+    return False
 
 
 class CtrlC:
@@ -287,6 +381,14 @@ def watch(
             how = "polling" if poll else "watching"
             when = f"; dreaming daily at {schedule} UTC" if hm else ""
             echo(f"dreamtui: {how} {config.transcripts}{when}; Ctrl-C to stop", err=True)
+            estimate = dreaming.preview(ws)
+            if estimate is not None and estimate.sessions:  # what its dreams would read now
+                budget = (
+                    f"; daily_token_budget {config.daily_token_budget:,}"
+                    if config.daily_token_budget
+                    else "; no daily_token_budget"
+                )
+                echo(f"dreamtui: {estimate.lines()[0]}{budget}", err=True)
             daemon.run()
         except KeyboardInterrupt:
             pass

@@ -295,6 +295,15 @@ class Config(BaseSettings):
     """How often a failed API call is tried again."""
     max_digest_chars: _Count = 120_000
     """The longest digest sent to a model in one request; a longer one is split into parts."""
+    daily_token_budget: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 0
+    """Tokens (input + output, as the model reports them) dreams may spend per local day; at it a cycle
+    stops sending, the rest waits for the next day (0: no budget)."""
+    dream_window_days: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 14
+    """A dream with a model reads the sessions written in this many days; older ones wait for an
+    explicit back-fill (``dreamtui dream --since DATE`` or ``--all``); 0: no window."""
+    ask_above_tokens: Annotated[int, BeforeValidator(_not_bool), Field(ge=0)] = 2_000_000
+    """``dreamtui dream`` (and the app) ask before a dream with a model whose estimated input passes
+    this many tokens (the first dream with a model always asks)."""
     batch: bool = False
     """Dream cycles submit their extractions as one Message Batch (anthropic only)."""
     poll: bool = False

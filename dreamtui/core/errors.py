@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 
 class DreamError(Exception):
     """Base class: an expected failure with a clear one-line message for the person."""
@@ -34,3 +36,12 @@ class ExtractorAuthError(ExtractorError):
 
 class CycleBusy(DreamError):
     """Another dream cycle holds the lock or already ran for this project and date."""
+
+
+class UsageLimitError(ExtractorAuthError):
+    """The model's account reached its usage limit (Claude Code's 5-hour or weekly limit): no further
+    call is made until ``resets_at`` (aware datetime; None when the answer did not say when)."""
+
+    def __init__(self, message: str, resets_at: datetime | None = None) -> None:
+        super().__init__(message)
+        self.resets_at = resets_at

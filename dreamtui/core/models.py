@@ -232,6 +232,7 @@ class ExtractionResult:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     malformed: int = 0  # proposals that did not fit the schema: dropped before the gate, counted here
+    unsent: bool = False  # never sent (a budget, a usage limit or a refused login stopped it first): nothing spent, the session waits
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,19 +8,36 @@ What a dream would do now and the cycles so far are read through the :class:`Wor
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from dreamtui.core.dream.banners import banner_lines_for
+from dreamtui.core.dream.budget import BudgetSpent
 from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
+from dreamtui.core.dream.estimate import (
+    Estimate,
+    estimate_dream,
+    first_model_dream,
+    parse_since,
+    spends,
+    window_start,
+)
 from dreamtui.core.dream.lock import WatchLock
 from dreamtui.core.dream.phases import Progress
 from dreamtui.core.dream.plan import DreamPlan, NothingNew
-from dreamtui.core.dream.run import STOPPED_BY_CTRL_C, CycleFailed, run_cycle
+from dreamtui.core.dream.run import STOPPED_BY_CTRL_C, CycleFailed, CycleLimited, run_cycle
+from dreamtui.core.dream.sessions import project_map, transcript_folders
 from dreamtui.core.dream.waking import PHASE_TITLES, consolidation_summary, waking_message
+from dreamtui.core.extract.choose import choose
 from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.services.workspace import Workspace
 
 __all__ = [
     "PHASE_TITLES",
+    "BudgetSpent",
+    "Estimate",
+    "parse_since",
+    "preview",
+    "CycleLimited",
     "STOPPED_BY_CTRL_C",
     "CycleFailed",
     "CycleRecord",
@@ -48,13 +65,52 @@ def dream(
     date: str | None = None,
     trigger: str = "manual",
     progress: Progress | None = None,
+    since: datetime | None = None,
+    everything: bool = False,
 ) -> CycleRecord:
     """Run one dream cycle of the workspace's folders (``project``, else every project) as of ``date``.
 
     Raises ``CycleBusy`` when another cycle runs, :class:`NothingNew` when a person's dream after the
     day's full cycle finds nothing new, :class:`CycleFailed` when a phase fails (it may be retried).
     """
-    return run_cycle(ws.config, ws.ledger, project=project, date=date, trigger=trigger, progress=progress)
+    return run_cycle(
+        ws.config,
+        ws.ledger,
+        project=project,
+        date=date,
+        trigger=trigger,
+        progress=progress,
+        since=since,
+        everything=everything,
+    )
+
+
+def preview(
+    ws: Workspace, project: str | None = None, since: datetime | None = None, everything: bool = False
+) -> Estimate | None:
+    """What a dream with a model would read and send now (an estimate, no network); None when the
+    configured extractor asks no model (nothing is spent, nothing is asked)."""
+    config = ws.config
+    if not spends(config):
+        return None
+    kind = choose(config).kind
+    if project is not None:
+        project = (
+            project_map(config, ws.ledger).resolve(project, transcript_folders(config.transcripts)) or project
+        )
+    model = config.openai_model if kind == "openai" else config.model
+    est = estimate_dream(
+        config,
+        ws.ledger,
+        project=project,
+        since=window_start(config, since, everything),
+        extractor=kind,
+        model=model,
+        batch=config.batch and kind == "anthropic",
+        priced=kind == "anthropic",
+    )
+    est.first = first_model_dream(ws.ledger)
+    return est
 
 
 def watch_lock(ws: Workspace) -> WatchLock:

@@ -52,6 +52,7 @@ from dreamtui.tui.screens.briefings import BriefingsScreen
 from dreamtui.tui.screens.cycles import CyclesScreen
 from dreamtui.tui.screens.help import HelpScreen, guide, key_lines
 from dreamtui.tui.screens.memory import MemoryScreen
+from dreamtui.tui.screens.modals import SpendModal
 from dreamtui.tui.screens.promotion import PromotionScreen
 from dreamtui.tui.screens.queue import QueueScreen
 from dreamtui.tui.screens.sessions import SessionsScreen
@@ -648,8 +649,13 @@ class DreamApp(App[object]):
                 raise cycle_words.CycleStopped(cycle_words.CYCLE_STOPPED)
             self.post_message(CycleProgress(phase, cycle_words.describe_progress(phase, message, fraction)))
 
+        if trigger == "manual" and not self._spend_agreed(project, worker):
+            return
         try:
             record = dreaming.dream(self.workspace, project=project, trigger=trigger, progress=progress)
+        except dreaming.BudgetSpent as exc:  # nothing sent: tomorrow's dream goes on
+            self.post_message(CycleFinished(error=one_line_error(exc), refused=True))
+            return
         except dreaming.NothingNew as exc:  # asked after the day's full cycle, nothing written since
             self.post_message(CycleFinished(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
@@ -667,6 +673,36 @@ class DreamApp(App[object]):
             f"({self.key_for('screen.cycles')}: Cycles has the whole message)"
         )
         self.post_message(CycleFinished(dreaming.waking_message(record), short=short))
+
+    def _spend_agreed(self, project: str | None, worker: Worker[Any]) -> bool:
+        """From the cycle's thread, before a person's dream: when it asks a model and is the first one
+        (or a big one), show what it would read and send (:class:`SpendModal`) and wait for the answer.
+        False (and the cycle ends, nothing sent) when the person said no or the app is quitting."""
+        try:
+            estimate = dreaming.preview(self.workspace, project)
+        except Exception as exc:  # noqa: BLE001 - an estimate that fails is told, never a crash
+            self.post_message(CycleFinished(error=one_line_error(exc)))
+            return False
+        if estimate is None or not estimate.asks(self.workspace.config):
+            return True
+        decided = threading.Event()
+        answer = [False]
+
+        def done(yes: bool | None) -> None:
+            answer[0] = bool(yes)
+            decided.set()
+
+        def ask() -> None:
+            self.push_screen(SpendModal(estimate.lines()), done)
+
+        self.call_from_thread(ask)
+        while not decided.wait(0.1):
+            if self._stop_cycle.is_set() or worker.is_cancelled:
+                self.post_message(CycleFinished(error=cycle_words.CYCLE_STOPPED))
+                return False
+        if not answer[0]:
+            self.post_message(CycleFinished("Nothing was sent: no dream ran."))
+        return answer[0]
 
     def on_cycle_progress(self, message: CycleProgress) -> None:
         if self._goodnight is not None:  # the good night's cycle runs: only now is "dreaming" true

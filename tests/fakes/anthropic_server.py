@@ -172,3 +172,47 @@ class FakeAnthropic(JsonHTTPFake):
         if method == "GET" and len(parts) == 5 and parts[4] == "results":
             return self._results(parts[3])
         return error(404, "not_found_error", f"fake server: no route {method} {path}", retry_after_ms=None)
+
+
+COUNT_CHARS_PER_TOKEN = 4
+"""The stand-in's counting rule: one token per 4 characters of what a request carries to the model."""
+
+
+def counted_input_tokens(body: Any) -> int:
+    """The input tokens the stand-in model reports for a ``POST /v1/messages`` body, by a counting rule
+    (not a tokenizer): the characters of the system prompt's texts, of the messages' texts and of the
+    output schema (JSON), over :data:`COUNT_CHARS_PER_TOKEN`, rounded up."""
+    if not isinstance(body, dict):
+        return 0
+    chars = 0
+    system = body.get("system")
+    if isinstance(system, str):
+        chars += len(system)
+    elif isinstance(system, list):
+        chars += sum(len(b.get("text", "")) for b in system if isinstance(b, dict))
+    for msg in body.get("messages") or []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(len(b.get("text", "")) for b in content if isinstance(b, dict))
+    schema = ((body.get("output_config") or {}).get("format") or {}).get("schema")
+    if schema is not None:
+        chars += len(json.dumps(schema))
+    return -(-chars // COUNT_CHARS_PER_TOKEN)
+
+
+def counting(payload: Any = None, output_tokens: int = 100) -> Callable[[Any], Reply]:
+    """A responder answering every request with ``payload`` (no lessons by default) and the usage the
+    counting rule gives its body (:func:`counted_input_tokens`): a recording stand-in model."""
+    answer = {"candidates": []} if payload is None else payload
+
+    def respond(body: Any) -> Reply:
+        return Reply(
+            200,
+            message(
+                answer, input_tokens=counted_input_tokens(body), output_tokens=output_tokens, cache_read=0
+            ),
+        )
+
+    return respond

@@ -17,9 +17,10 @@ from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.budget import BudgetSpent, local_day_bounds
 from dreamtui.core.dream.phases import Progress
 from dreamtui.core.dream.plan import CycleAlreadyDone, NothingNew
-from dreamtui.core.dream.run import SESSION_END, CycleFailed, run_cycle
+from dreamtui.core.dream.run import SESSION_END, CycleFailed, CycleLimited, run_cycle
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
 from dreamtui.core.ingest import ended as ended_sessions
 from dreamtui.core.ingest.projects import ProjectMap
@@ -29,6 +30,10 @@ from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.ledger import Ledger
 from dreamtui.core.ledger.cycles import CycleRecord
 
+LIMIT_GRACE = 60.0
+"""Seconds after a usage limit's reset before the daemon dreams again."""
+LIMIT_UNKNOWN_WAIT = 3600.0
+"""Seconds the daemon waits after a usage limit that did not say when it resets."""
 BUSY_RETRY_SECONDS = 30.0
 BUSY_RETRIES = 10
 
@@ -176,6 +181,15 @@ class DreamDaemon:
                 ended_sessions.forget(self.ended_waiting.pop(project or "", []))
             self.say(f"dreamtui: {what}: {exc}")
             return
+        except BudgetSpent as exc:  # nothing sent: the same cycle goes on when the day turns
+            self._resume_at(project, _tomorrow(), trigger)
+            self.say(f"dreamtui: {what}: not dreaming, {exc}")
+            return
+        except CycleLimited as exc:  # answered sessions are stored; the rest goes on after the reset
+            when = exc.resets_at or clock.now() + timedelta(seconds=LIMIT_UNKNOWN_WAIT)
+            self._resume_at(project, when + timedelta(seconds=LIMIT_GRACE), trigger)
+            self.say(f"dreamtui: {what}: {exc}; watching goes on and dreams again then")
+            return
         except CycleAlreadyDone as exc:
             self.say(f"dreamtui: {what}: not dreaming, {exc}")
             return
@@ -191,3 +205,16 @@ class DreamDaemon:
             return
         self.ended_waiting.pop(project or "", None)
         self.on_wake(record)
+        if record.stats.budget_stop:  # the sessions the budget held back are dreamed tomorrow
+            self._resume_at(project, _tomorrow(), "schedule")
+
+    def _resume_at(self, project: str | None, when: datetime, trigger: str) -> None:
+        """Dream ``project`` again at ``when`` (a budget's next day, a usage limit's reset)."""
+        delay = max(0.0, (when - clock.now()).total_seconds())
+        self.retries[project] = (time.monotonic() + delay, 0, trigger)
+
+
+def _tomorrow() -> datetime:
+    """The start of the next local day (a minute past midnight)."""
+    _, _, end = local_day_bounds()
+    return end + timedelta(minutes=1)

@@ -18,20 +18,24 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import date as Date
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.budget import Gate, spent_line, spent_today
 from dreamtui.core.dream.consolidation import run_pass
+from dreamtui.core.dream.estimate import session_mtime
 from dreamtui.core.dream.promotion import active_promotion, auto_write
 from dreamtui.core.dream.recovery import Attempt
 from dreamtui.core.dream.sessions import FileRange, SessionWork, new_content, session_groups
 from dreamtui.core.dream.waking import PHASE_TITLES
-from dreamtui.core.errors import DreamError
+from dreamtui.core.errors import DreamError, ExtractorAuthError, UsageLimitError
 from dreamtui.core.extract.base import ExtractContext, Extractor
 from dreamtui.core.extract.batch import OPEN_STATES, runner_for
-from dreamtui.core.extract.runner import extract_many
+from dreamtui.core.extract.limits import describe_reset
+from dreamtui.core.extract.runner import extract_iter
 from dreamtui.core.files import Skipped
 from dreamtui.core.gate.dedup import DUPLICATE, DedupIndex
 from dreamtui.core.gate.pipeline import Scopes, closest_in_scope, gate
@@ -98,6 +102,25 @@ Progress = Callable[[str, str, "float | None"], None]
 """``progress(phase, message, fraction)``: how a running cycle reports (the CLI's display, the app's header)."""
 
 
+class UsageLimitReached(DreamError):
+    """The model's usage limit stopped a cycle mid-way: what was answered is stored, the rest waits
+    until ``resets_at`` (aware datetime, or None when the answer did not say)."""
+
+    def __init__(self, limit: UsageLimitError, answered: int, waiting: int) -> None:
+        self.resets_at = limit.resets_at
+        self.answered, self.waiting = answered, waiting
+        super().__init__(
+            f"the usage limit is reached ({_reason(limit)}); it resets {describe_reset(limit.resets_at)}: "
+            f"{answered} session(s) answered and kept, {waiting} wait for the next dream after that"
+        )
+
+
+def _reason(limit: UsageLimitError) -> str:
+    text = str(limit)
+    inner = text[text.find("(") + 1 : text.rfind(")")] if "(" in text and ")" in text else text
+    return inner.strip() or text
+
+
 def one_line(exc: BaseException) -> str:
     """The first line of an error's message (its type's name when it has none)."""
     text = str(exc).strip().splitlines()
@@ -147,6 +170,9 @@ class RunningCycle:
         self.projects = projects
         self.ended_done: list[ended_sessions.Ended] = []
         """The ended-session records (the plugin's SessionEnd hook) this cycle dreams: removed when it ends."""
+        self._limited: UsageLimitReached | None = None
+        self.since: datetime | None = None
+        """The recent window's start: sessions last written before it are left for a back-fill."""
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -215,6 +241,13 @@ class RunningCycle:
         quiet = self.config.quiet_minutes * 60.0
         ended = ended_sessions.by_session(self.config)
         unreadable: list[str] = []
+        if self.since is not None:  # the older sessions wait, untouched, for an explicit back-fill
+            cut = self.since.timestamp()
+            older = [k for k, files in groups.items() if session_mtime(files) < cut]
+            for k in older:
+                del groups[k]
+            self.stats.sessions_older = len(older)
+            self.stats.window_since = self.since.astimezone().strftime("%Y-%m-%d")
         for i, ((project, session), files) in enumerate(groups.items()):
             self.progress(
                 f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups))
@@ -298,25 +331,75 @@ class RunningCycle:
         if not self.on_demand and self._batching():  # on demand: the person waits for the answer now
             self._branch_batch(sparks, stats)
         elif sparks:
-            results = self._extract(sparks)
-            for n, (work, result) in enumerate(zip(sparks, results, strict=True)):
-                self.progress(f"gate {work.session[:8]} (session {n + 1}/{len(sparks)})", n / len(sparks))
-                self.usage = self.usage + result.usage
-                if result.error:
-                    stats.extraction_errors += 1
-                    self._record_failed_extraction(work, result)
-                    continue
-                self._gate_session(work, result, stats, advance=True)
-            if stats.extraction_errors == len(sparks):
-                raise DreamError(f"every extraction failed ({results[0].error})")
-            stats.verified = stats.surfaced - self.dropped["invalid"] - self.dropped["unverified"]
-            stats.auto_written = auto_write_kept(self.config, self.ledger, self.kept_ids)
+            self._branch_each(sparks, stats)
         self._take_branch(stats)
         self.stats.dropped = dict(self.dropped)
         self._usage_stats()
         self.close_phase(
             branches=stats.branches, surfaced=stats.surfaced, kept=stats.kept, errors=stats.extraction_errors
         )
+        if self._limited is not None:
+            raise self._limited
+
+    def _branch_each(self, sparks: list[SessionWork], stats: CycleStats) -> None:
+        """Extract the sparks, ``concurrency`` at a time, and gate each answer as it arrives (stored
+        before the next one is taken: a killed or stopped run loses no answer it was given). The daily
+        token budget holds back the sessions it has no room for; a usage limit stops the cycle after
+        storing what was answered (:class:`UsageLimitReached`). Either way, what was not answered waits."""
+        gate_budget = Gate(
+            self.config.daily_token_budget, spent_today(self.ledger) if self.config.daily_token_budget else 0
+        )
+        stops: list[ExtractorAuthError] = []
+        contexts = {
+            id(w.digest): ExtractContext(
+                project=w.project, memories=w.memories, max_chars=self.config.max_digest_chars
+            )
+            for w in sparks
+        }
+        self.progress(f"{len(sparks)} branches, {min(len(sparks), self.config.concurrency)} at a time", 0.0)
+        first_error: str | None = None
+        answered = held = 0
+        for n, (index, result) in enumerate(
+            extract_iter(
+                [w.digest for w in sparks],
+                self.extractor,
+                lambda d: contexts[id(d)],
+                self.config.concurrency,
+                on_result=gate_budget.answered,
+                may_start=gate_budget.may_start,
+                stops=stops,
+            )
+        ):
+            work = sparks[index]
+            limited = bool(stops) and isinstance(stops[0], UsageLimitError)
+            if result.unsent and (limited or not stops):  # held back by the budget or the limit: it waits
+                held += 1
+                continue
+            self.progress(f"branch {n + 1}/{len(sparks)} done", (n + 1) / len(sparks))
+            self.usage = self.usage + result.usage
+            if result.error:
+                stats.extraction_errors += 1
+                first_error = first_error or result.error
+                if limited and result.error == str(stops[0]):
+                    held += 1  # the call the limit refused: it waits like the ones not sent
+                    stats.extraction_errors -= 1
+                    continue
+                self._record_failed_extraction(work, result)
+                continue
+            answered += 1
+            self._gate_session(work, result, stats, advance=True)
+        stats.verified = stats.surfaced - self.dropped["invalid"] - self.dropped["unverified"]
+        stats.auto_written = auto_write_kept(self.config, self.ledger, self.kept_ids)
+        limit = stops[0] if stops and isinstance(stops[0], UsageLimitError) else None
+        if limit is not None:
+            self.stats.sessions_waiting = held
+            self._limited = UsageLimitReached(limit, answered, held)  # raised once the phase is recorded
+        if gate_budget.held:
+            self.stats.sessions_waiting = held
+            self.stats.budget_stop = spent_line(gate_budget.spent, gate_budget.budget)
+            self.progress(self.stats.budget_stop, 1.0)
+        elif stats.extraction_errors and stats.extraction_errors == len(sparks):
+            raise DreamError(f"every extraction failed ({first_error})")
 
     def _take_branch(self, branch: CycleStats) -> None:
         """The branch phase's counts into the cycle's stats (only once branching is done)."""
@@ -351,8 +434,9 @@ class RunningCycle:
         self.stats.briefing_path, self.stats.briefing_commit = str(result.path), result.commit
         self.stats.briefing_status, self.stats.briefing_proposal = result.status, result.proposal
         self.stats.briefing_lines = result.lines
-        self.progress("consolidating memories", 0.8)
-        self._consolidate()
+        if self.stats.budget_stop is None:  # at the budget: no further model call this cycle
+            self.progress("consolidating memories", 0.8)
+            self._consolidate()
         self.close_phase(
             corroborated=self.stats.corroborated,
             review=bool(review_path),
@@ -537,29 +621,6 @@ class RunningCycle:
             self.usage.cached_tokens,
         )
         self.stats.cost_usd = self.usage.cost_usd
-
-    def _extract(self, sparks: list[SessionWork]) -> list[ExtractionResult]:
-        """Extract every spark, at most ``concurrency`` at once, in order."""
-        contexts = {
-            id(w.digest): ExtractContext(
-                project=w.project, memories=w.memories, max_chars=self.config.max_digest_chars
-            )
-            for w in sparks
-        }
-        done = [0]
-
-        def on_done(*_args: Any) -> None:
-            done[0] += 1
-            self.progress(f"branch {done[0]}/{len(sparks)} done", done[0] / len(sparks))
-
-        self.progress(f"{len(sparks)} branches, {min(len(sparks), self.config.concurrency)} at a time", 0.0)
-        return extract_many(
-            [w.digest for w in sparks],
-            self.extractor,
-            lambda d: contexts[id(d)],
-            self.config.concurrency,
-            on_result=on_done,
-        )
 
     def _mark_quiet(self, works: list[SessionWork]) -> None:
         """Record that these sessions' content, as read now, is too quiet to dream (it waits for more of

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date as Date
+from datetime import datetime
+from types import EllipsisType
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.estimate import default_window
 from dreamtui.core.dream.sessions import project_map, projects_with_new_content, transcript_folders
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
 from dreamtui.core.ledger import Ledger, cycles
@@ -85,13 +88,19 @@ def covering_cycle(ledger: Ledger, project: str | None, day: str) -> CycleRecord
 
 
 def plan_dream(
-    config: Config, ledger: Ledger, project: str | None = None, date: Date | str | None = None
+    config: Config,
+    ledger: Ledger,
+    project: str | None = None,
+    date: Date | str | None = None,
+    window: datetime | None | EllipsisType = ...,
 ) -> DreamPlan:
     """What a person's explicit dream for ``project`` (every project when None) would do now.
 
     The first cycle of a date is the one full cycle (with REM); after it, an explicit dream runs an
     on-demand pass when the scope has new content, and nothing otherwise. The same rule with and
-    without a project; the CLI, the app's ``d`` and the Sessions screen's hint all ask this."""
+    without a project; the CLI, the app's ``d`` and the Sessions screen's hint all ask this. New
+    content counts inside ``window`` (its start; None: every date; by default the recent window when
+    a model dreams, see :func:`~dreamtui.core.dream.estimate.default_window`)."""
     day = parse_day(date)
     if project is not None:  # a transcript folder names its project (a worktree's: its repository's)
         project = (
@@ -100,5 +109,6 @@ def plan_dream(
     covering = covering_cycle(ledger, project, day)
     if covering is None:
         return DreamPlan(FULL, day)
-    new = [p for p in projects_with_new_content(config, ledger) if project is None or p == project]
+    since = default_window(config) if window is ... else window
+    new = [p for p in projects_with_new_content(config, ledger, since) if project is None or p == project]
     return DreamPlan(ON_DEMAND if new else NOTHING, day, covering, tuple(new))

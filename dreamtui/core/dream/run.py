@@ -35,12 +35,15 @@ from __future__ import annotations
 import os
 import time
 from datetime import date as Date
+from datetime import datetime
 from pathlib import Path
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
+from dreamtui.core.dream.budget import BudgetSpent, spent_line, spent_today
+from dreamtui.core.dream.estimate import window_start
 from dreamtui.core.dream.lock import CycleLock
-from dreamtui.core.dream.phases import Progress, RunningCycle, one_line
+from dreamtui.core.dream.phases import Progress, RunningCycle, UsageLimitReached, one_line
 from dreamtui.core.dream.plan import (
     NOTHING,
     CycleAlreadyDone,
@@ -81,6 +84,15 @@ class CycleFailed(DreamError):
         self.record = record
 
 
+class CycleLimited(CycleFailed):
+    """A usage limit stopped the cycle in Branching: what was answered is stored, the rest waits until
+    ``resets_at`` (aware datetime, None when unsaid); the next dream after it finishes the cycle."""
+
+    def __init__(self, message: str, record: CycleRecord | None, resets_at: datetime | None) -> None:
+        super().__init__(message, record)
+        self.resets_at = resets_at
+
+
 def run_cycle(
     config: Config,
     ledger: Ledger,
@@ -89,6 +101,8 @@ def run_cycle(
     trigger: str = "manual",
     progress: Progress | None = None,
     extractor: Extractor | None = None,
+    since: datetime | None = None,
+    everything: bool = False,
 ) -> CycleRecord:
     """Run one dream cycle for ``project`` (every project with new content when None) as of ``date``.
 
@@ -98,6 +112,10 @@ def run_cycle(
     may be retried). ``progress(phase, message, fraction)`` is called as the phases advance.
     ``extractor`` overrides ``make_extractor(config)``. ``project`` is a transcript folder's name, a
     project key, or a working folder's absolute path (the project of the sessions started there).
+
+    An extractor that asks a model reads only the sessions written in the recent window
+    (``dream_window_days``; from ``since`` when given; every date with ``everything``); the older ones
+    are left as they are, for an explicit back-fill. Without a model everything is read.
 
     A person's explicit dream (``trigger="manual"``, or ``session-end``: watch dreaming a session Claude
     Code ended) after the date's full cycle (``plan_dream``) is an on-demand pass over the new content instead (Light sleep, Deep sleep, Branching, Wake; no
@@ -138,10 +156,15 @@ def run_cycle(
                     f"already dreamed {project} on {day} (cycle #{every.id}, every project); "
                     "one cycle per project per date"
                 )
-        plan = plan_dream(config, ledger, project, day) if asked else DreamPlan(FULL, day)
+        start = window_start(config, since, everything) if extractor.capabilities.model_backed else None
+        plan = plan_dream(config, ledger, project, day, window=start) if asked else DreamPlan(FULL, day)
         if plan.kind == NOTHING:
             raise NothingNew(plan.describe(project))
         on_demand = plan.kind == ON_DEMAND
+        if config.daily_token_budget and extractor.capabilities.model_backed:
+            spent = spent_today(ledger)
+            if spent >= config.daily_token_budget:  # nothing recorded: the next day's dream goes on
+                raise BudgetSpent(spent_line(spent, config.daily_token_budget))
         attempt = (
             begin_on_demand(ledger, chat_id, day) if on_demand else begin_full(ledger, chat_id, day, trigger)
         )
@@ -150,6 +173,7 @@ def run_cycle(
             config, ledger, cycle_id, project, day, trigger, progress, extractor, pmap, attempt, on_demand
         )
         run.stats.extractor_reason = reason
+        run.since = start
         for line in recovered.rekeyed:
             run.progress(line)
         if on_demand:
@@ -169,8 +193,15 @@ def run_cycle(
             run.carry_earlier()
             depth = "deep" if attempt.earlier_deep else run.depth
             run.stats.seconds = round(time.monotonic() - run.t0, 3)
+            if isinstance(exc, UsageLimitReached) and exc.resets_at is not None:
+                run.stats.limit_resets_at = exc.resets_at.isoformat()
             _finish(ledger, cycle_id, "failed", depth, run, message)
             record = cycles.get(ledger, cycle_id)
+            if isinstance(exc, UsageLimitReached):
+                what = "on-demand dream pass" if on_demand else "dream cycle"
+                raise CycleLimited(
+                    f"{what} #{cycle_id} stopped: {exc}; `dreamtui dream` then goes on", record, exc.resets_at
+                ) from exc
             if isinstance(exc, Exception):
                 raise CycleFailed(f"dream cycle failed in {message}; run it again to retry", record) from exc
             raise

@@ -9,6 +9,7 @@ import hashlib
 import heapq
 import os
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from dreamtui.core.config import Config
@@ -171,9 +172,11 @@ def new_content(
     return SessionWork(project, session, list(files), ranges, digest, mtime)
 
 
-def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
+def projects_with_new_content(config: Config, ledger: Ledger, since: datetime | None = None) -> list[str]:
     """Projects whose sessions hold bytes not yet dreamed, nor found too quiet by a cycle as they are
-    (cheap: compares sizes, reads nothing)."""
+    (cheap: compares sizes, reads nothing); with ``since``, only files written since then count (the
+    older ones wait for a back-fill)."""
+    cut = since.timestamp() if since is not None else None
     dreamed = offsets.dreamed_offsets(ledger)
     projects = project_map(config, ledger)
     quiet = offsets.quiet_offsets(ledger)  # found too quiet: only words written since count as new
@@ -182,6 +185,8 @@ def projects_with_new_content(config: Config, ledger: Ledger) -> list[str]:
         try:
             st = tf.path.stat()
         except OSError:
+            continue
+        if cut is not None and st.st_mtime < cut:
             continue
         fkey = address_key(tf.address)
         if formats.of_file(tf).layout == "records":  # offsets count records' bytes: compare the file

@@ -67,6 +67,11 @@ def waking_message(record: CycleRecord) -> str:
             f"Skipped {s.skipped_count} path(s) that cannot be read as transcripts (the rest were "
             f"dreamed): {shown}{f'; and {more} more' if more > 0 else ''}."
         )
+    if s.sessions_older:
+        out.append(
+            f"Older: {s.sessions_older} session(s) written before {s.window_since} wait for a back-fill "
+            "(`dreamtui dream --since YYYY-MM-DD` or `--all`)."
+        )
     if s.records_repaired:
         out.append(
             f"Repaired {s.records_repaired} record(s) with bytes that are not UTF-8 or a byte-order "
@@ -97,6 +102,8 @@ def waking_message(record: CycleRecord) -> str:
         f"{s.output_tokens} out, {s.cached_tokens} cached"
         + (f"; cost ${s.cost_usd:.4f} as Claude Code reports it." if s.cost_usd else ".")
     )
+    if s.budget_stop:
+        out.append(f"Budget: {s.budget_stop} ({s.sessions_waiting} session(s) wait, none lost).")
     total_dropped = sum(s.dropped.values())
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(s.dropped.items()))
     out.append(

@@ -36,8 +36,9 @@ import anyio
 import pydantic
 
 from dreamtui.core.config import Config
-from dreamtui.core.errors import ExtractorAuthError, ExtractorError
+from dreamtui.core.errors import ExtractorAuthError, ExtractorError, UsageLimitError
 from dreamtui.core.extract.base import Capabilities, ExtractContext
+from dreamtui.core.extract.limits import describe_reset, is_usage_limit, reset_time
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, lessons_of, parts_for, user_message
 from dreamtui.core.ingest.formats.protocol import EXTRACTOR_WORKDIR
 from dreamtui.core.models import Digest, ExtractionResult, Usage
@@ -321,9 +322,10 @@ class ClaudeCodeModel:
             return ExtractorAuthError(f"Claude Code is not logged in ({text}): {LOGIN_HINT}")
         if kind == "billing_error" or status == 402:
             return ExtractorAuthError(f"Claude Code's account cannot be billed ({text})")
-        if kind == "rate_limit" or status == 429 or "usage limit" in low or "hit your limit" in low:
-            return ExtractorAuthError(
-                f"Claude Code's usage limit is reached ({text}): the sessions wait for the next cycle"
+        if kind == "rate_limit" or status == 429 or is_usage_limit(text):
+            at = reset_time(text)
+            return UsageLimitError(
+                f"Claude Code's usage limit is reached ({text}); it resets {describe_reset(at)}", at
             )
         if "model" in low and (kind == "invalid_request" or status in (400, 404) or "not exist" in low):
             return ExtractorAuthError(

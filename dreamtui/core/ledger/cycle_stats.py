@@ -32,6 +32,10 @@ class CycleStats:
     skipped_paths: list[str] = field(default_factory=list)
     skipped_count: int = 0
     records_repaired: int = 0
+    sessions_older: int = 0
+    """Sessions with new content written before the recent window: left for a back-fill."""
+    window_since: str | None = None
+    """The recent window's first day (a dream with a model), ``YYYY-MM-DD``."""
     # deep sleep
     sparks: int = 0
     covered: int = 0
@@ -53,6 +57,12 @@ class CycleStats:
     batch_sessions_collected: int = 0
     batch_submitted: str | None = None
     batch_sessions_submitted: int = 0
+    sessions_waiting: int = 0
+    """Sparks not sent this cycle (the daily token budget, a usage limit): they wait, nothing lost."""
+    budget_stop: str | None = None
+    """The line a stop at the daily token budget was told in (``daily_token_budget``)."""
+    limit_resets_at: str | None = None
+    """When the usage limit that stopped the cycle resets (ISO 8601), when it said."""
     # REM
     corroborated: int = 0
     review_path: str | None = None

@@ -124,3 +124,21 @@ def successful(ledger: Ledger) -> list[ExtractedRange]:
         "ORDER BY path, start_offset, end_offset, id"
     )
     return [from_row(ExtractedRange, r) for r in rows]
+
+
+def tokens_between(ledger: Ledger, start: str, end: str) -> int:
+    """Input + output tokens the extractions recorded from ``start`` up to ``end`` (ledger timestamps)."""
+    row = ledger.one(
+        "SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM extractions "
+        "WHERE created_at >= ? AND created_at < ?",
+        (start, end),
+    )
+    return int(row[0]) if row else 0
+
+
+def any_by(ledger: Ledger, extractors: tuple[str, ...]) -> bool:
+    """Whether any extraction (failed or not) was recorded by one of ``extractors``."""
+    marks = ", ".join("?" for _ in extractors)
+    return (
+        ledger.one(f"SELECT 1 FROM extractions WHERE extractor IN ({marks}) LIMIT 1", extractors) is not None
+    )

@@ -437,3 +437,31 @@ class CautionModal(YesNoModal):
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()  # a stray Enter or a second `a` decides nothing
+
+
+class SpendModal(YesNoModal):
+    """Before a dream with a model that spends (the first one, or a big one): what it would read and
+    send, and whether to go ahead. ``y`` dreams; ``n`` or Esc sends nothing. The focus starts on No."""
+
+    BINDINGS = [Binding("y", "yes", "Dream"), Binding("n,escape", "no", "Not now")]
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="spend"):
+            yield Label("Dream with a model?", classes="dialog-title", markup=False)
+            for line in self.lines:
+                yield Static(literal_text(line), classes="dialog-text")
+            yield Label(
+                "Older sessions: `dreamtui dream --since YYYY-MM-DD` or `--all`. y dream · n / Esc not now",
+                classes="dialog-text",
+                markup=False,
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Dream (y)", variant="warning", id="ok")
+                yield Button("Not now (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
