@@ -210,7 +210,7 @@ def digest_file(
     path = path if isinstance(path, Path) else Path(path)
     fmt = formats.format_for(path)
     if fmt.layout == "records":
-        return _digest_records(fmt, path, kind, interrupts, state)
+        return _digest_records(fmt, path, kind, interrupts, state, cheap)
     if cheap:
         data = read_small_transcript(path, min(_WHOLE_FILE, max_line))
         if data is not None:  # no line can be over max_line: the file is not
@@ -237,10 +237,33 @@ def digest_file(
 
 
 def _digest_records(
-    fmt: TranscriptFormat, address: Path, kind: FileKind | None, interrupts: bool, state: DigestState | None
+    fmt: TranscriptFormat,
+    address: Path,
+    kind: FileKind | None,
+    interrupts: bool,
+    state: DigestState | None,
+    cheap: bool = True,
 ) -> Digest:
     """:func:`digest_file` of a whole-file source (``address``: its path, ``#member`` for one session
-    of a source holding many): every record the format reads, each digested by its ``record``."""
+    of a source holding many): every record the format reads, each digested by its ``record``.
+
+    A format may read its source faster for the digest alone (its optional ``digest_records``: one
+    read, the records the digest drops never built); ``cheap=False`` always takes the records, the
+    reference that fast path is checked against (the same turns, stats and description)."""
+    fast = getattr(fmt, "digest_records", None) if cheap else None
+    if fast is not None:
+        stats = DigestStats()
+        done = fast(address, kind, state or DigestState(), stats, interrupts)
+        if done is not None:
+            described, kept, cwd = done
+            return Digest(
+                session=described.session,
+                project=described.project,
+                files=[str(address)],
+                turns=kept,
+                stats=stats,
+                cwd=cwd,
+            )
     path, member = split_address(address)
     tf = fmt.describe(address)
     name = str(address)

@@ -52,7 +52,7 @@ from dreamtui.core.ingest.formats.protocol import (
 )
 from dreamtui.core.ledger import agent_stores
 from dreamtui.core.ledger.agent_stores import StoreUnreadable
-from dreamtui.core.models import DigestStats, Provenance, RawRecord
+from dreamtui.core.models import DigestStats, Provenance, RawRecord, Turn
 from dreamtui.core.repository import encode_path
 
 if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
@@ -194,15 +194,19 @@ def meta_of(path: Path) -> dict[str, Any]:
 def cwd_of(path: Path) -> str:
     """The ``Workspace Path`` named in the chat's user messages whose MD5 is the chat folder's name
     ('' when none is: a chat whose folder is not an MD5 takes the first one named)."""
-    folder = Path(path).parent.parent.name
     try:
         recs = list(records(path))
     except TranscriptError:
         return ""
-    for rec in recs:
-        if rec.obj.get("role") not in ("user", "system"):
+    return _cwd_in([rec.obj for rec in recs], Path(path).parent.parent.name)
+
+
+def _cwd_in(objs: list[dict[str, Any]], folder: str) -> str:
+    """:func:`cwd_of` of a chat's decoded messages, its chat folder's name ``folder``."""
+    for obj in objs:
+        if obj.get("role") not in ("user", "system"):
             continue
-        for text, _ in _texts(rec.obj):
+        for text, _ in _texts(obj):
             for m in _WORKSPACE.finditer(text):
                 cwd = m.group(1).strip()
                 if cwd and (cwd_hash(cwd) == folder or not _HASH.match(folder)):
@@ -217,12 +221,17 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
     """A chat's JSON messages in the order they were written, one record each, keyed by blob id (a
     chat is its own file: ``member`` is unused). Raises :class:`~dreamtui.core.errors.TranscriptError`
     (one line) when the store cannot be read now; a blob that is not a JSON message is left out."""
+    yield from _read(Path(path))
+
+
+def _read(path: Path) -> list[SourceRecord]:
+    """:func:`records`, all of them read at once."""
     try:
-        with agent_stores.reading(_store_of(Path(path))) as conn:
+        with agent_stores.reading(_store_of(path)) as conn:
             blobs = agent_stores.cursor_json_blobs(conn)
     except StoreUnreadable as exc:
         raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
-    locator = 0
+    out: list[SourceRecord] = []
     for blob in blobs:
         try:
             obj = orjson.loads(blob.data)
@@ -230,8 +239,8 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
             continue
         if not isinstance(obj, dict) or not isinstance(obj.get("role"), str):
             continue
-        locator += 1
-        yield SourceRecord(locator, blob.id, blob.data, obj)
+        out.append(SourceRecord(len(out) + 1, blob.id, blob.data, obj))
+    return out
 
 
 # -- whose words ----------------------------------------------------------------------------------
@@ -392,6 +401,28 @@ def digester(
 ) -> PiecesDigester:
     """The generic digest of a chat's pieces (``formats/generic.py``)."""
     return PiecesDigester(pieces, ref, file, kind, state, stats, interrupts)
+
+
+def digest_records(
+    address: Path, kind: FileKind | None, state: DigestState, stats: DigestStats, interrupts: bool
+) -> tuple[TranscriptFile, list[Turn], str]:
+    """The digest of a chat read once (``digest.digest_file``'s fast path): what :func:`describe`,
+    :func:`records` and :func:`digester` give together (the same turns, stats and description:
+    ``tests/test_formats_fast_digest.py``), the store opened once instead of twice (the description's
+    working directory is found in the messages the digest reads anyway)."""
+    path = _store_of(Path(address))
+    recs = _read(Path(address))
+    cwd = _cwd_in([rec.obj for rec in recs], path.parent.parent.name)
+    tf = TranscriptFile(
+        path, encode_path(cwd) if cwd else path.parent.parent.name, path.parent.name, "main", None, name
+    )
+    turns: list[Turn] = []
+    d = PiecesDigester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
+    for rec in recs:
+        stats.lines += 1
+        stats.bytes += len(rec.raw)
+        d.record(rec.obj, rec.locator, turns)
+    return tf, turns, d.cwd
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:

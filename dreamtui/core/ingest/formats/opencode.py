@@ -357,21 +357,38 @@ def record_obj(
     return {**ids, **_message_info(message), "subagent": subagent, "part": part}
 
 
-def _db_records(db: Path, session: str) -> Iterator[SourceRecord]:
+_Info = tuple[str | None, bool, str | None]
+"""What a message says about its parts: ``(role, compaction, cwd)`` (:func:`_message_info`)."""
+
+
+def _read_session(
+    db: Path, session: str
+) -> tuple[list[OpenCodeSession], dict[Any, _Info], list[agent_stores.OpenCodeRow]]:
+    """One read of a session in the database: its ``session`` row (none when it is gone), what each
+    message says about its parts, and its parts in order (messages by creation, a message's parts by
+    id). Raises ``OSError`` (:class:`StoreUnreadable`) when the database cannot be read now."""
     with agent_stores.reading(db) as conn:
         rows = agent_stores.opencode_sessions(conn, session)
         messages = agent_stores.opencode_messages(conn, session)
         parts = agent_stores.opencode_parts(conn, session)
-    subagent = bool(rows and rows[0].parent_id)
     order: dict[Any, int] = {}
-    infos: dict[Any, tuple[str | None, bool, str | None]] = {}
+    infos: dict[Any, _Info] = {}
     for m in messages:
         order[m[0]] = len(order)
         info = _message_info(_decode(as_bytes(m[4])) or {})
         infos[m[0]] = (info["role"], info["compaction"], info["cwd"])
     last = len(order)
     parts.sort(key=lambda p: (order.get(p[1], last), str(p[1]), str(p[0])))
-    empty: tuple[str | None, bool, str | None] = (None, False, None)
+    return rows, infos, parts
+
+
+_NO_INFO: _Info = (None, False, None)
+
+
+def _db_records(db: Path, session: str) -> Iterator[SourceRecord]:
+    rows, infos, parts = _read_session(db, session)
+    subagent = bool(rows and rows[0].parent_id)
+    empty = _NO_INFO
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for locator, (part_id, message_id, created, _, data) in enumerate(parts, start=1):
         if type(data) is not bytes or len(data) > agent_stores.MAX_ROW_BYTES or type(part_id) is not str:
@@ -649,6 +666,91 @@ def digester(
     """The digest of one session's records (``formats/generic.py``, with the shortcut of
     :class:`_Digester`); ``cheap`` changes nothing here."""
     return _Digester(pieces, ref, file, kind, state, stats, interrupts)
+
+
+def digest_records(
+    address: Path, kind: FileKind | None, state: DigestState, stats: DigestStats, interrupts: bool
+) -> tuple[TranscriptFile, list[Turn], str] | None:
+    """The digest of one session of the database read once (``digest.digest_file``'s fast path; None
+    for a session of the older layout: its records are read). What it gives is what :func:`describe`,
+    :func:`records` and :func:`digester` give together (the same turns, stats and description:
+    ``tests/test_formats_fast_digest.py``), without a second connection for the description and
+    without building a record for the parts the digest drops (every part that is not ``text``: its
+    data is still decoded, so a part is counted exactly when :func:`records` would give it)."""
+    where = split(address)
+    if where is None:
+        return None
+    db, session = where
+    try:
+        rows, infos, parts = _read_session(db, session)
+    except OSError as exc:
+        raise TranscriptError(f"cannot read {exc.filename or db}: {exc.strerror or exc}") from None
+    tf = _file_of(db, rows[0]) if rows else TranscriptFile(db, db.stem, session, "main", None, name, session)
+    turns: list[Turn] = []
+    d = _Digester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
+    subagent = bool(rows and rows[0].parent_id)
+    empty = _NO_INFO
+    loads, decode_error, limit = orjson.loads, orjson.JSONDecodeError, agent_stores.MAX_ROW_BYTES
+    count = size = 0
+    file, new_person, new_block = str(address), state.new_person, state.new_block
+    plain_kind = d.kind in ("main", "subagent")  # another kind asked for: every text part as a record
+    main = d.kind == "main"
+    reply_kind = "subagent" if d.kind == "subagent" or subagent else "text"
+    for locator, (part_id, message_id, created, _, data) in enumerate(parts, start=1):
+        if type(data) is not bytes or len(data) > limit or type(part_id) is not str:
+            continue
+        try:
+            part = loads(data)
+        except decode_error:
+            continue
+        if type(part) is not dict:
+            continue
+        count += 1
+        size += len(data)
+        if part.get("type") != "text":  # _Digester.record's shortcut, without the record
+            if not d.cwd:
+                cwd = infos.get(message_id, empty)[2]
+                if type(cwd) is str:
+                    d.cwd = cwd
+            continue
+        role, compaction, cwd = infos.get(message_id, empty)
+        text = part.get("text")
+        if type(text) is not str or not plain_kind or type(created) is not int:
+            obj = {
+                "id": part_id,
+                "messageID": message_id if type(message_id) is str else None,
+                "sessionID": session,
+                "time": created if type(created) is int else None,
+                "role": role,
+                "compaction": compaction,
+                "cwd": cwd,
+                "subagent": subagent,
+                "part": part,
+            }
+            d.record(obj, locator, turns)
+            continue
+        # a text part, inline: what PiecesDigester._record makes of pieces() and ref() for it
+        if not d.cwd and cwd:
+            d.cwd = cwd
+        if role == "user":
+            if subagent or part.get("synthetic") is True or part.get("ignored") is True or is_injected(text):
+                continue
+            said = text.strip()
+            if not said or not main:
+                continue
+            ts = _iso(created)
+            if ts and not new_person(ts, said):
+                continue
+            turns.append(Turn("person", said, file, locator, part_id, ts, "prompt"))
+            stats.chars += len(said)
+        elif role == "assistant" and not compaction:
+            said = text.strip()
+            if not said or (part_id and not new_block(part_id, text)):
+                continue
+            turns.append(Turn("assistant", said, file, locator, part_id, _iso(created), reply_kind))
+            stats.chars += len(said)
+    stats.lines, stats.bytes = count, size
+    return tf, turns, d.cwd
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:

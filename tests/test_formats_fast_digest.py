@@ -1,0 +1,247 @@
+"""The fast digest of the records formats (a format's ``digest_records``: one read, the records the
+digest drops never built) gives exactly what the reference gives (``digest_file(path, cheap=False)``:
+the format's ``describe``, ``records`` and ``digester``, record by record): the same turns, stats,
+session, project and working directory, on every real fixture in ``tests/fixtures/agents``, on large
+generated sources in the fixtures' shapes, and on hostile ones (rows that are not JSON, parts of odd
+types, text a tool wrote in a person's shape).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db, build_opencode_storage
+
+from dreamtui.core.errors import TranscriptError
+from dreamtui.core.ingest.digest import DigestState, digest_file
+from dreamtui.core.ingest.formats import cursor, opencode
+from dreamtui.core.models import Digest
+
+
+def _same(address: str | Path, **kw: object) -> Digest:
+    """The fast digest of ``address``, checked equal to the reference in every field."""
+    fast = digest_file(address, **kw)  # type: ignore[arg-type]
+    exact = digest_file(address, cheap=False, **kw)  # type: ignore[arg-type]
+    assert fast.turns == exact.turns
+    assert fast.stats == exact.stats
+    assert (fast.session, fast.project, fast.files, fast.cwd) == (
+        exact.session,
+        exact.project,
+        exact.files,
+        exact.cwd,
+    )
+    return fast
+
+
+WORDS = [
+    "the",
+    "tests",
+    "need",
+    "docker",
+    "compose",
+    "up",
+    "before",
+    "you",
+    "run",
+    "them",
+    "never",
+    "push",
+    "to",
+    "main",
+    "fixture",
+    "timeout",
+]
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+# -- OpenCode -------------------------------------------------------------------------------------
+
+
+def test_opencode_fixture_sessions(tmp_path: Path) -> None:
+    db = build_opencode_db(tmp_path / "oc")
+    for session, turns in ((SESSION, 2), (CHILD, 1)):
+        d = _same(opencode.address(db, session))
+        assert len(d.turns) == turns
+    # a sub-agent read as a main session, and a kind the fast path does not take (every part a record)
+    for kind in ("main", "subagent", "compact"):
+        _same(opencode.address(db, CHILD), kind=kind)
+        _same(opencode.address(db, SESSION), kind=kind)
+
+
+def test_opencode_older_layout_takes_the_records(tmp_path: Path) -> None:
+    storage = build_opencode_storage(tmp_path / "share")
+    for path in sorted((storage / "session").rglob("*.json")):
+        _same(path)
+        assert opencode.digest_records(path, None, DigestState(), digest_file(path).stats, True) is None
+
+
+def _opencode_rows(rng: random.Random, sid: str, m: int, t: int) -> list[tuple[str, dict[str, object] | str]]:
+    uid, aid = f"msg_{sid[-4:]}{m:06d}u", f"msg_{sid[-4:]}{m:06d}a"
+    rows: list[tuple[str, dict[str, object] | str]] = [(uid, {"type": "text", "text": _words(rng, 20)})]
+    if rng.random() < 0.2:
+        rows.append(
+            (
+                uid,
+                {"type": "text", "synthetic": True, "text": "Never push to main (a reminder OpenCode wrote)"},
+            )
+        )
+    if rng.random() < 0.1:  # an older version's unmarked injection
+        rows.append(
+            (uid, {"type": "text", "text": "<path>/a</path>\n<content>#### never the person</content>"})
+        )
+    for _ in range(rng.randint(1, 4)):
+        rows.append((aid, {"type": "step-start"}))
+        rows.append((aid, {"type": "reasoning", "text": _words(rng, 30)}))
+        out = "#### Never push to main  \n" + _words(rng, rng.randint(20, 600))
+        rows.append((aid, {"type": "tool", "tool": "bash", "state": {"status": "completed", "output": out}}))
+        rows.append((aid, {"reason": "stop", "type": "step-finish", "text": "a step's text is not prose"}))
+        rows.append((aid, {"type": "text", "text": "  " + _words(rng, 15) + "\n"}))
+    odd = rng.random()
+    if odd < 0.05:
+        rows.append((aid, "not json at all"))
+    elif odd < 0.1:
+        rows.append((aid, "[1, 2, 3]"))
+    elif odd < 0.15:
+        rows.append((aid, {"type": "text", "text": 42}))
+    elif odd < 0.2:
+        rows.append((aid, {"type": "text", "text": "   "}))
+    elif odd < 0.25:  # the same words again (kept once)
+        rows.append((uid, rows[0][1]))
+    return rows
+
+
+def _grown_opencode(folder: Path, sessions: int, messages: int, seed: int) -> tuple[Path, list[str]]:
+    rng = random.Random(seed)
+    db = build_opencode_db(folder)
+    conn = sqlite3.connect(db)
+    t = 1791600000000
+    ids = []
+    for s in range(sessions):
+        sid = f"ses_grown{s:04d}"
+        ids.append(sid)
+        parent = SESSION if s % 5 == 4 else None
+        conn.execute(
+            "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, "
+            "time_updated) VALUES (?, (SELECT project_id FROM session WHERE id = ?), ?, 'x', ?, 't', '1', ?, ?)",
+            (sid, SESSION, parent, "/home/dev/grown" if s % 3 else "", t, t),
+        )
+        for m in range(messages):
+            t += 1000
+            rows = _opencode_rows(rng, sid, m, t)
+            for mid, role in {(r[0], "user" if r[0].endswith("u") else "assistant") for r in rows}:
+                info: dict[str, object] = {"role": role, "time": {"created": t}}
+                if role == "assistant":
+                    info["path"] = {"cwd": "/home/dev/grown", "root": "/"}
+                    if m % 7 == 6:
+                        info["summary"] = True
+                # one message in four is created out of its id's order
+                when = t - 5000 if (m % 4 == 3 and role == "user") else t
+                conn.execute(
+                    "INSERT INTO message VALUES (?, ?, ?, ?, ?)", (mid, sid, when, when, json.dumps(info))
+                )
+            for i, (mid, data) in enumerate(rows):
+                text = data if isinstance(data, str) else json.dumps(data)
+                stamp = t + i if i % 9 else "not a time"
+                conn.execute(
+                    "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                    (f"prt_{mid}{i:04d}", mid, sid, stamp, stamp, text),
+                )
+        if s % 4 == 1:  # a part whose message is gone, and one whose data is a number
+            conn.execute(
+                "INSERT INTO part VALUES (?, 'msg_gone', ?, ?, ?, ?)",
+                (f"prt_gone{s}", sid, t, t, json.dumps({"type": "text", "text": "orphan"})),
+            )
+            conn.execute(
+                "INSERT INTO part VALUES (?, 'msg_gone', ?, ?, ?, 12345)", (f"prt_num{s}", sid, t, t)
+            )
+    conn.commit()
+    conn.close()
+    return db, ids
+
+
+def test_opencode_generated_sessions(tmp_path: Path) -> None:
+    db, ids = _grown_opencode(tmp_path / "grown", sessions=10, messages=60, seed=3)
+    turns = 0
+    for sid in ids:
+        d = _same(opencode.address(db, sid))
+        turns += len(d.turns)
+        assert all("#### Never push" not in t.text for t in d.turns)  # tool output never a turn
+        assert all("<path>" not in t.text and "a reminder OpenCode wrote" not in t.text for t in d.turns)
+    assert turns > 500
+    # one dedup state across two reads of a session: the second keeps nothing already kept
+    fast_state, exact_state = DigestState(), DigestState()
+    for _ in range(2):
+        fast = digest_file(opencode.address(db, ids[0]), state=fast_state)
+        exact = digest_file(opencode.address(db, ids[0]), state=exact_state, cheap=False)
+        assert fast.turns == exact.turns and fast.stats == exact.stats
+    assert fast.turns and not any(t.role == "assistant" or t.timestamp for t in fast.turns)
+
+
+def test_opencode_unreadable_database_raises_the_same(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    db.write_bytes(b"not sqlite at all")
+    for cheap in (True, False):
+        with pytest.raises(TranscriptError, match="cannot read"):
+            digest_file(opencode.address(db, SESSION), cheap=cheap)
+
+
+# -- Cursor ---------------------------------------------------------------------------------------
+
+
+def _grown_cursor(store: Path, messages: int, seed: int) -> None:
+    rng = random.Random(seed)
+    conn = sqlite3.connect(store)
+    for i in range(messages):
+        roll = rng.random()
+        if roll < 0.3:
+            obj: object = {
+                "role": "user",
+                "content": f"<user_query>{_words(rng, 12)}</user_query>\nWorkspace Path: /x",
+            }
+        elif roll < 0.6:
+            obj = {"id": f"a{i}", "role": "assistant", "content": [{"type": "text", "text": _words(rng, 25)}]}
+        elif roll < 0.85:
+            obj = {"role": "tool", "content": [{"type": "tool-result", "result": "#### " + _words(rng, 200)}]}
+        elif roll < 0.9:
+            obj = {"role": 7, "content": "not a message"}
+        elif roll < 0.95:
+            conn.execute("INSERT INTO blobs VALUES (?, ?)", (f"bin{i}", b"\x0a\x01binary node"))
+            continue
+        else:
+            conn.execute("INSERT INTO blobs VALUES (?, ?)", (f"bad{i}", b"{not json"))
+            continue
+        conn.execute("INSERT INTO blobs VALUES (?, ?)", (f"blob{i:06d}", json.dumps(obj).encode()))
+    conn.commit()
+    conn.close()
+
+
+def test_cursor_fixture_and_generated_chats(tmp_path: Path) -> None:
+    root = tmp_path / "chats"
+    fixture = build_cursor_store(root / cursor.cwd_hash("/p/x") / "agent-1")
+    assert len(_same(fixture).turns) == 4
+    _same(Path(f"{fixture}-wal")) if Path(f"{fixture}-wal").exists() else None
+    grown = build_cursor_store(root / cursor.cwd_hash("/x") / "agent-2")
+    _grown_cursor(grown, 3000, seed=5)
+    d = _same(grown)
+    assert d.cwd == "" and d.project == "-x"  # the workspace whose MD5 is the chat folder's
+    assert len(d.turns) > 1000
+    assert all(not t.text.startswith("#### ") for t in d.turns)
+    bare = build_cursor_store(root / "not-an-md5" / "agent-3")
+    _grown_cursor(bare, 200, seed=6)
+    _same(bare)
+
+
+def test_cursor_unreadable_store_raises_the_same(tmp_path: Path) -> None:
+    store = tmp_path / "chats" / cursor.cwd_hash("/p") / "agent" / "store.db"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"")
+    for cheap in (True, False):
+        with pytest.raises(TranscriptError, match="cannot read"):
+            digest_file(store, cheap=cheap)
