@@ -9,6 +9,7 @@ the memory folder named.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,10 +55,22 @@ def lessons(root: Path) -> list[Lesson]:
         folder = _folder_of(rel)
         if folder is None:
             continue
-        data = item.data_stream.read()
-        found.append(Lesson(folder, rel, _one_line(data)))
+        found.append(Lesson(folder, rel, _one_line(_committed(root, rel, item))))
     found.sort(key=lambda lesson: (lesson.folder, lesson.path))
     return found
+
+
+def _committed(root: Path, rel: str, blob: Blob) -> bytes:
+    """The bytes ``blob`` holds: the work tree's file when it is the same blob (the usual case, with no
+    round trip to git per file), else git's."""
+    try:
+        data = (root / rel).read_bytes() if not (root / rel).is_symlink() else None
+    except OSError:
+        data = None
+    if data is not None and hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob.hexsha:
+        return data
+    read: bytes = blob.data_stream.read()
+    return read
 
 
 def _folder_of(rel: str) -> str | None:
