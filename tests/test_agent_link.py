@@ -7,10 +7,12 @@ Real files in a HOME of the test's own, a real git memory repository, the real C
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -393,3 +395,31 @@ def test_a_secret_committed_by_hand_never_reaches_an_agents_file(
     assert link(config, "--agent", "codex", "--yes").exit_code == 0
     text = (home / ".codex" / "AGENTS.md").read_text()
     assert "Deploy with [REDACTED" in text and token not in text
+
+
+def test_the_block_holds_what_is_committed_never_an_edit_not_yet_committed(
+    config: Config, ledger: Ledger
+) -> None:
+    cand = make_pending(ledger, 1, claim="Keep the fixtures small")
+    rel = decisions.accept(config, ledger, cand.id).path
+    topic = config.memory / rel
+    topic.write_text(topic.read_text().replace("Keep the fixtures small", "Keep the fixtures huge"))
+    inner = content.block(config.memory)
+    assert "Keep the fixtures small" in inner and "huge" not in inner
+
+
+def test_the_app_tells_of_link_once_when_it_closes(
+    home: Path, config: Config, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dreamtui.cli.app_cmd import run_app
+    from dreamtui.tui.app import DreamApp
+
+    monkeypatch.setattr(DreamApp, "run", lambda self: None)  # the app opened and was closed at once
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # at a terminal
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    run_app(config)
+    assert "do not load the lessons you accept yet: `dreamtui link`" in capsys.readouterr().err
+    run_app(config)
+    assert "dreamtui link" not in capsys.readouterr().err
+    assert not (home / ".codex" / "AGENTS.md").exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 from dreamtui.core.config import Config
 from dreamtui.core.errors import DreamError
 from dreamtui.demo import prepare_demo
+from dreamtui.services import memory_repo
 
 
 def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) -> None:
@@ -65,6 +66,10 @@ def run_app(config: Config, demo: bool = False, demo_dir: Path | None = None) ->
             )
         elif demo:
             print(f"dreamtui demo: memory repo {config.memory}")
+    if not demo:  # the first run: installed agents that do not load the memory yet, told once, on quitting
+        offer = memory_repo.link_offer(config)
+        if offer:
+            print(f"dreamtui: {offer}", file=sys.stderr)
 
 
 def refuse_missing_transcripts(config: Config) -> None:
