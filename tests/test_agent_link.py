@@ -423,3 +423,9 @@ def test_the_app_tells_of_link_once_when_it_closes(
     run_app(config)
     assert "dreamtui link" not in capsys.readouterr().err
     assert not (home / ".codex" / "AGENTS.md").exists()
+
+
+def test_a_fifo_where_the_file_should_be_is_refused_without_blocking(home: Path, config: Config) -> None:
+    os.mkfifo(home / ".copilot" / "copilot-instructions.md")
+    result = link(config, "--agent", "copilot-cli", "--yes")
+    assert result.exit_code == 2 and "it is not a regular file" in result.output

@@ -264,7 +264,13 @@ def apply(config: Config, change: Change) -> None:
         )
     sec.write(change.target.path, change.new, change.dirs)
     if change.target.scope == PROJECT and change.target.project is not None:
-        _remember_project(config, change.target.project, keep=change.state != REMOVE)
+        try:
+            _remember_project(config, change.target.project, keep=change.state != REMOVE)
+        except OSError as exc:
+            raise sec.LinkError(
+                f"{shown(change.target.path)} was written, but the state folder could not remember its "
+                f"project, so accepts will not refresh it: {exc.strerror or exc}"
+            ) from exc
 
 
 # -- the projects linked, and the one offer ---------------------------------------------------------

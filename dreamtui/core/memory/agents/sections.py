@@ -72,6 +72,9 @@ def digest(inner: str) -> str:
 def read_text(path: Path) -> str | None:
     """The text of ``path`` (``None`` when it does not exist); bytes that are not UTF-8 survive a rewrite."""
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a FIFO would never answer a read
+            raise LinkError(f"cannot read {path}: it is not a regular file")
         return path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         if path.is_symlink():
