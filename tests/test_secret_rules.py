@@ -84,9 +84,9 @@ def test_a_hostile_megabyte_line_stays_linear(rule: str) -> None:
     keyword = (spec.keywords or ("x",))[0]
     for chunk in (keyword + " ", keyword + "=", keyword + ' -H "Authorization: Bearer ', keyword + "-----"):
         line = chunk * (1_000_000 // len(chunk))
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: a loaded machine stretches wall time, not this
         redact(line)
-        assert time.perf_counter() - start < 8.0, chunk
+        assert time.process_time() - start < 8.0, chunk
 
 
 @pytest.mark.parametrize(
@@ -102,9 +102,9 @@ def test_a_hostile_megabyte_line_stays_linear(rule: str) -> None:
 )
 def test_a_hostile_megabyte_line_of_the_new_shapes_stays_linear(chunk: str) -> None:
     line = chunk * (1_000_000 // len(chunk))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine stretches wall time, not this
     redact(line)
-    assert time.perf_counter() - start < 8.0
+    assert time.process_time() - start < 8.0
 
 
 # each piece and what the scanner reads it as: invisible characters and marks are gone, look-alikes

@@ -264,16 +264,18 @@ def test_redact_is_idempotent_and_leaves_clean_text_alone() -> None:
 )
 def test_ten_megabyte_line_finishes_in_bounded_time(chunk: str) -> None:
     line = chunk * (10_000_000 // len(chunk))
-    start = time.perf_counter()
+    # CPU time, not wall time: a loaded machine (other test workers) stretches the wall clock, while
+    # catastrophic backtracking over 10 MB would take hours of CPU, far past any bound here
+    start = time.process_time()
     scan(line)
-    assert time.perf_counter() - start < 8.0
+    assert time.process_time() - start < 8.0
 
 
 def test_ten_megabyte_line_with_a_secret_at_the_end_is_found() -> None:
     line = "x" * 10_000_000 + " " + SECRETS["github-token"]
-    start = time.perf_counter()
+    start = time.process_time()
     assert rules_found(line) == ["github-token"]
-    assert time.perf_counter() - start < 8.0
+    assert time.process_time() - start < 8.0
 
 
 # -- formats and evasions an adversarial run found unredacted (issue 23 item 2) -------------------
