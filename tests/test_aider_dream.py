@@ -198,3 +198,16 @@ def test_config_says_where_aiders_histories_are_looked_for(config: Config, tmp_p
     assert (
         "formats.aider: Aider: (looked for in the projects the other agents' sessions ran in)" in out.output
     )
+
+
+def test_config_lists_where_each_format_was_found_with_its_sessions(config: Config, tmp_path: Path) -> None:
+    """Issue 31 item 5: ``dreamtui config`` says where each agent's sessions were found, and how many."""
+    repo = _repository(tmp_path)
+    _claude(config, repo, MIGRATIONS)
+    found = _aider(repo, history(DOCKER) + history(MIGRATIONS).replace("21:00:00", "22:00:00"))
+    out = CliRunner().invoke(cli, [*folder_args(config), "config"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert f"formats.claude-code: Claude Code: {config.transcripts} (1 session)" in lines
+    assert f"formats.aider: Aider: found {found}" in lines, out.output  # the file holds both sessions
+    assert f"formats.codex: Codex CLI: {Path(os.environ['CODEX_HOME']) / 'sessions'} (not there yet)" in lines

@@ -77,7 +77,7 @@ def test_dreamtui_config_lists_every_agents_folders(tmp_path: Path, monkeypatch:
     shown = CliRunner().invoke(cli, ["--transcripts", str(tmp_path / "claude"), "config"])
     assert shown.exit_code == 0, shown.output
     assert f"formats.claude-code: Claude Code: {tmp_path / 'claude'} (not there yet)" in shown.output
-    assert f"formats.codex: Codex CLI: {tmp_path / 'codex-home' / 'sessions'}\n" in shown.output
+    assert f"formats.codex: Codex CLI: {tmp_path / 'codex-home' / 'sessions'} (0 sessions)\n" in shown.output
 
 
 def test_an_unknown_format_or_a_bad_table_is_a_one_line_error(tmp_path: Path) -> None:

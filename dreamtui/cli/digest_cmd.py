@@ -104,11 +104,15 @@ def show_config(config: Config) -> None:
     echo(f"dedup_judge: {config.dedup_judge} ({extracting.judging(config)})")
     for action, key in sorted((config.keys or {}).items()):
         echo(f"keys.{action}: {key}")
-    for row in transcripts.format_folders(config):  # every agent's transcripts, and where they are read
+    for row in transcripts.formats_found(config):  # every agent's transcripts: where read, where found
         where = "(not read: enabled = false)" if row.folder is None else f"{row.folder}"
         if row.state == "projects":
             where = "(looked for in the projects the other agents' sessions ran in)"
-        state = {"read": "", "absent": " (not there yet)", "off": "", "projects": ""}[row.state]
+        elif row.state == "found":
+            where = f"found {row.folder}"
+        state = {"read": "", "absent": " (not there yet)", "off": "", "projects": "", "found": ""}[row.state]
+        if row.sessions is not None:
+            state += f" ({row.sessions} session{'' if row.sessions == 1 else 's'})"
         echo(f"formats.{row.name}: {row.agent}: {where}{state}")
 
 

@@ -20,6 +20,10 @@ def _echo_json(data: Any) -> None:
     echo_json(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+def _rate(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.0f}%"
+
+
 def _gate_lines(gates: list[promotion.Gate]) -> list[str]:
     lines = []
     for gate in gates:
@@ -28,6 +32,12 @@ def _gate_lines(gates: list[promotion.Gate]) -> list[str]:
         if gate.name == promotion.GATE_SCHEMA:
             for off in gate.evidence.get("offenders", [])[:20]:
                 lines.append(printable(f"         {off['path']}: {'; '.join(off['problems'])}"))
+        if gate.name == promotion.GATE_EVIDENCE and gate.evidence.get("by_agent"):
+            per_agent = ", ".join(
+                f"{agent} {_rate(b.get('accept_rate'))} of {b.get('decisions', 0)}"
+                for agent, b in gate.evidence["by_agent"].items()
+            )
+            lines.append(printable(f"         per agent (the gate counts them together): {per_agent}"))
     return lines
 
 

@@ -26,7 +26,7 @@ from dreamtui.core.dream.phases import Progress
 from dreamtui.core.dream.plan import DreamPlan, NothingNew
 from dreamtui.core.dream.run import STOPPED_BY_CTRL_C, CycleFailed, CycleLimited, run_cycle
 from dreamtui.core.dream.sessions import project_map, transcript_folders
-from dreamtui.core.dream.waking import PHASE_TITLES, consolidation_summary, waking_message
+from dreamtui.core.dream.waking import PHASE_TITLES, consolidation_summary, new_proposals, waking_message
 from dreamtui.core.extract.choose import choose
 from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.services.workspace import Workspace
@@ -53,6 +53,7 @@ __all__ = [
     "dream",
     "parse_schedule",
     "stopped_cycle",
+    "new_proposals",
     "waking_message",
     "watch_lock",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dreamtui.core.dream import promotion as core_promotion
 from dreamtui.core.dream.promotion import (
+    GATE_EVIDENCE,
     GATE_SCHEMA,
     AutoWritten,
     Gate,
@@ -20,6 +21,7 @@ from dreamtui.core.ledger.promotions import Pair, Promotion
 from dreamtui.services.workspace import PromotionView, Workspace
 
 __all__ = [
+    "GATE_EVIDENCE",
     "GATE_SCHEMA",
     "AutoWritten",
     "Gate",

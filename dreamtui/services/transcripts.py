@@ -18,7 +18,7 @@ from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ingest.sources import FormatFolder, existing_roots, format_folders
+from dreamtui.core.ingest.sources import FormatFolder, discover_all, existing_roots, format_folders
 from dreamtui.core.ingest.tail import open_transcript
 from dreamtui.core.ingest.transcripts import agent_of, agents, describe, label_of, session_files_of
 from dreamtui.core.ingest.watch import Watcher
@@ -31,6 +31,7 @@ __all__ = [
     "agents",
     "label_of",
     "format_folders",
+    "formats_found",
     "ProjectNames",
     "Verification",
     "Watcher",
@@ -42,6 +43,12 @@ __all__ = [
     "verify",
     "watched_folders",
 ]
+
+
+def formats_found(config: Config) -> list[FormatFolder]:
+    """Every format's folders (:func:`format_folders`), each with how many sessions are found in it
+    now, and the files found inside the projects for a format that keeps none of its own (Aider)."""
+    return format_folders(config, discover_all(config))
 
 
 def watched_folders(config: Config) -> list[Path]:

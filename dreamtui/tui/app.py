@@ -669,7 +669,7 @@ class DreamApp(App[object]):
             self.post_message(CycleFinished(error=one_line_error(exc)))
             return
         short = (
-            f"{dreaming.waking_message(record).splitlines()[0]} {record.stats.kept} new for review "
+            f"{dreaming.waking_message(record).splitlines()[0]} {dreaming.new_proposals(record.stats)} "
             f"({self.key_for('screen.cycles')}: Cycles has the whole message)"
         )
         self.post_message(CycleFinished(dreaming.waking_message(record), short=short))

@@ -29,9 +29,9 @@ CLAUDE_SESSION = "5e55a0a0-1111-4222-8333-444455556666"
 CODEX_SESSION = "019e1625-0000-7000-8000-00000000c0de"
 
 
-def two_agents(config: Config, tmp_path: Path) -> dict:
+def two_agents(config: Config, tmp_path: Path, *, as_json: bool = True) -> dict | str:
     """Write both sessions (``CODEX_HOME`` must point at ``tmp_path / "codex-home"``) and dream them;
-    returns the dream's ``--json``."""
+    returns the dream's ``--json`` (else the waking message it printed)."""
     repo = (tmp_path / "src" / "spotter").resolve()
     repo.mkdir(parents=True)
     git("init", "-q", cwd=repo)
@@ -50,6 +50,7 @@ def two_agents(config: Config, tmp_path: Path) -> dict:
         session=CODEX_SESSION,
         mtime=WRITTEN,
     )
-    dreamed = CliRunner().invoke(cli, [*folder_args(config), "--extractor", "heuristic", "dream", "--json"])
+    args = [*folder_args(config), "--extractor", "heuristic", "dream", *(["--json"] if as_json else [])]
+    dreamed = CliRunner().invoke(cli, args)
     assert dreamed.exit_code == 0, dreamed.output
-    return json.loads(dreamed.stdout)
+    return json.loads(dreamed.stdout) if as_json else dreamed.stdout

@@ -44,6 +44,7 @@ from dreamtui.core.ingest.digest import persist
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.tail import Tailer
+from dreamtui.core.ingest.transcripts import agent_of
 from dreamtui.core.ledger import Ledger, batches, cycles, offsets, record_extraction, record_failed_extraction
 from dreamtui.core.ledger.cycle_stats import CycleStats
 from dreamtui.core.memory import briefing
@@ -84,6 +85,7 @@ BRANCH_COUNTS = (
     "surfaced",
     "verified",
     "kept",
+    "kept_by_agent",
     "duplicates",
     "suspected",
     "auto_written",
@@ -590,6 +592,10 @@ class RunningCycle:
         self.dropped.update(report.dropped)
         self.kept_ids.extend(c.id for c in report.kept)
         self.corroborated.update(report.corroborated)
+        if report.kept:
+            agents = Counter(stats.kept_by_agent)
+            agents.update(agent_of(c.transcript) for c in report.kept)
+            stats.kept_by_agent = dict(agents)
 
     def _give_back(self, work: SessionWork, result: ExtractionResult) -> None:
         """A failed batch request: record the error and return its ranges to the undreamed part."""
@@ -612,6 +618,9 @@ class RunningCycle:
         dropped = Counter(self.stats.dropped)
         dropped.update(prior.dropped)
         self.stats.dropped = dict(dropped)
+        agents = Counter(self.stats.kept_by_agent)
+        agents.update(prior.kept_by_agent)
+        self.stats.kept_by_agent = dict(agents)
 
     def _usage_stats(self) -> None:
         """The model use so far, into the stats."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from dreamtui.core import clock, secrets
 from dreamtui.core.config import Config
+from dreamtui.core.dream.stats import per_agent
 from dreamtui.core.errors import DreamError
 from dreamtui.core.ledger import Ledger, candidates, cycles, extractions, offsets, promotions
 from dreamtui.core.ledger import decisions as decision_rows
@@ -189,6 +190,11 @@ def evidence_gate(ledger: Ledger, pair: Pair | None) -> Gate:
         "latest": latest,
         "days": days,
         "failures": failures,
+        # beside the gate, never part of it: the same decisions per agent whose session they came from
+        "by_agent": {
+            agent: {k: b[k] for k in ("decisions", "accepted", "rejected", "accept_rate")}
+            for agent, b in per_agent(rows).items()
+        },
     }
     rate_text = "n/a" if rate is None else _pct(accepted, total)
     summary = f"{pair}: {total} human decisions over {days:g} days, accept rate {rate_text}"

@@ -7,6 +7,7 @@ from datetime import date
 from typing import Any
 
 from dreamtui.core.clock import parse_timestamp
+from dreamtui.core.ingest.transcripts import agent_of
 from dreamtui.core.ledger import Ledger, candidates, consolidations, decisions
 from dreamtui.core.memory.outside import writer_stats
 
@@ -26,6 +27,48 @@ def _bucket(counter: Counter[tuple[str, str]], key: str) -> dict[str, Any]:
     }
 
 
+UNKNOWN_AGENT = "unknown agent"
+"""The agent of a decision whose proposal the ledger no longer holds (its transcript is not known)."""
+
+
+class AgentOf:
+    """The agent of a transcript, looked up once per transcript (``Claude Code``, ``Codex CLI``)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def __call__(self, transcript: str | None) -> str:
+        if not transcript:
+            return UNKNOWN_AGENT
+        agent = self._seen.get(transcript)
+        if agent is None:
+            agent = self._seen[transcript] = agent_of(transcript)
+        return agent
+
+
+def per_agent(rows: list[decisions.HumanDecision]) -> dict[str, Any]:
+    """Per agent whose session a proposal came from: the person's accepts and rejects, the accept
+    rate, and the same per extractor/model (``by_extractor``); the agent with the most decisions first."""
+    agent_of_row = AgentOf()
+    by_agent: Counter[tuple[str, str]] = Counter()
+    by_pair: dict[str, Counter[tuple[str, str]]] = {}
+    for row in rows:
+        agent = agent_of_row(row.transcript)
+        pair = f"{row.extractor}/{row.model}" if row.model else str(row.extractor)
+        by_agent[(agent, row.action)] += 1
+        by_pair.setdefault(agent, Counter())[(pair, row.action)] += 1
+    agents = sorted(
+        {a for a, _ in by_agent}, key=lambda a: (-(by_agent[(a, "accept")] + by_agent[(a, "reject")]), a)
+    )
+    return {
+        agent: {
+            **_bucket(by_agent, agent),
+            "by_extractor": {k: _bucket(by_pair[agent], k) for k in sorted({k for k, _ in by_pair[agent]})},
+        }
+        for agent in agents
+    }
+
+
 def _week(decided_at: str) -> str:
     try:
         year, week, _ = parse_timestamp(decided_at).isocalendar()
@@ -36,7 +79,7 @@ def _week(decided_at: str) -> str:
 
 def compute_stats(ledger: Ledger) -> dict[str, Any]:
     """Accept rate over human decisions (accepts and rejects a person made, not undone): overall,
-    per extractor/model, per memory type, per ISO week; rejection reasons by category; and counts of
+    per extractor/model, per agent (and per extractor/model within it), per memory type, per ISO week; rejection reasons by category; and counts of
     candidates by status, skips and auto-written accepts."""
     rows = decisions.person_decisions(ledger)
     by_pair: Counter[tuple[str, str]] = Counter()
@@ -72,6 +115,7 @@ def compute_stats(ledger: Ledger) -> dict[str, Any]:
         "last_decision": rows[-1].decided_at if rows else None,
         "decision_days": len(days),
         "by_extractor": {k: _bucket(by_pair, k) for k in sorted({k for k, _ in by_pair})},
+        "by_agent": per_agent(rows),
         "by_type": {k: _bucket(by_type, k) for k in sorted({k for k, _ in by_type})},
         "by_week": {k: _bucket(by_week, k) for k in sorted({k for k, _ in by_week})},
         "rejection_reasons": dict(reasons.most_common()),
@@ -142,6 +186,7 @@ def format_stats(stats: dict[str, Any]) -> str:
     for title, key in (
         ("by writer", "by_writer"),
         ("by extractor/model", "by_extractor"),
+        ("by agent", "by_agent"),
         ("by type", "by_type"),
         ("by week", "by_week"),
     ):
@@ -149,6 +194,10 @@ def format_stats(stats: dict[str, Any]) -> str:
             lines.append(f"{title}:")
             for name, b in stats[key].items():
                 lines.append(f"  {name}: {b['accepted']}/{b['decisions']} accepted ({pct(b['accept_rate'])})")
+                for pair, c in (b.get("by_extractor") or {}).items():  # by agent: per extractor within it
+                    lines.append(
+                        f"    {pair}: {c['accepted']}/{c['decisions']} accepted ({pct(c['accept_rate'])})"
+                    )
     if stats["rejection_reasons"]:
         lines.append(
             "rejection reasons: " + ", ".join(f"{k} {v}" for k, v in stats["rejection_reasons"].items())

@@ -118,6 +118,8 @@ def waking_message(record: CycleRecord) -> str:
         + (f", {s.auto_written} auto-written" if s.auto_written else "")
         + "."
     )
+    if s.kept:
+        out.append(f"{new_proposals(s)}.")
     if s.judged or s.judge_error:
         out.append(
             f"Dedup judge (model): {s.judged} judged, {s.judged_same} the same lesson "
@@ -136,6 +138,15 @@ def waking_message(record: CycleRecord) -> str:
         out.append("No REM on demand: the review file and the briefing wait for the next full cycle.")
     out.append(f"Took {s.seconds:.1f} s.")
     return redact("\n".join(out))
+
+
+def new_proposals(s: CycleStats) -> str:
+    """``12 new proposals: Claude Code 8, Codex CLI 3, Aider 1`` — the proposals a cycle kept for review,
+    per agent whose session they came from, the most first."""
+    noun = "proposal" if s.kept == 1 else "proposals"
+    agents = sorted(s.kept_by_agent.items(), key=lambda kv: (-kv[1], kv[0]))
+    per_agent = ", ".join(f"{agent} {n}" for agent, n in agents if n)
+    return f"{s.kept} new {noun}" + (f": {per_agent}" if per_agent else "")
 
 
 def consolidation_summary(counts: dict[str, int]) -> str:

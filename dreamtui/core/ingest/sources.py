@@ -77,21 +77,51 @@ class FormatFolder:
     folder: Path | None
     state: str
     """``read`` (a folder now), ``absent`` (not there: nothing to read yet), ``off`` (``enabled = false``),
-    ``projects`` (no folder: looked for inside the projects other agents' sessions ran in)."""
+    ``projects`` (no folder: looked for inside the projects other agents' sessions ran in), ``found``
+    (a file such a format was found at, inside a project)."""
+    sessions: int | None = None
+    """How many sessions were found there (``None``: not counted)."""
 
 
-def format_folders(config: Config) -> list[FormatFolder]:
-    """Every format with each of its folders and whether it is read (``off`` formats: one row, no folder)."""
+def format_folders(config: Config, found: list[TranscriptFile] | None = None) -> list[FormatFolder]:
+    """Every format with each of its folders and whether it is read (``off`` formats: one row, no
+    folder). With ``found`` (:func:`discover_all`'s answer), each folder says how many sessions were
+    found in it, and a format looked for inside the projects gets one ``found`` row per file found."""
     out: list[FormatFolder] = []
     read = {(r.format.name, r.folder) for r in roots(config)}
+    sessions: dict[tuple[str, str], set[str]] = {}  # (format, file) -> its sessions
+    for tf in found or ():
+        sessions.setdefault((tf.format, str(tf.path)), set()).add(tf.session)
+
+    def count(fname: str, folder: Path) -> int | None:
+        if found is None:
+            return None
+        inside = {
+            s
+            for (name, path), ss in sessions.items()
+            if name == fname and Path(path).is_relative_to(folder)
+            for s in ss
+        }
+        return len(inside)
+
     for fname, fmt in formats.FORMATS.items():
         folders = [folder for name, folder in read if name == fname]
         if not folders:
             enabled = config.formats.get(fname, {}).get("enabled", True) is not False
             inside = enabled and hasattr(fmt, "discover_in_projects")
             out.append(FormatFolder(fname, fmt.agent, None, "projects" if inside else "off"))
+            if inside:
+                for name, path in sorted(sessions):
+                    if name == fname:
+                        # one file holds every session of the project (Aider's): named, not counted
+                        out.append(FormatFolder(fname, fmt.agent, Path(path), "found"))
         for folder in sorted(folders):
-            out.append(FormatFolder(fname, fmt.agent, folder, "read" if is_dir(folder) else "absent"))
+            state = "read" if is_dir(folder) else "absent"
+            out.append(
+                FormatFolder(
+                    fname, fmt.agent, folder, state, count(fname, folder) if state == "read" else None
+                )
+            )
     return out
 
 

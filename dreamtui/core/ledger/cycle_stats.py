@@ -45,6 +45,8 @@ class CycleStats:
     surfaced: int = 0
     verified: int = 0
     kept: int = 0
+    kept_by_agent: dict[str, int] = field(default_factory=dict)
+    """The proposals kept for review per agent whose session they came from (``Codex CLI``: 3)."""
     duplicates: int = 0
     suspected: int = 0
     auto_written: int = 0

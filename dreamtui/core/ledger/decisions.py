@@ -44,6 +44,9 @@ class HumanDecision:
     model: str | None
     category: str | None = None
     type: str | None = None
+    transcript: str | None = None
+    """The transcript the proposal was made from (its agent's session; ``None`` when the ledger no
+    longer holds the candidate)."""
 
 
 @dataclass(slots=True)
@@ -196,7 +199,7 @@ def projects_accepted_under(ledger: Ledger, folder: str) -> set[str]:
 _HUMAN = """
 SELECT d.id, d.candidate_id, d.action, d.decided_at,
        COALESCE(d.extractor, c.extractor) AS extractor,
-       COALESCE(d.model, c.model) AS model
+       COALESCE(d.model, c.model) AS model, c.transcript
 FROM decisions d JOIN candidates c ON c.id = d.candidate_id
 WHERE d.decided_by = 'person' AND d.action IN ('accept', 'reject') AND d.undone = 0
 """
@@ -229,7 +232,7 @@ def person_decisions(ledger: Ledger) -> list[HumanDecision]:
         SELECT d.id, d.candidate_id, d.action, d.category, d.decided_at,
                COALESCE(d.extractor, c.extractor) AS extractor,
                COALESCE(d.model, c.model) AS model,
-               COALESCE(d.type, c.type) AS type
+               COALESCE(d.type, c.type) AS type, c.transcript
         FROM decisions d LEFT JOIN candidates c ON c.id = d.candidate_id
         WHERE d.decided_by = 'person' AND d.undone = 0 AND d.action IN ('accept', 'reject')
         ORDER BY d.decided_at, d.id""")

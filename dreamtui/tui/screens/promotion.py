@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Group
 from rich.text import Text
@@ -73,7 +74,17 @@ def plain_lines(gate: Gate) -> list[str]:
         rate = ev.get("accept_rate")
         ok = isinstance(rate, (int, float)) and rate >= ev["min_rate"]
         (good if ok else bad).append(f"accept rate: {_pct(rate)} (needs {_pct(ev['min_rate'])})")
+        if ev.get("by_agent"):  # beside the gate, never part of it
+            good.append(agents_line(ev["by_agent"]))
     return [*bad, *good]
+
+
+def agents_line(by_agent: dict[str, Any]) -> str:
+    """The evidence gate's decisions per agent, in one line (the gate counts them all together)."""
+    return "per agent (the gate counts them together): " + " · ".join(
+        f"{agent} {_pct(b.get('accept_rate'))} of {int(b.get('decisions') or 0)}"
+        for agent, b in by_agent.items()
+    )
 
 
 def gate_block(gate: Gate) -> list[Text]:

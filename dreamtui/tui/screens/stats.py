@@ -64,6 +64,19 @@ def _kind_rows(by_kind: dict[str, dict[str, Any]]) -> list[Text]:
     return [title("Per kind (add a lesson, update / retire / merge a memory)"), rate_rows(rows), Text()]
 
 
+def _agent_rows(by_agent: dict[str, dict[str, Any]]) -> list[Text]:
+    """Per agent whose session a proposal came from, and within each agent per extractor / model
+    (the promotion gates count every agent together)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for agent, b in by_agent.items():
+        rows[agent] = b
+        pairs = b.get("by_extractor") or {}
+        if len(by_agent) > 1 or len(pairs) > 1:
+            for pair, c in pairs.items():
+                rows[f"  {agent} · {pair}"] = c
+    return [title("Per agent (whose session it came from), and its extractors"), rate_rows(rows, 32), Text()]
+
+
 def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
     """The whole Stats page."""
     weeks = data.get("by_week") or {}
@@ -89,6 +102,7 @@ def render_stats(data: dict[str, Any], kept_per_cycle: list[int]) -> Group:
         title("Per extractor / model"),
         rate_rows(data.get("by_extractor") or {}),
         Text(),
+        *_agent_rows(data.get("by_agent") or {}),
         title("Per type"),
         rate_rows(data.get("by_type") or {}),
         Text(),
