@@ -289,3 +289,32 @@ def test_a_secret_typed_to_gemini_or_copilot_never_reaches_the_ledger_the_memory
     )
     for secret in (stripe, github):
         assert secret.encode() not in stored and secret not in got.output
+
+
+def test_a_good_night_in_a_rewritten_gemini_chat_starts_a_dream(
+    tmp_path: Path, homes: tuple[Path, Path]
+) -> None:
+    """A Gemini chat is one JSON document rewritten as it grows: the person's new good night is heard
+    (issue 31 left-over), the chat as it was when watching began is not."""
+    from dreamtui.core.ingest.watch import Watcher
+
+    gemini_home, _copilot_home = homes
+    repo = _repository(tmp_path)
+    said = [("person", CI), ("assistant", "Understood, I will.")]
+    chat = write_gemini_chat(gemini_home, str(repo), said)
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    heard: list[str] = []
+    changes: list[Path] = []
+    roots = [gemini_home / ".gemini" / "tmp"]
+    with Watcher(
+        claude, extra=roots, on_change=changes.extend, on_goodnight=heard.append, debounce=0.2
+    ) as watcher:
+        assert watcher.primed.wait(10)  # what was there when watching began is known
+        write_gemini_chat(gemini_home, str(repo), [*said, ("person", "Thanks, good night!")])
+        assert wait_for(lambda: len(heard) == 1, 10), (heard, changes)
+        write_gemini_chat(
+            gemini_home, str(repo), [*said, ("person", "Thanks, good night!"), ("assistant", "Night!")]
+        )
+        assert wait_for(lambda: changes.count(chat) >= 2, 10)
+    assert len(heard) == 1  # heard once: the same record rewritten is not new

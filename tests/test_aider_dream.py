@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,88 @@ def test_config_lists_where_each_format_was_found_with_its_sessions(config: Conf
     assert f"formats.claude-code: Claude Code: {config.transcripts} (1 session)" in lines
     assert f"formats.aider: Aider: found {found}" in lines, out.output  # the file holds both sessions
     assert f"formats.codex: Codex CLI: {Path(os.environ['CODEX_HOME']) / 'sessions'} (not there yet)" in lines
+
+
+def test_a_quiet_history_waits_quietly_until_words_are_added(
+    config: Config, ledger: Ledger, tmp_path: Path
+) -> None:
+    """Issue 31 left-over: a whole-file session a cycle found too quiet kept showing as new content on
+    Sessions (and kept `d` offering an on-demand pass): its offsets count records' bytes, never the
+    file's size."""
+    repo = _repository(tmp_path)
+    _claude(config, repo, MIGRATIONS)
+    quiet = _aider(repo, history("ok"))
+    first = _dream(config)
+    assert first["stats"]["sessions_quiet"] == 1
+    with Workspace(config, ledger) as ws:
+        rows = {r.agent: r for r in ws.sessions()}
+        plan = ws.dream_plan()
+    assert rows["Aider"].status == "too quiet" and rows["Aider"].waiting == 0, rows["Aider"]
+    assert rows["Claude Code"].status == "dreamed" and rows["Claude Code"].waiting == 0
+    assert plan.kind == "nothing", plan  # nothing new: `d` is not offered
+    again = CliRunner().invoke(cli, [*folder_args(config), "--extractor", "heuristic", "dream"])
+    assert "nothing new" in again.output.lower(), again.output
+
+    with quiet.open("a", encoding="utf-8") as fh:  # the person's words come: it waits again
+        fh.write(history(DOCKER).replace("21:00:00", "22:00:00"))
+    os.utime(quiet, (WRITTEN + 60, WRITTEN + 60))
+    with Workspace(config, ledger) as ws:
+        aider_row = next(r for r in ws.sessions() if r.agent == "Aider")
+        assert ws.dream_plan().kind == "on-demand"
+    assert aider_row.status == "waiting" and aider_row.waiting > 0
+    _dream(config)
+    assert any(DOCKER[:30] in c.claim for c in ledger.list_candidates(status="pending"))
+    with Workspace(config, ledger) as ws:
+        aider_row = next(r for r in ws.sessions() if r.agent == "Aider")
+        assert ws.dream_plan().kind == "nothing"
+    assert aider_row.waiting == 0 and aider_row.status == "dreamed", aider_row
+
+
+def test_a_good_night_said_to_aider_starts_a_dream_and_an_old_one_does_not(tmp_path: Path) -> None:
+    """Issue 31 left-over: good-night detection read appended JSON lines only, so a whole-file source
+    (Aider's markdown history, a Gemini chat, a database) never started a dream."""
+    work = tmp_path / "work"
+    (work / "api").mkdir(parents=True)
+    path = _aider(work / "api", history("good night, that is all for today"))  # said before watching
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    heard: list[str] = []
+    changes: list[Path] = []
+    with Watcher(
+        claude,
+        extra=[work],
+        on_change=changes.extend,
+        on_goodnight=heard.append,
+        debounce=0.2,
+        rescan_seconds=3600,
+    ) as watcher:
+        assert watcher.primed.wait(10)  # what was there when watching began is known
+        with path.open("a", encoding="utf-8") as fh:  # a new session: words, then no good night yet
+            fh.write(history(DOCKER).replace("21:00:00", "22:00:00"))
+        assert wait_for(lambda: path in changes, 10)
+        time.sleep(0.5)
+        assert heard == []  # the old good night is not new, and nothing new says it
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("#### Thanks, good night!  \n\nGood night!\n\n")
+        assert wait_for(lambda: len(heard) == 1, 10), heard
+    assert heard == [aider.project_of(path)]
+
+
+def test_a_good_night_in_a_quoted_file_or_the_assistants_reply_is_not_heard(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    path = _aider(work, history(DOCKER))
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    heard: list[str] = []
+    changes: list[Path] = []
+    with Watcher(
+        claude, extra=[work], on_change=changes.extend, on_goodnight=heard.append, debounce=0.2
+    ) as watcher:
+        assert watcher.primed.wait(10)  # what was there when watching began is known
+        with path.open("a", encoding="utf-8") as fh:  # the reply and an edited file say it, not the person
+            fh.write(history("Fix the lint errors.", fenced="good night").replace("21:00:00", "22:00:00"))
+            fh.write("Good night to you too.\n\n")
+        assert wait_for(lambda: path in changes, 10)
+        time.sleep(0.5)
+    assert heard == []

@@ -259,3 +259,65 @@ def test_submit_while_a_dream_cycle_runs_is_refused_and_reserves_nothing(
     assert res.exit_code == 2 and "another dream cycle is running" in res.stderr
     assert "Traceback" not in res.output
     assert server.calls("/v1/messages/batches") == [] and files_row(ledger, one) == {}
+
+
+def gemini_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Gemini CLI chat (a whole JSON document: a ``records`` format) run in the shop's folder."""
+    from fakes.agent_chats import write_gemini_chat
+
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
+    return write_gemini_chat(
+        tmp_path / "gemini-home",
+        "/home/kim/shop",
+        [("person", SAID_2), ("assistant", "Understood.")],
+        WRITTEN,
+    )
+
+
+def test_a_failed_request_offers_a_whole_file_sessions_records_again(
+    config: Config,
+    ledger: Ledger,
+    server: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Issue 31 left-over: a records source has no byte offset to rewind — its records were remembered
+    as seen when the batch reserved them, so a failed request's session was never read again."""
+    chat = gemini_chat(tmp_path, monkeypatch)
+    server.batch_answer = answer  # the migrations session's request fails
+    cli_run(config, server, "batch", "submit", str(chat))
+    rows = json.loads(cli_run(config, server, "batch", "collect", "--json"))["batches"]
+    assert [r["given_back"] for r in rows] == [True]
+
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+    cycle = run_cycle(config, ledger, date="2026-03-11")  # the offline rules read it again
+    assert cycle.stats.sessions_new == 1
+    (cand,) = ledger.list_candidates(status="pending")
+    assert "migrations" in cand.quote and cand.transcript == str(chat)
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
+    assert run_cycle(config, ledger, date="2026-03-12").stats.sessions_new == 0  # and only once
+
+
+def test_a_dream_cycles_failed_request_offers_a_whole_file_sessions_records_again(
+    config: Config,
+    ledger: Ledger,
+    server: FakeAnthropic,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    chat = gemini_chat(tmp_path, monkeypatch)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    server.batch_answer = answer
+    for _ in range(3):
+        server.script.append(Reply(200, message("## Working on\n- x\n", input_tokens=1, output_tokens=1)))
+    cfg = config.changed(extractor="anthropic", batch=True)
+    first = run_cycle(cfg, ledger, date="2026-03-10")
+    assert first.stats.batch_sessions_submitted == 1
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T23:00:00Z")
+    second = run_cycle(cfg, ledger, date="2026-03-11")  # collects the failure: the records go back
+    assert second.stats.extraction_errors == 1
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-12T23:00:00Z")
+    third = run_cycle(config, ledger, date="2026-03-12")  # offline: reads the chat's records again
+    assert third.stats.sessions_new == 1
+    assert any("migrations" in c.quote and c.transcript == str(chat) for c in ledger.list_candidates())

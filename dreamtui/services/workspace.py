@@ -25,6 +25,8 @@ from dreamtui.core.dream.plan import DreamPlan, plan_dream
 from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.choose import Choice, choose
 from dreamtui.core.files import Skipped
+from dreamtui.core.ingest.formats import format_for
+from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ingest.line_count import LineCounter
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.records import address_key
@@ -424,9 +426,13 @@ class Workspace:
 
         seen: set[str] = set()
         quiet = offsets.quiet_offsets(self.ledger)
+        quiet_whole = offsets.quiet_stats(self.ledger)  # whole-file sources found too quiet, as they were
         for f in self.ledger.file_rows():
             g = group(f.project, f.session, f.path)
             seen.add(f.path)
+            if format_for(f.path).layout == "records":
+                self._whole_file_row(g, f, quiet, quiet_whole)
+                continue
             size = int(f.size or 0)
             try:
                 size = Path(f.path).stat().st_size
@@ -447,8 +453,14 @@ class Workspace:
             g = group(projects.key(tf.project, tf.path), tf.session, tf.address)
             g.files += 1
             try:
-                size = tf.path.stat().st_size
+                st = tf.path.stat()
             except OSError:
+                continue
+            size = st.st_size
+            if quiet_whole.get(address_key(tf.address)) == (size, st.st_mtime):
+                # a whole-file source a cycle read and found too quiet, unchanged since (its offsets
+                # count records' bytes, never the file's size: it would wait for ever)
+                g.quiet += quiet.get(address_key(tf.address), 0) or size
                 continue
             found_quiet = min(size, quiet.get(address_key(tf.address), 0))  # a cycle read it, storing nothing
             g.quiet += found_quiet
@@ -459,6 +471,28 @@ class Workspace:
         for (_project, session), g in groups.items():
             g.pending = pending.get(session, 0)
         return sorted(groups.values(), key=lambda g: (g.project, g.session))
+
+    @staticmethod
+    def _whole_file_row(
+        g: SessionRow, f: offsets.FileState, quiet: dict[str, int], quiet_whole: dict[str, tuple[int, float]]
+    ) -> None:
+        """A whole-file (records) source's part of its session's row: its offsets count the records'
+        bytes, so what waits is the records read and not yet dreamed, plus the file's growth when it
+        changed since it was read (and since a cycle found it too quiet)."""
+        g.files += 1
+        g.lines += f.lines
+        g.dreamed += f.dreamed_lines
+        g.updated = max(g.updated, f.updated_at)
+        try:
+            st = os.stat(split_address(f.path)[0])
+            now: tuple[int, float] | None = (st.st_size, st.st_mtime)
+        except OSError:
+            now = None
+        found_quiet = quiet.get(f.path, 0)
+        g.quiet += max(0, found_quiet - f.dreamed_offset)
+        g.waiting += max(0, f.offset - max(f.dreamed_offset, found_quiet))
+        if now is not None and now != (f.size, f.mtime) and now != quiet_whole.get(f.path):
+            g.waiting += max(1, now[0] - int(f.size or 0))  # changed since read: new records may be there
 
     def cycles(self, limit: int = 200) -> list[CycleRecord]:
         """Dream cycles, newest first."""

@@ -33,7 +33,7 @@ from dreamtui.core.dream.sessions import FileRange, SessionWork, new_content, se
 from dreamtui.core.dream.waking import PHASE_TITLES
 from dreamtui.core.errors import DreamError, ExtractorAuthError, UsageLimitError
 from dreamtui.core.extract.base import ExtractContext, Extractor
-from dreamtui.core.extract.batch import OPEN_STATES, runner_for
+from dreamtui.core.extract.batch import OPEN_STATES, RANGE_KEYS, reserved_keys, runner_for
 from dreamtui.core.extract.limits import describe_reset
 from dreamtui.core.extract.runner import extract_iter
 from dreamtui.core.files import Skipped
@@ -506,7 +506,8 @@ class RunningCycle:
                 continue
             for item in runner.collect(batch_id, mark=False):
                 self.usage = self.usage + item.result.usage
-                ranges = [FileRange(**r) for r in item.extra.get("ranges", [])]
+                stored = item.extra.get("ranges", [])
+                ranges = [FileRange(**{k: r[k] for k in RANGE_KEYS}) for r in stored]
                 work = SessionWork(
                     item.project,
                     item.session,
@@ -517,7 +518,7 @@ class RunningCycle:
                 )
                 if item.result.error:
                     stats.extraction_errors += 1
-                    self._give_back(work, item.result)
+                    self._give_back(work, item.result, {r["path"]: r.get("keys") or [] for r in stored})
                     continue
                 # the ranges were marked dreamed at submit: only the extraction is recorded now
                 self._gate_session(work, item.result, stats, advance=False)
@@ -540,6 +541,7 @@ class RunningCycle:
                         "end_offset": r.end_offset,
                         "end_line": r.end_line,
                         "content_hash": r.content_hash,
+                        "keys": reserved_keys(r.read, r.state),
                     }
                     for r in work.ranges
                 ]
@@ -597,13 +599,16 @@ class RunningCycle:
             agents.update(agent_of(c.transcript) for c in report.kept)
             stats.kept_by_agent = dict(agents)
 
-    def _give_back(self, work: SessionWork, result: ExtractionResult) -> None:
-        """A failed batch request: record the error and return its ranges to the undreamed part."""
+    def _give_back(self, work: SessionWork, result: ExtractionResult, keys: dict[str, list[str]]) -> None:
+        """A failed batch request: record the error and return its ranges to the undreamed part (a
+        whole-file source's records, ``keys``, are forgotten as seen: the next cycle reads them again)."""
         if work.ranges:
             self._record_failed_extraction(work, result)
         with self.ledger.write():
             for r in work.ranges:
                 offsets.give_back(self.ledger, r.path, r.start_offset, r.start_line)
+                if keys.get(r.path):
+                    offsets.remove_blocks(self.ledger, r.path, keys[r.path])
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -640,7 +645,14 @@ class RunningCycle:
         with self.ledger.write():
             for work in works:
                 for rng in work.ranges:
-                    offsets.set_quiet(self.ledger, rng.path, rng.end_offset, self.id, now)
+                    ident = rng.read.identity if rng.read is not None else None
+                    # a whole-file source (its offsets count records' bytes): its size and time as read
+                    stat = (
+                        (ident.size, ident.mtime)
+                        if ident is not None and ident.head_hash == "records"
+                        else None
+                    )
+                    offsets.set_quiet(self.ledger, rng.path, rng.end_offset, self.id, now, stat)
 
     def _mark_dreamed(
         self, work: SessionWork, result: ExtractionResult | None, candidates: int, advance: bool = True

@@ -180,6 +180,7 @@ def projects_with_new_content(config: Config, ledger: Ledger, since: datetime | 
     dreamed = offsets.dreamed_offsets(ledger)
     projects = project_map(config, ledger)
     quiet = offsets.quiet_offsets(ledger)  # found too quiet: only words written since count as new
+    quiet_whole = offsets.quiet_stats(ledger)  # a whole-file source found too quiet, as it was then
     found: list[str] = []
     for tf in discover_all(config):
         try:
@@ -191,7 +192,8 @@ def projects_with_new_content(config: Config, ledger: Ledger, since: datetime | 
         fkey = address_key(tf.address)
         if formats.of_file(tf).layout == "records":  # offsets count records' bytes: compare the file
             row = offsets.file_state(ledger, fkey)
-            changed = row is None or (row.size, row.mtime) != (st.st_size, st.st_mtime)
+            now = (st.st_size, st.st_mtime)
+            changed = (row is None or (row.size, row.mtime) != now) and quiet_whole.get(fkey) != now
         else:
             changed = st.st_size > max(dreamed.get(fkey, 0), quiet.get(fkey, 0))
         if changed:

@@ -139,9 +139,20 @@ def undreamed_ranges(
                     "end_offset": read.end_offset,
                     "end_line": read.end_line,
                     "content_hash": hasher.hexdigest(),
+                    "keys": reserved_keys(read, state),
                 }
             )
     return out
+
+
+def reserved_keys(read: Any, state: Any) -> list[str]:
+    """The keys a whole-file (records) read stores when its range is reserved: the records it took and
+    the digest's dedup keys. A failed request forgets them again (:func:`give_back`): a records source
+    has no byte offset to rewind, and a record remembered as seen is never read again. ``[]`` for a
+    lines read (rewinding ``dreamed_offset`` gives its bytes back)."""
+    if read is None or state is None or not getattr(read, "records", False):
+        return []
+    return sorted(state.pending())
 
 
 def reserve(ledger: Ledger, sessions: Sequence[SessionRanges]) -> None:
@@ -226,6 +237,8 @@ def give_back(
         )
         for r in ranges:
             offsets.give_back(ledger, r["path"], r["start_offset"], r["start_line"])
+            if r.get("keys"):  # a whole-file source's records (and dedup keys): offered again
+                offsets.remove_blocks(ledger, r["path"], list(r["keys"]))
 
 
 def _custom_id(index: int, session: str, part: int) -> str:

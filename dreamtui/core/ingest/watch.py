@@ -11,6 +11,11 @@ is walked and any file whose size or mtime changed is reported as if an event ha
 After each ``on_change``, the new complete lines of the changed main-session files are scanned for a
 person saying good night; ``on_goodnight(project)`` is called once per project that did. Content that
 was already in a file when the watcher started is not "new": an old goodnight does not start a cycle.
+A whole-file source (a ``records`` format: a rewritten JSON document, a markdown history, an agent's
+SQLite database) has no appended lines: its records are read whole, and a good night counts when a
+person's record saying it was not there before (when watching began, or at the last look), known by
+its record key (:func:`~dreamtui.core.ingest.records.record_key`). Only sources whose bytes hold a
+good-night word are parsed when watching begins.
 
 Callbacks run on the watcher's own thread. A Textual app forwards them with ``post_message``; the CLI
 puts them on a queue. The watcher never writes anything.
@@ -44,6 +49,7 @@ from dreamtui.core.files import (
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.formats.protocol import TranscriptFormat
 from dreamtui.core.ingest.goodnight import is_goodnight
+from dreamtui.core.ingest.records import record_key
 from dreamtui.core.ingest.tail import LineScanner
 
 DEFAULT_DEBOUNCE = 1.0
@@ -122,6 +128,11 @@ class Watcher:
         self._stopping = False
         self._snapshot: dict[Path, tuple[int, int]] = {}
         self._scanned: dict[Path, int] = {}
+        self._said: dict[Path, set[str]] | None = None
+        """Per whole-file source, the records saying good night already there (None: not primed yet)."""
+        self.primed = threading.Event()
+        """Set once the whole-file sources' good nights already there are known (the worker thread
+        looks first thing; a good night written before that counts as already there)."""
         self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
         self._noticed: set[str] = set()
@@ -200,6 +211,13 @@ class Watcher:
     # -- the worker thread -------------------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            self._prime_records()
+        except Exception as exc:  # never stops the watcher: good nights in such sources go unheard
+            if self.on_error is not None:
+                self.on_error(exc)
+        finally:
+            self.primed.set()
         next_rescan = time.monotonic() + self.rescan_seconds
         while True:
             with self._cond:
@@ -249,7 +267,14 @@ class Watcher:
         for p in paths:
             fmt = formats.format_for(p)
             root = next((r for r in self.extra if p.is_relative_to(r)), self.root)
-            if fmt.layout != "lines" or not fmt.is_main_file(root, p):
+            if fmt.layout == "records":
+                said = self._records_goodnight(p, fmt, root)
+                if said:
+                    project = self.project_of(said) if self.project_of is not None else fmt.project_of(said)
+                    if project not in projects:
+                        projects.append(project)
+                continue
+            if not fmt.is_main_file(root, p):
                 continue
             if self._scan_for_goodnight(p, fmt):
                 project = self.project_of(p) if self.project_of is not None else fmt.project_of(p)
@@ -258,6 +283,65 @@ class Watcher:
         if self.on_goodnight is not None:
             for project in projects:
                 self.on_goodnight(project)
+
+    # -- whole-file sources --------------------------------------------------------------------
+
+    def _prime_records(self) -> None:
+        """Remember the good nights already in every whole-file source when watching began (they are
+        not new); a source none of whose bytes holds a good-night word is not parsed."""
+        said: dict[Path, set[str]] = {}
+        for p in sorted(self.initial):
+            fmt = formats.format_for(p)
+            if fmt.layout != "records" or self._stopping:
+                continue
+            root = next((r for r in self.extra if p.is_relative_to(r)), self.root)
+            for source, keys in self._goodnights_in(p, fmt, root, prime=True).items():
+                said.setdefault(source, set()).update(keys)
+        self._said = said
+
+    def _records_goodnight(self, path: Path, fmt: TranscriptFormat, root: Path) -> Path | None:
+        """The session (an address) in whose records a person said good night since the last look at
+        the whole-file source ``path`` changed, else None."""
+        if self._said is None:
+            return None
+        heard: Path | None = None
+        for source, keys in self._goodnights_in(path, fmt, root).items():
+            before = self._said.setdefault(source, set())
+            new = keys - before
+            before.update(keys)
+            if new and heard is None:
+                heard = Path(sorted(new)[0].split("\0", 1)[0])
+        return heard
+
+    def _goodnights_in(
+        self, path: Path, fmt: TranscriptFormat, root: Path, prime: bool = False
+    ) -> dict[Path, set[str]]:
+        """Per source file, the keys (``<address>\\0<record key>``) of the main sessions' records of
+        ``path``'s source in which a person says good night. Never raises."""
+        try:
+            sessions = [
+                tf
+                for tf in fmt.discover(root)
+                if tf.kind == "main"
+                and (
+                    tf.path == path or (tf.path.parent == path.parent and path.name.startswith(tf.path.name))
+                )
+            ]
+        except Exception:  # an odd folder or format: nothing heard
+            return {}
+        out: dict[Path, set[str]] = {}
+        for source in {tf.path for tf in sessions}:
+            out[source] = set()
+            if prime and not _bytes_hint(source):
+                continue
+            for tf in (t for t in sessions if t.path == source):
+                try:
+                    for rec in fmt.records(tf.path, tf.member):
+                        if _record_says_goodnight(rec.obj, fmt):
+                            out[source].add(f"{tf.address}\0{record_key(rec)}")
+                except Exception:  # half written, locked, odd: the next change looks again
+                    continue
+        return out
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -378,6 +462,37 @@ def _may_say_goodnight(buf: bytes, start: int, end: int) -> bool:
     """A cheap byte test: the line holds one of the good-night words (any case)."""
     lowered = buf[start:end].lower()
     return any(hint in lowered for hint in _GOODNIGHT_HINTS)
+
+
+def _bytes_hint(source: Path) -> bool:
+    """Whether the bytes of ``source`` (and of its write-ahead log beside it, for a database) hold a
+    good-night word, read in chunks: a source without one says no good night."""
+    overlap = max(len(h) for h in _GOODNIGHT_HINTS)
+    for path in (source, source.with_name(source.name + "-wal")):
+        try:
+            with open_regular(path) as fh:
+                tail = b""
+                while chunk := fh.read(1 << 20):
+                    buf = (tail + chunk).lower()
+                    if any(h in buf for h in _GOODNIGHT_HINTS):
+                        return True
+                    tail = buf[-overlap:]
+        except (OSError, NotRegularFile):
+            continue
+    return False
+
+
+def _record_says_goodnight(obj: object, fmt: TranscriptFormat) -> bool:
+    """A whole-file source's record is a person's words saying good night (never tool output, never a
+    sub-agent's record)."""
+    if not isinstance(obj, dict):
+        return False
+    try:
+        if fmt.ref(obj).sidechain:
+            return False
+        return any(p.role == "person" and is_goodnight(p.text) for p in fmt.pieces(obj))
+    except Exception:  # an odd record never stops the watcher
+        return False
 
 
 def _line_says_goodnight(raw: bytes, fmt: TranscriptFormat) -> bool:

@@ -125,7 +125,7 @@ def file_rows(ledger: Ledger) -> list[FileState]:
         from_row(FileState, r)
         for r in ledger.query(
             "SELECT path, project, session, COALESCE(size, offset) AS size, offset, lines, dreamed_offset, "
-            "dreamed_lines, COALESCE(updated_at, '') AS updated_at FROM files"
+            "dreamed_lines, mtime, COALESCE(updated_at, '') AS updated_at FROM files"
         )
     ]
 
@@ -146,14 +146,34 @@ def dreamed_offsets(ledger: Ledger) -> dict[str, int]:
     }
 
 
-def set_quiet(ledger: Ledger, path: str, offset: int, cycle_id: int | None, now: str) -> None:
-    """A cycle found ``path``'s content up to ``offset`` too quiet to dream (too few of a person's words)."""
+def set_quiet(
+    ledger: Ledger,
+    path: str,
+    offset: int,
+    cycle_id: int | None,
+    now: str,
+    stat: tuple[int, float] | None = None,
+) -> None:
+    """A cycle found ``path``'s content up to ``offset`` too quiet to dream (too few of a person's
+    words); ``stat``: a whole-file source's ``(size, mtime)`` as it was read (its offsets count records'
+    bytes, so only the file's own size and time say it is unchanged since)."""
+    size, mtime = stat if stat is not None else (None, None)
     ledger.run(
-        "INSERT INTO quiet_files (path, offset, cycle_id, found_at) VALUES (?, ?, ?, ?) "
+        "INSERT INTO quiet_files (path, offset, cycle_id, found_at, size, mtime) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, cycle_id = excluded.cycle_id, "
-        "found_at = excluded.found_at",
-        (path, offset, cycle_id, now),
+        "found_at = excluded.found_at, size = excluded.size, mtime = excluded.mtime",
+        (path, offset, cycle_id, now, size, mtime),
     )
+
+
+def quiet_stats(ledger: Ledger) -> dict[str, tuple[int, float]]:
+    """Every whole-file source a cycle found too quiet, with its ``(size, mtime)`` as it was read then."""
+    return {
+        r["path"]: (int(r["size"]), float(r["mtime"]))
+        for r in ledger.query(
+            "SELECT path, size, mtime FROM quiet_files WHERE size IS NOT NULL AND mtime IS NOT NULL"
+        )
+    }
 
 
 def quiet_offsets(ledger: Ledger) -> dict[str, int]:

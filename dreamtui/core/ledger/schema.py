@@ -41,7 +41,9 @@ CREATE TABLE IF NOT EXISTS quiet_files (
     path TEXT PRIMARY KEY,
     offset INTEGER NOT NULL,
     cycle_id INTEGER,
-    found_at TEXT NOT NULL
+    found_at TEXT NOT NULL,
+    size INTEGER,                          -- a whole-file (records) source: its size and mtime then
+    mtime REAL
 );
 -- Assistant (message.id, block) keys already digested, so rewritten blocks are not kept twice.
 CREATE TABLE IF NOT EXISTS seen_blocks (
@@ -291,6 +293,9 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("outside_items", "entry", "TEXT"),  # file | symlink | special | large (NULL: deleted or older ledger)
     ("outside_items", "note", "TEXT"),  # "symlink → /target", "FIFO", "too large to review: …"
     ("outside_items", "secrets", "TEXT"),  # the secret scanner's rule names, comma-separated (NULL: none)
+    # a whole-file (records) source found too quiet: its size and mtime then, to see it unchanged since
+    ("quiet_files", "size", "INTEGER"),
+    ("quiet_files", "mtime", "REAL"),
 )
 """Columns added after a table was first created: ``(table, column, declaration)``. A ledger made
 before them gets them with ``ALTER TABLE … ADD COLUMN`` (SQLite has no ``ADD COLUMN IF NOT EXISTS``)."""
