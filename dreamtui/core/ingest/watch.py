@@ -290,12 +290,14 @@ class Watcher:
         """Remember the good nights already in every whole-file source when watching began (they are
         not new); a source none of whose bytes holds a good-night word is not parsed."""
         said: dict[Path, set[str]] = {}
+        looked: set[tuple[str, Path]] = set()  # each format's folder is listed once, not once per file
         for p in sorted(self.initial):
             fmt = formats.format_for(p)
-            if fmt.layout != "records" or self._stopping:
-                continue
             root = next((r for r in self.extra if p.is_relative_to(r)), self.root)
-            for source, keys in self._goodnights_in(p, fmt, root, prime=True).items():
+            if fmt.layout != "records" or self._stopping or (fmt.name, root) in looked:
+                continue
+            looked.add((fmt.name, root))
+            for source, keys in self._goodnights_in(None, fmt, root, prime=True).items():
                 said.setdefault(source, set()).update(keys)
         self._said = said
 
@@ -314,17 +316,20 @@ class Watcher:
         return heard
 
     def _goodnights_in(
-        self, path: Path, fmt: TranscriptFormat, root: Path, prime: bool = False
+        self, path: Path | None, fmt: TranscriptFormat, root: Path, prime: bool = False
     ) -> dict[Path, set[str]]:
         """Per source file, the keys (``<address>\\0<record key>``) of the main sessions' records of
-        ``path``'s source in which a person says good night. Never raises."""
+        ``path``'s source (``None``: every source in the format's folder ``root``) in which a person
+        says good night. Never raises."""
         try:
             sessions = [
                 tf
                 for tf in fmt.discover(root)
                 if tf.kind == "main"
                 and (
-                    tf.path == path or (tf.path.parent == path.parent and path.name.startswith(tf.path.name))
+                    path is None
+                    or tf.path == path
+                    or (tf.path.parent == path.parent and path.name.startswith(tf.path.name))
                 )
             ]
         except Exception:  # an odd folder or format: nothing heard
