@@ -245,3 +245,155 @@ def test_cursor_unreadable_store_raises_the_same(tmp_path: Path) -> None:
     for cheap in (True, False):
         with pytest.raises(TranscriptError, match="cannot read"):
             digest_file(store, cheap=cheap)
+
+
+# -- Gemini CLI -----------------------------------------------------------------------------------
+
+GEMINI = Path(__file__).parent / "fixtures" / "agents" / "gemini"
+
+
+def test_gemini_every_fixture_chat() -> None:
+    chats = sorted(GEMINI.rglob("*.json")) + sorted(GEMINI.rglob("*.jsonl"))
+    assert len(chats) >= 7
+    for path in chats:
+        if "chats" in path.parts:
+            _same(path)
+
+
+def _chat_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "tmp" / ("ab" * 32) / "chats"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _grown_gemini_lines(path: Path, copies: int, seed: int) -> None:
+    """A JSON-lines chat in every shape the format reads: messages written again (tokens, tool
+    calls), the time alone, rewinds, checkpoints (new and old messages), a legacy record, notices."""
+    rng = random.Random(seed)
+    out = [json.dumps({"sessionId": "s-1", "projectHash": "ab" * 32, "startTime": "2026-01-01T00:00:00Z"})]
+    for c in range(copies):
+        at = f"2026-01-01T{c // 60 % 24:02d}:{c % 60:02d}:00.000Z"
+        user = {"id": f"u{c}", "timestamp": at, "type": "user", "content": [{"text": _words(rng, 10)}]}
+        if c % 5 == 1:
+            user["displayContent"] = [{"text": "what the person typed " + _words(rng, 3)}]
+        if c % 7 == 2:
+            user["content"] = [
+                {"text": "@a.md " + _words(rng, 3)},
+                {"text": "--- Content from referenced files ---"},
+            ]
+        out.append(json.dumps(user))
+        reply = {"id": f"g{c}", "timestamp": at, "type": "gemini", "content": _words(rng, 30)}
+        out.append(json.dumps(reply))
+        out.append(json.dumps({"$set": {"lastUpdated": at}}))
+        tool = {
+            "name": "run_shell_command",
+            "args": {"command": "ls"},
+            "result": [{"text": _words(rng, 400)}],
+        }
+        out.append(json.dumps({**reply, "tokens": {"input": 5}, "toolCalls": [tool]}, separators=(",", ":")))
+        if c % 3 == 0:
+            parts = [{"text": "thinking", "thought": True}, {"text": _words(rng, 8)}]
+            out.append(json.dumps({"id": f"p{c}", "timestamp": at, "type": "gemini", "content": parts}))
+            out.append(
+                json.dumps(
+                    {
+                        "id": f"r{c}",
+                        "timestamp": at,
+                        "type": "user",
+                        "content": [
+                            {
+                                "functionResponse": {
+                                    "name": "x",
+                                    "response": {"output": "#### " + _words(rng, 9)},
+                                }
+                            }
+                        ],
+                    }
+                )
+            )
+        if c % 11 == 4:
+            out.append(json.dumps({"$rewindTo": f"g{c}"}))
+        if c % 13 == 6:
+            listed = [
+                user,
+                {"id": f"k{c}", "timestamp": at, "type": "user", "content": "a summary Gemini wrote"},
+            ]
+            out.append(json.dumps({"$set": {"messages": listed}}))
+        if c % 17 == 8:
+            out.append(json.dumps({"id": f"w{c}", "timestamp": at, "type": "warning", "content": "a notice"}))
+        if c % 19 == 9:  # a message with a backslash in its id, one whose id is not first, one not an object
+            out.append(
+                json.dumps({"id": f"q\\{c}", "timestamp": at, "type": "gemini", "content": "escaped id"})
+            )
+            out.append(
+                json.dumps({"type": "gemini", "id": f"late{c}", "timestamp": at, "content": "id later"})
+            )
+            out.append("[1, 2]")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def test_gemini_generated_chats(tmp_path: Path) -> None:
+    folder = _chat_folder(tmp_path)
+    lines = folder / "session-2026-01-01T00-00-aaaaaaaa.jsonl"
+    _grown_gemini_lines(lines, 600, seed=9)
+    d = _same(lines)
+    assert len(d.turns) > 600
+    assert all(not t.text.startswith("#### ") and "a summary Gemini wrote" not in t.text for t in d.turns)
+    # the same messages as one document, written as Gemini CLI writes it (indent 2), and minified
+    doc = {"sessionId": "s-2", "projectHash": "ab" * 32, "messages": []}
+    for raw in lines.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(raw)
+        if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+            doc["messages"].append(obj)  # type: ignore[attr-defined]
+    pretty = folder / "session-2026-01-02T00-00-bbbbbbbb.json"
+    pretty.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    assert len(_same(pretty).turns) > 600
+    pretty.write_text(json.dumps(doc), encoding="utf-8")
+    _same(pretty)
+    # a sub-agent's chat
+    sub = folder / "s-2" / "agent-1.jsonl"
+    sub.parent.mkdir()
+    sub.write_bytes(lines.read_bytes())
+    assert {t.kind for t in _same(sub).turns if t.role == "assistant"} == {"subagent"}
+
+
+def test_gemini_lines_msgspec_and_orjson_disagree_on(tmp_path: Path) -> None:
+    """Lines msgspec reads and ``orjson`` refuses (``decode_line`` then repairs or refuses them): the
+    fast digest reads each as the reference does."""
+    folder = _chat_folder(tmp_path)
+    at = '"timestamp":"2026-01-01T00:00:00Z"'
+    big = "7" * 5000  # an integer Python's json refuses (over sys.get_int_max_str_digits)
+    lines = [
+        b'{"sessionId":"s-3"}',
+        b'{"id":"a",' + at.encode() + b',"type":"gemini","content":"a bad byte after","x":"\xff"}',
+        b'{"id":"b",' + at.encode() + b',"type":"gemini","content":"an infinite number after","x":1e400}',
+        b'{"id":"c",'
+        + at.encode()
+        + b',"type":"gemini","content":"a huge integer after","x":'
+        + big.encode()
+        + b"}",
+        b'{"id":"d",' + at.encode() + b',"type":"gemini","content":"a lone surrogate \\ud800 inside"}',
+        b'{"id":"e",'
+        + at.encode()
+        + b',"type":"user","content":[{"text":"keep the first"}],"content":"the last wins"}',
+        b'{"id":"f",'
+        + at.encode()
+        + b',"type":"gemini","content":"deep","x":'
+        + b"[" * 1100
+        + b"]" * 1100
+        + b"}",
+        b'{"id":"g","id":"h",' + at.encode() + b',"type":"gemini","content":"another id last"}',
+        b'{"id":"i",'
+        + at.encode()
+        + b',"type":"gemini","content":"huge digits in a string", "x":"'
+        + big.encode()
+        + b'"}',
+        b'\xef\xbb\xbf{"id":"j",' + at.encode() + b',"type":"gemini","content":"a byte-order mark"}',
+        b'{"id":"k",' + at.encode() + b',"type":"user","content":"a bad byte \xff in the words"}',
+    ]
+    path = folder / "session-2026-01-03T00-00-cccccccc.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    d = _same(path)
+    texts = {t.text for t in d.turns}
+    assert "a bad byte after" in texts and "the last wins" in texts
+    assert "a huge integer after" not in texts  # the reference refuses that line

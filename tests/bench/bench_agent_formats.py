@@ -5,8 +5,8 @@ Run:  python3 tests/bench/bench_agent_formats.py [--scale-mb 20] [--reps 5]
 
 Each real fixture of ``tests/fixtures/agents/{gemini,copilot}`` is grown to about ``--scale-mb`` MB by
 repeating its messages (ids made unique per copy) in a temporary folder, then digested the way
-dreamtui reads the format (a Gemini chat through ``records``, a Copilot log through its line
-digester). Prints per file: MB, the orjson time, the digest time and the ratio digest / orjson (the
+dreamtui reads the format (a Gemini chat, in a ``<project>/chats/`` folder as Gemini CLI keeps it,
+through ``digest_file``; a Copilot log through its line digester). Prints per file: MB, the orjson time, the digest time and the ratio digest / orjson (the
 target: within 2x), CPU time, best of ``--reps``, the two interleaved. Nothing is written outside the
 temporary folder.
 """
@@ -28,8 +28,8 @@ import orjson
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from dreamtui.core.ingest.digest import DigestState  # noqa: E402
-from dreamtui.core.ingest.formats import copilot, gemini  # noqa: E402
+from dreamtui.core.ingest.digest import DigestState, digest_file  # noqa: E402
+from dreamtui.core.ingest.formats import copilot  # noqa: E402
 from dreamtui.core.models import DigestStats, Turn  # noqa: E402
 
 FIX = REPO / "tests" / "fixtures" / "agents"
@@ -105,11 +105,9 @@ def orjson_lines(path: Path) -> None:
 
 
 def digest_gemini(path: Path) -> list[Turn]:
-    out: list[Turn] = []
-    d = gemini.digester(str(path), gemini.kind_of(path), DigestState(), DigestStats(), True)
-    for rec in gemini.records(path):
-        d.record(rec.obj, rec.locator, out)
-    return out
+    """The chat digested as dreamtui digests it (``digest_file``: described, then the fast path of
+    ``gemini.digest_records`` for JSON lines, the records for a document)."""
+    return digest_file(path).turns
 
 
 def digest_copilot(path: Path) -> list[Turn]:
@@ -143,8 +141,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         print(f"{'format':<14} {'file':<44} {'MB':>6} {'orjson s':>9} {'digest s':>9} {'ratio':>6}")
         for label, src, base, dig, grow in cases:
-            folder = Path(tmp) / str(len(list(Path(tmp).iterdir())))
-            folder.mkdir()
+            # where Gemini CLI keeps a chat (``<project>/chats/``), so that the file is read as one
+            folder = Path(tmp) / str(len(list(Path(tmp).iterdir()))) / src.parent.parent.name / "chats"
+            folder.mkdir(parents=True)
             path = grow(src, folder, target)
             turns = dig(path)
             b = d = float("inf")

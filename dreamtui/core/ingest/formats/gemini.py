@@ -47,12 +47,14 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import orjson
 
 from dreamtui.core.errors import TranscriptError
@@ -1064,6 +1066,148 @@ class _Digester:
                 return
             out.append(Turn("person", text, self.file, line_no, uuid, ts, kind))
             self.stats.chars += len(text)
+
+
+class _Fields(msgspec.Struct, gc=False):
+    """What the digest reads of a message (every other field, a tool call's result above all, is
+    skipped unread): a missing field is None, as ``dict.get`` gives it."""
+
+    id: Any = None
+    type: Any = None
+    timestamp: Any = None
+    content: Any = None
+    displayContent: Any = None  # noqa: N815 (the message's own field name)
+    via: Any = msgspec.field(name=CHECKPOINT, default=None)
+
+
+_decode_fields = msgspec.json.Decoder(_Fields).decode
+_NOT_DECODED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_NON_DIGIT = re.compile(rb"[^0-9]")
+
+
+def _long_number(raw: bytes, limit: int) -> bool:
+    """Whether ``raw`` may hold a run of ``limit`` digits (an integer Python's ``json`` refuses,
+    which msgspec passes over unread): every such run holds one of the bytes ``limit`` apart."""
+    if limit <= 0 or len(raw) < limit:
+        return False
+    for i, byte in enumerate(raw[::limit]):
+        if 48 <= byte <= 57:
+            m = _NON_DIGIT.search(raw, i * limit)
+            end = m.start() if m is not None else len(raw)
+            if end >= limit and raw[end - limit : end].isdigit():
+                return True
+    return False
+
+
+def _fields_of(raw: bytes, mid: str, limit: int) -> _Fields | None:
+    """The fields the digest reads of a message line, decoded by msgspec (the rest skipped); None when
+    msgspec refuses the line, it names another message, or it may hold what Python's ``json`` refuses
+    (the line is then decoded the exact way: ``orjson``, else ``decode_line``). Bytes msgspec takes
+    and ``orjson`` refuses (a bad byte or an infinite number in a skipped field) are what
+    ``decode_line`` repairs or takes as they are, so the fields read are the same."""
+    try:
+        m = _decode_fields(raw)
+    except _NOT_DECODED:
+        return None
+    if m.id != mid or _long_number(raw, limit):
+        return None
+    return m
+
+
+def _document_messages(path: Path) -> list[tuple[int, bytes, dict[str, Any]]]:
+    """``(locator, raw, message)`` of each message of a ``.json`` chat, as :func:`read_session` gives
+    its records (the same messages, numbers and bytes; the same :class:`TranscriptError`), without
+    the records themselves. Call with the collector held (:func:`_collecting_later`)."""
+    data = read_small_transcript(path, MAX_DOCUMENT)
+    if data is None:
+        raise TranscriptError(f"{path}: the document is over {MAX_DOCUMENT // (1024 * 1024)} MiB, not read")
+    shaped = _document_slices(data)
+    if shaped is not None:
+        loads = orjson.loads
+        try:
+            messages = [loads(s) for s in shaped[0]]
+        except orjson.JSONDecodeError:
+            pass  # as _read_document does: the whole document decoded, or refused
+        else:
+            return [
+                (i, raw, m)
+                for i, (m, raw) in enumerate(zip(messages, shaped[0], strict=True), start=1)
+                if type(m) is dict
+            ]
+    return [(rec.locator, rec.raw, rec.obj) for rec in _read_document(path, data).records]
+
+
+def digest_records(
+    address: Path, kind: FileKind | None, state: DigestState, stats: DigestStats, interrupts: bool
+) -> tuple[TranscriptFile, list[Turn], str]:
+    """The digest of a chat (``digest.digest_file``'s fast path): what :func:`describe`, :func:`records`
+    and :func:`digester` give together (the same turns, stats and description:
+    ``tests/test_formats_fast_digest.py``). A JSON-lines chat's messages are decoded only in the
+    fields the digest reads (:func:`_fields_of`), no record made; a document's records are digested
+    with the garbage collector held (:func:`_collecting_later`: every message stays alive until the
+    digest ends, and each collection the digest's allocations would trigger walks them all again)."""
+    path = Path(address)
+    tf = describe(path)
+    turns: list[Turn] = []
+    d = _Digester(str(address), kind or tf.kind, state, stats, interrupts)
+    file, new_block = str(address), state.new_block
+    reply_kind = "subagent" if d.kind == "subagent" else "text"
+
+    def reply(mid: Any, content: str, timestamp: Any, line_no: int) -> None:
+        """A ``gemini`` message whose ``content`` is a string, as :meth:`_Digester._record` reads it."""
+        text = content.strip()
+        if text and (not (type(mid) is str and mid) or new_block(mid, content)):
+            uuid = mid if type(mid) is str else None
+            ts = timestamp if type(timestamp) is str else None
+            turns.append(Turn("assistant", text, file, line_no, uuid, ts, reply_kind))
+            stats.chars += len(text)
+
+    if not path.name.endswith(suffix):
+        with _collecting_later():  # the document's messages stay alive while they are digested
+            for locator, stored, msg in _document_messages(path):
+                stats.lines += 1
+                stats.bytes += len(stored)
+                if msg.get("type") == "gemini" and type(msg.get("content")) is str:
+                    reply(msg.get("id"), msg["content"], msg.get("timestamp"), locator)
+                else:
+                    d.record(msg, locator, turns)
+        return tf, turns, d.cwd
+    scan = _scan_lines(path)
+    data, limit = scan.data, sys.get_int_max_str_digits()
+    count = size = 0
+    for mid, (line_no, raw, start, end, obj) in scan.latest.items():
+        if raw is None:
+            raw = data[start:end]
+        if obj is None:
+            m = _fields_of(raw, mid, limit)
+            if m is not None:
+                count += 1
+                size += len(raw)
+                mtype, content = m.type, m.content
+                if mtype == "gemini" and type(content) is str:  # the usual reply
+                    reply(mid, content, m.timestamp, line_no)
+                elif mtype == "gemini" or mtype == "user":
+                    fields = {
+                        "id": m.id,
+                        "type": mtype,
+                        "timestamp": m.timestamp,
+                        "content": content,
+                        "displayContent": m.displayContent,
+                        CHECKPOINT: m.via,
+                    }
+                    d.record(fields, line_no, turns)
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                obj, _error = decode_line(raw)
+            if type(obj) is not dict or obj.get("id") != mid:
+                continue
+        count += 1
+        size += len(raw)
+        d.record(obj, line_no, turns)
+    stats.lines, stats.bytes = count, size
+    return tf, turns, d.cwd
 
 
 def digester(
