@@ -36,6 +36,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,8 +52,9 @@ from dreamtui.core.ingest.formats.protocol import (
     SourceRecord,
     ToolCall,
     TranscriptFile,
+    split_address,
 )
-from dreamtui.core.models import DigestStats, Provenance, RawRecord
+from dreamtui.core.models import DigestStats, Provenance, RawRecord, Turn
 from dreamtui.core.repository import encode_path
 
 if TYPE_CHECKING:  # the digest's dedup state: digest.py imports the formats
@@ -842,6 +844,66 @@ def render(line: int, obj: dict[str, Any]) -> RawRecord:
 
 
 # -- the digest ---------------------------------------------------------------------------------
+
+
+def digest_records(
+    address: Path, kind: FileKind | None, state: DigestState, stats: DigestStats, interrupts: bool
+) -> tuple[TranscriptFile, list[Turn], str] | None:
+    """The digest of a whole history (``digest.digest_file``'s fast path; None for one session of it,
+    ``#member``: its records are read): what :func:`describe`, :func:`records` and :func:`digester`
+    give together (the same turns, stats and description: ``tests/test_formats_fast_digest.py``),
+    the blocks cut as :func:`parse` cuts them, but a record made only of a person's turn or a reply
+    (a notice and a session line hold no words the digest keeps: their text is never put together),
+    and a block's bytes counted, not joined."""
+    path, member = split_address(address)
+    if member:
+        return None
+    tf = describe(path)
+    data = _read(path)
+    text, lines = _lines(data)
+    blocks = _Parser(lines, _strict(data)).run(text)
+    if blocks and _unfinished(blocks[-1], data):
+        blocks.pop()
+    raw_lines = data.split(b"\n")
+    before = list(accumulate(map(len, raw_lines), initial=0))  # the bytes of the lines before each
+    stored = len(raw_lines)
+    turns: list[Turn] = []
+    d = PiecesDigester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
+    file, new_person, new_block = str(address), state.new_person, state.new_block
+    inline = d.kind in ("main", "subagent")  # another kind asked for: each record through d.record
+    main = d.kind == "main"
+    reply_kind = "subagent" if d.kind == "subagent" else "text"
+    last_reply: list[str] = []
+    for block in blocks:
+        first, last = block.start - 1, min(block.end, stored)
+        stats.lines += 1
+        stats.bytes += before[last] - before[first] + (last - first - 1) if last > first else 0
+        shape = block.kind
+        if shape == "notice":
+            continue
+        if shape == "session":
+            last_reply = []
+            continue
+        obj = _record(block, last_reply)
+        rtype, said = obj["type"], obj["text"]
+        if rtype == "assistant":
+            last_reply = block.lines
+        key = obj["key"] = _key(block)
+        if not inline:
+            d.record(obj, block.start, turns)
+        elif rtype == "person" and obj["role"] == PERSON and main and said.strip():
+            # what PiecesDigester._record makes of pieces() and ref() for a person's turn
+            ts = obj["time"]
+            if ts and not new_person(ts, said):
+                continue
+            turns.append(Turn("person", said, file, block.start, key, ts, obj["kind"]))
+            stats.chars += len(said)
+        elif rtype == "assistant":  # ... and for a reply's prose
+            prose = said.strip()
+            if prose and new_block(key, said):
+                turns.append(Turn("assistant", prose, file, block.start, key, obj["time"], reply_kind))
+                stats.chars += len(prose)
+    return tf, turns, d.cwd
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:
