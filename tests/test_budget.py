@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.anthropic_server import FakeAnthropic, lesson, ok
+from fakes.anthropic_server import FakeAnthropic, counted_input_tokens, lesson, ok
 from fakes.json_http import Reply
 from fakes.kills import exits_within, others_in
 from fakes.transcript import write_session
@@ -277,3 +277,34 @@ def test_the_first_dream_with_a_model_shows_the_estimate_and_without_a_terminal_
     )
     assert backfill.returncode == 0, backfill.stderr  # small and not the first: no question
     assert sorted(sent(server)) == [0, 1, 2, 3]  # the back-fill sent the old one, and only it
+
+
+def test_count_tokens_refines_the_estimate_with_the_apis_count_and_sends_nothing_to_the_model(
+    config: Config, server: FakeAnthropic
+) -> None:
+    sessions(config, 4)
+    env = child_env(config, server)
+
+    def estimate(*flags: str) -> dict[str, Any]:
+        out = subprocess.run(
+            [sys.executable, "-c", MAIN, "dream", "--estimate", "--json", *flags],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    plain = estimate()
+    assert plain["counted"] is None and server.calls("/v1/messages/count_tokens") == []
+    # an API whose tokenizer counts twice what four characters a token gives
+    server.count_rule = lambda body: 2 * counted_input_tokens(body)
+    refined = estimate("--count-tokens")
+    counts = server.calls("/v1/messages/count_tokens")
+    assert counts and refined["counted_requests"] == len(counts)
+    assert all(c.body["model"] == config.model and "output_config" in c.body for c in counts)
+    assert refined["counted"] == pytest.approx(2.0, rel=0.02)
+    assert refined["tokens"] == pytest.approx(2 * plain["tokens"], rel=0.02)
+    assert refined["cost_usd"] > plain["cost_usd"]
+    assert server.calls() == []  # nothing was sent to the model itself

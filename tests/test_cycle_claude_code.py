@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import anthropic
@@ -13,6 +14,7 @@ from fakes.claude_code import FakeClaudeCode, lesson, ok, verdicts
 from fakes.cycle_world import ACME, DAY, NOW, install
 
 from dreamtui.core.config import Config
+from dreamtui.core.dream.daemon import DreamDaemon
 from dreamtui.core.dream.run import CycleFailed, CycleLimited, run_cycle
 from dreamtui.core.dream.waking import waking_message
 from dreamtui.core.extract import consolidate_prompt
@@ -179,3 +181,31 @@ def test_a_usage_limit_mid_cycle_stops_in_one_line_with_the_reset_time_and_the_r
     again = extraction_prompts(fake)[len(first) :]
     assert again == [first[1]]  # only the session the limit refused
     assert len(ledger.list_candidates(status="pending")) == 1
+
+
+def test_watch_waits_for_the_usage_limit_to_reset_then_goes_on_without_resending(
+    cc: Config, ledger: Ledger, fake: FakeClaudeCode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(cc, "busy")
+    fake.answer(ok([lesson(UV, "Use uv, never pip, in this repo.")]), {"kind": "usage_limit"})
+    said: list[str] = []
+    woke: list[cycles.CycleRecord] = []
+    daemon = DreamDaemon(
+        cc, ledger, poll=True, schedule=None, debounce=0.1, say=said.append, on_wake=woke.append
+    )
+    before = time.monotonic()
+    daemon.dream_now(ACME, "goodnight")
+    (line,) = [s for s in said if "usage limit is reached" in s]
+    assert "it resets" in line and "watching goes on and dreams again then" in line and "\n" not in line
+    # it comes back a minute after the reset (03:00 UTC; the clock says 23:00): four hours and a minute
+    when, _tries, trigger = daemon.retries[ACME]
+    assert trigger == "goodnight" and 4 * 3600 + 60 - 5 <= when - before <= 4 * 3600 + 60 + 5
+    first = extraction_prompts(fake)
+
+    monkeypatch.setenv("DREAMTUI_NOW", "2026-03-11T03:01:00Z")  # the reset has passed
+    fake.answer(ok())
+    daemon.dream_now(ACME, trigger)
+    (record,) = woke
+    # past midnight: the new date's full cycle, which finds only the session the limit held back
+    assert (record.status, record.date, record.stats.sparks) == ("completed", "2026-03-11", 1)
+    assert extraction_prompts(fake)[len(first) :] == [first[1]]  # only the session that waited

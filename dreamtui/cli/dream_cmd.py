@@ -95,6 +95,12 @@ def _progress_printer(enabled: bool, every: float = PROGRESS_EVERY) -> Any:
     is_flag=True,
     help="Only say what a dream would read and send (sessions, MB, tokens, cost); send nothing.",
 )
+@click.option(
+    "--count-tokens",
+    is_flag=True,
+    help="With ANTHROPIC_API_KEY: refine the estimate with the API's token count of a few sampled "
+    "requests (count_tokens; nothing is sent to the model).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the cycle record as JSON; no progress.")
 @pass_config
 def dream(
@@ -107,6 +113,7 @@ def dream(
     everything: bool,
     yes: bool,
     estimate_only: bool,
+    count_tokens: bool,
     as_json: bool,
 ) -> None:
     """Run one dream cycle now and print the waking message.
@@ -132,7 +139,7 @@ def dream(
     since_at = dreaming.parse_since(since) if since else None
     ws = Workspace(config)
     try:
-        if not _asked(ws, project, since_at, everything, yes, estimate_only, as_json):
+        if not _asked(ws, project, since_at, everything, yes, estimate_only, as_json, count_tokens):
             return
     except BaseException:
         ws.close()
@@ -198,10 +205,11 @@ def _asked(
     yes: bool,
     estimate_only: bool,
     as_json: bool,
+    count_tokens: bool = False,
 ) -> bool:
     """Before a dream with a model: say what it would read and send, and ask when it is the first or a
     big one. True to dream; False when the person said no or only asked for the estimate (printed)."""
-    estimate = dreaming.preview(ws, project, since, everything)
+    estimate = dreaming.preview(ws, project, since, everything, count_tokens=count_tokens)
     if estimate_only:
         if estimate is None:
             echo("This dream asks no model (the extractor is offline): nothing would be spent.")

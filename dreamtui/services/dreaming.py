@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
+from dreamtui.core.config import Config
 from dreamtui.core.dream.banners import banner_lines_for
 from dreamtui.core.dream.budget import BudgetSpent
 from dreamtui.core.dream.daemon import DreamDaemon, parse_schedule
 from dreamtui.core.dream.estimate import (
+    Counter,
     Estimate,
     estimate_dream,
     first_model_dream,
     parse_since,
+    refine_with_count,
     spends,
     window_start,
 )
@@ -27,7 +31,9 @@ from dreamtui.core.dream.plan import DreamPlan, NothingNew
 from dreamtui.core.dream.run import STOPPED_BY_CTRL_C, CycleFailed, CycleLimited, run_cycle
 from dreamtui.core.dream.sessions import project_map, transcript_folders
 from dreamtui.core.dream.waking import PHASE_TITLES, consolidation_summary, new_proposals, waking_message
+from dreamtui.core.extract import make_extractor
 from dreamtui.core.extract.choose import choose
+from dreamtui.core.extract.prompt import ExtractionOut
 from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.services.workspace import Workspace
 
@@ -87,10 +93,15 @@ def dream(
 
 
 def preview(
-    ws: Workspace, project: str | None = None, since: datetime | None = None, everything: bool = False
+    ws: Workspace,
+    project: str | None = None,
+    since: datetime | None = None,
+    everything: bool = False,
+    count_tokens: bool = False,
 ) -> Estimate | None:
     """What a dream with a model would read and send now (an estimate, no network); None when the
-    configured extractor asks no model (nothing is spent, nothing is asked)."""
+    configured extractor asks no model (nothing is spent, nothing is asked). ``count_tokens`` (with
+    the anthropic extractor) refines it with the API's token count of a few sampled requests."""
     config = ws.config
     if not spends(config):
         return None
@@ -111,7 +122,20 @@ def preview(
         priced=kind == "anthropic",
     )
     est.first = first_model_dream(ws.ledger)
+    if count_tokens and kind == "anthropic" and est.samples:
+        refine_with_count(est, config, _api_counter(config))
     return est
+
+
+def _api_counter(config: Config) -> Counter:
+    """``client.messages.count_tokens`` of the anthropic extractor's client, with its model and schema."""
+    client = make_extractor(config).client  # type: ignore[attr-defined]
+
+    def count(params: dict[str, Any]) -> int:
+        answer = client.messages.count_tokens(model=config.model, output_format=ExtractionOut, **params)
+        return int(answer.input_tokens)
+
+    return count
 
 
 def watch_lock(ws: Workspace) -> WatchLock:

@@ -91,6 +91,8 @@ class FakeAnthropic(JsonHTTPFake):
         self.polls_until_ended = 1
         self.responder: Callable[[Any], Reply] | None = None
         """When set, answers every ``POST /v1/messages`` from its body (e.g. recorded answers) instead of ``script``."""
+        self.count_rule: Callable[[Any], int] = lambda body: counted_input_tokens(body)
+        """How ``POST /v1/messages/count_tokens`` counts a request (the counting rule by default)."""
         self.batch_answer: Callable[[dict[str, Any]], dict[str, Any]] = lambda req: {
             "type": "succeeded",
             "message": message({"candidates": []}),
@@ -165,6 +167,8 @@ class FakeAnthropic(JsonHTTPFake):
         parts = [p for p in path.split("/") if p]
         if method == "POST" and path == "/v1/messages":
             return self._messages(body)
+        if method == "POST" and path == "/v1/messages/count_tokens":
+            return Reply(200, {"input_tokens": self.count_rule(body)})
         if method == "POST" and path == "/v1/messages/batches":
             return self._create_batch(body)
         if method == "GET" and len(parts) == 4 and parts[:3] == ["v1", "messages", "batches"]:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from dreamtui.core import clock
 from dreamtui.core.config import Config
@@ -29,7 +31,7 @@ from dreamtui.core.dream.budget import CHARS_PER_TOKEN
 from dreamtui.core.dream.sessions import project_map
 from dreamtui.core.errors import ConfigError, TranscriptError
 from dreamtui.core.extract.base import ExtractContext
-from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, parts_for, user_message
+from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, parts_for, system_blocks, user_message
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_session
 from dreamtui.core.ingest.formats.protocol import split_address
@@ -92,6 +94,13 @@ class Estimate:
     per_format: dict[str, int] = field(default_factory=dict)
     first: bool = False
     """No model has dreamed with this ledger yet: the first dream with a model always asks."""
+    samples: list[tuple[list[str], int]] = field(default_factory=list)
+    """The sampled sessions that would be sent: their files and the characters of their requests."""
+    counted: float | None = None
+    """Tokens the API counted ÷ tokens estimated from characters, on a few sampled requests
+    (:func:`refine_with_count`); None when the estimate is from characters alone."""
+    counted_requests: int = 0
+    count_error: str | None = None
 
     def asks(self, config: Config) -> bool:
         """Whether a person is asked before this dream: the first with a model, or more than
@@ -110,6 +119,14 @@ class Estimate:
             f"{self.extractor}{' / ' + self.model if self.model else ''} (estimate, from a sample of "
             f"{self.sampled} session(s))."
         ]
+        if self.counted is not None:
+            out.append(
+                f"Refined with the API's token count of {self.counted_requests} sampled request(s): "
+                f"{self.counted:.2f} × the estimate from characters (count_tokens; nothing was sent "
+                "to the model)."
+            )
+        elif self.count_error:
+            out.append(f"The API's token count failed ({self.count_error}): the estimate is from characters.")
         if self.cost_usd is not None:
             how = "through the Message Batches API (half price)" if self.batch else "at standard prices"
             out.append(
@@ -143,6 +160,8 @@ class Estimate:
             "seconds": self.seconds,
             "prices_taken": PRICES_TAKEN,
             "first": self.first,
+            "counted": self.counted,
+            "counted_requests": self.counted_requests,
         }
 
 
@@ -301,6 +320,7 @@ def estimate_dream(
             est.sampled += 1
             if not n_calls:  # too quiet to dream: its stratum is taken as quiet too
                 continue
+            est.samples.append((pick.files, chars))
             sparks += len(stratum)
             calls += n_calls * len(stratum)
             if pick.records:  # a whole-file source holding many sessions: scale by sessions
@@ -311,16 +331,62 @@ def estimate_dream(
         est.per_format[fmt] = int(f_tokens)
         tokens += f_tokens
     est.tokens, est.calls, est.sparks = int(tokens), round(calls), int(sparks)
-    prices = price_of(model) if priced else None
-    if prices is not None:
-        inp, out, cache_read = prices
-        system = len(SYSTEM_PROMPT) / CHARS_PER_TOKEN * est.calls  # cached after the first call
-        cost = (
-            (est.tokens - system) * inp + system * cache_read + est.calls * OUTPUT_TOKENS_PER_CALL * out
-        ) / 1e6
-        est.cost_usd = round(cost * (BATCH_DISCOUNT if batch else 1.0), 2)
+    est.cost_usd = _cost(est) if priced else None
     est.seconds = round(time.monotonic() - t0, 3)
     return est
+
+
+def _cost(est: Estimate) -> float | None:
+    """The estimate's price at :data:`PRICES` (the system prompt read from the cache after the first
+    call; :data:`OUTPUT_TOKENS_PER_CALL` answered per call; half through the Batches API)."""
+    prices = price_of(est.model)
+    if prices is None:
+        return None
+    inp, out, cache_read = prices
+    scale = est.counted or 1.0
+    system = len(SYSTEM_PROMPT) / CHARS_PER_TOKEN * scale * est.calls
+    cost = (
+        max(0.0, est.tokens - system) * inp + system * cache_read + est.calls * OUTPUT_TOKENS_PER_CALL * out
+    ) / 1e6
+    return round(cost * (BATCH_DISCOUNT if est.batch else 1.0), 2)
+
+
+Counter = Callable[[dict[str, Any]], int]
+"""Counts the input tokens of one request's ``system`` and ``messages`` (``client.messages.count_tokens``)."""
+
+
+def refine_with_count(est: Estimate, config: Config, count: Counter, most: int = 3) -> None:
+    """Scale the estimate by the tokens ``count`` gives for the requests of up to ``most`` sampled
+    sessions (the largest) against what their characters gave; a failing count leaves it as it was
+    (``count_error`` says why)."""
+    picks = sorted(est.samples, key=lambda s: -s[1])[:most]
+    counted = 0
+    guessed = 0.0
+    try:
+        for files, chars in picks:
+            digest = digest_session(files)
+            context = ExtractContext(project=digest.project, max_chars=config.max_digest_chars)
+            parts, _ = parts_for(digest, context, config.max_digest_chars)
+            for part in parts:
+                counted += count(
+                    {
+                        "system": system_blocks(),
+                        "messages": [{"role": "user", "content": user_message(digest, context, part)}],
+                    }
+                )
+                est.counted_requests += 1
+            guessed += chars / CHARS_PER_TOKEN
+    except Exception as exc:  # noqa: BLE001 - a refinement that fails never fails the estimate
+        est.count_error = " ".join(str(exc).split())[:160] or type(exc).__name__
+        est.counted_requests = 0
+        return
+    if not guessed or not counted:
+        return
+    est.counted = round(counted / guessed, 3)
+    est.tokens = int(est.tokens * est.counted)
+    est.per_format = {k: int(v * est.counted) for k, v in est.per_format.items()}
+    if est.cost_usd is not None:
+        est.cost_usd = _cost(est)
 
 
 def _size(address: str) -> int:
@@ -343,6 +409,7 @@ __all__ = [
     "first_model_dream",
     "parse_since",
     "price_of",
+    "refine_with_count",
     "session_mtime",
     "window_start",
 ]
