@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -546,3 +547,78 @@ def test_the_slash_commands_in_a_real_session(tmp_path: Path) -> None:
     assert "waiting for review: 3 proposals" in reviewed, reviewed[-3000:]
     assert "watch: not running" in reviewed
     assert not any(claim in dreamt + reviewed for claim in claims)
+
+
+def test_an_ended_claude_code_session_is_dreamed_by_the_running_watch(tmp_path: Path) -> None:
+    """The issue's "done when": with the plugin installed and ``dreamtui watch`` running, a person ends a
+    Claude Code session, and its proposal waits in the next ``dreamtui`` — no dream started by hand. The
+    session ended a moment ago, yet it is not deferred as still being written."""
+    from fakes.messages_stream import MessagesStream
+
+    from tests.test_dream_cli import MAIN, StderrLines
+
+    cli = bundled_claude()
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / ".claude" / "projects").mkdir(parents=True)
+    work.mkdir()
+    env = claude_env(home)
+    env.update(
+        XDG_CONFIG_HOME=str(home / ".config"),
+        DREAMTUI_EXTRACTOR="heuristic",
+        GIT_AUTHOR_NAME="Kim",
+        GIT_AUTHOR_EMAIL="kim@example.com",
+        GIT_COMMITTER_NAME="Kim",
+        GIT_COMMITTER_EMAIL="kim@example.com",
+    )
+    env.pop("DREAMTUI_CONFIG", None)
+    watch_env = {**env, "PYTHONPATH": str(REPO)}
+    lesson = "always run the database migrations with --dry-run first and never run them against production"
+    watch = subprocess.Popen(
+        [sys.executable, "-c", MAIN, "watch", "--debounce", "0.2"],
+        env=watch_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = StderrLines(watch)
+        lines.wait_for("watching", timeout=120)
+        with MessagesStream() as api:
+            done = subprocess.run(
+                [
+                    str(cli),
+                    "-p",
+                    f"From now on, {lesson}; we lost a table last month.",
+                    "--plugin-dir",
+                    str(REPO),
+                ],
+                capture_output=True,
+                text=True,
+                env={**env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-stand-in"},
+                cwd=work,
+                timeout=300,
+            )
+        assert done.returncode == 0, done.stderr
+        lines.wait_for("a session ended in", timeout=120)
+        state = home / ".local" / "state" / "dreamtui"
+        assert wait_for(lambda: not list((state / "ended").glob("*.json")), 120)  # dreamed: record removed
+        watch.send_signal(signal.SIGTERM)
+        lines.wait_for("stopped watching", timeout=60)
+        watch.wait(timeout=60)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait()
+    listed = subprocess.run(
+        [sys.executable, "-c", MAIN, "candidates", "--json"],
+        env=watch_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    pending = json.loads(listed.stdout)
+    assert any(lesson[:40].lower() in json.dumps(c).lower() for c in pending), pending
+    with Ledger.open(home / ".local" / "state" / "dreamtui") as ledger:
+        (row,) = ledger.query("SELECT trigger, status FROM dream_cycles")
+    assert (row["trigger"], row["status"]) == (SESSION_END, "completed")
