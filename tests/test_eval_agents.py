@@ -74,7 +74,9 @@ def test_an_opencode_session_inside_its_database_is_read_by_address_by_the_eval_
         cli, [*state, "extract", str(address), "--show-request"], env={"ANTHROPIC_API_KEY": ""}
     )
     assert asked.exit_code == 0, asked.output
-    assert asked.output == "".join(request_text(b, k, len(bodies)) for k, b in enumerate(bodies, 1))
+    # what a stand-in model reads (standard output); its size in tokens goes to standard error
+    assert asked.stdout == "".join(request_text(b, k, len(bodies)) for k, b in enumerate(bodies, 1))
+    assert "prompt tokens (estimated: characters / 3.5)" in asked.stderr
 
 
 def test_a_recorded_answer_to_an_aider_session_replays_with_the_eval_set_unpacked_elsewhere(

@@ -245,7 +245,8 @@ def test_status_is_none_only_with_a_cli_and_a_likely_login(
     assert claude_code_status() == f"Claude Code not found at {tmp_path / 'missing'} (${CLI_ENV})"
     monkeypatch.setenv(CLI_ENV, str(fake.cli))
     reason = claude_code_status()
-    assert reason is not None and reason.startswith("Claude Code is not logged in: run `claude`")
+    # no claude on PATH here: the hint names the CLI dreamtui runs, not a `claude` the person does not have
+    assert reason is not None and reason.startswith(f"Claude Code is not logged in: run `{fake.cli}`")
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-test")
     assert claude_code_status() is None
     monkeypatch.delenv("CLAUDE_CODE_OAUTH_TOKEN")

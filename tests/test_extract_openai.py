@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fakes.anthropic_server import lesson
@@ -82,21 +83,65 @@ def test_request_carries_the_shared_prompt_schema_and_delimited_digest(server: F
     assert result.malformed == 0 and not any("refused" in n for n in result.notes)
 
 
-def test_a_server_refusing_the_schema_is_asked_again_without_it(server: FakeOpenAI) -> None:
-    server.refuse_schema = True
+def formats(server: FakeOpenAI) -> list[str | None]:
+    """The ``response_format`` type of every chat request, in order (None: none sent)."""
+    return [(c.body.get("response_format") or {}).get("type") for c in server.calls()]
+
+
+def test_a_server_refusing_the_schema_is_asked_with_json_object_and_not_again(server: FakeOpenAI) -> None:
+    server.refuse_formats = {"json_schema"}
     server.script.extend([ok([GOOD]), ok([OTHER])])
     ex = make(server)
     first = ex.extract(ONE, CTX)
     second = ex.extract(ONE, CTX)
-    calls = server.calls()
-    assert ["response_format" in c.body for c in calls] == [
-        True,
-        False,
-        False,
-    ]  # refused once, then never sent
+    assert formats(server) == ["json_schema", "json_object", "json_object"]  # refused once, then never sent
     assert [c.claim for c in first.candidates + second.candidates] == [GOOD["claim"], OTHER["claim"]]
-    assert any("refused response_format" in n and "400" in n for n in first.notes)
-    assert "Answer with one JSON object" in calls[1].body["messages"][1]["content"]
+    assert any(
+        "refused response_format json_schema (400:" in n and "with json_object" in n for n in first.notes
+    )
+    assert "Answer with one JSON object" in server.calls()[1].body["messages"][1]["content"]
+
+
+def test_llama_cpp_pythons_http_500_is_a_refusal_not_a_failure_to_retry(server: FakeOpenAI) -> None:
+    """llama-cpp-python's server answers json_schema with HTTP 500 "Input should be 'text' or
+    'json_object'" (reproduced in the fake from its error handler): recognised by its words, not
+    retried as a 5xx, and json_object is asked next."""
+    server.llama_cpp_python = True
+    server.script.append(ok([GOOD]))
+    result = make(server, max_retries=3).extract(ONE, CTX)
+    assert formats(server) == ["json_schema", "json_object"]
+    assert [c.claim for c in result.candidates] == [GOOD["claim"]]
+    assert any(
+        "json_schema (500:" in n and "Input should be 'text' or 'json_object'" in n for n in result.notes
+    )
+
+
+def test_a_server_refusing_every_format_gets_plain_instructions(server: FakeOpenAI) -> None:
+    server.refuse_formats = {"json_schema", "json_object"}
+    server.script.extend([ok([GOOD]), ok([OTHER])])
+    ex = make(server)
+    ex.extract(ONE, CTX)
+    ex.extract(ONE, CTX)
+    assert formats(server) == ["json_schema", "json_object", None, None]
+    assert ex.mode == "none"
+
+
+@pytest.mark.parametrize(("setting", "sent"), [("none", None), ("json_object", "json_object")])
+def test_structured_output_setting_chooses_the_format(
+    server: FakeOpenAI, setting: str, sent: str | None
+) -> None:
+    server.script.append(ok([GOOD]))
+    make(server, structured_output=setting).extract(ONE, CTX)
+    assert formats(server) == [sent]
+
+
+def test_a_refused_format_that_was_asked_for_by_name_is_one_line(server: FakeOpenAI) -> None:
+    server.refuse_formats = {"json_object"}
+    with pytest.raises(ExtractorError) as info:
+        make(server, structured_output="json_object").extract(ONE, CTX)
+    message = str(info.value)
+    assert message.startswith(f"the model server at {server.url} refused response_format json_object (400:")
+    assert 'structured_output = "auto"' in message and len(server.calls()) == 1
 
 
 def test_no_api_key_sends_a_placeholder_and_the_served_model_is_found(server: FakeOpenAI) -> None:
@@ -235,7 +280,8 @@ def test_timeout(server: FakeOpenAI) -> None:
         make(server, timeout=0.3, max_retries=0).extract(ONE, CTX)
     message = str(info.value)
     assert f"the model server at {server.url} did not answer within 0.3s" in message
-    assert "api_timeout" in message
+    assert "openai_timeout" in message and "not sent again" in message
+    assert len(server.calls()) == 1  # a timeout is never sent again (the server may still be at it)
 
 
 @pytest.mark.parametrize(
@@ -250,7 +296,7 @@ def test_context_too_long_is_not_taken_for_a_schema_refusal(server: FakeOpenAI, 
     with pytest.raises(ExtractorError) as info:
         make(server, max_chars=50_000).extract(ONE, CTX)
     message = str(info.value)
-    assert "longer than the model's context" in message and "max_digest_chars (now 50000)" in message
+    assert "longer than the model's context" in message and "max_digest_chars, now 50000" in message
     assert len(server.calls()) == 1  # not asked again without the schema
 
 
@@ -315,3 +361,117 @@ def test_dreamtui_extract_with_a_local_model_runs_the_gate(server: FakeOpenAI, t
     server.script.clear()
     result = CliRunner().invoke(cli, ["extract", str(file)], env=env)  # the fake has nothing left: 500
     assert result.exit_code == 2 and f"the model server at {server.url} failed (500)" in result.output
+
+
+# -- what a real server cannot be made to do on cue (the fake stands in) -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "what"),
+    [
+        (
+            Reply(200, "<html><body>Welcome to nginx!</body></html>", {"content-type": "text/html"}),
+            "an HTML page",
+        ),
+        (
+            Reply(200, '{"id": "chatcmpl-1", "choices": [{"index": 0, "message": {"role": "assis'),
+            "a body that is not valid JSON",
+        ),
+        (Reply(200, {"status": "ok"}), "JSON that is not a chat completion"),
+    ],
+    ids=["html", "cut-body", "other-json"],
+)
+def test_a_200_that_is_not_a_chat_completion_is_one_line_naming_the_server(
+    server: FakeOpenAI, tmp_path, reply: Reply, what: str
+) -> None:
+    from click.testing import CliRunner
+
+    from dreamtui.cli.main import cli
+
+    server.script.append(reply)
+    env = {
+        "DREAMTUI_OPENAI_BASE_URL": server.url,
+        "DREAMTUI_EXTRACTOR": "openai",
+        "DREAMTUI_OPENAI_MODEL": MODEL,
+        "DREAMTUI_STATE": str(tmp_path / "state"),
+        "DREAMTUI_MEMORY": str(tmp_path / "memory"),
+        "HOME": str(tmp_path),
+    }
+    file = (
+        Path(__file__).parent
+        / "fixtures/transcripts/-home-kim-shapes/11111111-2222-4333-8444-555555555555.jsonl"
+    )
+    result = CliRunner().invoke(cli, ["extract", str(file)], env=env)
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
+    assert f"the model server at {server.url} answered 200 with {what}" in lines[0]
+
+
+LLAMA_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 2}
+
+
+def test_a_llama_cpp_server_is_asked_its_context_and_slots_and_parts_fit_it() -> None:
+    """The fake answers /props (4,096 tokens, 2 slots) and /tokenize (4 characters a token): a digest
+    larger than what fits is split so that prompt + answer room stay within 4,096, max_tokens is what
+    is left, and two sessions may run at once."""
+    turns = [("person", f"turn {i:03d} " + "we deploy on Tuesdays only " * 40) for i in range(8)]
+    long = digest(*turns)
+    with FakeOpenAI(props=LLAMA_PROPS) as srv:
+        srv.responder = lambda body: ok([GOOD])
+        ex = make(srv, max_tokens=512)
+        assert ex.server().context == 4096 and ex.max_concurrency() == 2 and ex.server().tokenizer
+        result = ex.extract(long, CTX)
+        calls = srv.calls()
+        assert len(calls) >= 2 and srv.calls("/tokenize")
+        for call in calls:
+            system, user = (m["content"] for m in call.body["messages"])
+            prompt = (len(system) + 3) // 4 + (len(user) + 3) // 4 + 48
+            assert prompt + call.body["max_tokens"] <= 4096
+            assert call.body["max_tokens"] <= 512 and call.body["stream"] is True
+    assert any(f"split into {len(calls)} parts" in n and "context of 4,096 tokens" in n for n in result.notes)
+
+
+def test_a_server_that_reads_fewer_prompt_tokens_than_sent_is_said_to_cut_it() -> None:
+    """Ollama cuts a prompt longer than its context without a word: usage.prompt_tokens tells."""
+    with FakeOpenAI(props=LLAMA_PROPS) as srv:
+        srv.script.append(ok([GOOD], prompt_tokens=300))
+        result = make(srv).extract(ONE, CTX)
+    assert any("read 300 prompt tokens of the ~" in n and "cut the prompt" in n for n in result.notes)
+
+
+def test_ollama_says_its_context_through_api_ps_or_num_ctx() -> None:
+    show = {"model_info": {"qwen3.context_length": 40960}, "parameters": "num_ctx 8192\ntemperature 0.6"}
+    with FakeOpenAI(ollama={"ps": {"models": []}, "show": show}) as srv:
+        info = make(srv).server()
+    assert (info.kind, info.context, info.context_source) == ("ollama", 8192, "Ollama num_ctx")
+    ps = {"models": [{"name": MODEL, "model": MODEL, "context_length": 16384}]}
+    with FakeOpenAI(ollama={"ps": ps, "show": {}}) as srv:
+        info = make(srv).server()
+    assert (info.context, info.slots) == (16384, None)
+    with FakeOpenAI(ollama={"ps": {"models": []}, "show": {"parameters": ""}}) as srv:
+        ex = make(srv)
+        assert ex.server().context == 4096 and ex.max_concurrency() == 1  # Ollama's default, one at a time
+
+
+def test_a_server_that_says_nothing_gets_the_context_tokens_setting(server: FakeOpenAI) -> None:
+    ex = make(server, context_tokens=6000)
+    assert (ex.server().kind, ex.server().context, ex.server().tokenizer) == ("unknown", 6000, False)
+    assert make(server).server().context is None and make(server).max_concurrency() == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(200, "<html><body>Welcome to nginx!</body></html>", {"content-type": "text/html"}),
+        Reply(200, '{"id": "chatcmpl-1", "choices": [{"index": 0, "message": {"role": "assis'),
+    ],
+    ids=["html", "cut-body"],
+)
+def test_not_streamed_a_200_that_is_not_a_chat_completion_is_one_line_too(
+    server: FakeOpenAI, reply: Reply
+) -> None:
+    server.script.append(reply)
+    with pytest.raises(ExtractorError) as info:
+        make(server, stream=False).extract(ONE, CTX)
+    message = str(info.value)
+    assert message.startswith(f"the model server at {server.url} answered 200 with ") and "\n" not in message

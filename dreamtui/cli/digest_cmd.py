@@ -94,6 +94,11 @@ def show_config(config: Config) -> None:
         "schedule",
         "openai_base_url",
         "openai_model",
+        "openai_timeout",
+        "openai_stall_timeout",
+        "openai_max_tokens",
+        "context_tokens",
+        "structured_output",
     ):
         value = getattr(config, name)
         if isinstance(value, tuple):

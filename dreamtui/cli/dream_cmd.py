@@ -23,6 +23,7 @@ from dreamtui.services.dreaming import CycleFailed, CycleRecord, NothingNew, wak
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
+EXIT_SESSIONS_FAILED = 4  # the cycle finished, but some sessions' extraction failed (they wait for the next)
 EXIT_INTERRUPTED = 130  # the shell's code for a process stopped by Ctrl-C
 PROGRESS_EVERY = 0.5
 
@@ -122,7 +123,8 @@ def dream(
     with or without --project, dream runs an on-demand pass over just the new content (no REM), or
     says there is nothing new. Ctrl-C stops the cycle at its next safe point (again: at once); the
     next dream finishes it. Exit status: 0 done (or nothing new), 1 the cycle failed (run it again to
-    retry), 3 another cycle is running (nothing was done), 130 stopped by Ctrl-C.
+    retry), 3 another cycle is running (nothing was done), 4 done but some sessions failed (the
+    waking message's Failed: line says why; they are tried again next dream), 130 stopped by Ctrl-C.
 
     With a model (an API key, a Claude Code login, a local server) it reads the sessions of the last
     dream_window_days days (--since, --all: more), and the first time, or when the estimate passes
@@ -175,6 +177,8 @@ def dream(
         if as_json and exc.record is not None:
             echo_json(json.dumps(exc.record.to_json(), indent=2, ensure_ascii=False))
         echo(f"dreamtui: {exc}", err=True)
+        for line in exc.record.stats.failed_sessions if exc.record is not None else []:
+            echo(f"  {line}", err=True)  # one line per failed session: which, and why
         sys.exit(EXIT_FAILED)
     except (dreaming.CycleStopped, KeyboardInterrupt):
         if display is not None:
@@ -195,6 +199,16 @@ def dream(
         offer = memory_repo.link_offer(config)  # installed agents that do not load the memory: told once
         if offer:
             echo(f"dreamtui: {offer}", err=True)
+    failed = record.stats.extraction_errors
+    if failed:
+        what = "on-demand dream pass" if record.on_demand else "dream cycle"
+        echo(
+            f"dreamtui: {what} #{record.id} finished, but {failed} of {record.stats.branches} session(s) "
+            "failed (their content waits for the next dream): why is in the waking message's Failed: "
+            "line (`failures` in --json)",
+            err=True,
+        )
+        sys.exit(EXIT_SESSIONS_FAILED)
 
 
 def _asked(

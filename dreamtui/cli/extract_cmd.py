@@ -69,8 +69,9 @@ def _summary(result: ExtractionResult, kept: int, dropped: dict[str, int]) -> st
 @click.option(
     "--show-request",
     is_flag=True,
-    help="Print the exact request(s) the anthropic extractor would send (system prompt, user "
-    "message, output schema) and stop: no network, no API key, no candidate stored.",
+    help="Print the exact request(s) the extractor would send (system prompt, user message, output "
+    "schema) with their size in tokens, and stop: nothing is stored. openai asks the server its context "
+    "and tokenizer; anthropic and claude-code (the same request) need no network and no key.",
 )
 @pass_config
 def extract(
@@ -137,14 +138,35 @@ def extract(
 
 
 def _show_request(config: Config, digest: Digest, as_json: bool) -> None:
-    """Print the bodies the anthropic extractor would POST to /v1/messages for ``digest``."""
+    """Print the request(s) the extractor in use would send for ``digest`` (the anthropic one for an
+    extractor that asks no model), each with its size in tokens."""
     with Workspace(config) as ws:
-        bodies = extracting.request_bodies(ws, digest)
+        kind, shown = extracting.shown_requests(ws, digest)
     if as_json:
-        echo_json(json.dumps(bodies, ensure_ascii=False, indent=1))
+        # anthropic and claude-code: the Messages bodies as the SDK sends them; openai: with their sizes
+        data: Any = shown if kind == "openai" else [entry["body"] for entry in shown]
+        echo_json(json.dumps(data, ensure_ascii=False, indent=1))
         return
-    for i, body in enumerate(bodies, 1):
-        click.echo(request_text(body, i, len(bodies)), nl=False)
+    for i, entry in enumerate(shown, 1):
+        body = entry["body"]
+        how = "counted by the server's tokenizer" if entry["tokens_exact"] else "estimated: characters / 3.5"
+        size = f"{entry['prompt_tokens']:,} prompt tokens ({how})"
+        if kind != "openai":  # the Messages request as a stand-in model reads it; its size on stderr
+            click.echo(request_text(body, i, len(shown)), nl=False)
+            click.echo(f"dreamtui: request {i} of {len(shown)} ({entry['endpoint']}): {size}", err=True)
+            continue
+        system, user = (m["content"] for m in body["messages"])
+        schema = body.get("response_format")
+        click.echo(
+            f"# request {i} of {len(shown)}: {entry['endpoint']}, model {body.get('model')}, "
+            f"max_tokens {body.get('max_tokens')}, {size}"
+        )
+        click.echo("## system\n" + system)
+        click.echo("## user\n" + user)
+        click.echo(
+            "## response_format\n"
+            + (json.dumps(schema, indent=1) if schema else "(none: plain JSON instructions)")
+        )
 
 
 def request_text(body: dict[str, Any], index: int, total: int) -> str:

@@ -324,6 +324,22 @@ class Config(BaseSettings):
         default=None, repr=False
     )
     """The key the server wants, if any (else ``OPENAI_API_KEY``); never printed."""
+    openai_timeout: _Positive = 600.0
+    """Seconds one request to the local model server may take (CPU inference is slow); a timed-out
+    request is cancelled (its connection closed) and never sent again."""
+    openai_stall_timeout: _Positive = 300.0
+    """Seconds the server may send nothing at all (no token, no progress) before the request is given
+    up as stuck; a slow server that keeps sending is given ``openai_timeout``."""
+    openai_max_tokens: _Count = 4096
+    """The most one answer of the local model may take; less when its context leaves less."""
+    context_tokens: _Count | None = None
+    """The local model's context in tokens, for a server that does not say it (llama.cpp, Ollama, LM
+    Studio and vLLM do); smaller than what the server says, it caps it."""
+    structured_output: Annotated[
+        Literal["auto", "json_schema", "json_object", "none"], BeforeValidator(_folded)
+    ] = "auto"
+    """How the local model is held to JSON: ``auto`` tries ``json_schema``, then ``json_object``, then
+    plain instructions, as the server refuses each; the others use only that one."""
     keys: Annotated[dict[str, str], NoDecode, BeforeValidator(_checked_keys)] = {}
     """The ``[keys]`` table: app actions remapped to other keys (:data:`KEY_ACTIONS`)."""
     ui: Annotated[Ui, NoDecode, BeforeValidator(check_ui)] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 
 class DreamError(Exception):
@@ -26,7 +27,12 @@ class MemoryRepoError(DreamError):
 
 
 class ExtractorError(DreamError):
-    """An extractor failed (bad key, rate limit, overload, network, bad output)."""
+    """An extractor failed (bad key, rate limit, overload, network, bad output).
+
+    ``usage`` is what the model did before it failed (the calls the server worked on, the tokens of the
+    parts already answered), so a failed session's work still counts in the cycle's totals."""
+
+    usage: Any = None
 
 
 class ExtractorAuthError(ExtractorError):

@@ -16,6 +16,7 @@ from dreamtui.core.extract.anthropic_ext import AnthropicExtractor
 from dreamtui.core.extract.batch import BatchRunner, SessionRanges
 from dreamtui.core.extract.choose import THIN_QUEUE_SHORT, Choice, choose
 from dreamtui.core.extract.consolidate_prompt import ConsolidationOut
+from dreamtui.core.extract.openai_ext import OpenAIExtractor
 from dreamtui.core.extract.prompt import sendable
 from dreamtui.core.gate.context import context_maker
 from dreamtui.core.gate.dedup import DedupIndex
@@ -35,6 +36,7 @@ __all__ = [
     "extractor_choice",
     "judging",
     "request_bodies",
+    "shown_requests",
     "sendable",
     "submit_batch",
 ]
@@ -65,6 +67,38 @@ def request_bodies(ws: Workspace, digest: Digest) -> list[dict[str, Any]]:
         model=ws.config.model, max_chars=ws.config.max_digest_chars, client=object()
     )
     return extractor.request_bodies(digest, context)
+
+
+def shown_requests(ws: Workspace, digest: Digest) -> tuple[str, list[dict[str, Any]]]:
+    """What the extractor in use would send for ``digest``, nothing stored: its name and one entry per
+    request (``endpoint``, ``body``, ``prompt_tokens``, ``tokens_exact``). ``openai`` asks the server
+    its context and tokenizer (and sizes the parts by them); ``anthropic`` and ``claude-code`` send the
+    same Messages request (claude-code through the Claude Code CLI), sized by an estimate; any other
+    extractor is shown the ``anthropic`` request (no network, no key)."""
+    kind = choose(ws.config).kind
+    if kind == "openai":
+        context = context_maker(ws.config, DedupIndex.build(ws.config.memory, ws.ledger))(digest)
+        extractor = OpenAIExtractor.from_config(ws.config)
+        shown = extractor.request_bodies(digest, context)
+        endpoint = f"POST {extractor.base_url}/chat/completions"
+        return kind, [{"endpoint": endpoint, **entry} for entry in shown]
+    bodies = request_bodies(ws, digest)
+    endpoint = "claude (the Claude Code CLI), same request" if kind == "claude-code" else "POST /v1/messages"
+    out = []
+    for body in bodies:
+        text = "".join(b.get("text", "") for b in body.get("system", [])) + "".join(
+            m["content"] if isinstance(m["content"], str) else str(m["content"])
+            for m in body.get("messages", [])
+        )
+        out.append(
+            {
+                "endpoint": endpoint,
+                "body": body,
+                "prompt_tokens": round(len(text) / 3.5),
+                "tokens_exact": False,
+            }
+        )
+    return ("claude-code" if kind == "claude-code" else "anthropic"), out
 
 
 def consolidation_schema() -> dict[str, Any]:

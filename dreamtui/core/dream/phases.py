@@ -32,7 +32,7 @@ from dreamtui.core.dream.recovery import Attempt
 from dreamtui.core.dream.sessions import FileRange, SessionWork, new_content, session_groups
 from dreamtui.core.dream.waking import PHASE_TITLES
 from dreamtui.core.errors import DreamError, ExtractorAuthError, UsageLimitError
-from dreamtui.core.extract.base import ExtractContext, Extractor
+from dreamtui.core.extract.base import ExtractContext, Extractor, concurrency_for
 from dreamtui.core.extract.batch import OPEN_STATES, RANGE_KEYS, reserved_keys, runner_for
 from dreamtui.core.extract.limits import describe_reset
 from dreamtui.core.extract.runner import extract_iter
@@ -82,6 +82,8 @@ CARRIED = (
 BRANCH_COUNTS = (
     "branches",
     "extraction_errors",
+    "failures",
+    "failed_sessions",
     "surfaced",
     "verified",
     "kept",
@@ -352,27 +354,47 @@ class RunningCycle:
             self.config.daily_token_budget, spent_today(self.ledger) if self.config.daily_token_budget else 0
         )
         stops: list[ExtractorAuthError] = []
+        done = [0]
+        started = time.monotonic()
+
+        def within(work: SessionWork, n: int) -> Callable[[str], None]:
+            """How one branch's model call advances (tokens received, seconds), on the phase's line."""
+
+            def tell(message: str) -> None:
+                self.progress(
+                    f"branch {n}/{len(sparks)} ({work.session[:8]}): {message}; {done[0]} done, "
+                    f"{time.monotonic() - started:.0f}s",
+                    done[0] / len(sparks),
+                )
+
+            return tell
+
         contexts = {
             id(w.digest): ExtractContext(
-                project=w.project, memories=w.memories, max_chars=self.config.max_digest_chars
+                project=w.project,
+                memories=w.memories,
+                max_chars=self.config.max_digest_chars,
+                progress=within(w, n + 1),
             )
-            for w in sparks
+            for n, w in enumerate(sparks)
         }
-        self.progress(f"{len(sparks)} branches, {min(len(sparks), self.config.concurrency)} at a time", 0.0)
-        first_error: str | None = None
+        workers = concurrency_for(self.extractor, self.config.concurrency)
+        why = "" if workers >= self.config.concurrency else " (what the model server runs at once)"
+        self.progress(f"{len(sparks)} branches, {min(len(sparks), workers)} at a time{why}", 0.0)
         answered = held = 0
         for n, (index, result) in enumerate(
             extract_iter(
                 [w.digest for w in sparks],
                 self.extractor,
                 lambda d: contexts[id(d)],
-                self.config.concurrency,
+                workers,
                 on_result=gate_budget.answered,
                 may_start=gate_budget.may_start,
                 stops=stops,
             )
         ):
             work = sparks[index]
+            done[0] = n + 1
             limited = bool(stops) and isinstance(stops[0], UsageLimitError)
             if result.unsent and (limited or not stops):  # held back by the budget or the limit: it waits
                 held += 1
@@ -380,12 +402,10 @@ class RunningCycle:
             self.progress(f"branch {n + 1}/{len(sparks)} done", (n + 1) / len(sparks))
             self.usage = self.usage + result.usage
             if result.error:
-                stats.extraction_errors += 1
-                first_error = first_error or result.error
                 if limited and result.error == str(stops[0]):
                     held += 1  # the call the limit refused: it waits like the ones not sent
-                    stats.extraction_errors -= 1
                     continue
+                stats.count_failure(work.session, result.error)
                 self._record_failed_extraction(work, result)
                 continue
             answered += 1
@@ -401,7 +421,10 @@ class RunningCycle:
             self.stats.budget_stop = spent_line(gate_budget.spent, gate_budget.budget)
             self.progress(self.stats.budget_stop, 1.0)
         elif stats.extraction_errors and stats.extraction_errors == len(sparks):
-            raise DreamError(f"every extraction failed ({first_error})")
+            # the row keeps what was tried: the branches, their causes and the model's work
+            self._take_branch(stats)
+            self._usage_stats()
+            raise DreamError(f"every extraction failed ({stats.failure_summary()})")
 
     def _take_branch(self, branch: CycleStats) -> None:
         """The branch phase's counts into the cycle's stats (only once branching is done)."""
@@ -517,7 +540,7 @@ class RunningCycle:
                     0.0,
                 )
                 if item.result.error:
-                    stats.extraction_errors += 1
+                    stats.count_failure(item.session, item.result.error)
                     self._give_back(work, item.result, {r["path"]: r.get("keys") or [] for r in stored})
                     continue
                 # the ranges were marked dreamed at submit: only the extraction is recorded now

@@ -94,6 +94,7 @@ def waking_message(record: CycleRecord) -> str:
         + (f" ({s.extractor_reason})" if s.extractor_reason else "")
         + "."
     )
+    out.extend(failure_lines(s))
     note = extractor_note(s.extractor)
     if note:
         out.append(f"Extractor: {note}.")
@@ -147,6 +148,23 @@ def new_proposals(s: CycleStats) -> str:
     agents = sorted(s.kept_by_agent.items(), key=lambda kv: (-kv[1], kv[0]))
     per_agent = ", ".join(f"{agent} {n}" for agent, n in agents if n)
     return f"{s.kept} new {noun}" + (f": {per_agent}" if per_agent else "")
+
+
+def failure_lines(s: CycleStats, shown: int = 10) -> list[str]:
+    """The failed sessions, said plainly: how many of how many, grouped by cause, then one line each
+    (their content was not marked dreamed: the next dream tries them again)."""
+    if not s.extraction_errors:
+        return []
+    causes = "; ".join(f"{cause} ({n})" for cause, n in sorted(s.failures.items(), key=lambda kv: -kv[1]))
+    out = [
+        f"Failed: {s.extraction_errors} of {s.branches} session(s), tried again next dream"
+        + (f": {causes}" if causes else "")
+        + "."
+    ]
+    out.extend(f"  {line}" for line in s.failed_sessions[:shown])
+    if len(s.failed_sessions) > shown:
+        out.append(f"  … and {s.extraction_errors - shown} more (`dreamtui dream --json` lists 20)")
+    return out
 
 
 def consolidation_summary(counts: dict[str, int]) -> str:

@@ -7,7 +7,7 @@ verifies, dedups and stores what it proposes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -31,6 +31,17 @@ class ExtractContext:
     project: str
     memories: tuple[str, ...] = field(default_factory=tuple)
     max_chars: int = DEFAULT_MAX_CHARS
+    progress: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    """Told, in a few words, how a long model call advances (``part 1/3: 120 tokens received, 35 s``)
+    so a person sees a slow model working; an extractor that cannot tell never calls it."""
+
+    def tell(self, message: str) -> None:
+        """Pass ``message`` to ``progress`` (a broken display never breaks an extraction)."""
+        if self.progress is not None:
+            try:
+                self.progress(message)
+            except Exception:  # noqa: BLE001 - a display's failure is not the extraction's
+                pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +117,20 @@ class Extractor(Protocol):
         """The model the dedup judge and consolidation may ask (the extractor's own), or None; not None
         exactly when ``capabilities.model_backed``."""
         ...
+
+
+def concurrency_for(extractor: Any, wanted: int) -> int:
+    """How many sessions to extract at once: ``wanted`` (the ``concurrency`` setting), capped by what the
+    extractor says its model runs at once (an optional ``max_concurrency()``: a local server's slots)."""
+    wanted = max(1, int(wanted or 1))
+    limit = getattr(extractor, "max_concurrency", None)
+    if not callable(limit):
+        return wanted
+    try:
+        most = int(limit())
+    except Exception:  # noqa: BLE001 - a server that cannot say: one at a time is safe
+        most = 1
+    return max(1, min(wanted, most))
 
 
 def normalise_scope(scope: Any, project: str) -> str:

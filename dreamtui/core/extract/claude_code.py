@@ -54,6 +54,18 @@ MODEL_ALIASES: dict[str, str | None] = {"": None, "default": None}
 a full model id) is passed to ``--model`` as given, and the CLI says whether it accepts it."""
 STDERR_LINES = 20
 LOGIN_HINT = "run `claude` and log in with /login (or set CLAUDE_CODE_OAUTH_TOKEN), then dream again"
+"""The hint when the ``claude`` on PATH is the CLI dreamtui runs (:func:`login_hint` says which)."""
+
+
+def login_hint(cli: Path | None = None) -> str:
+    """How to log in: run the CLI dreamtui uses (``claude`` when that is the one on PATH, else its full
+    path, e.g. the SDK's bundled CLI where no ``claude`` is installed), ``/login``, then dream again."""
+    cli = cli or find_cli()
+    on_path = shutil.which("claude")
+    if cli is None or (on_path is not None and Path(on_path).resolve() == Path(cli).resolve()):
+        return LOGIN_HINT
+    return LOGIN_HINT.replace("run `claude`", f"run `{cli}`")
+
 
 # the SDK logs a CLI that exited badly as an error; dreamtui reports it as one line of its own
 logging.getLogger("claude_agent_sdk").addHandler(logging.NullHandler())
@@ -155,7 +167,7 @@ def claude_code_status() -> str | None:
         or _in_keychain()
     ):
         return None
-    return f"Claude Code is not logged in: {LOGIN_HINT}"
+    return f"Claude Code is not logged in: {login_hint()}"
 
 
 def _usage(result: Any) -> Usage:
@@ -319,7 +331,9 @@ class ClaudeCodeModel:
         status = getattr(result, "api_error_status", None)
         kind = run.error_kind
         if kind == "authentication_failed" or status == 401 or "not logged in" in low or "/login" in low:
-            return ExtractorAuthError(f"Claude Code is not logged in ({text}): {LOGIN_HINT}")
+            return ExtractorAuthError(
+                f"Claude Code is not logged in ({text}): {login_hint(find_cli(self.cli_path))}"
+            )
         if kind == "billing_error" or status == 402:
             return ExtractorAuthError(f"Claude Code's account cannot be billed ({text})")
         if kind == "rate_limit" or status == 429 or is_usage_limit(text):

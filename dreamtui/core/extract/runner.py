@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from dreamtui.core.errors import ExtractorAuthError, ExtractorError
 from dreamtui.core.extract.base import TOO_DEEP, ExtractContext, Extractor
-from dreamtui.core.models import Digest, ExtractionResult
+from dreamtui.core.models import Digest, ExtractionResult, Usage
 
 ContextFor = Callable[[Digest], ExtractContext]
 MayStart = Callable[[Digest], "str | None"]
@@ -63,6 +63,8 @@ def extract_iter(
                 result = ExtractionResult(session=digest.session, error=str(exc))
             except ExtractorError as exc:
                 result = ExtractionResult(session=digest.session, error=str(exc))
+                if isinstance(exc.usage, Usage):  # what the model did before it failed still counts
+                    result.usage = exc.usage
             except RecursionError:
                 result = ExtractionResult(session=digest.session, error=TOO_DEEP)
             except Exception as exc:  # an extractor bug must not lose the other sessions

@@ -42,6 +42,10 @@ class CycleStats:
     # branching and the gate
     branches: int = 0
     extraction_errors: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    """The failed sessions per cause (their error up to its first parenthesis): what to fix first."""
+    failed_sessions: list[str] = field(default_factory=list)
+    """``session: error`` of each failed session (the first 20), one line each."""
     surfaced: int = 0
     verified: int = 0
     kept: int = 0
@@ -101,6 +105,22 @@ class CycleStats:
         out = {k: v for k, v in asdict(self).items() if v is not None and k != "extra"}
         return {**self.extra, **out}
 
+    def count_failure(self, session: str, error: str) -> None:
+        """One session's extraction failed with ``error``: counted, grouped by cause, and kept as a line."""
+        self.extraction_errors += 1
+        cause = failure_cause(error)
+        self.failures[cause] = self.failures.get(cause, 0) + 1
+        if len(self.failed_sessions) < 20:
+            self.failed_sessions.append(f"{session[:8]}: {' '.join(error.split())[:300]}")
+
+    def failure_summary(self) -> str:
+        """``3 sessions: cannot reach the model server at … (2); the model's answer is not JSON (1)``."""
+        causes = "; ".join(
+            f"{cause} ({n})" for cause, n in sorted(self.failures.items(), key=lambda kv: -kv[1])
+        )
+        n = self.extraction_errors
+        return f"{n} session{'s' if n != 1 else ''}: {causes}" if causes else f"{n} session(s)"
+
     def count_gate(
         self,
         *,
@@ -123,3 +143,13 @@ class CycleStats:
         self.judged_distinct += judged_distinct
         if judge_error and not self.judge_error:
             self.judge_error = judge_error
+
+
+def failure_cause(error: str) -> str:
+    """What an extraction error is about, without the details that differ from session to session:
+    its text before the first parenthesis, without a ``part N of M:`` prefix."""
+    text = " ".join(str(error).split())
+    if text.startswith("part ") and ": " in text:
+        text = text.split(": ", 1)[1]
+    cause = text.split(" (", 1)[0].rstrip(" :;,.")
+    return cause[:160] or "unknown error"
