@@ -12,8 +12,11 @@ from dreamtui.services.dreaming import PHASE_TITLES, CycleStopped, cycle_stop_po
 __all__ = ["CYCLE_STOPPED", "CycleStopped", "cycle_stop_point", "describe_progress", "dream_hint"]
 
 
-def dream_hint(plan: DreamPlan) -> str:
-    """The Sessions screen's words for what ``d`` will do (never an action it then refuses)."""
+def dream_hint(plan: DreamPlan, running: bool = False) -> str:
+    """The Sessions screen's words for what ``d`` will do (never an action it then refuses): nothing
+    while a cycle runs."""
+    if running:
+        return "a dream cycle runs now (its progress is in the header): d waits until it ends"
     if plan.kind == "full" or plan.covering is None:
         return "d runs today's full dream cycle"
     if plan.kind == "on-demand":

@@ -3,6 +3,9 @@ toast), and the phase titles both front ends show while a cycle runs."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from dreamtui.core import clock
 from dreamtui.core.extract.choose import extractor_note
 from dreamtui.core.ledger.cycle_stats import CycleStats
 from dreamtui.core.ledger.cycles import ALL_PROJECTS, CycleRecord
@@ -137,7 +140,7 @@ def waking_message(record: CycleRecord) -> str:
     out.extend(_briefing_lines(s))
     if record.on_demand:
         out.append("No REM on demand: the review file and the briefing wait for the next full cycle.")
-    out.append(f"Took {s.seconds:.1f} s.")
+    out.append(_took(record))
     return redact("\n".join(out))
 
 
@@ -165,6 +168,18 @@ def failure_lines(s: CycleStats, shown: int = 10) -> list[str]:
     if len(s.failed_sessions) > shown:
         out.append(f"  … and {s.extraction_errors - shown} more (`dreamtui dream --json` lists 20)")
     return out
+
+
+def _took(record: CycleRecord) -> str:
+    """How long it took, or, while it runs, how long it has run so far (its stats say 0 until it ends)."""
+    if record.status != "running":
+        return f"Took {record.stats.seconds:.1f} s."
+    try:
+        began = datetime.fromisoformat(record.started_at.replace("Z", "+00:00"))
+        ran = max(0.0, (clock.now() - began).total_seconds())
+    except (ValueError, TypeError):
+        return "Running now."
+    return f"Running for {ran:.0f} s so far."
 
 
 def consolidation_summary(counts: dict[str, int]) -> str:

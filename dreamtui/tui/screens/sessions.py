@@ -193,7 +193,7 @@ class SessionsScreen(BaseScreen[SessionsData]):
             if quiet_sessions
             else ""
         )
-        hint = dream_hint(data.plan)
+        hint = dream_hint(data.plan, running=self.dream_app.cycle_running)
         self.query_one("#sessions-info", Static).update(
             Text.assemble(
                 (f"{len(self.by_project)}", "bold"),
