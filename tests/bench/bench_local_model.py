@@ -16,6 +16,7 @@ Prints one line per session and the totals; ``--tokens-only`` measures only the 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -49,7 +50,8 @@ def sessions(shared: Path) -> list[Path]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shared", type=Path, default=HERE.parents[2] / "shared" / "corpus")
+    shared = Path(os.environ.get("DREAMTUI_TEST_SHARED") or HERE.parents[2] / "shared") / "corpus"
+    ap.add_argument("--shared", type=Path, default=shared, help="real transcripts (../shared/corpus)")
     ap.add_argument("--sessions", type=int, default=4, help="how many sessions, smallest first")
     ap.add_argument("--context", type=int, default=4096)
     ap.add_argument("--max-tokens", type=int, default=128)

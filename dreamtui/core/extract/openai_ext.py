@@ -645,6 +645,8 @@ class OpenAIExtractor:
                     raise (error if error.args[0].startswith("cannot reach") else _worked(error)) from None
             except ExtractorError as exc:  # a stall, a deadline, a broken-off or unreadable answer
                 raise _worked(exc) from None
+            except openai.APIError as exc:  # an error event inside the stream (no status)
+                raise _worked(self._explain(exc)) from None
             attempt += 1
             time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
 
