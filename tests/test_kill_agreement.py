@@ -229,3 +229,83 @@ def test_kills_during_outside_decisions_leave_no_ledger_git_disagreement_after_a
         assert _live_journal(ledger, "outside", ("accept", "mine")) == accepted  # `u` knows each one
 
     print(_loop(config, rng, prepare, decide, check), "outside: 0 disagreements")
+
+
+# -- the agents' own memories (issue 31 item 4) ------------------------------------------------------------
+
+
+def test_kills_during_decisions_on_the_agents_own_memories_leave_no_disagreement_after_a_start(
+    config: Config, ledger: Ledger, git_home: Path
+) -> None:
+    from fakes.gemini_memory import save_memory
+
+    from dreamtui.core.memory import outside_agents
+
+    root = config.memory
+    repo = gitops.open_repo(root)
+    (root / "a.md").write_text("lesson\n")
+    gitops.commit_paths(repo, ["a.md"], "seed", {})
+    codex = Path.home() / ".codex" / "memories"
+    codex.mkdir(parents=True)
+    md = Path.home() / ".gemini" / "GEMINI.md"
+    md.parent.mkdir()
+    md.write_text("# the person's own\n")
+    rng = random.Random(20260431)
+
+    def prepare(n: int) -> bool:
+        for name in rng.sample([f"m{i}.md" for i in range(5)], 2):
+            if rng.random() < 0.2 and (codex / name).exists():
+                (codex / name).unlink()
+            else:
+                (codex / name).write_text(f"- {name} in round {n}\n")
+        md.write_text(save_memory(md.read_text(), f"fact {n}"))
+        outside.scan(config, ledger)
+        return bool(outside.items(ledger))
+
+    def decide(seed: int) -> None:
+        rnd = random.Random(seed)
+        led = Ledger.open(config.state)
+        pending = outside.items(led)
+        rnd.shuffle(pending)
+        for item in pending:
+            roll = rnd.random()
+            try:
+                if roll < 0.4:
+                    outside.accept(config, led, item.id)
+                elif roll < 0.6:
+                    outside.reject(config, led, item.id, "no")
+                else:
+                    outside.restore_agent(config, led, item.id, "put back")
+            except DreamError:
+                pass
+        for _ in range(rnd.randint(0, 2)):
+            try:
+                undo.undo_last(config, led)
+            except DreamError:
+                break
+
+    def check() -> None:
+        report = startup.reconcile(config, ledger)  # the start
+        assert not outside_items.in_flight(ledger), report.notices
+        assert git(root, "status", "--porcelain") == "", report.notices  # the snapshots are HEAD's
+        for folder in (root, codex, md.parent):
+            assert [p.name for p in folder.rglob(".dreamtui-tmp-*")] == [], folder
+        assert md.read_text().startswith("# the person's own\n")
+        history = set(git(root, "rev-list", "HEAD").split())
+        events = _events(root, outside.TRAILER_OUTSIDE, outside.TRAILER_UNDO_OUTSIDE)
+        items = {i.id: i for i in outside.items(ledger, None)}
+        assert all(outside_agents.is_snapshot(i.path) for i in items.values())
+        for item in items.values():
+            if item.status == "accepted":
+                assert item.commit_sha in history, (item.id, item.commit_sha)
+        for ref, (what, sha) in events.items():
+            if ref not in items:
+                continue
+            if what == "accept":
+                assert items[ref].status == "accepted" and items[ref].commit_sha == sha, (ref, items[ref])
+            else:
+                assert items[ref].status != "accepted" or items[ref].commit_sha not in (None, sha), ref
+        accepted = {i.id for i in items.values() if i.status == "accepted"}
+        assert _live_journal(ledger, "outside", ("accept", "mine")) == accepted  # `u` knows each one
+
+    print(_loop(config, rng, prepare, decide, check), "agents' memories: 0 disagreements")

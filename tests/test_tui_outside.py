@@ -135,3 +135,60 @@ async def test_a_secret_in_an_outside_file_is_flagged_redacted_and_accept_is_ref
         assert any("ci-notes.md holds a secret (github-token" in m and "remove it" in m for m in messages)
         assert outside.get(ledger, item.id).status == "pending"
     assert token not in _git(root, "log", "-p", "--all")
+
+
+async def test_the_agents_own_memories_are_rows_with_their_agent_as_writer_accepted_and_restored(
+    tui_setup, git_home
+) -> None:
+    """Issue 31 item 4: a Codex memory and a Gemini CLI save_memory line are queue rows whose writer is
+    the agent; ``a`` commits the Codex one's snapshot, ``r`` then Restore puts Gemini CLI's section back
+    as reviewed (the person's lines of GEMINI.md untouched). Written to gemini-cli's memoryTool.ts
+    format, commit 0750b01fe4e7b62d55d92918b1c4535a77acc334."""
+    from pathlib import Path
+
+    from fakes.gemini_memory import save_memory
+
+    from dreamtui.core.memory import outside_agents as agents
+    from dreamtui.tui.screens.modals import AgentRejectModal
+
+    cfg, ledger, ids = tui_setup
+    root = cfg.memory
+    md = Path.home() / ".gemini" / "GEMINI.md"
+    md.parent.mkdir()
+    person = "# my own rules\n\nNo emojis in commit messages.\n"
+    md.write_text(save_memory(person, "The user's staging host is kiwi."))
+    outside.scan(cfg, ledger)
+    [first] = outside.items(ledger)
+    outside.accept(cfg, ledger, first.id)  # reviewed before
+    reviewed = md.read_text()
+    md.write_text(save_memory(md.read_text(), "The user likes force pushes."))  # the agent saves a wrong fact
+    codex = Path.home() / ".codex" / "memories"
+    codex.mkdir(parents=True)
+    (codex / "MEMORY.md").write_text("- the release script lives in tools/release.sh\n")
+    async with open_queue(cfg, ledger, len(ids) + 2) as (app, pilot, table):
+        rows = {r.id: r for r in table.rows if r.project == "memory repo"}
+        by_writer = {r.provenance: r for r in rows.values()}
+        assert set(by_writer) == {"codex", "gemini"}, [(r.provenance, r.claim) for r in rows.values()]
+        codex_item = outside.get(ledger, by_writer["codex"].id)
+        table.move_cursor(row=table.get_row_index(codex_item.id))
+        await pilot.pause()
+        text = _detail_text(app)
+        assert "CODEX CLI MEMORIES" in text and "+- the release script lives in tools/release.sh" in text
+        await pilot.press("a")
+        await wait_for(pilot, lambda: outside.get(ledger, codex_item.id).status == "accepted")
+        assert "Dreamtui-Writer: codex" in _git(root, "log", "-1", "--format=%B")
+        gemini_item = outside.get(ledger, by_writer["gemini"].id)
+        assert gemini_item.path == agents.GEMINI_SNAPSHOT
+        table.move_cursor(row=table.get_row_index(gemini_item.id))
+        await pilot.pause()
+        text = _detail_text(app)
+        assert "GEMINI CLI SAVE_MEMORY" in text and "+- The user likes force pushes." in text
+        assert "No emojis" not in text
+        await pilot.press("r")
+        await wait_modal(pilot, AgentRejectModal)
+        await pilot.press(*"not true")
+        await pilot.click("#restore")
+        await wait_for(pilot, lambda: outside.get(ledger, gemini_item.id).status == "rejected")
+        assert outside.get(ledger, gemini_item.id).decided_as == "restored"
+        assert md.read_text() == reviewed and md.read_text().startswith(person)
+        assert outside.get(ledger, gemini_item.id).reason == "not true"

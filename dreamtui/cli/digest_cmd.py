@@ -13,7 +13,7 @@ from dreamtui.cli.main import cli, pass_config
 from dreamtui.cli.output import echo, echo_json, printable
 from dreamtui.core.config import Config
 from dreamtui.core.models import Digest
-from dreamtui.services import extracting, transcripts
+from dreamtui.services import extracting, outside, transcripts
 from dreamtui.services.display import redact
 
 
@@ -119,6 +119,8 @@ def show_config(config: Config) -> None:
         if row.sessions is not None:
             state += f" ({row.sessions} session{'' if row.sessions == 1 else 's'})"
         echo(f"formats.{row.name}: {row.agent}: {where}{state}")
+    for agent, what in outside.guarded(config):  # the agents' own memories the outside guard reviews
+        echo(f"guard.{agent}: {what}")
 
 
 def masked(key: str | None) -> str:

@@ -109,7 +109,9 @@ def show(config: Config, item_id: str) -> None:
         echo(f"index line dropped: {line}")
     echo(diff.rstrip("\n") or "(no text difference)")
     record = outside.transcript_excerpt(item)
-    if record:
+    if outside.is_agent(item):
+        echo(f"written by {item.writer_label} in its own file: {item.note}")
+    elif record:
         echo(f"written by {item.tool} in {item.transcript}, line {item.line}:")
         echo(record)
     else:
@@ -167,17 +169,28 @@ def reject(config: Config, item_ids: tuple[str, ...], reason: str) -> None:
             for rejected in outside.reject(ws, item.id, reason):
                 done.add(rejected)
                 member = outside.get(ws, rejected)
-                echo(f"rejected {member.id}: {member.path} is as committed again")
+                if outside.is_agent(member):
+                    echo(
+                        f"rejected {member.id}: {member.note} is left as the agent wrote it (restore puts it back)"
+                    )
+                else:
+                    echo(f"rejected {member.id}: {member.path} is as committed again")
         _index_notice(ws)
 
 
 @outside_cmd.command()
-@click.argument("batch")
-@click.option("--reason", required=True, help="Why the batch is undone (kept in the ledger).")
+@click.argument("batch", metavar="BATCH|ID")
+@click.option("--reason", required=True, help="Why it is put back (kept in the ledger).")
 @pass_config
 def restore(config: Config, batch: str, reason: str) -> None:
-    """Put back every file of a batch (a mass deletion or rewrite) in one step."""
+    """Put back every file of a batch (a mass deletion or rewrite) in one step; or, for an agent's own
+    memory (Codex, Gemini CLI), its file (Gemini: only its section) as reviewed."""
     with _scanned(config) as ws:
+        agent = next((i for i in outside.items(ws) if i.id.startswith(batch) and outside.is_agent(i)), None)
+        if agent is not None:
+            outside.restore_agent(ws, agent.id, reason)
+            echo(f"restored {agent.id}: {agent.note} is as reviewed again (u undoes it)")
+            return
         done = [outside.get(ws, i) for i in outside.restore(ws, batch, reason)]
         _index_notice(ws)
     files = [i for i in done if i.path != "MEMORY.md"]

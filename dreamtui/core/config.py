@@ -210,6 +210,36 @@ def _checked_formats(value: Any) -> dict[str, FormatSettings]:
     return out
 
 
+GUARD_AGENTS = ("codex", "gemini-cli")
+"""The agents whose own memory writes the outside-change guard can review (``[guard] agents``)."""
+
+
+class GuardSettings(TypedDict, total=False):
+    """The ``[guard]`` table: which agents' own memory writes are reviewed as outside changes."""
+
+    agents: list[str]
+    """The agents guarded (of :data:`GUARD_AGENTS`); ``[]`` guards none. Left out: each agent whose
+    folder exists (``$CODEX_HOME``, ``~/.gemini``)."""
+
+
+def _checked_guard(value: Any) -> GuardSettings:
+    """``[guard]``: ``agents = ["codex", "gemini-cli"]`` (a list of known agent names, maybe empty)."""
+    if not isinstance(value, dict) or set(value) - {"agents"}:
+        raise ValueError('config [guard] takes agents = ["codex", "gemini-cli"] (or [] for none)')
+    out: GuardSettings = {}
+    if "agents" in value:
+        agents = value["agents"]
+        if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
+            raise ValueError('config [guard] agents must be a list such as ["codex", "gemini-cli"]')
+        unknown = [a for a in agents if a not in GUARD_AGENTS]
+        if unknown:
+            raise ValueError(
+                f"config [guard] agents: unknown agent {unknown[0]!r}; the agents are {', '.join(GUARD_AGENTS)}"
+            )
+        out["agents"] = list(dict.fromkeys(agents))
+    return out
+
+
 class Ui(TypedDict, total=False):
     """The ``[ui]`` table: what the app saves when the person changes it (``core.settings`` writes it)."""
 
@@ -268,6 +298,10 @@ class Config(BaseSettings):
     """``[formats.<name>]`` tables: each agent's transcript folders (``folders``, instead of its default
     ones) and whether it is read (``enabled``); every known format is read from its default folders
     unless told otherwise (``docs/formats.md``)."""
+    guard: Annotated[GuardSettings, NoDecode, BeforeValidator(_checked_guard)] = {}
+    """The ``[guard]`` table: which agents' own memories (Codex's ``$CODEX_HOME/memories``, Gemini CLI's
+    ``save_memory`` section of ``~/.gemini/GEMINI.md``) are reviewed as outside changes
+    (``docs/memory.md``)."""
     memory: _Folder = Field(default_factory=default_memory)
     """The memory git repository dreamtui writes to."""
     state: _Folder = Field(default_factory=default_state)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dreamtui.core.config import Config
-from dreamtui.core.memory import gitops
+from dreamtui.core.memory import gitops, outside_agents
 from dreamtui.core.memory import outside as core_outside
 from dreamtui.core.memory.agents import linking
 from dreamtui.core.memory.outside import Batch, Item, OutsideWatcher, ScanReport, transcript_excerpt
@@ -32,6 +32,7 @@ __all__ = [
     "reject",
     "reject_effect",
     "restore",
+    "restore_agent",
     "scan",
     "scan_if_repository",
     "transcript_excerpt",
@@ -123,8 +124,24 @@ def restore(ws: Workspace, batch: str, reason: str) -> list[str]:
     return core_outside.restore_batch(ws.config, ws.ledger, batch, reason)
 
 
+def is_agent(item: Item) -> bool:
+    """``item`` is a change an agent made to its own memory (Codex, Gemini CLI), not to the repository."""
+    return outside_agents.is_snapshot(item.path)
+
+
+def restore_agent(ws: Workspace, item_id: str, reason: str) -> str:
+    """Put the agent's own memory of ``item_id`` back as reviewed (Gemini CLI: only its section)."""
+    return core_outside.restore_agent(ws.config, ws.ledger, item_id, reason)
+
+
+def guarded(config: Config) -> list[tuple[str, str]]:
+    """Each agent whose own memory the guard can review, and whether (and why) it is guarded."""
+    return outside_agents.describe(config)
+
+
 def decide(ws: Workspace, action: str, item_id: str, reason: str = "", *, confirmed: bool = False) -> str:
-    """One decision of the app on an item (``outside-accept``, ``outside-mine``, ``outside-reject``);
+    """One decision of the app on an item (``outside-accept``, ``outside-mine``, ``outside-reject``,
+    ``outside-restore`` for an agent's own memory);
     the line the app shows, with what breaks the index invariant after it. ``confirmed``: the person
     said yes to the accept's cautions (a link it would leave dead among them)."""
     item = get(ws, item_id)
@@ -142,6 +159,12 @@ def decide(ws: Workspace, action: str, item_id: str, reason: str = "", *, confir
     elif action == "outside-mine":
         sha = accept(ws, item.id, mine=True, confirmed=confirmed)
         line = f"Committed your edit of {what}: {sha[:10]}"
+    elif action == "outside-restore":
+        restore_agent(ws, item.id, reason or "restored in the app")
+        line = f"Restored {item.note}: as reviewed again"
+    elif is_agent(item):
+        reject(ws, item.id, reason or "rejected in the app")
+        line = f"Rejected {item.note}'s change: the agent's file is left as it is"
     else:
         reject(ws, item.id, reason or "rejected in the app")
         line = f"Rejected {what}: as committed again"

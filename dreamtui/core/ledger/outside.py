@@ -19,6 +19,8 @@ WRITER_LABELS = {
     "dreamtui": "dreamtui extractor",
     "person": "person",
     "unknown": "unknown writer",  # a batch no transcript record explains: never guessed
+    "codex": "Codex CLI memories",  # its own memory pipeline, $CODEX_HOME/memories (issue 31)
+    "gemini-cli": "Gemini CLI save_memory",  # its ## Gemini Added Memories section of GEMINI.md
 }
 
 

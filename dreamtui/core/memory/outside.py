@@ -81,6 +81,7 @@ from dreamtui.core.ledger.db import stored_text
 from dreamtui.core.ledger.outside import WRITER_LABELS, Item
 from dreamtui.core.memory import gitops, index_check, textdiff
 from dreamtui.core.memory import layout as memory
+from dreamtui.core.memory import outside_agents as agents
 from dreamtui.core.memory import outside_renames as renames
 from dreamtui.core.memory import outside_tree as tree_of
 from dreamtui.core.memory.decisions import memory_lock
@@ -240,14 +241,14 @@ def changes(
     fresh_paths = [p for p in tree.entries if p not in head]
     skip = tree_of.ignored(repo, fresh_paths) | ours
     for rel, entry in tree.entries.items():
-        if rel in skip:
-            continue
+        if rel in skip or agents.is_snapshot(rel):
+            continue  # an agent's snapshot is compared with the agent's own file (outside_agents)
         old = head.get(rel)
         if old is not None and _same(entry, old):
             continue
         found.append(_Change(rel, "added" if old is None else "modified", entry, old, note=entry.note()))
     for rel, old in head.items():
-        if rel in tree.entries or rel in ours:
+        if rel in tree.entries or rel in ours or agents.is_snapshot(rel):
             continue
         note = _deleted_note(rel, tree)
         if note is False:
@@ -477,7 +478,9 @@ def scan(config: Config, ledger: Ledger) -> ScanReport:
             _remove_reject_temps(root, tree.temps)
             if attempt == 1 or cache.misses(tree) <= HASH_UNLOCKED:
                 cache.fill(root, tree)
-                return _scan_locked(config, ledger, repo, tree, cache, report)
+                _scan_locked(config, ledger, repo, tree, cache, report)
+                agents.scan(config, ledger, repo, report)  # Codex's memories, Gemini CLI's section
+                return report
         cache.fill(root, tree)  # the slow part, with the lock released: cached for the look above
     raise AssertionError("unreachable")
 
@@ -633,6 +636,8 @@ def _reviewed_bytes(repo: Repo, item: Item) -> bytes | None:
 def diff(config: Config, item: Item) -> str:
     """The unified diff of the item (HEAD → the reviewed bytes); for a symlink, a special file or a
     file over the limit, a line saying what it is (its content is never read)."""
+    if agents.is_snapshot(item.path):
+        return agents.diff(config, item)
     repo = gitops.open_repo(config.memory, create=False)
     if item.entry in (LINK, SPECIAL, LARGE):
         what = {
@@ -787,6 +792,8 @@ def reject_effect(config: Config, ledger: Ledger, item: Item) -> list[str]:
     decision puts back (:func:`unit`: a batch whole, a file with the ``MEMORY.md`` change that links
     it) and to what, whether ``u`` can bring the change back, and for a ``MEMORY.md`` change rejected
     alone the topic files its dropped lines leave out of the index."""
+    if agents.is_snapshot(item.path):
+        return agents.reject_effect(item)
     chosen = unit(config, ledger, item, "reject")
     lines = []
     if item.batch:
@@ -832,6 +839,8 @@ def accept_caution(config: Config, ledger: Ledger, item: Item) -> list[str]:
     more than one path, is one of a batch, drops index lines, or writes a topic file that neither the
     committed index nor a waiting ``MEMORY.md`` change links (Claude Code would not load it). An item
     whose accept is refused anyway (a link, a secret) needs no yes: the refusal says why."""
+    if agents.is_snapshot(item.path):
+        return agents.accept_caution(item)
     try:
         _refuse_accept(item)
     except OutsideError:
@@ -1194,11 +1203,13 @@ def _commit_items(
     subject: str,
     trailers: dict[str, str],
     mine: bool,
+    given: list[bytes] | None = None,
 ) -> str:
     """One commit of exactly the chosen items' changes, crash-safe: an intent first (recorded as
-    accepted at the next start when the commit reached HEAD, forgotten otherwise)."""
-    datas = []
-    for item in chosen:
+    accepted at the next start when the commit reached HEAD, forgotten otherwise). ``given``: the
+    bytes to commit, checked by the caller (an agent's snapshot, redacted); else the working files'."""
+    datas = [] if given is None else list(given)
+    for item in chosen if given is None else []:
         if item.blob:
             datas.append(_checked_bytes(repo, item))
             refuse_secret(item, datas[-1])  # the bytes about to be committed, scanned again
@@ -1259,6 +1270,8 @@ def accept(
         repo = gitops.open_repo(config.memory, create=False)
         recover(config, ledger, repo)
         item = _pending(ledger, item_id)
+        if agents.is_snapshot(item.path):
+            return agents.accept(config, ledger, repo, item, mine)
         chosen = unit(config, ledger, item, "accept")
         for member in chosen:
             _refuse_accept(member)
@@ -1350,6 +1363,8 @@ def reject(config: Config, ledger: Ledger, item_id: str, reason: str) -> list[st
         gitops.ensure_writable(repo)  # mid-merge, HEAD's version would overwrite the conflicted file
         recover(config, ledger, repo)
         item = _pending(ledger, item_id)
+        if agents.is_snapshot(item.path):
+            return agents.reject(config, ledger, item, reason)
         chosen = unit(config, ledger, item, "reject")
         for member in chosen:
             if _secret_in_name(member):
@@ -1551,6 +1566,13 @@ def undo_decision(config: Config, ledger: Ledger, entry: journal.Entry) -> str |
         recover(config, ledger, repo)
         decided = [get(ledger, item_id) for item_id in entry.refs]
         waiting = {i.path: i for i in items(ledger)}
+        if decided and agents.is_snapshot(decided[0].path):
+            if decided[0].path in waiting:
+                raise OutsideError(
+                    f"{decided[0].note} changed again since (outside change {waiting[decided[0].path].id} "
+                    "waits): decide that one first; nothing was undone"
+                )
+            return agents.undo(config, ledger, repo, entry)
         for item in decided:
             for rel in filter(None, (item.path, item.old_path)):
                 if rel in waiting:
@@ -1630,6 +1652,24 @@ def _undo_reject(repo: Repo, entry: journal.Entry) -> None:
             _link_head(repo, root, rel, target, tmp, str(blob), "120000" if kind == LINK else None)
 
 
+def restore_agent(config: Config, ledger: Ledger, item_id: str, reason: str) -> str:
+    """Put an agent's own memory back as reviewed (Codex's file, Gemini CLI's section: HEAD's
+    snapshot), crash-safe; the reason is kept and ``u`` takes it back. Returns the item's id."""
+    if not reason.strip():
+        raise OutsideError("a restore needs a reason")
+    with memory_lock(config):
+        repo = gitops.open_repo(config.memory, create=False)
+        recover(config, ledger, repo)
+        item = _pending(ledger, item_id)
+        if not agents.is_snapshot(item.path):
+            raise OutsideError(
+                f"{item.id} is a change of the memory repository: reject puts it back "
+                f"(dreamtui outside reject {item.id} --reason …)"
+            )
+        agents.restore(config, ledger, repo, item, reason)
+        return item.id
+
+
 def restore_batch(config: Config, ledger: Ledger, batch: str, reason: str) -> list[str]:
     """Reject a batch as one decision: every file back from HEAD and ``MEMORY.md`` with them (its index
     lines), one journal entry (one undo brings it all back); returns the ids. A member whose file
@@ -1674,6 +1714,9 @@ def recover(
             payload = intent.payload
             if intent.action == "accept":
                 _recover_accept(ledger, repo, intent.id, payload)
+                continue
+            if intent.action == "restore":  # an agent's memory put back (outside_agents)
+                agents.recover_restore(ledger, repo, intent, notices)
                 continue
             item = outside_items.with_prefix(ledger, intent.item_id)
             if not item or item[0].status != "pending":
@@ -1780,6 +1823,7 @@ class OutsideWatcher:
         self._handler: Any = None
         self._watch: Any = None
         self._watching: Path | None = None
+        self._agent_watches: dict[Path, Any] = {}
         self._thread: threading.Thread | None = None
         self.errors: list[str] = []
 
@@ -1809,6 +1853,7 @@ class OutsideWatcher:
         self._handler = Handler()
         self._observer = Observer()
         self._attach()
+        self._attach_agents()
         self._observer.start()
         self._thread = threading.Thread(target=self._run, name="dreamtui-outside", daemon=True)
         self._thread.start()
@@ -1833,6 +1878,32 @@ class OutsideWatcher:
                 self._event.set()  # what was written before the watch began is scanned now
                 return
 
+    def _attach_agents(self) -> None:
+        """Watch the agents' own memories too: Codex's memories folder (or, until it is there, the
+        folder it will be in), Gemini CLI's ``GEMINI.md`` folder (not recursively)."""
+        wanted: dict[Path, bool] = {}
+        for source in agents.guarded(self.config):
+            if not source.on:
+                continue
+            if source.agent == agents.CODEX and source.where.is_dir() and not source.where.is_symlink():
+                wanted[source.where] = True
+            elif source.where.parent.is_dir():
+                wanted.setdefault(source.where.parent, False)
+        for folder in [f for f in self._agent_watches if f not in wanted]:
+            try:
+                self._observer.unschedule(self._agent_watches.pop(folder))
+            except Exception:  # noqa: BLE001 - a watch whose folder went away is gone already
+                pass
+        for folder, recursive in wanted.items():
+            if folder in self._agent_watches:
+                continue
+            try:
+                self._agent_watches[folder] = self._observer.schedule(
+                    self._handler, str(folder), recursive=recursive
+                )
+            except OSError:
+                continue  # gone meanwhile: the next event looks again
+
     def _run(self) -> None:
         ledger = Ledger.open(self.config.state)
         try:
@@ -1844,6 +1915,7 @@ class OutsideWatcher:
                 try:
                     if self._watching != self.config.memory or not self.config.memory.is_dir():
                         self._attach()  # the folder appeared (or went away: its parent is watched again)
+                    self._attach_agents()
                     if not gitops.repo_exists(self.config.memory):
                         continue  # nothing to compare with until the first commit's repository is there
                     report = scan(self.config, ledger)

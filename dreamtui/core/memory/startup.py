@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from dreamtui.core.config import Config
 from dreamtui.core.ledger import Ledger
-from dreamtui.core.memory import consolidate, decisions, gitops, index_check, outside, outside_tree
+from dreamtui.core.memory import (
+    consolidate,
+    decisions,
+    gitops,
+    index_check,
+    outside,
+    outside_agents,
+    outside_tree,
+)
 from dreamtui.core.memory.decisions import ReconcileReport, memory_lock
 
 
@@ -28,6 +36,11 @@ def reconcile(config: Config, ledger: Ledger) -> ReconcileReport:
         if gitops.not_writable(repo) is None:
             temps = outside_tree.walk(gitops.work_tree(repo)).temps  # a killed reject's, once settled
             outside.recover(config, ledger, repo, report.notices, temps)
+            if (gitops.work_tree(repo) / outside_agents.SNAPSHOTS).is_dir() or outside_agents.any_in_head(
+                repo
+            ):
+                outside_agents.sync_snapshots(repo, notices=report.notices)  # the agents' reviewed copies
+            outside_agents.clear_temps(config, ledger)  # a killed restore's, in the agents' folders
             report.notices.extend(consolidate.reconcile(config, ledger, repo))
             # mid-merge the index is half one side, half the other: checked once the merge is over
             report.notices.extend(index_check.problems(gitops.work_tree(repo), ledger))

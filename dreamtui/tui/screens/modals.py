@@ -412,6 +412,64 @@ class OutsideRejectModal(ReasonModal):
                 yield Button("Cancel", id="cancel")
 
 
+@dataclass(frozen=True, slots=True)
+class AgentDecision:
+    """What the person chose for an agent's own memory change: a reason, and whether to restore."""
+
+    reason: str
+    restore: bool
+
+
+class AgentRejectModal(ModalScreen[AgentDecision | None]):
+    """Reject an agent's own memory change (Codex's memories, Gemini CLI's section): says what each
+    choice does, then an optional reason. Enter or *Reject* leaves the agent's file as it is;
+    *Restore* (or ``ctrl+r``) puts it back as reviewed; Esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+r", "restore", "Restore")]
+
+    def __init__(self, title: str, effect: list[str]) -> None:
+        super().__init__()
+        self.item_title = title
+        self.effect = effect
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="agent-reject"):
+            yield Label("Reject or restore this agent's memory change?", classes="dialog-title", markup=False)
+            yield Static(
+                literal_text(self.item_title, style="bold", limit=300, one_line=True), classes="dialog-text"
+            )
+            for line in self.effect:
+                yield Static(literal_text(line, limit=600), classes="dialog-text outside-effect")
+            yield Input(placeholder="why (optional, Enter to reject)", id="reason")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Reject: leave the file", variant="error", id="ok")
+                yield Button("Restore (ctrl+r)", variant="warning", id="restore")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def _done(self, restore: bool) -> None:
+        self.dismiss(AgentDecision(self.query_one("#reason", Input).value.strip(), restore))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_restore(self) -> None:
+        self._done(True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._done(False)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "cancel":
+            self.dismiss(None)
+        else:
+            self._done(event.button.id == "restore")
+
+
 class CautionModal(YesNoModal):
     """A decision that deletes, writes several files or leaves something out asks once: what it does,
     then ``y`` (or the Yes button) goes ahead; ``n``, Esc or Enter on the focused No cancel."""

@@ -17,6 +17,8 @@ from dreamtui.services import outside, transcripts
 from dreamtui.tui.messages import Change, KeepSetting
 from dreamtui.tui.screens.base import BaseScreen
 from dreamtui.tui.screens.modals import (
+    AgentDecision,
+    AgentRejectModal,
     CautionModal,
     EditModal,
     OutsideRejectModal,
@@ -444,6 +446,18 @@ class QueueScreen(BaseScreen[QueueData]):
             return
         if is_outside(cid):
             item = outside.get(self.workspace, cid)
+            if outside.is_agent(item):
+
+                def chosen(result: AgentDecision | None) -> None:
+                    if result is not None and self.table.current_id == cid:
+                        self.take_current()
+                        action = "outside-restore" if result.restore else "outside-reject"
+                        self.dream_app.decide(action, cid, reason=result.reason)
+
+                self.app.push_screen(
+                    AgentRejectModal(item.title(), outside.reject_effect(self.workspace, item)), chosen
+                )
+                return
 
             def rejected(reason: str | None) -> None:
                 if reason is not None and self.table.current_id == cid:

@@ -24,11 +24,15 @@ WRITER_SHORT = {
     "auto-dream": "autodream",
     "person": "person",
     "unknown": "unknown",
+    "codex": "codex",  # Codex CLI's own memories (issue 31)
+    "gemini-cli": "gemini",  # Gemini CLI's save_memory section
 }
 WRITER_STYLE = {
     "auto-memory": "bold black on cyan",
     "auto-dream": "bold white on magenta",
     "person": "bold green",
+    "codex": "bold white on blue",
+    "gemini-cli": "bold black on yellow",
 }
 DIFF_LINES = 400
 
@@ -111,7 +115,15 @@ def detail(ws: Workspace, item_id: str) -> Group:
                 style="dim",
             )
         )
-    if item.secrets:
+    if item.secrets and outside.is_agent(item):
+        parts.append(
+            Text(
+                "It holds a secret: it is redacted in the diff and in what an accept commits; the agent's "
+                "own file keeps it (restore puts the reviewed version back).",
+                style="bold red",
+            )
+        )
+    elif item.secrets:
         parts.append(
             Text(
                 "It holds a secret: accept is refused. Remove it from the file (the next scan shows it "
@@ -120,6 +132,15 @@ def detail(ws: Workspace, item_id: str) -> Group:
             )
         )
     parts.append(Text())
+    if outside.is_agent(item):
+        parts.append(
+            Text(
+                "a accept (the reviewed copy in the memory repository) · r reject (the agent's file is left "
+                "as it is) or restore (put back as reviewed)",
+                style="dim",
+            )
+        )
+        return Group(*parts)
     parts.append(
         Text("a accept (commit exactly this change) · r reject (back as committed) · m mine", style="dim")
     )
