@@ -135,6 +135,16 @@ def accepted(ledger: Ledger, item_id: str, sha: str, decided_as: str, now: str, 
     )
 
 
+def last_decided(ledger: Ledger, path: str) -> Item | None:
+    """The item of ``path`` decided last (``None``: none was)."""
+    row = ledger.one(
+        "SELECT * FROM outside_items WHERE path = ? AND status != 'pending' "
+        "ORDER BY decided_at DESC, rowid DESC LIMIT 1",
+        (path,),
+    )
+    return from_row(Item, row) if row is not None else None
+
+
 def pending_count(ledger: Ledger) -> int:
     """How many outside changes wait for review."""
     row = ledger.one("SELECT COUNT(*) FROM outside_items WHERE status = 'pending'")

@@ -1310,6 +1310,11 @@ def accept_mine(config: Config, ledger: Ledger, item_ids: list[str] | None = Non
         if not chosen:
             return None
         for item in chosen:
+            if agents.is_snapshot(item.path):
+                raise OutsideError(
+                    f"{item.id} is {item.writer_label}'s own memory: dreamtui outside accept {item.id} --mine "
+                    "commits it as yours"
+                )
             _refuse_accept(item)
             _check_unchanged(repo, item)
         subject = f"My edits: {', '.join(i.path for i in chosen)}"[:200]

@@ -496,16 +496,12 @@ def _scan_one(
 
 def _kept_after_reject(ledger: Ledger, rel: str, blob: str | None, head_blob: str | None) -> bool:
     """The person rejected exactly this version and left the agent's file as it was."""
-    row = ledger.one(
-        "SELECT status, blob, head_blob, decided_as FROM outside_items WHERE path = ? AND status != 'pending' "
-        "ORDER BY decided_at DESC, rowid DESC LIMIT 1",
-        (rel,),
-    )
+    last = outside_items.last_decided(ledger, rel)
     return (
-        row is not None
-        and row["status"] == "rejected"
-        and row["decided_as"] == "kept"
-        and (row["blob"], row["head_blob"]) == (blob, head_blob)
+        last is not None
+        and last.status == "rejected"
+        and last.decided_as == "kept"
+        and (last.blob, last.head_blob) == (blob, head_blob)
     )
 
 

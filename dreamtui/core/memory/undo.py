@@ -20,6 +20,7 @@ WHAT = {
     ("outside", "accept"): "accept of the outside change",
     ("outside", "mine"): "commit as mine of",
     ("outside", "reject"): "reject of the outside change",
+    ("outside", "restore"): "restore of the agent's memory",
     ("briefing", "accept"): "accept of briefing",
     ("briefing", "reject"): "reject of briefing",
     ("consolidation", "accept"): "accept of the consolidation",

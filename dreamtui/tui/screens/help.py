@@ -136,7 +136,9 @@ def queue_guide(key: Callable[[str], str]) -> Guide:
                 "project",
                 "where the session ran; memory repo: a file changed outside dreamtui (Claude "
                 f"Code's auto memory, auto dream, your edit): {key('accept')} keeps it, {key('reject')} "
-                f"puts the file back, {key('mine')} commits it as yours",
+                f"puts the file back, {key('mine')} commits it as yours; from codex / gemini: that agent's own "
+                f"memory (Codex's memories, Gemini CLI's save_memory lines): {key('accept')} keeps it, "
+                f"{key('reject')} rejects it or restores the agent's file as reviewed",
             ),
             (
                 "agent",
