@@ -169,6 +169,7 @@ async def test_the_agents_own_memories_are_rows_with_their_agent_as_writer_accep
         rows = {r.id: r for r in table.rows if r.project == "memory repo"}
         by_writer = {r.provenance: r for r in rows.values()}
         assert set(by_writer) == {"codex", "gemini"}, [(r.provenance, r.claim) for r in rows.values()]
+        assert {r.agent_label for r in rows.values()} == {"Codex", "Gemini"}  # the agent column
         codex_item = outside.get(ledger, by_writer["codex"].id)
         table.move_cursor(row=table.get_row_index(codex_item.id))
         await pilot.pause()

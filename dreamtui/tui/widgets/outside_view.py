@@ -35,6 +35,8 @@ WRITER_STYLE = {
     "gemini-cli": "bold black on yellow",
 }
 DIFF_LINES = 400
+AGENTS = {"codex": ("Codex CLI", "Codex"), "gemini-cli": ("Gemini CLI", "Gemini")}
+"""An agent's own memory change is that agent's row (the queue's agent column and its ``f`` filter)."""
 
 
 def is_outside(item_id: str | None) -> bool:
@@ -62,6 +64,8 @@ def outside_rows(ws: Workspace) -> list[QueueRow]:
                 0,
                 bool(item.secrets),
                 item.detected_at,
+                agent=AGENTS.get(item.writer, ("", ""))[0],
+                agent_label=AGENTS.get(item.writer, ("", ""))[1],
             )
         )
     return rows
