@@ -362,3 +362,66 @@ def test_a_section_in_the_middle_of_gemini_md_is_restored_in_place(config, ledge
     assert "kiwi" not in outside.diff(config, item)
     outside.restore_agent(config, ledger, item.id, "no")
     assert md.read_bytes() == reviewed
+
+
+def test_the_watcher_sees_an_agents_write_without_a_restart(config, ledger, git_home) -> None:
+    """Real watchdog events: Codex's memories folder appearing and written to, and a save_memory line
+    in GEMINI.md, become items while the watcher runs."""
+    from fakes.waiting import wait_for
+
+    _seeded(config)
+    (Path.home() / ".codex").mkdir()  # Codex is there, its memories folder not yet
+    md = _gemini_md()
+    md.write_text(PERSON_TOP)
+    watcher = outside.OutsideWatcher(config, settle=0.05)
+    watcher.start()
+    try:
+        assert wait_for(lambda: outside.items(ledger) == [] and watcher.errors == [])
+        md.write_text(save_memory(md.read_text(), "watched fact"))
+        assert wait_for(lambda: set(_pending(ledger)) == {agents.GEMINI_SNAPSHOT})
+        codex = _codex()  # the memories folder appears, then a file in a folder below it
+        (codex / "skills" / "x").mkdir(parents=True)
+        (codex / "skills" / "x" / "SKILL.md").write_text("---\nname: x\n---\n")
+        assert wait_for(lambda: f"{agents.CODEX_SNAPSHOT}/skills/x/SKILL.md" in _pending(ledger))
+    finally:
+        watcher.stop()
+    assert watcher.errors == []
+
+
+def test_restoring_into_a_removed_codex_memories_folder_makes_it_again(config, ledger, git_home) -> None:
+    import shutil
+
+    _seeded(config)
+    codex = _codex()
+    (codex / "MEMORY.md").write_text("- kept\n")
+    outside.scan(config, ledger)
+    outside.accept(config, ledger, _only(ledger, MEM).id)
+    shutil.rmtree(codex)
+    outside.scan(config, ledger)
+    item = _only(ledger, MEM)
+    assert item.kind == "deleted"
+    outside.restore_agent(config, ledger, item.id, "keep my memory")
+    assert (codex / "MEMORY.md").read_text() == "- kept\n"
+
+
+def test_a_restore_that_cannot_write_leaves_the_agents_file_as_it_was(config, ledger, git_home, monkeypatch) -> None:
+    _seeded(config)
+    codex = _codex()
+    (codex / "MEMORY.md").write_text("- reviewed\n")
+    outside.scan(config, ledger)
+    outside.accept(config, ledger, _only(ledger, MEM).id)
+    (codex / "MEMORY.md").write_text("- the agent's\n")
+    outside.scan(config, ledger)
+    item = _only(ledger, MEM)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(agents.os, "fsync", full_disk)
+    with pytest.raises(outside.OutsideError, match="No space left on device"):
+        outside.restore_agent(config, ledger, item.id, "no")
+    monkeypatch.undo()
+    assert (codex / "MEMORY.md").read_text() == "- the agent's\n"
+    assert sorted(p.name for p in codex.iterdir()) == ["MEMORY.md"]
+    assert outside.get(ledger, item.id).status == "pending"
+    assert not ledger.query("SELECT * FROM outside_intents")

@@ -627,6 +627,11 @@ def finish(ledger: Ledger, repo: Repo, item_id: str, intent_id: int, payload: di
     except BaseException as exc:
         if isinstance(exc, (base.OutsideError, MemoryRepoError, OSError)):
             base._drop_intent(ledger, intent_id)
+        if isinstance(exc, OSError):  # a read-only or full folder: one line, never a traceback
+            where = _shown(Path(str(payload["folder"])) / str(payload["inside"]))
+            raise base.OutsideError(
+                f"cannot put {where} back: {exc.strerror or exc}; nothing was decided"
+            ) from exc
         raise
     base._step("restore-ledger")
     with ledger.write():
@@ -740,8 +745,8 @@ def _swap(repo: Repo, payload: dict[str, Any]) -> Path | None:
     if data is not None and not (agent == GEMINI and old is None and unit is None):
         try:
             _link_new(target, tmp, data, aside if old is not None else None, str(payload["folder"]))
-        except base.OutsideError:
-            if old is not None:
+        except BaseException:  # a file written meanwhile, a full disk: the agent's file back as it was
+            if old is not None and os.path.lexists(aside):
                 base._put_back(aside, target, str(target))
             raise
     return aside if old is not None else None
@@ -750,6 +755,8 @@ def _swap(repo: Repo, payload: dict[str, Any]) -> Path | None:
 def _link_new(target: Path, tmp: Path, data: bytes, aside: Path | None, folder: str) -> None:
     """Write ``data`` beside ``target`` (the aside file's mode, else a new file's) and hard-link it into
     place: a file written there meanwhile is never replaced."""
+    if not os.path.lexists(folder):  # the agent's own folder went (a restore brings its memory back)
+        Path(folder).mkdir(parents=True, exist_ok=True)
     inside = os.path.relpath(target.parent, folder)
     if inside != ".":
         memory.make_dirs(Path(folder), inside.replace(os.sep, "/"))
