@@ -404,7 +404,9 @@ def test_restoring_into_a_removed_codex_memories_folder_makes_it_again(config, l
     assert (codex / "MEMORY.md").read_text() == "- kept\n"
 
 
-def test_a_restore_that_cannot_write_leaves_the_agents_file_as_it_was(config, ledger, git_home, monkeypatch) -> None:
+def test_a_restore_that_cannot_write_leaves_the_agents_file_as_it_was(
+    config, ledger, git_home, monkeypatch
+) -> None:
     _seeded(config)
     codex = _codex()
     (codex / "MEMORY.md").write_text("- reviewed\n")
@@ -425,3 +427,33 @@ def test_a_restore_that_cannot_write_leaves_the_agents_file_as_it_was(config, le
     assert sorted(p.name for p in codex.iterdir()) == ["MEMORY.md"]
     assert outside.get(ledger, item.id).status == "pending"
     assert not ledger.query("SELECT * FROM outside_intents")
+
+
+def test_dreamtuis_own_link_block_in_gemini_md_is_never_the_agents_change(config, ledger, git_home) -> None:
+    """``dreamtui link`` appends its block after the last section, the save_memory one included (real
+    ``agents.sections.added``); save_memory then appends after it (the tool's own format, gemini-cli
+    commit 0750b01fe4e7b62d55d92918b1c4535a77acc334). Neither the block nor its lead line is the
+    agent's; a restore keeps the block byte for byte."""
+    from dreamtui.core.memory.agents import sections
+
+    _seeded(config)
+    md = _gemini_md()
+    md.write_text(save_memory(PERSON_TOP, "first fact"))
+    outside.scan(config, ledger)
+    outside.accept(config, ledger, _only(ledger, agents.GEMINI_SNAPSHOT).id)
+    md.write_text(sections.added(md.read_text(), "memory", "## Lessons\n- a lesson you accepted\n"))
+    assert outside.scan(config, ledger).new == [] and outside.items(ledger) == []
+    # a fact saved with the block there: the real tool puts it before the block's first "## " heading,
+    # inside dreamtui's markers; the block is not only dreamtui's any more, so all of it is shown
+    md.write_text(save_memory(md.read_text(), "second fact"))
+    assert md.read_text().index("- second fact") < md.read_text().index("## Lessons")
+    outside.scan(config, ledger)
+    item = _only(ledger, agents.GEMINI_SNAPSHOT)
+    shown = outside.diff(config, item)
+    assert "+- second fact" in shown and "Always answer" not in shown
+    outside.restore_agent(config, ledger, item.id, "no")
+    # the section as the tool sees it ends at the block's "## Lessons": that much is put back; the rest
+    # of the block (edited by the tool, so dreamtui link no longer rewrites it) stays as it is
+    text = md.read_text()
+    assert "second fact" not in text and text.startswith(save_memory(PERSON_TOP, "first fact"))
+    assert text.endswith("## Lessons\n- a lesson you accepted\n<!-- dreamtui:end -->\n")

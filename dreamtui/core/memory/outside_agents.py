@@ -45,6 +45,7 @@ working-tree write) when its bytes are a version git has; a hand edit is left al
 from __future__ import annotations
 
 import os
+import re
 import secrets as token_source
 import stat
 import subprocess
@@ -68,6 +69,7 @@ from dreamtui.core.memory import gitops, textdiff
 from dreamtui.core.memory import layout as memory
 from dreamtui.core.memory import outside as base
 from dreamtui.core.memory import outside_tree as tree_of
+from dreamtui.core.memory.agents import sections
 from dreamtui.core.memory.outside_tree import FILE, LINK, HeadFile
 
 CODEX, GEMINI = GUARD_AGENTS
@@ -139,14 +141,75 @@ def where_of(config: Config, rel: str) -> tuple[Path, str]:
 # -- reading the agents' files -----------------------------------------------------------------
 
 
+_LINK_BLOCK = re.compile(
+    rb"^"
+    + re.escape(sections.BEGIN.encode())
+    + rb" [^\n]*-->[ \t]*\r?\n.*?^"
+    + re.escape(sections.END.encode())
+    + rb"[ \t]*(?:\r?\n|\Z)",
+    re.M | re.S,
+)
+"""dreamtui's own block in ``GEMINI.md`` (``dreamtui link``, :mod:`.agents.sections`): never the agent's."""
+
+
+_LEAD = re.compile(rb" lead=(\d)")
+_SHA = re.compile(rb" sha=([0-9a-f]{16})")
+
+
+def _blocks(data: bytes) -> list[tuple[int, int]]:
+    """dreamtui's blocks, each with the line breaks it says it put before itself (``lead=``)."""
+    out = []
+    for m in _LINK_BLOCK.finditer(data):
+        begin_end = data.find(b"\n", m.start()) + 1
+        inner = data[begin_end : data.rfind(sections.END.encode(), m.start(), m.end())]
+        sha = _SHA.search(data, m.start(), begin_end)
+        if sha is None or sections.digest(inner.decode("utf-8", "surrogateescape")) != sha.group(1).decode():
+            continue  # edited inside its markers (by the agent, too): not only dreamtui's any more
+        start = m.start()
+        lead = _LEAD.search(data, m.start(), data.find(b"\n", m.start()))
+        n = int(lead.group(1)) if lead else 0
+        if n and data[start - n : start] == b"\n" * n:
+            start -= n
+        out.append((start, m.end()))
+    return out
+
+
+def _outside_blocks(data: bytes, needle: bytes, start: int, blocks: list[tuple[int, int]]) -> int:
+    """The first ``needle`` from ``start`` that is not inside one of dreamtui's blocks (-1: none)."""
+    at = data.find(needle, start)
+    while at >= 0:
+        inside = next((b for b in blocks if b[0] <= at < b[1] - 1), None)
+        if inside is None:
+            return at
+        at = data.find(needle, inside[1] - 1)
+    return -1
+
+
 def section_span(data: bytes) -> tuple[int, int] | None:
     """Where the ``## Gemini Added Memories`` section is, as gemini-cli's ``memoryTool.ts`` finds it:
-    from the first occurrence of the heading to the next ``\\n## `` after it (or the end)."""
-    at = data.find(GEMINI_HEADER)
+    from the first occurrence of the heading to the next ``\\n## `` after it (or the end); dreamtui's
+    own ``dreamtui link`` block is looked past (its lines are never the agent's)."""
+    blocks = _blocks(data)
+    at = _outside_blocks(data, GEMINI_HEADER, 0, blocks)
     if at < 0:
         return None
-    end = data.find(b"\n## ", at + len(GEMINI_HEADER))
+    end = _outside_blocks(data, b"\n## ", at + len(GEMINI_HEADER), blocks)
     return at, len(data) if end < 0 else end
+
+
+def agent_part(section: bytes) -> tuple[bytes, bytes]:
+    """A section's bytes without dreamtui's own blocks (the agent's), and those blocks (with the line
+    breaks before them that ``dreamtui link`` added)."""
+    spans = _blocks(section)
+    if not spans:
+        return section, b""
+    kept, ours, pos = [], [], 0
+    for start, end in spans:
+        kept.append(section[pos:start])
+        ours.append(section[start:end])
+        pos = end
+    kept.append(section[pos:])
+    return b"".join(kept), b"".join(ours)
 
 
 def _separation(before: bytes) -> bytes:
@@ -163,7 +226,8 @@ def splice(data: bytes, section: bytes | None) -> bytes:
     if span is None:
         return data if section is None else data + _separation(data) + section
     start, end = span
-    return data[:start] + (section or b"") + data[end:]
+    _agent, ours = agent_part(data[start:end])  # dreamtui's own block stays, after the agent's lines
+    return data[:start] + (section or b"") + ours + data[end:]
 
 
 @dataclass(slots=True)
@@ -330,7 +394,7 @@ def _observe_gemini(path: Path) -> Observed:
         return seen
     span = section_span(data)
     if span is not None:
-        seen.units[GEMINI_SNAPSHOT] = _unit(data[span[0] : span[1]])
+        seen.units[GEMINI_SNAPSHOT] = _unit(agent_part(data[span[0] : span[1]])[0])
     return seen
 
 
@@ -687,7 +751,7 @@ def _unit_blob(agent: str, data: bytes | None) -> str | None:
         span = section_span(data)
         if span is None:
             return None
-        data = data[span[0] : span[1]]
+        data = agent_part(data[span[0] : span[1]])[0]
     return tree_of.blob_of_bytes(memory.storable(data))
 
 
