@@ -155,7 +155,7 @@ def scan_folder(
     """The entries of ``folder`` sorted by name: every sub-folder and every regular file whose name
     ends with ``want``. Never raises: a folder that cannot be listed, or listed but not searched,
     is reported once in ``skipped``; a ``want`` file that is not a regular file (a FIFO, a device,
-    a socket) is reported and left out."""
+    a socket, a folder named like one) is reported and left out."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -180,6 +180,10 @@ def scan_folder(
                 skipped.append(Skipped(entry.path, f"cannot read it ({error_reason(exc)})"))
             continue
         if stat.S_ISDIR(st.st_mode):
+            if want and entry.name.endswith(want):  # a folder named like a transcript: never one
+                if skipped is not None:
+                    skipped.append(Skipped(entry.path, not_regular_reason(st.st_mode)))
+                continue
             yield Entry(Path(entry.path), entry.name, True, False)
         elif entry.name.endswith(want):
             if stat.S_ISREG(st.st_mode):

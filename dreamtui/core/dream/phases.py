@@ -240,6 +240,7 @@ class RunningCycle:
         groups = session_groups(self.config, self.project, skipped, self.projects)
         for skip in skipped:  # one bad folder or FIFO never fails the cycle: the others are dreamed
             self.progress(skip.notice)
+        found = len(skipped)
         self.stats.sessions_seen = len(groups)
         now = clock.now().timestamp()
         quiet = self.config.quiet_minutes * 60.0
@@ -257,7 +258,7 @@ class RunningCycle:
                 f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups))
             )
             record = ended.get(session)
-            work = new_content(self.ledger, project, session, files, unreadable)
+            work = new_content(self.ledger, project, session, files, unreadable, skipped)
             if work is None:
                 if record is not None:  # its session holds nothing new: dreamed already
                     self.ended_done.append(record)
@@ -270,6 +271,8 @@ class RunningCycle:
             if record is not None and not work.deferred:
                 self.ended_done.append(record)
             self.work.append(work)
+        for skip in skipped[found:]:  # a file in which nothing is a record: named, never a failure
+            self.progress(skip.notice)
         ready = [w for w in self.work if not w.deferred]
         deep_enough = [w for w in ready if w.person_chars >= self.config.min_person_chars]
         settled = [

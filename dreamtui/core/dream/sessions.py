@@ -17,6 +17,7 @@ from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped, scan_folder
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import DigestState, digest_increment, digest_lines
+from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.sources import discover_all
@@ -119,11 +120,18 @@ def session_groups(
 
 
 def new_content(
-    ledger: Ledger, project: str, session: str, files: list[Path], unreadable: list[str] | None = None
+    ledger: Ledger,
+    project: str,
+    session: str,
+    files: list[Path],
+    unreadable: list[str] | None = None,
+    skipped: list[Skipped] | None = None,
 ) -> SessionWork | None:
     """Digest what the session's files hold beyond their ``dreamed_offset`` (None: nothing new).
 
-    Files that cannot be read are skipped (the next cycle tries again) and named in ``unreadable``.
+    Files that cannot be read are skipped (the next cycle tries again) and named in ``unreadable``;
+    a file read for the first time in which nothing is a record (random bytes, text that is not
+    UTF-8, one record over the size read, a first record cut off) is named, one line, in ``skipped``.
     """
     ranges: list[FileRange] = []
     streams: list[list[Turn]] = []
@@ -135,9 +143,13 @@ def new_content(
         try:
             digest, read, state = digest_increment(ledger, path, project, session, commit=False)
         except TranscriptError:
-            if unreadable is not None and path.exists():
+            if unreadable is not None and os.path.lexists(split_address(path)[0]):
                 unreadable.append(str(path))
             continue  # vanished or unreadable since discovery: the next cycle sees it again
+        if skipped is not None and not digest.turns and read.start_offset == 0:
+            why = nothing_read(digest.stats, read.identity.size)
+            if why:
+                skipped.append(Skipped(str(path), why))
         mtime = max(mtime, read.identity.mtime)
         cwd = cwd or digest.cwd
         dreamed = offsets.dreamed_point(ledger, key)
@@ -170,6 +182,25 @@ def new_content(
         session=session, project=project, files=[str(p) for p in files], turns=merged, stats=stats, cwd=cwd
     )
     return SessionWork(project, session, list(files), ranges, digest, mtime)
+
+
+def nothing_read(stats: DigestStats, size: int) -> str | None:
+    """Why a non-empty file read from its start gave no record at all, one line (None: it did, or it
+    is empty)."""
+    if stats.lines and stats.skipped_lines >= stats.lines:
+        parts = [
+            f"{n} {what}"
+            for n, what in (
+                (stats.invalid_utf8, "not UTF-8"),
+                (stats.malformed, "not a record"),
+                (stats.oversized, "over the size read"),
+            )
+            if n
+        ]
+        return f"none of its {stats.lines} line(s) is a record ({', '.join(parts) or 'skipped'})"
+    if not stats.lines and size > 0:
+        return "nothing in it is a finished record (cut off, or not a session of its agent)"
+    return None
 
 
 def projects_with_new_content(config: Config, ledger: Ledger, since: datetime | None = None) -> list[str]:
