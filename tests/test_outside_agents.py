@@ -457,3 +457,30 @@ def test_dreamtuis_own_link_block_in_gemini_md_is_never_the_agents_change(config
     text = md.read_text()
     assert "second fact" not in text and text.startswith(save_memory(PERSON_TOP, "first fact"))
     assert text.endswith("## Lessons\n- a lesson you accepted\n<!-- dreamtui:end -->\n")
+
+
+def test_a_fact_saved_after_dreamtui_link_lands_outside_its_block(config, ledger, git_home) -> None:
+    """The block ``dreamtui link`` really writes (``content.block``: third-level headings), after the
+    save_memory section; the tool (gemini-cli commit 0750b01fe4e7b62d55d92918b1c4535a77acc334) saves a
+    fact: it goes after dreamtui's end marker, never inside the markers, so the block stays dreamtui's
+    (rewritten on the next accept) and the change shown is the fact alone."""
+    from dreamtui.core.memory.agents import content, sections
+
+    _seeded(config)
+    md = _gemini_md()
+    md.write_text(save_memory(PERSON_TOP, "first fact"))
+    outside.scan(config, ledger)
+    outside.accept(config, ledger, _only(ledger, agents.GEMINI_SNAPSHOT).id)
+    inner = content.block(config.memory)
+    assert "\n## " not in inner  # what the tool would stop at
+    md.write_text(sections.added(md.read_text(), "memory", inner))
+    block = sections.find(md.read_text())
+    assert block is not None and not block.edited
+    md.write_text(save_memory(md.read_text(), "second fact"))
+    text = md.read_text()
+    assert text.index("- second fact") > text.index("<!-- dreamtui:end -->")
+    block = sections.find(text)
+    assert block is not None and not block.edited
+    outside.scan(config, ledger)
+    shown = outside.diff(config, _only(ledger, agents.GEMINI_SNAPSHOT))
+    assert "+- second fact" in shown and "Lessons from your dreamtui memory" not in shown

@@ -122,7 +122,9 @@ def block(root: Path, project: Path | None = None) -> str:
     for index, lesson in enumerate(chosen):
         add = []
         if lesson.folder != current:
-            add += ["", "## Everywhere" if lesson.folder == "" else f"## Project {lesson.folder}", ""]
+            # third-level headings: Gemini CLI's save_memory ends its section at the next "## " and puts
+            # a new fact just before it, so a "## " here would take the fact into dreamtui's markers
+            add += ["", "### Everywhere" if lesson.folder == "" else f"### Project {lesson.folder}", ""]
         add.append(f"- {lesson.text}")
         cost = sum(len(line.encode()) + 1 for line in add)
         if size + cost > MAX_BYTES:
