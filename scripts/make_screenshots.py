@@ -11,23 +11,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import os
-import tempfile
+import shutil
 import time
 from pathlib import Path
 
 FIXED_NOW = "2026-11-28T18:30:00Z"
+DEMO_ROOT = Path("/tmp/dreamtui-snapshot-demo")
+"""Where each shot's demo is prepared, as tests/test_tui_snapshots.py prepares it (and under its lock):
+Aider names a session after the folder its history lies in, and the queue orders one cycle's proposals
+by an id made from the session, so a fixed folder keeps the pictures the same from run to run."""
 # (file name, keys pressed from the queue, what it shows)
 SHOTS: list[tuple[str, list[str], str]] = [
     ("queue", [], "the queue and the evidence of the highlighted proposal"),
     ("queue-duplicate", ["j"] * 4, "a suspected duplicate beside the existing memory"),
-    ("queue-untrusted", ["j"] * 7, "a proposal whose quote is only in tool output"),
+    ("queue-untrusted", ["j"] * 9, "a proposal whose quote is only in tool output"),
     ("queue-markup", ["j", "j"], "Rich markup and an ANSI escape shown literally"),
     ("queue-grouped", ["o"], "the queue grouped by project, a header line per group"),
-    ("accept-untrusted", ["j"] * 7 + ["a"], "accepting tool output takes an explicit yes"),
+    ("accept-untrusted", ["j"] * 9 + ["a"], "accepting tool output takes an explicit yes"),
     ("reject", ["r"], "the reject dialog"),
     ("edit", ["e"], "edit, then accept"),
-    ("sessions", ["2"], "projects and sessions: what is dreamed, what waits"),
+    ("sessions", ["2", "j"], "projects and sessions: one project's sessions of four agents"),
     ("cycles", ["3"], "dream cycles with their waking messages"),
     ("briefings", ["4"], "the proposed briefing as a diff, with accept and reject"),
     (
@@ -59,8 +64,10 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
 
     written: list[Path] = []
     for name, keys, _what in SHOTS:
-        with tempfile.TemporaryDirectory(prefix="dreamtui-shots-") as tmp:
-            cfg = prepare_demo(Path(tmp) / "demo")
+        with open(f"{DEMO_ROOT}.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            shutil.rmtree(DEMO_ROOT, ignore_errors=True)
+            cfg = prepare_demo(DEMO_ROOT)
             ledger = Ledger.open(cfg.state)
             with ledger.write() as c:
                 c.execute("UPDATE dream_cycles SET stats = json_set(stats, '$.seconds', 0.42)")
@@ -76,6 +83,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
                 path.write_text(app.export_screenshot(title=f"dreamtui — {name}"), encoding="utf-8")
                 written.append(path)
             ledger.close()
+            shutil.rmtree(DEMO_ROOT, ignore_errors=True)
     return written
 
 

@@ -4,11 +4,17 @@ Each screen reads its data in a thread worker: a snapshot is taken once the scre
 (``run_before`` waits for that, then the keys are pressed).
 
 Deterministic: a fixed ``DREAMTUI_NOW``, fixed git identity and dates (so commit ids are stable), a fixed
-terminal size, no clock widgets, and the one timing in the ledger (a cycle's seconds) pinned.
+terminal size, no clock widgets, and the one timing in the ledger (a cycle's seconds) pinned. The demo is
+prepared in one fixed folder (:data:`DEMO_ROOT`, one test at a time, under a lock): Aider names a
+history's session after the folder it lies in, and a proposal's id (the queue's order among proposals of
+one cycle) after its session, so the demo's Aider proposal sits in the same place only when its copy
+does.
 """
 
 from __future__ import annotations
 
+import fcntl
+import shutil
 import time
 from pathlib import Path
 
@@ -24,8 +30,26 @@ SIZE = (150, 45)
 FIXED = "2026-11-28T18:30:00Z"
 
 
+DEMO_ROOT = Path("/tmp/dreamtui-snapshot-demo")
+"""Where every snapshot's demo is prepared (a literal path: the same on every machine and every run)."""
+
+
 @pytest.fixture
-def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def demo_root():
+    """:data:`DEMO_ROOT`, emptied, held by this test alone (other workers and other runs wait)."""
+    DEMO_ROOT.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{DEMO_ROOT}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            shutil.rmtree(DEMO_ROOT, ignore_errors=True)
+            yield DEMO_ROOT
+        finally:
+            shutil.rmtree(DEMO_ROOT, ignore_errors=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def demo_app(demo_root: Path, monkeypatch: pytest.MonkeyPatch):
     """The app on a freshly prepared demo, everything pinned."""
     monkeypatch.setenv("DREAMTUI_NOW", FIXED)
     monkeypatch.setenv("TZ", "UTC")  # the evidence shows local times
@@ -34,7 +58,7 @@ def demo_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         monkeypatch.setenv(f"GIT_{who}_NAME", "Demo Person")
         monkeypatch.setenv(f"GIT_{who}_EMAIL", "demo@example.com")
         monkeypatch.setenv(f"GIT_{who}_DATE", "2026-11-28T18:30:00+00:00")
-    cfg = prepare_demo(tmp_path / "demo")
+    cfg = prepare_demo(demo_root)
     ledger = Ledger.open(cfg.state)
     with ledger.write() as c:
         c.execute("UPDATE dream_cycles SET stats = json_set(stats, '$.seconds', 0.42)")
@@ -83,7 +107,7 @@ def test_queue_duplicate_side_by_side(snap_compare, demo_app) -> None:
 
 
 def test_queue_untrusted_tool_output(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 7, terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 9, terminal_size=SIZE)
 
 
 def test_queue_grouped_by_project(snap_compare, demo_app) -> None:
@@ -91,7 +115,7 @@ def test_queue_grouped_by_project(snap_compare, demo_app) -> None:
 
 
 def test_accept_untrusted_dialog(snap_compare, demo_app) -> None:
-    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 7 + ["a"], terminal_size=SIZE)
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 9 + ["a"], terminal_size=SIZE)
 
 
 def test_reject_dialog(snap_compare, demo_app) -> None:
@@ -137,7 +161,7 @@ def test_queue_at(snap_compare, demo_app, size) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_queue_duplicate_at(snap_compare, demo_app, size) -> None:
-    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 5, terminal_size=SIZES[size])
+    assert snap_compare(demo_app, run_before=wait_loaded, press=["j"] * 6, terminal_size=SIZES[size])
 
 
 @pytest.mark.parametrize("size", ["80x24", "200x50"])
@@ -160,3 +184,8 @@ def test_queue_reading_at_80x24(snap_compare, demo_app) -> None:
     assert snap_compare(
         demo_app, run_before=wait_loaded, press=["j", "enter", "j"], terminal_size=SIZES["80x24"]
     )
+
+
+def test_sessions_of_four_agents_at_80x24(snap_compare, demo_app) -> None:
+    """payments-api's sessions: Claude Code's, Codex CLI's, Gemini CLI's and Aider's in one project."""
+    assert snap_compare(demo_app, run_before=showing("2"), press=["j"], terminal_size=SIZES["80x24"])

@@ -115,6 +115,13 @@ def test_the_wheel_carries_the_demo_and_the_package_data(wheel: Path) -> None:
         for p in (REPO / "dreamtui/demo/projects").rglob("*.jsonl")
     }
     assert demo == bundled and len(demo) >= 4
+    agents = {n for n in names if n.startswith("dreamtui/demo/agents/")}  # Codex's, Gemini's, Aider's
+    bundled_agents = {
+        f"dreamtui/{p.relative_to(REPO / 'dreamtui')}"
+        for p in (REPO / "dreamtui/demo/agents").rglob("*")
+        if p.is_file()
+    }
+    assert agents == bundled_agents and len(agents) >= 3
     for needed in ("dreamtui/tui/app.tcss", "dreamtui/py.typed", "dreamtui/core/secret_rules/gitleaks.toml"):
         assert needed in names
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))

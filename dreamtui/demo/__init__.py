@@ -3,7 +3,10 @@
 ``prepare_demo()`` copies the transcripts to a temporary folder, creates a memory git repository with
 two existing memories, and runs one dream cycle with the offline heuristic extractor, so
 ``dreamtui --demo`` opens on real proposals with no API key. Nothing outside the temporary folder
-is touched.
+is touched, and nothing outside it is read: the config it returns points every agent's folder at the
+demo's own copies (Claude Code's, Codex CLI's, Gemini CLI's, Aider's) and turns the agents the demo has
+no sessions of off, so a person's own ``~/.claude``, ``~/.codex``, ``~/.gemini``, … and the folders
+their config names are never read by the demo.
 
 The dream goes through :mod:`dreamtui.services` as the app's does; the demo's own memories and its
 hand-gated proposal are built with the core directly, as a test fixture would (pyproject's front-end
@@ -18,15 +21,27 @@ import tempfile
 from pathlib import Path
 
 from dreamtui.core import clock
-from dreamtui.core.config import Config
+from dreamtui.core.config import Config, FormatSettings
 from dreamtui.core.gate.pipeline import gate
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ingest import formats
+from dreamtui.core.ledger import Ledger, project_folders
 from dreamtui.core.memory import frontmatter, gitops
 from dreamtui.core.memory import layout as mem
 from dreamtui.core.models import RawCandidate
 from dreamtui.services import Workspace, dreaming
 
 DEMO_TRANSCRIPTS = Path(__file__).resolve().parent / "projects"
+DEMO_AGENTS = Path(__file__).resolve().parent / "agents"
+"""The other agents' demo sessions (``build_transcripts``): Codex CLI's, Gemini CLI's and Aider's."""
+AGENT_FOLDERS: dict[str, str] = {"codex": "codex/sessions", "gemini-cli": "gemini/tmp", "aider": "aider"}
+"""Each format the demo has sessions of (besides Claude Code's ``transcripts``) → its folder under the
+demo's ``agents``; every other format is turned off in the demo's config."""
+AIDER_HISTORY = "aider.chat.history.md"
+"""The Aider history's name in the package; copied as Aider names it, ``.aider.chat.history.md``."""
+AIDER_PROJECTS = {"payments-api": "-home-kim-src-payments-api"}
+"""The demo's Aider history folder → the project it is the history of. Aider writes its history into
+the project itself (``/home/kim/src/payments-api``, which is not on this machine); the demo's copy lies
+in the demo's folder, so the ledger is told, as a decided project folder, which project the copy is."""
 DEMO_NOW = "2026-11-28T18:30:00Z"
 """The demo's transcripts end on 2026-11-28: the cycle dreams as of that evening."""
 
@@ -125,14 +140,21 @@ def prepare_demo(base: Path | None = None, config: Config | None = None, dream: 
     root = Path(base) if base is not None else Path(tempfile.mkdtemp(prefix="dreamtui-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     transcripts = root / "transcripts"
-    if transcripts.exists():
-        shutil.rmtree(transcripts)
+    agents = root / "agents"
+    for folder in (transcripts, agents):
+        if folder.exists():
+            shutil.rmtree(folder)
     shutil.copytree(DEMO_TRANSCRIPTS, transcripts)
+    shutil.copytree(DEMO_AGENTS, agents)
+    for history in agents.rglob(AIDER_HISTORY):
+        history.rename(history.with_name("." + AIDER_HISTORY))
     past = 1_700_000_000  # 2023: the copied sessions are finished, not "still being written"
-    for path in transcripts.rglob("*.jsonl"):
-        os.utime(path, (past, past))
+    for path in [*transcripts.rglob("*"), *agents.rglob("*")]:
+        if path.is_file():
+            os.utime(path, (past, past))
     cfg = (config or Config()).changed(
         transcripts=transcripts,
+        formats=demo_formats(agents),
         memory=root / "memory",
         state=root / "state",
         extractor="heuristic",
@@ -141,6 +163,36 @@ def prepare_demo(base: Path | None = None, config: Config | None = None, dream: 
     )  # the demo never saves settings into the person's config file
     if not (cfg.memory / ".git").exists():
         _write_memories(cfg.memory)
+    _file_aider_histories(cfg, agents)
     if dream:
         _dream(cfg)
     return cfg
+
+
+def demo_formats(agents: Path) -> dict[str, FormatSettings]:
+    """The demo's ``[formats]``: Claude Code reads only ``transcripts`` (none of the person's extra
+    folders), each agent the demo has sessions of reads only its copy under ``agents``, and every other
+    agent is off (its default folder, the person's own, is never read)."""
+    out: dict[str, FormatSettings] = {}
+    for name in formats.FORMATS:
+        if name == formats.FALLBACK:
+            out[name] = {"enabled": True, "folders": []}
+        elif name in AGENT_FOLDERS:
+            out[name] = {"enabled": True, "folders": [str(agents / AGENT_FOLDERS[name])]}
+        else:
+            out[name] = {"enabled": False}
+    return out
+
+
+def _file_aider_histories(config: Config, agents: Path) -> None:
+    """Tell the ledger which project each copied Aider history is (see :data:`AIDER_PROJECTS`)."""
+    aider = formats.named("aider")
+    ledger = Ledger.open(config.state)
+    try:
+        for folder, project in AIDER_PROJECTS.items():
+            history = agents / AGENT_FOLDERS["aider"] / folder / ("." + AIDER_HISTORY)
+            root = "/home/kim/src/" + folder
+            row = project_folders.ProjectFolder(aider.project_of(history), project, root, "folder")
+            project_folders.remember(ledger, row, DEMO_NOW)
+    finally:
+        ledger.close()
