@@ -11,6 +11,7 @@ without raising, reporting a folder it cannot read or search as a :class:`Skippe
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -190,3 +191,26 @@ def scan_folder(
                 yield Entry(Path(entry.path), entry.name, False, True)
             elif skipped is not None:
                 skipped.append(Skipped(entry.path, not_regular_reason(st.st_mode)))
+
+
+def replace_where_it_points(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file beside it, synced, then renamed over it),
+    where a symlink points (a file kept in a dotfiles repository is edited there, never replaced by a
+    file of its own), keeping its mode and making a missing folder. Raises ``OSError`` with nothing
+    left behind."""
+    target = Path(os.path.realpath(path))
+    tmp = target.with_name(target.name + ".dreamtui-tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise

@@ -6,13 +6,12 @@ Nothing is written without the person's consent: :func:`plan_link` says what wou
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from dreamtui.core.errors import DreamError
+from dreamtui.core.files import replace_where_it_points
 
 
 class LinkError(DreamError):
@@ -69,18 +68,7 @@ def apply_link(plan: LinkPlan) -> None:
     old = _read(target)
     block = "\n# Long-term memory curated by dreamtui\n" + "\n".join(plan.missing) + "\n"
     new = old + ("" if not old or old.endswith("\n") else "\n") + block
-    tmp = target.with_name(target.name + ".dreamtui-tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-        with tmp.open("wb") as fh:
-            fh.write(new.encode("utf-8", "surrogateescape"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        replace_where_it_points(target, new.encode("utf-8", "surrogateescape"))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         raise LinkError(f"cannot write {target}: {exc.strerror or exc}") from exc

@@ -16,7 +16,6 @@ the section: ``lead`` line breaks dreamtui put before it, ``made`` when dreamtui
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreamtui.core.errors import DreamError
+from dreamtui.core.files import replace_where_it_points
 
 BEGIN = "<!-- dreamtui:begin"
 END = "<!-- dreamtui:end -->"
@@ -194,18 +194,7 @@ def write(path: Path, text: str | None, dirs: int = 0) -> None:
                 break
             folder = folder.parent
         return
-    tmp = target.with_name(target.name + ".dreamtui-tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-        with tmp.open("wb") as fh:
-            fh.write(text.encode("utf-8", "surrogateescape"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        replace_where_it_points(target, text.encode("utf-8", "surrogateescape"))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         raise LinkError(f"cannot write {path}: {exc.strerror or exc}") from exc
