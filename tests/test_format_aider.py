@@ -402,8 +402,18 @@ def test_unreadable_histories_raise_one_line(tmp_path: Path):
 
 
 def test_garbage_never_raises(tmp_path: Path):
-    for data in (b"", b"\n\n\n", b"####", b"> \n> ", b"```\n#### x  \n", os.urandom(4096), b"\x00" * 100):
-        for rec in _records(_write(tmp_path, data)):
+    """Garbage is read without an exception, or refused in one line when it is text with no session
+    start line (then nothing of it is anyone's words)."""
+    start = b"# aider chat started at 2025-03-01 10:00:00\n\n"
+    garbage = (b"####", b"> \n> ", b"```\n#### x  \n", os.urandom(4096), b"\x00" * 100)
+    for data in (b"", b"\n\n\n", *garbage, *(start + g for g in garbage)):
+        try:
+            recs = _records(_write(tmp_path, data))
+        except TranscriptError as exc:
+            assert data.strip() and start not in data and "\n" not in str(exc)
+            assert "not an Aider chat history" in str(exc)
+            continue
+        for rec in recs:
             aider.pieces(rec.obj)
             aider.render(rec.locator, rec.obj)
             aider.tool_calls(rec.obj)

@@ -275,10 +275,7 @@ def applies(name: str, case: str) -> bool:
     return True
 
 
-KNOWN = {
-    ("aider", "garbage"): "random bytes read as Aider's markdown give one reply turn and no notice "
-    "(Aider's histories are read leniently: text before a session's start line is kept)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 """Cells that still fail, each with why: strict, so a fix must take its cell out of here."""
 MATRIX = [
     pytest.param(n, c, id=f"{n}-{c}", marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(n, c)])])

@@ -717,9 +717,10 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
     end yet, or a reply not yet followed by its blank line) is held back until it is.
 
     Raises :class:`TranscriptError` (one line) for a file that is not a regular file, cannot be
-    read, or is larger than :data:`MAX_FILE_BYTES`."""
+    read, is larger than :data:`MAX_FILE_BYTES`, or holds text but no session start line."""
     data = _read(Path(path))
     blocks = parse(data)
+    _a_history(Path(path), blocks)
     raw_lines = data.split(b"\n")
     if blocks and _unfinished(blocks[-1], data):
         blocks.pop()
@@ -730,6 +731,15 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
         obj["key"] = _key(block)
         raw = b"\n".join(raw_lines[block.start - 1 : block.end])
         yield SourceRecord(block.start, obj["key"], raw, obj)
+
+
+def _a_history(path: Path, blocks: list[Block]) -> None:
+    """Refuse (one line) a file with text but no session start line: Aider writes
+    ``# aider chat started at …`` before anything else of every session, so such a file is not its
+    history (random bytes, another tool's markdown), and none of it may be read as anyone's words.
+    Text before the first start line of a real history (one trimmed by hand) is still read."""
+    if blocks and not any(block.kind == "session" for block in blocks):
+        raise TranscriptError(f"{path}: not an Aider chat history (no '# aider chat started at' line)")
 
 
 def _unfinished(block: Block, data: bytes) -> bool:
@@ -862,6 +872,7 @@ def digest_records(
     data = _read(path)
     text, lines = _lines(data)
     blocks = _Parser(lines, _strict(data)).run(text)
+    _a_history(path, blocks)
     if blocks and _unfinished(blocks[-1], data):
         blocks.pop()
     raw_lines = data.split(b"\n")
