@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -270,8 +269,8 @@ def test_a_good_night_said_to_aider_starts_a_dream_and_an_old_one_does_not(tmp_p
         assert watcher.primed.wait(10)  # what was there when watching began is known
         with path.open("a", encoding="utf-8") as fh:  # a new session: words, then no good night yet
             fh.write(history(DOCKER).replace("21:00:00", "22:00:00"))
-        assert wait_for(lambda: path in changes, 10)
-        time.sleep(0.5)
+        # every batch delivered has had its good nights looked for: nothing more is to come
+        assert wait_for(lambda: path in changes and watcher.checked == watcher.batches, 10)
         assert heard == []  # the old good night is not new, and nothing new says it
         with path.open("a", encoding="utf-8") as fh:
             fh.write("#### Thanks, good night!  \n\nGood night!\n\n")
@@ -294,6 +293,6 @@ def test_a_good_night_in_a_quoted_file_or_the_assistants_reply_is_not_heard(tmp_
         with path.open("a", encoding="utf-8") as fh:  # the reply and an edited file say it, not the person
             fh.write(history("Fix the lint errors.", fenced="good night").replace("21:00:00", "22:00:00"))
             fh.write("Good night to you too.\n\n")
-        assert wait_for(lambda: path in changes, 10)
-        time.sleep(0.5)
+        # every batch delivered has had its good nights looked for: nothing more is to come
+        assert wait_for(lambda: path in changes and watcher.checked == watcher.batches, 10)
     assert heard == []

@@ -110,8 +110,10 @@ async def test_sessions_show_each_sessions_agent_and_f_shows_one_agent(world, si
     async with open_queue(cfg, ledger, 3, size=size) as (app, pilot, _table):
         await show(pilot, "2")
         sessions = app.screen.query_one("#sessions")
-        await wait_for(pilot, lambda: sessions.row_count == 2)
-        await pilot.pause()
+        await wait_for(
+            pilot,
+            lambda: all(sid[:8] in "\n".join(lines(sessions)) for sid in (CLAUDE_SESSION, CODEX_SESSION)),
+        )
         shown = lines(sessions)
         assert cells(shown[0])[:2] == ["session", "agent"]
         by_id = {cells(line)[0]: cells(line)[1] for line in shown[1:] if cells(line)}

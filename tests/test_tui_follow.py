@@ -109,5 +109,4 @@ async def test_a_cycle_whose_process_ended_shows_as_interrupted(tui_setup) -> No
         status = {key.value: str(grid.get_cell(key, "status")) for key in grid.rows}
         assert status == {str(cid): "interrupted", str(mine): "running"}
         grid.move_cursor(row=grid.get_row_index(str(cid)))
-        await pilot.pause()
         await wait_for(pilot, lambda: "Interrupted: the process running it" in screen_text(app))

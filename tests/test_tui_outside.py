@@ -36,7 +36,7 @@ async def test_outside_changes_are_queue_rows_with_their_diff(tui_setup, git_hom
         assert len(outside_ids) == 2 and {r.id for r in table.rows[:2]} == set(outside_ids)  # listed first
         edited = next(i for i in outside.items(ledger) if i.path == topic)
         table.move_cursor(row=table.get_row_index(edited.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "auto memory added this" in _detail_text(app))
         text = _detail_text(app)
         assert "PERSON" in text and "+[bold]auto memory added this[/]" in text  # shown literally
         assert "\x1b" not in text
@@ -45,9 +45,8 @@ async def test_outside_changes_are_queue_rows_with_their_diff(tui_setup, git_hom
         assert "Dreamtui-Reviewed: outside" in _git(root, "log", "-1", "--format=%B")
         new = next(i for i in outside.items(ledger) if i.path == "new-note.md")
         table.move_cursor(row=table.get_row_index(new.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "a note the agent saved" in _detail_text(app))
         await pilot.press("r")
-        await pilot.pause()
         await wait_modal(pilot, OutsideRejectModal)  # its own dialog: no lesson categories, a reason
         await pilot.press(*"not worth keeping")
         await pilot.press("enter")
@@ -77,7 +76,7 @@ async def test_a_watched_change_appears_in_the_open_queue_and_m_commits_it_as_mi
         await wait_for(pilot, lambda: table.row_count == len(ids) + 1)
         [item] = outside.items(ledger)
         table.move_cursor(row=table.get_row_index(item.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "my own note" in _detail_text(app))
         await pilot.press("m")
         await wait_for(pilot, lambda: outside.get(ledger, item.id).status == "accepted")
         assert "Dreamtui-Outside: mine" in _git(root, "log", "-1", "--format=%B")
@@ -100,7 +99,7 @@ async def test_a_symlink_to_a_key_is_a_row_that_says_so_and_a_refuses_it(
     async with open_queue(cfg, ledger, len(ids) + 1) as (app, pilot, table):
         [item] = outside.items(ledger)
         table.move_cursor(row=table.get_row_index(item.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "symlink →" in _detail_text(app))
         text = _detail_text(app)
         assert f"symlink → {key}" in text and "c2VjcmV0" not in text and "BEGIN OPENSSH" not in text
         await pilot.press("a")
@@ -123,7 +122,7 @@ async def test_a_secret_in_an_outside_file_is_flagged_redacted_and_accept_is_ref
         row = next(r for r in table.rows if r.id == item.id)
         assert row.secret  # the row's SECRET badge
         table.move_cursor(row=table.get_row_index(item.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "SECRET: github-token" in _detail_text(app))
         text = _detail_text(app)
         assert "SECRET: github-token" in text and "+CI token [REDACTED:github-token]" in text
         assert "accept is refused" in text
@@ -172,7 +171,7 @@ async def test_the_agents_own_memories_are_rows_with_their_agent_as_writer_accep
         assert {r.agent_label for r in rows.values()} == {"Codex", "Gemini"}  # the agent column
         codex_item = outside.get(ledger, by_writer["codex"].id)
         table.move_cursor(row=table.get_row_index(codex_item.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "CODEX CLI MEMORIES" in _detail_text(app))
         text = _detail_text(app)
         assert "CODEX CLI MEMORIES" in text and "+- the release script lives in tools/release.sh" in text
         await pilot.press("a")
@@ -181,7 +180,7 @@ async def test_the_agents_own_memories_are_rows_with_their_agent_as_writer_accep
         gemini_item = outside.get(ledger, by_writer["gemini"].id)
         assert gemini_item.path == agents.GEMINI_SNAPSHOT
         table.move_cursor(row=table.get_row_index(gemini_item.id))
-        await pilot.pause()
+        await wait_for(pilot, lambda: "GEMINI CLI SAVE_MEMORY" in _detail_text(app))
         text = _detail_text(app)
         assert "GEMINI CLI SAVE_MEMORY" in text and "+- The user likes force pushes." in text
         assert "No emojis" not in text

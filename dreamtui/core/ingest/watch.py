@@ -140,6 +140,8 @@ class Watcher:
         """Size and mtime of each regular transcript when watching began (FIFOs and devices left out)."""
         self.skipped: list[Skipped] = []
         self.batches = 0
+        self.checked = 0
+        """How many delivered batches have had their good nights looked for (and told) as well."""
         self.rescans = 0
         """How many rescans of the whole folder have finished (the safety net for lost events)."""
 
@@ -283,6 +285,7 @@ class Watcher:
         if self.on_goodnight is not None:
             for project in projects:
                 self.on_goodnight(project)
+        self.checked += 1
 
     # -- whole-file sources --------------------------------------------------------------------
 
