@@ -73,6 +73,27 @@ def _loop(
     return f"{killed} SIGKILLs in {rounds} runs ({time.monotonic() - started:.0f}s, span {span:.3f}s)"
 
 
+def _decide_each_then_undo(
+    config: Config, led: Ledger, rnd: random.Random, act: Callable[[outside.Item, float], None]
+) -> None:
+    """What a person might do in a child about to be killed: each pending outside item in a random
+    order decided by ``act`` (given a random roll; a refused decision is not taken), then up to two
+    undos."""
+    pending = outside.items(led)
+    rnd.shuffle(pending)
+    for item in pending:
+        roll = rnd.random()
+        try:
+            act(item, roll)
+        except DreamError:
+            pass
+    for _ in range(rnd.randint(0, 2)):
+        try:
+            undo.undo_last(config, led)
+        except DreamError:
+            break
+
+
 def _events(root: Path, trailer: str, undo_trailer: str) -> dict[str, tuple[str, str]]:
     """Per id: the newest of its decision commits in HEAD's history (``accept``/``undo``, sha)."""
     out: dict[str, tuple[str, str]] = {}
@@ -188,24 +209,16 @@ def test_kills_during_outside_decisions_leave_no_ledger_git_disagreement_after_a
                     outside.restore_batch(config, led, batch.id, "too much")
                 except DreamError:
                     pass
-        pending = outside.items(led)
-        rnd.shuffle(pending)
-        for item in pending:
-            roll = rnd.random()
-            try:
-                if roll < 0.35:
-                    outside.accept(config, led, item.id, dead_links_ok=True)
-                elif roll < 0.5:
-                    outside.accept_mine(config, led, [item.id])
-                else:
-                    outside.reject(config, led, item.id, "not wanted")
-            except DreamError:
-                pass
-        for _ in range(rnd.randint(0, 2)):
-            try:
-                undo.undo_last(config, led)
-            except DreamError:
-                break
+
+        def act(item: outside.Item, roll: float) -> None:
+            if roll < 0.35:
+                outside.accept(config, led, item.id, dead_links_ok=True)
+            elif roll < 0.5:
+                outside.accept_mine(config, led, [item.id])
+            else:
+                outside.reject(config, led, item.id, "not wanted")
+
+        _decide_each_then_undo(config, led, rnd, act)
 
     def check() -> None:
         report = startup.reconcile(config, ledger)  # the start
@@ -265,24 +278,16 @@ def test_kills_during_decisions_on_the_agents_own_memories_leave_no_disagreement
     def decide(seed: int) -> None:
         rnd = random.Random(seed)
         led = Ledger.open(config.state)
-        pending = outside.items(led)
-        rnd.shuffle(pending)
-        for item in pending:
-            roll = rnd.random()
-            try:
-                if roll < 0.4:
-                    outside.accept(config, led, item.id)
-                elif roll < 0.6:
-                    outside.reject(config, led, item.id, "no")
-                else:
-                    outside.restore_agent(config, led, item.id, "put back")
-            except DreamError:
-                pass
-        for _ in range(rnd.randint(0, 2)):
-            try:
-                undo.undo_last(config, led)
-            except DreamError:
-                break
+
+        def act(item: outside.Item, roll: float) -> None:
+            if roll < 0.4:
+                outside.accept(config, led, item.id)
+            elif roll < 0.6:
+                outside.reject(config, led, item.id, "no")
+            else:
+                outside.restore_agent(config, led, item.id, "put back")
+
+        _decide_each_then_undo(config, led, rnd, act)
 
     def check() -> None:
         report = startup.reconcile(config, ledger)  # the start
