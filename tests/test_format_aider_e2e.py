@@ -60,8 +60,7 @@ def test_the_format_is_registered_and_claims_its_files():
 def test_quote_verification_real_all_altered_none(tmp_path: Path, path: Path):
     path = _placed(tmp_path, path)
     quotes = _quotes(path)
-    if not quotes:
-        pytest.skip("no turn of six words in this history")
+    assert quotes, "every real history here has turns of six words or more"
     real = verify_quotes([q for q, _ in quotes], [path])
     assert all(v.verified for v in real), [
         q for (q, _), v in zip(quotes, real, strict=True) if not v.verified
