@@ -54,6 +54,35 @@ def test_cwd_is_the_workspace_path_whose_md5_is_the_folder(tmp_path: Path) -> No
     assert cursor.cwd_of(elsewhere) == ""
 
 
+def _without_workspace_line(store: Path, mention: str | None = None) -> None:
+    """The chat as real stores of 2025 keep it: no ``Workspace Path`` line in any message (and, with
+    ``mention``, every path in it replaced by that one)."""
+    with sqlite3.connect(store) as conn:
+        for blob_id, data in conn.execute("SELECT id, data FROM blobs").fetchall():
+            new = data.replace(b"Workspace Path: /home/dev/proj", b"OS Version: linux 6.8")
+            if mention is not None:
+                new = new.replace(b"/home/dev/proj/migrations/0042_add_index.sql", mention.encode())
+            if new != data:
+                conn.execute("UPDATE blobs SET data = ? WHERE id = ?", (new, blob_id))
+    conn.close()
+
+
+def test_with_no_workspace_line_the_cwd_is_the_named_folder_whose_md5_is_the_folder(tmp_path: Path) -> None:
+    store = chat(tmp_path)
+    _without_workspace_line(store)
+    assert b"Workspace Path" not in b"".join(r.raw for r in cursor.records(store))
+    # the tool call's file (/home/dev/proj/migrations/0042_add_index.sql): its parent two up is the cwd
+    assert cursor.cwd_of(store) == CWD
+    assert cursor.describe(store).project == "-home-dev-proj"
+
+
+def test_a_path_the_chat_only_mentions_is_never_its_cwd(tmp_path: Path) -> None:
+    store = chat(tmp_path)
+    _without_workspace_line(store, mention="/srv/other/app/main.py")
+    assert cursor.cwd_of(store) == ""  # /srv/other/app, /srv/other, /srv, /: no MD5 is the folder's
+    assert cursor.describe(store).project == cursor.cwd_hash(CWD)  # filed under its folder, as before
+
+
 def test_records_are_the_json_messages_in_order(tmp_path: Path) -> None:
     store = chat(tmp_path)
     recs = list(cursor.records(store))

@@ -202,7 +202,10 @@ def cwd_of(path: Path) -> str:
 
 
 def _cwd_in(objs: list[dict[str, Any]], folder: str) -> str:
-    """:func:`cwd_of` of a chat's decoded messages, its chat folder's name ``folder``."""
+    """:func:`cwd_of` of a chat's decoded messages, its chat folder's name ``folder``: the ``Workspace
+    Path`` a user or system message names, else (a store that names none, as real chats of 2025 do)
+    the folder whose MD5 is ``folder`` among the absolute paths the chat mentions and their parents
+    (:func:`_cwd_by_hash`)."""
     for obj in objs:
         if obj.get("role") not in ("user", "system"):
             continue
@@ -211,6 +214,45 @@ def _cwd_in(objs: list[dict[str, Any]], folder: str) -> str:
                 cwd = m.group(1).strip()
                 if cwd and (cwd_hash(cwd) == folder or not _HASH.match(folder)):
                     return cwd
+    return _cwd_by_hash(objs, folder) if _HASH.match(folder) else ""
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~$/-])(/[^\s'\"`<>|;,(){}\[\]*?]+)")
+_PATH_SCAN = 64 * 1024
+"""How much of each string is searched for paths (a tool's output can be megabytes long)."""
+
+
+def _strings(value: Any, out: list[str], depth: int = 0) -> None:
+    if isinstance(value, str):
+        out.append(value[:_PATH_SCAN])
+    elif isinstance(value, dict) and depth < 6:
+        for v in value.values():
+            _strings(v, out, depth + 1)
+    elif isinstance(value, list) and depth < 6:
+        for v in value:
+            _strings(v, out, depth + 1)
+
+
+def _cwd_by_hash(objs: list[dict[str, Any]], folder: str) -> str:
+    """The directory whose MD5 is ``folder`` among the absolute paths named in the chat's messages
+    (the person's words, tool calls' arguments, tool results: the first 64 KB of each string) and
+    each of their parents; '' when none is. Only an exact MD5 match counts, so a path the chat merely
+    mentions is never taken for the working directory."""
+    tried: set[str] = set()
+    for obj in objs:
+        strings: list[str] = []
+        _strings(obj.get("content"), strings)
+        for text in strings:
+            if "/" not in text:
+                continue
+            for m in _ABSOLUTE.finditer(text):
+                path = m.group(1).rstrip(".:")
+                while path and path not in tried:
+                    tried.add(path)
+                    if cwd_hash(path) == folder:
+                        return path
+                    parent = path.rsplit("/", 1)[0]
+                    path = parent if parent and parent != path else ("/" if path != "/" else "")
     return ""
 
 
