@@ -31,7 +31,7 @@ from fakes.waiting import wait_for
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import Skipped
+from dreamtui.core.files import LINK_REASON, Skipped
 from dreamtui.core.gate.verify import verify_quote, verify_quotes
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_file
@@ -199,7 +199,9 @@ def test_hostile_files_are_named_in_one_line_and_the_other_agents_still_read(
     skipped: list[Skipped] = []
     found = {tf.path for tf in discover_all(config, skipped)}
     assert {chat, half, log} <= found
-    assert all("\n" not in s.notice for s in skipped) and len(skipped) == 2  # the two FIFOs
+    # the two FIFOs, and the link (to nothing) named like a session: a link is never read through
+    assert all("\n" not in s.notice for s in skipped) and len(skipped) == 3, skipped
+    assert [s.reason for s in skipped if s.path.endswith("/events.jsonl")] == [LINK_REASON]
     with pytest.raises(TranscriptError) as caught:
         digest_file(half)
     assert "\n" not in str(caught.value) and "half written" in str(caught.value)

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import Skipped
+from dreamtui.core.files import LINK_REASON, Skipped
 from dreamtui.core.ingest.digest import DigestState
 from dreamtui.core.ingest.formats import gemini
 from dreamtui.core.models import DigestStats, Turn
@@ -139,12 +139,15 @@ def test_a_fifo_or_a_dangling_link_is_named_and_the_other_chats_still_found(tmp_
     chats.mkdir(parents=True)
     shutil.copy(ROUTER, chats / ROUTER.name)
     os.mkfifo(chats / "session-fifo.json")
-    (chats / "session-link.jsonl").symlink_to(POMODORO)  # a link to a real chat: followed
+    # a link to a real chat: named, never read through (it was read through before every format
+    # took the one rule: Gemini CLI writes its chats as files in its own folders)
+    (chats / "session-link.jsonl").symlink_to(POMODORO)
     skipped: list[Skipped] = []
     found = [tf.path.name for tf in gemini.discover(tmp_path / "tmp", skipped)]
-    assert sorted(found) == ["session-2025-12-13T18-50-ed4c9337.json", "session-link.jsonl"]
-    assert [s.notice for s in skipped] == [
-        f"skipped {chats / 'session-fifo.json'}: it is a FIFO, not a regular file"
+    assert sorted(found) == ["session-2025-12-13T18-50-ed4c9337.json"]
+    assert sorted(s.notice for s in skipped) == [
+        f"skipped {chats / 'session-fifo.json'}: it is a FIFO, not a regular file",
+        f"skipped {chats / 'session-link.jsonl'}: {LINK_REASON}",
     ]
     with pytest.raises(TranscriptError):
         list(gemini.records(chats / "session-fifo.json"))

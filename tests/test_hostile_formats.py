@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes.agent_chats import write_copilot_session, write_gemini_chat
-from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db
+from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db, build_opencode_storage
 from fakes.cli_world import folder_args
 from fakes.codex_rollout import write_rollout
 from fakes.transcript import write_session
@@ -32,8 +32,10 @@ from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
-from dreamtui.core.ingest import formats
-from dreamtui.core.ingest.formats import aider, cursor, gemini, opencode
+from dreamtui.core.files import LINK_REASON
+from dreamtui.core.gate.verify import verify_quotes
+from dreamtui.core.ingest import formats, sources
+from dreamtui.core.ingest.formats import aider, copilot, cursor, gemini, opencode
 from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.tail import DEFAULT_MAX_LINE
 from dreamtui.core.ledger import Ledger, offsets
@@ -299,7 +301,9 @@ def _notices(record: dict) -> list[str]:  # type: ignore[type-arg]
     return [*stats.get("skipped_paths", []), *stats.get("unreadable_files", [])]
 
 
-def _check(world: World, bad: Path, *, read_ok: bool = False) -> None:
+def _check(world: World, bad: Path, *, read_ok: bool = False) -> dict:  # type: ignore[type-arg]
+    """Dream; check the bad file is named in one line, nothing of it read, every good session read;
+    the cycle's record."""
     code, record, _ = _dream(world.config)
     assert code == 0, record
     notices = _notices(record)
@@ -311,11 +315,12 @@ def _check(world: World, bad: Path, *, read_ok: bool = False) -> None:
                 assert offsets.dreamed_point(ledger, address_key(address)) is not None, (name, address)
         proposed = {c.transcript for c in ledger.list_candidates(status="pending")}
         read_bad = bool(ledger.one("SELECT 1 FROM files WHERE path LIKE ?", (f"{bad}%",)))
-    if read_ok and naming == []:  # a format that follows a link to a session reads it as that session
+    if read_ok and naming == []:  # read as it is (a WAL database being written: as committed)
         assert read_bad and any(t.startswith(str(bad)) for t in proposed), proposed
-        return
+        return record
     assert len(naming) == 1, (str(bad), notices)  # exactly one line names it
-    assert not [t for t in proposed if t.startswith(str(bad))], proposed
+    assert not read_bad and not [t for t in proposed if t.startswith(str(bad))], proposed
+    return record
 
 
 @pytest.mark.parametrize(("name", "case"), MATRIX)
@@ -342,8 +347,42 @@ def test_every_registered_format_has_a_good_session_and_a_slot(env: Path) -> Non
         assert slot(name, env, world.repo, world.config.transcripts).name
 
 
+def _link_notice(record: dict, link: Path) -> None:  # type: ignore[type-arg]
+    """The link is named by exactly the one line every format gives a symlink (files.LINK_REASON)."""
+    assert [n for n in _notices(record) if str(link) in n] == [f"skipped {link}: {LINK_REASON}"], _notices(
+        record
+    )
+
+
+def _root(world: World, name: str) -> Path:
+    """The root (a folder the format reads) its good session lies under."""
+    where = formats.split_address(world.good[name][0])[0]
+    return next(
+        r.folder
+        for r in sources.roots(world.config)
+        if r.format.name == name and where.is_relative_to(r.folder)
+    )
+
+
+def _every_good_read(world: World) -> None:
+    with Ledger.open(world.config.state) as ledger:
+        for name, addresses in world.good.items():
+            for address in addresses:
+                assert offsets.dreamed_point(ledger, address_key(address)) is not None, (name, address)
+
+
+ROOTED = [n for n in formats.FORMATS if n != aider.name]
+"""The formats with a root of their own (Aider keeps none: a history is found in a project's working
+tree, where a linked folder is never followed and, being the person's, never named)."""
+
+
 @pytest.mark.parametrize("name", list(formats.FORMATS))
-def test_a_symlink_to_a_good_session_elsewhere_is_read_through_it_or_named_once(env: Path, name: str) -> None:
+def test_a_symlink_to_a_good_session_elsewhere_is_named_once_and_never_read_through(
+    env: Path, name: str
+) -> None:
+    """Agents write their sessions as regular files in their own folders: a session file that is a
+    symlink (here to a good session outside every folder read) is never read through, in every format,
+    and is named by the one line every format gives; every other format's session is still read."""
     world = build(env, name)
     bad = slot(name, env, world.repo, world.config.transcripts)
     bad.parent.mkdir(parents=True, exist_ok=True)
@@ -352,7 +391,106 @@ def test_a_symlink_to_a_good_session_elsewhere_is_read_through_it_or_named_once(
     target.write_bytes(_good_bytes(name, env))
     _touch(target)
     bad.symlink_to(target)
-    _check(world, bad, read_ok=True)
+    _link_notice(_check(world, bad), bad)
+
+
+@pytest.mark.parametrize("name", list(formats.FORMATS))
+def test_a_quote_is_never_verified_through_a_symlink(env: Path, name: str) -> None:
+    """Quote verification reads a quote's source as the dream does: the lesson verifies in a good
+    session, and never through a symlink to it at the session's place (it names the link's reason)."""
+    world = build(env, name)
+    elsewhere = env / "elsewhere"
+    (elsewhere / "repo").mkdir(parents=True)
+    target, addresses = write_good(name, elsewhere, elsewhere / "repo", elsewhere / "transcripts")
+    fmt = formats.named(name)
+    quote = next(
+        piece.text[:120]
+        for rec in fmt.records(*formats.split_address(addresses[0]))
+        for piece in fmt.pieces(rec.obj)
+        if piece.role == "person" and len(piece.text) > 20
+    )
+    assert verify_quotes([quote], [addresses[0]])[0].verified, (addresses, quote)
+    bad = slot(name, env, world.repo, world.config.transcripts)
+    bad.parent.mkdir(parents=True, exist_ok=True)
+    bad.symlink_to(target)
+    got = verify_quotes([quote], [addresses[0].replace(str(target), str(bad))])[0]
+    assert not got.verified and got.matches == [], got
+    assert "symlink" in (got.reason or ""), got.reason
+
+
+def _linked_folder(world: World, name: str, root: Path) -> Path:
+    """A folder below ``root`` that is a symlink to the same folder of a good session written under a
+    root of its own elsewhere (read through the link, it would be a good session of ``name``)."""
+    elsewhere = world.tmp / "elsewhere"
+    root_there = elsewhere / root.relative_to(world.tmp)
+    if name == opencode.name:  # the older storage/ layout: its folder is the one linked
+        build_opencode_storage(root_there)
+        link = root / "storage"
+        link.symlink_to(root_there / "storage", target_is_directory=True)
+        return link
+    path, _ = write_good(name, elsewhere, world.repo, elsewhere / "transcripts")
+    first = path.relative_to(root_there).parts[0]  # the project, date, session or chat folder
+    link = root / f"{first}-linked"
+    link.symlink_to(root_there / first, target_is_directory=True)
+    return link
+
+
+@pytest.mark.parametrize("name", ROOTED)
+def test_a_symlinked_folder_below_a_root_is_named_once_and_never_read_through(env: Path, name: str) -> None:
+    """A folder below a format's root (a Claude Code project folder, a Codex date folder, a Gemini
+    project folder, a Copilot session folder, a Cursor chat folder, OpenCode's storage folder) that is
+    a symlink is never read through: one line names it, and every good session (this format's own
+    too) is read."""
+    world = build(env, "")
+    counts = _folder_counts(world)
+    link = _linked_folder(world, name, _root(world, name))
+    _link_notice(_check(world, link), link)
+    assert _folder_counts(world) == counts  # `dreamtui config` counts no session behind the link
+
+
+def _folder_counts(world: World) -> dict[tuple[str, str], int | None]:
+    """The sessions `dreamtui config` counts in each format's folder."""
+    found = sources.format_folders(world.config, sources.discover_all(world.config))
+    return {(f.name, str(f.folder)): f.sessions for f in found}
+
+
+@pytest.mark.parametrize("name", ROOTED)
+def test_a_root_that_is_a_symlink_is_read_through_it(env: Path, name: str) -> None:
+    """The roots themselves (``~/.claude/projects``, ``~/.codex/sessions``…) are often links into a
+    dotfiles folder: followed, every session below read, nothing named."""
+    world = build(env, "")
+    root = _root(world, name)
+    real = env / "dotfiles" / name
+    real.parent.mkdir(exist_ok=True)
+    root.rename(real)
+    root.symlink_to(real, target_is_directory=True)
+    code, record, _ = _dream(world.config)
+    assert code == 0, record
+    assert not [n for n in _notices(record) if str(root) in n], _notices(record)
+    _every_good_read(world)
+
+
+@pytest.mark.parametrize("name", ROOTED)
+def test_a_symlink_loop_below_a_root_ends_with_one_line_per_link(env: Path, name: str) -> None:
+    """Links that loop (back up to the root from the folder of a session, to itself beside it) end the
+    dream as any link does: each named once, every good session read."""
+    world = build(env, "")
+    root = _root(world, name)
+    if name == opencode.name:  # OpenCode reads its database and its storage folder, nothing else
+        loops = [root / "storage"]
+        loops[0].symlink_to(root, target_is_directory=True)
+    else:
+        here = formats.split_address(world.good[name][0])[0].parent
+        if name in (copilot.name, cursor.name):  # a session's own folder holds files only: its parent
+            here = here.parent
+        loops = [here / "loop-up", root / "loop-self"]
+        loops[0].symlink_to(root, target_is_directory=True)
+        loops[1].symlink_to(loops[1].name)  # itself: following it never ends (ELOOP)
+    code, record, _ = _dream(world.config)
+    assert code == 0, record
+    for loop in loops:
+        _link_notice(record, loop)
+    _every_good_read(world)
 
 
 def _sqlite_good(world: World, name: str, bad: Path) -> None:

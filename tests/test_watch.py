@@ -13,6 +13,7 @@ from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.errors import TranscriptError
+from dreamtui.core.files import LINK_REASON
 from dreamtui.core.ingest.watch import Watcher
 
 PROJECT = "-home-kim-acme"
@@ -249,3 +250,60 @@ def test_watch_on_a_missing_folder_says_only_why(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "cannot watch" in result.output and "stopped watching" not in result.output
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
+def test_a_symlink_below_the_watched_folder_is_named_once_and_no_change_is_heard_through_it(
+    transcript: Path, poll: bool
+) -> None:
+    """Agents write their sessions as files in their own folders: a session file or a folder below the
+    watched folder that is a symlink (here to a session outside it, one there before watching and one
+    made while watching, and a loop back up to the root) is named once by the one line every format
+    gives, and a good night written through it is never heard nor reported as a change."""
+    root = transcript.parent.parent
+    outside = root.parent / "outside" / "proj"
+    outside.mkdir(parents=True)
+    elsewhere = outside / "77777777-7777-4777-8777-777777777777.jsonl"
+    elsewhere.write_bytes(record("assistant", "a session kept outside"))
+    links = [transcript.parent / "linked.jsonl", root / "-linked-project", root / "loop"]
+    links[0].symlink_to(elsewhere)
+    links[1].symlink_to(outside, target_is_directory=True)
+    links[2].symlink_to(root, target_is_directory=True)
+    late = transcript.parent / "late.jsonl"
+    events = Events()
+    notices: list[str] = []
+    with watcher_for(
+        root, events, on_skip=notices.append, poll=poll, poll_interval=0.2, rescan_seconds=0.3
+    ) as watcher:
+        late.symlink_to(elsewhere)
+        append(elsewhere, record("person", "good night"))
+        rescans = watcher.rescans
+        assert wait_for(lambda: watcher.rescans >= rescans + 2, 10)  # walked since the link was made
+        settled(root, events)
+    heard = [p for paths in events.changes for p in paths]
+    assert not [p for p in heard if p in (*links, late) or p.is_relative_to(links[1])], heard
+    assert events.goodnights == []
+    for link in (*links, late):
+        assert [n for n in notices if str(link) in n] == [f"skipped {link}: {LINK_REASON}"], notices
+    assert events.errors == []
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
+def test_a_watched_folder_that_is_a_symlink_is_heard_by_the_path_as_given(
+    transcript: Path, poll: bool
+) -> None:
+    """A watched folder itself may be a link (into a dotfiles folder): what is written in the folder it
+    points at is heard, named below the link as the digest names it."""
+    real = transcript.parent.parent
+    root = real.parent / "linked-projects"
+    root.symlink_to(real, target_is_directory=True)
+    shown = root / PROJECT / transcript.name
+    events = Events()
+    top = real / "88888888-8888-4888-8888-888888888888.jsonl"  # directly in the folder linked to
+    with watcher_for(root, events, poll=poll, poll_interval=0.2, rescan_seconds=3600):  # heard, not found
+        append(transcript, record("person", "good night, see you tomorrow"))
+        assert wait_for(lambda: events.goodnights, 10)
+        append(top, record("assistant", "a session directly in the watched folder"))
+        assert wait_for(lambda: any(root / top.name in paths for paths in events.changes), 10)
+    assert events.goodnights == [PROJECT]
+    assert any(shown in paths for paths in events.changes), events.changes

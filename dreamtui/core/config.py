@@ -630,7 +630,8 @@ def read_toml(path: Path, *, required: bool = False, named_by: str = "--config")
     """Read the config file; a missing file is an empty config (an error when ``required``: a path the
     person named, with ``named_by``), a broken one a clear one-line error."""
     try:
-        with open_regular(path) as fh:  # never a FIFO or a device: a config file is a regular file
+        # never a FIFO or a device: a config file is a regular file (a link into dotfiles is followed)
+        with open_regular(path, follow=True) as fh:
             data = tomllib.load(fh)
     except FileNotFoundError:
         if required:

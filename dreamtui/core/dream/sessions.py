@@ -84,7 +84,7 @@ def project_map(config: Config, ledger: Ledger, *, remember: bool = False) -> Pr
 
 def transcript_folders(root: Path) -> list[str]:
     """The project folders under the transcripts folder (names only; unreadable entries left out)."""
-    return sorted(e.name for e in scan_folder(Path(root)) if e.is_dir)
+    return sorted(e.name for e in scan_folder(Path(root), follow=True) if e.is_dir)  # the root may be a link
 
 
 def session_groups(

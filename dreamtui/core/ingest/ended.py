@@ -103,7 +103,7 @@ def forget(records: list[Ended]) -> None:
 
 def _read(path: Path) -> Ended | None:
     try:
-        data = read_regular(path, RECORD_LIMIT, nofollow=True)
+        data = read_regular(path, RECORD_LIMIT)
     except OSError:
         return None
     if data is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 from pathlib import Path
 
+from dreamtui.core.files import own_dir, scan_folder
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ingest.projects import folder_key
@@ -35,10 +36,7 @@ def project_name(transcripts: Path, project: str, transcript: str | None = None)
         path = Path(transcript)
         candidates.append(path if path.is_absolute() else transcripts / path)
     folder = transcripts / project
-    try:
-        candidates.extend(sorted(folder.glob("*" + fmt.suffix))[:5])
-    except OSError:
-        pass
+    candidates.extend(_first_files(folder, fmt.suffix))
     for path in candidates:
         cwd = formats.format_for(path).cwd_of(split_address(path)[0])
         if cwd:
@@ -52,11 +50,11 @@ def _name_of_key(transcripts: Path, project: str) -> str:
     folder (``<key>-…``, at most five read) that belongs to it; '' when none does."""
     fmt = formats.named(formats.FALLBACK)  # the transcripts folder is Claude Code's
     try:
-        siblings = sorted(p for p in transcripts.glob(f"{glob.escape(project)}-*") if p.is_dir())[:5]
+        siblings = sorted(p for p in transcripts.glob(f"{glob.escape(project)}-*") if own_dir(p))[:5]
     except OSError:
         return ""
     for folder in siblings:
-        for path in sorted(folder.glob("*" + fmt.suffix))[:5]:
+        for path in _first_files(folder, fmt.suffix):
             cwd = fmt.cwd_of(path)
             if not cwd:
                 continue
@@ -65,6 +63,12 @@ def _name_of_key(transcripts: Path, project: str) -> str:
                 return repository_name(row.root)
             break
     return ""
+
+
+def _first_files(folder: Path, suffix: str) -> list[Path]:
+    """The first five regular ``suffix`` files of a project folder, never through a symlink (a linked
+    folder or file is not the agent's: :data:`dreamtui.core.files.LINK_REASON`)."""
+    return [e.path for e in scan_folder(folder, want=suffix) if e.is_file][:5]
 
 
 class ProjectNames:

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from dreamtui.core import clock
+from dreamtui.core.files import scan_folder
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ledger import Ledger, project_folders
@@ -128,11 +129,8 @@ class ProjectMap:
             if cwd:
                 return cwd
         fmt = formats.named(formats.FALLBACK)
-        try:
-            paths = sorted((self.transcripts / folder).glob("*" + fmt.suffix))[:5]
-        except OSError:
-            paths = []
-        for path in paths:
+        paths = [e.path for e in scan_folder(self.transcripts / folder, want=fmt.suffix) if e.is_file]
+        for path in paths[:5]:  # never through a symlink (files.LINK_REASON)
             cwd = fmt.cwd_of(path)
             if cwd:
                 return cwd

@@ -17,6 +17,12 @@ person's record saying it was not there before (when watching began, or at the l
 its record key (:func:`~dreamtui.core.ingest.records.record_key`). Only sources whose bytes hold a
 good-night word are parsed when watching begins.
 
+Never through a symlink (:data:`~dreamtui.core.files.LINK_REASON`): a transcript file or a folder
+below a watched folder that is a symlink is named once (``on_skip``) and no change is ever reported
+through it (the observer does not follow links below a folder; the walk and every reported path are
+checked with ``lstat``). A watched folder itself may be a link (into a dotfiles folder): the folder it
+points at is watched and its events are named by the path as given.
+
 Callbacks run on the watcher's own thread. A Textual app forwards them with ``post_message``; the CLI
 puts them on a queue. The watcher never writes anything.
 """
@@ -35,14 +41,16 @@ import orjson
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
+from watchdog.observers.polling import PollingObserverVFS
 
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import (
+    LINK_REASON,
     NotRegularFile,
     Skipped,
     error_reason,
     is_dir,
+    link_below,
     not_regular_reason,
     open_regular,
 )
@@ -69,13 +77,28 @@ SkipCallback = Callable[[str], None]
 class _Handler(FileSystemEventHandler):
     """Forwards every transcript path (a path some format claims) an event names to the watcher."""
 
-    def __init__(self, watcher: Watcher) -> None:
+    def __init__(self, watcher: Watcher, folder: Path) -> None:
         self.watcher = watcher
+        self.shown = str(folder)
+        """The watched folder as given (a symlink, when it is one)."""
+        self.real = os.path.realpath(folder)
+        """The folder the observer watches: where ``shown`` points (events name paths below it)."""
+
+    def _as_shown(self, path: str) -> str:
+        """An event's path as below the folder as given (its link, when it is one)."""
+        if self.real == self.shown or not path.startswith(self.real):
+            return path
+        rest = path[len(self.real) :]
+        return self.shown + rest if rest == "" or rest.startswith(os.sep) else path
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
-        paths = [os.fsdecode(p) for p in (event.src_path, getattr(event, "dest_path", "") or "") if p]
+        paths = [
+            self._as_shown(os.fsdecode(p))
+            for p in (event.src_path, getattr(event, "dest_path", "") or "")
+            if p
+        ]
         found = [Path(p) for p in paths if not event.is_directory and formats.claimed(p) is not None]
         if found:
             self.watcher.notify(found)
@@ -163,9 +186,15 @@ class Watcher:
         self._snapshot = self._walk()
         self.initial = dict(self._snapshot)
         self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
-        observer = PollingObserver(timeout=self.poll_interval) if self.poll else Observer()
+        # polled with lstat: never into a linked folder below a watched one (inotify never follows one)
+        observer = (
+            PollingObserverVFS(os.lstat, os.scandir, polling_interval=self.poll_interval)
+            if self.poll
+            else Observer()
+        )
         for folder in (self.root, *self.extra):
-            observer.schedule(_Handler(self), str(folder), recursive=True)
+            handler = _Handler(self, folder)
+            observer.schedule(handler, handler.real, recursive=True)  # a linked folder: where it points
         observer.daemon = True
         observer.start()
         self._observer = observer
@@ -367,40 +396,59 @@ class Watcher:
                 pass
 
     def _regular(self, path: Path) -> bool:
-        """Whether ``path`` is a regular file to read; a FIFO, device or socket is reported once."""
+        """Whether ``path`` is a regular file to read, never through a symlink (the file itself or a
+        folder on the way below its watched folder: the link is named once); a FIFO, device or socket
+        is reported once."""
+        root = next((r for r in (self.root, *self.extra) if path.is_relative_to(r)), None)
+        link = link_below(root, path) if root is not None else None
+        if link is not None:
+            self._skip(link, LINK_REASON)
+            return False
         try:
-            st = os.stat(path)
+            st = os.lstat(path)
         except OSError:
             return True  # vanished or unreadable: the read says so (or finds nothing)
         if stat.S_ISREG(st.st_mode):
             return True
-        self._skip(path, not_regular_reason(st.st_mode))
+        self._skip(path, LINK_REASON if stat.S_ISLNK(st.st_mode) else not_regular_reason(st.st_mode))
         return False
 
     def _walk(self) -> dict[Path, tuple[int, int]]:
-        """Size and mtime of every regular transcript file below the root. Folders that cannot be listed
-        or searched, and FIFOs, devices or sockets, are reported once and left out."""
+        """Size and mtime of every regular transcript file below the watched folders (each may be a
+        link; nothing below one is followed). Folders that cannot be listed or searched, FIFOs, devices
+        or sockets, and symlinked transcripts and folders are reported once and left out."""
         found: dict[Path, tuple[int, int]] = {}
-
-        def unreadable(exc: OSError) -> None:
-            self._skip(exc.filename or self.root, f"cannot list this folder ({error_reason(exc)})")
-
-        for dirpath, _dirs, files in (
-            w for folder in (self.root, *self.extra) for w in os.walk(folder, onerror=unreadable)
-        ):
-            for name in files:
-                p = Path(dirpath) / name
-                if formats.claimed(p) is None:
-                    continue
+        folders = [str(f) for f in (self.root, *self.extra)]
+        while folders:
+            dirpath = folders.pop()
+            try:
+                with os.scandir(dirpath) as it:
+                    entries = list(it)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # gone since it was listed
+            except OSError as exc:
+                self._skip(dirpath, f"cannot list this folder ({error_reason(exc)})")
+                continue
+            for entry in entries:
                 try:
-                    st = os.stat(p)
+                    if entry.is_symlink():  # the listing says so: no call of its own
+                        if formats.claimed(entry.path) is not None or _is_dir_or_loop(entry):
+                            self._skip(entry.path, LINK_REASON)
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                        continue
+                    if formats.claimed(entry.path) is None:
+                        continue
+                    st = entry.stat(follow_symlinks=False)
                 except PermissionError as exc:  # listed but not searchable: say it once, for the folder
                     self._skip(dirpath, f"cannot open the files in this folder ({error_reason(exc)})")
                     break
                 except OSError:
                     continue
+                p = Path(entry.path)
                 if not stat.S_ISREG(st.st_mode):
-                    self._skip(p, not_regular_reason(st.st_mode))
+                    self._skip(p, LINK_REASON if stat.S_ISLNK(st.st_mode) else not_regular_reason(st.st_mode))
                     continue
                 found[p] = (st.st_size, st.st_mtime_ns)
         return found
@@ -440,10 +488,18 @@ class Watcher:
 
 def _stat(path: Path) -> tuple[int, int] | None:
     try:
-        st = path.stat()
+        st = os.lstat(path)
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns)
+
+
+def _is_dir_or_loop(entry: os.DirEntry[str]) -> bool:
+    """Whether a symlink met in the walk points at a folder, or cannot be followed (a loop)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return True
 
 
 def _last_line_end(path: Path, size: int) -> int:

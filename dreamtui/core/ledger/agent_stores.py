@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dreamtui.core.files import error_reason, kind_of_mode, open_regular
+from dreamtui.core.files import LINK_REASON, error_reason, kind_of_mode, open_regular
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_MS = 50
@@ -62,7 +62,7 @@ def store_problem(path: Path | str) -> str | None:
     except OSError as exc:
         return f"cannot read it ({error_reason(exc)})"
     if stat.S_ISLNK(st.st_mode):
-        return "it is a symlink; dreamtui reads an agent's database only at its own path"
+        return LINK_REASON
     if not stat.S_ISREG(st.st_mode):
         return f"it is {kind_of_mode(st.st_mode)}, not a regular file"
     if st.st_size == 0:

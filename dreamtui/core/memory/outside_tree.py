@@ -62,7 +62,7 @@ def read_memory_bytes(path: Path | str) -> bytes | None:
     memory listing), bounded as the scan is: a regular file of at most :func:`max_bytes`, opened with
     ``O_NOFOLLOW`` (a symlink's target is never read); None for anything else."""
     try:
-        return read_regular(path, max_bytes(), nofollow=True)
+        return read_regular(path, max_bytes())
     except OSError:
         return None
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import Skipped, error_reason, not_regular_reason, open_regular
+from dreamtui.core.files import LINK_REASON, Skipped, error_reason, not_regular_reason, open_regular
 from dreamtui.core.ingest.formats.generic import PiecesDigester
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -166,7 +166,7 @@ def _history_problem(path: str) -> str | None:
     except OSError as exc:
         return f"cannot read it ({error_reason(exc)})"
     if stat.S_ISLNK(st.st_mode):
-        return "it is a symlink; a history is read only where Aider writes it, never through a link"
+        return LINK_REASON
     if not stat.S_ISREG(st.st_mode):
         return not_regular_reason(st.st_mode)
     return None

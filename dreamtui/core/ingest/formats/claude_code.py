@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import orjson
 
-from dreamtui.core.files import Skipped, is_dir, open_regular, regular_problem, scan_folder
+from dreamtui.core.files import Skipped, is_dir, open_regular, own_dir, regular_problem, scan_folder
 from dreamtui.core.ingest.formats.lines import json_lines_records
 from dreamtui.core.ingest.formats.protocol import (
     EXTRACTOR_WORKDIR,
@@ -255,7 +255,7 @@ def _project_files(project_dir: Path, skipped: list[Skipped] | None = None) -> l
             found.append(entry.path)
         elif entry.is_dir:
             sub = entry.path / "subagents"
-            if is_dir(sub):
+            if own_dir(sub, skipped):
                 found.extend(_subagent_files(sub, skipped))
     return found
 
@@ -267,13 +267,13 @@ def _subagent_files(sub: Path, skipped: list[Skipped] | None = None) -> list[Pat
     def agents(folder: Path) -> list[Path]:
         return [
             e.path
-            for e in scan_folder(folder, skipped)
+            for e in scan_folder(folder, skipped, folders=False)  # its workflows: listed by the caller
             if e.is_file and e.name.startswith("agent-") and e.name.endswith(".jsonl")
         ]
 
     found = agents(sub)
     workflows = sub / "workflows"
-    if is_dir(workflows):
+    if own_dir(workflows, skipped):
         for entry in scan_folder(workflows, skipped):
             if entry.is_dir:
                 found.extend(agents(entry.path))
@@ -294,7 +294,7 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
     if not is_dir(root):
         return []
     paths: list[Path] = []
-    for entry in scan_folder(root, skipped):
+    for entry in scan_folder(root, skipped, follow=True):  # the root may be a link; nothing below it
         if entry.is_dir and is_extractor_project(entry.name):
             continue  # the claude-code extractor's own calls, never a session to dream
         if entry.is_dir:

@@ -175,7 +175,8 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 
 
 def _rollouts(folder: Path, depth: int, skipped: list[Skipped] | None, out: list[Path]) -> None:
-    for entry in scan_folder(folder, skipped):
+    # the root may be a link, no date folder; a folder past the deepest level read is not named
+    for entry in scan_folder(folder, skipped, follow=depth == 0, folders=depth < _MAX_DEPTH):
         if entry.is_dir and depth < _MAX_DEPTH:
             _rollouts(entry.path, depth + 1, skipped, out)
         elif entry.is_file and entry.name.startswith(_PREFIX):

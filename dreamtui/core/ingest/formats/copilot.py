@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import orjson
 
-from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
+from dreamtui.core.files import Skipped, is_dir, open_regular, own_dir, regular_problem, scan_folder
 from dreamtui.core.ingest.formats.lines import decode_counted
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -184,11 +184,15 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 
 def _logs(root: Path, skipped: list[Skipped] | None) -> list[Path]:
     found: list[Path] = []
-    for entry in scan_folder(root, skipped):
+    for entry in scan_folder(root, skipped, follow=True):  # the root may be a link; no session folder
         if entry.is_file:
             found.append(entry.path)  # the older flat <id>.jsonl
         elif entry.is_dir:
-            events = [e.path for e in scan_folder(entry.path, skipped) if e.is_file and e.name == EVENTS]
+            events = [
+                e.path
+                for e in scan_folder(entry.path, skipped, folders=False)
+                if e.is_file and e.name == EVENTS
+            ]
             found.extend(events)
     return found
 
@@ -204,8 +208,9 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
 
 def session_files(root: Path, project: str, session: str) -> list[Path]:
     """The log of ``session`` under ``root`` (the folder's ``events.jsonl``, else the flat file)."""
-    for candidate in (Path(root) / session / EVENTS, Path(root) / f"{session}{suffix}"):
-        if candidate.is_file():
+    folder = Path(root) / session
+    for candidate in (folder / EVENTS, Path(root) / f"{session}{suffix}"):
+        if (candidate.parent != folder or own_dir(folder)) and regular_problem(candidate) is None:
             return [candidate]
     return []
 

@@ -28,7 +28,6 @@ typed in a message can never pose as the chat's directory). Every database read 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import Skipped, is_dir, scan_folder
+from dreamtui.core.files import Skipped, is_dir, link_below, regular_problem, scan_folder
 from dreamtui.core.ingest.formats.generic import PiecesDigester
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -127,13 +126,13 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
     found: list[TranscriptFile] = []
     if not is_dir(root):
         return found
-    for project in scan_folder(root, skipped, want=STORE_NAME):
+    for project in scan_folder(root, skipped, want=STORE_NAME, follow=True):  # no link below the root
         if not project.is_dir:
             continue
         for chat in scan_folder(project.path, skipped, want=STORE_NAME):
             if not chat.is_dir:
                 continue
-            for entry in scan_folder(chat.path, skipped, want=STORE_NAME):
+            for entry in scan_folder(chat.path, skipped, want=STORE_NAME, folders=False):
                 if entry.name == STORE_NAME and entry.is_file:
                     found.append(describe(entry.path))
     return sorted(found, key=lambda f: (f.project, f.session))
@@ -142,7 +141,7 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
 def session_files(root: Path, project: str, session: str) -> list[Path]:
     """The one ``store.db`` of a chat (when it is there)."""
     store = Path(root) / project / session / STORE_NAME
-    return [store] if os.path.isfile(store) else []
+    return [store] if regular_problem(store) is None and link_below(root, store) is None else []
 
 
 def with_session(path: Path) -> list[Path]:

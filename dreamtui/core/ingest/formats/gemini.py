@@ -58,7 +58,7 @@ import msgspec
 import orjson
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import Skipped, is_dir, open_regular, read_regular, scan_folder
+from dreamtui.core.files import Skipped, is_dir, open_regular, own_dir, read_regular, scan_folder
 from dreamtui.core.ingest.formats.lines import decode_counted
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -214,12 +214,12 @@ def _chat_files(folder: Path, skipped: list[Skipped] | None) -> list[Path]:
     main = folder.name == CHATS  # a session's chats start with session-; a sub-agent's are any name
     lines = {
         e.name: e.path
-        for e in scan_folder(folder, skipped, want=suffix)
+        for e in scan_folder(folder, skipped, want=suffix, folders=False)  # its sub-folders: listed again
         if e.is_file and (not main or e.name.startswith(SESSION_PREFIX))
     }
     docs = [
         e.path
-        for e in scan_folder(folder, skipped, want=DOCUMENT)
+        for e in scan_folder(folder, skipped, want=DOCUMENT, folders=False)
         if e.is_file and (not main or e.name.startswith(SESSION_PREFIX))
     ]
     return sorted([*lines.values(), *(p for p in docs if p.name + "l" not in lines)])
@@ -233,9 +233,9 @@ def discover(root: Path, skipped: list[Skipped] | None = None) -> list[Transcrip
     if not is_dir(root):
         return []
     paths: list[Path] = []
-    for project in scan_folder(root, skipped, want="\0"):
+    for project in scan_folder(root, skipped, want="\0", follow=True):  # no link below the root
         chats = project.path / CHATS
-        if not project.is_dir or not is_dir(chats):
+        if not project.is_dir or not own_dir(chats, skipped):
             continue
         paths.extend(_chat_files(chats, skipped))
         for sub in scan_folder(chats, skipped, want="\0"):
@@ -257,7 +257,7 @@ def with_session(path: Path) -> list[Path]:
     if kind_of(path) != "main":
         return [path]
     folder = path.parent / session_of(path)
-    subs = sorted(_chat_files(folder, None)) if is_dir(folder) else []
+    subs = sorted(_chat_files(folder, None)) if own_dir(folder) else []
     return [path, *subs]
 
 

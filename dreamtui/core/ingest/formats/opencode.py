@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.files import Skipped, is_dir, open_regular, scan_folder
+from dreamtui.core.files import Skipped, open_regular, own_dir, scan_folder
 from dreamtui.core.ingest.formats.generic import PiecesDigester
 from dreamtui.core.ingest.formats.protocol import (
     FileKind,
@@ -196,12 +196,12 @@ def _json(path: Path) -> dict[str, Any] | None:
 def _json_files(storage: Path, skipped: list[Skipped] | None) -> list[TranscriptFile]:
     out: list[TranscriptFile] = []
     sessions = storage / "session"
-    if not is_dir(sessions):
+    if not own_dir(storage, skipped) or not own_dir(sessions, skipped):  # never through a link
         return out
     for project in scan_folder(sessions, skipped, want=".json"):
         if not project.is_dir:
             continue
-        for entry in scan_folder(project.path, skipped, want=".json"):
+        for entry in scan_folder(project.path, skipped, want=".json", folders=False):
             if entry.is_file:
                 out.append(describe(entry.path))
     return out
@@ -422,7 +422,8 @@ def _json_records(path: Path) -> Iterator[SourceRecord]:
     session = path.stem
     subagent = isinstance(info.get("parentID"), str) and bool(info.get("parentID"))
     messages: list[tuple[int, str, dict[str, Any]]] = []
-    for entry in scan_folder(storage / "message" / session, want=".json"):
+    linked = not own_dir(storage / "message") or not own_dir(storage / "part")  # never through a link
+    for entry in () if linked else scan_folder(storage / "message" / session, want=".json"):
         if entry.is_file:
             m = _json(entry.path)
             if m is not None:
@@ -778,7 +779,7 @@ def fingerprint(path: Path) -> str:
     parts = []
     for p in watch_paths(path):
         try:
-            st = os.stat(p)
+            st = os.lstat(p)  # never through a link
             parts.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
         except OSError:
             parts.append(f"{p}:-")
