@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dreamtui.core.files import Skipped, open_regular, scan_folder
+from dreamtui.core.files import Skipped, open_regular, regular_problem, scan_folder
 from dreamtui.core.ingest.formats.generic import PiecesDigester
 from dreamtui.core.ingest.formats.lines import json_lines_records
 from dreamtui.core.ingest.formats.protocol import (
@@ -82,14 +82,16 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 
 def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
     """Every ``*.pchat`` directly in ``root``."""
-    found = [describe(e.path) for e in scan_folder(Path(root), skipped, want=suffix) if e.is_file]
+    found = [
+        describe(e.path) for e in scan_folder(Path(root), skipped, want=suffix, follow=True) if e.is_file
+    ]
     return [tf for tf in found if claims(tf.path)]
 
 
 def session_files(root: Path, project: str, session: str) -> list[Path]:
     """The one file of a session."""
     path = Path(root) / f"{session}{suffix}"
-    return [path] if path.is_file() else []
+    return [path] if regular_problem(path) is None else []  # a regular file, never a link
 
 
 def with_session(path: Path) -> list[Path]:
