@@ -40,6 +40,7 @@ from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.tail import DEFAULT_MAX_LINE
 from dreamtui.core.ledger import Ledger, offsets
 from dreamtui.core.repository import encode_path
+from dreamtui.services.workspace import Workspace
 
 NOW = "2026-03-10T23:00:00Z"
 WRITTEN = 1773180000.0  # an hour before NOW: past the quiet period
@@ -446,6 +447,11 @@ def test_a_symlinked_folder_below_a_root_is_named_once_and_never_read_through(en
     link = _linked_folder(world, name, _root(world, name))
     _link_notice(_check(world, link), link)
     assert _folder_counts(world) == counts  # `dreamtui config` counts no session behind the link
+    listed: list[str] = []
+    with Workspace(world.config) as ws:
+        rows = ws.sessions(listed)  # the Sessions list: the link named once, nothing behind it listed
+    assert [n for n in listed if str(link) in n] == [f"skipped {link}: {LINK_REASON}"], listed
+    assert sum(r.files for r in rows) == sum(len(a) for a in world.good.values()), rows
 
 
 def _folder_counts(world: World) -> dict[tuple[str, str], int | None]:
