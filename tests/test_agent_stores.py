@@ -217,3 +217,145 @@ def test_a_copy_without_its_log_is_still_a_database(tmp_path: Path) -> None:
     copy.parent.mkdir()
     shutil.copy(db, copy)
     assert part_keys(copy) == part_keys(db)
+
+
+# -- a pass that reads many sessions: one connection per database, each read its own transaction ---
+
+
+def _counting_connects(monkeypatch: pytest.MonkeyPatch) -> list[sqlite3.Connection]:
+    made: list[sqlite3.Connection] = []
+    real = agent_stores._connect
+
+    def counting(path: Path, immutable: bool) -> sqlite3.Connection:
+        made.append(real(path, immutable))
+        return made[-1]
+
+    monkeypatch.setattr(agent_stores, "_connect", counting)
+    return made
+
+
+def test_a_pass_reads_every_session_through_one_connection_closed_at_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = build_opencode_db(tmp_path)
+    made = _counting_connects(monkeypatch)
+    with agent_stores.sharing():
+        with agent_stores.sharing():  # a pass inside a pass is the outer one
+            keys = [part_keys(db) for _ in range(5)]
+            assert [f.session for f in opencode.discover(tmp_path)] == [SESSION, SESSION]
+        assert len(made) == 1
+        made[0].execute("SELECT 1")  # still open inside the outer pass
+        with agent_stores.reading(db) as conn, pytest.raises(sqlite3.OperationalError):
+            conn.execute("DELETE FROM part")  # read-only as ever
+    assert keys == [keys[0]] * 5 and len(keys[0]) == 12
+    with pytest.raises(sqlite3.ProgrammingError):
+        made[0].execute("SELECT 1")  # closed when the pass ended
+    part_keys(db)
+    assert len(made) == 2  # outside a pass every read opens and closes its own
+
+
+def test_between_two_reads_of_a_pass_nothing_is_held(tmp_path: Path) -> None:
+    """WAL mode: a checkpoint that needs every reader gone (TRUNCATE) completes between two reads of a
+    pass. Rollback-journal mode: a writer takes its exclusive lock at once, without waiting."""
+    db = build_opencode_db(tmp_path / "wal")
+    writer = sqlite3.connect(db, isolation_level=None, timeout=0)
+    with agent_stores.sharing():
+        part_keys(db)
+        writer.execute("INSERT INTO todo VALUES ('s', 'c', 'pending', 'high', 1, 1, 1)")
+        busy, log, done = writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        assert busy == 0 and log == done
+        assert len(part_keys(db)) == 12
+    writer.close()
+    db = build_opencode_db(tmp_path / "rollback", wal=False)
+    writer = sqlite3.connect(db, isolation_level=None, timeout=0)
+    with agent_stores.sharing():
+        part_keys(db)
+        writer.execute("BEGIN EXCLUSIVE")
+        writer.execute("INSERT INTO todo VALUES ('s', 'c', 'pending', 'high', 1, 1, 1)")
+        writer.execute("COMMIT")
+        assert len(part_keys(db)) == 12
+    writer.close()
+
+
+def test_a_lock_in_the_middle_of_a_pass_is_one_line_and_the_next_read_goes_on(tmp_path: Path) -> None:
+    db = build_opencode_db(tmp_path, wal=False)
+    with agent_stores.sharing():
+        assert len(part_keys(db)) == 12
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(TranscriptError) as info:
+                part_keys(db)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert "lock" in str(info.value) and "\n" not in str(info.value)
+        assert len(part_keys(db)) == 12
+
+
+def test_a_database_swapped_in_the_middle_of_a_pass_is_checked_again(tmp_path: Path) -> None:
+    """The path made a symlink, a FIFO, or another file: the kept connection (to the file it was opened
+    on) is closed, and the path is checked as any path is."""
+    db = build_opencode_db(tmp_path / "a")
+    other = build_opencode_db(tmp_path / "b")
+    with agent_stores.sharing():
+        assert len(part_keys(db)) == 12
+        moved = tmp_path / "a" / "moved.db"
+        db.rename(moved)
+        db.symlink_to(other)
+        with pytest.raises(TranscriptError, match="symlink"):
+            part_keys(db)
+        db.unlink()
+        os.mkfifo(db)
+        with pytest.raises(TranscriptError, match="FIFO"):
+            part_keys(db)
+        db.unlink()
+        shutil.copy(other, db)
+        assert len(part_keys(db)) == 12
+
+
+def test_a_pass_keeps_a_few_connections_and_threads_open_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dbs = [build_opencode_db(tmp_path / str(i)) for i in range(agent_stores.MOST_SHARED + 2)]
+    made = _counting_connects(monkeypatch)
+    with agent_stores.sharing():
+        for db in dbs:
+            part_keys(db)
+        open_now = []
+        for conn in made:
+            try:
+                conn.execute("SELECT 1")
+                open_now.append(conn)
+            except sqlite3.ProgrammingError:
+                pass
+        assert len(open_now) == agent_stores.MOST_SHARED  # the least recently read were closed
+        part_keys(dbs[-1])
+        assert len(made) == len(dbs)  # the last one read is still kept
+        other: list[int] = []
+        thread = threading.Thread(target=lambda: other.append(len(part_keys(dbs[-1]))))
+        thread.start()
+        thread.join()
+        assert other == [12] and len(made) == len(dbs) + 1  # its own connection, not this thread's
+
+
+def test_a_database_read_without_its_log_is_never_kept_by_a_pass(tmp_path: Path) -> None:
+    """The read-only folder's fallback (``immutable=1``, its size and times checked after the read) is
+    made again for every read of a pass: a connection that ignores locks is never kept."""
+    db = build_opencode_db(tmp_path)
+    real = agent_stores._connect
+    calls: list[bool] = []
+
+    def refuse_writable(path: Path, immutable: bool) -> sqlite3.Connection:
+        calls.append(immutable)
+        if not immutable:
+            raise sqlite3.OperationalError("unable to open database file")
+        return real(path, immutable)
+
+    agent_stores._connect = refuse_writable  # type: ignore[assignment]
+    try:
+        with agent_stores.sharing():
+            assert [len(part_keys(db)) for _ in range(2)] == [12, 12]
+    finally:
+        agent_stores._connect = real  # type: ignore[assignment]
+    assert calls == [False, True, False, True]

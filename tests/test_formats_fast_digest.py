@@ -14,10 +14,17 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db, build_opencode_storage
+from fakes.agent_dbs import (
+    CHILD,
+    SESSION,
+    build_cursor_store,
+    build_opencode_db,
+    build_opencode_storage,
+    start_writer,
+)
 
 from dreamtui.core.errors import TranscriptError
-from dreamtui.core.ingest.digest import DigestState, digest_file
+from dreamtui.core.ingest.digest import DigestState, digest_file, shared_reads
 from dreamtui.core.ingest.formats import cursor, opencode
 from dreamtui.core.models import Digest
 
@@ -192,6 +199,118 @@ def test_opencode_unreadable_database_raises_the_same(tmp_path: Path) -> None:
             digest_file(opencode.address(db, SESSION), cheap=cheap)
 
 
+def _fields(d: Digest) -> tuple[object, ...]:
+    return (d.turns, d.stats, d.session, d.project, d.files, d.cwd)
+
+
+def _alone(address: str) -> tuple[object, ...] | str:
+    """A session's digest read by itself (its own connection), checked equal to the reference; or the
+    one-line error both give."""
+    try:
+        return _fields(_same(address))
+    except TranscriptError as exc:
+        with pytest.raises(TranscriptError) as again:
+            digest_file(address, cheap=False)
+        assert str(again.value) == str(exc)
+        return str(exc)
+
+
+def _in_pass(address: str) -> tuple[object, ...] | str:
+    """A session's digest read inside a pass (``shared_reads``, the caller's), fast and reference alike."""
+    try:
+        fast = _fields(digest_file(address))
+    except TranscriptError as exc:
+        with pytest.raises(TranscriptError) as again:
+            digest_file(address, cheap=False)
+        assert str(again.value) == str(exc)
+        return str(exc)
+    assert fast == _fields(digest_file(address, cheap=False))
+    return fast
+
+
+def test_opencode_sessions_read_in_one_pass_digest_as_each_alone(tmp_path: Path) -> None:
+    """Every session of one database digested in one pass (one connection, each session its own read
+    transaction), a session named twice, one the database never held, and the sub-agent session read
+    as a main one: each the digest it gives read alone, fast and reference alike."""
+    db, ids = _grown_opencode(tmp_path / "grown", sessions=8, messages=30, seed=11)
+    addresses = [str(opencode.address(db, s)) for s in [SESSION, CHILD, *ids, ids[2], "ses_never_there"]]
+    alone = [_alone(a) for a in addresses]
+    with shared_reads():
+        together = [_in_pass(a) for a in addresses]
+        again = [_in_pass(a) for a in reversed(addresses)]
+    assert together == alone
+    assert again == list(reversed(alone))
+    assert sum(len(d[0]) for d in alone if isinstance(d, tuple)) > 200  # type: ignore[arg-type]
+
+
+def test_opencode_a_pass_sees_what_is_committed_between_its_sessions(tmp_path: Path) -> None:
+    """While a pass reads, the agent deletes a session, adds text to another and replaces the database
+    with a file that is not one: each session read afterwards in the pass is digested as a read of it
+    alone at that moment gives (the rows as committed then; the deleted one as a session the database
+    no longer holds; the replaced file one line)."""
+    db, ids = _grown_opencode(tmp_path / "grown", sessions=4, messages=12, seed=13)
+    first, gone, grows, last = (str(opencode.address(db, s)) for s in ids)
+    writer = sqlite3.connect(db, isolation_level=None, timeout=0)
+    with shared_reads():
+        before = [_in_pass(a) for a in (first, gone, grows)]
+        writer.execute("BEGIN IMMEDIATE")  # the pass holds nothing now: the writer gets its lock at once
+        writer.execute("DELETE FROM part WHERE session_id = ?", (ids[1],))
+        writer.execute("DELETE FROM message WHERE session_id = ?", (ids[1],))
+        writer.execute("DELETE FROM session WHERE id = ?", (ids[1],))
+        message = writer.execute(
+            "SELECT id FROM message WHERE session_id = ? AND data LIKE '%\"user\"%' ORDER BY time_created DESC",
+            (ids[2],),
+        ).fetchone()[0]
+        writer.execute(
+            "INSERT INTO part VALUES ('prt_zz_late', ?, ?, 1791700000000, 1791700000000, ?)",
+            (message, ids[2], json.dumps({"type": "text", "text": "written while the pass read"})),
+        )
+        writer.execute("COMMIT")
+        after = [_in_pass(a) for a in (gone, grows, last)]
+    assert after == [_alone(gone), _alone(grows), _alone(last)]
+    assert after[0] != before[1] and not after[0][0]  # type: ignore[index]
+    assert any("written while the pass read" in t.text for t in after[1][0])  # type: ignore[index,union-attr]
+    assert not any("written while the pass read" in t.text for t in before[2][0])  # type: ignore[index,union-attr]
+    writer.close()
+    # the database swapped for another file mid-pass: the kept connection is not used, the new file
+    # is checked as any file is (not an SQLite database: one line)
+    with shared_reads():
+        assert isinstance(_in_pass(first), tuple)
+        db.unlink()
+        db.write_bytes(b"not an SQLite database, written over it" * 10)
+        refused = _in_pass(last)
+    assert isinstance(refused, str) and "not an SQLite database" in refused and "\n" not in refused
+
+
+def test_opencode_a_pass_while_the_agent_writes_reads_what_is_committed(tmp_path: Path) -> None:
+    """A real writer process inserts text parts in WAL mode with no busy wait at all while passes read
+    every session over and over: the writer meets no lock, and every read of the live session gives a
+    prefix of what was written, as much as a read before or more, each one as its reference gives it."""
+    db, ids = _grown_opencode(tmp_path / "grown", sessions=3, messages=8, seed=17)
+    live_message = "msg_11dc0b885001JwsqYzBEsi74Ue"
+    writer = start_writer(db, SESSION, live_message, 300)
+    assert writer.stdin is not None
+    writer.stdin.write("go\n")
+    writer.stdin.flush()
+    seen: list[int] = []
+    passes = 0
+    while writer.poll() is None or passes < 2:
+        passes += 1
+        with shared_reads():
+            for sid in [SESSION, *ids]:
+                d = digest_file(opencode.address(db, sid))
+                if sid == SESSION:
+                    live = [t.text for t in d.turns if t.text.startswith("live line")]
+                    assert live == [f"live line {i}" for i in range(len(live))]
+                    seen.append(len(live))
+                    exact = digest_file(opencode.address(db, sid), cheap=False)
+                    assert len(exact.turns) >= len(d.turns)  # the writer only adds
+    out, err = writer.communicate()
+    assert json.loads(out.strip().splitlines()[-1]) == {"busy": 0}, err
+    assert seen == sorted(seen) and seen[-1] == 300
+    assert len(set(seen)) > 1  # the passes overlapped the writes
+
+
 # -- Cursor ---------------------------------------------------------------------------------------
 
 
@@ -236,6 +355,26 @@ def test_cursor_fixture_and_generated_chats(tmp_path: Path) -> None:
     bare = build_cursor_store(root / "not-an-md5" / "agent-3")
     _grown_cursor(bare, 200, seed=6)
     _same(bare)
+
+
+def test_cursor_chats_read_in_one_pass_digest_as_each_alone(tmp_path: Path) -> None:
+    """More chats than a pass keeps connections for, each read twice in the pass (its description and
+    its digest), a store that is not a database and one that is gone: each as it is read alone."""
+    root = tmp_path / "chats"
+    stores = [build_cursor_store(root / cursor.cwd_hash(f"/p/{i}") / f"agent-{i}") for i in range(7)]
+    for i, store in enumerate(stores[:3]):
+        _grown_cursor(store, 150, seed=20 + i)
+    bad = root / cursor.cwd_hash("/p/bad") / "agent-bad" / "store.db"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"{" * 64)
+    addresses = [str(p) for p in [*stores, bad, root / "gone" / "agent" / "store.db", *stores[:2]]]
+    alone = [_alone(a) for a in addresses]
+    with shared_reads():
+        together = [_in_pass(a) for a in addresses]
+        described = [cursor.describe(Path(a)).project for a in addresses]
+    assert together == alone
+    assert described == [cursor.describe(Path(a)).project for a in addresses]
+    assert sum(isinstance(d, str) for d in alone) == 2
 
 
 def test_cursor_unreadable_store_raises_the_same(tmp_path: Path) -> None:

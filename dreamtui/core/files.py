@@ -215,6 +215,24 @@ def read_regular(path: Path | str, limit: int, *, follow: bool = False) -> bytes
         os.close(fd)
 
 
+def read_head(path: Path | str, size: int) -> bytes:
+    """The first ``size`` bytes (fewer in a shorter file) of ``path`` when it is a regular file:
+    checked and opened as :func:`open_regular` does, and raises as it does; four system calls and no
+    file object (a check of a file's header costs half of what :func:`open_regular` does); never
+    through a symlink (:data:`LINK_REASON`)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS | _NOFOLLOW)
+    except OSError as exc:
+        raise _link_error(exc, path) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, not_regular_reason(st.st_mode), os.fspath(path))
+        return os.read(fd, size)
+    finally:
+        os.close(fd)
+
+
 @dataclass(slots=True)
 class Entry:
     """One entry of a listed folder: its path, and whether it is a folder or a regular file."""

@@ -40,7 +40,7 @@ from dreamtui.core.files import Skipped
 from dreamtui.core.gate.dedup import DUPLICATE, DedupIndex
 from dreamtui.core.gate.pipeline import Scopes, closest_in_scope, gate
 from dreamtui.core.ingest import ended as ended_sessions
-from dreamtui.core.ingest.digest import persist
+from dreamtui.core.ingest.digest import persist, shared_reads
 from dreamtui.core.ingest.goodnight import said_goodnight
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.tail import Tailer
@@ -253,24 +253,29 @@ class RunningCycle:
                 del groups[k]
             self.stats.sessions_older = len(older)
             self.stats.window_since = self.since.astimezone().strftime("%Y-%m-%d")
-        for i, ((project, session), files) in enumerate(groups.items()):
-            self.progress(
-                f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})", i / max(1, len(groups))
-            )
-            record = ended.get(session)
-            work = new_content(self.ledger, project, session, files, unreadable, skipped)
-            if work is None:
-                if record is not None:  # its session holds nothing new: dreamed already
+        with shared_reads():  # the sessions of one database read through one connection
+            for i, ((project, session), files) in enumerate(groups.items()):
+                self.progress(
+                    f"reading {project}/{session[:8]} (session {i + 1}/{len(groups)})",
+                    i / max(1, len(groups)),
+                )
+                record = ended.get(session)
+                work = new_content(self.ledger, project, session, files, unreadable, skipped)
+                if work is None:
+                    if record is not None:  # its session holds nothing new: dreamed already
+                        self.ended_done.append(record)
+                    continue
+                work.goodnight = said_goodnight(work.digest.turns)
+                # a session Claude Code ended (and not resumed since) is no longer being written
+                work.ended = record is not None and record.still_ended(work.mtime)
+                if (
+                    not (self.trigger == "goodnight" or work.goodnight or work.ended)
+                    and now - work.mtime < quiet
+                ):
+                    work.deferred = True
+                if record is not None and not work.deferred:
                     self.ended_done.append(record)
-                continue
-            work.goodnight = said_goodnight(work.digest.turns)
-            # a session Claude Code ended (and not resumed since) is no longer being written
-            work.ended = record is not None and record.still_ended(work.mtime)
-            if not (self.trigger == "goodnight" or work.goodnight or work.ended) and now - work.mtime < quiet:
-                work.deferred = True
-            if record is not None and not work.deferred:
-                self.ended_done.append(record)
-            self.work.append(work)
+                self.work.append(work)
         for skip in skipped[found:]:  # a file in which nothing is a record: named, never a failure
             self.progress(skip.notice)
         ready = [w for w in self.work if not w.deferred]

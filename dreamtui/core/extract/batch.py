@@ -28,7 +28,7 @@ from dreamtui.core.errors import ExtractorError
 from dreamtui.core.extract.anthropic_ext import explain_api_error, text_of, usage_of
 from dreamtui.core.extract.base import ExtractContext, Extractor, candidate_from_mapping
 from dreamtui.core.extract.prompt import ExtractionOut
-from dreamtui.core.ingest.digest import digest_increment, digest_session, persist
+from dreamtui.core.ingest.digest import digest_increment, digest_session, persist, shared_reads
 from dreamtui.core.ingest.projects import ProjectMap
 from dreamtui.core.ingest.tail import LineScanner, Tailer, open_transcript
 from dreamtui.core.ingest.transcripts import describe
@@ -330,19 +330,20 @@ class BatchRunner:
         """
         prepared: list[tuple[Digest, SessionRanges]] = []
         seen: set[tuple[str, str]] = set()
-        for files in sessions:
-            tf = describe(Path(files[0]))
-            if (tf.project, tf.session) in seen:
-                continue  # the same session named twice (e.g. its main and a sub-agent file)
-            seen.add((tf.project, tf.session))
-            # a worktree's session is its repository's project (the folder holding its folder is the root)
-            project = ProjectMap(Path(files[0]).parent.parent, self.ledger, remember=True).key(
-                tf.project, Path(files[0])
-            )
-            ranges = undreamed_ranges(self.ledger, files, project, tf.session)  # before digesting:
-            digest = digest_session(list(files))  # the digest covers them
-            digest.project = project
-            prepared.append((digest, ranges))
+        with shared_reads():  # the sessions of one database read through one connection
+            for files in sessions:
+                tf = describe(Path(files[0]))
+                if (tf.project, tf.session) in seen:
+                    continue  # the same session named twice (e.g. its main and a sub-agent file)
+                seen.add((tf.project, tf.session))
+                # a worktree's session is its repository's project (the folder holding its folder is the root)
+                project = ProjectMap(Path(files[0]).parent.parent, self.ledger, remember=True).key(
+                    tf.project, Path(files[0])
+                )
+                ranges = undreamed_ranges(self.ledger, files, project, tf.session)  # before digesting:
+                digest = digest_session(list(files))  # the digest covers them
+                digest.project = project
+                prepared.append((digest, ranges))
         by_digest = {id(d): r for d, r in prepared}
 
         def extra_for(digest: Digest) -> dict[str, Any]:

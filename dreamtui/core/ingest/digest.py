@@ -24,7 +24,8 @@ from __future__ import annotations
 import hashlib
 import heapq
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,22 @@ def digest_lines(
     out: list[Turn] = []
     _pairs(digester, [(line_no, raw) for line_no, _, raw in lines], out)
     return out
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Inside this block the digests (and every other read of a session: its description, its
+    records) may share what a format opens to read them, closed when the block ends: each format's
+    optional ``shared_reads`` hook (OpenCode's: one connection to ``opencode.db`` for every session
+    read, each read still its own short read transaction). Wrap a pass that reads many sessions in
+    it (the dream cycle's light phase, an estimate's samples, a batch's sessions), never anything
+    that waits (a model's call, a person). Blocks nest (the inner one is the outer one)."""
+    with ExitStack() as stack:
+        for fmt in formats.FORMATS.values():
+            hook = getattr(fmt, "shared_reads", None)
+            if hook is not None:
+                stack.enter_context(hook())
+        yield
 
 
 def digest_file(

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -267,20 +268,27 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
 
 def _read(path: Path) -> list[SourceRecord]:
     """:func:`records`, all of them read at once."""
+    return [SourceRecord(i, key, raw, obj) for i, (key, raw, obj) in enumerate(_messages(path), start=1)]
+
+
+def _messages(path: Path) -> list[tuple[str, bytes, dict[str, Any]]]:
+    """Each JSON message of the chat at ``path`` (its store, or its write-ahead log) as ``(blob id,
+    bytes, decoded)``, in the order they were written: what :func:`records` gives, without the
+    records. Raises :class:`~dreamtui.core.errors.TranscriptError` when the store cannot be read now."""
     try:
         with agent_stores.reading(_store_of(path)) as conn:
             blobs = agent_stores.cursor_json_blobs(conn)
     except StoreUnreadable as exc:
         raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
-    out: list[SourceRecord] = []
+    out: list[tuple[str, bytes, dict[str, Any]]] = []
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for blob in blobs:
         try:
-            obj = orjson.loads(blob.data)
-        except orjson.JSONDecodeError:
+            obj = loads(blob.data)
+        except decode_error:
             continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("role"), str):
-            continue
-        out.append(SourceRecord(len(out) + 1, blob.id, blob.data, obj))
+        if type(obj) is dict and isinstance(obj.get("role"), str):
+            out.append((blob.id, blob.data, obj))
     return out
 
 
@@ -450,20 +458,33 @@ def digest_records(
     """The digest of a chat read once (``digest.digest_file``'s fast path): what :func:`describe`,
     :func:`records` and :func:`digester` give together (the same turns, stats and description:
     ``tests/test_formats_fast_digest.py``), the store opened once instead of twice (the description's
-    working directory is found in the messages the digest reads anyway)."""
-    path = _store_of(Path(address))
-    recs = _read(Path(address))
-    cwd = _cwd_in([rec.obj for rec in recs], path.parent.parent.name)
-    tf = TranscriptFile(
-        path, encode_path(cwd) if cwd else path.parent.parent.name, path.parent.name, "main", None, name
-    )
+    working directory is found in the messages the digest reads anyway), no record built, and a
+    message that is neither the person's nor the assistant's (``tool``, ``system``: its pieces are
+    tool output, thinking or ``meta``, never kept, and its reference names no directory) passed over
+    without listing its pieces."""
+    path = _store_of(address if isinstance(address, Path) else Path(address))
+    found = _messages(path)
+    folder = path.parent.parent.name
+    cwd = _cwd_in([obj for _, _, obj in found], folder)
+    tf = TranscriptFile(path, encode_path(cwd) if cwd else folder, path.parent.name, "main", None, name)
     turns: list[Turn] = []
     d = PiecesDigester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
-    for rec in recs:
-        stats.lines += 1
-        stats.bytes += len(rec.raw)
-        d.record(rec.obj, rec.locator, turns)
+    record = d.record
+    size = 0
+    for locator, (_, raw, obj) in enumerate(found, start=1):
+        size += len(raw)
+        if obj["role"] in ("user", "assistant"):
+            record(obj, locator, turns)
+    stats.lines += len(found)
+    stats.bytes += size
     return tf, turns, d.cwd
+
+
+def shared_reads() -> AbstractContextManager[None]:
+    """The format's optional hook for a pass that digests many sessions (``digest.shared_reads``):
+    a chat's store is read more than once in a pass (its description, its records): those reads share one connection, each read still its own short read transaction, the connection closed when the pass ends
+    (:func:`dreamtui.core.ledger.agent_stores.sharing`)."""
+    return agent_stores.sharing()
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:

@@ -30,6 +30,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -375,7 +376,7 @@ def _read_session(
     infos: dict[Any, _Info] = {}
     for m in messages:
         order[m[0]] = len(order)
-        info = _message_info(_decode(as_bytes(m[4])) or {})
+        info = _message_info(_decode(as_bytes(m[3])) or {})
         infos[m[0]] = (info["role"], info["compaction"], info["cwd"])
     last = len(order)
     parts.sort(key=lambda p: (order.get(p[1], last), str(p[1]), str(p[0])))
@@ -390,7 +391,7 @@ def _db_records(db: Path, session: str) -> Iterator[SourceRecord]:
     subagent = bool(rows and rows[0].parent_id)
     empty = _NO_INFO
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for locator, (part_id, message_id, created, _, data) in enumerate(parts, start=1):
+    for locator, (part_id, message_id, created, data) in enumerate(parts, start=1):
         if type(data) is not bytes or len(data) > agent_stores.MAX_ROW_BYTES or type(part_id) is not str:
             continue
         try:
@@ -697,7 +698,7 @@ def digest_records(
     plain_kind = d.kind in ("main", "subagent")  # another kind asked for: every text part as a record
     main = d.kind == "main"
     reply_kind = "subagent" if d.kind == "subagent" or subagent else "text"
-    for locator, (part_id, message_id, created, _, data) in enumerate(parts, start=1):
+    for locator, (part_id, message_id, created, data) in enumerate(parts, start=1):
         if type(data) is not bytes or len(data) > limit or type(part_id) is not str:
             continue
         try:
@@ -752,6 +753,13 @@ def digest_records(
             stats.chars += len(said)
     stats.lines, stats.bytes = count, size
     return tf, turns, d.cwd
+
+
+def shared_reads() -> AbstractContextManager[None]:
+    """The format's optional hook for a pass that digests many sessions (``digest.shared_reads``):
+    one ``opencode.db`` holds every session: the sessions read in a pass share one connection to it, each read still its own short read transaction, the connection closed when the pass ends
+    (:func:`dreamtui.core.ledger.agent_stores.sharing`)."""
+    return agent_stores.sharing()
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:

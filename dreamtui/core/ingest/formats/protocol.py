@@ -38,6 +38,17 @@ The questions:
 - **the digest**: a :class:`LineDigester` that turns raw lines into turns (the format's own fast
   path; ``digest.py`` reads the files, counts and merges), and the byte test the tailer may skip a
   line by.
+
+Two optional functions, looked up with ``getattr`` (a format without them is read the ordinary way):
+
+- ``digest_records(address, kind, state, stats, interrupts)`` → ``(TranscriptFile, turns, cwd)`` or
+  None: a ``records`` format's digest of one session read once, the records the digest drops never
+  built (``digest.digest_file``'s fast path; ``digest_file(…, cheap=False)`` is the reference it must
+  equal);
+- ``shared_reads()`` → a context manager: inside it the format may share what it opens to read its
+  sources across reads (a database connection for every session of one database), each read still
+  as short and as safe as alone, everything closed when it ends. ``digest.shared_reads`` enters every
+  format's around a pass that reads many sessions (the dream cycle's light phase).
 """
 
 from __future__ import annotations
