@@ -357,6 +357,49 @@ def test_cursor_fixture_and_generated_chats(tmp_path: Path) -> None:
     _same(bare)
 
 
+def test_cursor_assistant_messages_of_every_shape(tmp_path: Path) -> None:
+    """The assistant's messages the fast path makes turns of inline, in every shape: its content a
+    string or parts (text among thinking and tool calls, a text that is not a string, blank), with an
+    id, without one, the same message written twice (kept once) and the same words under another id;
+    read as a main chat, a sub-agent's and the compaction helper's."""
+    store = build_cursor_store(tmp_path / "chats" / cursor.cwd_hash("/p/odd") / "agent-odd")
+    shapes: list[object] = [
+        {"id": "s1", "role": "assistant", "content": "  a reply as a plain string  "},
+        {"role": "assistant", "content": "a reply without an id"},
+        {"role": "assistant", "content": "a reply without an id"},
+        {
+            "id": "s2",
+            "role": "assistant",
+            "content": [
+                {"type": "reasoning", "text": "thinking, never kept"},
+                {"type": "text", "text": "first words"},
+                {"type": "tool-call", "toolName": "run_terminal_cmd", "args": {"command": "ls"}},
+                {"type": "text", "text": 42},
+                {"type": "text", "text": "   "},
+                "not a part",
+                {"type": "text", "text": "second words"},
+            ],
+        },
+        {"id": "s2", "role": "assistant", "content": [{"type": "text", "text": "first words"}]},
+        {"id": "s3", "role": "assistant", "content": [{"type": "text", "text": "first words"}]},
+        {"id": 7, "role": "assistant", "content": "an id that is a number"},
+        {"id": "s4", "role": "assistant", "content": {"not": "a list"}},
+        {"id": "s5", "role": "assistant"},
+        {"role": "user", "content": "<user_query>and the person</user_query>"},
+    ]
+    conn = sqlite3.connect(store)
+    for i, obj in enumerate(shapes):
+        conn.execute("INSERT INTO blobs VALUES (?, ?)", (f"odd{i:03d}", json.dumps(obj).encode()))
+    conn.commit()
+    conn.close()
+    texts = [t.text for t in _same(store).turns]
+    assert "a reply as a plain string" in texts and texts.count("a reply without an id") == 2
+    assert texts.count("first words") == 2 and "second words" in texts
+    assert not any("thinking" in t for t in texts)
+    for kind in ("subagent", "compact"):
+        _same(store, kind=kind)
+
+
 def test_cursor_chats_read_in_one_pass_digest_as_each_alone(tmp_path: Path) -> None:
     """More chats than a pass keeps connections for, each read twice in the pass (its description and
     its digest), a store that is not a database and one that is gone: each as it is read alone."""

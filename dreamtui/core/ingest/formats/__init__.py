@@ -9,11 +9,12 @@ format that claims it (:func:`format_for`), never by a format "in use".
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
 from dreamtui.core.ingest.formats import aider, claude_code, codex, copilot, cursor, gemini, opencode
-from dreamtui.core.ingest.formats.protocol import TranscriptFile, TranscriptFormat, split_address
+from dreamtui.core.ingest.formats.protocol import MEMBER_MARK, TranscriptFile, TranscriptFormat, split_address
 
 FORMATS: dict[str, TranscriptFormat] = {
     claude_code.name: claude_code,
@@ -42,7 +43,10 @@ def named(name: str) -> TranscriptFormat:
 def claimed(path: Path | str) -> TranscriptFormat | None:
     """The format whose transcript ``path`` is (by name and folders: nothing is opened), None when
     no format claims it (a ``.meta.json`` beside a sub-agent, a stray file)."""
-    return _claimed(str(split_address(path)[0]))
+    text = os.fspath(path)
+    if MEMBER_MARK in text:  # an address of one session of a source holding many: its source's path
+        text = str(split_address(text)[0])
+    return _claimed(text)
 
 
 @lru_cache(maxsize=4096)

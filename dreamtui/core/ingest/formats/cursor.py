@@ -458,23 +458,37 @@ def digest_records(
     """The digest of a chat read once (``digest.digest_file``'s fast path): what :func:`describe`,
     :func:`records` and :func:`digester` give together (the same turns, stats and description:
     ``tests/test_formats_fast_digest.py``), the store opened once instead of twice (the description's
-    working directory is found in the messages the digest reads anyway), no record built, and a
-    message that is neither the person's nor the assistant's (``tool``, ``system``: its pieces are
-    tool output, thinking or ``meta``, never kept, and its reference names no directory) passed over
-    without listing its pieces."""
+    working directory is found in the messages the digest reads anyway), no record built, a message
+    that is neither the person's nor the assistant's (``tool``, ``system``: its pieces are tool
+    output, thinking or ``meta``, never kept, and its reference names no directory) passed over
+    without listing its pieces, and an assistant's text strings made into turns inline (its other
+    pieces are thinking or tool output)."""
     path = _store_of(address if isinstance(address, Path) else Path(address))
     found = _messages(path)
     folder = path.parent.parent.name
     cwd = _cwd_in([obj for _, _, obj in found], folder)
     tf = TranscriptFile(path, encode_path(cwd) if cwd else folder, path.parent.name, "main", None, name)
     turns: list[Turn] = []
-    d = PiecesDigester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
-    record = d.record
+    file = str(address)
+    d = PiecesDigester(pieces, ref, file, kind or tf.kind, state, stats, interrupts)
+    record, new_block = d.record, state.new_block
+    reply_kind = "subagent" if d.kind == "subagent" else "text"
     size = 0
     for locator, (_, raw, obj) in enumerate(found, start=1):
         size += len(raw)
-        if obj["role"] in ("user", "assistant"):
+        role = obj["role"]
+        if role == "user":
             record(obj, locator, turns)
+        elif role == "assistant" and d.kind != "compact":
+            # inline, what PiecesDigester makes of an assistant's pieces: its text strings in order
+            uuid = obj.get("id")
+            uuid = uuid if type(uuid) is str else None
+            for text, _ in _texts(obj):
+                said = text.strip()
+                if not said or (uuid and not new_block(uuid, text)):
+                    continue
+                turns.append(Turn("assistant", said, file, locator, uuid, None, reply_kind))
+                stats.chars += len(said)
     stats.lines += len(found)
     stats.bytes += size
     return tf, turns, d.cwd
