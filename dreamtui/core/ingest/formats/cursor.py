@@ -210,6 +210,8 @@ def _cwd_in(objs: list[dict[str, Any]], folder: str) -> str:
         if obj.get("role") not in ("user", "system"):
             continue
         for text, _ in _texts(obj):
+            if "Workspace Path: " not in text:  # (a substring test is ten times cheaper than the search)
+                continue
             for m in _WORKSPACE.finditer(text):
                 cwd = m.group(1).strip()
                 if cwd and (cwd_hash(cwd) == folder or not _HASH.match(folder)):
@@ -217,19 +219,33 @@ def _cwd_in(objs: list[dict[str, Any]], folder: str) -> str:
     return _cwd_by_hash(objs, folder) if _HASH.match(folder) else ""
 
 
-_ABSOLUTE = re.compile(r"(?<![\w.~$/-])(/[^\s'\"`<>|;,(){}\[\]*?]+)")
+_ABSOLUTE = re.compile(r"/(?<![\w.~$/-]/)[^\s'\"`<>|;,(){}\[\]*?]+")
+"""An absolute path: a ``/`` not preceded by a word character, ``.``, ``~``, ``$``, ``/`` or ``-``, and
+what follows it up to a blank, a quote or a shell or bracket character. The ``/`` comes first and the
+character before it is looked at behind it: the search then skips to each ``/`` (twice as fast as a
+look-behind tried at every character)."""
 _PATH_SCAN = 64 * 1024
 """How much of each string is searched for paths (a tool's output can be megabytes long)."""
 
 
 def _strings(value: Any, out: list[str], depth: int = 0) -> None:
+    """Every string inside ``value`` (its first :data:`_PATH_SCAN` characters), in order, down to six
+    levels of objects and lists (a string at any level; a string inside is taken without a call)."""
     if isinstance(value, str):
         out.append(value[:_PATH_SCAN])
-    elif isinstance(value, dict) and depth < 6:
-        for v in value.values():
-            _strings(v, out, depth + 1)
-    elif isinstance(value, list) and depth < 6:
-        for v in value:
+        return
+    if depth >= 6:
+        return
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, list):
+        items = value
+    else:
+        return
+    for v in items:
+        if isinstance(v, str):
+            out.append(v[:_PATH_SCAN])
+        elif isinstance(v, (dict, list)):
             _strings(v, out, depth + 1)
 
 
@@ -239,20 +255,20 @@ def _cwd_by_hash(objs: list[dict[str, Any]], folder: str) -> str:
     each of their parents; '' when none is. Only an exact MD5 match counts, so a path the chat merely
     mentions is never taken for the working directory."""
     tried: set[str] = set()
+    strings: list[str] = []
     for obj in objs:
-        strings: list[str] = []
         _strings(obj.get("content"), strings)
-        for text in strings:
-            if "/" not in text:
-                continue
-            for m in _ABSOLUTE.finditer(text):
-                path = m.group(1).rstrip(".:")
-                while path and path not in tried:
-                    tried.add(path)
-                    if cwd_hash(path) == folder:
-                        return path
-                    parent = path.rsplit("/", 1)[0]
-                    path = parent if parent and parent != path else ("/" if path != "/" else "")
+    # one search over the strings joined by newlines: a path never spans a newline, and one after it
+    # is taken as one at the start of its string is, so the paths found, and their order, are each
+    # string's own (one search instead of one a string)
+    for m in _ABSOLUTE.finditer("\n".join(t for t in strings if "/" in t)):
+        path = m.group(0).rstrip(".:")
+        while path and path not in tried:
+            tried.add(path)
+            if cwd_hash(path) == folder:
+                return path
+            parent = path.rsplit("/", 1)[0]
+            path = parent if parent and parent != path else ("/" if path != "/" else "")
     return ""
 
 
