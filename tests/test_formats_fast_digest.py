@@ -420,6 +420,23 @@ def test_cursor_chats_read_in_one_pass_digest_as_each_alone(tmp_path: Path) -> N
     assert sum(isinstance(d, str) for d in alone) == 2
 
 
+def test_cursor_paths_found_by_one_search_are_each_strings_own() -> None:
+    """The working directory's search by MD5 runs once over a chat's strings joined by newlines: on
+    random strings of path characters, separators, quotes, dots and newlines it finds exactly the
+    paths, in the same order, that a search of each string alone (a look-behind before the ``/``)
+    finds."""
+    import re
+
+    each = re.compile(r"(?<![\w.~$/-])(/[^\s'\"`<>|;,(){}\[\]*?]+)")
+    rng = random.Random(41)
+    alphabet = "ab/.~$-_ \n\t\"'`<>|;,(){}[]*?:é1\\"
+    for _ in range(3000):
+        strings = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24))) for _ in range(4)]
+        alone = [m.group(1) for t in strings for m in each.finditer(t)]
+        joined = [m.group(0) for m in cursor._ABSOLUTE.finditer("\n".join(t for t in strings if "/" in t))]
+        assert joined == alone, strings
+
+
 def test_cursor_unreadable_store_raises_the_same(tmp_path: Path) -> None:
     store = tmp_path / "chats" / cursor.cwd_hash("/p") / "agent" / "store.db"
     store.parent.mkdir(parents=True)
