@@ -358,10 +358,12 @@ def test_cursor_fixture_and_generated_chats(tmp_path: Path) -> None:
 
 
 def test_cursor_assistant_messages_of_every_shape(tmp_path: Path) -> None:
-    """The assistant's messages the fast path makes turns of inline, in every shape: its content a
+    """The messages the fast path makes turns of inline, in every shape. The assistant's: its content a
     string or parts (text among thinking and tool calls, a text that is not a string, blank), with an
-    id, without one, the same message written twice (kept once) and the same words under another id;
-    read as a main chat, a sub-agent's and the compaction helper's."""
+    id, without one, the same message written twice (kept once) and the same words under another id.
+    The person's: a query span, words with no tag, context only, blank, several text parts (spans
+    joined), a tool result holding a span, the same message twice (no time: kept twice). Read as a
+    main chat, a sub-agent's and the compaction helper's."""
     store = build_cursor_store(tmp_path / "chats" / cursor.cwd_hash("/p/odd") / "agent-odd")
     shapes: list[object] = [
         {"id": "s1", "role": "assistant", "content": "  a reply as a plain string  "},
@@ -386,6 +388,23 @@ def test_cursor_assistant_messages_of_every_shape(tmp_path: Path) -> None:
         {"id": "s4", "role": "assistant", "content": {"not": "a list"}},
         {"id": "s5", "role": "assistant"},
         {"role": "user", "content": "<user_query>and the person</user_query>"},
+        {"role": "user", "content": "<user_query>and the person</user_query>"},
+        {"id": "u1", "role": "user", "content": "  words with no tag at all  "},
+        {"role": "user", "content": "<user_info>Workspace Path: /elsewhere</user_info>"},
+        {"role": "user", "content": "   "},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<rules>context only</rules>"},
+                {"type": "text", "text": "<user_query>one</user_query> and <user_query> two </user_query>"},
+                {"type": "tool-result", "result": "<user_query>a tool's output</user_query>"},
+                {"type": "reasoning", "text": "not the person"},
+                {"type": "text", "text": "plain words too"},
+                {"type": "text", "text": "<user_query>   </user_query>"},
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": 5}]},
+        {"role": "user"},
     ]
     conn = sqlite3.connect(store)
     for i, obj in enumerate(shapes):
@@ -396,6 +415,9 @@ def test_cursor_assistant_messages_of_every_shape(tmp_path: Path) -> None:
     assert "a reply as a plain string" in texts and texts.count("a reply without an id") == 2
     assert texts.count("first words") == 2 and "second words" in texts
     assert not any("thinking" in t for t in texts)
+    assert texts.count("and the person") == 2 and "words with no tag at all" in texts
+    assert "one\n\ntwo\n\nplain words too" in texts
+    assert not any("a tool's output" in t or "context only" in t or "/elsewhere" in t for t in texts)
     for kind in ("subagent", "compact"):
         _same(store, kind=kind)
 

@@ -456,13 +456,10 @@ def opencode_first_cwd(conn: sqlite3.Connection, session_id: str) -> str:
 # -- Cursor CLI: meta / blobs --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class CursorBlob:
-    """One JSON blob of a Cursor CLI ``store.db``: its place (``rowid``), content id and bytes."""
-
-    rowid: int
-    id: str
-    data: bytes
+CursorRow = tuple[Any, Any, Any]
+"""One JSON blob of a Cursor CLI ``store.db`` as SQLite gives it: ``(rowid, id, data)``, the stored
+values of whatever type the file holds (the format checks each; a plain tuple, as
+:data:`OpenCodeRow`)."""
 
 
 def cursor_meta(conn: sqlite3.Connection) -> bytes:
@@ -474,11 +471,11 @@ def cursor_meta(conn: sqlite3.Connection) -> bytes:
     return b""
 
 
-def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorBlob]:
+def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorRow]:
     """The blobs of a Cursor CLI store that are JSON objects (their first byte ``{``), in the order
     they were written. The others (the conversation tree's binary nodes) are not read."""
     try:
-        rows = conn.execute(
+        rows: list[CursorRow] = conn.execute(
             "SELECT rowid, id, CAST(data AS BLOB) FROM blobs WHERE substr(CAST(data AS BLOB), 1, 1) = x'7b' "
             "ORDER BY rowid"
         ).fetchall()
@@ -486,4 +483,4 @@ def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorBlob]:
         if "no such table" in str(exc):
             return []
         raise
-    return [CursorBlob(_int(r[0]), _text(r[1]), as_bytes(r[2])) for r in rows]
+    return rows

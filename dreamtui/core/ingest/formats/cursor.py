@@ -51,7 +51,7 @@ from dreamtui.core.ingest.formats.protocol import (
     TranscriptFile,
 )
 from dreamtui.core.ledger import agent_stores
-from dreamtui.core.ledger.agent_stores import StoreUnreadable
+from dreamtui.core.ledger.agent_stores import StoreUnreadable, as_bytes
 from dreamtui.core.models import DigestStats, Provenance, RawRecord, Turn
 from dreamtui.core.repository import encode_path
 
@@ -297,14 +297,16 @@ def _messages(path: Path) -> list[tuple[str, bytes, dict[str, Any]]]:
     except StoreUnreadable as exc:
         raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
     out: list[tuple[str, bytes, dict[str, Any]]] = []
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for blob in blobs:
+    loads, decode_error, limit = orjson.loads, orjson.JSONDecodeError, agent_stores.MAX_ROW_BYTES
+    for _, key, data in blobs:
+        if type(data) is not bytes or len(data) > limit:
+            data = as_bytes(data)  # (b'' for anything but text or bytes within the limit)
         try:
-            obj = loads(blob.data)
+            obj = loads(data)
         except decode_error:
             continue
         if type(obj) is dict and isinstance(obj.get("role"), str):
-            out.append((blob.id, blob.data, obj))
+            out.append((key if type(key) is str else "", data, obj))
     return out
 
 
@@ -477,8 +479,8 @@ def digest_records(
     working directory is found in the messages the digest reads anyway), no record built, a message
     that is neither the person's nor the assistant's (``tool``, ``system``: its pieces are tool
     output, thinking or ``meta``, never kept, and its reference names no directory) passed over
-    without listing its pieces, and an assistant's text strings made into turns inline (its other
-    pieces are thinking or tool output)."""
+    without listing its pieces, and the person's words of a user message and an assistant's text
+    strings made into turns inline (their other pieces are context, thinking or tool output)."""
     path = _store_of(address if isinstance(address, Path) else Path(address))
     found = _messages(path)
     folder = path.parent.parent.name
@@ -486,19 +488,29 @@ def digest_records(
     tf = TranscriptFile(path, encode_path(cwd) if cwd else folder, path.parent.name, "main", None, name)
     turns: list[Turn] = []
     file = str(address)
-    d = PiecesDigester(pieces, ref, file, kind or tf.kind, state, stats, interrupts)
-    record, new_block = d.record, state.new_block
-    reply_kind = "subagent" if d.kind == "subagent" else "text"
+    kind = kind or tf.kind
+    new_block = state.new_block
+    main, compact = kind == "main", kind == "compact"
+    reply_kind = "subagent" if kind == "subagent" else "text"
     size = 0
     for locator, (_, raw, obj) in enumerate(found, start=1):
         size += len(raw)
         role = obj["role"]
+        if compact or role not in ("user", "assistant"):
+            continue
+        uuid = obj.get("id")
+        uuid = uuid if type(uuid) is str else None
         if role == "user":
-            record(obj, locator, turns)
-        elif role == "assistant" and d.kind != "compact":
+            # inline, what PiecesDigester makes of a user message's pieces in a main chat: the person's
+            # words of its texts joined as one prompt (no time: never deduplicated); else nothing
+            if main:
+                words = [mine for mine in (person_text(t) for t, _ in _texts(obj)) if mine is not None]
+                if words:
+                    prompt = "\n\n".join(words)
+                    turns.append(Turn("person", prompt, file, locator, uuid, None, "prompt"))
+                    stats.chars += len(prompt)
+        else:
             # inline, what PiecesDigester makes of an assistant's pieces: its text strings in order
-            uuid = obj.get("id")
-            uuid = uuid if type(uuid) is str else None
             for text, _ in _texts(obj):
                 said = text.strip()
                 if not said or (uuid and not new_block(uuid, text)):
@@ -507,13 +519,14 @@ def digest_records(
                 stats.chars += len(said)
     stats.lines += len(found)
     stats.bytes += size
-    return tf, turns, d.cwd
+    return tf, turns, ""  # (no message names a working directory of its own: ref gives none)
 
 
 def shared_reads() -> AbstractContextManager[None]:
     """The format's optional hook for a pass that digests many sessions (``digest.shared_reads``):
-    a chat's store is read more than once in a pass (its description, its records): those reads share one connection, each read still its own short read transaction, the connection closed when the pass ends
-    (:func:`dreamtui.core.ledger.agent_stores.sharing`)."""
+    a chat's store is read more than once in a pass (its description, its records): those reads share
+    one connection, each read still its own short read transaction, the connection closed when the
+    pass ends (:func:`dreamtui.core.ledger.agent_stores.sharing`)."""
     return agent_stores.sharing()
 
 

@@ -757,7 +757,8 @@ def digest_records(
 
 def shared_reads() -> AbstractContextManager[None]:
     """The format's optional hook for a pass that digests many sessions (``digest.shared_reads``):
-    one ``opencode.db`` holds every session: the sessions read in a pass share one connection to it, each read still its own short read transaction, the connection closed when the pass ends
+    one ``opencode.db`` holds every session: the sessions read in a pass share one connection to it,
+    each read still its own short read transaction, the connection closed when the pass ends
     (:func:`dreamtui.core.ledger.agent_stores.sharing`)."""
     return agent_stores.sharing()
 
