@@ -294,7 +294,10 @@ def test_opencode_a_pass_while_the_agent_writes_reads_what_is_committed(tmp_path
     writer.stdin.flush()
     seen: list[int] = []
     passes = 0
-    while writer.poll() is None or passes < 2:
+    done = False
+    while not done or passes < 2:
+        # looked at before the pass: the last pass begins after the last write
+        done = writer.poll() is not None
         passes += 1
         with shared_reads():
             for sid in [SESSION, *ids]:
