@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
+from dreamtui.core.dream.daemon import DreamDaemon
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.files import Skipped
 from dreamtui.core.ingest.formats import aider
@@ -27,7 +29,9 @@ from dreamtui.core.ingest.records import address_key, read_new
 from dreamtui.core.ingest.sources import discover_all
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.ledger import Ledger, offsets
+from dreamtui.core.ledger.cycles import CycleRecord
 from dreamtui.core.repository import encode_path
+from dreamtui.services.transcripts import watched_alone, watched_folders
 from dreamtui.services.workspace import Workspace
 
 NOW = "2026-03-10T23:00:00Z"
@@ -296,3 +300,162 @@ def test_a_good_night_in_a_quoted_file_or_the_assistants_reply_is_not_heard(tmp_
         # every batch delivered has had its good nights looked for: nothing more is to come
         assert wait_for(lambda: path in changes and watcher.checked == watcher.batches, 10)
     assert heard == []
+
+
+# -- watched live, each history in its folder alone ------------------------------------------------
+
+
+class Heard:
+    """What a watcher over what the app watches reports, from its thread."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.changes: list[Path] = []
+        self.goodnights: list[str] = []
+        self.errors: list[BaseException] = []
+
+    def changed(self, paths: list[Path]) -> None:
+        with self.lock:
+            self.changes.extend(paths)
+
+    def goodnight(self, project: str) -> None:
+        with self.lock:
+            self.goodnights.append(project)
+
+    def has(self, path: Path) -> bool:
+        with self.lock:
+            return path in self.changes
+
+
+def _watcher(config: Config, heard: Heard) -> Watcher:
+    """A watcher over what the app and ``dreamtui watch`` watch; no rescan comes unless asked for."""
+    return Watcher(
+        config.transcripts,
+        extra=watched_folders(config),
+        singles=watched_alone(config),
+        on_change=heard.changed,
+        on_goodnight=heard.goodnight,
+        on_error=heard.errors.append,
+        debounce=0.2,
+        rescan_seconds=3600,
+    )
+
+
+def _settled(watcher: Watcher, heard: Heard, path: Path) -> None:
+    """Wait until ``path`` was delivered and every batch delivered had its good nights looked for."""
+    assert wait_for(lambda: heard.has(path) and watcher.checked == watcher.batches, 10)
+
+
+def test_a_history_in_a_project_claude_code_ran_in_is_watched_alone_and_its_good_night_heard(
+    tmp_path: Path, config: Config
+) -> None:
+    """No setting names the project: the Claude Code session's working directory leads to the history.
+    Its folder is watched alone (a history below it, in ``node_modules``, is not watched), an append
+    is heard through events (no rescan), an old good night is not new, a new one is heard once."""
+    repo = _repository(tmp_path)
+    _claude(config, repo, MIGRATIONS)
+    path = _aider(repo, history("good night, that is all for today"))  # said before watching
+    below = repo / "node_modules" / "left-pad"
+    below.mkdir(parents=True)
+    nested = _aider(below, history(DOCKER))
+    heard = Heard()
+    with _watcher(config, heard) as watcher:
+        assert watcher.alone == [path] and watcher.alone_folders == [repo]
+        assert watcher.primed.wait(10)  # what was there when watching began is known
+        with nested.open("a", encoding="utf-8") as fh:  # below the folder watched: not watched
+            fh.write(history("good night from a package's own history").replace("21:00:00", "22:00:00"))
+        with path.open("a", encoding="utf-8") as fh:  # a new session: words, then no good night yet
+            fh.write(history(DOCKER).replace("21:00:00", "22:00:00"))
+        _settled(watcher, heard, path)
+        assert heard.goodnights == []  # the old good night is not new, and nothing new says it
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("#### Thanks, good night!  \n\nGood night!\n\n")
+        assert wait_for(lambda: len(heard.goodnights) == 1, 10), heard.goodnights
+        assert watcher.rescans == 0  # events alone
+    assert heard.goodnights == [aider.project_of(path)]
+    assert nested not in heard.changes and heard.errors == []
+
+
+def test_a_new_project_is_watched_once_a_new_session_runs_in_it(tmp_path: Path, config: Config) -> None:
+    """Watching began before any session named the project; a Claude Code session starting there leads
+    to its history, watched from then on: what it held then counts as there already."""
+    repo = _repository(tmp_path)
+    path = _aider(repo, history("good night, that is all for today"))  # said before anyone watched it
+    (config.transcripts / encode_path(str(repo))).mkdir()  # no new folder: no rescan is asked for
+    heard = Heard()
+    with _watcher(config, heard) as watcher:
+        assert watcher.alone == [] and watcher.primed.wait(10)
+        claude = _claude(config, repo, MIGRATIONS)  # a new session, in a project not seen before
+        _settled(watcher, heard, claude)
+        assert wait_for(lambda: watcher.alone_folders == [repo], 10), watcher.alone_folders
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(history(DOCKER).replace("21:00:00", "22:00:00"))
+        _settled(watcher, heard, path)
+        assert heard.goodnights == []
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("#### Thanks, good night!  \n\nGood night!\n\n")
+        assert wait_for(lambda: len(heard.goodnights) == 1, 10), heard.goodnights
+        assert watcher.rescans == 0
+    assert heard.goodnights == [aider.project_of(path)] and heard.errors == []
+
+
+def test_a_rescan_finds_a_history_in_a_configured_folder_and_a_folder_gone_is_dropped(
+    tmp_path: Path, config: Config
+) -> None:
+    """A configured folder is a tree of projects: searched, never watched whole. A history that appears
+    in it is found by the next rescan and watched from then on; a folder watched that disappears stops
+    being watched, without an error, and watching goes on."""
+    work = tmp_path / "work"
+    (work / "api").mkdir(parents=True)
+    (work / "web").mkdir()
+    api = _aider(work / "api", history(DOCKER))
+    searched = config.changed(formats={"aider": {"folders": [str(work)]}})
+    heard = Heard()
+    with _watcher(searched, heard) as watcher:
+        assert work not in watcher.extra and watcher.alone_folders == [work / "api"]
+        web = _aider(work / "web", history(MIGRATIONS))  # Aider's first run in another project
+        watcher.request_rescan()
+        assert wait_for(lambda: watcher.rescans == 1 and work / "web" in watcher.alone_folders, 10)
+        with web.open("a", encoding="utf-8") as fh:
+            fh.write(history(DOCKER).replace("21:00:00", "22:00:00"))
+        _settled(watcher, heard, web)
+        assert watcher.rescans == 1  # heard through its folder's events
+        shutil.rmtree(work / "api")  # the project is gone: its watch ends, asking for a rescan
+        assert wait_for(lambda: watcher.alone_folders == [work / "web"], 10), watcher.alone_folders
+        with heard.lock:
+            heard.changes.clear()
+        with web.open("a", encoding="utf-8") as fh:
+            fh.write("#### One more thing.  \n\nSure.\n\n")
+        _settled(watcher, heard, web)
+        assert watcher.alone == [web] and watcher.running
+    assert heard.errors == [] and api not in watcher.alone
+
+
+def test_watch_dreams_when_a_good_night_is_said_to_aider(
+    tmp_path: Path, config: Config, ledger: Ledger
+) -> None:
+    """``dreamtui watch``'s daemon: a good night appended to a history in a project another agent ran in
+    starts a dream of that project, as for every other format."""
+    repo = _repository(tmp_path)
+    _claude(config, repo, MIGRATIONS)
+    path = _aider(repo, history(DOCKER))
+    said: list[str] = []
+    woke: list[CycleRecord] = []
+    daemon = DreamDaemon(
+        config, ledger, poll=False, schedule=None, debounce=0.2, say=said.append, on_wake=woke.append
+    )
+    daemon.start()
+    thread = threading.Thread(target=daemon.run, daemon=True)
+    thread.start()
+    try:
+        assert daemon.watcher.alone == [path] and daemon.watcher.primed.wait(10)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(history("Thanks, good night!").replace("21:00:00", "22:00:00"))
+        assert wait_for(lambda: bool(woke), 60), said
+    finally:
+        daemon.stop()
+        thread.join(10)
+        daemon.close()
+    (cycle,) = woke
+    assert (cycle.trigger, cycle.chat_id, cycle.status) == ("goodnight", encode_path(str(repo)), "completed")
+    assert any(f"good night said in {encode_path(str(repo))}: dreaming" in line for line in said), said

@@ -6,8 +6,8 @@ one, under the agent's default folder in a HOME of the test's own) beside one go
 other format; the real CLI dreams them offline. The dream succeeds; the bad file is named by exactly
 one one-line notice (the cycle record's ``skipped_paths`` and ``unreadable_files``); every good session
 of every other format is read (its row in the ledger); nothing of the bad file is proposed. Then one
-watcher over every format's folder hears a live session of each appended to or rewritten, within its
-debounce, through real watchdog events."""
+watcher over what the app watches hears a live session of each appended to or rewritten, through
+real watchdog events alone (no rescan)."""
 
 from __future__ import annotations
 
@@ -547,12 +547,15 @@ def test_a_wal_database_being_written_is_read_as_committed(env: Path, name: str)
         writer.close()
 
 
-def test_one_watcher_hears_a_live_session_of_every_format_within_the_debounce(env: Path) -> None:
+def test_one_watcher_hears_a_live_session_of_every_format_by_events_alone(env: Path) -> None:
     """Every format's live session changed as its agent changes it (lines appended; a whole document
     rewritten atomically and in place; rows inserted in WAL mode), heard through real watchdog events
-    by one watcher over the folders the app watches, each within the debounce."""
+    by one watcher over what the app watches (every agent's folder whole, each file kept inside a
+    project in its folder alone: Aider's history, found in the working directory of the Claude Code
+    session), with no rescan at all: a format whose change only a rescan would see fails here. How soon
+    (the debounce plus a little) is measured by ``tests/bench/bench_watch_latency.py``."""
     from dreamtui.core.ingest.watch import DEFAULT_DEBOUNCE, Watcher
-    from dreamtui.services.transcripts import watched_folders
+    from dreamtui.services.transcripts import watched_alone, watched_folders
 
     world = build(env, "")
     changes: list[Path] = []
@@ -567,14 +570,16 @@ def test_one_watcher_hears_a_live_session_of_every_format_within_the_debounce(en
             return path in changes
 
     files = {name: Path(formats.split_address(world.good[name][0])[0]) for name in formats.FORMATS}
-    folders = watched_folders(world.config)
-    for path in files.values():
-        if not any(path.is_relative_to(f) for f in folders):  # a format kept inside the projects
-            folders.append(path.parent)
     debounce = DEFAULT_DEBOUNCE / 5
     with Watcher(
-        world.config.transcripts, extra=folders, on_change=changed, debounce=debounce, rescan_seconds=3600
-    ):
+        world.config.transcripts,
+        extra=watched_folders(world.config),
+        singles=watched_alone(world.config),
+        on_change=changed,
+        debounce=debounce,
+        rescan_seconds=3600,
+    ) as watcher:
+        assert files["aider"] in watcher.alone and watcher.alone_folders == [world.repo]  # not recursive
         for name, path in files.items():
             fmt = formats.named(name)
             for how in _live_changes(name, fmt.layout, path):
@@ -583,6 +588,7 @@ def test_one_watcher_hears_a_live_session_of_every_format_within_the_debounce(en
                 how()
                 heard_at = wait_for(lambda p=path: heard(p) or heard(Path(f"{p}-wal")), 10)
                 assert heard_at, (name, how.__name__)
+        assert watcher.rescans == 0  # heard through events alone
 
 
 def _live_changes(name: str, layout: str, path: Path) -> list[Callable[[], None]]:

@@ -182,6 +182,42 @@ async def test_a_goodnight_in_a_session_starts_that_projects_cycle(fresh) -> Non
     assert [(r["chat_id"], r["trigger"]) for r in rows] == [("-home-kim-src-dreamboard-web", "goodnight")]
 
 
+async def test_a_good_night_said_to_aider_in_a_project_claude_code_ran_in_starts_its_cycle(fresh) -> None:
+    """Aider keeps its history inside the project: the app watches it in its folder alone, found from
+    the Claude Code session's working directory, and its good night starts that project's cycle."""
+    from fakes.transcript import write_session
+
+    from dreamtui.core.ingest.formats import aider
+    from dreamtui.core.repository import encode_path
+
+    cfg, ledger = fresh
+    repo = (cfg.transcripts.parent / "src" / "spotter").resolve()
+    repo.mkdir(parents=True)
+    write_session(
+        cfg.transcripts,
+        [("person", "Always run the linter before pushing."), ("assistant", "Understood.")],
+        project=encode_path(str(repo)),
+        cwd=str(repo),
+    )
+    history = repo / aider.HISTORY_NAME
+    history.write_text(
+        "\n# aider chat started at 2026-11-28 17:00:00\n\n#### Fix the flaky test.  \n\nDone.\n\n",
+        encoding="utf-8",
+    )
+    app = DreamApp(cfg, ledger, watch=True, watch_debounce=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.running)
+        assert app._watcher is not None and app._watcher.alone_folders == [repo]
+        await wait_for(pilot, lambda: app._watcher is not None and app._watcher.primed.is_set())
+        with history.open("a", encoding="utf-8") as fh:
+            fh.write("#### Thanks, good night!  \n\nGood night!\n\n")
+        await wait_for(pilot, lambda: any("Good night heard" in n.message for n in notes(app)), 15)
+        await wait_for(pilot, lambda: not app.cycle_running, timeout=30)
+    rows = ledger.query("SELECT chat_id, trigger FROM dream_cycles")
+    assert [(r["chat_id"], r["trigger"]) for r in rows] == [(encode_path(str(repo)), "goodnight")]
+
+
 async def test_a_good_night_after_the_days_cycle_says_only_that_it_does_not_dream(fresh, monkeypatch) -> None:
     """With only the app open, a good night after the day's full cycle said "Good night heard …:
     dreaming" and then "dream cycle failed: already dreamed …"; now one note says what happens."""

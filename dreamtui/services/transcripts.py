@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreamtui.core.config import Config
-from dreamtui.core.files import open_regular
+from dreamtui.core.files import is_dir, open_regular
 from dreamtui.core.gate.verify import Verification, verify_quote
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_file, digest_session
 from dreamtui.core.ingest.project_name import ProjectNames
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ingest.sources import FormatFolder, discover_all, existing_roots, format_folders
+from dreamtui.core.ingest.sources import FormatFolder, ProjectFiles, discover_all, format_folders, watch_roots
 from dreamtui.core.ingest.tail import open_transcript
 from dreamtui.core.ingest.transcripts import agent_of, agents, describe, label_of, session_files_of
 from dreamtui.core.ingest.watch import Watcher
@@ -41,6 +41,7 @@ __all__ = [
     "session_files_for",
     "project_of_transcript",
     "verify",
+    "watched_alone",
     "watched_folders",
 ]
 
@@ -52,9 +53,15 @@ def formats_found(config: Config) -> list[FormatFolder]:
 
 
 def watched_folders(config: Config) -> list[Path]:
-    """Every agent's transcript folder that is a folder now (the watcher's ``extra``; Claude Code's
-    ``transcripts`` among them)."""
-    return [r.folder for r in existing_roots(config)]
+    """Every agent's transcript folder that is a folder now, watched whole (the watcher's ``extra``;
+    Claude Code's ``transcripts`` among them; never a tree of projects: ``sources.watch_roots``)."""
+    return [folder for folder in watch_roots(config) if is_dir(folder)]
+
+
+def watched_alone(config: Config) -> ProjectFiles:
+    """The files formats keep inside the projects (Aider's histories), each watched in its folder alone
+    (the watcher's ``singles``), the new ones found as sessions in new projects appear."""
+    return ProjectFiles(config)
 
 
 def project_of_transcript(config: Config) -> Callable[[Path], str]:

@@ -26,7 +26,13 @@ from dreamtui.services import DecisionResult, Ledger, Status, Workspace, dreamin
 from dreamtui.services.outside import OutsideWatcher, ScanReport
 from dreamtui.services.presence import AppPresence
 from dreamtui.services.settings import save_ui
-from dreamtui.services.transcripts import ProjectNames, Watcher, project_of_transcript, watched_folders
+from dreamtui.services.transcripts import (
+    ProjectNames,
+    Watcher,
+    project_of_transcript,
+    watched_alone,
+    watched_folders,
+)
 from dreamtui.tui import progress as cycle_words
 from dreamtui.tui.live import LedgerFollower, LiveTail
 from dreamtui.tui.messages import (
@@ -774,6 +780,7 @@ class DreamApp(App[object]):
         self._watcher = Watcher(
             root,
             extra=watched_folders(self.config),
+            singles=watched_alone(self.config),
             project_of=project_of_transcript(self.config),
             on_change=lambda paths: self._post(TranscriptsChanged(list(paths))),
             on_goodnight=lambda project: self._post(GoodnightHeard(project)),

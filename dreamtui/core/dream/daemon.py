@@ -24,7 +24,7 @@ from dreamtui.core.dream.run import SESSION_END, CycleFailed, CycleLimited, run_
 from dreamtui.core.errors import ConfigError, CycleBusy, DreamError
 from dreamtui.core.ingest import ended as ended_sessions
 from dreamtui.core.ingest.projects import ProjectMap
-from dreamtui.core.ingest.sources import roots
+from dreamtui.core.ingest.sources import ProjectFiles, watch_roots
 from dreamtui.core.ingest.transcripts import describe
 from dreamtui.core.ingest.watch import Watcher
 from dreamtui.core.ledger import Ledger
@@ -57,7 +57,8 @@ def next_run(now: datetime, hour: int, minute: int) -> datetime:
 
 
 class DreamDaemon:
-    """Watches every agent's transcript folders (``ingest.sources``) and runs dream cycles until :meth:`stop`."""
+    """Watches every agent's transcript folders (``ingest.sources``; the files kept inside the projects one by
+    one) and runs dream cycles until :meth:`stop`."""
 
     def __init__(
         self,
@@ -84,7 +85,8 @@ class DreamDaemon:
         """project -> the records a session-end cycle for it was asked for."""
         self.watcher = Watcher(
             config.transcripts,
-            extra=[r.folder for r in roots(config)],
+            extra=watch_roots(config),
+            singles=ProjectFiles(config),
             project_of=lambda path: pmap.key(describe(path).project, path),
             on_goodnight=lambda p: self.events.put(("goodnight", p)),
             on_error=lambda e: self.events.put(("error", e)),

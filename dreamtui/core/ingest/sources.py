@@ -5,10 +5,16 @@ Each format finds its own default folders (:meth:`~.formats.protocol.TranscriptF
 (``folders``) or turns the format off (``enabled = false``). Claude Code's folder is the config's
 ``transcripts`` (plus any ``[formats.claude-code] folders``). :func:`discover_all` lists every
 transcript of every format, each :class:`~.formats.protocol.TranscriptFile` naming its format.
+
+What a watcher watches: every format's folder whole (:func:`watch_roots`), except the folders of a
+format that keeps its transcripts inside the projects (:func:`looks_in_projects`, Aider): those are
+trees of projects, never watched whole; each file such a format keeps is watched alone, its folder
+and nothing below it (:class:`ProjectFiles`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,15 +52,32 @@ def roots(config: Config) -> list[Root]:
     return out
 
 
+def looks_in_projects(fmt: TranscriptFormat) -> bool:
+    """Whether ``fmt`` keeps its transcripts inside the projects themselves (it has
+    ``discover_in_projects``: Aider's history at each project's top); the folders the config names for
+    it are trees of projects, searched a few folders deep."""
+    return hasattr(fmt, "discover_in_projects")
+
+
+def watch_roots(config: Config) -> list[Path]:
+    """The folders a watcher watches whole (recursively): :func:`roots`, except those of a format that
+    keeps its transcripts inside the projects (:func:`looks_in_projects`): such a folder is a tree of
+    projects, ``node_modules`` and all, never watched whole; the files found in it are watched one by
+    one (:class:`ProjectFiles`)."""
+    return [r.folder for r in roots(config) if not looks_in_projects(r.format)]
+
+
 def existing_roots(config: Config) -> list[Root]:
     """:func:`roots` that are folders now."""
     return [r for r in roots(config) if is_dir(r.folder)]
 
 
-def discover_all(config: Config, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
+def discover_all(
+    config: Config, skipped: list[Skipped] | None = None, cwds: dict[tuple[str, str], str] | None = None
+) -> list[TranscriptFile]:
     """Every transcript of every format read (:func:`roots`), then those a format keeps inside the
-    projects themselves (:func:`in_projects`); never raises (one bad folder or format never hides the
-    others: what cannot be read is named in ``skipped``)."""
+    projects themselves (:func:`in_projects`, ``cwds`` its cache); never raises (one bad folder or
+    format never hides the others: what cannot be read is named in ``skipped``)."""
     found: list[TranscriptFile] = []
     for root in roots(config):
         try:
@@ -64,7 +87,7 @@ def discover_all(config: Config, skipped: list[Skipped] | None = None) -> list[T
                 skipped.append(
                     Skipped(str(root.folder), f"cannot read {root.format.agent}'s sessions ({exc})")
                 )
-    found.extend(in_projects(config, found, skipped))
+    found.extend(in_projects(config, found, skipped, cwds))
     return found
 
 
@@ -108,7 +131,7 @@ def format_folders(config: Config, found: list[TranscriptFile] | None = None) ->
         folders = [folder for name, folder in read if name == fname]
         if not folders:
             enabled = config.formats.get(fname, {}).get("enabled", True) is not False
-            inside = enabled and hasattr(fmt, "discover_in_projects")
+            inside = enabled and looks_in_projects(fmt)
             out.append(FormatFolder(fname, fmt.agent, None, "projects" if inside else "off"))
             if inside:
                 for name, path in sorted(sessions):
@@ -126,27 +149,34 @@ def format_folders(config: Config, found: list[TranscriptFile] | None = None) ->
 
 
 def in_projects(
-    config: Config, found: list[TranscriptFile], skipped: list[Skipped] | None = None
+    config: Config,
+    found: list[TranscriptFile],
+    skipped: list[Skipped] | None = None,
+    cwds: dict[tuple[str, str], str] | None = None,
 ) -> list[TranscriptFile]:
     """The transcripts a format keeps inside each project (Aider's ``.aider.chat.history.md``: a format
     with ``discover_in_projects``), looked for in the working directories of the sessions found, one
-    per project and format; those found already are not repeated."""
+    per project and format; those found already are not repeated. ``cwds`` (``(format, project)`` ->
+    working directory) is a cache kept between calls: a project's directory is read once."""
     seekers = [
         (fname, fmt)
         for fname, fmt in formats.FORMATS.items()
-        if hasattr(fmt, "discover_in_projects")
-        and config.formats.get(fname, {}).get("enabled", True) is not False
+        if looks_in_projects(fmt) and config.formats.get(fname, {}).get("enabled", True) is not False
     ]
     if not seekers:
         return []
-    cwds: dict[tuple[str, str], str] = {}
+    cwds = {} if cwds is None else cwds
+    tried: set[tuple[str, str]] = set()
     for tf in found:
-        if (tf.format, tf.project) not in cwds:
-            try:
-                cwds[(tf.format, tf.project)] = formats.of_file(tf).cwd_of(tf.path)
-            except Exception:  # an unreadable head: no working directory
-                cwds[(tf.format, tf.project)] = ""
-    folders = sorted({c for c in cwds.values() if c})
+        key = (tf.format, tf.project)
+        if cwds.get(key) or key in tried:  # one read per project in a call; none named yet: read again
+            continue
+        tried.add(key)
+        try:
+            cwds[key] = formats.of_file(tf).cwd_of(tf.path)
+        except Exception:  # an unreadable head: no working directory
+            cwds[key] = ""
+    folders = sorted({cwds.get((tf.format, tf.project), "") for tf in found} - {""})
     have = {tf.path for tf in found}
     out: list[TranscriptFile] = []
     for fname, fmt in seekers:
@@ -161,3 +191,43 @@ def in_projects(
         out.extend(tf for tf in extra if tf.path not in have)
         have.update(tf.path for tf in extra)
     return out
+
+
+class ProjectFiles:
+    """The files formats keep inside the projects (Aider's histories), for a watcher to watch one by
+    one, each in its folder alone (the watcher's ``singles``). Called with ``None``: every such file
+    found now (:func:`discover_all`: in the folders the config names for such a format and in the
+    working directories of every session found); with the paths of changed transcripts: those in the
+    working directories of the ones not asked about before (a new session, perhaps in a new project).
+    A project's working directory is read once (``in_projects``' cache). Never raises."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._cwds: dict[tuple[str, str], str] = {}
+        self._asked: set[Path] = set()
+
+    def __call__(self, changed: Sequence[Path] | None = None) -> list[Path]:
+        try:
+            if changed is None:
+                found = discover_all(self.config, cwds=self._cwds)
+            else:
+                described = self._described(changed)
+                found = in_projects(self.config, [tf for _, tf in described], cwds=self._cwds)
+                # a file whose project's directory is known is not asked about again (one still being
+                # written, its directory not named yet, is)
+                self._asked.update(p for p, tf in described if self._cwds.get((tf.format, tf.project)))
+            return sorted({tf.path for tf in found if looks_in_projects(formats.of_file(tf))})
+        except Exception:  # a format's bug: nothing more is watched, the rescan looks again
+            return []
+
+    def _described(self, changed: Sequence[Path]) -> list[tuple[Path, TranscriptFile]]:
+        out: list[tuple[Path, TranscriptFile]] = []
+        for path in changed:
+            fmt = formats.claimed(path)
+            if path in self._asked or fmt is None or looks_in_projects(fmt):
+                continue
+            try:
+                out.append((path, fmt.describe(path)))
+            except Exception:  # an odd path: no project
+                continue
+        return out

@@ -3,7 +3,13 @@
 A watchdog observer (inotify where available; ``PollingObserver`` with ``poll=True`` for file systems
 without it) watches the transcripts root recursively, and every other agent's folder given
 (``extra``: Codex's date-nested ``sessions``, …); an event counts when its path is a transcript some
-format claims (``formats.claimed``), and each file is read by its own format. Events are coalesced: a burst of appends is one
+format claims (``formats.claimed``), and each file is read by its own format. Files kept elsewhere, one
+here and one there (``singles``: the histories Aider keeps at the top of each project), are watched one
+by one: each one's folder alone, never what lies below it (a project's ``node_modules``), and only the
+files named count there. Which files those are is asked when watching begins, at each rescan (a file
+no longer named, or whose folder is gone, stops being watched) and after each batch (the files a new
+session leads to: a new project's); at most :data:`MAX_ALONE` folders are watched so (the most recently
+changed; the rest are seen by the rescan). Events are coalesced: a burst of appends is one
 ``on_change(paths)`` call once the folder has been still for ``debounce`` seconds (or after at most
 ``max_delay`` seconds of continuous writing). Events can be lost, so every ``rescan_seconds`` the folder
 is walked and any file whose size or mtime changed is reported as if an event had come.
@@ -15,7 +21,8 @@ A whole-file source (a ``records`` format: a rewritten JSON document, a markdown
 SQLite database) has no appended lines: its records are read whole, and a good night counts when a
 person's record saying it was not there before (when watching began, or at the last look), known by
 its record key (:func:`~dreamtui.core.ingest.records.record_key`). Only sources whose bytes hold a
-good-night word are parsed when watching begins.
+good-night word are parsed when watching begins. A file watched alone that is first named while
+watching (a new project's) counts as there already: what it holds then is not new.
 
 Never through a symlink (:data:`~dreamtui.core.files.LINK_REASON`): a transcript file or a folder
 below a watched folder that is a symlink is named once (``on_skip``) and no change is ever reported
@@ -29,6 +36,7 @@ puts them on a queue. The watcher never writes anything.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -40,7 +48,7 @@ from pathlib import Path
 import orjson
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
+from watchdog.observers.api import BaseObserver, ObservedWatch
 from watchdog.observers.polling import PollingObserverVFS
 
 from dreamtui.core.errors import TranscriptError
@@ -67,11 +75,15 @@ _TAIL_PROBE = 64 * 1024
 SCAN_MAX_LINE = 1024 * 1024
 """A line longer than this is not searched for a good night (a person's good night is short); it is
 skipped without being held, so memory stays bounded however large the new region is."""
+MAX_ALONE = 32
+"""At most this many folders are watched alone (``singles``): each is one more watch and, with inotify,
+one more of the 128 inotify instances a user has by default (``fs.inotify.max_user_instances``)."""
 
 ChangeCallback = Callable[[list[Path]], None]
 GoodnightCallback = Callable[[str], None]
 ErrorCallback = Callable[[BaseException], None]
 SkipCallback = Callable[[str], None]
+SinglesCallback = Callable[[Sequence[Path] | None], Iterable[Path]]
 
 
 class _Handler(FileSystemEventHandler):
@@ -106,6 +118,28 @@ class _Handler(FileSystemEventHandler):
             self.watcher.request_rescan()
 
 
+class _AloneHandler(FileSystemEventHandler):
+    """Forwards the files watched alone in one folder that an event names; the folder itself gone or
+    moved asks for a rescan (which stops watching it). Nothing else of the folder counts."""
+
+    def __init__(self, watcher: Watcher, folder: Path) -> None:
+        self.watcher = watcher
+        self.folder = str(folder)
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [os.fsdecode(p) for p in (event.src_path, getattr(event, "dest_path", "") or "") if p]
+        if event.is_directory:
+            if event.event_type in ("deleted", "moved") and self.folder in paths:
+                self.watcher.request_rescan()
+            return
+        alone = self.watcher._alone
+        found = [Path(p) for p in paths if Path(p) in alone]
+        if found:
+            self.watcher.notify(found)
+
+
 class Watcher:
     """Watch ``root`` for transcript changes; see the module docstring.
 
@@ -127,10 +161,15 @@ class Watcher:
         poll_interval: float = 1.0,
         extra: Sequence[Path] = (),
         project_of: Callable[[Path], str] | None = None,
+        singles: SinglesCallback | None = None,
     ) -> None:
         self.root = Path(root)
         self.extra = [Path(p) for p in extra if Path(p) != Path(root)]
         """Other agents' folders watched besides ``root`` (those that are folders when watching starts)."""
+        self.singles = singles
+        """The files watched one by one besides ``root`` and ``extra`` (the module docstring):
+        ``singles(None)`` names every such file now, ``singles(paths)`` those the transcripts ``paths``
+        just delivered lead to. Called on the watcher's thread (and by :meth:`start`)."""
         self.project_of = project_of
         """The project a good night is reported for (default: the file's transcript folder, as its
         format names it)."""
@@ -159,6 +198,9 @@ class Watcher:
         self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
         self._noticed: set[str] = set()
+        self._alone: frozenset[Path] = frozenset()
+        """The files watched alone (read by the observer's thread: replaced whole, never changed)."""
+        self._alone_watches: dict[Path, ObservedWatch] = {}
         self.initial: dict[Path, tuple[int, int]] = {}
         """Size and mtime of each regular transcript when watching began (FIFOs and devices left out)."""
         self.skipped: list[Skipped] = []
@@ -175,6 +217,16 @@ class Watcher:
         """The watcher has been started and not stopped."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def alone(self) -> list[Path]:
+        """The files watched one by one (``singles``), sorted."""
+        return sorted(self._alone)
+
+    @property
+    def alone_folders(self) -> list[Path]:
+        """The folders watched alone (not recursively) for them, sorted."""
+        return sorted(self._alone_watches)
+
     def start(self) -> Watcher:
         """Prime the offsets with what is already there, start the observer and the worker thread."""
         if self.running:
@@ -183,9 +235,6 @@ class Watcher:
             raise TranscriptError(f"cannot watch {self.root}: not a folder")
         self._stopping = False
         self.extra = [p for p in self.extra if is_dir(p)]
-        self._snapshot = self._walk()
-        self.initial = dict(self._snapshot)
-        self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
         # polled with lstat: never into a linked folder below a watched one (inotify never follows one)
         observer = (
             PollingObserverVFS(os.lstat, os.scandir, polling_interval=self.poll_interval)
@@ -198,6 +247,11 @@ class Watcher:
         observer.daemon = True
         observer.start()
         self._observer = observer
+        self._alone, self._alone_watches = frozenset(), {}
+        self._watch_alone(self._ask_singles(None), replace=True)
+        self._snapshot = self._walk()
+        self.initial = dict(self._snapshot)
+        self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
         self._thread = threading.Thread(target=self._run, name="dreamtui-watch", daemon=True)
         self._thread.start()
         return self
@@ -211,6 +265,7 @@ class Watcher:
         if observer is not None:
             observer.stop()
             observer.join(timeout)
+        self._alone_watches = {}
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -276,9 +331,11 @@ class Watcher:
             try:
                 if rescan:
                     next_rescan = time.monotonic() + self.rescan_seconds
+                    self._look_alone(None)
                     batch = sorted(set(batch) | set(self._changed_since_snapshot()))
                 if batch:
                     self._deliver(batch)
+                    self._look_alone(batch)
                 if rescan:
                     self.rescans += 1
             except Exception as exc:  # a callback failed: report it, keep watching
@@ -297,7 +354,7 @@ class Watcher:
         projects: list[str] = []
         for p in paths:
             fmt = formats.format_for(p)
-            root = next((r for r in self.extra if p.is_relative_to(r)), self.root)
+            root = self._root_of(p)
             if fmt.layout == "records":
                 said = self._records_goodnight(p, fmt, root)
                 if said:
@@ -316,6 +373,91 @@ class Watcher:
                 self.on_goodnight(project)
         self.checked += 1
 
+    # -- files watched alone -------------------------------------------------------------------
+
+    def _ask_singles(self, changed: Sequence[Path] | None) -> list[Path]:
+        """``singles(changed)``, never raising (a failure is reported; nothing more is watched)."""
+        if self.singles is None:
+            return []
+        try:
+            return [Path(p) for p in self.singles(changed)]
+        except Exception as exc:
+            if self.on_error is not None:
+                self.on_error(exc)
+            return []
+
+    def _look_alone(self, changed: Sequence[Path] | None) -> None:
+        """Ask which files to watch alone (every one: ``None``; those ``changed`` leads to) and watch
+        them; one first named now counts as there already (its good nights are not new)."""
+        if self.singles is None:
+            return
+        new = self._watch_alone(self._ask_singles(changed), replace=changed is None)
+        for p in sorted(new):
+            st = _stat(p)
+            if st is None:
+                continue
+            self._snapshot[p] = st
+            fmt = formats.format_for(p)
+            if fmt.layout != "records":
+                self._scanned[p] = _last_line_end(p, st[0])
+            elif self._said is not None:
+                for source, keys in self._goodnights_in(None, fmt, p, prime=True).items():
+                    self._said.setdefault(source, set()).update(keys)
+
+    def _watch_alone(self, files: Iterable[Path], *, replace: bool) -> set[Path]:
+        """Watch ``files`` one by one (with ``replace``: only them), each folder alone; the files that
+        were not watched before. A file inside ``root`` or ``extra`` is watched there already."""
+        whole = (self.root, *self.extra)
+        named = {p for p in files if not any(p.is_relative_to(r) for r in whole)}
+        new = named - self._alone
+        if not replace:
+            if not new:
+                return new
+            named |= self._alone
+        named = {p for p in named if is_dir(p.parent)}  # a folder gone: its files are not watched
+        new &= named
+        self._alone = frozenset(named)
+        newest: dict[Path, int] = {}
+        for p in named:
+            st = _stat(p)
+            newest[p.parent] = max(newest.get(p.parent, 0), st[1] if st is not None else 0)
+        keep = sorted(newest, key=lambda folder: (-newest[folder], str(folder)))[:MAX_ALONE]
+        if len(newest) > MAX_ALONE:
+            self._skip(
+                f"{len(newest) - MAX_ALONE} of the {len(newest)} folders holding a transcript kept in a project",
+                f"not watched (at most {MAX_ALONE} are, the most recently changed); the rescan every "
+                f"{self.rescan_seconds:g} s sees their changes",
+            )
+        observer = self._observer
+        if observer is None:
+            return new
+        for folder in list(self._alone_watches):
+            if folder not in keep or not is_dir(folder):
+                watch = self._alone_watches.pop(folder)
+                with contextlib.suppress(Exception):  # its folder is gone: its watch ended already
+                    observer.unschedule(watch)
+        for folder in keep:
+            if folder in self._alone_watches or not is_dir(folder):
+                continue
+            try:
+                handler = _AloneHandler(self, folder)
+                self._alone_watches[folder] = observer.schedule(handler, str(folder), recursive=False)
+            except OSError as exc:  # gone meanwhile, or no watch left (inotify's limits): the rescan sees it
+                self._skip(
+                    folder, f"cannot watch this folder ({error_reason(exc)}); the rescan sees its changes"
+                )
+        return new
+
+    def _root_of(self, path: Path) -> Path:
+        """The folder ``path``'s format reads it under: the ``extra`` folder holding it, else ``root``;
+        a file watched alone is its own (its format discovers that one file)."""
+        for folder in self.extra:
+            if path.is_relative_to(folder):
+                return folder
+        if path in self._alone:
+            return path
+        return self.root
+
     # -- whole-file sources --------------------------------------------------------------------
 
     def _prime_records(self) -> None:
@@ -325,7 +467,7 @@ class Watcher:
         looked: set[tuple[str, Path]] = set()  # each format's folder is listed once, not once per file
         for p in sorted(self.initial):
             fmt = formats.format_for(p)
-            root = next((r for r in self.extra if p.is_relative_to(r)), self.root)
+            root = self._root_of(p)
             if fmt.layout != "records" or self._stopping or (fmt.name, root) in looked:
                 continue
             looked.add((fmt.name, root))
@@ -451,6 +593,15 @@ class Watcher:
                     self._skip(p, LINK_REASON if stat.S_ISLNK(st.st_mode) else not_regular_reason(st.st_mode))
                     continue
                 found[p] = (st.st_size, st.st_mtime_ns)
+        for p in self._alone:  # each file watched alone: looked at, its folder never listed
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                self._skip(p, LINK_REASON if stat.S_ISLNK(st.st_mode) else not_regular_reason(st.st_mode))
+                continue
+            found[p] = (st.st_size, st.st_mtime_ns)
         return found
 
     def _changed_since_snapshot(self) -> list[Path]:
