@@ -703,3 +703,185 @@ def test_aider_one_session_takes_the_records(tmp_path: Path) -> None:
     member = next(rec.obj["session"] for rec in aider.records(path) if rec.obj["type"] == "session")
     address = f"{path}#{member}"
     assert aider.digest_records(Path(address), None, DigestState(), digest_file(path).stats, True) is None
+
+
+def test_aider_scan_never_reads_a_blank_line_as_text() -> None:
+    """The byte scan takes a line as plain text only where it holds a byte no whitespace character is
+    made of: a line of any whitespace Python strips (U+00A0, U+3000, U+001C, ...) is never one."""
+    from dreamtui.core.ingest.formats import aider
+
+    spaces = [chr(i) for i in range(0x110000) if chr(i).isspace() and chr(i) != "\n"]
+    assert {"\u00a0", "\u3000", "\x1c", "\u2028", "\x85"} <= set(spaces)
+    for ch in spaces:
+        for line in (ch, " " + ch, ch + "\t" + ch, ch * 3 + "\r"):
+            assert aider._PLAIN.match(line.encode() + b"\n") is None, repr(line)
+    for line in ("x", "\u00a0x", "\u3000\u00e9", "\u65e5", "\t\u00a0.", "  <code>"):
+        assert aider._PLAIN.match(line.encode() + b"\n") is not None, repr(line)
+
+
+_AIDER_LINES: list[bytes] = [
+    s.encode() if isinstance(s, str) else s
+    for s in (
+        "",
+        "",
+        "",
+        "   ",
+        "\t",
+        "\u00a0",
+        "\u3000 ",
+        "\x1c",
+        "\u2028",
+        "#### show me the fixture  ",
+        "#### /run pytest  ",
+        "#### # Fix any errors below, if possible.  ",
+        "#### ",
+        "####",
+        "####  ",
+        "####x  ",
+        "#### no two spaces",
+        "#### Never push to main  ",
+        "> Tokens: 1k sent  ",
+        ">  ",
+        "> a message of several lines",
+        ">",
+        "> ^C again to exit  ",
+        "> ^C KeyboardInterrupt  ",
+        "> Applied edit to a.py  ",
+        "plain words of the reply",
+        "more words",
+        "a line ending in two spaces  ",
+        "  indented text",
+        "    ```",
+        "\t```",
+        " <code>",
+        "<code>",
+        "</code>",
+        "<source>",
+        "</source>",
+        "```",
+        "```",
+        "```python",
+        "````",
+        "~~~",
+        "~~~ bash",
+        "```bash",
+        "```diff",
+        "+++ b/src/x.py",
+        "   ```",
+        " ~~~",
+        "\u00a0```",
+        "<<<<<<< SEARCH",
+        "=======",
+        ">>>>>>> REPLACE",
+        "src/app/main.py",
+        "# a heading",
+        "## another",
+        "- an item  ",
+        "-*- mode: fundamental -*-",
+        "\u00e9t\u00e9 accentu\u00e9",
+        "\u2500\u2500\u2500",
+        "\u65e5\u672c\u8a9e\u306e\u6587  ",
+        b"a bad byte \xff here",
+        b"\xe2\x80 cut short",
+        b"\xc2",
+        "# aider chat started at 2030-01-01 10:00:00",
+        "# aider chat started at 2030-01-01 10:00:00  ",
+        "# aider chat started at 2030-01-01 10:00:00\u00a0",
+        "# aider chat started at \u0662\u0660\u0663\u0660-01-01 10:00:00",
+        "# aider chat started at 2030-01-01 10:00",
+    )
+]
+
+
+def _aider_random(rng: random.Random) -> bytes:
+    """A history of random lines of every shape the format knows and many it must not be fooled by."""
+    head = b"# aider chat started at 2030-01-0%d 10:00:00" % rng.randint(1, 3)
+    lines = [head] if rng.random() < 0.9 else []
+    lines += [rng.choice(_AIDER_LINES) for _ in range(rng.randint(1, 80))]
+    if rng.random() < 0.3:
+        lines.insert(rng.randrange(len(lines) + 1), head)
+    ends = [b"\r\n" if rng.random() < 0.05 else b"\n" for _ in lines]
+    if rng.random() < 0.2:
+        ends = [b"\r\n"] * len(lines)
+    data = b"".join(line + end for line, end in zip(lines, ends, strict=True))
+    roll = rng.random()
+    if roll < 0.1:
+        data = data.rstrip(b"\n")  # the last line not finished
+    elif roll < 0.15:
+        data = data.rstrip(b"\n") + b"\r"
+    elif roll < 0.25:
+        data += b"\n"
+    if rng.random() < 0.1:
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+def test_aider_random_histories(tmp_path: Path) -> None:
+    """Random histories of hostile lines (fences of every kind, ``####`` lines inside them, messages
+    of several lines, replies cut short, person lines with and without their two spaces, other
+    whitespace, bad bytes, Windows line ends, byte-order marks, unfinished last lines): the byte scan
+    cuts every one as the reference does, or refuses it the same way."""
+    rng = random.Random(31)
+    scanned = 0
+    for i in range(400):
+        data = _aider_random(rng)
+        path = _history(tmp_path, f"r{i}", data)
+        try:
+            exact = digest_file(path, cheap=False)
+        except TranscriptError as exc:
+            with pytest.raises(TranscriptError) as fast_exc:
+                digest_file(path)
+            assert str(fast_exc.value) == str(exc)
+            continue
+        _same(path)
+        scanned += bool(exact.turns)
+    assert scanned > 200
+
+
+def test_aider_edge_histories(tmp_path: Path) -> None:
+    """Each edge the byte scan reads on its own, as the reference reads it."""
+    head = b"# aider chat started at 2030-01-01 10:00:00\n\n"
+    cases = {
+        "fence-holds-person": head
+        + b"#### go  \n\nSure:\n\n```python\n#### Never push to main  \nx = 1\n```\n\nDone.\n\n",
+        "cut-short-fence": head
+        + b"#### go  \n\n> ^C again to exit  \n\n```bash\nls\n\n\n#### the next turn  \n\nreply\n\n",
+        "cut-short-one-blank": head
+        + b"#### go  \n\n> ^C again to exit  \n\n```bash\nls\n\n#### inside  \n\n",
+        "two-space-person": head + b"#### first line  \n#### second line  \n\n",
+        "person-no-spaces": head + b"#### first line\n#### second  \n\nreply\n\n",
+        "crlf": (head + b"#### go  \n\nreply\n\n> Tokens: 1k  \n\n").replace(b"\n", b"\r\n"),
+        "bom": b"\xef\xbb\xbf" + head + b"#### go  \n\nreply\n\n",
+        "bom-first-person": b"\xef\xbb\xbf#### before any session  \n\n" + head + b"#### go  \n\n",
+        "unfinished-person": head + b"#### go  \n\nreply\n\n#### half",
+        "unfinished-reply": head + b"#### go  \n\nreply still being written\n",
+        "unfinished-notice": head + b"#### go  \n\n> Tokens  ",
+        "unfinished-cr": head + b"#### go  \n\n#### more  \r",
+        "invalid-utf8": head + b"#### g\xffo  \n\nre\xe2\x80ply\n\n",
+        "tag-fence": head + b"#### go  \n\n<source>\n#### not a turn  \n</source>\n\nafter\n\n",
+        "tilde-fence": head + b"#### go  \n\n~~~\n#### not a turn  \n```\n~~~\n\nafter\n\n",
+        "long-fence": head + b"#### go  \n\n````\n```\n#### not a turn  \n````\n\nafter\n\n",
+        "indented-fence": head + b"#### go  \n\n    ```\n#### a turn  \n\n",
+        "message-fence": head + b"> Running lint\n```\n#### not a turn  \n```\nlast line  \n\n#### go  \n\n",
+        "message-person-end": head + b"> Running lint\nsome output\n#### ends it  \n#### a turn  \n\n",
+        "nbsp-blank": head + "#### go  \n\u00a0\nreply\n\n".encode(),
+        "box-line": head + "#### go  \n\u2500\u2500\n\n".encode(),
+        "ideographic-blank": head + "#### go  \n\u3000\nreply\n\n\u3000\n".encode(),
+        "session-in-fence": head + b"#### go  \n\n```\ncode\n" + head + b"#### again  \n\n",
+        "same-time": head + b"#### one  \n\n" + head + b"#### one  \n\n",
+        "mode-line": b"-*- mode: fundamental -*-\n" + head + b"#### go  \n\n",
+        "quote-in-reply": head + b"#### go  \n\nreply\n> a quote in it\n\n> Tokens: 1k  \n\n",
+        "no-session": b"#### go  \n\nreply\n\n",
+        "only-blank": b"\n\n  \n",
+        "empty": b"",
+    }
+    for label, data in cases.items():
+        path = _history(tmp_path, label, data)
+        try:
+            digest_file(path, cheap=False)
+        except TranscriptError as exc:
+            with pytest.raises(TranscriptError, match="not an Aider chat history"):
+                digest_file(path)
+            assert "not an Aider" in str(exc)
+            continue
+        _same(path)

@@ -861,15 +861,28 @@ def digest_records(
 ) -> tuple[TranscriptFile, list[Turn], str] | None:
     """The digest of a whole history (``digest.digest_file``'s fast path; None for one session of it,
     ``#member``: its records are read): what :func:`describe`, :func:`records` and :func:`digester`
-    give together (the same turns, stats and description: ``tests/test_formats_fast_digest.py``),
-    the blocks cut as :func:`parse` cuts them, but a record made only of a person's turn or a reply
-    (a notice and a session line hold no words the digest keeps: their text is never put together),
-    and a block's bytes counted, not joined."""
+    give together (the same turns, stats and description: ``tests/test_formats_fast_digest.py``).
+    A history that keeps its two trailing spaces is scanned in its bytes (:func:`_scan_digest`: the blocks
+    cut as :func:`parse` cuts them, only a person's turn and a reply decoded); another (trimmed, or a
+    kind the turns are not made inline for) is cut by :class:`_Parser` as :func:`parse` cuts it, a
+    notice's or a session line's text never put together."""
     path, member = split_address(address)
     if member:
         return None
     tf = describe(path)
     data = _read(path)
+    turns: list[Turn] = []
+    d = PiecesDigester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
+    if d.kind in ("main", "subagent") and _strict(data):
+        _scan_digest(path, data, d, turns)
+    else:
+        _digest_blocks(path, data, d, turns)
+    return tf, turns, d.cwd
+
+
+def _digest_blocks(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) -> None:
+    """The digest of the blocks :class:`_Parser` cuts (any file, any kind of transcript asked for)."""
+    state, stats = d.state, d.stats
     text, lines = _lines(data)
     blocks = _Parser(lines, _strict(data)).run(text)
     _a_history(path, blocks)
@@ -878,9 +891,7 @@ def digest_records(
     raw_lines = data.split(b"\n")
     before = list(accumulate(map(len, raw_lines), initial=0))  # the bytes of the lines before each
     stored = len(raw_lines)
-    turns: list[Turn] = []
-    d = PiecesDigester(pieces, ref, str(address), kind or tf.kind, state, stats, interrupts)
-    file, new_person, new_block = str(address), state.new_person, state.new_block
+    file, new_person, new_block = d.file, state.new_person, state.new_block
     inline = d.kind in ("main", "subagent")  # another kind asked for: each record through d.record
     main = d.kind == "main"
     reply_kind = "subagent" if d.kind == "subagent" else "text"
@@ -914,7 +925,474 @@ def digest_records(
             if prose and new_block(key, said):
                 turns.append(Turn("assistant", prose, file, block.start, key, obj["time"], reply_kind))
                 stats.chars += len(prose)
-    return tf, turns, d.cwd
+
+
+# -- the digest's scan: a history's bytes, run by run -------------------------------------------
+
+_WITNESS = rb"\x00-\x08\x0e-\x1b\x21-\x7f\xc0\xc1\xc3-\xe0\xe4-\xff"
+"""Bytes that make a line not blank however it decodes: an ASCII character that is not whitespace, or
+the first byte of a character of a range that holds no whitespace (not a witness: ASCII whitespace,
+the continuation bytes, and the first bytes of U+0080–U+00BF, U+1000–U+3FFF, where U+0085, U+00A0,
+U+1680, U+2000–U+205F and U+3000 lie); an invalid byte decodes as U+FFFD, not whitespace."""
+_BLANK_LINE = rb"[ \t\x0b\x0c\r\x1c-\x1f]*\n"
+"""A line of ASCII whitespace alone (a line of other whitespace is looked at on its own)."""
+_PLAIN_LINE = rb"(?![#>`~<]| {1,3}[`~])[^\n" + _WITNESS + rb"]*[" + _WITNESS + rb"][^\n]*\n"
+"""A line ``_RUNS`` reads as plain text (``o``): no mark at its start, never a fence, not blank."""
+_HEAD_AT = rb"# aider chat started at "
+_FENCE_STOP = {
+    (char, partial): re.compile(rb"\n(?=" + stop + (rb"|####" if partial else b"") + rb"|" + _HEAD_AT + rb")")
+    for char, stop in (("`", rb" {0,3}```"), ("~", rb" {0,3}~~~"), ("<", rb"</"))
+    for partial in (False, True)
+}
+"""Inside an open fence, the next line that may end it (``_RUNS`` checks only its ``x`` lines: a
+fence's character after at most three spaces, a tag's ``</``), start a session, or (in a reply ``^C``
+cut short) be the person's next turn."""
+_MESSAGE_STOP = re.compile(rb"\n(?=[`~<]| {1,3}[`~]|" + _HEAD_AT + rb")")
+"""In a notice's message of several lines, the next line that may open a fence or start a session (a
+line that ends the message, in two trailing spaces, is found apart)."""
+_MARK_AT = re.compile(rb"[`~<]| {1,3}[`~]")
+_MARK_AFTER = re.compile(rb"\n(?=[`~<]| {1,3}[`~])")
+"""A reply's line that may open or close a fence (:func:`_marks_in`), after its first."""
+_SEARCH_HEADS = ("<<<<<<< SEARCH", "<<<<<<< ORIGINAL")
+_SQUEEZE = re.compile(r"\n{3,}")
+_ASCII_BLANK = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_BLANK_START = frozenset(b"\n" + _ASCII_BLANK)
+_BLANKS = re.compile(rb"(?:" + _BLANK_LINE + rb")+")
+_PLAIN = re.compile(_PLAIN_LINE)
+_NOTICE_END = re.compile(rb"\n(?:(?<!  \n)(?<!  \r\n)|(?!>))")
+"""The end of a run of notice lines: a line that does not end in two spaces, or a next line without ``>``."""
+_PERSON_END = re.compile(rb"\n(?:(?<!  \n)(?<!  \r\n)|(?!#### ))")
+"""The end of a run of a person's lines (``#### ``, two trailing spaces)."""
+_REPLY_END = re.compile(rb"\n(?=[#>`~<]| {1,3}[`~])")
+"""The next line that may not be plain text or blank: a mark, a fence, a tag."""
+_MARK_START = frozenset(b"`~<")
+_FENCE_AFTER_SPACES = re.compile(rb" {1,3}[`~]")
+
+
+def _marks_in(data: bytes, start: int, end: int) -> list[int]:
+    """The lines of a reply (its bytes ``start``..``end``) that may open or close a fence: a line
+    starting with a fence's character or a tag's ``<``, or with one to three spaces and a fence's
+    character (:func:`_split_reply`'s marks but those of four spaces or more, which never open or
+    close a fence), found in one search."""
+    marks = [0] if _MARK_AT.match(data, start) else []
+    count, line, at = data.count, 0, start
+    for m in _MARK_AFTER.finditer(data, start, end):
+        k = m.start()
+        line += count(b"\n", at, k) + 1
+        at = k + 1
+        marks.append(line)
+    return marks
+
+
+def _reply_prose(text: str, lines: list[str], marks: list[int]) -> str:
+    """:func:`_split_reply`'s prose alone (the edits and commands found, never put together)."""
+    if not marks:
+        return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
+    prose: list[str] = []
+    pos = 0  # the first line not yet taken
+    for at, i in enumerate(marks):
+        if i < pos:
+            continue
+        line = lines[i]
+        fence = _fence_of(line)
+        if fence is None:
+            continue
+        j = next((m for m in marks[at + 1 :] if _closes(fence, lines[m])), len(lines))
+        named = _pathlike(lines[i - 1]) if i - 1 >= pos else None
+        info = line.strip().lstrip("`~").strip().lower()
+        if (
+            named
+            or any(lines[m].startswith(_SEARCH_HEADS) for m in marks[at + 1 :] if m < j)
+            or info in ("diff", "udiff", "patch")
+            and any(b.startswith("+++ ") for b in lines[i + 1 : j])
+        ):
+            prose.extend(lines[pos : i - 1 if named else i])  # the file name line belongs to the edit
+            while prose and not prose[-1].strip():
+                prose.pop()
+            prose.append("")
+        elif info.split(" ")[0] in _SHELL_INFO:
+            prose.extend(lines[pos:i])
+        else:
+            prose.extend(lines[pos : j + 1])
+        pos = j + 1
+    prose.extend(lines[pos:])
+    text = "\n".join(prose)
+    return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
+
+
+def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) -> None:
+    """The digest of a history that keeps its two trailing spaces, read in its bytes: the blocks
+    :class:`_Parser` cuts (the same rules: ``_RUNS``'s runs, :meth:`_Parser.feed`'s lines), found in
+    runs of whole lines by searches (:data:`_NOTICE_END`, :data:`_PERSON_END`, :data:`_REPLY_END`,
+    :data:`_FENCE_STOP`, :data:`_MESSAGE_STOP`), any other line decoded and classed by ``_RUNS``
+    itself; a block's bytes counted from offsets, a notice and a session line never decoded, a
+    person's turn and a reply decoded alone. A turn's block is digested once the next one is cut (the
+    last may be one the writer has not finished), none before the file is known to hold a session
+    start line (else it is refused, nothing digested)."""
+    size = len(data)
+    base = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    stats, file = d.stats, d.file
+    new_person, new_block = d.state.new_person, d.state.new_block
+    main = d.kind == "main"
+    reply_kind = "subagent" if d.kind == "subagent" else "text"
+    count, find, rfind, startswith = data.count, data.find, data.rfind, data.startswith
+    decode = bytes.decode
+    # the block being cut: its kind ("" for none), first line's offset, last line's end (its "\n")
+    kind = ""
+    start = end = 0
+    cont = partial = False
+    fence: tuple[str, int] | None = None
+    blanks = 0
+    session = ""
+    index = 0
+    counts: dict[str, int] = {}
+    last_kind, last_end, last_span = "", 0, 0  # the block cut before
+    n_blocks = n_bytes = 0
+    # the digest
+    pending: tuple[str, int, int, str, int] | None = None  # the last turn's block cut, not yet digested
+    early: list[tuple[str, int, int, str, int]] = []  # turns' blocks before the first session line
+    sessions = False
+    line_at, line_no = 0, 1
+    last_reply: list[str] = []
+
+    def take(block: tuple[str, int, int, str, int]) -> None:
+        """A person's turn or a reply: made a turn as ``PiecesDigester`` makes one of its record."""
+        nonlocal line_at, line_no, last_reply
+        shape, first, last, owner, place = block
+        text = data[first : last + 1].decode("utf-8", "replace")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        if text.endswith("\n"):
+            text = text[:-1]
+        lines = text.split("\n")
+        line_no += count(b"\n", line_at, first)
+        line_at = first
+        time = _iso(owner)
+        key = f"{owner or 'before'}/{place}"
+        if shape == "person":
+            said = _person_text(lines)
+            role, turn_kind = _person_kind(said, last_reply)
+            if role == PERSON and main and said.strip() and (not time or new_person(time, said)):
+                turns.append(Turn("person", said, file, line_no, key, time, turn_kind))
+                stats.chars += len(said)
+            return
+        if first == base and len(lines) == 1 and _MODELINE.match(text.strip()):
+            return  # Aider's mode line, read as a notice
+        said = _reply_prose(text, lines, _marks_in(data, first, last))
+        last_reply = lines
+        prose = said.strip()
+        if prose and new_block(key, said):
+            turns.append(Turn("assistant", prose, file, line_no, key, time, reply_kind))
+            stats.chars += len(prose)
+
+    def close() -> None:
+        nonlocal kind, index, fence, cont, partial, last_kind, last_end, last_span, n_blocks, n_bytes
+        nonlocal pending, last_reply
+        if not kind:
+            return
+        index += 1
+        last_span = end - start + (base if start == base else 0)
+        n_blocks += 1
+        n_bytes += last_span
+        if kind == "person" or kind == "reply":
+            block = (kind, start, end, session, index)
+            if not sessions:
+                early.append(block)
+            else:
+                if pending is not None:
+                    take(pending)
+                pending = block
+        elif kind == "session":
+            if pending is not None:
+                take(pending)
+                pending = None
+            last_reply = []
+        last_kind, last_end = kind, end
+        kind = ""
+        fence = None
+        cont = partial = False
+
+    def open_(shape: str, pos: int) -> None:
+        nonlocal kind, start, end, partial, cont
+        if kind:
+            close()
+        cut = False
+        if shape == "reply" and last_kind == "notice":
+            cut = b"^C " in data[rfind(b"\n", 0, last_end) + 1 : last_end]  # INTERRUPT
+        kind, start, end, partial, cont = shape, pos, pos, cut, False
+
+    def header(pos: int, upto: int, time: str) -> None:
+        """A session start line (:meth:`_Parser.feed`'s): whatever was open ends, even a fence."""
+        nonlocal session, index, sessions, kind, start, end, blanks
+        close()
+        n = counts[time] = counts.get(time, 0) + 1
+        session = time if n == 1 else f"{time}#{n}"
+        index = -1
+        if not sessions:
+            sessions = True
+            for held in early:
+                take(held)
+            early.clear()
+        kind, start, end = "session", pos, upto
+        close()
+        blanks = 0
+
+    def extend(pos: int, upto: int) -> None:
+        """The lines ``pos``..``upto`` (whole) go on the open block: its last line the last not blank."""
+        nonlocal end, blanks
+        at, blank = upto, 0
+        while at > pos:
+            first = rfind(b"\n", pos, at - 1) + 1 or pos
+            seg = data[first : at - 1]
+            if seg.strip(_ASCII_BLANK) and (seg.isascii() or decode(seg, "utf-8", "replace").strip()):
+                end = at - 1
+                blanks = blank
+                return
+            blank += 1
+            at = first
+        blanks += blank
+
+    def line(pos: int) -> int:
+        """One line read on its own, classed as ``_RUNS`` classes it (the run loop of
+        :meth:`_Parser.run` for a run of one line); the offset after it."""
+        nonlocal end, blanks, fence
+        nl = find(b"\n", pos)
+        if nl < 0:
+            upto = after = size
+            raw = data[pos:]
+        else:
+            upto, after = nl, nl + 1
+            raw = data[pos:nl]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+        text = raw.decode("utf-8", "replace")
+        m = _RUNS.match(text + "\n")
+        shape = m.lastgroup if m is not None else "x"
+        if shape == "o":
+            plain(pos, upto, text)
+        elif shape == "b":
+            blanks += 1
+            if fence is None and kind and kind != "reply" and not cont:
+                close()
+        elif shape == "x" or kind and cont:
+            feed(pos, upto, text)
+        elif fence is not None and not (shape == "p" and partial and blanks >= 2):
+            end = upto
+            blanks = 0
+        else:
+            fence = None
+            run = "person" if shape == "p" else "notice"
+            if kind != run or blanks:
+                open_(run, pos)
+            end = upto
+            blanks = 0
+        return after
+
+    def plain(pos: int, upto: int, text: str) -> None:
+        """:meth:`_Parser.plain` of one line."""
+        nonlocal end, blanks, cont
+        blanks = 0
+        if kind and (fence is not None or kind == "reply"):
+            end = upto
+            return
+        if kind and cont:
+            end = upto
+            if text.endswith("  "):
+                cont = False
+            return
+        open_("reply", pos)
+        end = upto
+
+    def feed(pos: int, upto: int, line: str) -> None:
+        """:meth:`_Parser.feed` of one line (in a file that keeps its two trailing spaces)."""
+        nonlocal end, blanks, fence, cont
+        m = HEADER.match(line) if line.startswith("# aider") else None
+        if m is not None:
+            header(pos, upto, m["time"])
+            return
+        blank = not line.strip()
+        if fence is not None and kind:
+            if _closes(fence, line):
+                fence = None
+                end = upto
+                blanks = 0
+                return
+            if not (partial and blanks >= 2 and _is_person(line, True)):
+                if blank:
+                    blanks += 1
+                else:
+                    end = upto
+                    blanks = 0
+                return
+            fence = None
+        if blank:
+            blanks += 1
+            if kind and kind != "reply" and not cont:
+                close()
+            return
+        before, blanks = blanks, 0
+        if kind and cont:
+            end = upto
+            if line.endswith("  "):
+                cont = False
+            if fence is None and line[:1] in ("`", "~", " ", "<"):
+                fence = _fence_of(line)
+            return
+        if _is_person(line, True):
+            if kind != "person" or before:
+                open_("person", pos)
+            end = upto
+            return
+        if _is_notice(line, True) or (line.startswith(">") and kind != "reply"):
+            if kind != "notice" or before:
+                open_("notice", pos)
+            end = upto
+            if not line.endswith("  "):
+                cont = True
+            return
+        if kind != "reply":
+            open_("reply", pos)
+        end = upto
+        if fence is None and line[:1] in ("`", "~", " ", "<"):
+            fence = _fence_of(line)
+
+    def blank_end(pos: int) -> int:
+        """The end of the blank lines (of ASCII whitespace) from ``pos``."""
+        at = pos
+        while at < size and data[at] == 10:
+            at += 1
+        if at < size and data[at] in _BLANK_START:
+            m = _BLANKS.match(data, pos)
+            return m.end() if m is not None else pos
+        return at
+
+    crlf = b"\r" in data
+    ends = -1  # in a message of several lines: the end of the next line ending in two spaces
+    pos = base
+    while pos < size:
+        c = data[pos]
+        if fence is not None:  # the lines that cannot end the fence, then the one that may
+            m = _FENCE_STOP[fence[0][0], partial].search(data, pos - 1)
+            body = m.start() + 1 if m is not None else rfind(b"\n", pos) + 1
+            if body > pos:
+                extend(pos, body)
+                pos = body
+                if pos >= size:
+                    break
+                c = data[pos]
+            nl = find(b"\n", pos)
+            if c == 35 or nl < 0:  # "#": a session line, or a person's after a reply cut short
+                pos = line(pos)
+                continue
+            raw = data[pos:nl]
+            if _closes(fence, decode(raw[:-1] if raw.endswith(b"\r") else raw, "utf-8", "replace")):
+                fence = None  # _RUNS's x line, fed: it ends the fence
+            end = nl
+            blanks = 0
+            pos = nl + 1
+            continue
+        if cont:  # a message's lines that cannot end it, then the one that may
+            if ends < pos:  # the next line ending in two spaces (its "\n"), else the file's end
+                at = find(b"  \n", pos)
+                ends = at + 2 if at >= 0 else size
+                if crlf:
+                    at = find(b"  \r\n", pos, ends)
+                    ends = at + 3 if at >= 0 else ends
+            body = rfind(b"\n", 0, ends) + 1 if ends < size else rfind(b"\n", pos) + 1
+            m = _MESSAGE_STOP.search(data, pos - 1, body)
+            if m is not None:
+                body = m.start() + 1
+            if body > pos:
+                extend(pos, body)
+                pos = body
+            if pos < size:
+                pos = line(pos)
+            continue
+        if c == 62 or c == 35 and startswith(b"#### ", pos):  # ">" or "#### ": notice or person lines
+            m = (_NOTICE_END if c == 62 else _PERSON_END).search(data, pos)
+            if m is None:
+                upto = rfind(b"\n", pos) + 1
+            else:
+                k = m.start()
+                if data[k - 2 : k] == b"  " or data[k - 3 : k] == b"  \r":
+                    upto = k + 1
+                else:
+                    upto = rfind(b"\n", pos, k) + 1
+            if upto <= pos:  # its first line does not end in two spaces
+                pos = line(pos)
+                continue
+            run = "notice" if c == 62 else "person"
+            if kind != run or blanks:
+                open_(run, pos)
+            end = upto - 1
+            blanks = 0
+            pos = upto
+            if pos < size and data[pos] in _BLANK_START:  # blank lines end it
+                at = blank_end(pos)
+                if at > pos:
+                    blanks = count(b"\n", pos, at)
+                    close()
+                    pos = at
+            continue
+        if c == 35:  # "#": a session line, a heading, a line of "####" not the person's
+            if startswith(_HEAD_AT, pos):
+                nl = find(b"\n", pos)
+                if nl > 0:
+                    raw = data[pos:nl]
+                    head = HEADER.match(decode(raw[:-1] if raw.endswith(b"\r") else raw, "utf-8", "replace"))
+                    if head is not None:
+                        header(pos, nl, head["time"])
+                        pos = nl + 1
+                        continue
+            pos = line(pos)
+            continue
+        if c in _BLANK_START:
+            at = blank_end(pos)
+            if at > pos:
+                blanks += count(b"\n", pos, at)
+                if kind and kind != "reply":
+                    close()
+                pos = at
+                continue
+        if c in _MARK_START or c == 32 and _FENCE_AFTER_SPACES.match(data, pos):
+            nl = find(b"\n", pos)
+            if kind != "reply" or nl < 0 or c == 60:
+                pos = line(pos)
+                continue
+            # a reply's line of "`" or "~": _RUNS's x line, fed: the reply goes on, a fence may open
+            raw = data[pos:nl]
+            fence = _fence_of(decode(raw[:-1] if raw.endswith(b"\r") else raw, "utf-8", "replace"))
+            end = nl
+            blanks = 0
+            pos = nl + 1
+            continue
+        if kind != "reply":  # plain text opens a reply (a line of other whitespace is looked at alone)
+            if _PLAIN.match(data, pos) is None:
+                pos = line(pos)
+                continue
+            open_("reply", pos)
+        # plain text and blank lines, up to the next line that may be neither
+        m = _REPLY_END.search(data, pos)
+        upto = m.start() + 1 if m is not None else rfind(b"\n", pos) + 1
+        if upto > pos:
+            extend(pos, upto)
+            pos = upto
+        if m is None and pos < size:
+            pos = line(pos)
+    close()
+    if not n_blocks:
+        return
+    if not sessions:
+        raise TranscriptError(f"{path}: not an Aider chat history (no '# aider chat started at' line)")
+    if not data.endswith(b"\n") or last_kind == "reply" and not data.endswith((b"\n\n", b"\n\r\n")):
+        n_blocks -= 1  # the last block, which the writer has not finished
+        n_bytes -= last_span
+        if last_kind == "person" or last_kind == "reply":
+            pending = None
+    if pending is not None:
+        take(pending)
+    stats.lines += n_blocks
+    stats.bytes += n_bytes
 
 
 def keep(buf: bytes, start: int, end: int) -> bool:
