@@ -771,6 +771,7 @@ _AIDER_LINES: list[bytes] = [
         " ~~~",
         "\u00a0```",
         "<<<<<<< SEARCH",
+        "<<<<<<< ORIGINAL",
         "=======",
         ">>>>>>> REPLACE",
         "src/app/main.py",

@@ -950,10 +950,6 @@ cut short) be the person's next turn."""
 _MESSAGE_STOP = re.compile(rb"\n(?=[`~<]| {1,3}[`~]|" + _HEAD_AT + rb")")
 """In a notice's message of several lines, the next line that may open a fence or start a session (a
 line that ends the message, in two trailing spaces, is found apart)."""
-_MARK_AT = re.compile(rb"[`~<]| {1,3}[`~]")
-_MARK_AFTER = re.compile(rb"\n(?=[`~<]| {1,3}[`~])")
-"""A reply's line that may open or close a fence (:func:`_marks_in`), after its first."""
-_SEARCH_HEADS = ("<<<<<<< SEARCH", "<<<<<<< ORIGINAL")
 _SQUEEZE = re.compile(r"\n{3,}")
 _ASCII_BLANK = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _BLANK_START = frozenset(b"\n" + _ASCII_BLANK)
@@ -969,40 +965,20 @@ _MARK_START = frozenset(b"`~<")
 _FENCE_AFTER_SPACES = re.compile(rb" {1,3}[`~]")
 
 
-def _marks_in(data: bytes, start: int, end: int) -> list[int]:
-    """The lines of a reply (its bytes ``start``..``end``) that may open or close a fence: a line
-    starting with a fence's character or a tag's ``<``, or with one to three spaces and a fence's
-    character (:func:`_split_reply`'s marks but those of four spaces or more, which never open or
-    close a fence), found in one search."""
-    marks = [0] if _MARK_AT.match(data, start) else []
-    count, line, at = data.count, 0, start
-    for m in _MARK_AFTER.finditer(data, start, end):
-        k = m.start()
-        line += count(b"\n", at, k) + 1
-        at = k + 1
-        marks.append(line)
-    return marks
-
-
-def _reply_prose(text: str, lines: list[str], marks: list[int]) -> str:
-    """:func:`_split_reply`'s prose alone (the edits and commands found, never put together)."""
-    if not marks:
+def _reply_prose(text: str, lines: list[str], fences: list[tuple[int, int, bool]]) -> str:
+    """:func:`_split_reply`'s prose alone, from the fences the scan found in the reply (each its first
+    and last line, and whether a line in it starts a SEARCH block): an edit's fence and its file name
+    line taken out, a shell command's fence too, any other fence kept."""
+    if not fences:
         return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
     prose: list[str] = []
     pos = 0  # the first line not yet taken
-    for at, i in enumerate(marks):
-        if i < pos:
-            continue
-        line = lines[i]
-        fence = _fence_of(line)
-        if fence is None:
-            continue
-        j = next((m for m in marks[at + 1 :] if _closes(fence, lines[m])), len(lines))
+    for i, j, searches in fences:
         named = _pathlike(lines[i - 1]) if i - 1 >= pos else None
-        info = line.strip().lstrip("`~").strip().lower()
+        info = lines[i].strip().lstrip("`~").strip().lower()
         if (
             named
-            or any(lines[m].startswith(_SEARCH_HEADS) for m in marks[at + 1 :] if m < j)
+            or searches
             or info in ("diff", "udiff", "patch")
             and any(b.startswith("+++ ") for b in lines[i + 1 : j])
         ):
@@ -1018,6 +994,11 @@ def _reply_prose(text: str, lines: list[str], marks: list[int]) -> str:
     prose.extend(lines[pos:])
     text = "\n".join(prose)
     return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
+
+
+_Cut = tuple[str, int, int, str, int, list[int]]
+"""A block the scan cut: its kind, first line's offset, last line's end, session, place in it, and a
+reply's fences (the offsets of each one's first and last line)."""
 
 
 def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) -> None:
@@ -1049,16 +1030,17 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
     last_kind, last_end, last_span = "", 0, 0  # the block cut before
     n_blocks = n_bytes = 0
     # the digest
-    pending: tuple[str, int, int, str, int] | None = None  # the last turn's block cut, not yet digested
-    early: list[tuple[str, int, int, str, int]] = []  # turns' blocks before the first session line
+    fences: list[int] = []  # the open reply's fences: the offsets of their first and last lines
+    pending: _Cut | None = None  # the last turn's block cut, not yet digested
+    early: list[_Cut] = []  # turns' blocks before the first session line
     sessions = False
     line_at, line_no = 0, 1
     last_reply: list[str] = []
 
-    def take(block: tuple[str, int, int, str, int]) -> None:
+    def take(block: _Cut) -> None:
         """A person's turn or a reply: made a turn as ``PiecesDigester`` makes one of its record."""
         nonlocal line_at, line_no, last_reply
-        shape, first, last, owner, place = block
+        shape, first, last, owner, place, marks = block
         text = data[first : last + 1].decode("utf-8", "replace")
         if "\r" in text:
             text = text.replace("\r\n", "\n")
@@ -1078,7 +1060,17 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             return
         if first == base and len(lines) == 1 and _MODELINE.match(text.strip()):
             return  # Aider's mode line, read as a notice
-        said = _reply_prose(text, lines, _marks_in(data, first, last))
+        spans: list[tuple[int, int, bool]] = []
+        at, no = first, 0
+        for k in range(0, len(marks), 2):  # each fence: its lines, and whether it holds a SEARCH block
+            opens = marks[k]
+            no += count(b"\n", at, opens)
+            closes = marks[k + 1] if k + 1 < len(marks) else last + 1
+            upto = no + count(b"\n", opens, closes) if k + 1 < len(marks) else len(lines)
+            at, i, no = closes, no, upto
+            searches = find(b"\n<<<<<<< SEARCH", opens, closes - 1) >= 0
+            spans.append((i, upto, searches or find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) >= 0))
+        said = _reply_prose(text, lines, spans)
         last_reply = lines
         prose = said.strip()
         if prose and new_block(key, said):
@@ -1095,7 +1087,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         n_blocks += 1
         n_bytes += last_span
         if kind == "person" or kind == "reply":
-            block = (kind, start, end, session, index)
+            block = (kind, start, end, session, index, fences)
             if not sessions:
                 early.append(block)
             else:
@@ -1113,12 +1105,14 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         cont = partial = False
 
     def open_(shape: str, pos: int) -> None:
-        nonlocal kind, start, end, partial, cont
+        nonlocal kind, start, end, partial, cont, fences
         if kind:
             close()
         cut = False
-        if shape == "reply" and last_kind == "notice":
-            cut = b"^C " in data[rfind(b"\n", 0, last_end) + 1 : last_end]  # INTERRUPT
+        if shape == "reply":
+            fences = []
+            if last_kind == "notice":
+                cut = b"^C " in data[rfind(b"\n", 0, last_end) + 1 : last_end]  # INTERRUPT
         kind, start, end, partial, cont = shape, pos, pos, cut, False
 
     def header(pos: int, upto: int, time: str) -> None:
@@ -1214,6 +1208,8 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         if fence is not None and kind:
             if _closes(fence, line):
                 fence = None
+                if kind == "reply":
+                    fences.append(pos)
                 end = upto
                 blanks = 0
                 return
@@ -1255,6 +1251,8 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         end = upto
         if fence is None and line[:1] in ("`", "~", " ", "<"):
             fence = _fence_of(line)
+            if fence is not None:
+                fences.append(pos)
 
     def blank_end(pos: int) -> int:
         """The end of the blank lines (of ASCII whitespace) from ``pos``."""
@@ -1287,6 +1285,8 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             raw = data[pos:nl]
             if _closes(fence, decode(raw[:-1] if raw.endswith(b"\r") else raw, "utf-8", "replace")):
                 fence = None  # _RUNS's x line, fed: it ends the fence
+                if kind == "reply":
+                    fences.append(pos)
             end = nl
             blanks = 0
             pos = nl + 1
@@ -1362,6 +1362,8 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             # a reply's line of "`" or "~": _RUNS's x line, fed: the reply goes on, a fence may open
             raw = data[pos:nl]
             fence = _fence_of(decode(raw[:-1] if raw.endswith(b"\r") else raw, "utf-8", "replace"))
+            if fence is not None:
+                fences.append(pos)
             end = nl
             blanks = 0
             pos = nl + 1
