@@ -740,6 +740,8 @@ _AIDER_LINES: list[bytes] = [
         "####x  ",
         "#### no two spaces",
         "#### Never push to main  ",
+        "#### plain words of the reply  ",
+        "#### \u00a0plain words of the reply  ",
         "> Tokens: 1k sent  ",
         ">  ",
         "> a message of several lines",
@@ -871,6 +873,15 @@ def test_aider_edge_histories(tmp_path: Path) -> None:
         "session-in-fence": head + b"#### go  \n\n```\ncode\n" + head + b"#### again  \n\n",
         "same-time": head + b"#### one  \n\n" + head + b"#### one  \n\n",
         "mode-line": b"-*- mode: fundamental -*-\n" + head + b"#### go  \n\n",
+        "architect-copy": head
+        + b"#### plan it  \n\n  Step one: do x.\n\nStep two.\n\n#### Step one: do x.  \n#### Step two.  \n\n",
+        "copy-head-only": head
+        + b"#### plan it  \n\nStep one: do x.\n\n#### Step one: do x.  \n#### then more  \n\n",
+        "copy-trailing-spaces": head + b"#### plan  \n\nStep one: do x.  \n\n#### Step one: do x.  \n\n",
+        "copy-after-session": head
+        + b"#### plan  \n\nStep one.\n\n"
+        + head.replace(b"10:00", b"11:00")
+        + b"#### Step one.  \n\n",
         "quote-in-reply": head + b"#### go  \n\nreply\n> a quote in it\n\n> Tokens: 1k  \n\n",
         "no-session": b"#### go  \n\nreply\n\n",
         "only-blank": b"\n\n  \n",

@@ -652,16 +652,28 @@ def _split_reply(lines: list[str]) -> tuple[str, list[dict[str, str]], list[dict
     return text, edits, commands
 
 
-def _is_copy_of(text: str, reply: list[str]) -> bool:
-    """Whether a turn's text is the reply's (whitespace aside): the architect's plan handed on."""
-    head = next((line.strip() for line in reply if line.strip()), None)
+def _is_copy_of(text: str, reply: list[str] | str) -> bool:
+    """Whether a turn's text is the reply's (whitespace aside): the architect's plan handed on
+    (``reply``: its lines, or its text)."""
+    if isinstance(reply, str):  # the first line not blank, as the lines would give it
+        m = _NOT_SPACE.search(reply)
+        head = None
+        if m is not None:
+            line_end = reply.find("\n", m.start())
+            head = reply[m.start() : line_end if line_end >= 0 else len(reply)].strip()
+    else:
+        head = next((line.strip() for line in reply if line.strip()), None)
     if head is None or not text.lstrip().startswith(head):
         return False
-    return _flat(text) == _flat("\n".join(reply))
+    return _flat(text) == _flat(reply if isinstance(reply, str) else "\n".join(reply))
 
 
-def _person_kind(text: str, last_reply: list[str]) -> tuple[Provenance, str]:
-    """Whose words a ``####`` turn is, and its kind (``last_reply``: the lines of the reply before it)."""
+_NOT_SPACE = re.compile(r"\S")
+
+
+def _person_kind(text: str, last_reply: list[str] | str) -> tuple[Provenance, str]:
+    """Whose words a ``####`` turn is, and its kind (``last_reply``: the lines of the reply before it,
+    or its text)."""
     first = text.lstrip("\n").split("\n", 1)[0].strip()
     if last_reply and _is_copy_of(text, last_reply):
         return ASSISTANT, "copy"  # the architect's plan handed to the editor model
@@ -947,6 +959,10 @@ _FENCE_STOP = {
 """Inside an open fence, the next line that may end it (``_RUNS`` checks only its ``x`` lines: a
 fence's character after at most three spaces, a tag's ``</``), start a session, or (in a reply ``^C``
 cut short) be the person's next turn."""
+_HEADER_LINE = re.compile(
+    rb"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t\x0b\x0c\r\x1c-\x1f]*\n"
+)
+"""A session start line as Aider writes it (``HEADER`` on its text reads any other)."""
 _MESSAGE_STOP = re.compile(rb"\n(?=[`~<]| {1,3}[`~]|" + _HEAD_AT + rb")")
 """In a notice's message of several lines, the next line that may open a fence or start a session (a
 line that ends the message, in two trailing spaces, is found apart)."""
@@ -1035,7 +1051,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
     early: list[_Cut] = []  # turns' blocks before the first session line
     sessions = False
     line_at, line_no = 0, 1
-    last_reply: list[str] = []
+    last_reply = ""  # the text of the session's last reply
 
     def take(block: _Cut) -> None:
         """A person's turn or a reply: made a turn as ``PiecesDigester`` makes one of its record."""
@@ -1046,36 +1062,46 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             text = text.replace("\r\n", "\n")
         if text.endswith("\n"):
             text = text[:-1]
-        lines = text.split("\n")
         line_no += count(b"\n", line_at, first)
         line_at = first
         time = _iso(owner)
         key = f"{owner or 'before'}/{place}"
         if shape == "person":
-            said = _person_text(lines)
+            said = _person_text(text.split("\n"))
             role, turn_kind = _person_kind(said, last_reply)
             if role == PERSON and main and said.strip() and (not time or new_person(time, said)):
                 turns.append(Turn("person", said, file, line_no, key, time, turn_kind))
                 stats.chars += len(said)
             return
-        if first == base and len(lines) == 1 and _MODELINE.match(text.strip()):
+        if first == base and "\n" not in text and _MODELINE.match(text.strip()):
             return  # Aider's mode line, read as a notice
-        spans: list[tuple[int, int, bool]] = []
-        at, no = first, 0
-        for k in range(0, len(marks), 2):  # each fence: its lines, and whether it holds a SEARCH block
-            opens = marks[k]
-            no += count(b"\n", at, opens)
-            closes = marks[k + 1] if k + 1 < len(marks) else last + 1
-            upto = no + count(b"\n", opens, closes) if k + 1 < len(marks) else len(lines)
-            at, i, no = closes, no, upto
-            searches = find(b"\n<<<<<<< SEARCH", opens, closes - 1) >= 0
-            spans.append((i, upto, searches or find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) >= 0))
-        said = _reply_prose(text, lines, spans)
-        last_reply = lines
+        last_reply = text
+        if not marks:  # no fence: the prose is the whole reply
+            said = _SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text
+        else:
+            said = _reply_prose(text, text.split("\n"), fence_spans(first, last, marks))
         prose = said.strip()
         if prose and new_block(key, said):
             turns.append(Turn("assistant", prose, file, line_no, key, time, reply_kind))
             stats.chars += len(prose)
+
+    def fence_spans(first: int, last: int, marks: list[int]) -> list[tuple[int, int, bool]]:
+        """The fences of the reply ``first``..``last`` (``marks``: the offsets of each one's first and last
+        line): their lines in it (the end of the reply for one left open), and whether a line inside
+        starts a SEARCH block."""
+        spans: list[tuple[int, int, bool]] = []
+        at, no = first, 0
+        for k in range(0, len(marks), 2):
+            opens = marks[k]
+            no += count(b"\n", at, opens)
+            closed = k + 1 < len(marks)
+            closes = marks[k + 1] if closed else last + 1
+            # the fence's last line; one left open runs to the reply's end (the line after its last)
+            upto = no + count(b"\n", opens, closes) if closed else no + count(b"\n", opens, last) + 1
+            at, i, no = closes, no, upto
+            searches = find(b"\n<<<<<<< SEARCH", opens, closes - 1) >= 0
+            spans.append((i, upto, searches or find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) >= 0))
+        return spans
 
     def close() -> None:
         nonlocal kind, index, fence, cont, partial, last_kind, last_end, last_span, n_blocks, n_bytes
@@ -1098,7 +1124,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             if pending is not None:
                 take(pending)
                 pending = None
-            last_reply = []
+            last_reply = ""
         last_kind, last_end = kind, end
         kind = ""
         fence = None
@@ -1336,6 +1362,11 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             continue
         if c == 35:  # "#": a session line, a heading, a line of "####" not the person's
             if startswith(_HEAD_AT, pos):
+                m = _HEADER_LINE.match(data, pos)
+                if m is not None:  # the usual session line, read in its bytes
+                    header(pos, m.end() - 1, m[1].decode())
+                    pos = m.end()
+                    continue
                 nl = find(b"\n", pos)
                 if nl > 0:
                     raw = data[pos:nl]
@@ -1369,7 +1400,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             pos = nl + 1
             continue
         if kind != "reply":  # plain text opens a reply (a line of other whitespace is looked at alone)
-            if _PLAIN.match(data, pos) is None:
+            if not 32 < c < 127 and _PLAIN.match(data, pos) is None:
                 pos = line(pos)
                 continue
             open_("reply", pos)
