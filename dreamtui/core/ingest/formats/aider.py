@@ -1012,9 +1012,9 @@ def _reply_prose(text: str, lines: list[str], fences: list[tuple[int, int, bool]
     return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
 
 
-_Cut = tuple[str, int, int, str, int, list[int]]
-"""A block the scan cut: its kind, first line's offset, last line's end, session, place in it, and a
-reply's fences (the offsets of each one's first and last line)."""
+_Cut = tuple[str, int, int, str, int, list[int], int]
+"""A block the scan cut: its kind, first line's offset, last line's end, session, place in it, a
+reply's fences (the offsets of each one's first and last line), and its first line's number."""
 
 
 def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) -> None:
@@ -1055,15 +1055,13 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
 
     def take(block: _Cut) -> None:
         """A person's turn or a reply: made a turn as ``PiecesDigester`` makes one of its record."""
-        nonlocal line_at, line_no, last_reply
-        shape, first, last, owner, place, marks = block
+        nonlocal last_reply
+        shape, first, last, owner, place, marks, line_no = block
         text = data[first : last + 1].decode("utf-8", "replace")
         if "\r" in text:
             text = text.replace("\r\n", "\n")
         if text.endswith("\n"):
             text = text[:-1]
-        line_no += count(b"\n", line_at, first)
-        line_at = first
         time = _iso(owner)
         key = f"{owner or 'before'}/{place}"
         if shape == "person":
@@ -1113,7 +1111,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         n_blocks += 1
         n_bytes += last_span
         if kind == "person" or kind == "reply":
-            block = (kind, start, end, session, index, fences)
+            block = (kind, start, end, session, index, fences, line_no)
             if not sessions:
                 early.append(block)
             else:
@@ -1131,9 +1129,12 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         cont = partial = False
 
     def open_(shape: str, pos: int) -> None:
-        nonlocal kind, start, end, partial, cont, fences
+        nonlocal kind, start, end, partial, cont, fences, line_at, line_no
         if kind:
             close()
+        if shape != "notice":  # a turn's block: its first line's number (the lines before just read)
+            line_no += count(b"\n", line_at, pos)
+            line_at = pos
         cut = False
         if shape == "reply":
             fences = []
