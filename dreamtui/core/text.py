@@ -8,7 +8,9 @@ surrogates (undecodable bytes). Every writer goes through one of these functions
   :func:`clean_line` *remove* escape sequences and control characters;
 - onto a terminal: :func:`escape_controls` (the CLI) and :func:`visible_controls` (the app) *show* them,
   because transcript text on a screen is shown literally, never obeyed and never silently edited;
-- to UTF-8 (SQLite, a model, JSON): :func:`without_surrogates`.
+- to UTF-8 (SQLite, a model, JSON): :func:`without_surrogates`;
+- into the digest (what a model reads and ``dreamtui digest`` shows): :func:`as_typed` applies the
+  erase characters a terminal agent stored with the person's keystrokes.
 
 Secrets are not this module's job: callers redact (:mod:`dreamtui.core.secrets`) before cutting.
 """
@@ -108,6 +110,53 @@ def visible_controls(text: str) -> str:
     """``text`` with control characters as control pictures (``␛``), bidi marks as ``\\u202e`` and
     lone surrogates as U+FFFD (the app)."""
     return _TERMINAL_UNSAFE_RE.sub(_picture, text)
+
+
+# -- into the digest -----------------------------------------------------------------------------
+
+# the erase characters: BACKSPACE and DEL, each stored after the character it erased
+_ERASE_RUNS = re.compile("([\x08\x7f]+)")
+
+
+def as_typed(text: str) -> str:
+    """``text`` as it was on the screen when it was sent: each BACKSPACE (``\\x08``) or DEL
+    (``\\x7f``) erases the character before it, a run of them as many (never past the start of the
+    text); text without either is returned as it is.
+
+    Why: a terminal agent (the Cursor CLI, ...) can store a person's keystrokes with the erase
+    characters still in them (``recebe l\\x08odens`` for what read ``recebe odens``). Shown raw, a
+    model quoting the line either copies invisible characters or drops them, and neither quote is in
+    the raw bytes. The digest shows this form; quote verification (``core/gate/verify.py``) accepts it,
+    and the form with the erase characters merely removed, as readings of the record. A character is
+    one code point. The terminal and the evidence view keep showing the raw characters
+    (:func:`visible_controls`): there a transcript is shown literally.
+    """
+    if "\x08" not in text and "\x7f" not in text:
+        return text
+    # read from the end: each erase character still owed takes the next character met (one pass,
+    # each piece cut once, however many runs reach into it); owed at the start, it erased nothing
+    parts = _ERASE_RUNS.split(text)  # text, a run, text, a run, ..., text
+    kept: list[str] = []
+    owed = 0
+    for i in range(len(parts) - 1, -1, -1):
+        part = parts[i]
+        if i % 2:
+            owed += len(part)
+        elif owed >= len(part):
+            owed -= len(part)
+        else:
+            kept.append(part[: len(part) - owed] if owed else part)
+            owed = 0
+    kept.reverse()
+    return "".join(kept)
+
+
+def without_erase(text: str) -> str:
+    """``text`` with its erase characters removed and nothing erased (what was typed, every key kept):
+    the other reading quote verification accepts (see :func:`as_typed`)."""
+    if "\x08" not in text and "\x7f" not in text:
+        return text
+    return _ERASE_RUNS.sub("", text)
 
 
 # -- to UTF-8 -------------------------------------------------------------------------------------

@@ -22,6 +22,16 @@ How it works (see ``transcript-format.md``, "Encoding"):
    normalised string. Each place is reported with its provenance (the format's ``provenance``) and
    whether the record is a copy (the format's ``is_copy``: a sub-agent's words copied into the main
    file, or a repeat of a string already matched). Originals come before copies, then person > assistant > meta > tool.
+5. Erase characters: a terminal agent may store a person's keystrokes with BACKSPACE (``\\x08``) or DEL
+   (``\\x7f``) after the character each erased, and the digest shows such text as it was on the
+   screen (:func:`dreamtui.core.text.as_typed`). A quote found nowhere by steps 3-4 is looked for
+   once more, in the strings holding an erase character: it verifies when it lies inside one such
+   string read with the erase characters applied or removed (both honest readings of what was typed;
+   never a mix of the two). Only the lines holding one, raw or JSON-escaped (``\\b``, ``\\u0008``,
+   ``\\u007f``), are decoded, at most :data:`TYPED_BYTES` of them per file, and which lines hold one
+   is remembered per file version, so a file without any costs one ``stat`` per call (a whole-file
+   source's records holding one are kept from its one read). The match
+   carries the record's provenance as usual (a tool's output is still the tool's).
 
 Which record a string is in and whose words it is are the transcript format's to say — the format of
 each file, looked up from the file (:func:`dreamtui.core.ingest.formats.format_for`). For a ``lines``
@@ -34,6 +44,7 @@ as its line.
 from __future__ import annotations
 
 import mmap
+import os
 import re
 import unicodedata
 from bisect import bisect_right
@@ -48,8 +59,8 @@ from dreamtui.core.files import open_regular
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.formats.protocol import TranscriptFormat, split_address
 from dreamtui.core.ingest.tail import decode_line
-from dreamtui.core.models import Match, Verification
-from dreamtui.core.text import SURROGATE, word_count
+from dreamtui.core.models import Match, Provenance, Verification
+from dreamtui.core.text import SURROGATE, as_typed, without_erase, word_count
 
 MIN_WORDS = 6
 """Quotes with fewer words are refused as unverifiable: too easy to find by chance..."""
@@ -595,12 +606,21 @@ def verify_quotes(quotes: Sequence[str], files: Sequence[Path | str]) -> list[Ve
     if active:
         batch = list(active.values())
         wanted = _Wanted(batch) if len(batch) >= INDEX_FROM else None
-        for file_no, fpath in enumerate(files):
-            fmt = formats.format_for(fpath)
+        fmts = [formats.format_for(fpath) for fpath in files]
+        typed: dict[int, list[tuple[int, _Record]]] = {}  # records of whole-file sources with erase chars
+        for file_no, (fpath, fmt) in enumerate(zip(files, fmts, strict=True)):
             if fmt.layout == "records":
-                _verify_records(str(fpath), file_no, batch, unreadable, fmt)
+                _verify_records(str(fpath), file_no, batch, unreadable, fmt, typed.setdefault(file_no, []))
             else:
                 _verify_file(Path(fpath), file_no, batch, wanted, unreadable, fmt)
+        missing = [q for q in batch if not q.found]
+        if missing:  # found nowhere as written: perhaps as the person saw it (step 5)
+            for file_no, (fpath, fmt) in enumerate(zip(files, fmts, strict=True)):
+                if fmt.layout == "records":
+                    for locator, record in typed.get(file_no, ()):
+                        _match_typed(missing, record, str(fpath), file_no, locator, fmt)
+                else:
+                    _verify_typed_file(Path(fpath), file_no, missing, fmt)
     done = {nq: q.result(unreadable) for nq, q in active.items()}
     for i, nq in owner:
         v = done[nq]
@@ -659,11 +679,19 @@ def _verify_file(
 
 
 def _verify_records(
-    address: str, file_no: int, batch: list[_Quote], unreadable: list[str], fmt: TranscriptFormat
+    address: str,
+    file_no: int,
+    batch: list[_Quote],
+    unreadable: list[str],
+    fmt: TranscriptFormat,
+    typed: list[tuple[int, _Record]],
 ) -> None:
     """Look for every quote of ``batch`` in the records of a whole-file source (``address``: its path,
-    ``#member`` for one session of a source holding many); a match names the record's locator."""
+    ``#member`` for one session of a source holding many); a match names the record's locator. The
+    records holding an erase character are added to ``typed`` (with their locators, up to
+    :data:`TYPED_BYTES` of their strings), for the quotes found nowhere as written."""
     path, member = split_address(address)
+    budget = TYPED_BYTES
     try:
         for rec in fmt.records(path, member):
             if not isinstance(rec.obj, dict):
@@ -671,6 +699,11 @@ def _verify_records(
             record = _Record(rec.obj, fmt)
             for q in batch:
                 _match_record(q.ready(), record, address, file_no, rec.locator, fmt)
+            if budget > 0:
+                size = sum(len(v) for _, _, v in record.strings if "\x08" in v or "\x7f" in v)
+                if size:
+                    typed.append((rec.locator, record))
+                    budget -= size
     except (OSError, DreamError) as exc:
         unreadable.append(f"{path.name}: {getattr(exc, 'strerror', None) or exc}")
 
@@ -744,7 +777,7 @@ def _match_record(
     q: _Quote, rec: _Record, path_str: str, file_no: int, line_no: int, fmt: TranscriptFormat
 ) -> None:
     """Add each string of ``rec`` that holds quote ``q`` to what ``q`` found."""
-    nq, obj = q.nq, rec.obj
+    nq = q.nq
     first, rest = q.text_groups[0], q.text_groups[1:]
     for index, (where, key, value) in enumerate(rec.strings):
         if len(first) == 1:
@@ -756,10 +789,140 @@ def _match_record(
             continue
         if nq not in rec.norm(index):
             continue
-        prov = fmt.provenance(obj, (*where, key), value, lambda text: nq in normalize(text))
-        sig = (prov, value)
-        copy = rec.copy or sig in q.seen_strings
-        q.seen_strings.add(sig)
-        ref = fmt.ref(obj)
-        match = Match(path_str, line_no, ref.uuid, ref.timestamp, prov, copy)
-        q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
+        prov = fmt.provenance(rec.obj, (*where, key), value, lambda text: nq in normalize(text))
+        _found(q, rec, value, prov, path_str, file_no, line_no, fmt)
+
+
+def _found(
+    q: _Quote,
+    rec: _Record,
+    value: str,
+    prov: Provenance,
+    path_str: str,
+    file_no: int,
+    line_no: int,
+    fmt: TranscriptFormat,
+) -> None:
+    """Add the place of ``q`` in the string ``value`` of ``rec`` (whose words: ``prov``) to what it found."""
+    sig = (prov, value)
+    copy = rec.copy or sig in q.seen_strings
+    q.seen_strings.add(sig)
+    ref = fmt.ref(rec.obj)
+    match = Match(path_str, line_no, ref.uuid, ref.timestamp, prov, copy)
+    q.found.append(((int(copy), PROVENANCE_RANK.get(prov, 9), file_no, line_no), match))
+
+
+# -- step 5: the quotes found nowhere as written, in strings holding erase characters ---------------
+
+TYPED_BYTES = 16 * 1024 * 1024
+"""At most this much of a file's lines holding an erase character (or of a whole-file source's strings
+holding one) is decoded for the quotes found nowhere as written: the search stays bounded whatever a
+file holds (a tool's progress bar drawn with backspaces, thousands of times)."""
+# the JSON escapes of BACKSPACE and DEL (a writer may also store DEL raw; BACKSPACE raw is not JSON)
+_ERASE_ESCAPE = re.compile(rb"\\(?:b|u00(?:08|7[fF]))")
+
+
+def _typed_forms(text: str) -> tuple[str, str]:
+    """The two readings of ``text`` a quote may be compared with, normalised: the erase characters
+    applied (what the screen showed, what the digest shows) and removed (every key typed)."""
+    return normalize(as_typed(text)), normalize(without_erase(text))
+
+
+def _erase_lines(data: bytes | mmap.mmap) -> list[tuple[int, int]]:
+    """Start/end offsets of the lines holding an erase character, raw or JSON-escaped, in file order
+    (a backslash that is itself escaped, as in ``\\\\b``, is not an escape)."""
+    spans: set[tuple[int, int]] = set()
+    size = len(data)
+
+    def line_at(pos: int) -> int:
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        spans.add((start, end if end >= 0 else size))
+        return end if end >= 0 else size
+
+    for raw in (b"\x08", b"\x7f"):
+        pos = data.find(raw)
+        while pos >= 0:
+            pos = data.find(raw, line_at(pos))
+    done = -1
+    for found in _ERASE_ESCAPE.finditer(data):
+        pos = found.start()
+        if pos < done:
+            continue  # its line is in already
+        back = pos
+        while back > 0 and data[back - 1] == 0x5C:  # the backslashes before it
+            back -= 1
+        if (pos - back) % 2 == 0:
+            done = line_at(pos)
+    return sorted(spans)
+
+
+_ERASE_SEEN: dict[tuple[str, int, int, int, int], list[tuple[int, int]]] = {}
+"""The lines holding an erase character of each file version looked at, by path, device, inode, size
+and modification time: a quote verified one by one, or a batch with a false quote in it every cycle,
+reads a file for them once, not once per call, and a file known to hold none is not even opened. A
+stale answer (a file rewritten in place to the same size within one tick of its clock) can only miss
+a place, never make one: every line named is decoded and compared."""
+_ERASE_SEEN_MAX = 4096
+
+
+def _version(path: str, st: os.stat_result) -> tuple[str, int, int, int, int]:
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _verify_typed_file(fpath: Path, file_no: int, missing: list[_Quote], fmt: TranscriptFormat) -> None:
+    """Look for the ``missing`` quotes in the lines of one file that hold an erase character (up to
+    :data:`TYPED_BYTES` of them); a file that cannot be read was named by the first search."""
+    path_str = str(fpath)
+    try:
+        if _ERASE_SEEN.get(_version(path_str, os.stat(fpath))) == []:
+            return  # the usual answer: no erase character in this file
+        data, fh = _open(fpath)
+    except OSError:
+        return
+    if fh is None:
+        return  # empty
+    try:
+        key = _version(path_str, os.fstat(fh.fileno()))
+        spans = _ERASE_SEEN.get(key)
+        if spans is None:
+            spans = _erase_lines(data)
+            if len(_ERASE_SEEN) >= _ERASE_SEEN_MAX:
+                _ERASE_SEEN.clear()
+            _ERASE_SEEN[key] = spans
+        budget = TYPED_BYTES
+        line_no, counted_to = 1, 0
+        for start, end in spans:
+            budget -= end - start
+            if budget < 0:
+                break
+            line_no += data[counted_to:start].count(b"\n")
+            counted_to = start
+            obj = _decode(bytes(data[start:end]))
+            if isinstance(obj, dict):
+                _match_typed(missing, _Record(obj, fmt), path_str, file_no, line_no, fmt)
+    finally:
+        data.close()  # type: ignore[union-attr]
+        fh.close()
+
+
+def _match_typed(
+    missing: list[_Quote], rec: _Record, path_str: str, file_no: int, line_no: int, fmt: TranscriptFormat
+) -> None:
+    """Add each string of ``rec`` holding an erase character whose erase-applied or erase-removed
+    reading holds one of the ``missing`` quotes to what that quote found (whose words it is: the
+    format's provenance, asked with the same readings)."""
+    for where, key, value in rec.strings:
+        if "\x08" not in value and "\x7f" not in value:
+            continue
+        applied, removed = _typed_forms(value)
+        for q in missing:
+            nq = q.nq
+            if nq not in applied and nq not in removed:
+                continue
+
+            def holds(text: str, nq: str = nq) -> bool:
+                return any(nq in form for form in _typed_forms(text))
+
+            prov = fmt.provenance(rec.obj, (*where, key), value, holds)
+            _found(q, rec, value, prov, path_str, file_no, line_no, fmt)

@@ -13,6 +13,12 @@ reads (for Claude Code: ``formats/claude_code.py``, ``docs/digest.md``). A whole
 digested by the format's digester's ``record``; an increment of it is the records not seen yet
 (:mod:`.records`).
 
+Every turn's text is given as it was on the screen when it was sent (:func:`_as_typed`): a terminal
+agent may store the person's keystrokes with BACKSPACE or DEL still in them, each after the character
+it erased; the digest applies them (:func:`dreamtui.core.text.as_typed`), here and nowhere else, so
+the fast paths and the reference give the same turns. Only a text holding one of them changes (the
+assistant's prose too: a model's text rarely holds one, and when it does, a terminal showed it erased).
+
 Duplicates: assistant blocks are kept once per ``(message id, block)``; a person's record rewritten
 with a new id (same timestamp and text) is kept once; text typed while the agent was busy is kept
 when queued and not again when the same text arrives as a person's record. For incremental digests
@@ -43,6 +49,7 @@ from dreamtui.core.ingest.tail import (
 )
 from dreamtui.core.ledger import Ledger, offsets
 from dreamtui.core.models import Digest, DigestStats, Turn
+from dreamtui.core.text import as_typed
 
 
 def _text_hash(text: str) -> str:
@@ -50,6 +57,18 @@ def _text_hash(text: str) -> str:
 
 
 Key = str | tuple[str, ...]
+
+
+def _as_typed(turns: list[Turn]) -> list[Turn]:
+    """``turns`` (changed in place) with each text holding an erase character as it was on the screen
+    (:func:`~dreamtui.core.text.as_typed`); the dedup keys stay those of the raw text."""
+    for i, turn in enumerate(turns):
+        text = turn.text
+        if "\x08" in text or "\x7f" in text:
+            turns[i] = Turn(
+                turn.role, as_typed(text), turn.file, turn.line, turn.uuid, turn.timestamp, turn.kind
+            )
+    return turns
 
 
 def stored_key(key: Key) -> str:
@@ -189,7 +208,7 @@ def digest_lines(
     stats.lines += len(lines)
     out: list[Turn] = []
     _pairs(digester, [(line_no, raw) for line_no, _, raw in lines], out)
-    return out
+    return _as_typed(out)
 
 
 @contextmanager
@@ -248,6 +267,7 @@ def digest_file(
                 exact(raw, line_no, turns)
     tf = fmt.describe(path, scanner.head if cheap else None)
     _finish_stats(stats, scanner.oversized, scanner.partial, scanner.offset, scanner.line)
+    _as_typed(turns)
     return Digest(
         session=tf.session, project=tf.project, files=[str(path)], turns=turns, stats=stats, cwd=digester.cwd
     )
@@ -277,7 +297,7 @@ def _digest_records(
                 session=described.session,
                 project=described.project,
                 files=[str(address)],
-                turns=kept,
+                turns=_as_typed(kept),
                 stats=stats,
                 cwd=cwd,
             )
@@ -291,6 +311,7 @@ def _digest_records(
         stats.lines += 1
         stats.bytes += len(rec.raw)
         digester.record(rec.obj, rec.locator, turns)
+    _as_typed(turns)
     return Digest(
         session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd
     )
@@ -320,6 +341,7 @@ def _digest_whole(
     stats.bytes = data.rfind(b"\n") + 1 if partial else len(data)
     stats.lines = len(lines)
     stats.partial_tail = partial
+    _as_typed(turns)
     return Digest(
         session=tf.session, project=tf.project, files=[name], turns=turns, stats=stats, cwd=digester.cwd
     )
@@ -454,7 +476,7 @@ def digest_increment(
         session=read.session,
         project=read.project,
         files=[str(path)],
-        turns=turns,
+        turns=_as_typed(turns),
         stats=stats,
         cwd=digester.cwd,
     )
