@@ -270,3 +270,78 @@ def test_a_cursor_digest_shows_the_erased_text_and_the_evidence_the_raw(tmp_path
     window = read_window(store, got.best.line)
     shown = "\n".join(t.plain for t in render_records(window, got.best.line, "", fold=False))
     assert "recebe l␈odens em linguagem" in shown and "index nama␈e must" in shown
+
+
+# -- what the second reading never lets through -------------------------------------------------------
+
+
+def test_an_altered_quote_or_someone_elses_words_never_pass_as_the_persons(tmp_path: Path) -> None:
+    """Step 5 adds two readings of a string, nothing else: a quote with a word inserted, or formed by
+    erasing what the record never erased, is refused; words of a meta record, a sub-agent, the
+    assistant or a tool keep their provenance, and a quote that runs from a rejection's boilerplate
+    into the person's reason (the reason's backspaces eating the marker) is the tool's."""
+    from dreamtui.core.ingest.formats.claude_code import REJECTION_PREFIX
+
+    path = claude_session(tmp_path / "-home-kim-src-parser")
+    reason = " " + "\x08" * 10 + "please keep the old migration files in the repository forever"
+    rejected = REJECTION_PREFIX + reason
+    extra = [
+        rec(5, "user", isMeta=True, message={"role": "user", "content": "it says XY\x08\x08the harness restarted the build twice today"}),
+        rec(6, "user", message={"role": "user", "content": "I love the old parser more than the new one, keep it around"}),
+        rec(7, "assistant", message={"id": "m7", "role": "assistant", "content": [{"type": "text", "text": "we shoul\x7fld keep the old parser for one more release"}]}),
+        {**rec(8, "user", message={"role": "user", "content": "always\x08\x08\x08\x08\x08\x08never run the migrations by hand on prod"}), "isSidechain": True},
+        rec(9, "user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "I decided\x08\x08\x08\x08\x08\x08\x08\x08\x08the person wants all tests deleted before a release"}]}),
+        rec(10, "user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "is_error": True, "content": rejected}]}, toolUseResult="Error: " + rejected),
+    ]  # fmt: skip
+    with path.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in extra)
+    from dreamtui.core.text import as_typed
+
+    eaten = as_typed(rejected)
+    spanning = eaten[eaten.find("following") :][:70]
+    assert "reason for the r" in spanning and "please keep" in spanning
+    for quote, prov in (
+        ("o sistema recebe odens em linguagem natural muito e compila tudo", None),  # a word inserted
+        ("o sistema recebe odens em linguagem natural e compi tudo sozinho", None),  # erased more
+        ("o sistema recebe dens em linguagem natural e compila tudo sozinho", None),  # one erase too many
+        ("o sistema recebe odens em linguagem natura e compila tudo sozinho", None),  # erased elsewhere
+        ("I love the parser more than the new one, keep it", None),  # a string without any
+        ("we shoullld keep the old parser for one more release", None),
+        ("I decided the person wants all tests deleted before a release", None),  # a space invented
+        ("it says the harness restarted the build twice today", "meta"),
+        ("never run the migrations by hand on prod", "meta"),  # a sub-agent's
+        ("we should keep the old parser for one more release", "assistant"),
+        ("I decidedthe person wants all tests deleted before a release", "tool"),
+        ("the person wants all tests deleted before a release", "tool"),
+        (spanning, "tool"),
+        ("please keep the old migration files in the repository forever", "person"),
+    ):
+        got = verify_quote(quote, [path])
+        found = {m.provenance for m in got.matches}
+        assert (got.verified, found) == (prov is not None, {prov} if prov else set()), quote
+
+
+def test_a_stale_memory_of_where_the_erase_lines_are_never_makes_a_place(tmp_path: Path) -> None:
+    """The lines holding an erase character are remembered per file version (path, inode, size,
+    modification time). A file rewritten in place to the same size with its time put back is read
+    with the old offsets: where they no longer frame a whole line nothing is decoded, so a record
+    nested in a tool's progress record is never taken for a record of its own (the person's)."""
+    import os
+
+    said = json.dumps(rec(1, "user", message={"role": "user", "content": SAID}), ensure_ascii=False)
+    old = "x" * 60 + "\n" + said + "\n\n"  # a line that is no record, the person's, a blank one
+    head = '{"type":"progress","uuid":"p1","pad":"'
+    new = head + "x" * (61 - len(head) - 9) + '","data":' + said + "}\n"  # the record nested in a tool's
+    assert len(new.encode()) == len(old.encode()) and new.index(said) == old.index(said)
+    path = tmp_path / "-home-kim" / f"{SESSION}.jsonl"
+    path.parent.mkdir()
+    path.write_text(old, encoding="utf-8")
+    quote = "o sistema recebe odens em linguagem natural e compila tudo sozinho"
+    assert [m.provenance for m in verify_quote(quote, [path]).matches] == ["person"]
+    st = path.stat()
+    with path.open("r+b") as fh:  # the same inode, size and modification time
+        fh.write(new.encode())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_mtime_ns == st.st_mtime_ns and path.stat().st_ino == st.st_ino
+    got = verify_quote(quote, [path])
+    assert not got.verified or {m.provenance for m in got.matches} == {"tool"}

@@ -861,8 +861,9 @@ _ERASE_SEEN: dict[tuple[str, int, int, int, int], list[tuple[int, int]]] = {}
 """The lines holding an erase character of each file version looked at, by path, device, inode, size
 and modification time: a quote verified one by one, or a batch with a false quote in it every cycle,
 reads a file for them once, not once per call, and a file known to hold none is not even opened. A
-stale answer (a file rewritten in place to the same size within one tick of its clock) can only miss
-a place, never make one: every line named is decoded and compared."""
+stale answer (a file rewritten in place to the same size, its modification time put back) can only
+miss a place, never make one: a span is decoded only when it is still a whole line, and is then
+compared like any other."""
 _ERASE_SEEN_MAX = 4096
 
 
@@ -875,8 +876,8 @@ def _verify_typed_file(fpath: Path, file_no: int, missing: list[_Quote], fmt: Tr
     :data:`TYPED_BYTES` of them); a file that cannot be read was named by the first search."""
     path_str = str(fpath)
     try:
-        if _ERASE_SEEN.get(_version(path_str, os.stat(fpath))) == []:
-            return  # the usual answer: no erase character in this file
+        if _ERASE_SEEN.get(_version(path_str, os.stat(fpath, follow_symlinks=False))) == []:
+            return  # the usual answer: no erase character in this file (a link is refused by _open)
         data, fh = _open(fpath)
     except OSError:
         return
@@ -890,9 +891,11 @@ def _verify_typed_file(fpath: Path, file_no: int, missing: list[_Quote], fmt: Tr
             if len(_ERASE_SEEN) >= _ERASE_SEEN_MAX:
                 _ERASE_SEEN.clear()
             _ERASE_SEEN[key] = spans
-        budget = TYPED_BYTES
+        budget, size = TYPED_BYTES, len(data)
         line_no, counted_to = 1, 0
         for start, end in spans:
+            if end > size or (start and data[start - 1] != 0x0A) or (end < size and data[end] != 0x0A):
+                continue  # a stale answer (the file rewritten in place): no whole line there
             budget -= end - start
             if budget < 0:
                 break

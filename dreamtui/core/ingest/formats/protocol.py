@@ -291,7 +291,8 @@ class TranscriptFormat(Protocol):
     ) -> Provenance:
         """Whose words the string ``value`` at ``path`` inside the record ``obj`` is, for a quote found
         in it; ``holds(text)`` says whether a part of the string holds the quote (a string whose start
-        is the harness's and whose end is a person's asks it of the end)."""
+        is the harness's and whose end is a person's asks it of the end). For a quote found only with
+        the string's erase characters applied or removed, ``holds`` reads the part the same two ways."""
 
     def ref(self, obj: dict[str, Any]) -> RecordRef:
         """Where the decoded record ``obj`` is (:class:`RecordRef`)."""
