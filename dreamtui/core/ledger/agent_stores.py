@@ -464,11 +464,27 @@ values of whatever type the file holds (the format checks each; a plain tuple, a
 
 def cursor_meta(conn: sqlite3.Connection) -> bytes:
     """The ``meta`` row ``0`` of a Cursor CLI store (hex-encoded JSON, as stored), or b''."""
-    if "meta" not in _tables(conn):
-        return b""
-    for r in conn.execute("SELECT value FROM meta WHERE key = '0' LIMIT 1"):
-        return as_bytes(r[0])
-    return b""
+    try:
+        rows = conn.execute("SELECT value FROM meta WHERE key = '0' LIMIT 1").fetchall()
+    except sqlite3.OperationalError as exc:  # asked, not looked up first: one statement fewer
+        if "no such table" in str(exc):
+            return b""
+        raise
+    return as_bytes(rows[0][0]) if rows else b""
+
+
+def cursor_blob(conn: sqlite3.Connection, blob_id: str) -> bytes | None:
+    """The bytes of the blob ``blob_id`` of a Cursor CLI store (the conversation's root node, say), or
+    None when the store has no such blob."""
+    try:
+        rows = conn.execute(
+            "SELECT CAST(data AS BLOB) FROM blobs WHERE id = ? LIMIT 1", (blob_id,)
+        ).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+    return as_bytes(rows[0][0]) if rows else None
 
 
 def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorRow]:

@@ -6,8 +6,11 @@ What is read, and what is not:
   Its ``meta`` row ``0`` is hex-encoded JSON (``agentId``, ``name``, ``createdAt``, …); its ``blobs``
   table is content-addressed: the messages are JSON blobs (``role`` system / user / assistant / tool,
   ``content`` a string or parts ``text`` / ``reasoning`` / ``tool-call`` / ``tool-result``), the
-  conversation tree's nodes binary blobs, which are not read. Messages are taken in the order they
-  were written (``rowid``).
+  conversation tree's nodes binary blobs. Messages are taken in the order the conversation's root
+  node (the ``meta``'s ``latestRootBlobId``) lists them (:func:`conversation_order`): real stores
+  do not keep their rows in that order (a chat's person messages can all lie after the replies);
+  a message the root does not list follows in row order, and a store whose root is missing or odd
+  is read in row order.
 - **not read**: the editor's chats (``state.vscdb``, table ``cursorDiskKV``); the editor's
   ``~/.cursor/projects/*/agent-transcripts``; prompt history. Nothing of the editor's is opened.
 
@@ -282,6 +285,68 @@ def records(path: Path, member: str = "") -> Iterator[SourceRecord]:
     yield from _read(Path(path))
 
 
+_MAX_ROOT = 16 * 1024 * 1024
+"""A root node larger than this is not parsed (the chat is read in row order)."""
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80 or shift > 63:
+            return value, i
+
+
+def conversation_order(root: bytes) -> list[str]:
+    """The message ids the conversation's root node lists, in order: its field 1 entries of 32 bytes
+    (a protocol-buffer message; the ids are the SHA-256 of each message blob). ``[]`` when the node
+    cannot be parsed: the chat is then read in row order."""
+    out: list[str] = []
+    i, end = 0, len(root)
+    try:
+        while i < end:
+            key, i = _varint(root, i)
+            field, wire = key >> 3, key & 7
+            if wire == 2:
+                size, i = _varint(root, i)
+                if i + size > end:
+                    return []
+                if field == 1 and size == 32:
+                    out.append(root[i : i + size].hex())
+                i += size
+            elif wire == 0:
+                _, i = _varint(root, i)
+            elif wire in (1, 5):
+                i += 8 if wire == 1 else 4
+            else:
+                return []
+    except IndexError:
+        return []
+    return out
+
+
+def _root_id(meta: bytes) -> str:
+    try:
+        obj = orjson.loads(bytes.fromhex(meta.decode("ascii")))
+    except (ValueError, orjson.JSONDecodeError):
+        return ""
+    root = obj.get("latestRootBlobId") if isinstance(obj, dict) else None
+    return root if isinstance(root, str) else ""
+
+
+def _in_order(blobs: list[agent_stores.CursorRow], order: list[str]) -> list[agent_stores.CursorRow]:
+    """``blobs`` (rows ``(rowid, id, data)``) in the conversation's order: those ``order`` lists first,
+    as it lists them, then the rest in row order."""
+    if not order:
+        return blobs
+    place = {blob_id: i for i, blob_id in reversed(list(enumerate(order)))}
+    listed = sorted((b for b in blobs if b[1] in place), key=lambda b: place[b[1]])
+    return listed + [b for b in blobs if b[1] not in place]
+
+
 def _read(path: Path) -> list[SourceRecord]:
     """:func:`records`, all of them read at once."""
     return [SourceRecord(i, key, raw, obj) for i, (key, raw, obj) in enumerate(_messages(path), start=1)]
@@ -289,13 +354,17 @@ def _read(path: Path) -> list[SourceRecord]:
 
 def _messages(path: Path) -> list[tuple[str, bytes, dict[str, Any]]]:
     """Each JSON message of the chat at ``path`` (its store, or its write-ahead log) as ``(blob id,
-    bytes, decoded)``, in the order they were written: what :func:`records` gives, without the
+    bytes, decoded)``, in the conversation's order (:func:`conversation_order`): what :func:`records` gives, without the
     records. Raises :class:`~dreamtui.core.errors.TranscriptError` when the store cannot be read now."""
     try:
         with agent_stores.reading(_store_of(path)) as conn:
             blobs = agent_stores.cursor_json_blobs(conn)
+            root_id = _root_id(agent_stores.cursor_meta(conn))
+            root = agent_stores.cursor_blob(conn, root_id) if root_id else None
     except StoreUnreadable as exc:
         raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
+    if root is not None and len(root) <= _MAX_ROOT:
+        blobs = _in_order(blobs, conversation_order(root))
     out: list[tuple[str, bytes, dict[str, Any]]] = []
     loads, decode_error, limit = orjson.loads, orjson.JSONDecodeError, agent_stores.MAX_ROW_BYTES
     for _, key, data in blobs:
