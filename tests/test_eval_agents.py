@@ -159,3 +159,30 @@ def test_a_proposal_quoting_an_opencode_session_matches_the_label_naming_its_dat
     assert match_score(found, label) > 1  # the same record: the address names the labelled file
     elsewhere = Proposal(claim="Something else entirely.", quote="", line=12, file="/x/other.db", kept=True)
     assert match_score(elsewhere, label) == 0
+
+
+def test_a_portable_key_is_the_same_whatever_the_hash_seed() -> None:
+    """Names of one length (``/home/build`` and ``-home-build``: a working directory and its folder
+    name) get the same placeholders in every run, so a recording replays on another machine: their order
+    was once a set's, which changes with Python's hash seed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from fakes.eval_set import portable_key; "
+        "body = {'system': [{'type': 'text', 'text': 's'}], 'messages': [{'role': 'user', 'content': "
+        "'cwd /home/build, folder -home-build, project build, session ses_1'}]}; "
+        "print(portable_key(body, ['/home/build', '-home-build', 'build', 'ses_1', 'abcdefghijk']))"
+    )
+    tests = str(Path(__file__).resolve().parent)
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code, tests],
+            env={"PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in range(12)
+    }
+    assert len(keys) == 1, keys

@@ -8,6 +8,7 @@ Run from the repository root:
                                                             # agents' sessions, split ``agents``) into it
     python3 tests/bench/eval_prepare.py digests OUT [SPLIT] # OUT/<id>.txt: the digest a labeller reads
     python3 tests/bench/eval_prepare.py requests TAG OUT [SPLIT]  # OUT/<id>.<k>.txt: request k of each session
+    python3 tests/bench/eval_prepare.py rekey TAG [SPLIT]  # recompute the stored portable keys (never an answer)
     python3 tests/bench/eval_prepare.py collect TAG ANSWERS REQUESTS [judge]
                                                             # ANSWERS/<id>.<k>.json -> recorded[-judge]/TAG/<id>.json
 
@@ -227,6 +228,27 @@ def write_requests(tag: str, out: Path, split: str = "all") -> None:
     print(f"{n} requests of tag {tag} in {out}")
 
 
+def rekey(tag: str, split: str = "agents") -> None:
+    """Recompute the ``portable_key`` of each recorded request of ``split`` whose ``key`` is still the
+    request's (its answer and every other field left as stored): keys made before ties between names of
+    one length were broken by name depended on the run's hash seed."""
+    changed = 0
+    for s in load_sessions(split, labelled_only=False):
+        path = RECORDED / tag / f"{s.id}.json"
+        if not path.is_file():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        digest = _digest(s)
+        by_key = {request_key(b): portable_key(b, location_names(digest)) for b in request_bodies(digest)}
+        for req in data["requests"]:
+            new = by_key.get(req["key"])
+            if new and req.get("portable_key") and req["portable_key"] != new:
+                req["portable_key"] = new
+                changed += 1
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"{changed} portable keys recomputed under {RECORDED / tag}")
+
+
 def collect(tag: str, answers: Path, requests: Path, kind: str = "extract") -> None:
     dest = (RECORDED if kind == "extract" else RECORDED.parent / "recorded-judge") / tag
     dest.mkdir(parents=True, exist_ok=True)
@@ -275,6 +297,8 @@ if __name__ == "__main__":
         write_digests(Path(sys.argv[2]), *(sys.argv[3:4] or ["all"]))
     elif cmd == "requests":
         write_requests(sys.argv[2], Path(sys.argv[3]), *(sys.argv[4:5] or ["all"]))
+    elif cmd == "rekey":
+        rekey(sys.argv[2], *(sys.argv[3:4] or ["agents"]))
     elif cmd == "collect":
         collect(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]), *(sys.argv[5:6] or ["extract"]))
     else:

@@ -160,13 +160,14 @@ def location_names(digest: Any) -> list[str]:
 
 def portable_key(body: dict[str, Any], names: Iterable[str]) -> str:
     """:func:`request_key` with each of ``names`` replaced by a placeholder, so a recording made with
-    the eval set in one folder replays with it unpacked in another (longest names first)."""
+    the eval set in one folder replays with it unpacked in another (longest names first, names of one
+    length in their own order: never the order of a set, which changes with each run's hash seed)."""
     system = "\n".join(b.get("text", "") for b in body.get("system", []) if isinstance(b, dict))
     user = "\n".join(
         m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
         for m in body.get("messages", [])
     )
-    for i, name in enumerate(sorted(set(names), key=len, reverse=True)):
+    for i, name in enumerate(sorted(set(names), key=lambda n: (-len(n), n))):
         user = user.replace(name, f"\x01{i}\x01")
     return sha256("portable\x00" + system + "\x00" + user)
 
