@@ -234,3 +234,223 @@ def test_render_folds_bookkeeping_and_shows_calls():
     assert not view.bookkeeping
     hook = next(e for e in evs if e["type"] == "hook.start")
     assert copilot.render(9, hook).folds
+
+
+# -- the shapes of Copilot CLI 1.0.59-1.0.60 (hooks, permissions, an abort, session errors) ----------
+
+CWD = "/Users/dev/src/demoapi"
+INIT_PROMPT = (
+    "<current_datetime>2026-06-09T10:12:05.500+07:00</current_datetime>\n\nLook through this repository "
+    "and write .github/copilot-instructions.md telling later sessions how it is built, tested and laid "
+    "out."
+)
+DIFF = (
+    "\ndiff --git a/x b/x\ncreate file mode 100644\n--- a/dev/null\n+++ b/x\n@@ -1,0 +1,2 @@\n"
+    "+# Copilot Instructions\n+Never push to main without a green CI run, it deploys straight away.\n"
+)
+
+
+def _newer_events() -> list[dict]:
+    """Events written by hand in the shapes of real Copilot CLI 1.0.59 and 1.0.60 logs (XEFF09/dotfiles
+    ``.copilot/session-state/*/events.jsonl``, no licence: not copied; ``PROVENANCE.md``): the field
+    names, nesting and values are theirs, the words and paths are not."""
+
+    def ev(n: int, etype: str, data: dict) -> dict:
+        return {"type": etype, "data": data, "id": f"e-{n}", "timestamp": f"2026-06-08T02:33:{n:02d}.000Z"}
+
+    return [
+        ev(
+            1,
+            "session.start",
+            {
+                "sessionId": "s",
+                "version": 1,
+                "producer": "copilot-agent",
+                "copilotVersion": "1.0.60",
+                "context": {"cwd": CWD, "gitRoot": CWD, "branch": "main", "repository": "dev/demoapi"},
+            },
+        ),
+        ev(
+            2,
+            "session.error",
+            {
+                "errorType": "mcp",
+                "message": "The MCP servers did not start: /Users/dev/.copilot/mcp-config.json "
+                "could not be read",
+            },
+        ),
+        ev(
+            3,
+            "session.info",
+            {"infoType": "folder_trust", "message": f"Folder {CWD} has been added to trusted folders."},
+        ),
+        ev(
+            4,
+            "user.message",
+            {
+                "content": "/init",
+                "transformedContent": INIT_PROMPT,
+                "attachments": [],
+                "supportedNativeDocumentMimeTypes": [],
+                "interactionId": "i-1",
+                "parentAgentTaskId": "task-1",
+            },
+        ),
+        ev(
+            5,
+            "assistant.message",
+            {
+                "messageId": "m-1",
+                "model": "claude-sonnet-4.6",
+                "content": "",
+                "toolRequests": [
+                    {"toolCallId": "t-1", "name": "view", "arguments": {"path": CWD}, "type": "function"}
+                ],
+                "reasoningOpaque": "b3BhcXVlLXJlYXNvbmluZy1ibG9iLWZvci10ZXN0cw",
+                "reasoningText": "First the folders, to see how the project is laid out.",
+                "interactionId": "i-1",
+                "turnId": "0",
+            },
+        ),
+        ev(
+            6,
+            "hook.start",
+            {
+                "hookInvocationId": "h-1",
+                "hookType": "postToolUse",
+                "input": {
+                    "sessionId": "s",
+                    "timestamp": 1780884725000,
+                    "cwd": CWD,
+                    "toolName": "view",
+                    "toolArgs": json.dumps({"path": CWD}),
+                    "toolResult": {"textResultForLlm": "src\nREADME.md", "resultType": "success"},
+                },
+            },
+        ),
+        ev(7, "hook.end", {"hookInvocationId": "h-1", "hookType": "postToolUse", "success": True}),
+        ev(
+            8,
+            "permission.requested",
+            {
+                "requestId": "p-1",
+                "permissionRequest": {
+                    "kind": "write",
+                    "toolCallId": "t-2",
+                    "intention": "Write the instructions file",
+                    "fileName": f"{CWD}/.github/copilot-instructions.md",
+                    "diff": DIFF,
+                },
+            },
+        ),
+        ev(
+            9,
+            "permission.completed",
+            {"requestId": "p-1", "toolCallId": "t-2", "result": {"kind": "denied-interactively-by-user"}},
+        ),
+        ev(10, "abort", {"reason": "user_initiated"}),
+        ev(
+            11,
+            "user.message",
+            {
+                "content": "hi",
+                "transformedContent": "<current_datetime>x</current_datetime>"
+                "\n\nhi\n\n<system_reminder>\n<sql_tables>(none made yet)"
+                "</sql_tables>\n</system_reminder>",
+                "attachments": [],
+                "interactionId": "i-2",
+                "parentAgentTaskId": "task-2",
+            },
+        ),
+        ev(
+            12,
+            "assistant.message",
+            {
+                "messageId": "m-2",
+                "content": "Hello, what shall we work on in demoapi?",
+                "toolRequests": [],
+                "interactionId": "i-2",
+                "turnId": "0",
+            },
+        ),
+        ev(
+            13,
+            "session.error",
+            {"errorType": "model", "message": "The model list could not be loaded: sign in first"},
+        ),
+        ev(
+            14,
+            "session.shutdown",
+            {
+                "shutdownType": "routine",
+                "codeChanges": {
+                    "linesAdded": 2,
+                    "linesRemoved": 0,
+                    "filesModified": [f"{CWD}/.github/copilot-instructions.md"],
+                },
+            },
+        ),
+    ]
+
+
+def test_newer_logs_slash_commands_permissions_aborts_and_errors():
+    evs = _newer_events()
+    raw = b"".join(orjson.dumps(e) + b"\n" for e in evs)
+    turns, stats, cwd = digest_lines(raw)
+    assert [(t.role, t.kind, t.text) for t in turns] == [
+        ("person", "command", "/init"),  # a slash command: Copilot's own prompt for it is transformedContent
+        ("person", "prompt", "hi"),
+        ("assistant", "text", "Hello, what shall we work on in demoapi?"),
+    ]
+    assert digest_lines(raw, cheap=False) == (turns, stats, cwd) and cwd == CWD
+    assert stats.skipped_lines == 0
+    roles = {(e["type"], p.role) for e in evs for p in copilot.pieces(e)}
+    assert {r for t, r in roles if t.startswith(("hook.", "permission."))} == {"tool"}
+    assert {r for t, r in roles if t.startswith("session.") or t == "abort"} == {"meta"}
+    for e in evs:
+        for p in copilot.pieces(e):
+            assert copilot.provenance(e, p.path, p.text, lambda _t: True) == p.role
+        rendered = copilot.render(1, e)
+        assert rendered.folds == (e["type"] not in ("user.message", "assistant.message"))
+    init = evs[3]
+    assert copilot.provenance(init, ("data", "transformedContent"), INIT_PROMPT, lambda _t: True) == "meta"
+    asked = evs[7]
+    assert copilot.provenance(asked, ("data", "permissionRequest", "diff"), DIFF, lambda _t: True) == "tool"
+    ids = [p.text for e in evs for p in copilot.pieces(e) if p.path[-1] == "requestId"]
+    assert ids == []  # an identifier is no text worth a piece
+
+
+REAL_NEWER = Path(os.environ.get("DREAMTUI_COPILOT_REAL", "/work/finder/copilot/XEFF09__dotfiles/.copilot"))
+
+
+@pytest.mark.skipif(
+    not (REAL_NEWER / "session-state").is_dir(),
+    reason="the real 1.0.59-1.0.60 logs are not redistributable: set DREAMTUI_COPILOT_REAL to a .copilot folder",
+)
+def test_on_real_newer_logs_quotes_verify_and_tools_are_never_the_persons():
+    from dreamtui.core.gate.verify import verify_quote, verify_quotes
+    from dreamtui.core.ingest.digest import digest_file
+
+    logs = sorted((REAL_NEWER / "session-state").glob("*/events.jsonl"))
+    real = checked = 0
+    for path in logs:
+        fast, exact = digest_file(path), digest_file(path, cheap=False)
+        assert fast.turns == exact.turns and fast.stats == exact.stats and fast.cwd == exact.cwd
+        for turn in fast.turns:
+            words = turn.text.split()
+            for i in range(0, max(len(words) - 7, 1), 4):
+                quote = " ".join(words[i : i + 8])
+                if len(quote.split()) < 6:
+                    continue
+                got = verify_quotes([quote, quote.replace(words[i + 3], "zqxjkv", 1)], [path])
+                assert got[0].verified and got[0].matches[0].provenance == turn.role, (path, quote)
+                assert not got[1].verified
+                real += 1
+        for rec in copilot.records(path):
+            for piece in copilot.pieces(rec.obj):
+                if piece.role in ("tool", "meta") and len(piece.text.split()) >= 10:
+                    got1 = verify_quote(" ".join(piece.text.split()[:10]), [path])
+                    if got1.verified:
+                        checked += 1
+                        assert got1.matches[0].provenance != "person", (path, piece.text[:80])
+    assert real >= 10 and checked >= 50

@@ -293,7 +293,16 @@ def _person_or_meta(obj: dict[str, Any], text: str) -> tuple[Provenance, str]:
         return META, "context"
     if head.startswith(_NOTIFICATION_STARTS):
         return META, "notification"
-    return PERSON, "prompt"
+    return PERSON, person_kind(head)
+
+
+_COMMAND = re.compile(r"/[A-Za-z][\w:-]*(\s|$)")
+
+
+def person_kind(text: str) -> str:
+    """``command`` for a slash command the person typed (``/init``: Copilot sends its own prompt for it,
+    in ``transformedContent``), else ``prompt``."""
+    return "command" if _COMMAND.match(text.lstrip()) else "prompt"
 
 
 def _tool_strings(value: Any, path: JsonPath, out: list[tuple[str, JsonPath]], depth: int = 0) -> None:
@@ -351,7 +360,16 @@ def pieces(obj: Any) -> list[Piece]:
 
 
 _IDS = frozenset(
-    {"toolCallId", "hookInvocationId", "hookType", "toolName", "sessionId", "interactionId", "turnId"}
+    {
+        "toolCallId",
+        "hookInvocationId",
+        "hookType",
+        "toolName",
+        "sessionId",
+        "interactionId",
+        "turnId",
+        "requestId",
+    }
 )
 """Identifier fields of a tool or hook event: not text worth a piece."""
 
@@ -598,7 +616,7 @@ class _Digester:
             return
         if ts is not None and not self.state.new_person(ts, text):
             return
-        out.append(Turn("person", text, self.file, line_no, uuid, ts, "prompt"))
+        out.append(Turn("person", text, self.file, line_no, uuid, ts, person_kind(text)))
         self.stats.chars += len(text)
 
     def _assistant(
