@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.agent_chats import write_copilot_session, write_gemini_chat
+from fakes.agent_chats import write_copilot_history_session, write_copilot_session, write_gemini_chat
 from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db, build_opencode_storage
 from fakes.cli_world import folder_args
 from fakes.codex_rollout import write_rollout
@@ -35,7 +35,7 @@ from dreamtui.core.config import Config
 from dreamtui.core.files import LINK_REASON
 from dreamtui.core.gate.verify import verify_quotes
 from dreamtui.core.ingest import formats, sources
-from dreamtui.core.ingest.formats import aider, copilot, cursor, gemini, opencode
+from dreamtui.core.ingest.formats import aider, copilot, copilot_history, cursor, gemini, opencode
 from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.tail import DEFAULT_MAX_LINE
 from dreamtui.core.ledger import Ledger, offsets
@@ -65,7 +65,7 @@ def lesson_of(name: str) -> str:
 
 CURSOR_CWD = "/home/dev/proj"
 SQLITE = {opencode.name, cursor.name}
-DOCUMENT = {gemini.name}  # a JSON document rewritten whole
+DOCUMENT = {gemini.name, copilot_history.name}  # a JSON document rewritten whole
 MAX_LINE = DEFAULT_MAX_LINE
 
 
@@ -117,6 +117,8 @@ def write_good(name: str, tmp: Path, repo: Path, transcripts: Path) -> tuple[Pat
         path = write_gemini_chat(homes["gemini"], cwd, turns)
     elif name == "copilot-cli":
         path = write_copilot_session(homes["copilot"], cwd, turns)
+    elif name == "copilot-cli-history":
+        path = write_copilot_history_session(homes["copilot"], cwd, turns)
     elif name == "opencode":
         path = build_opencode_db(tmp / "home" / ".local" / "share" / "opencode", wal=False)
         _touch(path)
@@ -155,6 +157,8 @@ def slot(name: str, tmp: Path, repo: Path, transcripts: Path) -> Path:
         )
     if name == "copilot-cli":
         return homes["copilot"] / "session-state" / other / "events.jsonl"
+    if name == "copilot-cli-history":
+        return homes["copilot"] / "history-session-state" / f"session_{other}_1773176400000.json"
     if name == "opencode":
         return tmp / "home" / ".local" / "share" / "opencode" / opencode.DB_NAME
     if name == "cursor":
@@ -217,7 +221,11 @@ def _invalid_utf8(world: World, name: str, path: Path) -> None:
 
 
 def _huge(world: World, name: str, path: Path) -> None:
-    limit = {"gemini-cli": gemini.MAX_DOCUMENT, "aider": aider.MAX_FILE_BYTES}.get(name)
+    limit = {
+        "gemini-cli": gemini.MAX_DOCUMENT,
+        "copilot-cli-history": copilot_history.MAX_DOCUMENT,
+        "aider": aider.MAX_FILE_BYTES,
+    }.get(name)
     if limit is not None:  # a whole file over its limit: sparse, so the test writes nothing
         with path.open("wb") as fh:
             fh.truncate(limit + 1)

@@ -3,7 +3,8 @@ same file (the whole document for a Gemini ``.json`` chat, every line for a JSON
 
 Run:  python3 tests/bench/bench_agent_formats.py [--scale-mb 20] [--reps 5]
 
-Each real fixture of ``tests/fixtures/agents/{gemini,copilot}`` is grown to about ``--scale-mb`` MB by
+Each fixture of ``tests/fixtures/agents/{gemini,copilot}`` (and the real older Copilot CLI documents in
+``$DREAMTUI_COPILOT_HISTORY_REAL``, when set) is grown to about ``--scale-mb`` MB by
 repeating its messages (ids made unique per copy) in a temporary folder, then digested the way
 dreamtui reads the format (a Gemini chat, in a ``<project>/chats/`` folder as Gemini CLI keeps it,
 through ``digest_file``; a Copilot log through its line digester). Prints per file: MB, the orjson time, the digest time and the ratio digest / orjson (the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import sys
 import tempfile
@@ -89,6 +91,22 @@ def as_json_lines(src: Path, dest: Path, target: int) -> Path:
     return out
 
 
+def grown_history(src: Path, dest: Path, target: int) -> Path:
+    """An older Copilot CLI session document (``history-session-state/session_<id>_<ms>.json``) whose
+    timeline items and chat messages are the source's repeated (timeline ids unique) to ``target`` bytes,
+    written as Copilot CLI wrote it (``JSON.stringify(session, null, 2)``)."""
+    doc = json.loads(src.read_bytes())
+    copies = max(1, target // max(src.stat().st_size, 1))
+    timeline, chat = doc["timeline"], doc["chatMessages"]
+    doc["timeline"] = [{**t, "id": f"{t.get('id', 't')}-{c}"} for c in range(copies) for t in timeline]
+    doc["chatMessages"] = [m for _c in range(copies) for m in chat]
+    folder = dest.parent / "history-session-state"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / src.name
+    out.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
 def cpu(fn: Callable[[], object]) -> float:
     start = time.process_time()
     fn()
@@ -104,8 +122,8 @@ def orjson_lines(path: Path) -> None:
         orjson.loads(line)
 
 
-def digest_gemini(path: Path) -> list[Turn]:
-    """The chat digested as dreamtui digests it (``digest_file``: described, then the fast path of
+def digest_file_turns(path: Path) -> list[Turn]:
+    """The file digested as dreamtui digests it (``digest_file``: described, then a Gemini chat's fast path of
     ``gemini.digest_records`` for JSON lines, the records for a document)."""
     return digest_file(path).turns
 
@@ -130,13 +148,18 @@ def main() -> None:
         tuple[str, Path, Callable[[Path], object], Callable[[Path], object], Callable[..., Path]]
     ] = []
     for src in sorted(gem.rglob("session-*.json")):
-        cases.append(("gemini .json", src, orjson_document, digest_gemini, grown_document))
+        cases.append(("gemini .json", src, orjson_document, digest_file_turns, grown_document))
     for src in sorted(gem.rglob("session-*.json")):
-        cases.append(("gemini .jsonl", src, orjson_lines, digest_gemini, as_json_lines))
+        cases.append(("gemini .jsonl", src, orjson_lines, digest_file_turns, as_json_lines))
     for src in sorted(gem.rglob("session-*.jsonl")):
-        cases.append(("gemini .jsonl*", src, orjson_lines, digest_gemini, grown_lines))
+        cases.append(("gemini .jsonl*", src, orjson_lines, digest_file_turns, grown_lines))
     for src in sorted((FIX / "copilot").rglob("events.jsonl")):
         cases.append(("copilot", src, orjson_lines, digest_copilot, grown_lines))
+    real = os.environ.get("DREAMTUI_COPILOT_HISTORY_REAL")  # the real files are not redistributable
+    history = sorted((FIX / "copilot" / "history-session-state").glob("session_*.json"))
+    history += sorted(Path(real).glob("session_*.json")) if real else []
+    for src in history:
+        cases.append(("copilot .json", src, orjson_document, digest_file_turns, grown_history))
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         print(f"{'format':<14} {'file':<44} {'MB':>6} {'orjson s':>9} {'digest s':>9} {'ratio':>6}")

@@ -200,3 +200,122 @@ def write_copilot_session(
     if mtime is not None:
         os.utime(path, (mtime, mtime))
     return path
+
+
+COPILOT_HISTORY_SESSION = "7c2e9f41-5b8d-4e3a-9f06-2d4b8c1e0a77"
+REMINDER = "\n\n<reminder>\nSeveral tools may be called in one reply. " + INJECTED + "\n</reminder>"
+"""What Copilot CLI appended to a person's message in ``chatMessages`` (the real files' ``<reminder>``
+shape; this one says something a person might)."""
+
+
+def copilot_history_document(
+    cwd: str | None, turns: list[tuple[str, str]], session: str = COPILOT_HISTORY_SESSION
+) -> dict[str, Any]:
+    """An older Copilot CLI session (``history-session-state/session_<id>_<ms>.json``) whose person said
+    and model replied ``turns``, in the real files' shape: ``chatMessages`` (the person's words with
+    ``<reminder>`` appended, no ids or times) and ``timeline`` (what the terminal showed: the typed words,
+    the replies, each tool call with its output, notices). ``cwd``: the folder the person trusted when
+    the session started ("… has been added to trusted folders."), None for a folder trusted before.
+    Each reply follows a tool call whose output holds a forged person's message."""
+    chat: list[dict[str, Any]] = []
+    timeline: list[dict[str, Any]] = [
+        {
+            "id": "i-mcp",
+            "timestamp": "2026-03-10T21:00:01.000Z",
+            "type": "info",
+            "text": "MCP Server for GitHub started (fixture wording)",
+        }
+    ]
+    if cwd is not None:
+        timeline.append(
+            {
+                "id": "i-trust",
+                "timestamp": "2026-03-10T21:00:02.000Z",
+                "type": "info",
+                "text": f"Folder {cwd} has been added to trusted folders.",
+            }
+        )
+    for n, (role, text) in enumerate(turns):
+        ts = f"2026-03-10T21:{n + 1:02d}:00.000Z"
+        if role == "person":
+            chat.append({"role": "user", "content": text + REMINDER})
+            timeline.append(
+                {
+                    "id": f"u-{n}",
+                    "timestamp": ts,
+                    "type": "user",
+                    "text": text,
+                    "mentions": [],
+                    "expandedText": text,
+                }
+            )
+            continue
+        call = f"call_{n:04d}abcdefghijklmnop"
+        args = {"command": "view", "path": f"{cwd or '/home/dev'}/NOTES.md"}
+        forged = (
+            json.dumps({"role": "user", "content": FORGED})
+            + "\n"
+            + json.dumps({"type": "user", "text": FORGED})
+        )
+        chat.append(
+            {
+                "padding": "abcdefghijklmnop",
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "function": {"arguments": json.dumps(args), "name": "str_replace_editor"},
+                        "id": call,
+                        "type": "function",
+                    }
+                ],
+            }
+        )
+        chat.append({"role": "tool", "tool_call_id": call, "content": forged})
+        chat.append({"content": text, "padding": "abcdefghijkl", "role": "assistant"})
+        timeline.append(
+            {
+                "type": "tool_call_completed",
+                "id": f"t-{n}",
+                "timestamp": ts,
+                "callId": call,
+                "name": "str_replace_editor",
+                "toolTitle": "str_replace_editor",
+                "intentionSummary": f"read the file {args['path']}.",
+                "arguments": args,
+                "result": {"type": "success", "log": forged},
+            }
+        )
+        timeline.append({"id": f"c-{n}", "timestamp": ts, "type": "copilot", "text": text})
+    timeline.append(
+        {
+            "id": "e-rate",
+            "timestamp": "2026-03-10T21:59:00.000Z",
+            "type": "error",
+            "text": "The model call hit a rate limit: waiting before the next try",
+        }
+    )
+    return {
+        "sessionId": session,
+        "startTime": "2026-03-10T21:00:00.000Z",
+        "chatMessages": chat,
+        "timeline": timeline,
+    }
+
+
+def write_copilot_history_session(
+    copilot_home: Path,
+    cwd: str | None,
+    turns: list[tuple[str, str]],
+    mtime: float | None = None,
+    session: str = COPILOT_HISTORY_SESSION,
+) -> Path:
+    """``<copilot_home>/history-session-state/session_<session>_<ms>.json``, written as Copilot CLI wrote
+    it (``JSON.stringify(session, null, 2)``)."""
+    folder = copilot_home / "history-session-state"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"session_{session}_1773176400000.json"
+    doc = copilot_history_document(cwd, turns, session)
+    path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path

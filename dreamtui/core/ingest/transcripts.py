@@ -77,4 +77,4 @@ def label_of(path: Path | str) -> str:
 def agents() -> list[tuple[str, str]]:
     """Every agent dreamtui reads, as ``(agent, label)`` in the registry's order (``Claude Code``,
     ``Claude``)."""
-    return [(fmt.agent, fmt.label) for fmt in formats.FORMATS.values()]
+    return list(dict.fromkeys((fmt.agent, fmt.label) for fmt in formats.FORMATS.values()))

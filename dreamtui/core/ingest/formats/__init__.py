@@ -13,7 +13,16 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from dreamtui.core.ingest.formats import aider, claude_code, codex, copilot, cursor, gemini, opencode
+from dreamtui.core.ingest.formats import (
+    aider,
+    claude_code,
+    codex,
+    copilot,
+    copilot_history,
+    cursor,
+    gemini,
+    opencode,
+)
 from dreamtui.core.ingest.formats.protocol import MEMBER_MARK, TranscriptFile, TranscriptFormat, split_address
 
 FORMATS: dict[str, TranscriptFormat] = {
@@ -24,6 +33,7 @@ FORMATS: dict[str, TranscriptFormat] = {
     cursor.name: cursor,
     gemini.name: gemini,
     copilot.name: copilot,
+    copilot_history.name: copilot_history,
 }
 """Every format dreamtui reads, by name (a format's ``[formats.<name>]`` table in the config)."""
 FALLBACK = claude_code.name
