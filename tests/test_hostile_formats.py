@@ -438,6 +438,10 @@ def _linked_folder(world: World, name: str, root: Path) -> Path:
         link.symlink_to(root_there / "storage", target_is_directory=True)
         return link
     path, _ = write_good(name, elsewhere, world.repo, elsewhere / "transcripts")
+    if name == copilot_history.name:  # a root of session files only: a folder of them linked into it
+        link = root / "archive"
+        link.symlink_to(root_there, target_is_directory=True)
+        return link
     first = path.relative_to(root_there).parts[0]  # the project, date, session or chat folder
     link = root / f"{first}-linked"
     link.symlink_to(root_there / first, target_is_directory=True)
@@ -447,9 +451,9 @@ def _linked_folder(world: World, name: str, root: Path) -> Path:
 @pytest.mark.parametrize("name", ROOTED)
 def test_a_symlinked_folder_below_a_root_is_named_once_and_never_read_through(env: Path, name: str) -> None:
     """A folder below a format's root (a Claude Code project folder, a Codex date folder, a Gemini
-    project folder, a Copilot session folder, a Cursor chat folder, OpenCode's storage folder) that is
-    a symlink is never read through: one line names it, and every good session (this format's own
-    too) is read."""
+    project folder, a Copilot session folder, a Cursor chat folder, OpenCode's storage folder, a folder
+    of Copilot's older history documents in their flat folder) that is a symlink is never read through:
+    one line names it, and every good session (this format's own too) is read."""
     world = build(env, "")
     counts = _folder_counts(world)
     link = _linked_folder(world, name, _root(world, name))

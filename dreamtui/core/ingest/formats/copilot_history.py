@@ -201,12 +201,15 @@ def describe(path: Path, head: bytes | None = None) -> TranscriptFile:
 
 def discover(root: Path, skipped: list[Skipped] | None = None) -> list[TranscriptFile]:
     """Every ``session_*.json`` directly in ``root``; never raises (what cannot be listed or is not a
-    regular file is named in ``skipped``)."""
+    regular file is named in ``skipped``). The root may be a link and is followed; a session file, or a
+    folder in it, that is a symlink is named (``files.LINK_REASON``) and never read through."""
     root = Path(root)
     if not is_dir(root):
         return []
     paths = [
-        e.path for e in scan_folder(root, skipped, want=suffix) if e.is_file and e.name.startswith(PREFIX)
+        e.path
+        for e in scan_folder(root, skipped, want=suffix, follow=True)  # the root may be a link
+        if e.is_file and e.name.startswith(PREFIX)
     ]
     return sorted((describe(p) for p in paths), key=lambda tf: (tf.project, str(tf.path)))
 
