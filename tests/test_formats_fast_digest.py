@@ -897,3 +897,66 @@ def test_aider_edge_histories(tmp_path: Path) -> None:
             assert "not an Aider" in str(exc)
             continue
         _same(path)
+
+
+# -- Copilot CLI's older history documents ---------------------------------------------------------
+
+COPILOT_HISTORY = Path(__file__).parent / "fixtures" / "agents" / "copilot" / "history-session-state"
+
+
+def _copilot_history(tmp_path: Path, doc: object, *, indent: int | None = 2) -> Path:
+    folder = tmp_path / "history-session-state"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"session_{len(list(folder.iterdir()))}-0000_1773176400000.json"
+    path.write_text(json.dumps(doc, indent=indent, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_copilot_history_fixture_grown_and_odd_documents(tmp_path: Path) -> None:
+    """The fixture; a document grown from it (items repeated, ids unique, a user item only a reminder, a
+    reply with odd fields); the same written on one line (no item where Copilot puts it: the records'
+    bytes re-encoded); one whose timeline holds things that are not items; one without a timeline (the
+    chat messages read), one with neither list (refused alike); and each digested twice with one state."""
+    from dreamtui.core.ingest.formats import copilot_history
+
+    (fixture,) = sorted(COPILOT_HISTORY.glob("session_*.json"))
+    assert len(_same(fixture).turns) == 4
+    doc = json.loads(fixture.read_bytes())
+    rng = random.Random(31)
+    grown = []
+    for c in range(60):
+        for item in doc["timeline"]:
+            item = {**item, "id": f"{item['id']}-{c}"}
+            if item["type"] in ("user", "copilot") and rng.random() < 0.5:
+                item["text"] = _words(rng, 12)
+            grown.append(item)
+        grown.append(
+            {
+                "id": f"r-{c}",
+                "timestamp": "2026-03-10T22:00:00.000Z",
+                "type": "user",
+                "text": "<reminder>x</reminder>",
+            }
+        )
+        grown.append({"id": f"o-{c}", "type": "copilot", "text": ["not", "a string"], "extra": {"x": 1}})
+    big = {**doc, "timeline": grown}
+    for written in (_copilot_history(tmp_path, big), _copilot_history(tmp_path, big, indent=None)):
+        d = _same(written)
+        assert d.cwd == "/home/dev/src/shop" and len(d.turns) > 100
+        assert d.stats.lines == len(grown)
+    odd = {**doc, "timeline": [*doc["timeline"], 7, None, "text", ["a", "list"]]}
+    assert _same(_copilot_history(tmp_path, odd)).stats.lines == len(doc["timeline"])
+    chat = {**doc, "timeline": []}
+    d = _same(_copilot_history(tmp_path, chat))
+    assert [t.role for t in d.turns] == ["person", "assistant", "person", "assistant"] and d.cwd == ""
+    neither = _copilot_history(tmp_path, {"sessionId": "x"})
+    for cheap in (True, False):
+        with pytest.raises(TranscriptError, match="not a Copilot CLI session"):
+            digest_file(neither, cheap=cheap)
+    fast_state, exact_state = DigestState(), DigestState()
+    for _ in range(2):
+        fast = digest_file(fixture, state=fast_state)
+        exact = digest_file(fixture, state=exact_state, cheap=False)
+        assert fast.turns == exact.turns and fast.stats == exact.stats
+    assert not fast.turns
+    assert copilot_history.digest_records(fixture, None, DigestState(), fast.stats, True) is not None

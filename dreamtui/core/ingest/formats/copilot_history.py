@@ -40,9 +40,11 @@ log without a working directory is, under ``copilot-sessions``.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,7 +168,7 @@ def cwd_of(path: Path) -> str:
         data = None
     if data is not None and _TRUSTED_BYTES in data:
         try:
-            items = _items(path, data)[0]
+            items = _parse(path, data)[0]
         except TranscriptError:
             items = []
         for item in items:
@@ -241,8 +243,8 @@ def is_auto_dream(path: Path) -> bool:
 # -- reading a session: records -------------------------------------------------------------------
 
 
-def _slices(data: bytes, key: bytes, count: int) -> list[bytes] | None:
-    """The bytes of each item of the top-level list ``key`` of a document written as
+def _spans(data: bytes, key: bytes, count: int) -> list[tuple[int, int]] | None:
+    """Where each item of the top-level list ``key`` lies in a document written as
     ``JSON.stringify(session, null, 2)`` does (each item between a ``    {`` line and a ``    }``
     line), or None when the document is not shaped so or the count is not ``count``."""
     head = b'\n  "' + key + b'": [\n'
@@ -250,25 +252,27 @@ def _slices(data: bytes, key: bytes, count: int) -> list[bytes] | None:
     if at < 0:
         return None
     pos = at + len(head) - 1
-    out: list[bytes] = []
-    while data.startswith(b"\n    {\n", pos):
-        end = data.find(b"\n    }", pos + 6)
+    out: list[tuple[int, int]] = []
+    find, startswith = data.find, data.startswith
+    while startswith(b"\n    {\n", pos):
+        end = find(b"\n    }", pos + 6)
         if end < 0:
             return None
-        out.append(data[pos + 1 : end + 6])
+        out.append((pos + 1, end + 6))
         pos = end + 6
-        if not data.startswith(b",", pos):
+        if not startswith(b",", pos):
             break
         pos += 1
-    if len(out) != count or not data.startswith(b"\n  ]", pos):
+    if len(out) != count or not startswith(b"\n  ]", pos):
         return None
     return out
 
 
-def _items(path: Path, data: bytes) -> tuple[list[Any], list[bytes], bool]:
-    """The records' objects of a document (the timeline's items, else the ``chatMessages``), their
-    bytes in the file, and whether they came from ``chatMessages``; raises :class:`TranscriptError`
-    when the document does not parse (half written, empty) or is not a session."""
+def _parse(path: Path, data: bytes) -> tuple[list[Any], bool, list[tuple[int, int]] | None]:
+    """The records' objects of a document (the timeline's items, else the ``chatMessages``), whether
+    they came from ``chatMessages``, and where each lies in the file (None when the document is not
+    pretty-printed as Copilot writes it); raises :class:`TranscriptError` when the document does not
+    parse (half written, empty) or is not a session."""
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -280,10 +284,16 @@ def _items(path: Path, data: bytes) -> tuple[list[Any], list[bytes], bool]:
         raise TranscriptError(f"{path}: it is not a Copilot CLI session (no timeline, no chatMessages)")
     chat = not (isinstance(timeline, list) and timeline) and isinstance(messages, list)
     items: list[Any] = (messages if chat else timeline) or []
-    raws = _slices(data, CHAT.encode() if chat else b"timeline", len(items))
-    if raws is None:
-        raws = [orjson.dumps(item) for item in items]
-    return items, raws, chat
+    return items, chat, _spans(data, CHAT.encode() if chat else b"timeline", len(items))
+
+
+def _items(path: Path, data: bytes) -> tuple[list[Any], list[bytes], bool]:
+    """:func:`_parse`, with each record's bytes in the file (its JSON re-encoded when the document is
+    not pretty-printed as Copilot writes it)."""
+    items, chat, spans = _parse(path, data)
+    if spans is None:
+        return items, [orjson.dumps(item) for item in items], chat
+    return items, [data[a:b] for a, b in spans], chat
 
 
 def read_records(path: Path) -> list[SourceRecord]:
@@ -596,6 +606,54 @@ class _Digester(PiecesDigester):
             super().record(obj, line_no, out)
         elif itype == "info" and not self.cwd:
             self.cwd = _trusted_folder(obj)
+
+
+@contextmanager
+def _collecting_later() -> Iterator[None]:
+    """The cyclic garbage collector held while a document's records are digested: they stay alive (and
+    make no cycles) until the digest ends, so each collection their allocations would trigger only walks
+    them all again; it runs again after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def digest_records(
+    address: Path, kind: FileKind | None, state: DigestState, stats: DigestStats, interrupts: bool
+) -> tuple[TranscriptFile, list[Turn], str] | None:
+    """The digest of a session file (``digest.digest_file``'s fast path): what :func:`describe`,
+    :func:`records` and :func:`digester` give together (the same turns, stats and description:
+    ``tests/test_formats_fast_digest.py``), from one read and one parse of the document: no record
+    made, a record's bytes counted from where it lies, the working directory taken from the parse the
+    digest makes (not from a second read), the collector held. None for a document over the limit
+    (the records refuse it); raises :class:`TranscriptError` as :func:`records` does."""
+    path = Path(address)
+    data = read_small_transcript(path, MAX_DOCUMENT)
+    if data is None:
+        return None
+    turns: list[Turn] = []
+    with _collecting_later():
+        items, chat, spans = _parse(path, data)
+        d = digester(str(address), kind or "main", state, stats, interrupts)
+        record = d.record
+        count = size = 0
+        for index, item in enumerate(items):
+            if type(item) is not dict:
+                continue
+            count += 1
+            size += spans[index][1] - spans[index][0] if spans is not None else len(orjson.dumps(item))
+            record({**item, FROM: CHAT} if chat else item, index + 1, turns)
+    stats.lines, stats.bytes = count, size
+    cwd = ""
+    if not chat and _TRUSTED_BYTES in data:  # cwd_of's folder, from this parse
+        cwd = next(filter(None, map(_trusted_folder, items)), "")
+    project = _encode_path(cwd) if cwd else copilot.UNKNOWN_PROJECT
+    tf = TranscriptFile(path, project, session_of(path, data[:_HEAD_BYTES]), "main", None, name)
+    return tf, turns, d.cwd
 
 
 def digester(
