@@ -57,10 +57,13 @@ def _sandbox_home(home: Path) -> dict[str, str]:
     }
 
 
+_TESTS_OWN = ("DREAMTUI_TEST_SHARED", "DREAMTUI_COPILOT_REAL", "DREAMTUI_COPILOT_HISTORY_REAL")
+"""Where real files the repository may not hold are (``../shared``; Copilot CLI's real logs and history
+documents, not redistributable): kept for the tests that read them."""
 _PROCESS_HOME = Path(tempfile.mkdtemp(prefix="dreamtui-tests-home-"))
 atexit.register(shutil.rmtree, _PROCESS_HOME, True)
 for _name in list(os.environ):
-    if _name == "DREAMTUI_TEST_SHARED" or _name.startswith("TEXTUAL_SNAPSHOT"):
+    if _name in _TESTS_OWN or _name.startswith("TEXTUAL_SNAPSHOT"):
         continue  # the tests' own: where the real transcripts are; pytest-textual-snapshot's report folder
     if _name in MACHINE_ONLY or _name.startswith(
         ("DREAMTUI_", "TEXTUAL_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")

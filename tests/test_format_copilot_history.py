@@ -31,17 +31,19 @@ from fakes.agent_chats import (
 from fakes.cli_world import folder_args
 from fakes.gitrepo import git_as_tester as git
 from fakes.transcript import write_session
+from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
 from dreamtui.core.config import Config
 from dreamtui.core.errors import TranscriptError
 from dreamtui.core.gate.verify import verify_quote, verify_quotes
 from dreamtui.core.ingest import formats
-from dreamtui.core.ingest.digest import digest_file
+from dreamtui.core.ingest.digest import digest_file, digest_increment
 from dreamtui.core.ingest.formats import copilot, copilot_history
 from dreamtui.core.ingest.records import record_key
 from dreamtui.core.ingest.transcripts import agents
 from dreamtui.core.ledger import Ledger
+from dreamtui.core.models import Turn
 from dreamtui.core.repository import encode_path
 from dreamtui.services.workspace import Workspace
 
@@ -239,6 +241,48 @@ def test_a_rewritten_document_keeps_the_keys_of_what_was_read(tmp_path: Path) ->
     assert before < set(after) and len(set(after) - before) == 1
 
 
+def _grow_and_digest(src: Path, folder: Path, state: Path) -> tuple[list[Turn], int]:
+    """The session of ``src`` written stage by stage as Copilot CLI rewrites its document while it grows
+    (the timeline and the chat messages cut after a quarter, a half, three quarters, then whole), each
+    stage once caught half written (in place) and once whole (atomically), and digested by the dream's
+    increment after each, the ledger reopened every time: the turns, and how many half-written reads
+    were refused."""
+    doc = json.loads(src.read_bytes())
+    timeline, chat = doc["timeline"], doc["chatMessages"]
+    live = folder / src.name
+    turns: list[Turn] = []
+    refused = 0
+    for quarter in (1, 2, 3, 4):
+        cut = {
+            **doc,
+            "timeline": timeline[: len(timeline) * quarter // 4],
+            "chatMessages": chat[: len(chat) * quarter // 4],
+        }
+        data = json.dumps(cut, indent=2, ensure_ascii=False).encode()
+        live.write_bytes(data[: len(data) * 2 // 3])  # caught while the rewrite is under way
+        with Ledger.open(state) as led:
+            with pytest.raises(TranscriptError, match="half written"):
+                digest_increment(led, live)
+            refused += 1
+        tmp = live.with_name(live.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, live)
+        with Ledger.open(state) as led:
+            turns += digest_increment(led, live)[0].turns
+    with Ledger.open(state) as led:
+        assert digest_increment(led, live)[0].turns == []  # read again, unchanged: nothing new
+    return turns, refused
+
+
+def test_a_session_rewritten_as_it_grows_is_dreamed_once_in_full_and_never_half(tmp_path: Path) -> None:
+    folder = tmp_path / "history-session-state"
+    folder.mkdir()
+    turns, refused = _grow_and_digest(SHOP, folder, tmp_path / "state")
+    whole = digest_file(SHOP).turns
+    assert [(t.role, t.text, t.uuid) for t in turns] == [(t.role, t.text, t.uuid) for t in whole]
+    assert refused == 4
+
+
 def test_a_half_written_an_empty_or_a_foreign_document_is_refused_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -334,6 +378,55 @@ def test_on_the_real_files_the_typed_words_quotes_and_tools(tmp_path: Path) -> N
     assert real >= 1000 and altered_found == 0 and checked >= 50
     # one session started in a folder the person trusted then; the others name no working directory
     assert sorted(bool(c) for c in cwds.values()) == [False, False, False, False, True]
+
+
+@pytest.mark.skipif(
+    not REAL.is_dir(),
+    reason="the real history files are not redistributable: set DREAMTUI_COPILOT_HISTORY_REAL to their folder",
+)
+def test_the_real_files_rewritten_as_they_grow_are_dreamed_once_in_full(tmp_path: Path) -> None:
+    for n, src in enumerate(sorted(REAL.glob("session_*.json"))):
+        folder = tmp_path / str(n) / "history-session-state"
+        folder.mkdir(parents=True)
+        turns, _ = _grow_and_digest(src, folder, tmp_path / str(n) / "state")
+        whole = digest_file(src).turns
+        assert [(t.role, t.text, t.uuid) for t in turns] == [(t.role, t.text, t.uuid) for t in whole]
+
+
+def test_a_good_night_in_a_rewritten_history_document_is_heard_once(tmp_path: Path) -> None:
+    """Watched live as the other whole-file formats are: the document rewritten in place (a watcher may
+    catch it half written) with the person's new good night is heard once, for the project of the folder
+    they trusted; the good night already there when watching began is not, nor the same record rewritten."""
+    from dreamtui.core.ingest.watch import Watcher
+
+    home = tmp_path / "copilot-home"
+    said = [("person", "That is all for today, good night!"), ("assistant", "Night."), ("person", LESSON)]
+    doc = write_copilot_history_session(home, "/home/dev/src/shop", said)
+    claude = tmp_path / "claude"
+    claude.mkdir()
+    heard: list[str] = []
+    changes: list[Path] = []
+    with Watcher(
+        claude,
+        extra=[home / "history-session-state"],
+        on_change=changes.extend,
+        on_goodnight=heard.append,
+        debounce=0.2,
+    ) as watcher:
+        assert watcher.primed.wait(20)  # what was there when watching began is known
+
+        def rewritten(turns: list[tuple[str, str]]) -> None:
+            """The document rewritten with ``turns``; returns once the watcher reported the change."""
+            before = len(changes)
+            write_copilot_history_session(home, "/home/dev/src/shop", turns)
+            assert wait_for(lambda: doc in changes[before:], 20), changes
+
+        rewritten([*said, ("assistant", "Noted.")])
+        assert heard == []  # the good night already there is not new
+        rewritten([*said, ("person", "Thanks, sleep well")])
+        assert wait_for(lambda: len(heard) == 1, 20), (heard, changes)
+        rewritten([*said, ("person", "Thanks, sleep well"), ("assistant", "You too.")])
+    assert heard == ["-home-dev-src-shop"]  # heard once: the same record rewritten is not new
 
 
 # -- through the whole seam -----------------------------------------------------------------------
