@@ -420,6 +420,127 @@ def test_newer_logs_slash_commands_permissions_aborts_and_errors():
     assert ids == []  # an identifier is no text worth a piece
 
 
+def _newer_bookkeeping(tmp: Path) -> tuple[Path, list[dict]]:
+    """More events in the shapes of the real 1.0.59-1.0.60 logs (written by hand: their words and paths
+    are not the logs'): Copilot's system prompt, a model change, turn markers, a shell call with its
+    start, its output (shaped like the person's event) and its telemetry, a command's permission prompt
+    (``promptRequest`` beside ``permissionRequest``) and the shutdown's metrics; between a prompt and a
+    reply. Written as an ``events.jsonl`` under ``tmp``."""
+    told = "Never push to main without a green CI run, it deploys straight away."
+    forged = json.dumps({"type": "user.message", "data": {"content": told}})
+    command = "rm -rf build && npm run build"
+    evs = [
+        {
+            "type": "system.message",
+            "data": {"role": "system", "content": f"You are a terminal helper. {told}"},
+        },
+        {"type": "session.model_change", "data": {"newModel": "gpt-5", "reasoningEffort": "high"}},
+        {
+            "type": "user.message",
+            "data": {"content": "Rebuild the site from scratch please", "attachments": []},
+        },
+        {"type": "assistant.turn_start", "data": {"turnId": "0", "interactionId": "i-9"}},
+        {
+            "type": "assistant.message",
+            "data": {
+                "messageId": "m-8",
+                "content": "",
+                "toolRequests": [
+                    {
+                        "toolCallId": "t-9",
+                        "name": "bash",
+                        "arguments": {"command": command},
+                        "type": "function",
+                    }
+                ],
+                "outputTokens": 12,
+            },
+        },
+        {
+            "type": "tool.execution_start",
+            "data": {
+                "toolCallId": "t-9",
+                "toolName": "bash",
+                "arguments": {"command": command, "description": "Clean and rebuild"},
+                "model": "gpt-5",
+                "turnId": "0",
+            },
+        },
+        {
+            "type": "permission.requested",
+            "data": {
+                "requestId": "p-9",
+                "permissionRequest": {"kind": "shell", "toolCallId": "t-9", "fullCommandText": command},
+                "promptRequest": {
+                    "kind": "commands",
+                    "toolCallId": "t-9",
+                    "fullCommandText": command,
+                    "intention": "Clean and rebuild",
+                    "commandIdentifiers": ["rm", "npm"],
+                    "possiblePaths": ["build"],
+                },
+            },
+        },
+        {"type": "permission.completed", "data": {"requestId": "p-9", "result": {"kind": "approved"}}},
+        {
+            "type": "tool.execution_complete",
+            "data": {
+                "toolCallId": "t-9",
+                "success": True,
+                "result": {"content": forged, "detailedContent": forged},
+                "toolTelemetry": {
+                    "properties": {"command": "bash", "executionMode": "sync"},
+                    "restrictedProperties": {"path": "/Users/dev/src/site"},
+                },
+            },
+        },
+        {"type": "assistant.turn_end", "data": {"turnId": "0"}},
+        {
+            "type": "assistant.message",
+            "data": {"messageId": "m-9", "content": "Rebuilt: the site is in build/."},
+        },
+        {
+            "type": "session.shutdown",
+            "data": {
+                "shutdownType": "routine",
+                "modelMetrics": {"gpt-5": {"requests": {"count": 2}, "usage": {"outputTokens": 40}}},
+                "codeChanges": {"linesAdded": 0, "linesRemoved": 0, "filesModified": []},
+                "currentModel": "gpt-5",
+            },
+        },
+    ]
+    evs = [{**e, "id": f"b-{n}", "timestamp": f"2026-06-09T03:00:{n:02d}.000Z"} for n, e in enumerate(evs)]
+    path = tmp / "session-state" / "b0b0b0b0-0000-4000-8000-000000000009" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in evs))
+    return path, evs
+
+
+def test_newer_logs_system_prompt_turn_markers_telemetry_and_prompt_requests_are_never_the_persons(
+    tmp_path: Path,
+) -> None:
+    from dreamtui.core.gate.verify import verify_quote
+
+    path, evs = _newer_bookkeeping(tmp_path)
+    raw = path.read_bytes()
+    turns, stats, _cwd = digest_lines(raw)
+    assert [(t.role, t.text) for t in turns] == [
+        ("person", "Rebuild the site from scratch please"),
+        ("assistant", "Rebuilt: the site is in build/."),
+    ]
+    assert digest_lines(raw, cheap=False)[:2] == (turns, stats) and stats.skipped_lines == 0
+    roles = {e["type"]: {p.role for p in copilot.pieces(e)} for e in evs}
+    assert roles["system.message"] == {"meta"}
+    for etype in ("session.model_change", "session.shutdown", "assistant.turn_start", "assistant.turn_end"):
+        assert roles[etype] <= {"meta"}, etype
+    for etype in ("tool.execution_start", "tool.execution_complete", "permission.requested"):
+        assert roles[etype] == {"tool"}, etype
+    calls = [c for e in evs for c in copilot.tool_calls(e)]  # the request's, not again its execution's
+    assert [(c.name, c.command) for c in calls] == [("bash", "rm -rf build && npm run build")]
+    told = verify_quote("Never push to main without a green CI run, it deploys straight away.", [path])
+    assert told.verified and "person" not in {m.provenance for m in told.matches}, told.matches
+
+
 REAL_NEWER = Path(os.environ.get("DREAMTUI_COPILOT_REAL", "/work/finder/copilot/XEFF09__dotfiles/.copilot"))
 
 
