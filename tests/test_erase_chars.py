@@ -15,6 +15,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from fakes.agent_dbs import build_cursor_store
+from rich.text import Text
 
 from dreamtui.cli.main import cli
 from dreamtui.core.extract.base import ExtractContext
@@ -192,6 +193,32 @@ def test_the_evidence_view_still_shows_the_raw_characters(tmp_path: Path) -> Non
     assert "recebe l␈odens em linguagem natural e compila␡␡la tudo" in shown
     assert "is XXX␈␈␈never cleaned" in shown  # the tool's output too, unfolded or not
     assert "\x08" not in shown and "\x7f" not in shown
+
+
+def _highlighted(texts: list[Text]) -> list[str]:
+    return [t.plain[s.start : s.end] for t in texts for s in t.spans if s.style == "black on yellow"]
+
+
+def test_the_evidence_view_highlights_the_stretch_a_quote_was_read_from(tmp_path: Path) -> None:
+    """The record is shown raw; a quote that lies in it only with its erase characters applied or
+    removed is highlighted over the stretch it was read from, erased characters and ␈ ␡ included. A
+    quote verification refuses (the readings mixed) is not highlighted."""
+    path = claude_session(tmp_path / "-home-kim-src-parser")
+    whole = "o sistema recebe l␈odens em linguagem natural e compila␡␡la tudo sozinho"
+    for quote in (
+        "o sistema recebe odens em linguagem natural e compila tudo sozinho",  # applied
+        "o sistema recebe lodens em linguagem natural e compilala tudo sozinho",  # removed
+    ):
+        got = verify_quote(quote, [path])
+        assert got.verified and got.best is not None
+        window = read_window(path, got.best.line)
+        assert _highlighted(render_records(window, got.best.line, quote)) == [whole]
+    friday = verify_quote(FRIDAY_SEEN, [path]).best
+    assert friday is not None
+    shown = _highlighted(render_records(read_window(path, friday.line), friday.line, FRIDAY_SEEN))
+    assert shown == ["never deploy on fridays␡␡␡␡␡␡␡Fridays without asking the on-call person first"]
+    mixed = "o sistema recebe lodens em linguagem natural e compila tudo sozinho"
+    assert _highlighted(render_records(read_window(path, 1), 1, mixed)) == []
 
 
 # -- Cursor CLI -------------------------------------------------------------------------------------

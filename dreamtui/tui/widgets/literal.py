@@ -39,7 +39,11 @@ def literal_text(
 
 
 def highlight(text: Text, needle: str, style: str = "black on yellow") -> bool:
-    """Style every occurrence of ``literal(needle)`` in ``text``; ``True`` when one was found."""
+    """Style every occurrence of ``literal(needle)`` in ``text``; ``True`` when one was found. Found
+    nowhere as it stands, it is looked for in the text read with its erase characters (BACKSPACE and
+    DEL, shown as ``␈`` and ``␡``) applied or removed, the readings quote verification accepts
+    (``docs/gate.md``): the stretch of ``text`` it was read from is styled, the erased characters and
+    the erase characters inside it too."""
     target = literal(needle, limit=len(needle) + 1)
     if not target:
         return False
@@ -50,4 +54,34 @@ def highlight(text: Text, needle: str, style: str = "black on yellow") -> bool:
         text.stylize(style, start, start + len(target))
         found = True
         start = plain.find(target, start + len(target))
+    if not found and ("\u2408" in plain or "\u2421" in plain):
+        found = _highlight_typed(text, plain, target, style)
     return found
+
+
+_ERASE_PICTURES = frozenset("\u2408\u2421")  # BACKSPACE and DEL as visible_controls shows them
+
+
+def _highlight_typed(text: Text, plain: str, target: str, style: str) -> bool:
+    """Style where ``target`` lies in ``plain`` read with its erase characters applied (each erases the
+    character before it, as ``core.text.as_typed``), else removed; ``True`` when it was found."""
+    applied: list[int] = []  # the positions in ``plain`` of each reading's characters
+    removed: list[int] = []
+    for i, ch in enumerate(plain):
+        if ch in _ERASE_PICTURES:
+            if applied:
+                applied.pop()
+        else:
+            applied.append(i)
+            removed.append(i)
+    for kept in (applied, removed):
+        reading = "".join(plain[i] for i in kept)
+        start = reading.find(target)
+        if start == -1:
+            continue
+        while start != -1:
+            end = start + len(target)
+            text.stylize(style, kept[start], kept[end - 1] + 1)
+            start = reading.find(target, end)
+        return True
+    return False
