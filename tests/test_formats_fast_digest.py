@@ -841,6 +841,79 @@ def test_aider_random_histories(tmp_path: Path) -> None:
     assert scanned > 200
 
 
+_REPLY_LINES: list[bytes] = [
+    s.encode() if isinstance(s, str) else s
+    for s in (
+        "",
+        "",
+        "",
+        "  ",
+        "\u00a0",
+        "Here is the change:",
+        "plain words of the reply",
+        "\u00e9t\u00e9 \u65e5\u672c",
+        b"a bad byte \xff here",
+        b"cut \xe2\x80",
+        "src/app/main.py",
+        "**src/app/main.py**",
+        "`a.py`:",
+        "C:\\work\\x.py",
+        "not a path here",
+        "```",
+        "```",
+        "```python",
+        "```diff",
+        "```bash",
+        "```sh ls",
+        "~~~",
+        "````",
+        "   ```",
+        "<source>",
+        "</source>",
+        "<<<<<<< SEARCH",
+        "<<<<<<< ORIGINAL",
+        "=======",
+        ">>>>>>> REPLACE",
+        "--- a/src/x.py",
+        "+++ b/src/x.py",
+        "+++",
+        "@@ -1 +1 @@",
+        "-old line",
+        "+new line",
+    )
+]
+
+
+def _aider_random_replies(rng: random.Random) -> bytes:
+    """A history of replies made mostly of fences (edits named before or inside them, unified diffs,
+    shell commands, fences left open, file names, blank lines of every kind), some of them handed on
+    as the person's next turn (the architect's copy)."""
+    out = [b"# aider chat started at 2030-01-01 10:00:00", b""]
+    for _ in range(rng.randint(1, 6)):
+        out += [b"#### " + rng.choice([b"go", b"fix it", b"/run pytest"]) + b"  ", b""]
+        reply = [rng.choice(_REPLY_LINES) for _ in range(rng.randint(1, 30))]
+        while reply and not reply[0].strip():
+            reply.pop(0)
+        out += reply
+        out += [b""] * rng.randint(1, 2)
+        if reply and rng.random() < 0.2:  # the reply handed on as the person's words
+            out += [b"#### " + line + b"  " for line in reply] + [b""]
+        if rng.random() < 0.3:
+            out += [rng.choice([b"> Tokens: 1k sent  ", b"> ^C again to exit  "]), b""]
+    end = b"\r\n" if rng.random() < 0.15 else b"\n"
+    return end.join(out) + end
+
+
+def test_aider_random_replies(tmp_path: Path) -> None:
+    """Random replies of fences, edits and file names: the byte scan's prose is the reference's."""
+    rng = random.Random(131)
+    kept = 0
+    for i in range(300):
+        path = _history(tmp_path, f"q{i}", _aider_random_replies(rng))
+        kept += sum(t.role == "assistant" for t in _same(path).turns)
+    assert kept > 300
+
+
 def test_aider_edge_histories(tmp_path: Path) -> None:
     """Each edge the byte scan reads on its own, as the reference reads it."""
     head = b"# aider chat started at 2030-01-01 10:00:00\n\n"

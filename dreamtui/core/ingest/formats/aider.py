@@ -960,56 +960,35 @@ _FENCE_STOP = {
 fence's character after at most three spaces, a tag's ``</``), start a session, or (in a reply ``^C``
 cut short) be the person's next turn."""
 _HEADER_LINE = re.compile(
-    rb"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t\x0b\x0c\r\x1c-\x1f]*\n"
+    rb"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t\x0b\x0c\r\x1c-\x1f]*\n((?:"
+    + _BLANK_LINE
+    + rb")*)"
 )
-"""A session start line as Aider writes it (``HEADER`` on its text reads any other)."""
+"""A session start line as Aider writes it, and the blank lines after it (``HEADER`` on its text reads
+any other)."""
 _MESSAGE_STOP = re.compile(rb"\n(?=[`~<]| {1,3}[`~]|" + _HEAD_AT + rb")")
 """In a notice's message of several lines, the next line that may open a fence or start a session (a
 line that ends the message, in two trailing spaces, is found apart)."""
-_SQUEEZE = re.compile(r"\n{3,}")
 _ASCII_BLANK = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _BLANK_START = frozenset(b"\n" + _ASCII_BLANK)
 _BLANKS = re.compile(rb"(?:" + _BLANK_LINE + rb")+")
 _PLAIN = re.compile(_PLAIN_LINE)
-_NOTICE_END = re.compile(rb"\n(?:(?<!  \n)(?<!  \r\n)|(?!>))")
-"""The end of a run of notice lines: a line that does not end in two spaces, or a next line without ``>``."""
-_PERSON_END = re.compile(rb"\n(?:(?<!  \n)(?<!  \r\n)|(?!#### ))")
-"""The end of a run of a person's lines (``#### ``, two trailing spaces)."""
+_NOTICE_RUN = re.compile(rb"(?:>[^\n]*  \r?\n)+((?:" + _BLANK_LINE + rb")*)")
+"""A run of notice lines (``>``, two trailing spaces), and the blank lines after it."""
+_PERSON_RUN = re.compile(rb"(?:####(?: [^\n]*)?  \r?\n)+((?:" + _BLANK_LINE + rb")*)")
+"""A run of a person's lines (``#### ``, two trailing spaces), and the blank lines after it."""
 _REPLY_END = re.compile(rb"\n(?=[#>`~<]| {1,3}[`~])")
 """The next line that may not be plain text or blank: a mark, a fence, a tag."""
 _MARK_START = frozenset(b"`~<")
 _FENCE_AFTER_SPACES = re.compile(rb" {1,3}[`~]")
 
 
-def _reply_prose(text: str, lines: list[str], fences: list[tuple[int, int, bool]]) -> str:
-    """:func:`_split_reply`'s prose alone, from the fences the scan found in the reply (each its first
-    and last line, and whether a line in it starts a SEARCH block): an edit's fence and its file name
-    line taken out, a shell command's fence too, any other fence kept."""
-    if not fences:
-        return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
-    prose: list[str] = []
-    pos = 0  # the first line not yet taken
-    for i, j, searches in fences:
-        named = _pathlike(lines[i - 1]) if i - 1 >= pos else None
-        info = lines[i].strip().lstrip("`~").strip().lower()
-        if (
-            named
-            or searches
-            or info in ("diff", "udiff", "patch")
-            and any(b.startswith("+++ ") for b in lines[i + 1 : j])
-        ):
-            prose.extend(lines[pos : i - 1 if named else i])  # the file name line belongs to the edit
-            while prose and not prose[-1].strip():
-                prose.pop()
-            prose.append("")
-        elif info.split(" ")[0] in _SHELL_INFO:
-            prose.extend(lines[pos:i])
-        else:
-            prose.extend(lines[pos : j + 1])
-        pos = j + 1
-    prose.extend(lines[pos:])
-    text = "\n".join(prose)
-    return (_SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
+def _squeeze(text: str) -> str:
+    """``re.sub(r"\\n{3,}", "\\n\\n", text)``: three line ends or more as two (a few searches in C where
+    the expression tries every character)."""
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
 
 
 _Cut = tuple[str, int, int, str, int, list[int], int]
@@ -1051,55 +1030,119 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
     early: list[_Cut] = []  # turns' blocks before the first session line
     sessions = False
     line_at, line_no = 0, 1
-    last_reply = ""  # the text of the session's last reply
+    last_reply: tuple[int, int] | None = None  # the session's last reply (its offsets)
 
     def take(block: _Cut) -> None:
         """A person's turn or a reply: made a turn as ``PiecesDigester`` makes one of its record."""
         nonlocal last_reply
         shape, first, last, owner, place, marks, line_no = block
-        text = data[first : last + 1].decode("utf-8", "replace")
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        if text.endswith("\n"):
-            text = text[:-1]
         time = _iso(owner)
         key = f"{owner or 'before'}/{place}"
         if shape == "person":
-            said = _person_text(text.split("\n"))
-            role, turn_kind = _person_kind(said, last_reply)
+            text = lines_of(first, last)
+            if "\n" in text:
+                said = _person_text(text.split("\n"))
+            else:  # one line (most turns): _person_text of it
+                said = (text[5:] if text.startswith("#### ") else text[4:]).rstrip()
+            if last_reply is not None and copied(said, last_reply):
+                return  # the architect's plan handed to the editor model
+            role, turn_kind = _person_kind(said, "")
             if role == PERSON and main and said.strip() and (not time or new_person(time, said)):
                 turns.append(Turn("person", said, file, line_no, key, time, turn_kind))
                 stats.chars += len(said)
             return
-        if first == base and "\n" not in text and _MODELINE.match(text.strip()):
-            return  # Aider's mode line, read as a notice
-        last_reply = text
         if not marks:  # no fence: the prose is the whole reply
-            said = _SQUEEZE.sub("\n\n", text) if "\n\n\n" in text else text
+            text = lines_of(first, last)
+            if first == base and "\n" not in text and _MODELINE.match(text.strip()):
+                return  # Aider's mode line, read as a notice
+            said = _squeeze(text)
         else:
-            said = _reply_prose(text, text.split("\n"), fence_spans(first, last, marks))
+            said = prose_of(first, last, marks)
+        last_reply = (first, last)
         prose = said.strip()
         if prose and new_block(key, said):
             turns.append(Turn("assistant", prose, file, line_no, key, time, reply_kind))
             stats.chars += len(prose)
 
-    def fence_spans(first: int, last: int, marks: list[int]) -> list[tuple[int, int, bool]]:
-        """The fences of the reply ``first``..``last`` (``marks``: the offsets of each one's first and last
-        line): their lines in it (the end of the reply for one left open), and whether a line inside
-        starts a SEARCH block."""
-        spans: list[tuple[int, int, bool]] = []
-        at, no = first, 0
+    def lines_of(at: int, upto: int) -> str:
+        """The text of the lines from offset ``at`` to ``upto`` (the ``\\n`` ending the last, or the file's
+        end), as the reference's lines give it: decoded, Windows line ends as ``\\n``. Bytes cut only at a
+        line's end decode as the whole would (a ``\\n`` is never part of a character)."""
+        raw = data[at:upto]
+        if upto < size and raw.endswith(b"\r"):
+            raw = raw[:-1]
+        text = decode(raw, "utf-8", "replace")
+        return text.replace("\r\n", "\n") if "\r" in text else text
+
+    def copied(said: str, reply: tuple[int, int]) -> bool:
+        """:func:`_is_copy_of` the reply ``reply`` (its offsets), the reply decoded only when the turn
+        starts with its first line (a reply's first line is never blank)."""
+        first, last = reply
+        nl = find(b"\n", first, last)
+        head = lines_of(first, nl if nl >= 0 else last).strip()
+        if head and not said.lstrip().startswith(head):
+            return False
+        return _is_copy_of(said, lines_of(first, last))
+
+    def prose_of(first: int, last: int, marks: list[int]) -> str:
+        """:func:`_split_reply`'s prose of the reply ``first``..``last`` (``marks``: the offsets of each of
+        its fences' first and last lines), read in its bytes: an edit's fence and its file name line
+        taken out, a shell command's fence too, any other fence kept; only the lines kept and each
+        fence's first line and the one before it decoded."""
+        kept: list[str] = []  # the prose so far: each item one line or more, joined by "\n"
+        at = first  # the first line not yet taken
+        after = last + 1  # where a line after the reply's last would start
         for k in range(0, len(marks), 2):
             opens = marks[k]
-            no += count(b"\n", at, opens)
             closed = k + 1 < len(marks)
-            closes = marks[k + 1] if closed else last + 1
-            # the fence's last line; one left open runs to the reply's end (the line after its last)
-            upto = no + count(b"\n", opens, closes) if closed else no + count(b"\n", opens, last) + 1
-            at, i, no = closes, no, upto
-            searches = find(b"\n<<<<<<< SEARCH", opens, closes - 1) >= 0
-            spans.append((i, upto, searches or find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) >= 0))
-        return spans
+            closes = marks[k + 1] if closed else after
+            nl = find(b"\n", opens, last)
+            head_end = nl if nl >= 0 else last  # the end of the fence's first line
+            named = None
+            if opens > at:  # the line before the fence is not the last fence's: a file name?
+                before = (rfind(b"\n", first, opens - 1) + 1) or first
+                named = _pathlike(lines_of(before, opens - 1))
+            info = lines_of(opens, head_end).strip().lstrip("`~").strip().lower()
+            upto = opens  # the prose goes on to the fence (to its file name line, for an edit)
+            if (
+                named
+                or find(b"\n<<<<<<< SEARCH", opens, closes - 1) >= 0
+                or find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) >= 0
+                or info in ("diff", "udiff", "patch")
+                and find(b"\n+++ ", head_end, closes) >= 0
+            ):
+                if named:
+                    upto = before
+                if upto > at:
+                    kept.append(lines_of(at, upto - 1))
+                while kept:  # the blank lines before the edit go with it
+                    tail = kept[-1]
+                    stripped = tail.rstrip()
+                    if not stripped:
+                        kept.pop()
+                        continue
+                    cut = tail.find("\n", len(stripped))
+                    if cut >= 0:
+                        kept[-1] = tail[:cut]
+                    break
+                kept.append("")
+            elif info.split(" ")[0] in _SHELL_INFO:
+                if upto > at:
+                    kept.append(lines_of(at, upto - 1))
+            else:
+                upto = after
+                if closed:  # the fence kept whole, to its last line
+                    nl = find(b"\n", closes, last)
+                    upto = nl + 1 if nl >= 0 else after
+                if upto > at:
+                    kept.append(lines_of(at, upto - 1))
+            at = after
+            if closed:
+                nl = find(b"\n", closes, last)
+                at = nl + 1 if nl >= 0 else after
+        if after > at:
+            kept.append(lines_of(at, last))
+        return _squeeze("\n".join(kept))
 
     def close() -> None:
         nonlocal kind, index, fence, cont, partial, last_kind, last_end, last_span, n_blocks, n_bytes
@@ -1122,7 +1165,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             if pending is not None:
                 take(pending)
                 pending = None
-            last_reply = ""
+            last_reply = None
         last_kind, last_end = kind, end
         kind = ""
         fence = None
@@ -1336,37 +1379,30 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
                 pos = line(pos)
             continue
         if c == 62 or c == 35 and startswith(b"#### ", pos):  # ">" or "#### ": notice or person lines
-            m = (_NOTICE_END if c == 62 else _PERSON_END).search(data, pos)
-            if m is None:
-                upto = rfind(b"\n", pos) + 1
-            else:
-                k = m.start()
-                if data[k - 2 : k] == b"  " or data[k - 3 : k] == b"  \r":
-                    upto = k + 1
-                else:
-                    upto = rfind(b"\n", pos, k) + 1
-            if upto <= pos:  # its first line does not end in two spaces
+            m = (_NOTICE_RUN if c == 62 else _PERSON_RUN).match(data, pos)
+            if m is None:  # its first line does not end in two spaces
                 pos = line(pos)
                 continue
             run = "notice" if c == 62 else "person"
             if kind != run or blanks:
                 open_(run, pos)
+            upto = m.start(1)
             end = upto - 1
             blanks = 0
-            pos = upto
-            if pos < size and data[pos] in _BLANK_START:  # blank lines end it
-                at = blank_end(pos)
-                if at > pos:
-                    blanks = count(b"\n", pos, at)
-                    close()
-                    pos = at
+            pos = m.end()
+            if pos > upto:  # blank lines end it
+                blanks = count(b"\n", upto, pos)
+                close()
             continue
         if c == 35:  # "#": a session line, a heading, a line of "####" not the person's
             if startswith(_HEAD_AT, pos):
                 m = _HEADER_LINE.match(data, pos)
-                if m is not None:  # the usual session line, read in its bytes
-                    header(pos, m.end() - 1, m[1].decode())
+                if m is not None:  # the usual session line (and the blank lines after it), in its bytes
+                    upto = m.start(2)
+                    header(pos, upto - 1, m[1].decode())
                     pos = m.end()
+                    if pos > upto:
+                        blanks = count(b"\n", upto, pos)
                     continue
                 nl = find(b"\n", pos)
                 if nl > 0:
