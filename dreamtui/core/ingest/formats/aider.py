@@ -973,9 +973,11 @@ _ASCII_BLANK = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _BLANK_START = frozenset(b"\n" + _ASCII_BLANK)
 _BLANKS = re.compile(rb"(?:" + _BLANK_LINE + rb")+")
 _PLAIN = re.compile(_PLAIN_LINE)
-_NOTICE_RUN = re.compile(rb"(?:>[^\n]*  \r?\n)+((?:" + _BLANK_LINE + rb")*)")
+_TWO_SPACES = rb"[^\n]*+\n(?:(?<=  \n)|(?<=  \r\n))"
+"""The rest of a line that ends in two spaces (the line end read first: no backtracking)."""
+_NOTICE_RUN = re.compile(rb"(?:>" + _TWO_SPACES + rb")+((?:" + _BLANK_LINE + rb")*)")
 """A run of notice lines (``>``, two trailing spaces), and the blank lines after it."""
-_PERSON_RUN = re.compile(rb"(?:####(?: [^\n]*)?  \r?\n)+((?:" + _BLANK_LINE + rb")*)")
+_PERSON_RUN = re.compile(rb"(?:#### " + _TWO_SPACES + rb")+((?:" + _BLANK_LINE + rb")*)")
 """A run of a person's lines (``#### ``, two trailing spaces), and the blank lines after it."""
 _REPLY_END = re.compile(rb"\n(?=[#>`~<]| {1,3}[`~])")
 """The next line that may not be plain text or blank: a mark, a fence, a tag."""
@@ -989,6 +991,21 @@ def _squeeze(text: str) -> str:
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
+
+
+_TRAILING = tuple(c + "\n" for c in " \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _turn_text(text: str) -> str:
+    """:func:`_person_text` of a person's block as the byte scan cuts it (every line ``#### `` and two
+    trailing spaces): the prefixes and the two spaces taken out by replace, each line stripped on its
+    own only where one may still end in whitespace."""
+    if "\n" not in text:  # one line (most turns)
+        return text[5:].rstrip()
+    body = ("\n" + text + "\n").replace("\n#### ", "\n").replace("  \n", "\n")
+    if not body.isascii() or any(end in body for end in _TRAILING):
+        return _person_text(text.split("\n"))
+    return body[1:-1].strip("\n")
 
 
 _Cut = tuple[str, int, int, str, int, list[int], int]
@@ -1039,11 +1056,7 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         time = _iso(owner)
         key = f"{owner or 'before'}/{place}"
         if shape == "person":
-            text = lines_of(first, last)
-            if "\n" in text:
-                said = _person_text(text.split("\n"))
-            else:  # one line (most turns): _person_text of it
-                said = (text[5:] if text.startswith("#### ") else text[4:]).rstrip()
+            said = _turn_text(lines_of(first, last))
             if last_reply is not None and copied(said, last_reply):
                 return  # the architect's plan handed to the editor model
             role, turn_kind = _person_kind(said, "")
@@ -1324,16 +1337,6 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             if fence is not None:
                 fences.append(pos)
 
-    def blank_end(pos: int) -> int:
-        """The end of the blank lines (of ASCII whitespace) from ``pos``."""
-        at = pos
-        while at < size and data[at] == 10:
-            at += 1
-        if at < size and data[at] in _BLANK_START:
-            m = _BLANKS.match(data, pos)
-            return m.end() if m is not None else pos
-        return at
-
     crlf = b"\r" in data
     ends = -1  # in a message of several lines: the end of the next line ending in two spaces
     pos = base
@@ -1384,8 +1387,13 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
                 pos = line(pos)
                 continue
             run = "notice" if c == 62 else "person"
-            if kind != run or blanks:
-                open_(run, pos)
+            if kind != run or blanks:  # open_(run, pos), inline
+                if kind:
+                    close()
+                if c == 35:
+                    line_no += count(b"\n", line_at, pos)
+                    line_at = pos
+                kind, start, partial, cont = run, pos, False, False
             upto = m.start(1)
             end = upto - 1
             blanks = 0
@@ -1415,8 +1423,9 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
             pos = line(pos)
             continue
         if c in _BLANK_START:
-            at = blank_end(pos)
-            if at > pos:
+            m = _BLANKS.match(data, pos)
+            if m is not None:
+                at = m.end()
                 blanks += count(b"\n", pos, at)
                 if kind and kind != "reply":
                     close()
