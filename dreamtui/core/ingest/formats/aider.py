@@ -1107,52 +1107,48 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         after = last + 1  # where a line after the reply's last would start
         for k in range(0, len(marks), 2):
             opens = marks[k]
-            closed = k + 1 < len(marks)
-            closes = marks[k + 1] if closed else after
-            nl = find(b"\n", opens, last)
-            head_end = nl if nl >= 0 else last  # the end of the fence's first line
+            if k + 1 < len(marks):
+                closes = marks[k + 1]
+                nl = find(b"\n", closes, last)
+                past = nl + 1 if nl >= 0 else after  # the line after the fence's last
+            else:  # a fence left open runs to the reply's end
+                closes = past = after
             named = None
             if opens > at:  # the line before the fence is not the last fence's: a file name?
                 before = (rfind(b"\n", first, opens - 1) + 1) or first
                 named = _pathlike(lines_of(before, opens - 1))
-            info = lines_of(opens, head_end).strip().lstrip("`~").strip().lower()
-            upto = opens  # the prose goes on to the fence (to its file name line, for an edit)
-            if (
-                named
-                or find(b"\n<<<<<<< SEARCH", opens, closes - 1) >= 0
-                or find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) >= 0
-                or info in ("diff", "udiff", "patch")
-                and find(b"\n+++ ", head_end, closes) >= 0
-            ):
-                if named:
-                    upto = before
-                if upto > at:
-                    kept.append(lines_of(at, upto - 1))
-                while kept:  # the blank lines before the edit go with it
-                    tail = kept[-1]
-                    stripped = tail.rstrip()
-                    if not stripped:
-                        kept.pop()
-                        continue
-                    cut = tail.find("\n", len(stripped))
-                    if cut >= 0:
-                        kept[-1] = tail[:cut]
-                    break
-                kept.append("")
-            elif info.split(" ")[0] in _SHELL_INFO:
-                if upto > at:
-                    kept.append(lines_of(at, upto - 1))
+            if named:  # an edit, its file name line with it
+                upto = before
             else:
-                upto = after
-                if closed:  # the fence kept whole, to its last line
-                    nl = find(b"\n", closes, last)
-                    upto = nl + 1 if nl >= 0 else after
-                if upto > at:
-                    kept.append(lines_of(at, upto - 1))
-            at = after
-            if closed:
-                nl = find(b"\n", closes, last)
-                at = nl + 1 if nl >= 0 else after
+                upto = opens
+                if (
+                    find(b"\n<<<<<<< SEARCH", opens, closes - 1) < 0
+                    and find(b"\n<<<<<<< ORIGINAL", opens, closes - 1) < 0
+                ):
+                    nl = find(b"\n", opens, last)
+                    head_end = nl if nl >= 0 else last  # the end of the fence's first line
+                    info = lines_of(opens, head_end).strip().lstrip("`~").strip().lower()
+                    if info not in ("diff", "udiff", "patch") or find(b"\n+++ ", head_end, closes) < 0:
+                        if info.split(" ")[0] not in _SHELL_INFO:
+                            upto = past  # any other fence: kept whole
+                        if upto > at:
+                            kept.append(lines_of(at, upto - 1))
+                        at = past
+                        continue
+            if upto > at:
+                kept.append(lines_of(at, upto - 1))
+            while kept:  # the blank lines before the edit go with it
+                tail = kept[-1]
+                stripped = tail.rstrip()
+                if not stripped:
+                    kept.pop()
+                    continue
+                cut = tail.find("\n", len(stripped))
+                if cut >= 0:
+                    kept[-1] = tail[:cut]
+                break
+            kept.append("")
+            at = past
         if after > at:
             kept.append(lines_of(at, last))
         return _squeeze("\n".join(kept))
