@@ -5,6 +5,7 @@ heard by ``watch`` through the write-ahead log."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -15,13 +16,14 @@ import pytest
 from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db
 
 from dreamtui.core.config import Config
+from dreamtui.core.dream import estimate
 from dreamtui.core.extract.prompt import render_turn
 from dreamtui.core.gate.verify import verify_quote
 from dreamtui.core.ingest import formats
 from dreamtui.core.ingest.digest import digest_file, digest_increment
 from dreamtui.core.ingest.formats import cursor, opencode
 from dreamtui.core.ingest.sources import discover_all, roots
-from dreamtui.core.ledger import Ledger
+from dreamtui.core.ledger import Ledger, agent_stores
 
 SAID = "The tests need the docker compose stack up before you run them; never push to main here."
 REPLY = "The stack is up and the tests pass; I raised the fixture timeout to 5 seconds."
@@ -218,3 +220,37 @@ def test_watch_hears_a_live_sessions_new_rows_through_the_write_ahead_log(
         agent.close()
     assert formats.format_for(wal) is opencode
     assert "Live row." in texts
+
+
+def test_an_estimates_samples_read_each_database_through_one_connection(
+    world: tuple[Config, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dream --estimate`` digests its sampled sessions inside one pass: the OpenCode session and its
+    sub-agent's (two reads of ``opencode.db``) and the Cursor chat (its description and its digest)
+    open each database once, and the estimate is the one the sessions read each alone give."""
+    cfg, db, store = world
+    ledger = Ledger.open(cfg.state)
+    made: list[Path] = []
+    real = agent_stores._connect
+
+    def counting(path: Path, immutable: bool) -> sqlite3.Connection:
+        made.append(Path(path))
+        return real(path, immutable)
+
+    monkeypatch.setattr(agent_stores, "_connect", counting)
+    estimate._unread_sessions(cfg, ledger, None)  # what finding the sessions opens, counted apart
+    found = len(made)
+    shared = estimate.estimate_dream(cfg, ledger)
+    sampled = made[2 * found :]  # after the finding counted above and the estimate's own
+    assert shared.sampled == 2 and shared.sessions == 2
+    assert sorted(sampled) == sorted([db, store])  # one connection a database for every read of it
+    monkeypatch.setattr(estimate, "shared_reads", contextlib.nullcontext)
+    del made[:]
+    alone = estimate.estimate_dream(cfg, ledger)
+    assert len(made) > 2 * found  # each read its own connection
+    assert (alone.tokens, alone.calls, alone.per_format, alone.samples) == (
+        shared.tokens,
+        shared.calls,
+        shared.per_format,
+        shared.samples,
+    )

@@ -33,7 +33,7 @@ from dreamtui.core.errors import ConfigError, TranscriptError
 from dreamtui.core.extract.base import ExtractContext
 from dreamtui.core.extract.prompt import SYSTEM_PROMPT, ExtractionOut, parts_for, system_blocks, user_message
 from dreamtui.core.ingest import formats
-from dreamtui.core.ingest.digest import digest_session
+from dreamtui.core.ingest.digest import digest_session, shared_reads
 from dreamtui.core.ingest.formats.protocol import split_address
 from dreamtui.core.ingest.records import address_key
 from dreamtui.core.ingest.sources import discover_all
@@ -309,27 +309,28 @@ def estimate_dream(
     for s in inside:
         by_format.setdefault(s.fmt, []).append(s)
     tokens = calls = sparks = 0.0
-    for fmt, group in by_format.items():
-        group.sort(key=lambda s: (s.unread, s.key))
-        strata = min(STRATA, len(group))
-        f_tokens = 0.0
-        for k in range(strata):
-            stratum = group[k * len(group) // strata : (k + 1) * len(group) // strata]
-            pick = stratum[len(stratum) // 2]
-            chars, n_calls = request_chars(pick.files, config)
-            est.sampled += 1
-            if not n_calls:  # too quiet to dream: its stratum is taken as quiet too
-                continue
-            est.samples.append((pick.files, chars))
-            sparks += len(stratum)
-            calls += n_calls * len(stratum)
-            if pick.records:  # a whole-file source holding many sessions: scale by sessions
-                f_tokens += chars / CHARS_PER_TOKEN * len(stratum)
-            else:  # tokens per raw byte of the sample, times the stratum's bytes not yet dreamed
-                size = sum(_size(f) for f in pick.files) or 1
-                f_tokens += chars / size / CHARS_PER_TOKEN * sum(s.unread for s in stratum)
-        est.per_format[fmt] = int(f_tokens)
-        tokens += f_tokens
+    with shared_reads():  # the samples of one database read through one connection
+        for fmt, group in by_format.items():
+            group.sort(key=lambda s: (s.unread, s.key))
+            strata = min(STRATA, len(group))
+            f_tokens = 0.0
+            for k in range(strata):
+                stratum = group[k * len(group) // strata : (k + 1) * len(group) // strata]
+                pick = stratum[len(stratum) // 2]
+                chars, n_calls = request_chars(pick.files, config)
+                est.sampled += 1
+                if not n_calls:  # too quiet to dream: its stratum is taken as quiet too
+                    continue
+                est.samples.append((pick.files, chars))
+                sparks += len(stratum)
+                calls += n_calls * len(stratum)
+                if pick.records:  # a whole-file source holding many sessions: scale by sessions
+                    f_tokens += chars / CHARS_PER_TOKEN * len(stratum)
+                else:  # tokens per raw byte of the sample, times the stratum's bytes not yet dreamed
+                    size = sum(_size(f) for f in pick.files) or 1
+                    f_tokens += chars / size / CHARS_PER_TOKEN * sum(s.unread for s in stratum)
+            est.per_format[fmt] = int(f_tokens)
+            tokens += f_tokens
     est.tokens, est.calls, est.sparks = int(tokens), round(calls), int(sparks)
     est.cost_usd = _cost(est) if priced else None
     est.seconds = round(time.monotonic() - t0, 3)
