@@ -473,30 +473,27 @@ def cursor_meta(conn: sqlite3.Connection) -> bytes:
     return as_bytes(rows[0][0]) if rows else b""
 
 
-def cursor_blob(conn: sqlite3.Connection, blob_id: str) -> bytes | None:
-    """The bytes of the blob ``blob_id`` of a Cursor CLI store (the conversation's root node, say), or
-    None when the store has no such blob."""
-    try:
-        rows = conn.execute(
-            "SELECT CAST(data AS BLOB) FROM blobs WHERE id = ? LIMIT 1", (blob_id,)
-        ).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return None
-        raise
-    return as_bytes(rows[0][0]) if rows else None
-
-
-def cursor_json_blobs(conn: sqlite3.Connection) -> list[CursorRow]:
+def cursor_json_blobs(conn: sqlite3.Connection, root_id: str = "") -> tuple[list[CursorRow], bytes | None]:
     """The blobs of a Cursor CLI store that are JSON objects (their first byte ``{``), in the order
-    they were written. The others (the conversation tree's binary nodes) are not read."""
+    they were written, and the bytes of the blob ``root_id`` (the conversation's root node; None when
+    the store has no such blob), read by the same statement. The other binary nodes are not read."""
     try:
         rows: list[CursorRow] = conn.execute(
             "SELECT rowid, id, CAST(data AS BLOB) FROM blobs WHERE substr(CAST(data AS BLOB), 1, 1) = x'7b' "
-            "ORDER BY rowid"
+            "OR id = ? ORDER BY rowid",
+            (root_id,),
         ).fetchall()
     except sqlite3.OperationalError as exc:  # asked, not looked up first: one statement fewer
         if "no such table" in str(exc):
-            return []
+            return [], None
         raise
-    return rows
+    if not root_id:
+        return rows, None
+    root = None
+    for i, row in enumerate(rows):
+        if row[1] == root_id:
+            root = as_bytes(row[2])
+            if not root.startswith(b"{"):
+                del rows[i]
+            break
+    return rows, root

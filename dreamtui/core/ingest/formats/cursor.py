@@ -358,9 +358,7 @@ def _messages(path: Path) -> list[tuple[str, bytes, dict[str, Any]]]:
     records. Raises :class:`~dreamtui.core.errors.TranscriptError` when the store cannot be read now."""
     try:
         with agent_stores.reading(_store_of(path)) as conn:
-            blobs = agent_stores.cursor_json_blobs(conn)
-            root_id = _root_id(agent_stores.cursor_meta(conn))
-            root = agent_stores.cursor_blob(conn, root_id) if root_id else None
+            blobs, root = agent_stores.cursor_json_blobs(conn, _root_id(agent_stores.cursor_meta(conn)))
     except StoreUnreadable as exc:
         raise TranscriptError(f"cannot read {path}: {exc.strerror}") from None
     if root is not None and len(root) <= _MAX_ROOT:
