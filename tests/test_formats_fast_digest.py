@@ -1019,9 +1019,13 @@ def test_copilot_history_fixture_grown_and_odd_documents(tmp_path: Path) -> None
         assert d.stats.lines == len(grown)
     odd = {**doc, "timeline": [*doc["timeline"], 7, None, "text", ["a", "list"]]}
     assert _same(_copilot_history(tmp_path, odd)).stats.lines == len(doc["timeline"])
-    chat = {**doc, "timeline": []}
+    notice = {"type": "info", "text": "Folder /elsewhere has been added to trusted folders."}
+    chat = {**doc, "timeline": [], "chatMessages": [*doc["chatMessages"], notice]}  # shaped as an item
     d = _same(_copilot_history(tmp_path, chat))
     assert [t.role for t in d.turns] == ["person", "assistant", "person", "assistant"] and d.cwd == ""
+    assert d.project == "copilot-sessions"  # a chat message never names the folder
+    later = {**doc, "timeline": [doc["timeline"][0], {**notice, "id": "i-2"}, *doc["timeline"][1:]]}
+    assert _same(_copilot_history(tmp_path, later)).cwd == "/elsewhere"  # the first notice names it
     neither = _copilot_history(tmp_path, {"sessionId": "x"})
     for cheap in (True, False):
         with pytest.raises(TranscriptError, match="not a Copilot CLI session"):

@@ -168,8 +168,10 @@ def cwd_of(path: Path) -> str:
         data = None
     if data is not None and _TRUSTED_BYTES in data:
         try:
-            items = _parse(path, data)[0]
+            items, chat, _spans_of = _parse(path, data)
         except TranscriptError:
+            items, chat = [], False
+        if chat:  # the notice is a timeline item: a chat message never names the folder
             items = []
         for item in items:
             folder = _trusted_folder(item)
@@ -342,6 +344,8 @@ def typed(text: str) -> str:
     """What the person typed of a user message: ``text`` without the injected blocks
     (:data:`INJECTED_TAGS`) at its start and end, stripped ('' when nothing else is there)."""
     rest = text.strip()
+    if "</" not in rest:  # no block closes: nothing is cut (the usual typed text)
+        return rest
     changed = True
     while changed and rest:
         changed = False
@@ -648,9 +652,7 @@ def digest_records(
             size += spans[index][1] - spans[index][0] if spans is not None else len(orjson.dumps(item))
             record({**item, FROM: CHAT} if chat else item, index + 1, turns)
     stats.lines, stats.bytes = count, size
-    cwd = ""
-    if not chat and _TRUSTED_BYTES in data:  # cwd_of's folder, from this parse
-        cwd = next(filter(None, map(_trusted_folder, items)), "")
+    cwd = d.cwd  # cwd_of's folder: the first trusted-folder notice of the timeline, met by the digester
     project = _encode_path(cwd) if cwd else copilot.UNKNOWN_PROJECT
     tf = TranscriptFile(path, project, session_of(path, data[:_HEAD_BYTES]), "main", None, name)
     return tf, turns, d.cwd
