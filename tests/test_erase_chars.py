@@ -372,3 +372,71 @@ def test_a_stale_memory_of_where_the_erase_lines_are_never_makes_a_place(tmp_pat
     assert path.stat().st_mtime_ns == st.st_mtime_ns and path.stat().st_ino == st.st_ino
     got = verify_quote(quote, [path])
     assert not got.verified or {m.provenance for m in got.matches} == {"tool"}
+
+
+# -- every format: the digest applies them once, whatever reads the file -------------------------------
+
+AGENTS = Path(__file__).parent / "fixtures" / "agents"
+
+
+def _agent_fixtures() -> list[Path]:
+    """The real or real-shaped sessions of every JSON or text format (the SQLite ones are built by
+    code: Cursor above; OpenCode reads its parts through the same digest step)."""
+    return (
+        sorted(AGENTS.glob("codex/*.jsonl"))
+        + sorted(AGENTS.glob("copilot/session-state/*/events.jsonl"))
+        + sorted(AGENTS.glob("copilot/history-session-state/*.json"))
+        + sorted(p for p in AGENTS.glob("gemini/**/*.json*") if "chats" in p.parts)
+        + sorted(AGENTS.glob("aider/*.chat.history.md"))
+    )
+
+
+def test_every_format_shows_a_typo_and_its_erase_as_typed_and_verifies_either_reading(
+    tmp_path: Path,
+) -> None:
+    """In each fixture a word of a person's turn is typed with a wrong key first and erased (``Q``
+    and a BACKSPACE before it, in every place the file holds the word: JSON ``\\b``, a raw one in
+    Aider's markdown). The digest, fast and reference, is the fixture's own digest, turn for turn; a
+    quote of the turn verifies as the person's as shown, and with the erase removed, and altered it
+    does not."""
+    from dreamtui.core.ingest import formats
+    from dreamtui.core.ingest.formats import aider
+
+    def turns(digest: object) -> list[tuple[str, str, str, int]]:
+        return [(t.role, t.text, t.kind, t.line) for t in digest.turns]  # type: ignore[attr-defined]
+
+    names = set()
+    for src in _agent_fixtures():
+        if src.suffix == ".md":
+            dst = tmp_path / "aider" / src.name.split(".")[0] / aider.HISTORY_NAME
+        else:
+            dst = tmp_path / src.relative_to(AGENTS)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        raw = src.read_bytes()
+        dst.write_bytes(raw)
+        before = digest_file(dst)
+        # a word of a person's turn of eight words or more, the one the file holds fewest times
+        found = [
+            (raw.count(w.encode()), n, i, w)
+            for n, t in enumerate(before.turns)
+            if t.role == "person" and len(t.text.split()) >= 8
+            for i, w in enumerate(t.text.split())
+            if i and w.isascii() and w.isalpha() and len(w) >= 6 and w.encode() in raw
+        ]
+        if not found:
+            continue
+        _, n, i, word = min(found)
+        erase = b"\x08" if src.suffix == ".md" else b"\\b"
+        dst.write_bytes(raw.replace(word.encode(), b"Q" + erase + word.encode()))
+        fast, exact = digest_file(dst), digest_file(dst, cheap=False)
+        assert turns(fast) == turns(before) == turns(exact), src
+        words = before.turns[n].text.split()
+        quote = " ".join(words[max(0, i - 4) : i + 5])
+        typed = quote.replace(word, "Q" + word)
+        for q in (quote, typed):
+            got = verify_quote(q, [dst])
+            assert got.verified and got.best is not None and got.best.provenance == "person", (src, q)
+        altered = quote.replace(word, word + "s", 1)
+        assert not verify_quote(altered, [dst]).verified, (src, altered)
+        names.add(formats.format_for(dst).name)
+    assert names == {"codex", "copilot-cli", "copilot-cli-history", "gemini-cli", "aider"}
