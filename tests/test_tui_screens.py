@@ -100,8 +100,9 @@ async def test_briefings_show_each_version_and_the_diff(fresh) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         await show(pilot, "4")
+        # the newest version, rendered (the Markdown pane paints after the table: waited for, not assumed)
+        await wait_for(pilot, lambda: "next: vite" in screen_text(app))
         assert "briefing 1" in screen_text(app) and "briefing 0" in screen_text(app)
-        assert "next: vite" in screen_text(app)  # the newest version, rendered
         await pilot.press("f")  # diff with the version before
         await wait_for(pilot, lambda: shows(app, "#briefing-diff", "next: vite"))
         diff = plain(app, "#briefing-diff")
