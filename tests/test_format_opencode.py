@@ -249,3 +249,60 @@ def test_opencodes_own_file_echo_is_not_the_persons_even_unmarked(tmp_path: Path
         "The tests need the docker compose stack up before you run them; never push to main here."
     ]
     assert not opencode.is_injected("please read <path> handling in the parser")
+
+
+def test_a_new_message_of_the_older_layout_is_heard_as_its_sessions_change(tmp_path: Path) -> None:
+    """The older layout's live session writes a new message as its own files (``message/<session>/``,
+    then ``part/<message>/``) and leaves the session's file as it is: the watcher hears the session
+    through them, by events alone (no rescan), and the person's good night in it is told."""
+    import threading
+
+    from fakes.waiting import wait_for
+
+    from dreamtui.core.ingest.watch import Watcher
+
+    session_file = build_opencode_storage(tmp_path / "opencode")
+    storage, session = session_file.parents[2], session_file.stem
+    (tmp_path / "claude").mkdir()
+    changes: list[Path] = []
+    told: list[str] = []
+    lock = threading.Lock()
+
+    def changed(paths: list[Path]) -> None:
+        with lock:
+            changes.extend(paths)
+
+    def write(target: Path, obj: dict) -> None:  # type: ignore[type-arg]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(obj, indent=2), encoding="utf-8")
+
+    with Watcher(
+        tmp_path / "claude",
+        extra=[tmp_path / "opencode"],
+        on_change=changed,
+        on_goodnight=told.append,
+        debounce=0.1,
+        rescan_seconds=3600,
+    ) as watcher:
+        assert watcher.primed.wait(60)
+        message = "msg_live000001"
+        write(
+            storage / "message" / session / f"{message}.json",
+            {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
+        )
+        write(
+            storage / "part" / message / "prt_live000001.json",
+            {
+                "id": "prt_live000001",
+                "sessionID": session,
+                "messageID": message,
+                "type": "text",
+                "text": "Thanks, good night!",
+            },
+        )
+        assert wait_for(lambda: bool(told), 10)
+        with lock:
+            assert set(changes) == {session_file}
+        assert watcher.rescans == 0  # heard through the events, not a walk
+    assert opencode.changed_source(storage / "part" / "msg_unknown" / "prt_x.json") is None
+    assert opencode.changed_source(tmp_path / "elsewhere" / "message" / session / "m.json") is None

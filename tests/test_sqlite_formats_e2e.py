@@ -254,3 +254,65 @@ def test_an_estimates_samples_read_each_database_through_one_connection(
         shared.per_format,
         shared.samples,
     )
+
+
+@pytest.mark.parametrize("which", ["opencode", "cursor"])
+def test_reading_a_wal_database_no_agent_has_open_is_not_a_change_of_it(
+    world: tuple[Config, Path, Path], which: str
+) -> None:
+    """A reader of a WAL database no writer has open makes its ``-wal`` (empty, when read-only): the
+    watcher's own read of a delivered database, the app's and any other reader's must not be heard as
+    the agent's change, or each read starts the next and the session is delivered every debounce,
+    forever (it was, for every Cursor chat, from the first read on). The agent's next row still is."""
+    from fakes.waiting import wait_for
+
+    from dreamtui.core.ingest.watch import Watcher
+
+    config, db, store = world
+    path = db if which == "opencode" else store
+    batches: list[list[Path]] = []
+    lock = threading.Lock()
+
+    def changed(paths: list[Path]) -> None:
+        with lock:
+            batches.append(paths)
+
+    def count() -> int:
+        with lock:
+            return len(batches)
+
+    def agent_writes(n: int) -> None:  # the agent's connection, closed after the row as when it exits
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA journal_mode=WAL")
+        with conn:
+            if which == "opencode":
+                conn.execute(
+                    "INSERT INTO part VALUES (?, ?, ?, 1, 1, ?)",
+                    (f"prt_live{n}", ASSISTANT_MESSAGE, SESSION, '{"type":"text","text":"Live row."}'),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO blobs VALUES (?, ?)", (f"live{n}", b'{"role":"user","content":"Hi"}')
+                )
+        conn.close()
+
+    debounce = 0.1
+    with Watcher(
+        config.transcripts,
+        extra=[r.folder for r in roots(config)],
+        on_change=changed,
+        debounce=debounce,
+        rescan_seconds=3600,
+    ) as watcher:
+        agent_writes(1)
+        assert wait_for(lambda: count() >= 1, 10)
+        for _ in range(3):  # readers: the app's, the next dream's
+            for tf in discover_all(config):
+                if tf.path == path:
+                    list(formats.of_file(tf).records(tf.path, tf.member))
+        threading.Event().wait(10 * debounce)  # time for any loop to show: a delivery each debounce
+        assert count() == 1, batches
+        agent_writes(2)
+        assert wait_for(lambda: count() >= 2, 10)
+        assert any(p in (path, Path(f"{path}-wal")) for p in batches[-1])
+        assert watcher.rescans == 0

@@ -3,7 +3,9 @@
 A watchdog observer (inotify where available; ``PollingObserver`` with ``poll=True`` for file systems
 without it) watches the transcripts root recursively, and every other agent's folder given
 (``extra``: Codex's date-nested ``sessions``, …); an event counts when its path is a transcript some
-format claims (``formats.claimed``), and each file is read by its own format. Files kept elsewhere, one
+format claims (``formats.claimed``), or a file that belongs to one (``formats.source_of``: OpenCode's
+older layout writes a new message as files of its own, the session's file unchanged), and each file is
+read by its own format. Files kept elsewhere, one
 here and one there (``singles``: the histories Aider keeps at the top of each project), are watched one
 by one: each one's folder alone, never what lies below it (a project's ``node_modules``), and only the
 files named count there. Which files those are is asked when watching begins, at each rescan (a file
@@ -111,7 +113,12 @@ class _Handler(FileSystemEventHandler):
             for p in (event.src_path, getattr(event, "dest_path", "") or "")
             if p
         ]
-        found = [Path(p) for p in paths if not event.is_directory and formats.claimed(p) is not None]
+        found: list[Path] = []
+        for p in paths:
+            if not event.is_directory and formats.claimed(p) is not None:
+                found.append(Path(p))
+            elif (source := formats.source_of(p)) is not None:  # a new message's file, not the session's
+                found.append(source)
         if found:
             self.watcher.notify(found)
         elif event.is_directory and event.event_type in ("created", "moved"):
@@ -198,6 +205,8 @@ class Watcher:
         self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
         self._noticed: set[str] = set()
+        self._wal_seen: dict[Path, tuple[tuple[int, int] | None, tuple[int, int] | None]] = {}
+        """Per write-ahead log, its database's and its own size and mtime at the last look."""
         self._alone: frozenset[Path] = frozenset()
         """The files watched alone (read by the observer's thread: replaced whole, never changed)."""
         self._alone_watches: dict[Path, ObservedWatch] = {}
@@ -251,6 +260,10 @@ class Watcher:
         self._watch_alone(self._ask_singles(None), replace=True)
         self._snapshot = self._walk()
         self.initial = dict(self._snapshot)
+        self._wal_seen = {}
+        for p in self.initial:  # each database's state now: a reader's own -wal is no change of it
+            if formats.format_for(p).claims(Path(f"{p}-wal")):
+                self._wal_unchanged(Path(f"{p}-wal"))
         self._scanned = {p: _last_line_end(p, size) for p, (size, _) in self._snapshot.items()}
         self._thread = threading.Thread(target=self._run, name="dreamtui-watch", daemon=True)
         self._thread.start()
@@ -345,7 +358,7 @@ class Watcher:
     def _deliver(self, paths: list[Path]) -> None:
         for p in paths:
             self._snapshot[p] = _stat(p) or (0, 0)
-        paths = [p for p in paths if self._regular(p)]
+        paths = [p for p in paths if self._regular(p) and not self._wal_unchanged(p)]
         if not paths:
             return
         self.batches += 1
@@ -554,6 +567,26 @@ class Watcher:
             return True
         self._skip(path, LINK_REASON if stat.S_ISLNK(st.st_mode) else not_regular_reason(st.st_mode))
         return False
+
+    def _wal_unchanged(self, path: Path) -> bool:
+        """Whether ``path`` is a database's write-ahead log (``<db>-wal``, claimed by the format that
+        claims ``<db>``) and neither it nor its database changed since the last look; the look is
+        remembered. A reader of a WAL database that no writer has open makes the log (a read-only one
+        leaves it empty, another deletes it on closing): the watcher's own read of a
+        delivered database (its good nights), the app's and every other reader's would otherwise be
+        heard as a change, read again, and so on every debounce, forever. The look is taken before
+        anything reads the database, so a row an agent commits meanwhile changes the log after it."""
+        if not path.name.endswith("-wal"):
+            return False
+        db = path.with_name(path.name[: -len("-wal")])
+        fmt = formats.claimed(path)
+        if fmt is None or formats.claimed(db) is not fmt:
+            return False
+        log = _stat(path)
+        now = (_stat(db), log if log is not None and log[0] > 0 else None)  # an empty log holds no rows
+        before = self._wal_seen.get(path)
+        self._wal_seen[path] = now
+        return before == now
 
     def _walk(self) -> dict[Path, tuple[int, int]]:
         """Size and mtime of every regular transcript file below the watched folders (each may be a

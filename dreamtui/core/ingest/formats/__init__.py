@@ -68,6 +68,20 @@ def _claimed(path: str) -> TranscriptFormat | None:
     return None
 
 
+def source_of(path: Path | str) -> Path | None:
+    """The transcript a changed file or folder that no format claims belongs to (a format's optional
+    ``changed_source`` hook: OpenCode's older layout, whose new messages are files beside the session's
+    own), else None. Asked by the watcher for each such path an event names; a hook looks at names
+    first and is cheap for any other path."""
+    for fmt in _asked():
+        hook = getattr(fmt, "changed_source", None)
+        if hook is not None:
+            found = hook(Path(path))
+            if found is not None:
+                return Path(found)
+    return None
+
+
 def format_for(path: Path | str) -> TranscriptFormat:
     """The format that reads ``path`` (an address: a path, or ``<path>#<member>``): the one that claims
     it, else Claude Code's."""

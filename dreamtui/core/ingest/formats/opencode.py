@@ -104,6 +104,65 @@ def claims(path: Path) -> bool:
     return path.name in (DB_NAME, WAL_NAME) or _storage_of(path) is not None
 
 
+_OWNERS_MAX = 4096
+_owners: dict[str, Path] = {}
+"""A message's session file in the older layout (message id, or ``<storage>\\0<session id>``, ->
+``storage/session/…/<session>.json``), learned from the changes heard (:func:`changed_source`);
+emptied when full."""
+
+
+def changed_source(path: Path) -> Path | None:
+    """The session file (older layout) whose session a changed file or folder that is not a transcript
+    belongs to, else None; any path not below ``storage/message`` or ``storage/part`` is answered
+    from its name alone. A live session of the
+    older layout writes each new message as ``storage/message/<session>/<message>.json`` and its parts
+    as ``storage/part/<message>/<part>.json`` and leaves its session file as it is: the watcher hears the
+    session through these (the module-level hook a watcher asks, :func:`~..formats.source_of`). A part's
+    message is known from its message's file heard before, else from the ``sessionID`` the part names."""
+    path = Path(path)
+    if path.suffix == ".json":  # a file: its folder names the session or the message
+        parent, name = path.parent, path.stem
+    else:
+        parent, name = path, ""
+    kind = parent.parent
+    if kind.parent.name != "storage" or kind.name not in ("message", "part"):
+        return None
+    storage = kind.parent
+    if kind.name == "message":
+        found = _session_file(storage, parent.name)
+        if found is not None and name:
+            _remember(name, found)
+        return found
+    known = _owners.get(parent.name)
+    if known is not None or not name:
+        return known
+    part = _json(path)  # a part heard before its message's file: the session it names
+    session = part.get("sessionID") if part is not None else None
+    return _session_file(storage, session) if isinstance(session, str) else None
+
+
+def _session_file(storage: Path, session: str) -> Path | None:
+    """``storage/session/<project>/<session>.json``, looked for in each project's folder (the one found
+    last time looked at first)."""
+    if not session or "/" in session or session in (".", ".."):
+        return None
+    known = _owners.get(f"{storage}\0{session}")
+    if known is not None and os.path.lexists(known):
+        return known
+    for entry in scan_folder(storage / "session"):
+        candidate = entry.path / f"{session}.json"
+        if entry.is_dir and os.path.lexists(candidate):
+            _remember(f"{storage}\0{session}", candidate)
+            return candidate
+    return None
+
+
+def _remember(key: str, session_file: Path) -> None:
+    if len(_owners) >= _OWNERS_MAX:
+        _owners.clear()
+    _owners[key] = session_file
+
+
 # -- addressing a session -------------------------------------------------------------------------
 
 
