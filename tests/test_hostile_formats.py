@@ -23,11 +23,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fakes.agent_chats import write_copilot_history_session, write_copilot_session, write_gemini_chat
-from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db, build_opencode_storage
+from fakes.agent_dbs import build_opencode_storage
 from fakes.cli_world import folder_args
-from fakes.codex_rollout import write_rollout
-from fakes.transcript import write_session
+from fakes.every_agent import CURSOR_CWD, DOCUMENT, SQLITE, agent_env, homes, live_changes, touch
+from fakes.every_agent import write_good as write_agents_good
 from fakes.waiting import wait_for
 
 from dreamtui.cli.main import cli
@@ -43,7 +42,6 @@ from dreamtui.core.repository import encode_path
 from dreamtui.services.workspace import Workspace
 
 NOW = "2026-03-10T23:00:00Z"
-WRITTEN = 1773180000.0  # an hour before NOW: past the quiet period
 
 
 LESSONS = [
@@ -63,9 +61,6 @@ def lesson_of(name: str) -> str:
     return LESSONS[list(formats.FORMATS).index(name) % len(LESSONS)]
 
 
-CURSOR_CWD = "/home/dev/proj"
-SQLITE = {opencode.name, cursor.name}
-DOCUMENT = {gemini.name, copilot_history.name}  # a JSON document rewritten whole
 MAX_LINE = DEFAULT_MAX_LINE
 
 
@@ -78,87 +73,40 @@ class World:
     """Each format's good session addresses (a SQLite source: every session inside it)."""
 
 
-def _homes(tmp: Path) -> dict[str, Path]:
-    return {
-        "codex": tmp / "codex-home",
-        "gemini": tmp / "gemini-home",
-        "copilot": tmp / "copilot-home",
-    }
-
-
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("DREAMTUI_NOW", NOW)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # Cursor's ~/.cursor
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / ".local" / "share"))  # OpenCode's
-    homes = _homes(tmp_path)
-    monkeypatch.setenv("CODEX_HOME", str(homes["codex"]))
-    monkeypatch.setenv("GEMINI_CLI_HOME", str(homes["gemini"]))
-    monkeypatch.setenv("COPILOT_HOME", str(homes["copilot"]))
+    for key, value in agent_env(tmp_path).items():  # every agent's default folder under tmp_path
+        monkeypatch.setenv(key, value)
     gemini._resolved.clear()
     return tmp_path
 
 
-def _touch(path: Path) -> None:
-    os.utime(path, (WRITTEN, WRITTEN), follow_symlinks=False)
-
-
 def write_good(name: str, tmp: Path, repo: Path, transcripts: Path) -> tuple[Path, list[str]]:
-    """One good session of format ``name`` at its default place under ``tmp``: (its file, its addresses)."""
-    cwd = str(repo)
-    homes = _homes(tmp)
-    lesson = lesson_of(name)
-    turns = [("person", lesson), ("assistant", "Understood, I will keep to that.")]
-    if name == "claude-code":
-        path = write_session(transcripts, turns, project=encode_path(cwd), cwd=cwd)
-    elif name == "codex":
-        path = write_rollout(homes["codex"] / "sessions", cwd, turns)
-    elif name == "gemini-cli":
-        path = write_gemini_chat(homes["gemini"], cwd, turns)
-    elif name == "copilot-cli":
-        path = write_copilot_session(homes["copilot"], cwd, turns)
-    elif name == "copilot-cli-history":
-        path = write_copilot_history_session(homes["copilot"], cwd, turns)
-    elif name == "opencode":
-        path = build_opencode_db(tmp / "home" / ".local" / "share" / "opencode", wal=False)
-        _touch(path)
-        return path, [str(opencode.address(path, SESSION)), str(opencode.address(path, CHILD))]
-    elif name == "cursor":
-        path = build_cursor_store(
-            tmp / "home" / ".cursor" / "chats" / cursor.cwd_hash(CURSOR_CWD) / "4f1c2a9e-6d3b-4c8e"
-        )
-    elif name == "aider":
-        path = repo / aider.HISTORY_NAME
-        path.write_text(
-            "\n# aider chat started at 2026-03-10 21:00:00\n\n> aider --model sonnet  \n\n"
-            f"#### {lesson}  \n\nUnderstood, I will keep to that.\n\n> Tokens: 1.2k sent, 80 received.  \n",
-            encoding="utf-8",
-        )
-    else:  # pragma: no cover - a new format: give it a good session here
-        raise AssertionError(f"no good session written for the format {name}")
-    _touch(path)
-    return path, [str(path)]
+    """One good session of format ``name`` at its default place under ``tmp``, saying its own lesson:
+    (its file, its addresses)."""
+    return write_agents_good(name, tmp, repo, transcripts, lesson_of(name))
 
 
 def slot(name: str, tmp: Path, repo: Path, transcripts: Path) -> Path:
     """Where a session file of format ``name`` would be, beside (or in place of) its good one."""
-    homes = _homes(tmp)
+    home = homes(tmp)
     other = "0bad0bad-1111-4222-8333-444455556666"
     if name == "claude-code":
         return transcripts / encode_path(str(repo)) / f"{other}.jsonl"
     if name == "codex":
         return (
-            homes["codex"] / "sessions" / "2026" / "03" / "10" / f"rollout-2026-03-10T21-00-00-{other}.jsonl"
+            home["codex"] / "sessions" / "2026" / "03" / "10" / f"rollout-2026-03-10T21-00-00-{other}.jsonl"
         )
     if name == "gemini-cli":
         project = hashlib.sha256(str(repo).encode()).hexdigest()
         return (
-            homes["gemini"] / ".gemini" / "tmp" / project / "chats" / "session-2026-03-10T21-00-0bad0bad.json"
+            home["gemini"] / ".gemini" / "tmp" / project / "chats" / "session-2026-03-10T21-00-0bad0bad.json"
         )
     if name == "copilot-cli":
-        return homes["copilot"] / "session-state" / other / "events.jsonl"
+        return home["copilot"] / "session-state" / other / "events.jsonl"
     if name == "copilot-cli-history":
-        return homes["copilot"] / "history-session-state" / f"session_{other}_1773176400000.json"
+        return home["copilot"] / "history-session-state" / f"session_{other}_1773176400000.json"
     if name == "opencode":
         return tmp / "home" / ".local" / "share" / "opencode" / opencode.DB_NAME
     if name == "cursor":
@@ -341,7 +289,7 @@ def test_a_bad_file_is_one_line_and_every_other_format_is_read(env: Path, name: 
         pytest.skip("running as root (os.geteuid() == 0): chmod 000 leaves the file readable")
     CASES[case](world, name, bad)
     if bad.exists() and not bad.is_symlink():
-        _touch(bad)
+        touch(bad)
     try:
         _check(world, bad)
     finally:
@@ -398,7 +346,7 @@ def test_a_symlink_to_a_good_session_elsewhere_is_named_once_and_never_read_thro
     target = env / "outside" / bad.name
     target.parent.mkdir()
     target.write_bytes(_good_bytes(name, env))
-    _touch(target)
+    touch(target)
     bad.symlink_to(target)
     _link_notice(_check(world, bad), bad)
 
@@ -518,7 +466,7 @@ def _sqlite_good(world: World, name: str, bad: Path) -> None:
     with sqlite3.connect(bad) as conn:
         conn.execute("PRAGMA journal_mode=WAL")
     conn.close()
-    _touch(bad)
+    touch(bad)
 
 
 @pytest.mark.parametrize("name", sorted(SQLITE))
@@ -530,7 +478,7 @@ def test_a_database_locked_by_a_writer_is_one_line_and_the_others_are_read(env: 
     with sqlite3.connect(bad) as writer:
         writer.execute("PRAGMA journal_mode=DELETE")  # an exclusive lock keeps every reader out
     writer.close()
-    _touch(bad)
+    touch(bad)
     writer = sqlite3.connect(bad, isolation_level=None)
     try:
         writer.execute("BEGIN EXCLUSIVE")
@@ -552,7 +500,7 @@ def test_a_wal_database_being_written_is_read_as_committed(env: Path, name: str)
         writer.execute("BEGIN IMMEDIATE")  # the agent is writing: its transaction open, not committed
         writer.execute("CREATE TABLE dreamtui_probe (x)")
         writer.execute("INSERT INTO dreamtui_probe VALUES (1)")
-        _touch(bad)
+        touch(bad)
         _check(world, bad, read_ok=True)  # read as committed
     finally:
         writer.execute("ROLLBACK")
@@ -593,41 +541,10 @@ def test_one_watcher_hears_a_live_session_of_every_format_by_events_alone(env: P
     ) as watcher:
         assert files["aider"] in watcher.alone and watcher.alone_folders == [world.repo]  # not recursive
         for name, path in files.items():
-            fmt = formats.named(name)
-            for how in _live_changes(name, fmt.layout, path):
+            for how in live_changes(name, path):
                 with lock:
                     changes.clear()
                 how()
                 heard_at = wait_for(lambda p=path: heard(p) or heard(Path(f"{p}-wal")), 10)
                 assert heard_at, (name, how.__name__)
         assert watcher.rescans == 0  # heard through events alone
-
-
-def _live_changes(name: str, layout: str, path: Path) -> list[Callable[[], None]]:
-    if name in SQLITE:
-
-        def insert_in_wal() -> None:
-            conn = sqlite3.connect(path)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA wal_autocheckpoint=0")
-            with conn:
-                conn.execute("CREATE TABLE IF NOT EXISTS dreamtui_live (x)")
-                conn.execute("INSERT INTO dreamtui_live VALUES (1)")
-            conn.close()
-
-        return [insert_in_wal]
-    data = path.read_bytes()
-
-    def append() -> None:
-        with path.open("ab") as fh:
-            fh.write(data[-200:] if name == "aider" else data.splitlines(keepends=True)[-1])
-
-    def rewrite_atomically() -> None:
-        tmp = path.with_name(path.name + ".tmp-1")
-        tmp.write_bytes(data + b"\n")
-        os.replace(tmp, path)
-
-    def rewrite_in_place() -> None:
-        path.write_bytes(data + b"\n\n")
-
-    return [rewrite_atomically, rewrite_in_place] if layout == "records" and name != "aider" else [append]
