@@ -956,6 +956,9 @@ def test_aider_edge_histories(tmp_path: Path) -> None:
         + head.replace(b"10:00", b"11:00")
         + b"#### Step one.  \n\n",
         "quote-in-reply": head + b"#### go  \n\nreply\n> a quote in it\n\n> Tokens: 1k  \n\n",
+        "heading-in-reply": head + b"#### go  \n\nreply\n## a heading\n####x  \n#### no spaces\nmore\n\n",
+        "tag-in-reply": head + b"#### go  \n\nreply\n<source>python\n<b>x</b>\n</source>\nmore\n\n",
+        "message-blank-lines": head + b"> Running lint\n  \n\t  \n\nout  \n\n#### go  \n\nreply\n\n",
         "no-session": b"#### go  \n\nreply\n\n",
         "only-blank": b"\n\n  \n",
         "empty": b"",

@@ -993,19 +993,12 @@ def _squeeze(text: str) -> str:
     return text
 
 
-_TRAILING = tuple(c + "\n" for c in " \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
-
-
 def _turn_text(text: str) -> str:
     """:func:`_person_text` of a person's block as the byte scan cuts it (every line ``#### `` and two
-    trailing spaces): the prefixes and the two spaces taken out by replace, each line stripped on its
-    own only where one may still end in whitespace."""
-    if "\n" not in text:  # one line (most turns)
+    trailing spaces), a turn of one line (most) without splitting it."""
+    if "\n" not in text:
         return text[5:].rstrip()
-    body = ("\n" + text + "\n").replace("\n#### ", "\n").replace("  \n", "\n")
-    if not body.isascii() or any(end in body for end in _TRAILING):
-        return _person_text(text.split("\n"))
-    return body[1:-1].strip("\n")
+    return "\n".join([line[5:].rstrip() for line in text.split("\n")]).strip("\n")
 
 
 _Cut = tuple[str, int, int, str, int, list[int], int]
@@ -1215,6 +1208,15 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
         nonlocal end, blanks
         at, blank = upto, 0
         while at > pos:
+            last = data[at - 2] if at - 2 >= pos else 10  # the line's last byte ("\n": it is empty)
+            if last == 10:
+                blank += 1
+                at -= 1
+                continue
+            if 32 < last < 127:  # a visible character ends it: not blank
+                end = at - 1
+                blanks = blank
+                return
             first = rfind(b"\n", pos, at - 1) + 1 or pos
             seg = data[first : at - 1]
             if seg.strip(_ASCII_BLANK) and (seg.isascii() or decode(seg, "utf-8", "replace").strip()):
@@ -1375,12 +1377,23 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
                 extend(pos, body)
                 pos = body
             if pos < size:
-                pos = line(pos)
+                m = _BLANKS.match(data, pos)
+                if m is not None:  # blank lines (two spaces too): the message goes on past them
+                    blanks += count(b"\n", pos, m.end())
+                    pos = m.end()
+                else:
+                    pos = line(pos)
             continue
         if c == 62 or c == 35 and startswith(b"#### ", pos):  # ">" or "#### ": notice or person lines
             m = (_NOTICE_RUN if c == 62 else _PERSON_RUN).match(data, pos)
-            if m is None:  # its first line does not end in two spaces
-                pos = line(pos)
+            if m is None:  # its first line does not end in two spaces: in a reply, the reply's
+                nl = find(b"\n", pos)
+                if kind == "reply" and nl >= 0:
+                    end = nl
+                    blanks = 0
+                    pos = nl + 1
+                else:
+                    pos = line(pos)
                 continue
             run = "notice" if c == 62 else "person"
             if kind != run or blanks:  # open_(run, pos), inline
@@ -1416,7 +1429,13 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
                         header(pos, nl, head["time"])
                         pos = nl + 1
                         continue
-            pos = line(pos)
+            nl = find(b"\n", pos)
+            if kind == "reply" and nl >= 0:  # a heading, a line of "#": the reply's
+                end = nl
+                blanks = 0
+                pos = nl + 1
+            else:
+                pos = line(pos)
             continue
         if c in _BLANK_START:
             m = _BLANKS.match(data, pos)
@@ -1429,10 +1448,10 @@ def _scan_digest(path: Path, data: bytes, d: PiecesDigester, turns: list[Turn]) 
                 continue
         if c in _MARK_START or c == 32 and _FENCE_AFTER_SPACES.match(data, pos):
             nl = find(b"\n", pos)
-            if kind != "reply" or nl < 0 or c == 60:
+            if kind != "reply" or nl < 0:
                 pos = line(pos)
                 continue
-            # a reply's line of "`" or "~": _RUNS's x line, fed: the reply goes on, a fence may open
+            # a reply's line of "`", "~" or "<": _RUNS's x line, fed: the reply goes on, a fence may open
             raw = data[pos:nl]
             fence = _fence_of(decode(raw[:-1] if raw.endswith(b"\r") else raw, "utf-8", "replace"))
             if fence is not None:
