@@ -159,6 +159,24 @@ def _link_error(exc: OSError, path: Path | str) -> OSError:
     return exc
 
 
+def _open_checked(path: Path | str, follow: bool) -> tuple[int, os.stat_result]:
+    """A descriptor of ``path`` opened without blocking (``O_NOFOLLOW`` unless ``follow``) and its
+    ``fstat``, when it is a regular file; else raises as :func:`open_regular` does (the descriptor
+    closed)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS if follow else _OPEN_FLAGS | _NOFOLLOW)
+    except OSError as exc:
+        raise _link_error(exc, path) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, not_regular_reason(st.st_mode), os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
 def open_regular(path: Path | str, *, follow: bool = False) -> IO[bytes]:
     """Open ``path`` for binary reading if, and only if, it is a regular file, never through a symlink
     (``O_NOFOLLOW``; ``follow=True`` for a file a person names, such as the config).
@@ -168,14 +186,8 @@ def open_regular(path: Path | str, *, follow: bool = False) -> IO[bytes]:
     refused. Raises :class:`NotRegularFile` (an ``OSError``) for anything but a regular file (a
     symlink: :data:`LINK_REASON`), and the ordinary ``OSError`` when it cannot be opened.
     """
+    fd, _ = _open_checked(path, follow)
     try:
-        fd = os.open(path, _OPEN_FLAGS if follow else _OPEN_FLAGS | _NOFOLLOW)
-    except OSError as exc:
-        raise _link_error(exc, path) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(errno.EINVAL, not_regular_reason(st.st_mode), os.fspath(path))
         # O_NONBLOCK stays: it changes nothing for a regular file's reads (and clearing it costs
         # two system calls per file, which the digest of a small file notices)
         return os.fdopen(fd, "rb")
@@ -189,14 +201,8 @@ def read_regular(path: Path | str, limit: int, *, follow: bool = False) -> bytes
     (a larger file: read it in chunks). Checked and opened as :func:`open_regular` does (never through
     a symlink unless ``follow``), and raises as it does; four system calls (open, ``fstat``, one read,
     close) and no file object, so a small transcript costs little more than its bytes."""
+    fd, st = _open_checked(path, follow)
     try:
-        fd = os.open(path, _OPEN_FLAGS if follow else _OPEN_FLAGS | _NOFOLLOW)
-    except OSError as exc:
-        raise _link_error(exc, path) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(errno.EINVAL, not_regular_reason(st.st_mode), os.fspath(path))
         if st.st_size > limit:
             return None
         data = os.read(fd, st.st_size + 1)  # one byte more: a read that fills it means the file grew
@@ -220,14 +226,8 @@ def read_head(path: Path | str, size: int) -> bytes:
     checked and opened as :func:`open_regular` does, and raises as it does; four system calls and no
     file object (a check of a file's header costs half of what :func:`open_regular` does); never
     through a symlink (:data:`LINK_REASON`)."""
+    fd, _ = _open_checked(path, False)
     try:
-        fd = os.open(path, _OPEN_FLAGS | _NOFOLLOW)
-    except OSError as exc:
-        raise _link_error(exc, path) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(errno.EINVAL, not_regular_reason(st.st_mode), os.fspath(path))
         return os.read(fd, size)
     finally:
         os.close(fd)
