@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,139 @@ def test_a_new_message_of_the_older_layout_is_heard_as_its_sessions_change(tmp_p
         assert watcher.rescans == 0  # heard through the events, not a walk
     assert opencode.changed_source(storage / "part" / "msg_unknown" / "prt_x.json") is None
     assert opencode.changed_source(tmp_path / "elsewhere" / "message" / session / "m.json") is None
+
+
+def _write_json(target: Path, obj: dict) -> None:  # type: ignore[type-arg]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(obj, indent=2), encoding="utf-8")
+
+
+def test_a_new_message_of_the_older_layout_whose_events_are_lost_is_seen_by_the_next_rescan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every event lost (a queue overflow, a folder that could not be watched): the rescan sees the new
+    message's and part's files (the session's own file unchanged) and delivers the session, the person's
+    good night in it told once; a part that grows in an existing message (a streamed reply) is seen by
+    the next rescan too."""
+    import threading
+
+    from fakes.waiting import wait_for
+
+    from dreamtui.core.ingest import watch
+    from dreamtui.core.ingest.watch import Watcher
+
+    monkeypatch.setattr(watch._Handler, "on_any_event", lambda self, event: None)  # every event lost
+    session_file = build_opencode_storage(tmp_path / "opencode")
+    storage, session = session_file.parents[2], session_file.stem
+    (tmp_path / "claude").mkdir()
+    changes: list[list[Path]] = []
+    told: list[str] = []
+    lock = threading.Lock()
+
+    def changed(paths: list[Path]) -> None:
+        with lock:
+            changes.append(list(paths))
+
+    with Watcher(
+        tmp_path / "claude",
+        extra=[tmp_path / "opencode"],
+        on_change=changed,
+        on_goodnight=told.append,
+        debounce=0.1,
+        rescan_seconds=0.2,
+    ) as watcher:
+        assert watcher.primed.wait(60)
+        assert wait_for(lambda: watcher.rescans >= 2, 10)
+        assert changes == []  # nothing written: nothing seen
+        message = "msg_lost000001"
+        _write_json(
+            storage / "message" / session / f"{message}.json",
+            {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
+        )
+        _write_json(
+            storage / "part" / message / "prt_lost000001.json",
+            {
+                "id": "prt_lost000001",
+                "sessionID": session,
+                "messageID": message,
+                "type": "text",
+                "text": "Good night!",
+            },
+        )
+        assert wait_for(lambda: bool(told), 10)
+        seen = watcher.rescans
+        assert wait_for(lambda: watcher.rescans >= seen + 3, 10)
+        assert len(told) == 1  # heard once, not at each rescan
+        with lock:
+            assert changes and all(batch == [session_file] for batch in changes)
+            delivered = len(changes)
+        reply = storage / "part" / "oc-message-answer" / "prt_streamed01.json"
+        part = {
+            "id": "prt_streamed01",
+            "sessionID": session,
+            "messageID": "oc-message-answer",
+            "type": "text",
+        }
+        _write_json(reply, {**part, "text": "Reading the"})
+        assert wait_for(lambda: len(changes) > delivered, 10)
+        with lock:
+            delivered = len(changes)
+        _write_json(reply, {**part, "text": "Reading the notes, they say to sleep early."})
+        assert wait_for(lambda: len(changes) > delivered, 10)  # the part grew: its session again
+        with lock:
+            assert all(batch == [session_file] for batch in changes)
+        assert len(told) == 1
+
+
+def test_a_session_heard_through_its_messages_events_is_not_delivered_again_by_the_rescan(
+    tmp_path: Path,
+) -> None:
+    """A new message heard through its events is delivered once: the rescans after it know its files."""
+    import threading
+
+    from fakes.waiting import wait_for
+
+    from dreamtui.core.ingest.watch import Watcher
+
+    session_file = build_opencode_storage(tmp_path / "opencode")
+    storage, session = session_file.parents[2], session_file.stem
+    (tmp_path / "claude").mkdir()
+    changes: list[list[Path]] = []
+    lock = threading.Lock()
+
+    def changed(paths: list[Path]) -> None:
+        with lock:
+            changes.append(list(paths))
+
+    with Watcher(
+        tmp_path / "claude",
+        extra=[tmp_path / "opencode"],
+        on_change=changed,
+        debounce=0.1,
+        rescan_seconds=0.5,
+    ) as watcher:
+        assert watcher.primed.wait(60)
+        message = "msg_heard00001"
+        _write_json(
+            storage / "message" / session / f"{message}.json",
+            {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
+        )
+        _write_json(
+            storage / "part" / message / "prt_heard00001.json",
+            {
+                "id": "prt_heard00001",
+                "sessionID": session,
+                "messageID": message,
+                "type": "text",
+                "text": "Hi",
+            },
+        )
+        assert wait_for(lambda: bool(changes), 10)
+        time.sleep(0.5)  # every event of the two files delivered
+        with lock:
+            delivered = len(changes)
+        seen = watcher.rescans
+        assert wait_for(lambda: watcher.rescans >= seen + 3, 10)
+        with lock:
+            assert len(changes) == delivered
+            assert all(batch == [session_file] for batch in changes)

@@ -14,7 +14,10 @@ session leads to: a new project's); at most :data:`MAX_ALONE` folders are watche
 changed; the rest are seen by the rescan). Events are coalesced: a burst of appends is one
 ``on_change(paths)`` call once the folder has been still for ``debounce`` seconds (or after at most
 ``max_delay`` seconds of continuous writing). Events can be lost, so every ``rescan_seconds`` the folder
-is walked and any file whose size or mtime changed is reported as if an event had come.
+is walked and any file whose size or mtime changed is reported as if an event had come; the walk reads
+nothing, and besides the transcripts it keeps the size and mtime of the files that belong to a session
+without being its transcript (``formats.belongs``: OpenCode's older layout's message and part files),
+one such file added, changed or removed reported as its session (``formats.source_of``).
 
 After each ``on_change``, the new complete lines of the changed main-session files are scanned for a
 person saying good night; ``on_goodnight(project)`` is called once per project that did. Content that
@@ -114,13 +117,16 @@ class _Handler(FileSystemEventHandler):
             if p
         ]
         found: list[Path] = []
+        belonging: list[Path] = []
         for p in paths:
             if not event.is_directory and formats.claimed(p) is not None:
                 found.append(Path(p))
             elif (source := formats.source_of(p)) is not None:  # a new message's file, not the session's
                 found.append(source)
+                if not event.is_directory and formats.belongs(p):
+                    belonging.append(Path(p))
         if found:
-            self.watcher.notify(found)
+            self.watcher.notify(found, belonging)
         elif event.is_directory and event.event_type in ("created", "moved"):
             self.watcher.request_rescan()
 
@@ -196,6 +202,10 @@ class Watcher:
         self._rescan_requested = False
         self._stopping = False
         self._snapshot: dict[Path, tuple[int, int]] = {}
+        self._belonging: dict[Path, tuple[int, int]] = {}
+        """Size and mtime of each file that belongs to a session without being its transcript
+        (``formats.belongs``) at the last walk or delivery: what the rescan compares them with."""
+        self._pending_belonging: set[Path] = set()
         self._scanned: dict[Path, int] = {}
         self._said: dict[Path, set[str]] | None = None
         """Per whole-file source, the records saying good night already there (None: not primed yet)."""
@@ -258,7 +268,7 @@ class Watcher:
         self._observer = observer
         self._alone, self._alone_watches = frozenset(), {}
         self._watch_alone(self._ask_singles(None), replace=True)
-        self._snapshot = self._walk()
+        self._snapshot, self._belonging = self._walk()
         self.initial = dict(self._snapshot)
         self._wal_seen = {}
         for p in self.initial:  # each database's state now: a reader's own -wal is no change of it
@@ -291,13 +301,16 @@ class Watcher:
 
     # -- input -------------------------------------------------------------------------------
 
-    def notify(self, paths: Iterable[Path]) -> None:
-        """Record changed paths (called by the observer; callable by anyone)."""
+    def notify(self, paths: Iterable[Path], belonging: Iterable[Path] = ()) -> None:
+        """Record changed paths (called by the observer; callable by anyone); ``belonging``: the files
+        heard that are not transcripts but belong to one of ``paths`` (``formats.belongs``; the rescan
+        does not report them again once delivered)."""
         now = time.monotonic()
         with self._cond:
             if not self._pending:
                 self._first_event = now
             self._pending.update(Path(p) for p in paths)
+            self._pending_belonging.update(Path(p) for p in belonging)
             self._last_event = now
             self._cond.notify_all()
 
@@ -341,6 +354,13 @@ class Watcher:
                 ):
                     batch = sorted(self._pending)
                     self._pending.clear()
+                    for p in self._pending_belonging:  # delivered now: the rescan's look is now too
+                        st = _stat(p)
+                        if st is None:
+                            self._belonging.pop(p, None)
+                        else:
+                            self._belonging[p] = st
+                    self._pending_belonging.clear()
             try:
                 if rescan:
                     next_rescan = time.monotonic() + self.rescan_seconds
@@ -588,11 +608,14 @@ class Watcher:
         self._wal_seen[path] = now
         return before == now
 
-    def _walk(self) -> dict[Path, tuple[int, int]]:
+    def _walk(self) -> tuple[dict[Path, tuple[int, int]], dict[Path, tuple[int, int]]]:
         """Size and mtime of every regular transcript file below the watched folders (each may be a
-        link; nothing below one is followed). Folders that cannot be listed or searched, FIFOs, devices
-        or sockets, and symlinked transcripts and folders are reported once and left out."""
+        link; nothing below one is followed), and of every regular file that belongs to a session
+        without being its transcript (``formats.belongs``: by its name, one ``lstat`` each, never
+        opened). Folders that cannot be listed or searched, FIFOs, devices or sockets, and symlinked
+        transcripts and folders are reported once and left out."""
         found: dict[Path, tuple[int, int]] = {}
+        belonging: dict[Path, tuple[int, int]] = {}
         folders = [str(f) for f in (self.root, *self.extra)]
         while folders:
             dirpath = folders.pop()
@@ -614,6 +637,10 @@ class Watcher:
                         folders.append(entry.path)
                         continue
                     if formats.claimed(entry.path) is None:
+                        if formats.belongs(p := Path(entry.path)):
+                            st = entry.stat(follow_symlinks=False)
+                            if stat.S_ISREG(st.st_mode):
+                                belonging[p] = (st.st_size, st.st_mtime_ns)
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except PermissionError as exc:  # listed but not searchable: say it once, for the folder
@@ -635,13 +662,23 @@ class Watcher:
                 self._skip(p, LINK_REASON if stat.S_ISLNK(st.st_mode) else not_regular_reason(st.st_mode))
                 continue
             found[p] = (st.st_size, st.st_mtime_ns)
-        return found
+        return found, belonging
 
     def _changed_since_snapshot(self) -> list[Path]:
-        current = self._walk()
-        changed = [p for p, st in current.items() if self._snapshot.get(p) != st]
+        """The transcripts whose size or mtime changed since the last look, and those a file that
+        belongs to them (``formats.belongs``) was added to, changed in or removed from (its session,
+        ``formats.source_of``: only such files are mapped, and only they may be opened to do it)."""
+        current, belonging = self._walk()
+        changed = {p for p, st in current.items() if self._snapshot.get(p) != st}
         self._snapshot = current
-        return changed
+        before, self._belonging = self._belonging, belonging
+        moved = [p for p, st in belonging.items() if before.get(p) != st]
+        moved += [p for p in before if p not in belonging]
+        for p in moved:
+            source = formats.source_of(p)
+            if source is not None:
+                changed.add(source)
+        return sorted(changed)
 
     def _scan_for_goodnight(self, path: Path, fmt: TranscriptFormat | None = None) -> bool:
         """Read the new complete lines of ``path`` and say whether a person said good night.

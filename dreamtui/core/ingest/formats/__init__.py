@@ -10,6 +10,7 @@ format that claims it (:func:`format_for`), never by a format "in use".
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -80,6 +81,20 @@ def source_of(path: Path | str) -> Path | None:
             if found is not None:
                 return Path(found)
     return None
+
+
+def belongs(path: Path | str) -> bool:
+    """Whether a file no format claims is one of a session's files all the same (a format's optional
+    ``belongs`` hook: OpenCode's older layout's message and part files), by its name and folders alone
+    (cheap, never opens it). The watcher's rescan keeps such a file's size and mtime as it does a
+    transcript's, and a change of it is its session's (:func:`source_of`): a session whose own file
+    stays as it is while it grows is seen by the rescan when an event for it was lost."""
+    p = path if isinstance(path, Path) else Path(path)  # a Path made again is parsed again
+    for fmt in FORMATS.values():
+        hook: Callable[[Path], bool] | None = getattr(fmt, "belongs", None)
+        if hook is not None and hook(p):
+            return True
+    return False
 
 
 def format_for(path: Path | str) -> TranscriptFormat:

@@ -111,6 +111,15 @@ _owners: dict[str, Path] = {}
 emptied when full."""
 
 
+def belongs(path: Path) -> bool:
+    """Whether ``path`` is a message's or a part's file of the older layout
+    (``storage/message/<session>/<message>.json``, ``storage/part/<message>/<part>.json``), by its name
+    and folders alone: a file whose change is its session's (:func:`changed_source`), whose size and
+    mtime the watcher's rescan keeps (the hook :func:`~..formats.belongs` asks)."""
+    kind = path.parent.parent
+    return path.suffix == ".json" and kind.name in ("message", "part") and kind.parent.name == "storage"
+
+
 def changed_source(path: Path) -> Path | None:
     """The session file (older layout) whose session a changed file or folder that is not a transcript
     belongs to, else None; any path not below ``storage/message`` or ``storage/part`` is answered

@@ -39,7 +39,7 @@ The questions:
   path; ``digest.py`` reads the files, counts and merges), and the byte test the tailer may skip a
   line by.
 
-Two optional functions, looked up with ``getattr`` (a format without them is read the ordinary way):
+Optional functions, looked up with ``getattr`` (a format without them is read the ordinary way):
 
 - ``digest_records(address, kind, state, stats, interrupts)`` → ``(TranscriptFile, turns, cwd)`` or
   None: a ``records`` format's digest of one session read once, the records the digest drops never
@@ -48,7 +48,12 @@ Two optional functions, looked up with ``getattr`` (a format without them is rea
 - ``shared_reads()`` → a context manager: inside it the format may share what it opens to read its
   sources across reads (a database connection for every session of one database), each read still
   as short and as safe as alone, everything closed when it ends. ``digest.shared_reads`` enters every
-  format's around a pass that reads many sessions (the dream cycle's light phase).
+  format's around a pass that reads many sessions (the dream cycle's light phase);
+- ``changed_source(path)`` → the transcript a changed file or folder that is not one belongs to, or
+  None (``formats.source_of``: the watcher hears a session through files beside its own);
+- ``belongs(path)`` → whether a file no format claims is one ``changed_source`` maps, by its name and
+  folders alone (``formats.belongs``: the watcher's rescan keeps its size and mtime, so a lost event
+  for it is caught).
 """
 
 from __future__ import annotations
