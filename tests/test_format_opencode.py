@@ -252,6 +252,24 @@ def test_opencodes_own_file_echo_is_not_the_persons_even_unmarked(tmp_path: Path
     assert not opencode.is_injected("please read <path> handling in the parser")
 
 
+def _write_json(target: Path, obj: dict) -> None:  # type: ignore[type-arg]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(obj, indent=2), encoding="utf-8")
+
+
+def _write_message(storage: Path, session: str, message: str, part: str, text: str) -> None:
+    """A person's new message of the older layout as a live session writes it: its file below
+    ``message/<session>/``, then its one text part below ``part/<message>/``."""
+    _write_json(
+        storage / "message" / session / f"{message}.json",
+        {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
+    )
+    _write_json(
+        storage / "part" / message / f"{part}.json",
+        {"id": part, "sessionID": session, "messageID": message, "type": "text", "text": text},
+    )
+
+
 def test_a_new_message_of_the_older_layout_is_heard_as_its_sessions_change(tmp_path: Path) -> None:
     """The older layout's live session writes a new message as its own files (``message/<session>/``,
     then ``part/<message>/``) and leaves the session's file as it is: the watcher hears the session
@@ -273,10 +291,6 @@ def test_a_new_message_of_the_older_layout_is_heard_as_its_sessions_change(tmp_p
         with lock:
             changes.extend(paths)
 
-    def write(target: Path, obj: dict) -> None:  # type: ignore[type-arg]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(obj, indent=2), encoding="utf-8")
-
     with Watcher(
         tmp_path / "claude",
         extra=[tmp_path / "opencode"],
@@ -286,32 +300,13 @@ def test_a_new_message_of_the_older_layout_is_heard_as_its_sessions_change(tmp_p
         rescan_seconds=3600,
     ) as watcher:
         assert watcher.primed.wait(60)
-        message = "msg_live000001"
-        write(
-            storage / "message" / session / f"{message}.json",
-            {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
-        )
-        write(
-            storage / "part" / message / "prt_live000001.json",
-            {
-                "id": "prt_live000001",
-                "sessionID": session,
-                "messageID": message,
-                "type": "text",
-                "text": "Thanks, good night!",
-            },
-        )
+        _write_message(storage, session, "msg_live000001", "prt_live000001", "Thanks, good night!")
         assert wait_for(lambda: bool(told), 10)
         with lock:
             assert set(changes) == {session_file}
         assert watcher.rescans == 0  # heard through the events, not a walk
     assert opencode.changed_source(storage / "part" / "msg_unknown" / "prt_x.json") is None
     assert opencode.changed_source(tmp_path / "elsewhere" / "message" / session / "m.json") is None
-
-
-def _write_json(target: Path, obj: dict) -> None:  # type: ignore[type-arg]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(obj, indent=2), encoding="utf-8")
 
 
 def test_a_new_message_of_the_older_layout_whose_events_are_lost_is_seen_by_the_next_rescan(
@@ -351,21 +346,7 @@ def test_a_new_message_of_the_older_layout_whose_events_are_lost_is_seen_by_the_
         assert watcher.primed.wait(60)
         assert wait_for(lambda: watcher.rescans >= 2, 10)
         assert changes == []  # nothing written: nothing seen
-        message = "msg_lost000001"
-        _write_json(
-            storage / "message" / session / f"{message}.json",
-            {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
-        )
-        _write_json(
-            storage / "part" / message / "prt_lost000001.json",
-            {
-                "id": "prt_lost000001",
-                "sessionID": session,
-                "messageID": message,
-                "type": "text",
-                "text": "Good night!",
-            },
-        )
+        _write_message(storage, session, "msg_lost000001", "prt_lost000001", "Good night!")
         assert wait_for(lambda: bool(told), 10)
         seen = watcher.rescans
         assert wait_for(lambda: watcher.rescans >= seen + 3, 10)
@@ -419,21 +400,7 @@ def test_a_session_heard_through_its_messages_events_is_not_delivered_again_by_t
         rescan_seconds=3600,
     ) as watcher:
         assert watcher.primed.wait(60)
-        message = "msg_heard00001"
-        _write_json(
-            storage / "message" / session / f"{message}.json",
-            {"id": message, "sessionID": session, "role": "user", "time": {"created": 1791600000000}},
-        )
-        _write_json(
-            storage / "part" / message / "prt_heard00001.json",
-            {
-                "id": "prt_heard00001",
-                "sessionID": session,
-                "messageID": message,
-                "type": "text",
-                "text": "Hi",
-            },
-        )
+        _write_message(storage, session, "msg_heard00001", "prt_heard00001", "Hi")
         assert wait_for(lambda: bool(changes), 10)
         time.sleep(0.5)  # every event of the two files delivered
         with lock:
