@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
 from fakes.agent_dbs import CHILD, SESSION, build_opencode_db, build_opencode_storage
+from fakes.waiting import heard_in_order
 
 from dreamtui.core.ingest.formats import opencode
 
@@ -384,13 +384,22 @@ def test_a_session_heard_through_its_messages_events_is_not_delivered_again_by_t
 
     session_file = build_opencode_storage(tmp_path / "opencode")
     storage, session = session_file.parents[2], session_file.stem
-    (tmp_path / "claude").mkdir()
+    project = tmp_path / "claude" / "-proj"
+    project.mkdir(parents=True)
     changes: list[list[Path]] = []
     lock = threading.Lock()
 
+    heard: list[Path] = []
+
     def changed(paths: list[Path]) -> None:
         with lock:
-            changes.append(list(paths))
+            heard.extend(paths)
+            if ours := [p for p in paths if p.parent != project]:
+                changes.append(ours)
+
+    def delivered() -> list[Path]:
+        with lock:
+            return list(heard)
 
     with Watcher(
         tmp_path / "claude",
@@ -402,13 +411,13 @@ def test_a_session_heard_through_its_messages_events_is_not_delivered_again_by_t
         assert watcher.primed.wait(60)
         _write_message(storage, session, "msg_heard00001", "prt_heard00001", "Hi")
         assert wait_for(lambda: bool(changes), 10)
-        time.sleep(0.5)  # every event of the two files delivered
+        heard_in_order(project, delivered)  # every event of the two files handled before it
         with lock:
-            delivered = len(changes)
+            done = len(changes)
         seen = watcher.rescans  # no periodic one: a new folder's event may have asked for one
         for n in (1, 2):  # the rescans after the delivery: nothing new
             watcher.request_rescan()
             assert wait_for(lambda n=n: watcher.rescans >= seen + n, 10)
         with lock:
-            assert len(changes) == delivered
+            assert len(changes) == done
             assert all(batch == [session_file] for batch in changes)

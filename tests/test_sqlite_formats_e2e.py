@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fakes.agent_dbs import CHILD, SESSION, build_cursor_store, build_opencode_db
+from fakes.waiting import heard_in_order
 
 from dreamtui.core.config import Config
 from dreamtui.core.dream import estimate
@@ -270,12 +271,21 @@ def test_reading_a_wal_database_no_agent_has_open_is_not_a_change_of_it(
 
     config, db, store = world
     path = db if which == "opencode" else store
+    project = config.transcripts / "-proj"
+    project.mkdir(parents=True, exist_ok=True)
     batches: list[list[Path]] = []
+    heard: list[Path] = []
     lock = threading.Lock()
 
     def changed(paths: list[Path]) -> None:
         with lock:
-            batches.append(paths)
+            heard.extend(paths)
+            if ours := [p for p in paths if p.parent != project]:
+                batches.append(ours)
+
+    def delivered() -> list[Path]:
+        with lock:
+            return list(heard)
 
     def count() -> int:
         with lock:
@@ -310,7 +320,9 @@ def test_reading_a_wal_database_no_agent_has_open_is_not_a_change_of_it(
             for tf in discover_all(config):
                 if tf.path == path:
                     list(formats.of_file(tf).records(tf.path, tf.member))
-        threading.Event().wait(10 * debounce)  # time for any loop to show: a delivery each debounce
+        heard_in_order(project, delivered)  # every event the reads made handled before it
+        assert count() == 1, batches
+        heard_in_order(project, delivered)  # and what a delivery of them would have started
         assert count() == 1, batches
         agent_writes(2)
         assert wait_for(lambda: count() >= 2, 10)

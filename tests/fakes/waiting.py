@@ -50,3 +50,16 @@ def past_racy_window(root: Path) -> None:
     racy window (``outside_tree.RACY_NS``): a scan that starts then caches every hash it takes."""
     newest = max((p.lstat().st_ctime_ns for p in root.rglob("*")), default=0)
     assert wait_for(lambda: time.time_ns() > newest + RACY_NS), "the clock did not move"
+
+
+def heard_in_order(folder: Path, delivered: Callable[[], list[Path]], timeout: float = 10.0) -> Path:
+    """Write a new Claude Code transcript in ``folder`` (a project folder inside a watched root, there
+    before watching began) and wait until the watcher has delivered it (``delivered()``: every path
+    delivered so far). File events reach the watcher in the order they happened, so by then every
+    event before it has been handled, delivered or set aside: what a fixed pause only hoped for, on a
+    machine of any load. Returns the marker's path (leave it out of what the test counts)."""
+    n = sum(1 for _ in folder.glob("marker-*.jsonl"))
+    marker = folder / f"marker-{n}.jsonl"
+    marker.write_text('{"type":"summary","summary":"marker"}\n', encoding="utf-8")
+    assert wait_for(lambda: marker in delivered(), timeout), f"{marker.name} was never delivered"
+    return marker
